@@ -1,0 +1,118 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])])
+  .transform((v) => (typeof v === 'boolean' ? v : ['1', 'true', 'yes', 'on'].includes(v)));
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const list = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
+
+/**
+ * The one configuration schema. Each key is bound to an `SVC_*` environment variable (see `envBindings`).
+ * Precedence: CLI flag > environment > default.
+ */
+export const configSchema = z.object({
+  /** Where LanceDB tables and the SQLite state file live. @default "./data" */
+  dataDir: z.string().min(1).default('./data'),
+  /** Listen address. @default "127.0.0.1" */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Listen port (0 = any free port). @default 8787 */
+  port: int(0, 65535).default(8787),
+  /** Folder holding embedding models in transformers.js layout (e.g. all-MiniLM-L6-v2/). None → BM25 only. */
+  modelDir: z.string().min(1).optional(),
+  /** Embedding model folder name inside modelDir. @default "all-MiniLM-L6-v2" */
+  modelName: z.string().min(1).default('all-MiniLM-L6-v2'),
+  /** Threads the embedder's ONNX runtime may use. @default 1 */
+  embedThreads: int(1, 64).default(1),
+  /** Serve svc_images and GET /api/v1/images. @default false */
+  images: bool.default(false),
+  /** Origins allowed to call /mcp from a browser (exact match, e.g. "http://localhost:3000"). */
+  allowedOrigins: list.default([]),
+  /** Default per-minute quota of a new key. @default 60 */
+  keyPerMinute: int(1, 1_000_000).default(60),
+  /** Default per-day quota of a new key. @default 10000 */
+  keyPerDay: int(1, 100_000_000).default(10_000),
+  /** URL submissions a key may make per day. @default 100 */
+  submissionsPerDay: int(0, 1_000_000).default(100),
+  /** Largest accepted request body in bytes (REST and /mcp). @default 65536 */
+  bodyLimit: int(1024, 10 * 1024 * 1024).default(64 * 1024),
+  /** pino level. @default "info" */
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Run the crawler inside `svc serve`. @default true */
+  crawl: bool.default(true),
+  /** curl-style HOST:PORT:ADDR name pins for the crawler (operators and tests only; never via the API). */
+  resolve: list.default([]),
+  /** Let the crawler reach loopback addresses (the local test web). Never settable through the API. @default false */
+  crawlAllowLoopback: bool.default(false),
+  /** Hosts fetched at once across the crawler. @default 8 */
+  crawlConcurrency: int(1, 256).default(8),
+  /** Minimum gap between two requests to one origin, in ms. @default 1000 */
+  crawlGapMs: int(0, 3_600_000).default(1000),
+  /** Largest decoded body the crawler reads, in bytes. @default 5 MiB */
+  crawlMaxBytes: int(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  /** Page the crawler's User-Agent points at. */
+  crawlerInfoUrl: z.string().url().default('https://svc.invalid/webmasters'),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** Environment variable for each key. */
+export const envBindings = {
+  dataDir: 'SVC_DATA_DIR',
+  host: 'SVC_HOST',
+  port: 'SVC_PORT',
+  modelDir: 'SVC_MODEL_DIR',
+  modelName: 'SVC_MODEL_NAME',
+  embedThreads: 'SVC_EMBED_THREADS',
+  images: 'SVC_IMAGES',
+  allowedOrigins: 'SVC_ALLOWED_ORIGINS',
+  keyPerMinute: 'SVC_KEY_PER_MINUTE',
+  keyPerDay: 'SVC_KEY_PER_DAY',
+  submissionsPerDay: 'SVC_SUBMISSIONS_PER_DAY',
+  bodyLimit: 'SVC_BODY_LIMIT',
+  logLevel: 'SVC_LOG_LEVEL',
+  crawl: 'SVC_CRAWL',
+  resolve: 'SVC_RESOLVE',
+  crawlAllowLoopback: 'SVC_CRAWL_ALLOW_LOOPBACK',
+  crawlConcurrency: 'SVC_CRAWL_CONCURRENCY',
+  crawlGapMs: 'SVC_CRAWL_GAP_MS',
+  crawlMaxBytes: 'SVC_CRAWL_MAX_BYTES',
+  crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',
+} as const satisfies Record<keyof Config, string>;
+
+/** Raised when configuration does not parse; the message names the variable or flag. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Builds the configuration: flags (already parsed by the CLI, keyed like the schema) override the environment,
+ * which overrides the defaults. Empty environment values count as unset.
+ */
+export function loadConfig(opts: { env?: NodeJS.ProcessEnv; flags?: Partial<Record<keyof Config, unknown>> } = {}): Config {
+  const env = opts.env ?? process.env;
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(envBindings)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  for (const [key, v] of Object.entries(opts.flags ?? {})) if (v !== undefined) raw[key] = v;
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const msg = parsed.error.issues
+      .map((i) => {
+        const key = String(i.path[0] ?? '');
+        const bound = envBindings[key as keyof Config];
+        return `${key}${bound ? ` (${bound})` : ''}: ${i.message}`;
+      })
+      .join('; ');
+    throw new ConfigError(`invalid configuration: ${msg}`);
+  }
+  const cfg = parsed.data;
+  return { ...cfg, dataDir: resolve(cfg.dataDir), ...(cfg.modelDir ? { modelDir: resolve(cfg.modelDir) } : {}) };
+}

@@ -1,0 +1,79 @@
+/**
+ * The page contract between producers (the crawler pipeline, the corpus ingest) and the passage index.
+ * Both sides import only this file, so crawler/ and index/ never import each other (ARCHITECTURE.md).
+ */
+
+/** How an excerpt of this page may be shown (meta robots / X-Robots-Tag snippet rules, combined most-restrictively). */
+export interface SnippetPolicy {
+  /** nosnippet or max-snippet:0: no excerpt at all. */
+  readonly nosnippet: boolean;
+  /** max-snippet:N (N > 0): excerpts at most N characters; null means no limit. */
+  readonly maxSnippet: number | null;
+}
+
+/** One passage of a page, in reading order. */
+export interface PassageInput {
+  /** 0-based position of the passage in the page. */
+  readonly ordinal: number;
+  /** The passage text as indexed (searchable). */
+  readonly text: string;
+  /**
+   * The same text with every data-nosnippet part removed: the only text an excerpt or a quoted passage may show.
+   * Equal to `text` when the page has no data-nosnippet element in this passage.
+   */
+  readonly snippetText: string;
+  /** Headings above the passage, outermost first (h1 > h2 > …). */
+  readonly headingPath: readonly string[];
+}
+
+/** Where the page's published/modified dates came from. */
+export type DateSource = 'schema.org' | 'article-meta' | 'http-last-modified' | 'time-element' | 'corpus' | 'none';
+
+/** Hints the index turns into country / province / source_type signals (it owns that classification). */
+export interface PageSignals {
+  /** schema.org @type values declared on the page (JSON-LD), e.g. GovernmentOrganization, LocalBusiness. */
+  readonly declaredTypes: readonly string[];
+  /** addressCountry values declared on the page (JSON-LD), raw. */
+  readonly addressCountries: readonly string[];
+  /** addressRegion values declared on the page (JSON-LD), raw. */
+  readonly addressRegions: readonly string[];
+}
+
+/** Everything the index stores about one page. */
+export interface PageInput {
+  /** Durable integer reference, allocated by state/documents.ts (one per normalised URL). */
+  readonly pageRef: number;
+  /** The normalised URL that was fetched (after redirects). */
+  readonly url: string;
+  /** rel=canonical target (normalised), a grouping hint only; null when absent. */
+  readonly canonicalUrl: string | null;
+  /** Lower-case host name of `url` (no port). */
+  readonly host: string;
+  readonly title: string;
+  readonly description: string;
+  /** BCP 47 primary language (e.g. "en", "fr") or null when unknown. */
+  readonly lang: string | null;
+  /** ISO 8601 instants or null. */
+  readonly publishedAt: string | null;
+  readonly modifiedAt: string | null;
+  readonly dateSource: DateSource;
+  /** ISO 8601 instant of the fetch that produced this content. */
+  readonly fetchedAt: string;
+  /** sha256 hex of the normalised main text (change detection, near-duplicate collapse). */
+  readonly contentHash: string;
+  readonly snippet: SnippetPolicy;
+  /** Lower-case file extension of the URL path ("html" when none). */
+  readonly filetype: string;
+  readonly signals: PageSignals;
+  readonly passages: readonly PassageInput[];
+  /** A corpus document id (BEIR `_id`) when ingested from a corpus; absent for crawled pages. */
+  readonly externalId?: string;
+}
+
+/** What a producer writes the index through. Implemented by index/store; a test double only in unit tests. */
+export interface PageSink {
+  /** Insert or replace the page and all its passages atomically (a reader never sees half a page). */
+  upsertPage(page: PageInput): Promise<void>;
+  /** Remove the page and its passages from every surface (noindex, exact removal, 404/410). */
+  removePage(pageRef: number): Promise<void>;
+}
