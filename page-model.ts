@@ -77,3 +77,17 @@ export interface PageSink {
   /** Remove the page and its passages from every surface (noindex, exact removal, 404/410). */
   removePage(pageRef: number): Promise<void>;
 }
+
+/** One schema.org JSON-LD node as declared on a page (after @graph flattening), untouched otherwise. */
+export type JsonLdNode = Readonly<Record<string, unknown>>;
+
+/**
+ * Where the crawler pipeline sends the structured data it read. Implemented by the entity store (state/).
+ * A page that is excluded (noindex, removal, gone) is withdrawn: everything it contributed goes.
+ */
+export interface EntitySink {
+  /** Replaces what this page contributes with `nodes` (LocalBusiness and subtypes, Organization, Place, …). */
+  observePage(page: { pageRef: number; url: string; host: string; lang: string | null }, nodes: readonly JsonLdNode[], observedAt: string): void;
+  /** Withdraws everything this page contributed. */
+  withdrawPage(pageRef: number): void;
+}
