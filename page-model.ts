@@ -26,6 +26,16 @@ export interface PassageInput {
   readonly headingPath: readonly string[];
 }
 
+/** An image the page shows: metadata only (no bytes are ever fetched or stored). */
+export interface ImageInput {
+  /** Absolute, normalised image URL. */
+  readonly src: string;
+  readonly alt: string;
+  /** Declared width/height attributes (CSS pixels) when present and numeric. */
+  readonly width: number | null;
+  readonly height: number | null;
+}
+
 /** Where the page's published/modified dates came from. */
 export type DateSource = 'schema.org' | 'article-meta' | 'http-last-modified' | 'time-element' | 'corpus' | 'none';
 
@@ -66,6 +76,8 @@ export interface PageInput {
   readonly filetype: string;
   readonly signals: PageSignals;
   readonly passages: readonly PassageInput[];
+  /** Images on the page (metadata only); empty for corpus documents or noimageindex pages. */
+  readonly images: readonly ImageInput[];
   /** A corpus document id (BEIR `_id`) when ingested from a corpus; absent for crawled pages. */
   readonly externalId?: string;
 }
