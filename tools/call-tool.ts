@@ -1,0 +1,44 @@
+import type { z } from 'zod';
+import { SvcError, type FieldIssue } from '../errors.js';
+import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+
+/** Turns zod issues into field issues: `path` names the field, `issue` says what is wrong in words. */
+export function toFieldIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => ({
+    path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)),
+    issue: i.message,
+  }));
+}
+
+/** Validates raw input against the tool's schema; bound and type violations are 422 validation_failed. */
+export function parseToolInput<I extends AnyObjectSchema>(tool: ToolDefinition<I, AnyObjectSchema>, raw: unknown): z.output<I> {
+  const parsed = tool.input.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const errors = toFieldIssues(parsed.error);
+    const fields = [...new Set(errors.map((e) => e.path.join('.') || '(input)'))].join(', ');
+    throw new SvcError('validation_failed', `invalid input for ${tool.name}: ${fields}`, { errors });
+  }
+  return parsed.data;
+}
+
+/**
+ * The one call path both adapters use: parse the input, run the handler, check the output against the declared
+ * schema. So REST JSON and MCP structuredContent are the same value for the same input.
+ */
+export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
+  tool: ToolDefinition<I, O>,
+  raw: unknown,
+  ctx: ToolContext,
+): Promise<z.output<O>> {
+  if (tool.enabled && !tool.enabled(ctx.deps.config)) {
+    throw new SvcError('feature_disabled', `${tool.name} is not enabled on this service`);
+  }
+  const input = parseToolInput(tool, raw);
+  const result = await tool.run(input, ctx);
+  const checked = tool.output.safeParse(result);
+  if (!checked.success) {
+    // A handler broke its own contract: a bug, reported as internal without details to the caller.
+    throw new SvcError('internal', `output of ${tool.name} does not match its schema`, { cause: checked.error });
+  }
+  return checked.data;
+}
