@@ -1,0 +1,66 @@
+/**
+ * URL normalisation for the crawler. One normal form per resource lets the frontier deduplicate and the robots
+ * cache key by origin. Built on the WHATWG URL parser (which already lower-cases scheme and host, converts IDN to
+ * punycode, drops default ports, resolves dot segments and canonicalises hostile IPv4 forms such as 2130706433),
+ * plus percent-encoding normalisation that WHATWG leaves alone.
+ */
+
+/** Characters RFC 3986 calls unreserved: percent-encoding them is equivalent to writing them plainly. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * Normalises percent-escapes: `%7e` → `~` (unreserved characters are decoded), other escapes get upper-case hex
+ * (`%2f` → `%2F`). Never decodes reserved characters, which would change the meaning of the URL.
+ */
+export function normalizePercentEncoding(s: string): string {
+  return s.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => {
+    const ch = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
+  });
+}
+
+/**
+ * The crawler's normal form of a URL, or null when it is not crawlable: only http and https, no credentials
+ * (`user@host` is refused, not silently stripped, because such links are phishing-shaped), host required.
+ * Lower-case scheme and host, IDN → punycode, no fragment, no default port, dot segments resolved, percent-escapes
+ * normalised, empty path → `/`, a trailing dot on the host removed.
+ *
+ * @example normalizeUrl('HTTP://Example.COM:80/a/./b/../%7euser#x') === 'http://example.com/a/~user'
+ */
+export function normalizeUrl(input: string, base?: string): string | null {
+  let u: URL;
+  try {
+    u = base === undefined ? new URL(input.trim()) : new URL(input.trim(), base);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  if (u.username !== '' || u.password !== '') return null;
+  if (u.hostname === '') return null;
+  u.hash = '';
+  if (u.hostname.endsWith('.') && !u.hostname.startsWith('[')) {
+    const h = u.hostname.replace(/\.+$/, '');
+    if (h === '') return null;
+    u.hostname = h;
+  }
+  // WHATWG keeps the escapes it finds; normalising them makes equal resources compare equal.
+  const path = normalizePercentEncoding(u.pathname);
+  const search = u.search === '?' ? '' : normalizePercentEncoding(u.search);
+  return `${u.protocol}//${u.host}${path === '' ? '/' : path}${search}`;
+}
+
+/** Lower-case host name of a URL (IPv6 literals keep their brackets, as in `URL.hostname`). Throws on an invalid URL. */
+export function hostOf(url: string): string {
+  return new URL(url).hostname.toLowerCase();
+}
+
+/** `scheme://host[:port]` of a URL: the unit robots.txt and politeness apply to. Throws on an invalid URL. */
+export function originOf(url: string): string {
+  return new URL(url).origin;
+}
+
+/** Path and query of a URL as robots.txt rules match it (`/` when empty). Throws on an invalid URL. */
+export function pathAndQueryOf(url: string): string {
+  const u = new URL(url);
+  return `${u.pathname === '' ? '/' : u.pathname}${u.search === '?' ? '' : u.search}`;
+}
