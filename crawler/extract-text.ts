@@ -1,0 +1,360 @@
+/**
+ * Main-text extraction: boilerplate pruning (navigation, header/footer, asides, scripts, styles, hidden elements,
+ * forms, cookie banners), a readability-style choice of the content container (paragraph scores propagated to
+ * ancestors, weighted by link density and class/id hints), and a walk of that container into reading-order blocks
+ * (headings and text), each carrying the text with and without its data-nosnippet parts.
+ *
+ * General rules only: nothing here is tuned to an individual site.
+ */
+import { HTMLElement, NodeType, type Node } from 'node-html-parser';
+
+/** One block of main text in reading order. */
+export type TextBlock =
+  | { readonly kind: 'heading'; readonly level: number; readonly text: string; readonly snippetText: string }
+  | { readonly kind: 'text'; readonly text: string; readonly snippetText: string };
+
+/** Elements never part of the main text. */
+const DROP_TAGS = new Set([
+  'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'form', 'button',
+  'input', 'select', 'textarea', 'option', 'nav', 'footer', 'aside', 'menu', 'dialog', 'head', 'link', 'meta',
+  'map', 'audio', 'video', 'picture', 'math', 'label',
+]);
+/** Roles that mark page furniture rather than content. */
+const DROP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar', 'toolbar', 'tablist']);
+/** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
+const UNLIKELY = /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
+const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
+const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story/i;
+const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|cookie|consent/i;
+
+const BLOCK_TAGS = new Set([
+  'p', 'div', 'section', 'article', 'main', 'li', 'ul', 'ol', 'dl', 'dd', 'dt', 'blockquote', 'pre', 'table', 'tr',
+  'td', 'th', 'tbody', 'thead', 'tfoot', 'caption', 'figure', 'figcaption', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
+  'address', 'hr', 'br', 'center', 'details', 'summary', 'body', 'html', 'header', 'hgroup',
+]);
+const HEADING = /^h([1-6])$/;
+
+/** Lower-case tag name ('' for the parser's root node, which has none). */
+function tagOf(el: HTMLElement): string {
+  return (el.rawTagName ?? '').toLowerCase();
+}
+
+function attr(el: HTMLElement, name: string): string {
+  return el.getAttribute(name) ?? '';
+}
+
+/** Hidden by attribute or inline style. */
+export function isHidden(el: HTMLElement): boolean {
+  if (el.getAttribute('hidden') !== undefined) return true;
+  if (attr(el, 'aria-hidden').toLowerCase() === 'true') return true;
+  const style = attr(el, 'style').toLowerCase().replace(/\s+/g, '');
+  if (style.includes('display:none') || style.includes('visibility:hidden')) return true;
+  if (attr(el, 'type').toLowerCase() === 'hidden') return true;
+  return false;
+}
+
+function classAndId(el: HTMLElement): string {
+  return `${attr(el, 'class')} ${attr(el, 'id')}`.trim();
+}
+
+/** Should this element and everything inside it be dropped before choosing the content? */
+function isBoilerplate(el: HTMLElement, insideMainLandmark: boolean): boolean {
+  const tag = tagOf(el);
+  if (DROP_TAGS.has(tag)) return true;
+  if (isHidden(el)) return true;
+  const role = attr(el, 'role').toLowerCase();
+  if (DROP_ROLES.has(role)) return true;
+  // A page header is furniture; a header inside the article (title, dek) is not dropped wholesale when it is
+  // part of an explicit main landmark, but its headings are still kept by the block walk.
+  if (tag === 'header' && !insideMainLandmark) return true;
+  if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return false;
+  const ci = classAndId(el);
+  if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return true;
+  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return true;
+  return false;
+}
+
+/** Removes boilerplate subtrees in place. */
+function prune(el: HTMLElement, insideMain: boolean): void {
+  for (const child of [...el.childNodes]) {
+    if (child.nodeType === NodeType.COMMENT_NODE) {
+      el.removeChild(child);
+      continue;
+    }
+    if (child.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = child as HTMLElement;
+    const tag = tagOf(c);
+    if (isBoilerplate(c, insideMain)) {
+      el.removeChild(c);
+      continue;
+    }
+    prune(c, insideMain || tag === 'main' || tag === 'article' || attr(c, 'role').toLowerCase() === 'main');
+  }
+}
+
+/** Normalises whitespace (incl. NBSP) to single spaces. */
+export function squash(s: string): string {
+  return s.replace(/[\s\u00a0\u200b]+/g, ' ').trim();
+}
+
+interface Stats {
+  len: number;
+  linkLen: number;
+}
+
+/** Text length and linked-text length of a subtree (cached per element). */
+function makeStats(): (el: HTMLElement) => Stats {
+  const cache = new Map<HTMLElement, Stats>();
+  const stats = (el: HTMLElement): Stats => {
+    const hit = cache.get(el);
+    if (hit) return hit;
+    let len = 0;
+    let linkLen = 0;
+    for (const n of el.childNodes) {
+      if (n.nodeType === NodeType.TEXT_NODE) len += squash(n.text).length;
+      else if (n.nodeType === NodeType.ELEMENT_NODE) {
+        const s = stats(n as HTMLElement);
+        len += s.len;
+        linkLen += tagOf(n as HTMLElement) === 'a' ? s.len : s.linkLen;
+      }
+    }
+    const out = { len, linkLen };
+    cache.set(el, out);
+    return out;
+  };
+  return stats;
+}
+
+function classWeight(el: HTMLElement): number {
+  let w = 0;
+  for (const v of [attr(el, 'class'), attr(el, 'id')]) {
+    if (v === '') continue;
+    if (NEGATIVE.test(v)) w -= 25;
+    if (POSITIVE.test(v)) w += 25;
+  }
+  return w;
+}
+
+function tagBase(tag: string): number {
+  switch (tag) {
+    case 'div':
+    case 'article':
+    case 'main':
+    case 'section':
+      return 5;
+    case 'pre':
+    case 'td':
+    case 'blockquote':
+      return 3;
+    case 'address':
+    case 'ol':
+    case 'ul':
+    case 'dl':
+    case 'dd':
+    case 'dt':
+    case 'li':
+    case 'form':
+      return -3;
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6':
+    case 'th':
+      return -5;
+    default:
+      return 0;
+  }
+}
+
+function hasBlockChild(el: HTMLElement): boolean {
+  return el.childNodes.some(
+    (n) => n.nodeType === NodeType.ELEMENT_NODE && ['p', 'div', 'section', 'article', 'ul', 'ol', 'table', 'blockquote', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'].includes(tagOf(n as HTMLElement)),
+  );
+}
+
+/** Direct text of an element (its text nodes and inline children, not nested blocks). */
+function ownText(el: HTMLElement): string {
+  let s = '';
+  for (const n of el.childNodes) {
+    if (n.nodeType === NodeType.TEXT_NODE) s += n.text;
+    else if (n.nodeType === NodeType.ELEMENT_NODE && !BLOCK_TAGS.has(tagOf(n as HTMLElement))) s += (n as HTMLElement).text;
+  }
+  return squash(s);
+}
+
+/**
+ * Chooses the content container(s): readability-style scoring. Returns the elements to read, in document order.
+ */
+function chooseContent(body: HTMLElement): HTMLElement[] {
+  const stats = makeStats();
+  const scores = new Map<HTMLElement, number>();
+  const init = (el: HTMLElement): void => {
+    if (!scores.has(el)) scores.set(el, tagBase(tagOf(el)) + classWeight(el));
+  };
+  const walk = (el: HTMLElement): void => {
+    for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement);
+    const tag = tagOf(el);
+    const scorable = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote' || ((tag === 'div' || tag === 'section') && !hasBlockChild(el));
+    if (!scorable) return;
+    const text = ownText(el);
+    if (text.length < 25) return;
+    const score = 1 + (text.match(/[,，、،]/g)?.length ?? 0) + Math.min(Math.floor(text.length / 100), 3);
+    let anc: HTMLElement | null = el.parentNode;
+    for (let level = 0; anc && level < 5; level++, anc = anc.parentNode) {
+      if (!anc.tagName) break;
+      init(anc);
+      const div = level === 0 ? 1 : level === 1 ? 2 : level * 3;
+      scores.set(anc, (scores.get(anc) ?? 0) + score / div);
+    }
+  };
+  walk(body);
+  let top: HTMLElement | null = null;
+  let topScore = -Infinity;
+  for (const [el, raw] of scores) {
+    const s = stats(el);
+    const ld = s.len === 0 ? 0 : s.linkLen / s.len;
+    const score = raw * (1 - ld);
+    scores.set(el, score);
+    if (score > topScore) {
+      topScore = score;
+      top = el;
+    }
+  }
+  if (!top || topScore <= 0) return [body];
+  // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
+  // holds the article (text split over several wrappers).
+  const parent = top.parentNode;
+  if (parent && parent.tagName && scores.has(parent) && (scores.get(parent) ?? 0) >= topScore * 0.9) {
+    const tag = tagOf(parent);
+    if (tag !== 'body' && tag !== 'html') top = parent;
+  }
+  const out: HTMLElement[] = [];
+  const siblingsOf = top.parentNode;
+  if (!siblingsOf || !siblingsOf.tagName) return [top];
+  const threshold = Math.max(10, (scores.get(top) ?? topScore) * 0.2);
+  const topClass = attr(top, 'class');
+  for (const n of siblingsOf.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const sib = n as HTMLElement;
+    if (sib === top) {
+      out.push(sib);
+      continue;
+    }
+    let bonus = 0;
+    if (topClass !== '' && attr(sib, 'class') === topClass) bonus += (scores.get(top) ?? 0) * 0.2;
+    const s = scores.get(sib);
+    if (s !== undefined && s + bonus >= threshold) {
+      out.push(sib);
+      continue;
+    }
+    if (tagOf(sib) === 'p') {
+      const st = stats(sib);
+      const ld = st.len === 0 ? 0 : st.linkLen / st.len;
+      const text = squash(sib.text);
+      if ((st.len > 80 && ld < 0.25) || (st.len > 0 && st.len <= 80 && ld === 0 && /\.( |$)/.test(text))) out.push(sib);
+    }
+  }
+  return out;
+}
+
+/** Walks content elements into blocks, tracking data-nosnippet and link density per block. */
+function toBlocks(roots: readonly HTMLElement[]): TextBlock[] {
+  const blocks: TextBlock[] = [];
+  let text = '';
+  let snip = '';
+  let linkLen = 0;
+  const flush = (): void => {
+    const t = squash(text);
+    const s = squash(snip);
+    const links = linkLen;
+    text = '';
+    snip = '';
+    linkLen = 0;
+    if (t === '') return;
+    // A run that is mostly links (a list of related stories, tag clouds) is furniture, not text.
+    if (t.length > 0 && links / t.length > 0.5 && t.length < 400) return;
+    blocks.push({ kind: 'text', text: t, snippetText: s });
+  };
+  const visit = (n: Node, nosnippet: boolean, inLink: boolean): void => {
+    if (n.nodeType === NodeType.TEXT_NODE) {
+      const v = n.text;
+      text += v;
+      if (!nosnippet) snip += v;
+      if (inLink) linkLen += squash(v).length;
+      return;
+    }
+    if (n.nodeType !== NodeType.ELEMENT_NODE) return;
+    const el = n as HTMLElement;
+    const tag = tagOf(el);
+    const ns = nosnippet || el.getAttribute('data-nosnippet') !== undefined;
+    const h = HEADING.exec(tag);
+    if (h) {
+      flush();
+      const t = squash(el.text);
+      if (t !== '') {
+        let s = '';
+        const collect = (m: Node, nsIn: boolean): void => {
+          if (m.nodeType === NodeType.TEXT_NODE) {
+            if (!nsIn) s += m.text;
+          } else if (m.nodeType === NodeType.ELEMENT_NODE) {
+            const e = m as HTMLElement;
+            for (const c of e.childNodes) collect(c, nsIn || e.getAttribute('data-nosnippet') !== undefined);
+          }
+        };
+        collect(el, nosnippet);
+        blocks.push({ kind: 'heading', level: Number(h[1]), text: t, snippetText: squash(s) });
+      }
+      return;
+    }
+    if (tag === 'br') {
+      text += '\n';
+      snip += '\n';
+      return;
+    }
+    const block = BLOCK_TAGS.has(tag);
+    if (block) flush();
+    else if (tag === 'td' || tag === 'th') {
+      text += ' ';
+      snip += ' ';
+    }
+    for (const c of el.childNodes) visit(c, ns, inLink || tag === 'a');
+    if (block) flush();
+    else {
+      // Inline elements are separated from the following text only where the source had whitespace; images and
+      // similar carry none, so nothing to add.
+    }
+  };
+  for (const r of roots) {
+    visit(r, hasNoSnippetAncestor(r), false);
+    flush();
+  }
+  return blocks;
+}
+
+function hasNoSnippetAncestor(el: HTMLElement): boolean {
+  for (let p = el.parentNode; p && p.tagName; p = p.parentNode) if (p.getAttribute('data-nosnippet') !== undefined) return true;
+  return false;
+}
+
+/**
+ * Extracts the main text of a parsed document as blocks. The document is modified (pruned) — pass a tree parsed
+ * for this purpose.
+ */
+export function extractMainBlocks(root: HTMLElement): TextBlock[] {
+  const body = root.querySelector('body') ?? root;
+  prune(body, false);
+  // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
+  const mains = body.querySelectorAll('main, [role=main]');
+  const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
+  const content = chooseContent(scope);
+  const blocks = toBlocks(content);
+  // Drop leading / trailing tiny fragments (dates, "Share", bylines left over) — they carry no text of the body.
+  return blocks;
+}
+
+/** Joins blocks into one plain text (paragraphs separated by blank lines). */
+export function blocksToText(blocks: readonly TextBlock[]): string {
+  return blocks.map((b) => b.text).join('\n\n');
+}
