@@ -130,4 +130,76 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX url_requests_status ON url_requests (status, updated_at);
     `,
   },
+  {
+    id: 'crawler-001-frontier-hosts-links',
+    sql: `
+      -- The crawl frontier: one row per normalised URL (pages, sitemaps, llms.txt), durable across crashes.
+      -- state: queued (waiting for next_at) | leased (a worker has it until lease_until) | retrying (failed, backing
+      -- off until next_at) | done (completed; recrawl due at next_at) | dead (dead-lettered with dead_reason).
+      CREATE TABLE frontier (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        host TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'page' CHECK (kind IN ('page', 'sitemap', 'llms')),
+        priority INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        request_id TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'retrying', 'done', 'dead')),
+        next_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        dead_reason TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        last_status INTEGER,
+        last_outcome TEXT,
+        fetched_at INTEGER,
+        changed_at INTEGER,
+        recrawl_ms INTEGER,
+        completions INTEGER NOT NULL DEFAULT 0,
+        depth INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX frontier_ready ON frontier (host, state, next_at);
+      CREATE INDEX frontier_due ON frontier (state, next_at);
+      -- Per-host facts for svc_site (robots, llms.txt, last crawl). Aggregates only.
+      CREATE TABLE crawl_hosts (
+        host TEXT PRIMARY KEY,
+        robots_status TEXT,
+        robots_http_status INTEGER,
+        robots_fetched_at TEXT,
+        robots_rules TEXT,
+        robots_sitemaps TEXT,
+        robots_crawl_delay REAL,
+        llms_present INTEGER,
+        llms_fetched_at TEXT,
+        llms_title TEXT,
+        llms_summary TEXT,
+        llms_link_count INTEGER,
+        last_crawl_at TEXT,
+        pages_fetched INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      -- Observed intervals between two content changes of a page, per host (the median is the host's change rate).
+      CREATE TABLE host_change_intervals (
+        host TEXT NOT NULL,
+        at TEXT NOT NULL,
+        interval_ms INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX host_change_intervals_host ON host_change_intervals (host, at);
+      -- What each indexed page links to, aggregated per target host (replaced on every fetch of the page), so host
+      -- aggregates (outbound links, inbound distinct hosts) stay right when pages change or go.
+      CREATE TABLE page_host_links (
+        page_ref INTEGER NOT NULL,
+        from_host TEXT NOT NULL,
+        to_host TEXT NOT NULL,
+        links INTEGER NOT NULL,
+        PRIMARY KEY (page_ref, to_host)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX page_host_links_to ON page_host_links (to_host, from_host);
+      CREATE INDEX page_host_links_from ON page_host_links (from_host);
+    `,
+  },
 ];
