@@ -1,0 +1,115 @@
+/**
+ * Canadian address facts the entity store needs: provinces and territories (ISO 3166-2:CA codes, English and
+ * French names), postal codes (Canada Post's A1A 1A1 pattern and its first-letter ↔ province map), and the rule
+ * that decides whether a declared address is Canadian. Pure functions, no I/O.
+ */
+
+/** One province or territory: its ISO 3166-2:CA code, names, and the postal code first letters it uses. */
+export interface Province {
+  /** ISO 3166-2:CA code, e.g. "CA-ON". */
+  readonly code: string;
+  /** Two-letter Canada Post / ISO subdivision part, e.g. "ON". */
+  readonly short: string;
+  readonly en: string;
+  readonly fr: string;
+  /** Postal code first letters (forward sortation areas) used in this province. */
+  readonly postalLetters: string;
+}
+
+export const PROVINCES: readonly Province[] = [
+  { code: 'CA-AB', short: 'AB', en: 'Alberta', fr: 'Alberta', postalLetters: 'T' },
+  { code: 'CA-BC', short: 'BC', en: 'British Columbia', fr: 'Colombie-Britannique', postalLetters: 'V' },
+  { code: 'CA-MB', short: 'MB', en: 'Manitoba', fr: 'Manitoba', postalLetters: 'R' },
+  { code: 'CA-NB', short: 'NB', en: 'New Brunswick', fr: 'Nouveau-Brunswick', postalLetters: 'E' },
+  { code: 'CA-NL', short: 'NL', en: 'Newfoundland and Labrador', fr: 'Terre-Neuve-et-Labrador', postalLetters: 'A' },
+  { code: 'CA-NS', short: 'NS', en: 'Nova Scotia', fr: 'Nouvelle-Écosse', postalLetters: 'B' },
+  { code: 'CA-NT', short: 'NT', en: 'Northwest Territories', fr: 'Territoires du Nord-Ouest', postalLetters: 'X' },
+  { code: 'CA-NU', short: 'NU', en: 'Nunavut', fr: 'Nunavut', postalLetters: 'X' },
+  { code: 'CA-ON', short: 'ON', en: 'Ontario', fr: 'Ontario', postalLetters: 'KLMNP' },
+  { code: 'CA-PE', short: 'PE', en: 'Prince Edward Island', fr: 'Île-du-Prince-Édouard', postalLetters: 'C' },
+  { code: 'CA-QC', short: 'QC', en: 'Quebec', fr: 'Québec', postalLetters: 'GHJ' },
+  { code: 'CA-SK', short: 'SK', en: 'Saskatchewan', fr: 'Saskatchewan', postalLetters: 'S' },
+  { code: 'CA-YT', short: 'YT', en: 'Yukon', fr: 'Yukon', postalLetters: 'Y' },
+];
+
+/**
+ * Folds text for comparison: Unicode NFKD with combining marks removed, lower case, every run of characters that
+ * are not letters or digits turned into one space, trimmed. "Île-du-Prince-Édouard" → "ile du prince edouard".
+ */
+export function foldText(s: string): string {
+  return s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+const BY_NAME = new Map<string, Province>();
+for (const p of PROVINCES) {
+  for (const n of [p.code, p.short, p.en, p.fr]) BY_NAME.set(foldText(n), p);
+}
+// Common alternative spellings and older abbreviations seen in addresses.
+for (const [alias, short] of [
+  ['pq', 'QC'], ['que', 'QC'], ['nfld', 'NL'], ['newfoundland', 'NL'], ['labrador', 'NL'], ['nf', 'NL'],
+  ['pei', 'PE'], ['p e i', 'PE'], ['yukon territory', 'YT'], ['yk', 'YT'], ['nwt', 'NT'], ['alta', 'AB'],
+  ['sask', 'SK'], ['man', 'MB'], ['ont', 'ON'], ['b c', 'BC'], ['la colombie britannique', 'BC'],
+] as const) {
+  const p = PROVINCES.find((x) => x.short === short);
+  if (p) BY_NAME.set(alias, p);
+}
+
+/**
+ * The province for a code ("ON", "CA-ON", "on") or an English or French name ("Ontario", "Québec",
+ * "Colombie-Britannique"), accents and case ignored; null when none matches.
+ */
+export function provinceOf(input: string): Province | null {
+  return BY_NAME.get(foldText(input)) ?? null;
+}
+
+/** Canada Post's pattern: first letter never D F I O Q U W Z, other letters never D F I O Q U. */
+const POSTAL = /^([ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPR-TV-Z])\s*-?\s*(\d[ABCEGHJ-NPR-TV-Z]\d)$/;
+
+/** A Canadian postal code in canonical form ("K1A 0B1"), or null when the input is not one. */
+export function canonicalPostalCode(input: string): string | null {
+  const m = POSTAL.exec(input.trim().toUpperCase());
+  return m ? `${m[1]} ${m[2]}` : null;
+}
+
+/** Finds a Canadian postal code inside free text (a one-line address), canonical form, or null. */
+export function findPostalCode(text: string): string | null {
+  const m = /\b([ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPR-TV-Z])\s?(\d[ABCEGHJ-NPR-TV-Z]\d)\b/.exec(text.toUpperCase());
+  return m ? `${m[1]} ${m[2]}` : null;
+}
+
+/** The province a postal code belongs to (X is shared by NT and NU: null there). */
+export function provinceOfPostalCode(postal: string): Province | null {
+  const first = postal.charAt(0);
+  const hits = PROVINCES.filter((p) => p.postalLetters.includes(first));
+  return hits.length === 1 ? hits[0]! : null;
+}
+
+const CANADA_NAMES = new Set(['ca', 'can', 'canada', 'kanada', 'canadá', '124'].map(foldText));
+
+/** What a declared address says about its country. */
+export type CountryDecision =
+  | { readonly canadian: true; readonly by: 'addressCountry' | 'postal_code' | 'province' | 'dataset' }
+  | { readonly canadian: false; readonly reason: 'foreign_country' | 'no_canadian_evidence' };
+
+/**
+ * Decides whether an establishment is Canadian (documented in docs/api-entities.md):
+ * 1. a declared addressCountry decides alone: CA, CAN, Canada (any case/accents; ISO numeric 124) → Canadian;
+ *    any other declared country → not Canadian, whatever the rest says;
+ * 2. no country declared: a postal code in Canada Post's pattern → Canadian;
+ * 3. else a region that is a Canadian province or territory (code or English/French name) → Canadian;
+ * 4. else not admitted (no Canadian evidence).
+ * Rows of the Statistics Canada databases are Canadian by construction (`dataset`).
+ */
+export function decideCountry(a: { country: string | null; postalCode: string | null; region: string | null }): CountryDecision {
+  if (a.country !== null && a.country.trim() !== '') {
+    return CANADA_NAMES.has(foldText(a.country)) ? { canadian: true, by: 'addressCountry' } : { canadian: false, reason: 'foreign_country' };
+  }
+  if (a.postalCode !== null && canonicalPostalCode(a.postalCode) !== null) return { canadian: true, by: 'postal_code' };
+  if (a.region !== null && provinceOf(a.region) !== null) return { canadian: true, by: 'province' };
+  return { canadian: false, reason: 'no_canadian_evidence' };
+}
