@@ -13,12 +13,20 @@ export function toFieldIssues(error: z.ZodError): FieldIssue[] {
 /** Validates raw input against the tool's schema; bound and type violations are 422 validation_failed. */
 export function parseToolInput<I extends AnyObjectSchema>(tool: ToolDefinition<I, AnyObjectSchema>, raw: unknown): z.output<I> {
   const parsed = tool.input.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const errors = toFieldIssues(parsed.error);
+  // Unknown fields are refused rather than ignored: a misspelt `limt` silently doing nothing helps nobody.
+  const unknown =
+    raw !== null && typeof raw === 'object' && !Array.isArray(raw)
+      ? Object.keys(raw).filter((k) => !(k in tool.input.shape))
+      : [];
+  if (!parsed.success || unknown.length > 0) {
+    const errors = [
+      ...(parsed.success ? [] : toFieldIssues(parsed.error)),
+      ...unknown.map((k) => ({ path: [k], issue: 'unrecognized parameter' })),
+    ];
     const fields = [...new Set(errors.map((e) => e.path.join('.') || '(input)'))].join(', ');
     throw new SvcError('validation_failed', `invalid input for ${tool.name}: ${fields}`, { errors });
   }
-  return parsed.data;
+  return parsed.data as z.output<I>;
 }
 
 /**

@@ -1,0 +1,44 @@
+import { ConfigError } from '../config.js';
+import { keysCommand } from './keys.js';
+import { processIo, UsageError, type CliIo, type Command } from './io.js';
+import { serveCommand } from './serve.js';
+
+const USAGE = `svc — independent web search and agent context
+
+usage: svc <command> [options]
+  serve      run the HTTP service (REST /api/v1, MCP /mcp, web pages) with the crawler and indexer
+  keys       create | list | revoke API keys
+  crawl      crawl from seeds into the index
+  ingest     add a BEIR-format corpus (JSONL) to the index
+  eval       nDCG@10 / recall@100 of the index on a BEIR dataset
+  entities   import Statistics Canada open databases
+
+Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR).`;
+
+const commands: Record<string, Command> = {
+  serve: serveCommand,
+  keys: keysCommand,
+};
+
+/** Entry point of the `svc` command; returns the exit code. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(USAGE + '\n');
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.stderr.write(`svc: unknown command "${name}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    return await command(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr.write(`svc: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,99 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { createHttpApp, type AppServices } from './rest/app.js';
+import { openStateDb } from './state/db.js';
+import { Documents } from './state/documents.js';
+import { KeyStore } from './state/keys.js';
+import { RateLimiter } from './state/rate-limits.js';
+import type { ToolDefinition } from './tools/define-tool.js';
+import type { ServiceDeps } from './tools/deps.js';
+import { allTools } from './tools/registry.js';
+
+export const VERSION = '0.1.0';
+
+/** Everything one svc process runs on, built from the configuration. */
+export interface Services extends AppServices {
+  /** Closes every store (after the HTTP server has stopped). */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly log?: Logger;
+  readonly now?: () => Date;
+  readonly tools?: readonly ToolDefinition[];
+}
+
+/** The SQLite state file inside the data dir. */
+export const stateFile = (config: Config): string => join(config.dataDir, 'state.sqlite');
+
+/**
+ * Opens the stores in the data dir (creating them on first run) and wires the services. The embedded default
+ * needs no other server: SQLite and LanceDB are files under `config.dataDir`.
+ */
+export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
+  const log = opts.log ?? createLogger({ level: config.logLevel });
+  const now = opts.now ?? (() => new Date());
+  const db = openStateDb(stateFile(config));
+  const deps: ServiceDeps = { config, db, documents: new Documents(db), log, now };
+  let closed = false;
+  return {
+    deps,
+    keys: new KeyStore(db),
+    limiter: new RateLimiter(db),
+    tools: opts.tools ?? allTools,
+    version: VERSION,
+    readiness: async () => {
+      const checks: Record<string, string> = {};
+      let ok = true;
+      try {
+        db.prepare('SELECT 1').get();
+        checks.state = 'ok';
+      } catch {
+        checks.state = 'unavailable';
+        ok = false;
+      }
+      return { ok: ok && !closed, checks };
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+export interface RunningServer {
+  readonly server: Server;
+  /** Base URL, e.g. http://127.0.0.1:8787 */
+  readonly url: string;
+  /** Stops accepting, lets in-flight requests finish (bounded), then resolves. */
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP server (REST, /mcp, pages, health) on the configured host and port. */
+export async function startServer(services: Services): Promise<RunningServer> {
+  const { config } = services.deps;
+  const app = createHttpApp(services);
+  const server = createServer(app.callback());
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    server,
+    url: `http://${host}:${addr.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      }),
+  };
+}

@@ -1,0 +1,39 @@
+import type { Context } from 'koa';
+import { SvcError } from '../errors.js';
+import type { KeyStore, VerifiedKey } from '../state/keys.js';
+import type { RateDecision, RateLimiter } from '../state/rate-limits.js';
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+/**
+ * The caller's verified key from `Authorization: Bearer <key>`. Missing, malformed, unknown and revoked keys all
+ * get the same 401 body, so the answer says nothing about which keys exist.
+ */
+export function authenticate(ctx: Context, keys: KeyStore): VerifiedKey {
+  const header = ctx.get('authorization');
+  const m = BEARER.exec(header);
+  const verified = m?.[1] ? keys.verify(m[1]) : null;
+  if (!verified) {
+    ctx.set('WWW-Authenticate', 'Bearer realm="svc"');
+    throw new SvcError('unauthorized', 'provide a valid key as Authorization: Bearer <API_KEY>');
+  }
+  return verified;
+}
+
+/** Sets the four X-RateLimit-* headers (and Retry-After when refused). */
+export function setRateHeaders(set: (name: string, value: string) => void, d: RateDecision): void {
+  set('X-RateLimit-Limit-Minute', String(d.limitMinute));
+  set('X-RateLimit-Remaining-Minute', String(d.remainingMinute));
+  set('X-RateLimit-Limit-Day', String(d.limitDay));
+  set('X-RateLimit-Remaining-Day', String(d.remainingDay));
+  if (!d.allowed) set('Retry-After', String(d.retryAfter));
+}
+
+/** Consumes one request of the key's quotas; over quota → 429 rate_limited with Retry-After. */
+export function enforceRate(limiter: RateLimiter, key: VerifiedKey, set: (name: string, value: string) => void, now: Date): void {
+  const d = limiter.consume(key.digest, { perMinute: key.perMinute, perDay: key.perDay }, now);
+  setRateHeaders(set, d);
+  if (!d.allowed) {
+    throw new SvcError('rate_limited', `quota exceeded; retry in ${d.retryAfter} s`, { retryAfter: d.retryAfter });
+  }
+}
