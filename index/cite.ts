@@ -1,0 +1,57 @@
+/**
+ * Citation text for a passage: "title — host — YYYY-MM-DD" (spec §2.1 `cite`). Missing parts are dropped, never
+ * rendered as "undefined" or an empty segment.
+ */
+
+/** Longest title kept in a citation, in characters (ellipsis included). */
+export const MAX_CITE_TITLE_CHARS = 120;
+
+/** The parts a citation is made from. `date` is an ISO 8601 string, a Date, or null/undefined when unknown. */
+export interface CiteParts {
+  readonly title?: string | null;
+  readonly host?: string | null;
+  readonly date?: string | Date | null;
+}
+
+/** Collapses whitespace (titles come from HTML and carry newlines and runs of spaces). */
+function clean(s: string | null | undefined): string {
+  return (s ?? '').replace(/\s+/gu, ' ').trim();
+}
+
+/** Shortens a title at a word boundary when possible, with a trailing ellipsis. */
+function shortenTitle(title: string, max: number): string {
+  const chars = Array.from(title); // code points, so a surrogate pair is never split
+  if (chars.length <= max) return title;
+  const cut = chars.slice(0, max - 1).join('');
+  const lastSpace = cut.lastIndexOf(' ');
+  // Only back off to a word boundary when it does not throw away most of the title.
+  const base = lastSpace >= max * 0.6 ? cut.slice(0, lastSpace) : cut;
+  return `${base.replace(/[\s\p{P}]+$/u, '')}…`;
+}
+
+/** Formats a date as YYYY-MM-DD (UTC), or '' when it is missing or not a valid date. */
+export function formatCiteDate(date: string | Date | null | undefined): string {
+  if (date === null || date === undefined || date === '') return '';
+  if (typeof date === 'string') {
+    // A bare calendar date is kept as written: parsing it would be fine, but a date-time with an offset must be
+    // normalised to UTC, so both go through Date except the plain YYYY-MM-DD form.
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/u.exec(date.trim());
+    if (m) return m[0];
+  }
+  const d = typeof date === 'string' ? new Date(date) : date;
+  const t = d.getTime();
+  if (Number.isNaN(t)) return '';
+  return d.toISOString().slice(0, 10);
+}
+
+/**
+ * Formats a citation: `title — host — YYYY-MM-DD`, dropping whichever parts are missing.
+ * @example formatCite({ title: 'Budget 2024', host: 'www.canada.ca', date: '2024-04-16T12:00:00Z' })
+ *   // → 'Budget 2024 — www.canada.ca — 2024-04-16'
+ */
+export function formatCite(parts: CiteParts): string {
+  const title = clean(parts.title);
+  const host = clean(parts.host).toLowerCase();
+  const segments = [title === '' ? '' : shortenTitle(title, MAX_CITE_TITLE_CHARS), host, formatCiteDate(parts.date)];
+  return segments.filter((s) => s !== '').join(' — ');
+}

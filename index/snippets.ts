@@ -1,0 +1,239 @@
+/**
+ * Query-biased excerpts for search results: the window of the passage that covers the most (and the rarest) query
+ * terms, cut at word boundaries with ellipses, with highlight offsets into the excerpt.
+ *
+ * Snippet rules (spec §1.3): nosnippet or max-snippet:0 → no excerpt; max-snippet:N → at most N characters,
+ * ellipses included. The caller passes the passage's snippetText (data-nosnippet parts already removed), so
+ * nothing hidden by the page can leak into an excerpt.
+ */
+import type { SnippetPolicy } from '../page-model.js';
+
+/** Default excerpt length in characters (UTF-16 code units, ellipses included). */
+export const DEFAULT_EXCERPT_CHARS = 240;
+
+const ELLIPSIS = '…';
+
+/** A built excerpt. `highlights` are [start, end) offsets into `text`, sorted and non-overlapping. */
+export interface Excerpt {
+  readonly text: string;
+  readonly highlights: [number, number][];
+}
+
+/** Options of {@link buildExcerpt}. */
+export interface ExcerptOptions {
+  /**
+   * Longest excerpt in characters, ellipses included; the page's max-snippet, when smaller, wins.
+   * @default 240
+   */
+  readonly maxChars?: number;
+}
+
+/** Words too common to steer the window (English and French); they still get highlighted when matched. */
+const STOPWORDS = new Set(
+  (
+    'a an and are as at be by for from has have in is it its of on or that the this to was were will with ' +
+    'au aux avec ce ces dans de des du elle en est et il ils la le les leur mais ne ou par pas pour qui que sa se ses son sur un une'
+  ).split(' '),
+);
+
+/**
+ * Text folded for matching plus, for each folded UTF-16 unit, the [start, end) range of the source character it
+ * came from. Folding: NFD without combining marks, lower case, so "Éte" matches "ete" and "ÉTÉ".
+ */
+interface Folded {
+  readonly text: string;
+  readonly start: number[];
+  readonly end: number[];
+}
+
+function foldWithMap(src: string): Folded {
+  let text = '';
+  const start: number[] = [];
+  const end: number[] = [];
+  let i = 0;
+  for (const ch of src) {
+    const f = ch.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+    for (let k = 0; k < f.length; k++) {
+      start.push(i);
+      end.push(i + ch.length);
+    }
+    text += f;
+    i += ch.length;
+  }
+  return { text, start, end };
+}
+
+function foldTerm(term: string): string {
+  return term.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+interface Match {
+  /** Offsets in the normalised source text. */
+  readonly start: number;
+  readonly end: number;
+  /** Index of the term in the deduplicated term list. */
+  readonly term: number;
+}
+
+/** Whole-word (or, for terms of 4+ characters, word-prefix) occurrences of every term, sorted by position. */
+function findMatches(src: string, folded: Folded, terms: readonly string[]): Match[] {
+  const out: Match[] = [];
+  const ft = folded.text;
+  terms.forEach((term, ti) => {
+    let from = 0;
+    for (;;) {
+      const at = ft.indexOf(term, from);
+      if (at < 0) break;
+      from = at + 1;
+      const before = at > 0 ? ft[at - 1] ?? '' : '';
+      if (before !== '' && WORD_CHAR.test(before)) continue;
+      let stop = at + term.length;
+      const after = ft[stop] ?? '';
+      if (after !== '' && WORD_CHAR.test(after)) {
+        // A prefix of a longer word ("vaccin" in "vaccination") counts for longer terms; the whole word is marked.
+        if (term.length < 4) continue;
+        while (stop < ft.length && WORD_CHAR.test(ft[stop] ?? '')) stop++;
+      }
+      const s = folded.start[at];
+      const e = folded.end[stop - 1];
+      if (s === undefined || e === undefined) continue;
+      out.push({ start: s, end: e, term: ti });
+      if (out.length > 5000) break; // enough to choose a window; bounds the work on huge passages
+    }
+  });
+  out.sort((a, b) => a.start - b.start || b.end - a.end);
+  // Drop overlaps (a phrase and one of its words): keep the earlier/longer one.
+  const kept: Match[] = [];
+  for (const m of out) {
+    const last = kept[kept.length - 1];
+    if (last && m.start < last.end) continue;
+    kept.push(m);
+  }
+  void src;
+  return kept;
+}
+
+/** Cuts [from, to) of `src` inward to word boundaries; returns the adjusted range (may be empty). */
+function snapInward(src: string, from: number, to: number): [number, number] {
+  let s = from;
+  if (s > 0 && WORD_CHAR.test(src[s - 1] ?? '') && WORD_CHAR.test(src[s] ?? '')) {
+    const sp = src.indexOf(' ', s);
+    s = sp < 0 || sp >= to ? s : sp + 1;
+  }
+  let e = to;
+  if (e < src.length && WORD_CHAR.test(src[e] ?? '') && WORD_CHAR.test(src[e - 1] ?? '')) {
+    const sp = src.lastIndexOf(' ', e - 1);
+    e = sp <= s ? e : sp;
+  }
+  // Never split a surrogate pair when a hard cut was unavoidable.
+  const cs = src.charCodeAt(s);
+  if (cs >= 0xdc00 && cs <= 0xdfff) s++;
+  const ce = src.charCodeAt(e - 1);
+  if (ce >= 0xd800 && ce <= 0xdbff) e--;
+  while (s < e && src[s] === ' ') s++;
+  while (e > s && src[e - 1] === ' ') e--;
+  return [s, Math.max(s, e)];
+}
+
+/**
+ * Builds the excerpt of `text` for `terms` under `policy`, or null when the page forbids excerpts (nosnippet,
+ * max-snippet:0) or the text is empty.
+ *
+ * - Matching ignores case and diacritics; a term may be a phrase (matched with any whitespace between words).
+ * - The window maximises the weighted number of distinct terms it contains (common words count little), then the
+ *   number of occurrences, then prefers the earliest window; it is widened to a sentence start when that fits.
+ * - Whitespace runs are collapsed to single spaces; ellipses mark cut ends and count toward the length bound.
+ * - Without any match the excerpt is the start of the text (no highlights).
+ */
+export function buildExcerpt(text: string, terms: readonly string[], policy: SnippetPolicy, opts: ExcerptOptions = {}): Excerpt | null {
+  if (policy.nosnippet || policy.maxSnippet === 0) return null;
+  let limit = Math.floor(opts.maxChars ?? DEFAULT_EXCERPT_CHARS);
+  if (policy.maxSnippet !== null && policy.maxSnippet > 0) limit = Math.min(limit, Math.floor(policy.maxSnippet));
+  if (!(limit >= 1)) return null;
+  const src = text.replace(/\s+/gu, ' ').trim();
+  if (src.length === 0) return null;
+
+  const folded = foldWithMap(src);
+  const uniq = [...new Set(terms.map(foldTerm).filter((t) => t !== '' && WORD_CHAR.test(t)))];
+  const matches = findMatches(src, folded, uniq);
+  const weight = uniq.map((t) => (STOPWORDS.has(t) ? 0.1 : 1 + Math.min(t.length, 12) / 24));
+
+  if (src.length <= limit) return { text: src, highlights: matches.map((m) => [m.start, m.end]) };
+
+  // Choose the anchor: for each match as the first one in the window, score what fits within `limit`.
+  const budget = Math.max(1, limit - 2); // room for both ellipses
+  let bestI = -1;
+  let bestJ = -1;
+  let bestScore = -1;
+  for (let i = 0, j = 0; i < matches.length; i++) {
+    const first = matches[i]!;
+    if (j < i) j = i;
+    while (j + 1 < matches.length && matches[j + 1]!.end - first.start <= budget) j++;
+    if (first.end - first.start > budget) continue;
+    const seen = new Set<number>();
+    let score = 0;
+    for (let k = i; k <= j; k++) {
+      const m = matches[k]!;
+      if (!seen.has(m.term)) {
+        seen.add(m.term);
+        score += (weight[m.term] ?? 1) * 100;
+      }
+      score += weight[m.term] ?? 1; // repeated occurrences help a little
+    }
+    if (score > bestScore) {
+      bestScore = score;
+      bestI = i;
+      bestJ = j;
+    }
+  }
+
+  let from: number;
+  let mustEnd = 0; // the window has to reach past this offset (end of its last chosen match)
+  if (bestI < 0) {
+    from = 0;
+  } else {
+    const first = matches[bestI]!;
+    const last = matches[bestJ]!;
+    const spare = budget - (last.end - first.start);
+    // Lead with some context, preferring a sentence start within reach.
+    let lead = Math.min(Math.floor(spare / 3), first.start);
+    const sentence = src.lastIndexOf('. ', first.start);
+    if (sentence >= 0 && first.start - (sentence + 2) <= spare) lead = first.start - (sentence + 2);
+    from = first.start - lead;
+    mustEnd = last.end;
+  }
+
+  // Ellipsis accounting: both ends are known only after snapping, so size for the worst case, then re-fit.
+  const lead = from > 0 ? ELLIPSIS.length : 0;
+  let to = Math.min(src.length, from + limit - lead - ELLIPSIS.length);
+  if (to >= src.length) to = src.length;
+  else {
+    // End on a sentence when one closes in the last third of the window after the last match.
+    const floor = Math.max(mustEnd, from + Math.floor(((limit - lead) * 2) / 3));
+    const dot = src.lastIndexOf('. ', to - 1);
+    if (dot >= floor && dot + 1 <= to) to = dot + 1;
+  }
+  const [s, e] = snapInward(src, from, to);
+  let start = s;
+  let stop = e;
+  if (stop <= start) {
+    // A single word longer than the budget: hard cut.
+    start = from;
+    stop = Math.min(src.length, from + Math.max(1, limit - (from > 0 ? 1 : 0) - (from + limit < src.length ? 1 : 0)));
+    if (limit <= 2) stop = Math.min(src.length, from + limit); // no room for ellipses at all
+    const ce = src.charCodeAt(stop - 1);
+    if (ce >= 0xd800 && ce <= 0xdbff && stop - 1 > start) stop--;
+  }
+  const pre = start > 0 && limit > 2 ? ELLIPSIS : '';
+  const post = stop < src.length && limit > 2 ? ELLIPSIS : '';
+  let body = src.slice(start, stop);
+  if (pre.length + body.length + post.length > limit) body = body.slice(0, Math.max(0, limit - pre.length - post.length));
+  const out = pre + body + post;
+  const highlights: [number, number][] = [];
+  for (const m of matches) {
+    if (m.start >= start && m.end <= start + body.length) highlights.push([m.start - start + pre.length, m.end - start + pre.length]);
+  }
+  return { text: out, highlights };
+}

@@ -1,0 +1,42 @@
+/**
+ * Typed warnings shared by svc_search and svc_context (ARCHITECTURE.md, "Trust": warnings are typed objects,
+ * never free prose only). The code is the contract a caller branches on; the message is for humans.
+ */
+import { z } from 'zod';
+
+/** Every warning code the index and its tools can emit. Closed set: add a code here before emitting it. */
+export const warningCodes = [
+  'no_results',
+  'budget_exhausted',
+  'stale_sources',
+  'instruction_like_text',
+  'truncated_passage',
+  'snippet_restricted',
+  'embedder_unavailable',
+  'sources_capped',
+  'query_ignored_terms',
+] as const;
+
+/** One of {@link warningCodes}. */
+export type WarningCode = (typeof warningCodes)[number];
+
+/** A typed warning. `source` is the URL of the page the warning is about, when it is about one page. */
+export interface Warning {
+  readonly code: WarningCode;
+  readonly message: string;
+  readonly source?: string;
+}
+
+/** The zod schema tools reuse in their output schemas (each field described: it is API text for a model). */
+export const warningSchema = z
+  .object({
+    code: z.enum(warningCodes).describe('Machine-readable warning code; branch on this, not on the message.'),
+    message: z.string().describe('Human-readable explanation of the warning.'),
+    source: z.string().optional().describe('URL of the source page this warning is about, when it concerns one page.'),
+  })
+  .describe('A typed warning about the response (for example budget_exhausted, no_results, instruction_like_text).');
+
+/** Builds a warning, leaving `source` out entirely when absent (so JSON output has no `source: undefined`). */
+export function makeWarning(code: WarningCode, message: string, source?: string): Warning {
+  return source === undefined ? { code, message } : { code, message, source };
+}
