@@ -1,0 +1,254 @@
+/**
+ * Retrieval: BM25 arm + vector arm, fused by reciprocal rank fusion (RRF), filtered, then grouped into pages with
+ * near-duplicate collapse and host diversity.
+ *
+ * Filters run inside LanceDB only as predicates built from numbers and closed sets (host ids the index already
+ * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
+ * else a user typed is checked in code by the compiled query's predicate.
+ */
+import { compileQuery, hasPositiveConstraint, parseQuery, type CompiledQuery, type TermMode } from './query.js';
+import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
+import type { PassageIndex, PassageRow, RankingMode } from './store.js';
+
+/** Freshness windows (how recent the page's modified/published/fetched date must be). */
+export const FRESHNESS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '365d': 365 * 86_400_000 } as const;
+export type Freshness = keyof typeof FRESHNESS_WINDOWS;
+
+export interface SearchFilters {
+  /** Primary language subtag, e.g. "en". */
+  readonly language?: string | undefined;
+  /** ISO 3166-1 alpha-2, e.g. "ca". */
+  readonly country?: string | undefined;
+  /** Province code, e.g. "on". */
+  readonly province?: string | undefined;
+  readonly sourceType?: SourceTypeFilter | undefined;
+  readonly freshness?: Freshness | undefined;
+}
+
+export interface RetrievalRequest {
+  readonly query: string;
+  /** @default 'all' */
+  readonly termMode?: TermMode;
+  /** `auto`: the best the index offers (hybrid when vectors exist). @default 'auto' */
+  readonly mode?: 'auto' | 'bm25' | 'vector' | 'hybrid';
+  readonly filters?: SearchFilters;
+  /** Candidates each arm returns before fusion. @default 200 (more when code-side filters are present) */
+  readonly candidates?: number;
+  /** Reference time for freshness. @default new Date() */
+  readonly now?: Date;
+}
+
+/** A ranked passage. */
+export interface RankedPassage {
+  readonly row: PassageRow;
+  /** The score of the ranking mode: RRF sum (hybrid), BM25 (bm25), cosine similarity (vector). */
+  readonly score: number;
+  readonly bm25Rank: number | null;
+  readonly vectorRank: number | null;
+}
+
+export interface RetrievalResult {
+  readonly compiled: CompiledQuery;
+  readonly ranking: RankingMode;
+  readonly passages: RankedPassage[];
+  /** A vector arm was asked for (hybrid/vector) but the index has no usable embedder. */
+  readonly embedderUnavailable: boolean;
+}
+
+/** RRF constant (Cormack et al. 2009). */
+export const RRF_K = 60;
+
+/** Builds the LanceDB predicate from typed values only; `impossible` when a filter can match nothing. */
+export function buildWhere(
+  index: Pick<PassageIndex, 'hostIdsUnder' | 'hasLang'>,
+  compiled: CompiledQuery,
+  filters: SearchFilters,
+  now: Date,
+): { where: string | null; impossible: boolean } {
+  const parts: string[] = [];
+  const ast = compiled.ast;
+  if (ast.sites.length > 0) {
+    const ids = new Set<number>();
+    for (const d of ast.sites) if (d !== null) for (const id of index.hostIdsUnder(d)) ids.add(id);
+    if (ids.size === 0) return { where: null, impossible: true };
+    parts.push(`host_id IN (${[...ids].map((n) => String(Math.trunc(n))).join(', ')})`);
+  }
+  const notIds = new Set<number>();
+  for (const d of ast.notSites) if (d !== null) for (const id of index.hostIdsUnder(d)) notIds.add(id);
+  if (notIds.size > 0) parts.push(`host_id NOT IN (${[...notIds].map((n) => String(Math.trunc(n))).join(', ')})`);
+  if (filters.language !== undefined) {
+    const l = filters.language.toLowerCase();
+    // Only a value that occurs in the index (and has the stored shape) becomes a literal.
+    if (!/^[a-z]{2,3}$/.test(l) || !index.hasLang(l)) return { where: null, impossible: true };
+    parts.push(`lang = '${l}'`);
+  }
+  if (filters.country !== undefined) {
+    const c = filters.country.toLowerCase();
+    if (!/^[a-z]{2}$/.test(c)) return { where: null, impossible: true };
+    parts.push(`country = '${c}'`);
+  }
+  if (filters.province !== undefined) {
+    const p = (PROVINCES as readonly string[]).find((x) => x === filters.province?.toLowerCase());
+    if (!p) return { where: null, impossible: true };
+    parts.push(`province = '${p}'`);
+  }
+  if (filters.sourceType !== undefined) {
+    if (filters.sourceType === 'government') parts.push(`source_type LIKE 'government:%'`);
+    else {
+      const s = SOURCE_TYPES.find((x) => x === filters.sourceType);
+      if (!s) return { where: null, impossible: true };
+      parts.push(`source_type = '${s}'`);
+    }
+  }
+  if (filters.freshness !== undefined) {
+    const since = now.getTime() - FRESHNESS_WINDOWS[filters.freshness];
+    parts.push(`date_ms >= ${Math.trunc(since)}`);
+  }
+  return { where: parts.length ? parts.map((p) => `(${p})`).join(' AND ') : null, impossible: false };
+}
+
+const key = (r: PassageRow) => `${r.page_ref}:${r.ordinal}`;
+
+/** Runs the arms, filters in code, fuses. Passage-level; see `groupPages` for page results. */
+export async function retrieve(index: PassageIndex, req: RetrievalRequest): Promise<RetrievalResult> {
+  const compiled = compileQuery(parseQuery(req.query), { termMode: req.termMode ?? 'all' });
+  const ast = compiled.ast;
+  const wantMode = req.mode ?? 'auto';
+  const embedder = index.embedder;
+  const hashing = embedder?.kind === 'hashing-stand-in';
+  const embedderUnavailable = (wantMode === 'hybrid' || wantMode === 'vector') && !embedder;
+  let useBm25 = wantMode !== 'vector';
+  let useVector = !!embedder && wantMode !== 'bm25' && compiled.semanticText.length > 0;
+  if (wantMode === 'vector' && !useVector) useBm25 = true; // nothing to embed or no embedder: fall back
+  if (!compiled.fts && !useVector) useBm25 = true;
+  const ranking: RankingMode =
+    useBm25 && useVector ? (hashing ? 'hybrid-rrf-hashing' : 'hybrid-rrf') : useVector ? (hashing ? 'vector-hashing' : 'vector') : 'bm25';
+  const empty: RetrievalResult = { compiled, ranking, passages: [], embedderUnavailable };
+  if (!hasPositiveConstraint(ast)) return empty;
+  const { where, impossible } = buildWhere(index, compiled, req.filters ?? {}, req.now ?? new Date());
+  if (impossible) return empty;
+  const codeFilters =
+    ast.phrases.length + ast.excludedPhrases.length + ast.excludedWords.length + ast.inUrl.length + ast.notInUrl.length +
+    ast.filetypes.length + ast.notFiletypes.length + ast.inTitle.length + ast.notInTitle.length;
+  const k = Math.max(10, Math.min(5000, req.candidates ?? (codeFilters > 0 ? 1000 : 200)));
+
+  const bm25: RankedPassage[] = [];
+  const vec: RankedPassage[] = [];
+  if (useBm25) {
+    if (compiled.fts) {
+      const rows = await index.ftsCandidates(compiled.fts, where, k);
+      for (const r of rows) if (compiled.matches(r, { strictWords: false })) bm25.push({ row: r, score: r._score, bm25Rank: bm25.length + 1, vectorRank: null });
+    } else {
+      // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
+      const rows = await index.scanCandidates(where, k);
+      for (const r of rows) if (compiled.matches(r, { strictWords: true })) bm25.push({ row: r, score: 0, bm25Rank: bm25.length + 1, vectorRank: null });
+    }
+  }
+  if (useVector && embedder) {
+    const [qv] = await embedder.embed([compiled.semanticText]);
+    if (qv) {
+      const rows = await index.vectorCandidates(qv, where, k);
+      for (const r of rows) if (compiled.matches(r, { strictWords: true })) vec.push({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: vec.length + 1 });
+    }
+  }
+  if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
+  if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
+  return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
+}
+
+/** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */
+export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
+  const acc = new Map<string, { row: PassageRow; score: number; bm25Rank: number | null; vectorRank: number | null }>();
+  a.forEach((p, i) => acc.set(key(p.row), { row: p.row, score: 1 / (k + i + 1), bm25Rank: i + 1, vectorRank: null }));
+  b.forEach((p, i) => {
+    const cur = acc.get(key(p.row));
+    if (cur) {
+      cur.score += 1 / (k + i + 1);
+      cur.vectorRank = i + 1;
+    } else acc.set(key(p.row), { row: p.row, score: 1 / (k + i + 1), bm25Rank: null, vectorRank: i + 1 });
+  });
+  return [...acc.values()].sort((x, y) => y.score - x.score || x.row.page_ref - y.row.page_ref || x.row.ordinal - y.row.ordinal);
+}
+
+/** A page result: its best passage decides its rank; the other matching passages follow. */
+export interface PageHit {
+  readonly best: RankedPassage;
+  readonly passages: RankedPassage[];
+}
+
+/**
+ * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page whose canonical
+ * group or content hash was already seen is dropped (returns how many were).
+ */
+export function groupPages(passages: readonly RankedPassage[], opts: { collapseNearDuplicates: boolean }): { pages: PageHit[]; duplicates: number } {
+  const byRef = new Map<number, PageHit>();
+  const groups = new Set<string>();
+  const hashes = new Set<string>();
+  const dropped = new Set<number>();
+  const pages: PageHit[] = [];
+  for (const p of passages) {
+    const ref = p.row.page_ref;
+    if (dropped.has(ref)) continue;
+    const cur = byRef.get(ref);
+    if (cur) {
+      cur.passages.push(p);
+      continue;
+    }
+    if (opts.collapseNearDuplicates && (groups.has(p.row.group_key) || hashes.has(p.row.content_hash))) {
+      dropped.add(ref);
+      continue;
+    }
+    groups.add(p.row.group_key);
+    hashes.add(p.row.content_hash);
+    const hit: PageHit = { best: p, passages: [p] };
+    byRef.set(ref, hit);
+    pages.push(hit);
+  }
+  return { pages, duplicates: dropped.size };
+}
+
+/**
+ * Host diversity: a result page holds at most `perHost` results of one host (a positive site: query is exempt).
+ * Results over the cap move to later pages rather than vanish. Earlier pages (before `offset`) are consumed the
+ * same way, so paging is stable. Returns the requested window and, for it, how many results of each host were
+ * pushed out of it (collapsed). A page may come back shorter than `limit` when only capped hosts remain.
+ */
+export function diversify<T extends { host: string }>(
+  ranked: readonly T[],
+  opts: { limit: number; offset: number; perHost?: number; exempt: boolean },
+): { window: T[]; collapsedPerHost: Record<string, number> } {
+  const perHost = opts.perHost ?? 2;
+  if (opts.exempt) return { window: ranked.slice(opts.offset, opts.offset + opts.limit), collapsedPerHost: {} };
+  let queue = [...ranked];
+  const takeBlock = (size: number): { block: T[]; skipped: Record<string, number> } => {
+    const counts = new Map<string, number>();
+    const block: T[] = [];
+    const skipped: Record<string, number> = {};
+    const rest: T[] = [];
+    for (const item of queue) {
+      if (block.length >= size) {
+        rest.push(item);
+        continue;
+      }
+      const n = counts.get(item.host) ?? 0;
+      if (n >= perHost) {
+        skipped[item.host] = (skipped[item.host] ?? 0) + 1;
+        rest.push(item);
+        continue;
+      }
+      counts.set(item.host, n + 1);
+      block.push(item);
+    }
+    queue = rest;
+    return { block, skipped };
+  };
+  let consumed = 0;
+  while (consumed < opts.offset && queue.length > 0) {
+    const { block } = takeBlock(Math.min(opts.limit, opts.offset - consumed));
+    if (block.length === 0) break;
+    consumed += block.length;
+  }
+  if (consumed < opts.offset) return { window: [], collapsedPerHost: {} };
+  const { block, skipped } = takeBlock(opts.limit);
+  return { window: block, collapsedPerHost: skipped };
+}

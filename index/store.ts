@@ -1,0 +1,681 @@
+/**
+ * The passage index: LanceDB tables in `<dataDir>/lance`.
+ *
+ * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
+ *   it, so a search reads ONE table version (a consistent snapshot) and never joins. BM25 FTS indexes (with
+ *   positions, for phrases) on `text` and `title`; a `vector` column when an embedder exists.
+ * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
+ * - `images`: image metadata (never bytes), FTS on alt text.
+ *
+ * Atomicity: a page's passages are replaced by ONE merge-insert commit (update matching (page_ref, ordinal),
+ * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half.
+ * Writes are serialised through one queue. Unindexed rows stay searchable (LanceDB searches them flat) until
+ * `optimize()` folds them into the indexes; optimize runs every `optimizeEvery` writes.
+ */
+import * as lancedb from '@lancedb/lancedb';
+import { Index, MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
+import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { DateSource, PageInput, PageSink, SnippetPolicy } from '../page-model.js';
+import type { Embedder } from './embedder.js';
+import { classifySource, type Province, type SourceType } from './source-type.js';
+import { estimateTokens } from './tokens.js';
+import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
+
+/** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
+export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
+
+/** FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md. */
+export const FTS_OPTIONS = {
+  withPosition: true,
+  baseTokenizer: 'simple',
+  lowercase: true,
+  asciiFolding: true,
+  stem: true,
+  removeStopWords: true,
+  language: 'English',
+  maxTokenLength: 40,
+} as const;
+
+/** A stored passage row (the fields search reads). */
+export interface PassageRow {
+  readonly page_ref: number;
+  readonly ordinal: number;
+  readonly text: string;
+  readonly snippet_text: string;
+  readonly heading_path: string;
+  readonly tokens: number;
+  readonly title: string;
+  readonly url: string;
+  readonly host: string;
+  readonly host_id: number;
+  readonly filetype: string;
+  readonly lang: string | null;
+  readonly country: string | null;
+  readonly province: string | null;
+  readonly source_type: string;
+  readonly date_ms: number;
+  readonly published_at: string | null;
+  readonly modified_at: string | null;
+  readonly fetched_at: string;
+  readonly date_source: string;
+  readonly group_key: string;
+  readonly content_hash: string;
+  readonly nosnippet: boolean;
+  readonly max_snippet: number | null;
+  readonly external_id: string | null;
+}
+
+/** A page as stored. */
+export interface StoredPage {
+  readonly pageRef: number;
+  readonly url: string;
+  readonly canonicalUrl: string | null;
+  readonly host: string;
+  readonly title: string;
+  readonly description: string;
+  readonly lang: string | null;
+  readonly publishedAt: string | null;
+  readonly modifiedAt: string | null;
+  readonly dateSource: DateSource;
+  readonly fetchedAt: string;
+  readonly contentHash: string;
+  readonly snippet: SnippetPolicy;
+  readonly filetype: string;
+  readonly country: string | null;
+  readonly province: Province | null;
+  readonly sourceType: SourceType;
+  readonly passageCount: number;
+  readonly externalId: string | null;
+}
+
+/** One passage of a page, for continuation reads. */
+export interface StoredPassage {
+  readonly ordinal: number;
+  readonly text: string;
+  readonly snippetText: string;
+  readonly headingPath: string[];
+  readonly tokens: number;
+}
+
+/** Image metadata hit. */
+export interface ImageHit {
+  readonly pageRef: number;
+  readonly pageUrl: string;
+  readonly host: string;
+  readonly src: string;
+  readonly alt: string;
+  readonly width: number | null;
+  readonly height: number | null;
+}
+
+export interface IndexStats {
+  readonly pages: number;
+  readonly passages: number;
+  readonly vectors: number;
+  readonly images: number;
+  /** Best ranking mode available now. */
+  readonly rankingMode: RankingMode;
+  readonly embedder: { readonly modelId: string; readonly kind: Embedder['kind'] } | null;
+  readonly vectorIndex: boolean;
+}
+
+export interface OpenOptions {
+  /** Folder of the LanceDB database (usually `<dataDir>/lance`). */
+  readonly dir: string;
+  readonly embedder: Embedder | null;
+  readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  /** Run optimize() after this many writes. @default 200 */
+  readonly optimizeEvery?: number;
+  /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
+  readonly vectorIndexThreshold?: number;
+}
+
+const PAGE_COLUMNS_FOR_HITS = [
+  'page_ref', 'ordinal', 'text', 'snippet_text', 'heading_path', 'tokens', 'title', 'url', 'host', 'host_id', 'filetype',
+  'lang', 'country', 'province', 'source_type', 'date_ms', 'published_at', 'modified_at', 'fetched_at', 'date_source',
+  'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id',
+];
+
+const nullableUtf8 = (name: string) => new Field(name, new Utf8(), true);
+
+function passageSchema(dim: number | null): Schema {
+  const fields: Field[] = [
+    new Field('page_ref', new Int32(), false),
+    new Field('ordinal', new Int32(), false),
+    new Field('text', new Utf8(), false),
+    new Field('snippet_text', new Utf8(), false),
+    new Field('heading_path', new Utf8(), false),
+    new Field('tokens', new Int32(), false),
+    new Field('title', new Utf8(), false),
+    new Field('url', new Utf8(), false),
+    new Field('host', new Utf8(), false),
+    new Field('host_id', new Int32(), false),
+    new Field('filetype', new Utf8(), false),
+    nullableUtf8('lang'),
+    nullableUtf8('country'),
+    nullableUtf8('province'),
+    new Field('source_type', new Utf8(), false),
+    new Field('date_ms', new Float64(), false),
+    nullableUtf8('published_at'),
+    nullableUtf8('modified_at'),
+    new Field('fetched_at', new Utf8(), false),
+    new Field('date_source', new Utf8(), false),
+    new Field('group_key', new Utf8(), false),
+    new Field('content_hash', new Utf8(), false),
+    new Field('nosnippet', new Bool(), false),
+    new Field('max_snippet', new Int32(), true),
+    nullableUtf8('external_id'),
+  ];
+  if (dim !== null) fields.push(new Field('vector', new FixedSizeList(dim, new Field('item', new Float32(), true)), true));
+  return new Schema(fields);
+}
+
+const pageSchema = new Schema([
+  new Field('page_ref', new Int32(), false),
+  new Field('url', new Utf8(), false),
+  nullableUtf8('canonical_url'),
+  new Field('host', new Utf8(), false),
+  new Field('host_id', new Int32(), false),
+  new Field('title', new Utf8(), false),
+  new Field('description', new Utf8(), false),
+  nullableUtf8('lang'),
+  nullableUtf8('published_at'),
+  nullableUtf8('modified_at'),
+  new Field('date_source', new Utf8(), false),
+  new Field('fetched_at', new Utf8(), false),
+  new Field('content_hash', new Utf8(), false),
+  new Field('nosnippet', new Bool(), false),
+  new Field('max_snippet', new Int32(), true),
+  new Field('filetype', new Utf8(), false),
+  new Field('signals', new Utf8(), false),
+  nullableUtf8('country'),
+  nullableUtf8('province'),
+  new Field('source_type', new Utf8(), false),
+  new Field('passage_count', new Int32(), false),
+  nullableUtf8('external_id'),
+]);
+
+const imageSchema = new Schema([
+  new Field('page_ref', new Int32(), false),
+  new Field('ordinal', new Int32(), false),
+  new Field('page_url', new Utf8(), false),
+  new Field('host', new Utf8(), false),
+  new Field('src', new Utf8(), false),
+  new Field('alt', new Utf8(), false),
+  new Field('width', new Int32(), true),
+  new Field('height', new Int32(), true),
+]);
+
+interface IndexMeta {
+  /** Vector space of the `vector` column, or null when the table has none. */
+  vectorModelId: string | null;
+  vectorDim: number | null;
+}
+
+/** Languages are stored as a lower-case primary subtag so they can be compared as closed-set literals. */
+export function normaliseLang(lang: string | null): string | null {
+  if (!lang) return null;
+  const p = lang.trim().toLowerCase().split(/[-_]/, 1)[0] ?? '';
+  return /^[a-z]{2,3}$/.test(p) ? p : null;
+}
+
+const toMs = (iso: string | null): number | null => {
+  if (!iso) return null;
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? t : null;
+};
+
+/** Serialises writes: each task starts after the previous one settled. */
+class WriteQueue {
+  #tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.#tail.then(task, task);
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** The LanceDB-backed passage index. Implements the crawler's PageSink. */
+export class PassageIndex implements PageSink {
+  readonly #db: lancedb.Connection;
+  readonly #passages: Table;
+  readonly #pages: Table;
+  readonly #images: Table;
+  readonly #dir: string;
+  readonly #log: OpenOptions['log'];
+  readonly #queue = new WriteQueue();
+  readonly #hostIds = new Map<string, number>();
+  readonly #langs = new Set<string>();
+  readonly #optimizeEvery: number;
+  readonly #vectorIndexThreshold: number;
+  readonly #meta: IndexMeta;
+  /** The embedder whose vectors are in the table (null: no usable vectors). */
+  readonly embedder: Embedder | null;
+  #writes = 0;
+  #ftsReady = false;
+  #imageFtsReady = false;
+  #vectorIndex = false;
+  #closed = false;
+
+  private constructor(args: {
+    db: lancedb.Connection; passages: Table; pages: Table; images: Table; dir: string; log: OpenOptions['log'];
+    embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta;
+  }) {
+    this.#meta = args.meta;
+    this.#db = args.db;
+    this.#passages = args.passages;
+    this.#pages = args.pages;
+    this.#images = args.images;
+    this.#dir = args.dir;
+    this.#log = args.log;
+    this.embedder = args.embedder;
+    this.#optimizeEvery = args.optimizeEvery;
+    this.#vectorIndexThreshold = args.vectorIndexThreshold;
+  }
+
+  /**
+   * Opens (creating when needed) the index in `dir`. When the stored vectors come from another model than
+   * `embedder` (or the table has no vector column), vectors are not used: ranking is BM25 until re-ingested.
+   */
+  static async open(opts: OpenOptions): Promise<PassageIndex> {
+    mkdirSync(opts.dir, { recursive: true });
+    const db = await lancedb.connect(opts.dir);
+    const names = new Set(await db.tableNames());
+    const metaFile = join(opts.dir, 'svc-index-meta.json');
+    let meta: IndexMeta;
+    let passages: Table;
+    if (names.has('passages') && existsSync(metaFile)) {
+      meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
+      passages = await db.openTable('passages');
+    } else {
+      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null };
+      passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), { existOk: true });
+      writeFileSync(metaFile, JSON.stringify(meta));
+    }
+    let embedder = opts.embedder;
+    if (embedder && (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim)) {
+      opts.log?.warn(
+        { stored: meta.vectorModelId, embedder: embedder.modelId },
+        'index vectors come from another model (or none): vector ranking disabled until the corpus is re-indexed',
+      );
+      embedder = null;
+    }
+    const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, { existOk: true });
+    const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, { existOk: true });
+    const idx = new PassageIndex({
+      db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
+      optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
+    });
+    await idx.#loadState();
+    return idx;
+  }
+
+  async #loadState(): Promise<void> {
+    const rows = (await this.#pages.query().select(['host', 'host_id', 'lang']).toArray()) as { host: string; host_id: number; lang: string | null }[];
+    for (const r of rows) {
+      this.#hostIds.set(r.host, r.host_id);
+      if (r.lang) this.#langs.add(r.lang);
+    }
+    const idx = await this.#passages.listIndices();
+    this.#ftsReady = idx.some((i) => i.columns.includes('text')) && idx.some((i) => i.columns.includes('title'));
+    this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
+    this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
+  }
+
+  /** Folder of the database. */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  #hostId(host: string): number {
+    let id = this.#hostIds.get(host);
+    if (id === undefined) {
+      id = this.#hostIds.size + 1;
+      this.#hostIds.set(host, id);
+    }
+    return id;
+  }
+
+  /** Integer ids of every known host equal to `domain` or under it (site: compiles to these numbers). */
+  hostIdsUnder(domain: string): number[] {
+    const out: number[] = [];
+    for (const [h, id] of this.#hostIds) if (h === domain || h.endsWith(`.${domain}`)) out.push(id);
+    return out;
+  }
+
+  /** Whether a language value occurs in the index (the closed set language filters compile against). */
+  hasLang(lang: string): boolean {
+    return this.#langs.has(lang);
+  }
+
+  /** Insert or replace one page atomically. */
+  upsertPage(page: PageInput): Promise<void> {
+    return this.upsertPages([page]);
+  }
+
+  /**
+   * Insert or replace many pages; each page is replaced in the same commit as the others of the batch (one
+   * merge-insert), so no reader sees a page half-written. Embeds passages first (outside the write queue).
+   */
+  async upsertPages(pages: readonly PageInput[]): Promise<void> {
+    if (pages.length === 0) return;
+    const byRef = new Map<number, PageInput>();
+    for (const p of pages) byRef.set(p.pageRef, p); // last one wins within a batch
+    const list = [...byRef.values()];
+    const rows: Record<string, unknown>[] = [];
+    const texts: string[] = [];
+    const pageRows: Record<string, unknown>[] = [];
+    const imageRows: Record<string, unknown>[] = [];
+    for (const p of list) {
+      if (!Number.isInteger(p.pageRef) || p.pageRef < 0 || p.pageRef > 2 ** 31 - 1) throw new RangeError(`page_ref out of range: ${p.pageRef}`);
+      const host = p.host.toLowerCase();
+      const hostId = this.#hostId(host);
+      const lang = normaliseLang(p.lang);
+      const sig = classifySource(host, p.signals);
+      const dateMs = toMs(p.modifiedAt) ?? toMs(p.publishedAt) ?? toMs(p.fetchedAt) ?? 0;
+      const maxSnippet = p.snippet.maxSnippet === null ? null : Math.max(0, Math.floor(p.snippet.maxSnippet));
+      const nosnippet = p.snippet.nosnippet || maxSnippet === 0;
+      const common = {
+        title: p.title,
+        url: p.url,
+        host,
+        host_id: hostId,
+        filetype: p.filetype.toLowerCase(),
+        lang,
+        country: sig.country,
+        province: sig.province,
+        source_type: sig.sourceType,
+        date_ms: dateMs,
+        published_at: p.publishedAt,
+        modified_at: p.modifiedAt,
+        fetched_at: p.fetchedAt,
+        date_source: p.dateSource,
+        group_key: p.canonicalUrl ?? p.url,
+        content_hash: p.contentHash,
+        nosnippet,
+        max_snippet: nosnippet ? null : maxSnippet,
+        external_id: p.externalId ?? null,
+      };
+      for (const s of p.passages) {
+        rows.push({
+          page_ref: p.pageRef,
+          ordinal: s.ordinal,
+          text: s.text,
+          snippet_text: s.snippetText,
+          heading_path: JSON.stringify(s.headingPath),
+          tokens: estimateTokens(s.text),
+          ...common,
+        });
+        texts.push(p.title ? `${p.title}\n${s.text}` : s.text);
+      }
+      pageRows.push({
+        page_ref: p.pageRef,
+        url: p.url,
+        canonical_url: p.canonicalUrl,
+        host,
+        host_id: hostId,
+        title: p.title,
+        description: p.description,
+        lang,
+        published_at: p.publishedAt,
+        modified_at: p.modifiedAt,
+        date_source: p.dateSource,
+        fetched_at: p.fetchedAt,
+        content_hash: p.contentHash,
+        nosnippet,
+        max_snippet: nosnippet ? null : maxSnippet,
+        filetype: common.filetype,
+        signals: JSON.stringify(p.signals),
+        country: sig.country,
+        province: sig.province,
+        source_type: sig.sourceType,
+        passage_count: p.passages.length,
+        external_id: p.externalId ?? null,
+      });
+      p.images.forEach((im, i) =>
+        imageRows.push({ page_ref: p.pageRef, ordinal: i, page_url: p.url, host, src: im.src, alt: im.alt, width: im.width, height: im.height }),
+      );
+    }
+    if (this.embedder && rows.length > 0) {
+      const vecs = await this.embedder.embed(texts);
+      rows.forEach((r, i) => (r.vector = Array.from(vecs[i]!)));
+    } else if (this.#hasVectorColumn()) {
+      for (const r of rows) r.vector = null;
+    }
+    const refs = list.map((p) => p.pageRef).join(', ');
+    await this.#queue.run(async () => {
+      this.#assertOpen();
+      // Passages first, in one commit: search reads only this table, so this is the moment the page changes.
+      const pageFilter = `page_ref IN (${refs})`;
+      if (rows.length > 0) {
+        await this.#passages
+          .mergeInsert(['page_ref', 'ordinal'])
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .whenNotMatchedBySourceDelete({ where: pageFilter })
+          .execute(this.#arrowRows(rows, this.#passageSchemaCache ?? (this.#passageSchemaCache = await this.#passages.schema())));
+      } else {
+        await this.#passages.delete(pageFilter);
+      }
+      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
+      await this.#images.delete(pageFilter);
+      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
+      for (const r of pageRows) if (typeof r.lang === 'string') this.#langs.add(r.lang);
+      await this.#afterWrite(list.length);
+    });
+  }
+
+  #passageSchemaCache: Schema | null = null;
+
+  #hasVectorColumn(): boolean {
+    return this.#meta.vectorDim !== null;
+  }
+
+  /** Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). */
+  #arrowRows(rows: Record<string, unknown>[], schema: Schema) {
+    return lancedb.makeArrowTable(rows, { schema });
+  }
+
+  /** Removes a page from every surface (passages first: search stops returning it with that commit). */
+  removePage(pageRef: number): Promise<void> {
+    if (!Number.isInteger(pageRef)) return Promise.reject(new RangeError('page_ref must be an integer'));
+    return this.#queue.run(async () => {
+      this.#assertOpen();
+      const f = `page_ref = ${pageRef}`;
+      await this.#passages.delete(f);
+      await this.#pages.delete(f);
+      await this.#images.delete(f);
+      await this.#afterWrite(1);
+    });
+  }
+
+  async #afterWrite(n: number): Promise<void> {
+    if (!this.#ftsReady) await this.#ensureFts();
+    if (!this.#imageFtsReady && (await this.#images.countRows()) > 0) {
+      await this.#images.createIndex('alt', { config: Index.fts(FTS_OPTIONS), replace: true });
+      this.#imageFtsReady = true;
+    }
+    this.#writes += n;
+    if (this.#writes >= this.#optimizeEvery) {
+      this.#writes = 0;
+      await this.#optimizeNow();
+    }
+  }
+
+  async #ensureFts(): Promise<void> {
+    if ((await this.#passages.countRows()) === 0) return;
+    await this.#passages.createIndex('text', { config: Index.fts(FTS_OPTIONS), replace: true });
+    await this.#passages.createIndex('title', { config: Index.fts(FTS_OPTIONS), replace: true });
+    this.#ftsReady = true;
+  }
+
+  async #optimizeNow(): Promise<void> {
+    // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions.
+    const olderThan = new Date(Date.now() - 60_000);
+    await this.#passages.optimize({ cleanupOlderThan: olderThan });
+    await this.#pages.optimize({ cleanupOlderThan: olderThan });
+    await this.#images.optimize({ cleanupOlderThan: olderThan });
+    if (this.embedder && !this.#vectorIndex) {
+      const n = await this.#passages.countRows('vector IS NOT NULL');
+      if (n >= this.#vectorIndexThreshold) {
+        const partitions = Math.max(1, Math.round(Math.sqrt(n)));
+        await this.#passages.createIndex('vector', {
+          config: Index.ivfPq({ distanceType: 'cosine', numPartitions: partitions, numSubVectors: Math.max(1, Math.floor(this.embedder.dim / 16)) }),
+        });
+        this.#vectorIndex = true;
+        this.#log?.info({ vectors: n, partitions }, 'vector index built');
+      }
+    }
+  }
+
+  /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
+  optimize(): Promise<void> {
+    return this.#queue.run(async () => {
+      this.#assertOpen();
+      if (!this.#ftsReady) await this.#ensureFts();
+      this.#writes = 0;
+      await this.#optimizeNow();
+    });
+  }
+
+  /** The stored page, or null. */
+  async getPage(pageRef: number): Promise<StoredPage | null> {
+    if (!Number.isInteger(pageRef)) return null;
+    const rows = await this.#pages.query().where(`page_ref = ${pageRef}`).limit(1).toArray();
+    const r = rows[0] as Record<string, unknown> | undefined;
+    return r ? toStoredPage(r) : null;
+  }
+
+  /** Ordered passages of a page from `offset` (0-based ordinal position), at most `limit`. */
+  async pagePassages(pageRef: number, offset: number, limit: number): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null> {
+    if (!Number.isInteger(pageRef) || !Number.isInteger(offset) || !Number.isInteger(limit)) return null;
+    // Read passages first then the page: the passages are what must be consistent with each other.
+    const rows = (await this.#passages
+      .query()
+      .where(`page_ref = ${pageRef}`)
+      .select(['ordinal', 'text', 'snippet_text', 'heading_path', 'tokens'])
+      .toArray()) as { ordinal: number; text: string; snippet_text: string; heading_path: string; tokens: number }[];
+    if (rows.length === 0) return null;
+    const page = await this.getPage(pageRef);
+    if (!page) return null;
+    rows.sort((a, b) => a.ordinal - b.ordinal);
+    const slice = rows.slice(Math.max(0, offset), Math.max(0, offset) + Math.max(0, limit));
+    return {
+      page,
+      total: rows.length,
+      passages: slice.map((r) => ({
+        ordinal: r.ordinal,
+        text: r.text,
+        snippetText: r.snippet_text,
+        headingPath: JSON.parse(r.heading_path) as string[],
+        tokens: r.tokens,
+      })),
+    };
+  }
+
+  /** Image metadata whose alt text matches `text` (BM25), best first. */
+  async searchImages(text: string, limit: number): Promise<ImageHit[]> {
+    const n = Math.max(1, Math.min(100, Math.floor(limit)));
+    if (!this.#imageFtsReady || text.trim() === '') return [];
+    const rows = (await this.#images
+      .query()
+      .fullTextSearch(new MatchQuery(text.slice(0, 300), 'alt'))
+      .select(['page_ref', 'page_url', 'host', 'src', 'alt', 'width', 'height', '_score'])
+      .limit(n)
+      .toArray()) as { page_ref: number; page_url: string; host: string; src: string; alt: string; width: number | null; height: number | null }[];
+    return rows.map((r) => ({ pageRef: r.page_ref, pageUrl: r.page_url, host: r.host, src: r.src, alt: r.alt, width: r.width, height: r.height }));
+  }
+
+  /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
+  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number): Promise<(PassageRow & { _score: number })[]> {
+    if (!this.#ftsReady) return [];
+    let q = this.#passages.query().fullTextSearch(fts).select([...PAGE_COLUMNS_FOR_HITS, '_score']).limit(k);
+    if (where) q = q.where(where);
+    return (await q.toArray()) as (PassageRow & { _score: number })[];
+  }
+
+  /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
+  async vectorCandidates(vector: Float32Array, where: string | null, k: number): Promise<(PassageRow & { _distance: number })[]> {
+    if (!this.embedder) return [];
+    let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...PAGE_COLUMNS_FOR_HITS, '_distance']).limit(k);
+    if (where) q = q.where(where);
+    if (this.#vectorIndex) q = q.nprobes(20).refineFactor(5);
+    return (await q.toArray()) as (PassageRow & { _distance: number })[];
+  }
+
+  /** Filter-only scan (queries made of operators only), in storage order. */
+  async scanCandidates(where: string | null, k: number): Promise<PassageRow[]> {
+    let q = this.#passages.query().select(PAGE_COLUMNS_FOR_HITS).limit(k);
+    if (where) q = q.where(where);
+    return (await q.toArray()) as PassageRow[];
+  }
+
+  /** Ranked passages for a query (see retrieval.ts). */
+  search(req: RetrievalRequest): Promise<RetrievalResult> {
+    return retrieve(this, req);
+  }
+
+  /** The best ranking mode available now. */
+  rankingMode(): RankingMode {
+    if (!this.embedder) return 'bm25';
+    return this.embedder.kind === 'model' ? 'hybrid-rrf' : 'hybrid-rrf-hashing';
+  }
+
+  async stats(): Promise<IndexStats> {
+    const [pages, passages, images] = await Promise.all([this.#pages.countRows(), this.#passages.countRows(), this.#images.countRows()]);
+    const vectors = this.#hasVectorColumn() ? await this.#passages.countRows('vector IS NOT NULL') : 0;
+    return {
+      pages,
+      passages,
+      vectors,
+      images,
+      rankingMode: this.rankingMode(),
+      embedder: this.embedder ? { modelId: this.embedder.modelId, kind: this.embedder.kind } : null,
+      vectorIndex: this.#vectorIndex,
+    };
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('PassageIndex is closed');
+  }
+
+  /** Waits for pending writes, then closes the tables (the embedder is the caller's to close). */
+  async close(): Promise<void> {
+    await this.#queue.run(async () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#passages.close();
+      this.#pages.close();
+      this.#images.close();
+      this.#db.close();
+    });
+  }
+}
+
+function toStoredPage(r: Record<string, unknown>): StoredPage {
+  const maxSnippet = r.max_snippet as number | null;
+  return {
+    pageRef: r.page_ref as number,
+    url: r.url as string,
+    canonicalUrl: (r.canonical_url as string | null) ?? null,
+    host: r.host as string,
+    title: r.title as string,
+    description: r.description as string,
+    lang: (r.lang as string | null) ?? null,
+    publishedAt: (r.published_at as string | null) ?? null,
+    modifiedAt: (r.modified_at as string | null) ?? null,
+    dateSource: r.date_source as DateSource,
+    fetchedAt: r.fetched_at as string,
+    contentHash: r.content_hash as string,
+    snippet: { nosnippet: r.nosnippet as boolean, maxSnippet: maxSnippet ?? null },
+    filetype: r.filetype as string,
+    country: (r.country as string | null) ?? null,
+    province: (r.province as Province | null) ?? null,
+    sourceType: r.source_type as SourceType,
+    passageCount: r.passage_count as number,
+    externalId: (r.external_id as string | null) ?? null,
+  };
+}
