@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
+import type { PassageIndex } from '../index/store.js';
 
 /**
  * The services every tool handler may use, built once by main.ts (createServices) and passed in — never module
@@ -14,4 +15,6 @@ export interface ServiceDeps {
   readonly log: Logger;
   /** The clock (tests inject a fixed one). */
   readonly now: () => Date;
+  /** The LanceDB passage index (svc_search, svc_context, page passages). */
+  readonly index: PassageIndex;
 }
