@@ -8,7 +8,6 @@ export const errorTable = {
   invalid_json: { status: 400, title: 'Body is not valid JSON' },
   invalid_url: { status: 400, title: 'Invalid URL' },
   invalid_host: { status: 400, title: 'Invalid host name' },
-  unsupported_protocol_version: { status: 400, title: 'Unsupported MCP protocol version' },
   unauthorized: { status: 401, title: 'Missing or invalid API key' },
   forbidden_origin: { status: 403, title: 'Origin not allowed' },
   not_found: { status: 404, title: 'Resource not found' },
