@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { loadConfig } from '../config.js';
 import { openStateDb } from '../state/db.js';
-import { EntityStore, type DatasetInfo } from '../state/entities.js';
+import { EntityStore, KNOWN_DATASETS, type DatasetInfo } from '../state/entities.js';
 import { datasetFacts, type RejectReason } from '../state/entity-facts.js';
 
 /** Where the SQLite state lives inside the data directory. */
@@ -82,7 +82,7 @@ const ODCAF_KINDS: Record<string, string> = {
 
 const MAPPINGS: Record<'odhf' | 'odcaf', DatasetMapping> = {
   odhf: {
-    info: { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada' },
+    info: KNOWN_DATASETS[0]!,
     required: ['index', 'facility_name', 'odhf_facility_type', 'province', 'postal_code', 'city'],
     rowId: (r) => val(r, 'index') ?? '',
     kind: (r) => ODHF_KINDS[(val(r, 'odhf_facility_type') ?? '').toLowerCase()] ?? null,
@@ -95,7 +95,7 @@ const MAPPINGS: Record<'odhf' | 'odcaf', DatasetMapping> = {
     lon: (r) => numVal(r, 'longitude'),
   },
   odcaf: {
-    info: { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada' },
+    info: KNOWN_DATASETS[1]!,
     required: ['Index', 'Facility_Name', 'ODCAF_Facility_Type', 'Prov_Terr', 'Postal_Code', 'City'],
     rowId: (r) => val(r, 'Index') ?? '',
     kind: (r) => ODCAF_KINDS[(val(r, 'ODCAF_Facility_Type') ?? '').toLowerCase()] ?? null,

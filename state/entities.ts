@@ -31,6 +31,12 @@ export interface DatasetInfo {
   readonly publisher: string;
 }
 
+/** The Statistics Canada databases the importer reads (provenance titles for their sources). */
+export const KNOWN_DATASETS: readonly DatasetInfo[] = [
+  { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada' },
+  { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada' },
+];
+
 /** Licence of one source. `name`/`url` are null for page sources (no licence granted). */
 export interface SourceLicence {
   readonly name: string | null;
@@ -175,7 +181,7 @@ export class EntityStore implements EntitySink {
 
   constructor(db: StateDb, datasets: readonly DatasetInfo[] = []) {
     this.#db = db;
-    for (const d of datasets) this.#datasets.set(d.id, d);
+    for (const d of [...KNOWN_DATASETS, ...datasets]) this.#datasets.set(d.id, d);
   }
 
   /** Registers a dataset's title for provenance (the importer does this; unknown ids still work). */

@@ -3,6 +3,9 @@ import type { Config } from '../config.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import type { PassageIndex } from '../index/store.js';
+import type { EntityStore } from '../state/entities.js';
+import type { RequestStore } from '../state/requests.js';
+import type { CrawlerHandle } from './request-processor.js';
 
 /**
  * The services every tool handler may use, built once by main.ts (createServices) and passed in — never module
@@ -17,4 +20,10 @@ export interface ServiceDeps {
   readonly now: () => Date;
   /** The LanceDB passage index (svc_search, svc_context, page passages). */
   readonly index: PassageIndex;
+  /** Canadian establishments from page JSON-LD and open data (svc_entities). */
+  readonly entities: EntityStore;
+  /** URL requests (svc_submit_url, svc_request_status). */
+  readonly requests: RequestStore;
+  /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */
+  readonly crawler: CrawlerHandle | null;
 }

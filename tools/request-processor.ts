@@ -1,0 +1,213 @@
+/**
+ * Moves URL requests through the crawler (docs/api-requests.md):
+ * - discovery / recrawl / correction: admitted to the crawler's frontier at submitted priority (correction one
+ *   step higher, its note kept on the request) → `queued`; `in_progress` once a crawl worker leases the URL;
+ *   `completed` when the crawler has processed it, with the outcome read from the document registry and the
+ *   frontier (indexed, updated, unchanged, excluded_by_robots, excluded_by_noindex, not_found); `failed` when the
+ *   frontier dead-letters it. A submission never bypasses robots, noindex, politeness, redirect re-validation,
+ *   back-off or dead-lettering: the URL goes through the same crawler path as any other.
+ * - removal: a fresh fetch through the crawler's `processNow` (same robots, politeness and redirect rules); the
+ *   URL — exactly that URL — is removed only when that fetch shows 404/410 or noindex. Otherwise the request
+ *   completes as `rejected` with the reason, so no key can remove someone else's live page.
+ */
+import type { Logger } from 'pino';
+import { PRIORITY, type Frontier, type FrontierRow } from '../crawler/frontier.js';
+import type { Documents } from '../state/documents.js';
+import type { RequestOutcome, RequestStore, UrlRequest } from '../state/requests.js';
+
+/** What a fresh single-URL fetch by the crawler showed (crawler `processNow`). */
+export interface ProcessNowResult {
+  /** Final HTTP status, null when no response (robots refusal, network error). */
+  readonly status: number | null;
+  /**
+   * What the crawler did with the URL: indexed | unchanged | excluded:noindex | excluded:robots | gone (404/410)
+   * | error:<kind> | excluded:<other reason>. Only the prefix before ':' and these values are relied on.
+   */
+  readonly outcome: string;
+  /** True when the response carried noindex (meta robots, meta svcbot or X-Robots-Tag). */
+  readonly noindex?: boolean;
+}
+
+/**
+ * The part of the crawler URL requests use. crawler/crawler.ts provides it; main.ts passes the running crawler
+ * (or null when the process does not crawl).
+ */
+export interface CrawlerHandle {
+  /** The durable frontier (enqueue with a request id; read a URL's state). */
+  readonly frontier: Pick<Frontier, 'enqueue' | 'get'>;
+  /** Fetches and processes one URL now, through the same robots / politeness / redirect checks as the crawl. */
+  processNow(url: string, opts: { reason: string; requestId?: string }): Promise<ProcessNowResult>;
+}
+
+/** Frontier priority of a request type: submissions rank above sitemap and discovered URLs, corrections highest. */
+export function priorityFor(type: UrlRequest['type']): number {
+  return type === 'correction' ? PRIORITY.submitted + 5 : PRIORITY.submitted;
+}
+
+export interface RequestProcessorOptions {
+  readonly requests: RequestStore;
+  readonly documents: Documents;
+  readonly crawler: CrawlerHandle;
+  readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  /** How many requests one tick looks at per status. @default 50 */
+  readonly batch?: number;
+  /** Poll interval of `start()`, ms. @default 1000 */
+  readonly intervalMs?: number;
+}
+
+/** Maps a frontier/documents state after the crawler processed a URL to a request outcome. */
+export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastStatus'>, doc: ReturnType<Documents['byUrl']>, queuedAt: string): { outcome: RequestOutcome; reason?: string } {
+  const o = (row.lastOutcome ?? '').toLowerCase();
+  const status = row.lastStatus;
+  if (o.includes('robots')) return { outcome: 'excluded_by_robots', reason: 'robots.txt disallows this URL for SvcBot' };
+  if (o.includes('noindex') || o.includes('unavailable_after')) return { outcome: 'excluded_by_noindex', reason: 'the page asks not to be indexed (noindex)' };
+  if (o === 'gone' || o.startsWith('gone') || o.includes('not_found') || status === 404 || status === 410) {
+    return { outcome: 'not_found', reason: `the server answered ${status ?? 'not found'}` };
+  }
+  if (doc && doc.status === 'indexed') {
+    if (doc.firstSeen !== null && doc.firstSeen >= queuedAt) return { outcome: 'indexed' };
+    if (doc.lastChanged !== null && doc.lastChanged >= queuedAt) return { outcome: 'updated' };
+    return { outcome: 'unchanged' };
+  }
+  if (o.startsWith('unchanged') || status === 304) return { outcome: 'unchanged' };
+  if (doc && (doc.status === 'excluded' || doc.status === 'removed' || doc.status === 'gone')) {
+    return { outcome: 'rejected', reason: `not indexed: ${doc.reason ?? doc.status}` };
+  }
+  return { outcome: 'rejected', reason: `not indexed: ${row.lastOutcome ?? 'no indexable content'}` };
+}
+
+/**
+ * Drives request status transitions. `tick()` does one pass (tests call it directly); `start()` runs ticks on an
+ * interval until `stop()`.
+ */
+export class RequestProcessor {
+  readonly #o: RequestProcessorOptions;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+
+  constructor(opts: RequestProcessorOptions) {
+    this.#o = opts;
+  }
+
+  /** One pass: admit received requests, follow queued / in-progress ones, run removals. */
+  async tick(): Promise<void> {
+    const { requests } = this.#o;
+    const batch = this.#o.batch ?? 50;
+    for (const r of requests.listByStatus('received', batch)) {
+      if (r.type === 'removal') await this.#removal(r);
+      else this.#admit(r);
+    }
+    for (const r of [...requests.listByStatus('queued', batch), ...requests.listByStatus('in_progress', batch)]) {
+      if (r.type !== 'removal') this.#follow(r);
+    }
+  }
+
+  /** Runs ticks every `intervalMs` (one at a time) until stop(). */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      if (this.#running) return;
+      this.#running = this.tick()
+        .catch((e: unknown) => this.#o.log?.warn({ err: e }, 'request processor tick failed'))
+        .finally(() => (this.#running = null));
+    }, this.#o.intervalMs ?? 1000);
+    this.#timer.unref();
+  }
+
+  /** Stops the loop and waits for a running tick. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  #admit(r: UrlRequest): void {
+    const res = this.#o.crawler.frontier.enqueue(r.url, {
+      priority: priorityFor(r.type),
+      reason: `request:${r.type}`,
+      requestId: r.id,
+      // Recrawl and correction make an already crawled URL due now; discovery of a known URL only raises priority.
+      refresh: r.type !== 'discovery',
+    });
+    if (res === null) {
+      this.#o.requests.transition(r.id, 'completed', { outcome: 'rejected', reason: 'the crawler does not accept this URL' });
+      return;
+    }
+    this.#o.requests.transition(r.id, 'queued');
+    if (r.type === 'discovery' && !res.created && (res.state === 'done' || res.state === 'dead')) {
+      // Already known and crawled: discovery has nothing left to do; the outcome is what the last crawl found.
+      const row = this.#o.crawler.frontier.get(r.url);
+      if (row) {
+        const doc = this.#o.documents.byUrl(r.url);
+        const out = outcomeFromCrawl(row, doc, r.receivedAt);
+        this.#o.requests.transition(r.id, 'completed', {
+          outcome: out.outcome,
+          reason: `already known to the crawler${out.reason ? `; ${out.reason}` : ''}`,
+        });
+      }
+    }
+  }
+
+  /** Reads the frontier row of a queued / in-progress request and moves the request on. */
+  #follow(r: UrlRequest): void {
+    const { requests, documents, crawler } = this.#o;
+    const row = crawler.frontier.get(r.url);
+    if (!row) return;
+    const queuedAt = r.history.find((h) => h.status === 'queued')?.at ?? r.receivedAt;
+    const queuedMs = Date.parse(queuedAt);
+    if (row.state === 'leased') {
+      if (r.status === 'queued') requests.transition(r.id, 'in_progress');
+      return;
+    }
+    if (row.state === 'dead') {
+      requests.transition(r.id, 'failed', { reason: `the crawler gave up on this URL: ${row.deadReason ?? row.lastError ?? 'repeated failures'}` });
+      return;
+    }
+    if (row.state === 'retrying') {
+      // Waiting for back-off: the attempt is over, the request waits in the queue again.
+      if (r.status === 'in_progress') requests.transition(r.id, 'queued');
+      return;
+    }
+    if (row.state === 'done') {
+      const fetched = documents.byUrl(r.url);
+      const fetchedAt = fetched?.lastFetched ? Date.parse(fetched.lastFetched) : NaN;
+      // Completed only by a fetch that happened after the request was queued (a recrawl must be a new fetch).
+      // URLs the registry never saw (refused before allocation) count as processed once the frontier completed them.
+      const processedAfter = fetched ? Number.isFinite(fetchedAt) && fetchedAt >= queuedMs : row.completions > 0;
+      if (!processedAfter) return;
+      if (r.status === 'queued') requests.transition(r.id, 'in_progress');
+      const out = outcomeFromCrawl(row, fetched, queuedAt);
+      requests.transition(r.id, 'completed', out);
+    }
+  }
+
+  async #removal(r: UrlRequest): Promise<void> {
+    const { requests, crawler } = this.#o;
+    requests.transition(r.id, 'in_progress');
+    let res: ProcessNowResult;
+    try {
+      res = await crawler.processNow(r.url, { reason: 'request:removal', requestId: r.id });
+    } catch (e) {
+      requests.transition(r.id, 'failed', { reason: `the verification fetch failed: ${(e as Error).message}` });
+      return;
+    }
+    const o = res.outcome.toLowerCase();
+    if (res.status === 404 || res.status === 410 || o === 'gone' || o.startsWith('gone')) {
+      requests.transition(r.id, 'completed', { outcome: 'removed', reason: `a fresh fetch answered ${res.status ?? 'gone'}; this URL was removed from the index` });
+    } else if (res.noindex === true || o.includes('noindex')) {
+      requests.transition(r.id, 'completed', { outcome: 'removed', reason: 'a fresh fetch shows noindex; this URL was removed from the index' });
+    } else if (o.includes('robots')) {
+      requests.transition(r.id, 'completed', {
+        outcome: 'rejected',
+        reason: 'robots.txt does not let SvcBot fetch this URL, so its removal cannot be verified; robots rules already keep it from being crawled again',
+      });
+    } else if (o.startsWith('error')) {
+      requests.transition(r.id, 'failed', { reason: `the verification fetch failed (${res.outcome}); submit again later` });
+    } else {
+      requests.transition(r.id, 'completed', {
+        outcome: 'rejected',
+        reason: `the page is live (HTTP ${res.status ?? '?'}, indexable): exact removal needs a fresh fetch that shows 404, 410 or noindex`,
+      });
+    }
+  }
+}
