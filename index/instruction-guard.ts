@@ -43,7 +43,7 @@ const PATTERNS: readonly RegExp[] = [
   // -- English: notes addressed to models reading the page
   /\b(?:if you are|as) an? (?:ai|llm|large language model|language model|ai assistant|ai agent|chatbot)(?: reading| processing| summari[sz]ing| browsing)?\b.{0,80}\b(?:you must|you should|must|please|ignore|instead|do not|always)\b/u,
   /\b(?:note|message|instructions?|attention|important) (?:to|for) (?:all )?(?:ai|llm|language model|ai assistant|ai agent|chatbot)s?\b/u,
-  /\b(?:ai|llm|assistant|language model|chatbot)s? (?:reading|processing|summari[sz]ing) this (?:page|text|document|content|site|email)\b/u,
+  /\b(?:ai|llm|assistant|language model|chatbot)s?(?: (?:models?|assistants?|agents?|systems?|tools?))? (?:reading|processing|summari[sz]ing|crawling|browsing) this (?:page|text|document|content|site|website|email)\b/u,
   // -- chat-template role tags and delimiters
   /<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>/u,
   /<\/?(?:system|assistant|system_prompt|instructions?)>/u,

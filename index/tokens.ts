@@ -75,7 +75,7 @@ export function estimateTokens(text: string): number {
   let sum = 0;
   PIECE.lastIndex = 0;
   for (const m of text.matchAll(PIECE)) sum += pieceCost(m[0]);
-  return Math.max(1, Math.ceil(sum));
+  return Math.max(1, Math.round(sum));
 }
 
 const SENTENCE_END = /[.!?…。！？](?:["'’”»)\]]*)(?=\s)|\n/gu;

@@ -1,0 +1,114 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { parse } from 'node-html-parser';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { estimateTokens, truncateToTokens } from '../../index/tokens.js';
+
+// Real text, read in place from ../shared (never copied into the repo).
+const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
+
+/** SciFact passages (title + abstract), a slice the price tables were not fitted on (they used docs 0–2499). */
+function sciFact(from: number, count: number): string[] {
+  const lines = gunzipSync(readFileSync(`${shared}beir/scifact/corpus.jsonl.gz`)).toString('utf8').split('\n');
+  return lines
+    .filter((l) => l.trim() !== '')
+    .slice(from, from + count)
+    .map((l) => {
+      const doc = JSON.parse(l) as { title: string; text: string };
+      return `${doc.title}\n${doc.text}`;
+    });
+}
+
+/** Paragraphs (> 80 chars) of the French pages of the trafilatura eval set. */
+function frenchParagraphs(): string[] {
+  const base = `${shared}web/trafilatura-eval/`;
+  const out: string[] = [];
+  for (const line of readFileSync(`${base}ground-truth.jsonl`, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    const row = JSON.parse(line) as { html_lang_attr: string; html_path: string };
+    if (!row.html_lang_attr.startsWith('fr')) continue;
+    const root = parse(gunzipSync(readFileSync(`${base}${row.html_path}`)).toString('utf8'));
+    for (const p of root.querySelectorAll('p')) {
+      const text = p.textContent.replace(/\s+/gu, ' ').trim();
+      if (text.length > 80) out.push(text);
+    }
+  }
+  return out;
+}
+
+function meanAbsRelError(texts: readonly string[]): number {
+  let sum = 0;
+  for (const text of texts) {
+    const real = countTokens(text);
+    sum += Math.abs(estimateTokens(text) - real) / real;
+  }
+  return sum / texts.length;
+}
+
+t.test('issue 4: English estimate within 10% MAE of o200k on SciFact passages', async (t) => {
+  const texts = sciFact(2500, 1200);
+  t.equal(texts.length, 1200);
+  const mae = meanAbsRelError(texts);
+  t.comment(`English (SciFact, ${texts.length} passages) MAE = ${(mae * 100).toFixed(2)}%`);
+  t.ok(mae < 0.1, `MAE ${mae} < 0.10`);
+});
+
+t.test('issue 4: French estimate within 10% MAE of o200k on French web pages', async (t) => {
+  const texts = frenchParagraphs();
+  t.ok(texts.length >= 200, `enough French paragraphs (${texts.length})`);
+  const mae = meanAbsRelError(texts);
+  t.comment(`French (trafilatura fr pages, ${texts.length} paragraphs) MAE = ${(mae * 100).toFixed(2)}%`);
+  t.ok(mae < 0.1, `MAE ${mae} < 0.10`);
+});
+
+t.test('estimateTokens basics', async (t) => {
+  t.equal(estimateTokens(''), 0);
+  t.equal(estimateTokens('a'), 1);
+  t.equal(estimateTokens(' '), 1);
+  t.equal(estimateTokens('hello world'), countTokens('hello world'));
+  // Long digit strings go in groups of three, like o200k.
+  t.equal(estimateTokens('123456789'), countTokens('123456789'));
+  // CJK and Cyrillic are priced (not counted as one giant word).
+  t.ok(estimateTokens('日本語のテキストです') >= 5);
+  t.ok(estimateTokens('Привет, как дела у тебя сегодня?') >= 6);
+  // Monotone in repetition: more text never costs less.
+  t.ok(estimateTokens('word '.repeat(100)) > estimateTokens('word '.repeat(50)));
+});
+
+t.test('truncateToTokens', async (t) => {
+  const text = 'The first sentence is short. The second sentence is a little longer than the first one. A third follows here.';
+  t.equal(truncateToTokens(text, 1000), text, 'fits: unchanged');
+  t.equal(truncateToTokens(text, 0), '');
+  t.equal(truncateToTokens(text, -5), '');
+  t.equal(truncateToTokens(text, Number.NaN), '');
+  const cut = truncateToTokens(text, 12);
+  t.ok(text.startsWith(cut), 'a prefix');
+  t.ok(estimateTokens(cut) <= 12);
+  t.equal(cut, 'The first sentence is short.', 'cut at the sentence end');
+  const words = truncateToTokens('alpha beta gamma delta epsilon zeta eta theta iota kappa', 4);
+  t.ok(estimateTokens(words) <= 4);
+  t.match(words, /^alpha( \w+)*$/u, 'whole words only');
+  t.notMatch(words, /\s$/u, 'no trailing whitespace');
+  // One giant "word" (no boundary): hard cut, still within budget and never splitting a surrogate pair.
+  const giant = '😀'.repeat(500);
+  const g = truncateToTokens(giant, 10);
+  t.ok(g.length > 0 && giant.startsWith(g) && estimateTokens(g) <= 10);
+  t.notOk(/[\ud800-\udbff]$/u.test(g), 'no lone high surrogate at the end');
+});
+
+t.test('truncateToTokens properties: a prefix within budget, unchanged when it fits', async (t) => {
+  const run = fc.check(
+    fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.integer({ min: 1, max: 80 }), (s, max) => {
+      const out = truncateToTokens(s, max);
+      if (!s.startsWith(out)) return false;
+      if (estimateTokens(out) > max) return false;
+      if (estimateTokens(s) <= max && out !== s) return false;
+      return true;
+    }),
+    { numRuns: 400 },
+  );
+  t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');
+});
