@@ -1,0 +1,156 @@
+import t from 'tap';
+import fc from 'fast-check';
+import {
+  compileQuery,
+  hostMatchesSite,
+  normaliseFiletype,
+  normaliseSite,
+  parseQuery,
+  type MatchableRow,
+} from '../../index/query.js';
+import { buildWhere } from '../../index/retrieval.js';
+
+const row = (over: Partial<MatchableRow>): MatchableRow => ({
+  text: 'The quick brown fox jumps over the lazy dog',
+  title: 'Fox facts',
+  url: 'https://www.example.org/animals/fox.html',
+  host: 'www.example.org',
+  filetype: 'html',
+  ...over,
+});
+
+t.test('parses every operator of spec §1.1', async (t) => {
+  const ast = parseQuery('intitle:"Passport Renewal" site:canada.ca filetype:PDF -fees --delay -inurl:archive "adult passport" renew');
+  t.same(ast.inTitle, [['passport', 'renewal']]);
+  t.same(ast.sites, ['canada.ca']);
+  t.same(ast.filetypes, ['pdf']);
+  t.same(ast.excludedWords, ['fees', 'delay']);
+  t.same(ast.notInUrl, ['archive']);
+  t.same(ast.phrases, [['adult', 'passport']]);
+  t.same(ast.words, ['renew']);
+  t.same(ast.notSites, []);
+});
+
+t.test('negated operators and alternatives', async (t) => {
+  const ast = parseQuery('-site:spam.example site:a.example site:b.example -filetype:pdf filetype:html filetype:txt -intitle:"draft" -"exact junk"');
+  t.same(ast.notSites, ['spam.example']);
+  t.same(ast.sites, ['a.example', 'b.example']);
+  t.same(ast.notFiletypes, ['pdf']);
+  t.same(ast.filetypes, ['html', 'txt']);
+  t.same(ast.notInTitle, [['draft']]);
+  t.same(ast.excludedPhrases, [['exact', 'junk']]);
+});
+
+t.test('site values are normalised to host names; junk matches nothing', async (t) => {
+  t.equal(normaliseSite('https://WWW.Canada.ca/en/page?x=1'), 'www.canada.ca');
+  t.equal(normaliseSite('*.gc.ca'), 'gc.ca');
+  t.equal(normaliseSite('montréal.ca'), 'xn--montral-fya.ca');
+  t.equal(normaliseSite("a' OR 1=1 --"), null);
+  t.equal(normaliseSite('(x)'), null);
+  t.equal(normaliseFiletype('.PDF'), 'pdf');
+  t.equal(normaliseFiletype('pdf;drop'), null);
+  t.ok(hostMatchesSite('www.canada.ca', 'canada.ca'));
+  t.ok(hostMatchesSite('canada.ca', 'canada.ca'));
+  t.notOk(hostMatchesSite('notcanada.ca', 'canada.ca'), 'a suffix that is not a label boundary does not match');
+  const c = compileQuery(parseQuery("fox site:a'b"));
+  t.notOk(c.matches(row({}), { strictWords: false }), 'an invalid site: matches nothing rather than everything');
+});
+
+t.test('compiled predicate: phrases, negations, inurl, filetype, intitle, site alternatives', async (t) => {
+  const m = (q: string, r: Partial<MatchableRow> = {}, strict = false) => compileQuery(parseQuery(q)).matches(row(r), { strictWords: strict });
+  t.ok(m('"brown fox"'));
+  t.notOk(m('"fox brown"'));
+  t.ok(m('"BRÖWN fox"'), 'phrases are case and diacritic insensitive');
+  t.notOk(m('fox -lazy'));
+  t.notOk(m('fox --LAZY'));
+  t.ok(m('fox -cat'));
+  t.notOk(m('fox -"lazy dog"'));
+  t.ok(m('fox inurl:animals'));
+  t.notOk(m('fox -inurl:animals'));
+  t.ok(m('fox filetype:html'));
+  t.notOk(m('fox filetype:pdf'));
+  t.ok(m('fox filetype:pdf filetype:html'), 'several positive filetypes are alternatives');
+  t.ok(m('fox intitle:"fox facts"'));
+  t.notOk(m('fox intitle:"dog"'));
+  t.notOk(m('fox -intitle:fox'));
+  t.ok(m('fox site:example.org'));
+  t.ok(m('fox site:other.example site:example.org'), 'several positive sites are alternatives');
+  t.notOk(m('fox site:other.example'));
+  t.notOk(m('fox -site:example.org'));
+  t.ok(m('foxes jumping', {}, true), 'strict word check agrees with the stemmer on plurals and -ing');
+  t.notOk(m('fox cat', {}, true), 'all bare words must match (strict check)');
+});
+
+t.test('compiled clauses: FTS object only when there is positive text', async (t) => {
+  t.equal(compileQuery(parseQuery('site:example.org')).fts, null);
+  t.equal(compileQuery(parseQuery('-fox')).fts, null);
+  t.ok(compileQuery(parseQuery('fox')).fts);
+  t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
+  t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
+  t.same(compileQuery(parseQuery('fox "lazy dog"')).highlightTerms, ['lazy dog', 'fox']);
+});
+
+const fakeIndex = {
+  hostIdsUnder: (d: string) => (['www.example.org', 'example.org', 'news.example.com'] as const).flatMap((h, i) => (hostMatchesSite(h, d) ? [i + 1] : [])),
+  hasLang: (l: string) => l === 'en' || l === 'fr',
+};
+
+t.test('where clauses contain only numbers and closed-set literals', async (t) => {
+  const c = compileQuery(parseQuery('fox site:example.org -site:news.example.com'));
+  const w = buildWhere(fakeIndex, c, { language: 'en', province: 'on', sourceType: 'government', freshness: '7d', country: 'ca' }, new Date(0));
+  t.equal(w.impossible, false);
+  t.equal(w.where, "(host_id IN (1, 2)) AND (host_id NOT IN (3)) AND (lang = 'en') AND (country = 'ca') AND (province = 'on') AND (source_type LIKE 'government:%') AND (date_ms >= -604800000)");
+  t.equal(buildWhere(fakeIndex, compileQuery(parseQuery('fox site:unknown.example')), {}, new Date()).impossible, true);
+  t.equal(buildWhere(fakeIndex, c, { language: "en' OR 1=1" }, new Date()).impossible, true);
+  t.equal(buildWhere(fakeIndex, c, { language: 'de' }, new Date()).impossible, true, 'a language absent from the index matches nothing');
+});
+
+const hostile = fc.oneof(
+  fc.string({ maxLength: 300 }),
+  fc.string({ unit: 'grapheme', maxLength: 300 }),
+  fc.constantFrom("' OR 1=1 --", '"); DROP TABLE passages; --', '(((', ')))', 'AND OR NOT', 'site:', '"', '-', '--', 'intitle:"', 'é\u0301\u200b', 'x'.repeat(300)),
+);
+
+t.test('property: the parser never throws and always yields bounded lists', async (t) => {
+  fc.assert(
+    fc.property(fc.array(hostile, { maxLength: 6 }), (parts) => {
+      const q = parts.join(' ');
+      const ast = parseQuery(q);
+      const c = compileQuery(ast);
+      c.matches(row({}), { strictWords: true });
+      for (const list of Object.values(ast)) if (list.length > 32) throw new Error('unbounded');
+      for (const s of [...ast.sites, ...ast.notSites]) if (s !== null && !/^[a-z0-9.-]+$/.test(s)) throw new Error(`bad site ${s}`);
+      for (const f of [...ast.filetypes, ...ast.notFiletypes]) if (f !== null && !/^[a-z0-9]+$/.test(f)) throw new Error(`bad ext ${f}`);
+    }),
+    { numRuns: 400 },
+  );
+  t.pass('400 generated cases hold');
+});
+
+t.test('property: hostile operator values cannot change what is matched', async (t) => {
+  const rows = [
+    row({}),
+    row({ host: 'news.example.com', url: 'https://news.example.com/a', text: 'fox news today', title: 'News' }),
+    row({ host: 'evil.test', url: 'https://evil.test/x', text: 'fox OR 1=1', title: "' OR 1=1" }),
+  ];
+  fc.assert(
+    fc.property(hostile, (v) => {
+      // site: with a hostile value (no whitespace: a site value is one token): reference semantics.
+      const token = v.replace(/\s+/g, '');
+      const c = compileQuery(parseQuery(`fox site:${token}`));
+      const d = normaliseSite(token.startsWith('"') ? token.slice(1).split('"')[0] ?? '' : token);
+      for (const r of rows) {
+        const expected = d !== null && hostMatchesSite(r.host, d);
+        if (c.matches(r, { strictWords: false }) !== expected) throw new Error(`site:${token} on ${r.host}`);
+      }
+      const w = buildWhere(fakeIndex, c, {}, new Date(0));
+      if (w.where !== null && !/^\(host_id IN \([0-9, ]+\)\)$/.test(w.where)) throw new Error(`where leaked: ${w.where}`);
+      // A quoted hostile value stays data inside its phrase: no operator or other clause appears.
+      const inner = v.replace(/["\u201c\u201d]/g, '');
+      const a = parseQuery(`intitle:"${inner}"`);
+      if (a.sites.length + a.filetypes.length + a.words.length + a.excludedWords.length + a.inUrl.length !== 0) throw new Error('leak from quoted value');
+    }),
+    { numRuns: 400 },
+  );
+  t.pass('400 generated cases hold');
+});
