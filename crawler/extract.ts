@@ -4,10 +4,12 @@
  * Pure: no I/O; the caller passes the body and the response headers.
  */
 import { parse, type HTMLElement } from 'node-html-parser';
+import { TextDecoder } from 'node:util';
 import type { DateSource, ImageInput, PassageInput } from '../page-model.js';
 import { readJsonLd, type JsonLdReading } from './extract-jsonld.js';
 import { buildPassages } from './extract-passages.js';
 import { blocksToText, extractMainBlocks, squash, type TextBlock } from './extract-text.js';
+import { relForbidsFollow, type MetaTag } from './directives.js';
 import { normalizeUrl } from './url.js';
 
 export { parseLlmsTxt, type LlmsTxt } from './extract-llms-txt.js';
@@ -19,7 +21,7 @@ export interface ExtractedLink {
   readonly url: string;
   /** Anchor text (whitespace squashed, at most 200 chars). */
   readonly text: string;
-  /** rel contains nofollow, ugc or sponsored: the link is not admitted to the frontier. */
+  /** rel contains nofollow (crawler/directives.ts relForbidsFollow): the link is not admitted to the frontier. */
   readonly nofollow: boolean;
 }
 
@@ -43,6 +45,8 @@ export interface ExtractedPage {
   readonly links: readonly ExtractedLink[];
   readonly jsonLd: JsonLdReading;
   readonly images: readonly ImageInput[];
+  /** Every `<meta name content>` of the page (for crawler/directives.ts: robots, svcbot). */
+  readonly metas: readonly MetaTag[];
 }
 
 /** What extraction needs to know about the response. */
@@ -71,20 +75,23 @@ export function toIsoDate(value: string | null | undefined): string | null {
   return new Date(ms).toISOString();
 }
 
-function meta(root: HTMLElement): { byName: Map<string, string>; byProperty: Map<string, string> } {
+function meta(root: HTMLElement): { byName: Map<string, string>; byProperty: Map<string, string>; metas: MetaTag[] } {
   const byName = new Map<string, string>();
   const byProperty = new Map<string, string>();
+  const metas: MetaTag[] = [];
   for (const m of root.querySelectorAll('meta')) {
     const content = m.getAttribute('content');
     if (content === undefined) continue;
-    const name = m.getAttribute('name')?.trim().toLowerCase();
+    const rawName = m.getAttribute('name');
+    if (rawName !== undefined) metas.push({ name: rawName, content });
+    const name = rawName?.trim().toLowerCase();
     const prop = m.getAttribute('property')?.trim().toLowerCase();
     const httpEquiv = m.getAttribute('http-equiv')?.trim().toLowerCase();
     if (name && !byName.has(name)) byName.set(name, content.trim());
     if (prop && !byProperty.has(prop)) byProperty.set(prop, content.trim());
     if (httpEquiv && !byName.has(`http-equiv:${httpEquiv}`)) byName.set(`http-equiv:${httpEquiv}`, content.trim());
   }
-  return { byName, byProperty };
+  return { byName, byProperty, metas };
 }
 
 function primaryLang(v: string | undefined | null): string | null {
@@ -111,8 +118,7 @@ function readLinks(root: HTMLElement, base: string): ExtractedLink[] {
     if (/^\s*(javascript|mailto|tel|data):/i.test(href)) continue;
     const url = normalizeUrl(href, base);
     if (url === null) continue;
-    const rel = (a.getAttribute('rel') ?? '').toLowerCase().split(/\s+/);
-    const nofollow = rel.includes('nofollow') || rel.includes('ugc') || rel.includes('sponsored');
+    const nofollow = relForbidsFollow(a.getAttribute('rel'));
     const prev = seen.get(url);
     // The same target linked twice: it is followable if any of the links is.
     if (prev) {
@@ -162,7 +168,7 @@ export function extractPage(html: string, ctx: ExtractContext): ExtractedPage {
   });
   const headers = ctx.headers ?? {};
   const base = baseOf(root, ctx.url);
-  const { byName, byProperty } = meta(root);
+  const { byName, byProperty, metas } = meta(root);
 
   const openGraph: Record<string, string> = {};
   for (const [k, v] of byProperty) if (k.startsWith('og:') || k.startsWith('article:')) openGraph[k] = v;
@@ -249,6 +255,7 @@ export function extractPage(html: string, ctx: ExtractContext): ExtractedPage {
     links,
     jsonLd,
     images,
+    metas,
   };
 }
 

@@ -1,0 +1,289 @@
+/**
+ * The crawler orchestrator: picks due work from the frontier host by host, at most one item in flight per host
+ * and `crawlConcurrency` in total, only for hosts whose politeness gap has elapsed, and runs each item through
+ * the pipeline. `start()` runs until `stop()`; `runUntilIdle()` runs until nothing is pending (or a page budget is
+ * spent); `processNow()` serves single-URL requests through the very same path.
+ */
+import type { Config } from '../config.js';
+import type { EntitySink, PageSink } from '../page-model.js';
+import type { StateDb } from '../state/db.js';
+import type { Documents } from '../state/documents.js';
+import { Hosts } from '../state/hosts.js';
+import { createFetcher, svcBotUserAgent, type Fetcher } from './fetcher.js';
+import { Frontier, PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierItem, type FrontierOptions } from './frontier.js';
+import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome, type PipelineDeps } from './pipeline.js';
+import { createResolver, type Resolver } from './resolver.js';
+import { RobotsCache } from './robots.js';
+import { PolitenessScheduler } from './scheduler.js';
+import { normalizeUrl } from './url.js';
+
+/** The crawler's version in its User-Agent. */
+export const CRAWLER_VERSION = '0.1.0';
+
+/** Options of {@link createCrawler}. */
+export interface CrawlerOptions {
+  readonly config: Config;
+  readonly db: StateDb;
+  readonly documents: Documents;
+  readonly sink: PageSink;
+  readonly entities: EntitySink;
+  /** @default a fetcher built from config (SvcBot UA, resolver pins, loopback per config, size cap) */
+  readonly fetcher?: Fetcher;
+  /** @default createResolver({ pins: config.resolve }) */
+  readonly resolver?: Resolver;
+  /** Clock (ms). @default Date.now */
+  readonly now?: () => number;
+  readonly log?: CrawlLog;
+  /** Frontier tunables (retries, leases, recrawl bounds). */
+  readonly frontier?: Omit<FrontierOptions, 'now'>;
+  /** Largest robots Crawl-delay honoured, ms. @default 30000 */
+  readonly maxCrawlDelayMs?: number;
+  /** Scope rule for discovered links (e.g. stay on the seed hosts). @default admit everything */
+  readonly admit?: (url: string, from: string) => boolean;
+  /** Links deeper than this from a seed are not admitted. @default unlimited */
+  readonly maxDepth?: number;
+  /** Fetcher timeouts (tests shorten them). */
+  readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
+}
+
+/** Counters for progress displays and svc status. */
+export interface CrawlStats {
+  /** Items that got an HTTP response. */
+  readonly fetched: number;
+  readonly indexed: number;
+  readonly excluded: number;
+  /** Items that ended in a network error, a 5xx/429 or a dead letter. */
+  readonly errors: number;
+  /** Items queued, leased or retrying in the frontier. */
+  readonly queued: number;
+  readonly dead: number;
+  /** Hosts held back by their gap or a back-off right now. */
+  readonly waitingHosts: number;
+  readonly inFlight: number;
+}
+
+export interface RunOptions {
+  /** Stop dispatching after this many page items. @default unlimited */
+  readonly maxPages?: number;
+  /** Give up waiting after this long (ms). @default unlimited */
+  readonly timeoutMs?: number;
+}
+
+/** The crawler handle main.ts, the CLI and URL requests use. */
+export interface Crawler {
+  readonly frontier: Frontier;
+  readonly hosts: Hosts;
+  readonly robots: RobotsCache;
+  readonly scheduler: PolitenessScheduler;
+  /** Runs in the background until stop(). */
+  start(): void;
+  /** Stops dispatching, lets in-flight items finish, resolves when the loop has ended. Final: no restart. */
+  stop(): Promise<void>;
+  /** Crawls until nothing is pending (or maxPages items were dispatched, or the timeout passed). */
+  runUntilIdle(opts?: RunOptions): Promise<CrawlStats>;
+  /** Admits a URL (idempotent). Null when the URL is not crawlable. */
+  enqueue(url: string, opts: EnqueueOptions): EnqueueResult | null;
+  /** Fetches and processes one URL now through the same robots / politeness / redirect path. */
+  processNow(url: string, opts: { reason: string; requestId?: string }): Promise<ItemOutcome>;
+  stats(): CrawlStats;
+  /** Called after every processed item (progress displays, tests). */
+  onItem(fn: (o: ItemOutcome) => void): void;
+}
+
+/** Builds a crawler. Nothing runs until start(), runUntilIdle() or processNow(). */
+export function createCrawler(opts: CrawlerOptions): Crawler {
+  const { config, db, documents } = opts;
+  const now = opts.now ?? Date.now;
+  const log = opts.log ?? silentLog;
+  const resolver = opts.resolver ?? createResolver({ pins: config.resolve });
+  const fetcher =
+    opts.fetcher ??
+    createFetcher({
+      userAgent: svcBotUserAgent(CRAWLER_VERSION, config.crawlerInfoUrl),
+      resolver,
+      allowLoopback: config.crawlAllowLoopback,
+      maxBytes: config.crawlMaxBytes,
+      ...(opts.fetchTimeouts ?? {}),
+    });
+  const frontier = new Frontier(db, { ...(opts.frontier ?? {}), now });
+  const hosts = new Hosts(db);
+  const scheduler = new PolitenessScheduler({ gapMs: config.crawlGapMs, concurrency: config.crawlConcurrency, maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000, now });
+  const abort = new AbortController();
+  const polite = politeFetcher({ fetcher, scheduler, signal: abort.signal });
+  const robots = new RobotsCache({ fetcher: polite, now });
+
+  const deps: PipelineDeps = {
+    fetcher,
+    robots,
+    scheduler,
+    frontier,
+    documents,
+    hosts,
+    sink: opts.sink,
+    entities: opts.entities,
+    now,
+    log,
+    allowLoopback: config.crawlAllowLoopback,
+    maxRedirects: 5,
+    maxBytes: config.crawlMaxBytes,
+    robotsSeen: new Map(),
+    signal: abort.signal,
+    ...(opts.admit ? { admit: opts.admit } : {}),
+    ...(opts.maxDepth !== undefined ? { maxDepth: opts.maxDepth } : {}),
+  };
+
+  const counters = { fetched: 0, indexed: 0, excluded: 0, errors: 0 };
+  const listeners: ((o: ItemOutcome) => void)[] = [];
+  /** Hosts with an item in flight (one per host). */
+  const busyHosts = new Set<string>();
+  const inflight = new Map<number, Promise<ItemOutcome>>();
+  let kick: (() => void) | null = null;
+  let loop: Promise<void> | null = null;
+  let stopping = false;
+  let recovered = false;
+
+  const wake = (): void => {
+    const k = kick;
+    kick = null;
+    k?.();
+  };
+
+  const recoverOnce = (): void => {
+    if (recovered) return;
+    recovered = true;
+    const n = frontier.recoverLeases();
+    if (n > 0) log.info({ recovered: n }, 'crawler: leases of an earlier run returned to the queue');
+  };
+
+  const account = (o: ItemOutcome): void => {
+    if (o.fetched) counters.fetched++;
+    if (o.error) counters.errors++;
+    if (o.outcome === 'indexed' || o.outcome === 'unchanged') counters.indexed++;
+    else if (o.outcome.startsWith('excluded') || o.outcome === 'gone') counters.excluded++;
+    for (const l of listeners) l(o);
+  };
+
+  const run = (item: FrontierItem): Promise<ItemOutcome> => {
+    busyHosts.add(item.host);
+    const p = processItem(deps, item)
+      .catch((err: unknown): ItemOutcome => {
+        log.warn({ err, url: item.url }, 'crawler: item aborted');
+        return { url: item.url, finalUrl: null, status: null, outcome: 'error:internal', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
+      })
+      .then((o) => {
+        account(o);
+        return o;
+      })
+      .finally(() => {
+        busyHosts.delete(item.host);
+        inflight.delete(item.id);
+        wake();
+      });
+    inflight.set(item.id, p);
+    return p;
+  };
+
+  async function mainLoop(untilIdle: boolean, ro: RunOptions): Promise<void> {
+    recoverOnce();
+    const deadline = ro.timeoutMs === undefined ? Infinity : now() + ro.timeoutMs;
+    let pages = 0;
+    const budgetLeft = (): boolean => ro.maxPages === undefined || pages < ro.maxPages;
+    while (!stopping) {
+      if (now() >= deadline) break;
+      let dispatched = false;
+      if (budgetLeft() && inflight.size < config.crawlConcurrency) {
+        for (const { host } of frontier.readyHosts()) {
+          if (inflight.size >= config.crawlConcurrency || !budgetLeft()) break;
+          if (busyHosts.has(host) || scheduler.isBusy(host) || scheduler.readyAt(host) > now()) continue;
+          const item = frontier.claim(host);
+          if (!item) continue;
+          if (item.kind === 'page') pages++;
+          void run(item);
+          dispatched = true;
+        }
+      }
+      if (dispatched) continue;
+      if (untilIdle && inflight.size === 0 && (frontier.pending() === 0 || !budgetLeft())) break;
+      if (!budgetLeft() && inflight.size === 0) break;
+      // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
+      let wakeAt = now() + 1000;
+      for (const { host } of frontier.readyHosts()) if (!busyHosts.has(host)) wakeAt = Math.min(wakeAt, Math.max(scheduler.readyAt(host), now() + 1));
+      const due = frontier.nextDueAt();
+      if (due !== null) wakeAt = Math.min(wakeAt, Math.max(due, now() + 1));
+      wakeAt = Math.min(wakeAt, deadline);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(1, wakeAt - now()));
+        kick = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      kick = null;
+    }
+    await Promise.allSettled([...inflight.values()]);
+  }
+
+  const stats = (): CrawlStats => {
+    const c = frontier.counts();
+    return {
+      ...counters,
+      queued: c.queued + c.leased + c.retrying,
+      dead: c.dead,
+      waitingHosts: scheduler.waitingHosts(),
+      inFlight: inflight.size,
+    };
+  };
+
+  return {
+    frontier,
+    hosts,
+    robots,
+    scheduler,
+    start() {
+      if (loop) return;
+      stopping = false;
+      loop = mainLoop(false, {}).finally(() => (loop = null));
+    },
+    async stop() {
+      stopping = true;
+      abort.abort(new Error('crawler stopping'));
+      wake();
+      await loop;
+      await Promise.allSettled([...inflight.values()]);
+    },
+    async runUntilIdle(ro: RunOptions = {}) {
+      if (loop) throw new Error('crawler is already running');
+      stopping = false;
+      loop = mainLoop(true, ro).finally(() => (loop = null));
+      await loop;
+      return stats();
+    },
+    enqueue(url, eo) {
+      const r = frontier.enqueue(url, eo);
+      wake();
+      return r;
+    },
+    async processNow(url, po) {
+      recoverOnce();
+      const norm = normalizeUrl(url);
+      if (norm === null)
+        return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
+      const e = frontier.enqueue(norm, { priority: PRIORITY.submitted, reason: po.reason, refresh: true, ...(po.requestId ? { requestId: po.requestId } : {}) });
+      if (e === null)
+        return { url, finalUrl: null, status: null, outcome: 'excluded:frontier_full', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
+      for (let i = 0; i < 100; i++) {
+        // Already being processed by the crawl loop (after the refresh above): that run is the fresh fetch.
+        const running = inflight.get(e.id);
+        if (running) return running;
+        const item = frontier.claimUrl(norm);
+        if (item) return run(item);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return { url, finalUrl: null, status: null, outcome: 'retry:busy', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
+    },
+    stats,
+    onItem(fn) {
+      listeners.push(fn);
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * Per-host politeness. Every request the crawler makes to a host (pages, robots.txt, sitemaps, llms.txt, each
+ * redirect hop) takes that host's single slot through {@link PolitenessScheduler.acquire}, so:
+ *  - at most one connection per host at a time;
+ *  - the next request to a host starts no earlier than `gap` after the previous one FINISHED (measuring from the
+ *    end, not the start, keeps the gap intact at the server whatever the connect latency was);
+ *  - gap = max(crawlGapMs, robots Crawl-delay capped at maxCrawlDelayMs);
+ *  - a 429 / 503 pushes the host back: Retry-After when given (capped), else an exponential back-off that decays
+ *    again on success;
+ *  - at most `concurrency` requests in flight across all hosts.
+ * The host is the politeness unit (the hostname: http and https of one host share it).
+ */
+import { parseRetryAfter } from './fetcher.js';
+
+/** Options of {@link PolitenessScheduler}. */
+export interface SchedulerOptions {
+  /** Minimum gap between two requests to one host (ms). @default 1000 */
+  readonly gapMs?: number;
+  /** Largest robots Crawl-delay honoured (ms); longer ones are capped. @default 30000 */
+  readonly maxCrawlDelayMs?: number;
+  /** Requests in flight across all hosts. @default 8 */
+  readonly concurrency?: number;
+  /** Longest back-off after 429/503 (ms), Retry-After included. @default 1 h */
+  readonly maxBackoffMs?: number;
+  /** Clock (ms). @default Date.now */
+  readonly now?: () => number;
+  /** Timer (tests may pass a fake). @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+interface HostState {
+  busy: boolean;
+  /** The host may be contacted again from this instant. */
+  readyAt: number;
+  crawlDelayMs: number;
+  /** Consecutive 429/503 answers. */
+  backoffLevel: number;
+  waiters: (() => void)[];
+}
+
+/** How a request ended, for {@link PolitenessScheduler.release}. */
+export interface RequestOutcome {
+  /** HTTP status, or null when the request failed before one arrived. */
+  readonly status: number | null;
+  /** Retry-After header value, if any. */
+  readonly retryAfter?: string | null;
+}
+
+/** A held slot: call `release` exactly once. */
+export interface HostSlot {
+  readonly host: string;
+  release(outcome: RequestOutcome): void;
+}
+
+const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class PolitenessScheduler {
+  readonly gapMs: number;
+  readonly maxCrawlDelayMs: number;
+  readonly concurrency: number;
+  readonly maxBackoffMs: number;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #hosts = new Map<string, HostState>();
+  #active = 0;
+  #globalWaiters: (() => void)[] = [];
+
+  constructor(opts: SchedulerOptions = {}) {
+    this.gapMs = opts.gapMs ?? 1000;
+    this.maxCrawlDelayMs = opts.maxCrawlDelayMs ?? 30_000;
+    this.concurrency = opts.concurrency ?? 8;
+    this.maxBackoffMs = opts.maxBackoffMs ?? 3600_000;
+    this.#now = opts.now ?? Date.now;
+    this.#sleep = opts.sleep ?? realSleep;
+  }
+
+  #state(host: string): HostState {
+    const h = host.toLowerCase();
+    let s = this.#hosts.get(h);
+    if (!s) {
+      s = { busy: false, readyAt: 0, crawlDelayMs: 0, backoffLevel: 0, waiters: [] };
+      this.#hosts.set(h, s);
+    }
+    return s;
+  }
+
+  /** Robots Crawl-delay in seconds (null: none). Honoured as a floor on the gap, capped at maxCrawlDelayMs. */
+  setCrawlDelay(host: string, seconds: number | null): void {
+    const s = this.#state(host);
+    s.crawlDelayMs = seconds === null || !(seconds > 0) ? 0 : Math.min(this.maxCrawlDelayMs, Math.round(seconds * 1000));
+  }
+
+  /** The gap applied to a host now (ms). */
+  gapFor(host: string): number {
+    return Math.max(this.gapMs, this.#state(host).crawlDelayMs);
+  }
+
+  /** When the host may next be contacted (ms; ≤ now means now), ignoring the global limit. */
+  readyAt(host: string): number {
+    return this.#state(host).readyAt;
+  }
+
+  /** True when a request to this host could start right now (not busy, gap elapsed, a global slot free). */
+  canStart(host: string): boolean {
+    const s = this.#state(host);
+    return !s.busy && s.readyAt <= this.#now() && this.#active < this.concurrency;
+  }
+
+  isBusy(host: string): boolean {
+    return this.#state(host).busy;
+  }
+
+  /** Requests in flight across hosts. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Hosts currently held back by their gap or a back-off (for progress displays). */
+  waitingHosts(): number {
+    const now = this.#now();
+    let n = 0;
+    for (const s of this.#hosts.values()) if (!s.busy && s.readyAt > now) n++;
+    return n;
+  }
+
+  /**
+   * Waits for the host's slot (its gap, its back-off, one connection per host, the global limit) and takes it.
+   * `signal` aborts the wait (shutdown).
+   */
+  async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
+    const key = host.toLowerCase();
+    const s = this.#state(key);
+    for (;;) {
+      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+      if (s.busy) {
+        await new Promise<void>((r) => s.waiters.push(r));
+        continue;
+      }
+      const wait = s.readyAt - this.#now();
+      if (wait > 0) {
+        // Reserve nothing while sleeping: re-check everything after the sleep.
+        await this.#sleep(Math.min(wait, 1000));
+        continue;
+      }
+      if (this.#active >= this.concurrency) {
+        await new Promise<void>((r) => this.#globalWaiters.push(r));
+        continue;
+      }
+      break;
+    }
+    s.busy = true;
+    this.#active++;
+    let released = false;
+    return {
+      host: key,
+      release: (outcome: RequestOutcome) => {
+        if (released) return;
+        released = true;
+        this.#finish(key, s, outcome);
+      },
+    };
+  }
+
+  #finish(host: string, s: HostState, outcome: RequestOutcome): void {
+    const now = this.#now();
+    let delay = this.gapFor(host);
+    if (outcome.status === 429 || outcome.status === 503) {
+      s.backoffLevel++;
+      const retryAfter = parseRetryAfter(outcome.retryAfter ?? null, now);
+      const exp = Math.min(this.maxBackoffMs, delay * 2 ** s.backoffLevel);
+      delay = Math.max(delay, Math.min(this.maxBackoffMs, retryAfter ?? exp));
+    } else if (outcome.status !== null && outcome.status < 500) {
+      s.backoffLevel = Math.max(0, s.backoffLevel - 1);
+    }
+    s.readyAt = Math.max(s.readyAt, now + delay);
+    s.busy = false;
+    this.#active--;
+    const w = s.waiters.shift();
+    if (w) w();
+    const g = this.#globalWaiters;
+    this.#globalWaiters = [];
+    for (const f of g) f();
+  }
+
+  /** Pushes a host back until `at` (ms) at least (e.g. a Retry-After learnt elsewhere). */
+  deferUntil(host: string, at: number): void {
+    const s = this.#state(host);
+    s.readyAt = Math.max(s.readyAt, at);
+  }
+}
