@@ -7,7 +7,7 @@
  *   passage, hosts in the order of their best passage — so one host cannot fill the budget while other hosts
  *   still have relevant passages, and within a host the best passages come first.
  * - Token accounting is explicit: each context item costs the estimated tokens of its passage plus an overhead
- *   for its source URL, its cite text and the fixed JSON fields (page_ref, content_trust, keys). The reported
+ *   for its source URL, its cite text, its dates and the fixed JSON fields (page_ref, content_trust, keys). The reported
  *   total is the exact sum over the returned items, and it is never above `maxTokens`.
  * - A passage too big for what is left is truncated (at a sentence or word boundary) rather than dropped, when a
  *   useful part of it fits; the first item is always truncated to fit.
@@ -26,10 +26,12 @@ import { makeWarning, type Warning } from './warnings.js';
 export const PASSAGE_JOINER = '\n\n';
 
 /**
- * Fixed per-item token overhead besides the URL and cite text: the JSON keys (source, passage, page_ref, cite,
- * content_trust, dates), the page_ref number, the constant "untrusted_web_content", two dates and punctuation.
+ * Fixed per-item token overhead besides the URL, the cite text and the dates: the JSON keys of a context item
+ * (source, passage, page_ref, cite, content_trust, dates{published, modified, fetched}), the page_ref number, the
+ * constant "untrusted_web_content" and punctuation. Calibrated with o200k on the spec §2.1 item shape (about 40 tokens,
+ * plus a few for URL estimates, which run low on URLs).
  */
-export const ITEM_FIXED_OVERHEAD_TOKENS = 32;
+export const ITEM_FIXED_OVERHEAD_TOKENS = 43;
 
 /** Smallest truncated passage worth including (tokens) once something is already in the context. */
 export const MIN_TRUNCATED_TOKENS = 48;
@@ -119,8 +121,14 @@ function itemText(parts: readonly { text: string }[]): string {
   return parts.map((p) => p.text).join(PASSAGE_JOINER);
 }
 
-function overheadOf(c: PackCandidate): number {
-  return estimateTokens(c.url) + estimateTokens(formatCite({ title: c.title, host: c.host, date: citeDate(c) })) + ITEM_FIXED_OVERHEAD_TOKENS;
+/**
+ * Tokens an item costs besides its passage: source URL, cite text, the three date strings as returned, and the
+ * fixed JSON scaffolding ({@link ITEM_FIXED_OVERHEAD_TOKENS}).
+ */
+export function itemOverheadTokens(c: Pick<PackCandidate, 'url' | 'title' | 'host' | 'publishedAt' | 'modifiedAt' | 'fetchedAt'>): number {
+  const cite = formatCite({ title: c.title, host: c.host, date: citeDate(c) });
+  const dates = estimateTokens(c.publishedAt ?? '') + estimateTokens(c.modifiedAt ?? '') + estimateTokens(c.fetchedAt ?? '');
+  return estimateTokens(c.url) + estimateTokens(cite) + dates + ITEM_FIXED_OVERHEAD_TOKENS;
 }
 
 /** Orders candidate indexes by rounds over hosts (see module comment). */
@@ -219,7 +227,7 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       leftForSources++;
       return false;
     }
-    const overhead = overheadOf(c);
+    const overhead = itemOverheadTokens(c);
     // The caller's count (c.tokens) is not trusted for the bound: the estimate is recomputed on the exact text.
     let text = c.passage;
     let truncated = false;

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { PASSAGE_JOINER, packContext, type PackCandidate, type PackResult } from '../../index/context-packer.js';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { PASSAGE_JOINER, itemOverheadTokens, packContext, type PackCandidate, type PackResult } from '../../index/context-packer.js';
 import { estimateTokens } from '../../index/tokens.js';
 
 // Real passages (SciFact abstracts) so sizes and token counts look like the service's.
@@ -68,6 +69,33 @@ t.test('token accounting: passage + explicit per-item overhead, reported exactly
   }
   t.equal(r.tokensEstimated, sumTokens(r));
   t.same(codes(r), []);
+});
+
+t.test('the per-item overhead matches o200k on the spec §2.1 item shape (within 10%)', async (t) => {
+  for (const dated of [true, false]) {
+    const c = cand({
+      pageRef: 123456,
+      host: 'www.canada.ca',
+      url: 'https://www.canada.ca/en/services/benefits/ei/ei-regular-benefit.html',
+      title: 'EI regular benefits: Overview',
+      passage: '',
+      publishedAt: dated ? '2024-04-16T12:00:00.000Z' : null,
+      modifiedAt: dated ? '2024-05-01T08:30:00.000Z' : null,
+    });
+    const p = packContext([{ ...c, passage: 'x' }], { maxTokens: 1000, maxSources: 1 }).selected[0]!;
+    const json = JSON.stringify({
+      source: c.url,
+      passage: '',
+      page_ref: c.pageRef,
+      cite: p.cite,
+      content_trust: 'untrusted_web_content',
+      dates: { published: c.publishedAt, modified: c.modifiedAt, fetched: c.fetchedAt },
+    });
+    const real = countTokens(json);
+    const est = itemOverheadTokens(c);
+    t.equal(p.overheadTokens, est);
+    t.ok(Math.abs(est - real) / real <= 0.1, `dated=${dated}: estimated ${est}, o200k ${real}`);
+  }
 });
 
 t.test('issue 4: host diversity — one host cannot take the whole budget while others have passages', async (t) => {
