@@ -261,11 +261,12 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         address = a;
         break;
       } catch (err) {
+        const timedOut = ac.signal.aborted;
         // A socket that connects after we gave up must not leak.
         ac.abort();
         attempt.then((s) => s.destroy(), () => {});
         if (err instanceof FetchError) throw err;
-        lastErr = ac.signal.aborted ? new FetchError('timeout', `connect to ${a}:${port} timed out`, { url: href }) : err;
+        lastErr = timedOut ? new FetchError('timeout', `connect to ${a}:${port} timed out`, { url: href }) : err;
       } finally {
         clearTimeout(timer);
       }
