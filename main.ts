@@ -6,7 +6,11 @@ import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
 import { openStateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
+import { createEmbedder, type Embedder } from './index/embedder.js';
+import { PassageIndex } from './index/store.js';
+import { EntityStore } from './state/entities.js';
 import { KeyStore } from './state/keys.js';
+import { RequestStore } from './state/requests.js';
 import { RateLimiter } from './state/rate-limits.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import type { ServiceDeps } from './tools/deps.js';
@@ -28,6 +32,17 @@ export interface ServiceOptions {
 
 /** The SQLite state file inside the data dir. */
 export const stateFile = (config: Config): string => join(config.dataDir, 'state.sqlite');
+/** The LanceDB folder inside the data dir. */
+export const lanceDir = (config: Config): string => join(config.dataDir, 'lance');
+
+/** The embedder for this configuration: the local model when its weights are present, else null (BM25 only). */
+export async function openEmbedder(config: Config, log: Logger): Promise<Embedder | null> {
+  if (!config.modelDir) {
+    log.info('no SVC_MODEL_DIR: ranking is BM25 only');
+    return null;
+  }
+  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, log });
+}
 
 /**
  * Opens the stores in the data dir (creating them on first run) and wires the services. The embedded default
@@ -37,7 +52,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
   const db = openStateDb(stateFile(config));
-  const deps: ServiceDeps = { config, db, documents: new Documents(db), log, now };
+  const embedder = await openEmbedder(config, log);
+  const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
+  const deps: ServiceDeps = {
+    config,
+    db,
+    documents: new Documents(db),
+    log,
+    now,
+    index,
+    entities: new EntityStore(db),
+    requests: new RequestStore(db, { perDay: config.submissionsPerDay, now }),
+    crawler: null,
+  };
   let closed = false;
   return {
     deps,
@@ -55,11 +82,22 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         checks.state = 'unavailable';
         ok = false;
       }
+      try {
+        const stats = await index.stats();
+        checks.index = 'ok';
+        checks.ranking = stats.rankingMode;
+        checks.embedder = stats.embedder ? `${stats.embedder.kind}:${stats.embedder.modelId}` : 'none (BM25 only)';
+      } catch {
+        checks.index = 'unavailable';
+        ok = false;
+      }
       return { ok: ok && !closed, checks };
     },
     close: async () => {
       if (closed) return;
       closed = true;
+      await index.close();
+      await embedder?.close();
       db.close();
     },
   };

@@ -65,8 +65,15 @@ export interface ToolDefinition<I extends AnyObjectSchema = AnyObjectSchema, O e
   readonly rest: readonly [RestBinding, ...RestBinding[]];
   /** Whether the tool exists in this configuration (absent from tools/list and 404 feature_disabled otherwise). */
   readonly enabled?: (config: Config) => boolean;
-  readonly run: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
+  readonly run: (input: z.output<I>, ctx: ToolContext) => Promise<DeepReadonly<z.input<O>>>;
 }
+
+/** Readonly all the way down: handlers may return readonly arrays and records (mutable ones fit too). */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
 /** Identity function that keeps the literal types of a tool definition. */
 export function defineTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
