@@ -83,8 +83,8 @@ export interface EntityRecord {
   readonly geo: { readonly lat: number; readonly lon: number } | null;
   readonly telephone: string | null;
   readonly url: string | null;
-  readonly observations: readonly EntityObservation[];
-  readonly sources: readonly EntitySource[];
+  readonly observations: EntityObservation[];
+  readonly sources: EntitySource[];
   readonly last_verified_at: string;
 }
 

@@ -1,0 +1,138 @@
+/**
+ * svc_entities / GET /api/v1/entities and GET /api/v1/entities/{id}: Canadian establishments, organizations and
+ * places, merged from page JSON-LD and Statistics Canada open data, each with provenance, licence and
+ * observations per source (docs/api-entities.md).
+ */
+import { z } from 'zod';
+import { SvcError } from '../errors.js';
+import { EntityQueryError, PAGE_LICENCE_NOTE, type EntityRecord } from '../state/entities.js';
+import { defineTool } from './define-tool.js';
+
+const addressSchema = z
+  .object({
+    street: z.string().nullable().describe('Street address, or null.'),
+    locality: z.string().nullable().describe('City, town or municipality, or null.'),
+    province: z.string().nullable().describe('ISO 3166-2:CA code of the province or territory (e.g. "CA-QC"), or null.'),
+    postal_code: z.string().nullable().describe('Canadian postal code ("A1A 1A1"), or null.'),
+    country: z.literal('CA').describe('Always CA: only Canadian establishments are admitted.'),
+  })
+  .describe('Postal address (each field from the most recent source that states it).');
+
+export const entitySchema = z
+  .object({
+    id: z.string().describe('Durable entity id (ent_…): stable across recrawls and re-imports. Fetch one with GET /api/v1/entities/{id}.'),
+    name: z.string().describe('Name as the most recent source gives it.'),
+    kind: z.string().describe('schema.org type (the most specific any source declares), e.g. Hospital, Library, LocalBusiness.'),
+    address: addressSchema,
+    geo: z.object({ lat: z.number().describe('Latitude (WGS 84).'), lon: z.number().describe('Longitude (WGS 84).') }).nullable().describe('Coordinates, or null.'),
+    telephone: z.string().nullable().describe('Telephone as declared, or null.'),
+    url: z.string().nullable().describe('Web site the establishment declares, or null.'),
+    observations: z
+      .array(
+        z.object({
+          field: z.string().describe('Which fact (name, kind, address.street, address.postal_code, geo.lat, telephone, url, …).'),
+          value: z.union([z.string(), z.number()]).describe('The value this source states.'),
+          source_id: z.string().describe('The source (see sources[].source_id).'),
+          observed_at: z.string().describe('When svc observed it (ISO 8601).'),
+        }),
+      )
+      .describe('Every fact as each source stated it. Declared data is an observation of its source, not guaranteed by svc.'),
+    sources: z
+      .array(
+        z.object({
+          source_id: z.string().describe('Stable id of this source statement.'),
+          type: z.enum(['page', 'dataset']).describe('page: schema.org JSON-LD on a crawled page; dataset: an open-data row.'),
+          provenance: z
+            .object({
+              page_url: z.string().nullable().describe('The page that declared it (page sources).'),
+              page_ref: z.number().int().nullable().describe('page_ref of that page (page sources).'),
+              dataset: z.string().nullable().describe('Dataset id, e.g. odhf, odcaf (dataset sources).'),
+              dataset_title: z.string().nullable().describe('Dataset title, version and publisher.'),
+              row_id: z.string().nullable().describe('Row index in the dataset.'),
+            })
+            .describe('Where the facts come from.'),
+          licence: z
+            .object({
+              name: z.string().nullable().describe('Licence name (Open Government Licence – Canada for the open databases); null for pages.'),
+              url: z.string().nullable().describe('Licence URL; null for pages.'),
+              statement: z.string().describe('Attribution statement, or for pages: no licence is granted by a page’s own declaration.'),
+            })
+            .describe('Licence of this source.'),
+          observed_at: z.string().describe('When svc last observed this source (ISO 8601).'),
+        }),
+      )
+      .describe('Each source with provenance and licence.'),
+    last_verified_at: z.string().describe('Most recent observation of any source (ISO 8601).'),
+  })
+  .describe('A structured Canadian establishment, organization or place.');
+
+const input = z.object({
+  q: z.string().min(1).max(200).optional().describe('Words of the name (accents and case ignored; the last word may be a prefix), e.g. "hopital sainte".'),
+  province: z
+    .string()
+    .min(2)
+    .max(40)
+    .optional()
+    .describe('Province or territory: ISO 3166-2:CA code ("CA-QC" or "QC") or English/French name ("Quebec", "Colombie-Britannique"). Unknown → 422.'),
+  locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored), e.g. "Montréal".'),
+  kind: z
+    .string()
+    .min(2)
+    .max(60)
+    .optional()
+    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). Unknown type → 422.'),
+  limit: z.number().int().min(1).max(20).default(10).describe('Records to return, 1–20. Default 10.'),
+  id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): returns just that record (404 when unknown). Other filters are ignored.'),
+});
+
+const output = z.object({
+  entities: z.array(entitySchema).describe('Matching records (best name match first when q is given, else by name). Empty when none.'),
+  notice: z
+    .string()
+    .describe('How to read licences: open-data sources are under the Open Government Licence – Canada; page declarations grant no licence.'),
+});
+
+export const ENTITY_NOTICE = `Open-data sources: Open Government Licence – Canada (attribution in each source). ${PAGE_LICENCE_NOTE}`;
+
+const field = (e: EntityQueryError): string => e.field;
+
+export const entitiesTool = defineTool({
+  name: 'svc_entities',
+  title: 'Canadian establishments',
+  description:
+    'Structured Canadian establishments, organizations and places (hospitals, clinics, libraries, museums, businesses, ' +
+    'schools, government offices…) from schema.org JSON-LD on crawled pages and Statistics Canada open databases. ' +
+    'Filter by name words (q), province (code or name), locality and kind (a schema.org type, subtypes included); at ' +
+    'most 20. Each record has a durable id, address, geo, telephone, url, per-source observations, provenance, licence ' +
+    'and last_verified_at. Pass id to get one record.',
+  input,
+  output,
+  annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  rest: [
+    { method: 'GET', path: '/entities', source: 'query', summary: 'Search Canadian establishments' },
+    {
+      method: 'GET',
+      path: '/entities/:id',
+      source: 'query',
+      summary: 'One entity by durable id',
+      respond: ((o: { entities: readonly EntityRecord[] }) => o.entities[0]) as (output: never) => unknown,
+    },
+  ],
+  run: async (inp, ctx) => {
+    const store = ctx.deps.entities;
+    if (inp.id !== undefined) {
+      const rec = store.get(inp.id);
+      if (!rec) throw new SvcError('not_found', `no entity with id ${inp.id}`);
+      return { entities: [rec], notice: ENTITY_NOTICE };
+    }
+    try {
+      const list = store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
+      return { entities: list, notice: ENTITY_NOTICE };
+    } catch (e) {
+      if (e instanceof EntityQueryError) {
+        throw new SvcError('validation_failed', e.message, { errors: [{ path: [field(e)], issue: e.message }] });
+      }
+      throw e;
+    }
+  },
+});

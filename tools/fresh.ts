@@ -1,0 +1,68 @@
+/**
+ * svc_fresh / GET /api/v1/fresh: pages first seen, or whose content changed, within a window, newest first.
+ * Reads the document registry (state/documents.ts), which records first_seen and last_changed from the content
+ * hash of each fetch; a page that left the index (noindex, removal, 404/410) is not listed.
+ */
+import { z } from 'zod';
+import { defineTool } from './define-tool.js';
+
+/** The windows the spec allows, in milliseconds. */
+export const FRESH_WINDOWS = { '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+export type FreshWindow = keyof typeof FRESH_WINDOWS;
+
+const input = z.object({
+  window: z
+    .enum(['1h', '6h', '24h', '7d', '30d'])
+    .default('24h')
+    .describe('How far back to look: 1h, 6h, 24h, 7d or 30d. Default 24h. Any other value → 422.'),
+  limit: z.number().int().min(1).max(50).default(20).describe('Pages to return, 1–50. Default 20.'),
+});
+
+const itemSchema = z.object({
+  url: z.string().describe('URL of the page.'),
+  title: z.string().describe('Page title as published (untrusted web content).'),
+  host: z.string().describe('Host name of the page.'),
+  page_ref: z.number().int().describe('Reference of the indexed page; read its passages with svc_page.'),
+  first_seen: z.string().describe('When SvcBot first indexed this page (ISO 8601).'),
+  last_changed: z.string().describe('When SvcBot last saw its content change (ISO 8601); equals first_seen for a new page.'),
+  change: z.enum(['new', 'changed']).describe('new: first seen within the window; changed: known before, content changed within the window.'),
+});
+
+const output = z.object({
+  window: z.enum(['1h', '6h', '24h', '7d', '30d']).describe('The window applied.'),
+  since: z.string().describe('Start of the window (ISO 8601); pages changed at or after this instant are listed.'),
+  pages: z.array(itemSchema).describe('Pages newest change first. Empty when nothing was seen or changed in the window.'),
+});
+
+export const freshTool = defineTool({
+  name: 'svc_fresh',
+  title: 'New and changed pages',
+  description:
+    'Pages the svc crawler saw for the first time, or whose content changed, within a recent window (1h, 6h, 24h, ' +
+    '7d or 30d), newest first, at most 50. Each item gives url, title, host, page_ref (read the text with svc_page), ' +
+    'first_seen, last_changed and whether it is new or changed. Reflects only what the crawler has fetched; an ' +
+    'empty list means nothing new was crawled, not that the Web did not change.',
+  input,
+  output,
+  annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  rest: [{ method: 'GET', path: '/fresh', source: 'query', summary: 'Pages first seen or changed within a window' }],
+  run: async (inp, ctx) => {
+    const since = new Date(ctx.deps.now().getTime() - FRESH_WINDOWS[inp.window]).toISOString();
+    const rows = ctx.deps.documents.fresh(since, inp.limit);
+    return {
+      window: inp.window,
+      since,
+      pages: rows
+        .filter((r) => r.firstSeen !== null && r.lastChanged !== null)
+        .map((r) => ({
+          url: r.url,
+          title: r.title,
+          host: r.host,
+          page_ref: r.pageRef,
+          first_seen: r.firstSeen!,
+          last_changed: r.lastChanged!,
+          change: r.change,
+        })),
+    };
+  },
+});

@@ -1,0 +1,180 @@
+/**
+ * svc_site / GET /api/v1/site/{host}: technical evidence about one host as SvcBot sees it — robots.txt, URL scope
+ * counts, link aggregates, freshness and llms.txt (docs/api-tools.md). Aggregates only: no visitor data.
+ * Sources: state/hosts.ts (robots, llms.txt, last crawl, change intervals, links), the document registry (indexed,
+ * excluded by reason) and the crawl frontier (queued, retrying, dead-lettered).
+ */
+import { z } from 'zod';
+import { Frontier } from '../crawler/frontier.js';
+import { ipLiteralOf } from '../crawler/address.js';
+import { SvcError } from '../errors.js';
+import { Hosts } from '../state/hosts.js';
+import { defineTool } from './define-tool.js';
+
+/**
+ * The normal form of a host name, or null when malformed: lower case, punycode for IDN (WHATWG URL), no port, no
+ * trailing dot, labels of letters, digits and hyphens (1–63 chars, not starting or ending with a hyphen), ≤ 253
+ * characters. IP literals are accepted in their canonical form.
+ */
+export function normalizeHostParam(raw: string): string | null {
+  const s = raw.trim();
+  if (s === '' || s.length > 253 || /[\s/?#@:\\]/.test(s.replace(/^\[[0-9a-fA-F:.]+\]$/, ''))) return null;
+  let host: string;
+  try {
+    host = new URL(`http://${s}/`).hostname;
+  } catch {
+    return null;
+  }
+  host = host.replace(/\.$/, '');
+  if (ipLiteralOf(host) !== null) return host;
+  const labels = host.split('.');
+  if (labels.some((l) => !/^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(l))) return null;
+  return host;
+}
+
+const input = z.object({
+  host: z
+    .string()
+    .min(1)
+    .max(253)
+    .describe('Host name, e.g. "www.example.ca" (no scheme, path or port). Malformed → 400 invalid_host; never seen by SvcBot → 404.'),
+});
+
+const output = z.object({
+  host: z.string().describe('The host, normalised (lower case, punycode).'),
+  robots: z
+    .object({
+      status: z.string().describe('ok | not_found (4xx: everything allowed) | error_disallow_all (5xx: nothing fetched) | unreachable.'),
+      http_status: z.number().int().nullable().describe('HTTP status of the last robots.txt fetch.'),
+      fetched_at: z.string().describe('When robots.txt was last fetched (ISO 8601).'),
+      rules: z.array(z.string()).describe('The rules that apply to SvcBot (its own group, or * when it has none), e.g. "Disallow: /private".'),
+      sitemaps: z.array(z.string()).describe('Sitemap URLs listed in robots.txt.'),
+      crawl_delay_seconds: z.number().nullable().describe('Crawl-delay honoured for SvcBot, or null.'),
+    })
+    .nullable()
+    .describe('robots.txt as SvcBot last saw it; null when not fetched yet.'),
+  scope: z
+    .object({
+      known: z.number().int().describe('Distinct URLs of this host SvcBot knows (queued, crawled or excluded).'),
+      indexed: z.number().int().describe('URLs in the index now.'),
+      excluded: z
+        .object({
+          total: z.number().int().describe('URLs known but not indexed.'),
+          by_reason: z.record(z.string(), z.number().int()).describe('Counts per reason (noindex, robots, gone, removal, non-html, …).'),
+        })
+        .describe('URLs not in the index, by reason.'),
+      queued: z.number().int().describe('URLs waiting in the crawl queue (including ones being fetched now).'),
+      retrying: z.number().int().describe('URLs backing off after a failed attempt.'),
+      dead_lettered: z.number().int().describe('URLs the crawler gave up on after repeated failures.'),
+    })
+    .describe('URL counts by state.'),
+  links: z
+    .object({
+      outbound: z.number().int().describe('Links from this host’s indexed pages to other hosts.'),
+      inbound_hosts: z.number().int().describe('Distinct other hosts whose indexed pages link here.'),
+    })
+    .describe('Aggregate link counts (no per-page or visitor data).'),
+  freshness: z
+    .object({
+      last_crawl_at: z.string().nullable().describe('Last fetch from this host (ISO 8601), or null.'),
+      pages_fetched: z.number().int().describe('Fetches made from this host.'),
+      median_change_interval_seconds: z.number().nullable().describe('Median observed time between two content changes of a page, or null when none observed.'),
+      change_intervals_observed: z.number().int().describe('How many change intervals the median is based on.'),
+    })
+    .describe('How often content changes and when SvcBot last came.'),
+  llms_txt: z
+    .object({
+      present: z.boolean().describe('Whether /llms.txt exists.'),
+      fetched_at: z.string().describe('When it was checked (ISO 8601).'),
+      title: z.string().nullable().describe('Its title (first H1), or null.'),
+      summary: z.string().nullable().describe('Its summary (blockquote), or null.'),
+      link_count: z.number().int().describe('Links it lists.'),
+    })
+    .nullable()
+    .describe('llms.txt evidence; null when not checked yet.'),
+});
+
+interface ExclRow {
+  status: string;
+  reason: string | null;
+  n: number;
+}
+
+export const siteTool = defineTool({
+  name: 'svc_site',
+  title: 'Host evidence',
+  description:
+    'Technical evidence about one host as the svc crawler (SvcBot) sees it: robots.txt status and the rules applying to ' +
+    'SvcBot, sitemaps, URL counts (known, indexed, excluded by reason, queued, retrying), aggregate links, freshness ' +
+    '(last crawl, median change interval) and llms.txt. Useful to explain why pages of a site are or are not in the ' +
+    'index. Malformed host → 400; a host SvcBot never saw → 404.',
+  input,
+  output,
+  annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  rest: [{ method: 'GET', path: '/site/:host', source: 'query', summary: 'Robots, scope, links, freshness and llms.txt evidence for a host' }],
+  run: async (inp, ctx) => {
+    const host = normalizeHostParam(inp.host);
+    if (host === null) {
+      throw new SvcError('invalid_host', 'host must be a host name such as www.example.ca (no scheme, path or port)', {
+        errors: [{ path: ['host'], issue: 'not a valid host name' }],
+      });
+    }
+    const { db, documents } = ctx.deps;
+    const facts = new Hosts(db).get(host);
+    const queue = new Frontier(db).countsForHost(host);
+    const docs = documents.countsForHost(host);
+    const known =
+      db
+        .prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM (SELECT url FROM documents WHERE host = ? UNION SELECT url FROM frontier WHERE host = ?)')
+        .get(host, host)?.n ?? 0;
+    if (facts === null && known === 0) throw new SvcError('not_found', `SvcBot has no record of ${host}`);
+    const byReason: Record<string, number> = {};
+    let excluded = 0;
+    for (const r of db
+      .prepare<[string], ExclRow>(
+        `SELECT status, reason, count(*) AS n FROM documents WHERE host = ? AND status IN ('excluded', 'removed', 'gone') GROUP BY status, reason`,
+      )
+      .all(host)) {
+      const key = r.reason ?? r.status;
+      byReason[key] = (byReason[key] ?? 0) + r.n;
+      excluded += r.n;
+    }
+    return {
+      host,
+      robots: facts?.robots
+        ? {
+            status: facts.robots.status,
+            http_status: facts.robots.httpStatus,
+            fetched_at: facts.robots.fetchedAt,
+            rules: [...facts.robots.rules],
+            sitemaps: [...facts.robots.sitemaps],
+            crawl_delay_seconds: facts.robots.crawlDelaySec,
+          }
+        : null,
+      scope: {
+        known,
+        indexed: docs.indexed,
+        excluded: { total: excluded, by_reason: byReason },
+        queued: queue.queued + queue.leased,
+        retrying: queue.retrying,
+        dead_lettered: queue.dead,
+      },
+      links: { outbound: facts?.outboundLinks ?? 0, inbound_hosts: facts?.inboundHosts ?? 0 },
+      freshness: {
+        last_crawl_at: facts?.lastCrawlAt ?? null,
+        pages_fetched: facts?.pagesFetched ?? 0,
+        median_change_interval_seconds: facts?.medianChangeIntervalMs != null ? Math.round(facts.medianChangeIntervalMs / 1000) : null,
+        change_intervals_observed: facts?.changeIntervalsObserved ?? 0,
+      },
+      llms_txt: facts?.llms
+        ? {
+            present: facts.llms.present,
+            fetched_at: facts.llms.fetchedAt,
+            title: facts.llms.title,
+            summary: facts.llms.summary,
+            link_count: facts.llms.linkCount,
+          }
+        : null,
+    };
+  },
+});

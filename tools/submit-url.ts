@@ -1,0 +1,197 @@
+/**
+ * svc_submit_url / POST /api/v1/requests: suggest a public URL for discovery, ask for a recrawl or a correction,
+ * or ask for the exact removal of a URL that is gone. The request is recorded and processed later through the
+ * crawler's normal path (docs/api-requests.md); the response says so, and that nothing about indexing or position
+ * is guaranteed.
+ */
+import { z } from 'zod';
+import { classifyAddress, ipLiteralOf } from '../crawler/address.js';
+import { normalizeUrl } from '../crawler/url.js';
+import { SvcError } from '../errors.js';
+import { REQUEST_LIMITS, REQUEST_OUTCOMES, REQUEST_STATUSES, REQUEST_TYPES, SUBMISSION_NOTICE, type UrlRequest } from '../state/requests.js';
+import { defineTool } from './define-tool.js';
+
+/** TLDs and names that never denote a public host (RFC 6761, RFC 8375, RFC 7686 and common internal suffixes). */
+const SPECIAL_SUFFIXES = new Set(['localhost', 'local', 'internal', 'intranet', 'lan', 'home', 'corp', 'test', 'example', 'invalid', 'onion', 'arpa', 'localdomain']);
+
+export interface UrlCheckOptions {
+  /** Accept loopback IP literals (config.crawlAllowLoopback: the local test web only). */
+  readonly allowLoopback: boolean;
+  /**
+   * curl-style HOST:PORT:ADDR pins set by the operator (config.resolve). Pinned names are accepted even under
+   * special-use suffixes such as .test: the operator, not the caller, decided they are crawlable.
+   */
+  readonly pins: readonly string[];
+}
+
+/**
+ * Checks a submitted URL: ≤ 2048 characters (else 422 validation_failed), absolute http(s) without credentials
+ * (else 400 invalid_url), a public host: an IP literal must be a public address, a name must have at least two
+ * labels and no special-use TLD, unless operator-pinned (else 400 invalid_host). Returns the crawler's normal form.
+ * Names are not resolved here: the crawler classifies every address it resolves, at fetch time and on each redirect.
+ */
+export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { url: string; host: string } {
+  const bad = (why: string, code: 'invalid_url' | 'invalid_host' = 'invalid_url'): never => {
+    throw new SvcError(code, `url: ${why}`, { errors: [{ path: ['url'], issue: why }] });
+  };
+  if (input.length > REQUEST_LIMITS.urlMaxLength) {
+    throw new SvcError('validation_failed', `url is longer than ${REQUEST_LIMITS.urlMaxLength} characters`, {
+      errors: [{ path: ['url'], issue: `at most ${REQUEST_LIMITS.urlMaxLength} characters` }],
+    });
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(input.trim());
+  } catch {
+    return bad('not an absolute URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') bad('only http and https URLs can be submitted');
+  if (parsed.username !== '' || parsed.password !== '') bad('URLs with credentials (user:password@) are refused');
+  const url = normalizeUrl(input);
+  if (url === null) return bad('not a crawlable URL');
+  if (url.length > REQUEST_LIMITS.urlMaxLength) bad(`longer than ${REQUEST_LIMITS.urlMaxLength} characters once normalised`);
+  const host = new URL(url).hostname.toLowerCase();
+  const literal = ipLiteralOf(host);
+  if (literal !== null) {
+    const cls = classifyAddress(literal);
+    if (!cls.allowed({ allowLoopback: opts.allowLoopback })) bad(`the address ${cls.ip} is not a public address (${cls.kind})`, 'invalid_host');
+    return { url, host };
+  }
+  const pinned = opts.pins.some((p) => (p.split(':')[0] ?? '').toLowerCase() === host);
+  if (pinned) return { url, host };
+  const labels = host.split('.');
+  const tld = labels[labels.length - 1] ?? '';
+  if (labels.length < 2 || labels.some((l) => l === '')) bad('the host must be a public, fully qualified name', 'invalid_host');
+  if (SPECIAL_SUFFIXES.has(tld)) bad(`.${tld} names are not public hosts`, 'invalid_host');
+  if (/^\d+$/.test(tld)) bad('the host is neither a public name nor a valid address', 'invalid_host');
+  return { url, host };
+}
+
+/** The public shape of a request (shared with svc_request_status). */
+export const requestRecordSchema = z
+  .object({
+    id: z.string().describe('Request id (req_…); look it up later with svc_request_status / GET /api/v1/requests/{id}.'),
+    type: z.enum(REQUEST_TYPES).describe('discovery, recrawl, correction or removal.'),
+    url: z.string().describe('The URL in the crawler’s normal form (lower-case scheme and host, no fragment, …).'),
+    note: z.string().nullable().describe('The note sent with the request (corrections), or null.'),
+    status: z
+      .enum(REQUEST_STATUSES)
+      .describe('received → queued → in_progress → completed (see outcome) or failed (see reason). completed and failed are final.'),
+    outcome: z
+      .enum(REQUEST_OUTCOMES)
+      .nullable()
+      .describe(
+        'When completed: indexed (new in the index), updated (content changed), unchanged, removed (exact removal done), ' +
+          'excluded_by_robots, excluded_by_noindex, not_found (404/410), rejected (see reason). Null before completion.',
+      ),
+    reason: z.string().nullable().describe('Why the request was rejected or failed, or a detail of the outcome; null otherwise.'),
+    received_at: z.string().describe('When the request was recorded (ISO 8601).'),
+    updated_at: z.string().describe('When the status last changed (ISO 8601).'),
+    history: z
+      .array(
+        z.object({
+          status: z.enum(REQUEST_STATUSES).describe('Status entered.'),
+          at: z.string().describe('When (ISO 8601).'),
+          outcome: z.enum(REQUEST_OUTCOMES).optional().describe('Outcome, on completion.'),
+          reason: z.string().optional().describe('Reason, on rejection or failure.'),
+        }),
+      )
+      .describe('Every status the request went through, oldest first.'),
+    notice: z.string().describe('Submission guarantees neither indexing nor position.'),
+  })
+  .describe('A URL request and its status.');
+
+/** Public record of a stored request (the key digest stays inside the store). */
+export function publicRequest(r: UrlRequest): z.input<typeof requestRecordSchema> {
+  return {
+    id: r.id,
+    type: r.type,
+    url: r.url,
+    note: r.note,
+    status: r.status,
+    outcome: r.outcome,
+    reason: r.reason,
+    received_at: r.receivedAt,
+    updated_at: r.updatedAt,
+    history: r.history.map((h) => ({ ...h })),
+    notice: SUBMISSION_NOTICE,
+  };
+}
+
+const input = z.object({
+  type: z
+    .string()
+    .max(32)
+    .describe(
+      'What to do: "discovery" (suggest a URL the crawler may not know), "recrawl" (fetch a known URL again soon), ' +
+        '"correction" (recrawl with priority; say what is wrong in `note`), "removal" (remove exactly this URL: done only ' +
+        'if a fresh fetch shows 404, 410 or noindex; a live page is never removed). Any other value → 400.',
+    ),
+  url: z
+    .string()
+    .min(1)
+    .max(REQUEST_LIMITS.urlMaxLength)
+    .describe('Absolute http(s) URL of a public page, at most 2048 characters, without user:password@. Private addresses are refused (400).'),
+  note: z
+    .string()
+    .max(REQUEST_LIMITS.noteMaxLength)
+    .optional()
+    .describe('Optional note, at most 1000 characters (for a correction: what is wrong). Stored with the request; never published.'),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(REQUEST_LIMITS.idempotencyKeyMaxLength)
+    .optional()
+    .describe(
+      'Optional client key (REST: the Idempotency-Key header): repeating a submission with the same key returns the same ' +
+        'request instead of creating another; reusing it for a different type or URL → 409.',
+    ),
+});
+
+const output = z.object({
+  request: requestRecordSchema,
+  deduplicated: z
+    .boolean()
+    .describe('True when an earlier request was returned instead of a new one (same Idempotency-Key, or the same type and URL still open).'),
+  notice: z.string().describe('Submission guarantees neither indexing nor position.'),
+});
+
+export const submitUrlTool = defineTool({
+  name: 'svc_submit_url',
+  title: 'Submit a URL request',
+  description:
+    'Suggest a public URL to the svc crawler (discovery), ask for a recrawl or a correction, or ask for the exact removal ' +
+    'of a URL that no longer exists (404/410) or now says noindex. The request is queued and processed through the ' +
+    'normal crawler (robots.txt, noindex and politeness always apply); follow it with svc_request_status. Submitting ' +
+    'guarantees neither indexing nor ranking position. Each API key has a daily submission quota (429 when exceeded).',
+  input,
+  output,
+  annotations: { readOnlyHint: false, openWorldHint: true, idempotentHint: true, destructiveHint: false },
+  rest: [
+    {
+      method: 'POST',
+      path: '/requests',
+      source: 'body',
+      successStatus: 202,
+      headers: { 'idempotency-key': 'idempotency_key' },
+      summary: 'Submit a URL request (discovery, recrawl, correction, exact removal)',
+    },
+  ],
+  run: async (inp, ctx) => {
+    const { config, requests } = ctx.deps;
+    if (!(REQUEST_TYPES as readonly string[]).includes(inp.type)) {
+      throw new SvcError('bad_request', `type must be one of ${REQUEST_TYPES.join(', ')}`, {
+        errors: [{ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` }],
+      });
+    }
+    const { url, host } = validateSubmissionUrl(inp.url, { allowLoopback: config.crawlAllowLoopback, pins: config.resolve });
+    const { request, deduplicated } = requests.submit(ctx.caller.digest, {
+      type: inp.type,
+      url,
+      host,
+      note: inp.note,
+      idempotencyKey: inp.idempotency_key,
+    });
+    return { request: publicRequest(request), deduplicated, notice: SUBMISSION_NOTICE };
+  },
+});
