@@ -1,0 +1,187 @@
+/**
+ * `svc crawl`: crawl from seeds into the index (the same crawler `svc serve` runs), with a live progress line on a
+ * terminal and a summary at the end. Name pins (`--resolve`) and loopback access (`--allow-loopback`) exist only
+ * here and in the environment, never in the API.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../config.js';
+import { createCrawler, type CrawlStats } from '../crawler/crawler.js';
+import { hostOf, normalizeUrl } from '../crawler/url.js';
+import { PassageIndex } from '../index/store.js';
+import { createLogger } from '../logger.js';
+import { lanceDir, openEmbedder, stateFile } from '../main.js';
+import type { EntitySink, PageSink } from '../page-model.js';
+import { openStateDb, type StateDb } from '../state/db.js';
+import { Documents } from '../state/documents.js';
+import { EntityStore } from '../state/entities.js';
+import { UsageError, type CliIo } from './io.js';
+
+const USAGE = `usage: svc crawl --seeds URL… | --seeds-file F [--max-pages N] [--resolve HOST:PORT:ADDR]… [--allow-loopback]
+                 [--data-dir D] [--gap-ms MS] [--concurrency N] [--stay-on-hosts] [--timeout S]
+  --seeds URL…          start URLs (repeat the flag or list them after it)
+  --seeds-file F        one start URL per line (# comments allowed)
+  --max-pages N         stop after N pages have been dispatched
+  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
+  --allow-loopback      let the crawler reach loopback addresses (env SVC_CRAWL_ALLOW_LOOPBACK=1)
+  --gap-ms MS           minimum gap between two requests to one host (env SVC_CRAWL_GAP_MS, default 1000)
+  --concurrency N       hosts fetched at once (env SVC_CRAWL_CONCURRENCY, default 8)
+  --stay-on-hosts       admit discovered links only on the seeds' hosts
+  --timeout S           give up after S seconds`;
+
+/** The index and entity sinks the crawl writes to, and how to close them. */
+export interface CrawlSinks {
+  readonly sink: PageSink;
+  readonly entities: EntitySink;
+  close(): Promise<void>;
+}
+
+/** Injection points (tests, and the lead's wiring). */
+export interface CrawlCommandDeps {
+  /** Opens the sinks. @default the LanceDB passage index in the data dir and the SQLite entity store */
+  readonly openSinks?: (config: Config, db: StateDb) => Promise<CrawlSinks>;
+  /** Progress refresh interval on a TTY, ms. @default 250 */
+  readonly progressMs?: number;
+}
+
+async function defaultSinks(config: Config, db: StateDb): Promise<CrawlSinks> {
+  const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  const embedder = await openEmbedder(config, log);
+  const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
+  return {
+    sink: index,
+    entities: new EntityStore(db),
+    close: async () => {
+      await index.close();
+      await embedder?.close();
+    },
+  };
+}
+
+function progressLine(s: CrawlStats): string {
+  return `fetched ${s.fetched} · indexed ${s.indexed} · queued ${s.queued} · waiting hosts ${s.waitingHosts} · errors ${s.errors}`;
+}
+
+function readSeedsFile(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read seeds file ${file}: ${(err as Error).message}`);
+  }
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/#.*$/, '').trim())
+    .filter((l) => l !== '');
+}
+
+/** `svc crawl …` — returns the exit code (0 done, 1 nothing crawlable, 2 usage). */
+export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommandDeps = {}): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      seeds: { type: 'string', multiple: true },
+      'seeds-file': { type: 'string' },
+      'max-pages': { type: 'string' },
+      resolve: { type: 'string', multiple: true },
+      'allow-loopback': { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      'gap-ms': { type: 'string' },
+      concurrency: { type: 'string' },
+      'stay-on-hosts': { type: 'boolean' },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  // `--seeds a b c`: parseArgs takes the first value; the rest arrive as positionals.
+  const rawSeeds = [...(values.seeds ?? []), ...(values.seeds ? positionals : []), ...(values['seeds-file'] ? readSeedsFile(values['seeds-file']) : [])];
+  if (!values.seeds && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
+  if (rawSeeds.length === 0) throw new UsageError(`no seeds: give --seeds URL… or --seeds-file F\n${USAGE}`);
+  const num = (name: string, v: string | undefined, min: number): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+  const maxPages = num('max-pages', values['max-pages'], 1);
+  const timeoutS = num('timeout', values.timeout, 1);
+  const envResolve = (io.env['SVC_RESOLVE'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const config = loadConfig({
+    env: io.env,
+    flags: {
+      dataDir: values['data-dir'],
+      resolve: values.resolve ? [...envResolve, ...values.resolve] : undefined,
+      crawlAllowLoopback: values['allow-loopback'] ? true : undefined,
+      crawlGapMs: values['gap-ms'],
+      crawlConcurrency: values.concurrency,
+    },
+  });
+
+  const seeds: string[] = [];
+  for (const s of rawSeeds) {
+    const n = normalizeUrl(s);
+    if (n === null) io.stderr.write(`svc crawl: skipping "${s}": not a crawlable http(s) URL\n`);
+    else seeds.push(n);
+  }
+  if (seeds.length === 0) {
+    io.stderr.write('svc crawl: no crawlable seed\n');
+    return 1;
+  }
+
+  const db = openStateDb(stateFile(config));
+  const sinks = await (deps.openSinks ?? defaultSinks)(config, db);
+  const seedHosts = new Set(seeds.map(hostOf));
+  const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, destination: io.stderr as never });
+  const crawler = createCrawler({
+    config,
+    db,
+    documents: new Documents(db),
+    sink: sinks.sink,
+    entities: sinks.entities,
+    log,
+    ...(values['stay-on-hosts'] ? { admit: (url: string) => seedHosts.has(hostOf(url)) } : {}),
+  });
+  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed', refresh: true });
+
+  const tty = io.stdout.isTTY === true;
+  const started = Date.now();
+  let timer: NodeJS.Timeout | null = null;
+  if (tty) {
+    timer = setInterval(() => io.stdout.write(`\r\x1b[2K${progressLine(crawler.stats())}`), deps.progressMs ?? 250);
+  }
+  const onSignal = (): void => {
+    void crawler.stop();
+  };
+  process.once('SIGINT', onSignal);
+  let stats: CrawlStats;
+  try {
+    stats = await crawler.runUntilIdle({ ...(maxPages !== undefined ? { maxPages } : {}), ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}) });
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    if (timer) clearInterval(timer);
+    if (tty) io.stdout.write('\r\x1b[2K');
+  }
+  const secs = (Date.now() - started) / 1000;
+  const dead = crawler.frontier.deadLetters({ limit: 5 });
+  await sinks.close();
+  db.close();
+  io.stdout.write(
+    [
+      `crawl finished in ${secs.toFixed(1)} s`,
+      `  fetched   ${stats.fetched}`,
+      `  indexed   ${stats.indexed}`,
+      `  excluded  ${stats.excluded}`,
+      `  errors    ${stats.errors}`,
+      `  dead      ${stats.dead}`,
+      `  queued    ${stats.queued}`,
+      `  rate      ${(stats.fetched / Math.max(secs, 0.001)).toFixed(2)} responses/s`,
+      ...dead.map((d) => `  dead: ${d.url} (${d.deadReason ?? d.lastError ?? 'unknown'})`),
+    ].join('\n') + '\n',
+  );
+  return 0;
+}
