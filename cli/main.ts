@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js';
 import { keysCommand } from './keys.js';
+import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
 
@@ -12,12 +13,14 @@ usage: svc <command> [options]
   ingest     add a BEIR-format corpus (JSONL) to the index
   eval       nDCG@10 / recall@100 of the index on a BEIR dataset
   entities   import Statistics Canada open databases
+  openapi    print the OpenAPI 3.1 document of /api/v1
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR).`;
 
 const commands: Record<string, Command> = {
   serve: serveCommand,
   keys: keysCommand,
+  openapi: openapiCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */
