@@ -276,13 +276,18 @@ export class Frontier {
       .all({ now: this.#now() });
   }
 
-  /** Earliest instant (ms) some not-yet-due item becomes due, or null when nothing is pending at all. */
+  /**
+   * Earliest instant (ms) after now at which a pending item becomes due (a back-off ends, a lease lapses), or null
+   * when there is none. Items already due are not counted: readyHosts() covers them.
+   */
   nextDueAt(): number | null {
     const r = this.#db
-      .prepare<[], { t: number | null }>(
-        `SELECT min(CASE WHEN state = 'leased' THEN lease_until ELSE next_at END) AS t FROM frontier WHERE state IN ('queued', 'retrying', 'leased')`,
+      .prepare<{ now: number }, { t: number | null }>(
+        `SELECT min(t) AS t FROM (
+           SELECT min(next_at) AS t FROM frontier WHERE state IN ('queued', 'retrying') AND next_at > @now
+           UNION ALL SELECT min(lease_until) FROM frontier WHERE state = 'leased' AND lease_until > @now)`,
       )
-      .get();
+      .get({ now: this.#now() });
     return r?.t ?? null;
   }
 
