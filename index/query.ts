@@ -68,8 +68,15 @@ export interface CompiledQuery {
   matches(row: MatchableRow, opts: { strictWords: boolean }): boolean;
 }
 
-/** Title weight in the BM25 arm (a title hit counts this many times a body hit). */
-export const TITLE_BOOST = 2;
+/** The FTS column holding "title + passage" for every passage. */
+export const SEARCH_COLUMN = 'search_text';
+
+/**
+ * Weight of the extra title-field clause in the BM25 arm (on top of the title words already inside
+ * `search_text`). A short field's BM25 is inflated by length normalisation, so a full-weight clause over-counts
+ * titles; see docs/bench-index.md for the comparison.
+ */
+export const TITLE_BOOST = 0.5;
 
 const MAX_ITEMS = 32;
 
@@ -238,31 +245,18 @@ function containsSeq(hay: readonly string[], needle: readonly string[]): boolean
 export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}): CompiledQuery {
   const mode = opts.termMode ?? 'all';
   const textClauses: [Occur, FullTextQuery][] = [];
-  // One clause per word over body and title (title boosted): a word may match either field.
-  const fieldPair = (q: (col: string, boost: number) => FullTextQuery): FullTextQuery =>
-    new BooleanQuery([
-      [Occur.Should, q('text', 1)],
-      [Occur.Should, q('title', TITLE_BOOST)],
-    ]);
-  const wordOccur = mode === 'all' ? Occur.Must : Occur.Should;
+  // `search_text` is the page title followed by the passage (each passage carries its page's title, like a
+  // title+body "contents" field), so a word may match either; a separate title clause adds the title boost.
   if (ast.words.length > 0) {
-    if (mode === 'all') {
-      for (const w of ast.words) textClauses.push([wordOccur, fieldPair((c, b) => new MatchQuery(w, c, { boost: b }))]);
-    } else {
-      const text = ast.words.join(' ');
-      textClauses.push([Occur.Should, new MatchQuery(text, 'text', { operator: Operator.Or })]);
-      textClauses.push([Occur.Should, new MatchQuery(text, 'title', { operator: Operator.Or, boost: TITLE_BOOST })]);
-    }
+    if (mode === 'all') for (const w of ast.words) textClauses.push([Occur.Must, new MatchQuery(w, SEARCH_COLUMN)]);
+    else textClauses.push([Occur.Should, new MatchQuery(ast.words.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
-  for (const p of ast.phrases) textClauses.push([Occur.Must, fieldPair((c) => new PhraseQuery(p.join(' '), c))]);
+  for (const p of ast.phrases) textClauses.push([Occur.Must, new PhraseQuery(p.join(' '), SEARCH_COLUMN)]);
   for (const p of ast.inTitle) textClauses.push([Occur.Must, new PhraseQuery(p.join(' '), 'title')]);
   const positive = textClauses.length > 0;
-  if (positive) {
-    for (const w of ast.excludedWords) {
-      textClauses.push([Occur.MustNot, new MatchQuery(w, 'text')]);
-      textClauses.push([Occur.MustNot, new MatchQuery(w, 'title')]);
-    }
-  }
+  const titleText = [...ast.words, ...ast.phrases.flat()].join(' ');
+  if (positive && titleText) textClauses.push([Occur.Should, new MatchQuery(titleText, 'title', { operator: Operator.Or, boost: TITLE_BOOST })]);
+  if (positive) for (const w of ast.excludedWords) textClauses.push([Occur.MustNot, new MatchQuery(w, SEARCH_COLUMN)]);
   const fts = positive ? new BooleanQuery(textClauses) : null;
 
   const semanticText = [...ast.words, ...ast.phrases.map((p) => p.join(' ')), ...ast.inTitle.map((p) => p.join(' '))].join(' ');

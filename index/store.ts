@@ -3,7 +3,8 @@
  *
  * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
  *   it, so a search reads ONE table version (a consistent snapshot) and never joins. BM25 FTS indexes (with
- *   positions, for phrases) on `text` and `title`; a `vector` column when an embedder exists.
+ *   positions, for phrases) on `search_text` (page title + passage) and `title`; a `vector` column when an
+ *   embedder exists.
  * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
  * - `images`: image metadata (never bytes), FTS on alt text.
  *
@@ -22,6 +23,7 @@ import type { DateSource, PageInput, PageSink, SnippetPolicy } from '../page-mod
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
+import { SEARCH_COLUMN } from './query.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
@@ -146,6 +148,7 @@ function passageSchema(dim: number | null): Schema {
     new Field('page_ref', new Int32(), false),
     new Field('ordinal', new Int32(), false),
     new Field('text', new Utf8(), false),
+    new Field('search_text', new Utf8(), false),
     new Field('snippet_text', new Utf8(), false),
     new Field('heading_path', new Utf8(), false),
     new Field('tokens', new Int32(), false),
@@ -320,7 +323,7 @@ export class PassageIndex implements PageSink {
       if (r.lang) this.#langs.add(r.lang);
     }
     const idx = await this.#passages.listIndices();
-    this.#ftsReady = idx.some((i) => i.columns.includes('text')) && idx.some((i) => i.columns.includes('title'));
+    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN)) && idx.some((i) => i.columns.includes('title'));
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
   }
@@ -404,6 +407,7 @@ export class PassageIndex implements PageSink {
           page_ref: p.pageRef,
           ordinal: s.ordinal,
           text: s.text,
+          search_text: p.title ? `${p.title}\n${s.text}` : s.text,
           snippet_text: s.snippetText,
           heading_path: JSON.stringify(s.headingPath),
           tokens: estimateTokens(s.text),
@@ -507,7 +511,7 @@ export class PassageIndex implements PageSink {
 
   async #ensureFts(): Promise<void> {
     if ((await this.#passages.countRows()) === 0) return;
-    await this.#passages.createIndex('text', { config: Index.fts(FTS_OPTIONS), replace: true });
+    await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
     await this.#passages.createIndex('title', { config: Index.fts(FTS_OPTIONS), replace: true });
     this.#ftsReady = true;
   }

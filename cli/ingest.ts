@@ -1,0 +1,188 @@
+/**
+ * `svc ingest --jsonl FILE [--data-dir D] [--name N] [--embedder auto|none|hashing]`: adds a BEIR-format corpus
+ * (JSON lines: _id, title, text; .gz accepted) to the index through the same PageInput → passages → embedding →
+ * PassageIndex path as crawled pages. Each document gets a durable page_ref from state/documents.ts under the URL
+ * `corpus:<name>/<_id>`, and keeps its `_id` as externalId so eval can map results back.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { createGunzip } from 'node:zlib';
+import { loadConfig, type Config } from '../config.js';
+import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
+import { PassageIndex } from '../index/store.js';
+import type { PageInput, PassageInput } from '../page-model.js';
+import { openStateDb } from '../state/db.js';
+import { Documents } from '../state/documents.js';
+import { UsageError, type CliIo } from './io.js';
+
+/** One BEIR corpus line. */
+export interface CorpusDoc {
+  readonly _id: string;
+  readonly title: string;
+  readonly text: string;
+}
+
+/** Longest passage cut from a corpus document, in words (most abstracts fit in one). */
+export const CORPUS_PASSAGE_WORDS = 320;
+
+/** Reads a BEIR JSONL corpus (plain or gzip), skipping blank lines. */
+export async function* readCorpus(file: string): AsyncGenerator<CorpusDoc> {
+  const raw = createReadStream(file);
+  const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let line = 0;
+  for await (const l of rl) {
+    line++;
+    if (l.trim() === '') continue;
+    let d: unknown;
+    try {
+      d = JSON.parse(l);
+    } catch {
+      throw new UsageError(`${file}:${line}: not JSON`);
+    }
+    const o = d as Record<string, unknown>;
+    if (typeof o._id !== 'string' && typeof o._id !== 'number') throw new UsageError(`${file}:${line}: missing _id`);
+    yield { _id: String(o._id), title: typeof o.title === 'string' ? o.title : '', text: typeof o.text === 'string' ? o.text : '' };
+  }
+}
+
+/** Splits text into passages of at most `maxWords` words, cutting after sentence ends where possible. */
+export function splitPassages(text: string, maxWords = CORPUS_PASSAGE_WORDS): string[] {
+  const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}("])/u);
+  const out: string[] = [];
+  let cur: string[] = [];
+  const flush = () => {
+    if (cur.length) out.push(cur.join(' '));
+    cur = [];
+  };
+  for (const s of sentences) {
+    const words = s.split(' ').filter(Boolean);
+    if (cur.length + words.length > maxWords && cur.length > 0) flush();
+    for (let i = 0; i < words.length; i += maxWords) {
+      const chunk = words.slice(i, i + maxWords);
+      if (cur.length + chunk.length > maxWords) flush();
+      cur.push(...chunk);
+    }
+  }
+  flush();
+  return out;
+}
+
+/** The PageInput of a corpus document (the same contract the crawler produces). */
+export function corpusPage(doc: CorpusDoc, pageRef: number, name: string, fetchedAt: string): PageInput {
+  const parts = splitPassages(doc.text);
+  const passages: PassageInput[] = (parts.length ? parts : ['']).map((p, i) => ({ ordinal: i, text: p, snippetText: p, headingPath: doc.title ? [doc.title] : [] }));
+  return {
+    pageRef,
+    url: corpusUrl(name, doc._id),
+    canonicalUrl: null,
+    host: `${name}.corpus.invalid`,
+    title: doc.title,
+    description: '',
+    lang: null,
+    publishedAt: null,
+    modifiedAt: null,
+    dateSource: 'corpus',
+    fetchedAt,
+    contentHash: createHash('sha256').update(`${doc.title}\n${doc.text}`).digest('hex'),
+    snippet: { nosnippet: false, maxSnippet: null },
+    filetype: 'txt',
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+    passages,
+    images: [],
+    externalId: doc._id,
+  };
+}
+
+/** The registry URL of a corpus document. */
+export const corpusUrl = (name: string, id: string) => `corpus:${name}/${encodeURIComponent(id)}`;
+
+/** Picks the embedder: `auto` = the real model when configured and present, else none. */
+export async function pickEmbedder(kind: string, config: Config, io: CliIo): Promise<Embedder | null> {
+  if (kind === 'none') return null;
+  if (kind === 'hashing') return createHashingEmbedder();
+  if (kind !== 'auto' && kind !== 'model') throw new UsageError(`--embedder must be auto, model, none or hashing`);
+  if (!config.modelDir) {
+    if (kind === 'model') throw new UsageError('--embedder model needs SVC_MODEL_DIR');
+    io.stderr.write('embedder: no model directory configured (SVC_MODEL_DIR): BM25 only\n');
+    return null;
+  }
+  const e = await createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads });
+  if (!e) {
+    if (kind === 'model') throw new UsageError('embedding model weights are not available');
+    io.stderr.write('embedder: model weights absent or invalid: BM25 only\n');
+  }
+  return e;
+}
+
+/** Corpus name from the file path: the folder name for `<dir>/corpus.jsonl[.gz]`, else the file's base name. */
+export function corpusName(file: string): string {
+  const base = basename(file).replace(/\.gz$/, '').replace(/\.jsonl$/, '');
+  const n = base === 'corpus' ? basename(dirname(file)) : base;
+  return n.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'corpus';
+}
+
+function progress(io: CliIo, n: number, passages: number, started: number, done = false): void {
+  const secs = (Date.now() - started) / 1000;
+  const rate = secs > 0 ? Math.round(n / secs) : 0;
+  if (io.stdout.isTTY) io.stdout.write(`\r[${'#'.repeat(Math.min(30, Math.floor(Math.log2(n + 1) * 2)))}] ${n} docs, ${passages} passages, ${rate} docs/s${done ? '\n' : ''}`);
+  else if (done) io.stdout.write(`${n} docs, ${passages} passages, ${rate} docs/s\n`);
+}
+
+/** `svc ingest`. */
+export async function ingestCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      jsonl: { type: 'string' },
+      'data-dir': { type: 'string' },
+      name: { type: 'string' },
+      embedder: { type: 'string', default: 'auto' },
+      batch: { type: 'string', default: '256' },
+    },
+  });
+  if (!values.jsonl) throw new UsageError('usage: svc ingest --jsonl FILE [--data-dir D] [--name N] [--embedder auto|none|hashing]');
+  const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
+  const name = values.name ? corpusName(values.name) : corpusName(values.jsonl);
+  const batchSize = Math.max(1, Math.min(5000, Number(values.batch) || 256));
+  const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
+  const db = openStateDb(join(config.dataDir, 'state.sqlite'));
+  const documents = new Documents(db);
+  const index = await PassageIndex.open({ dir: join(config.dataDir, 'lance'), embedder, optimizeEvery: Number.MAX_SAFE_INTEGER });
+  const started = Date.now();
+  const fetchedAt = new Date().toISOString();
+  let n = 0;
+  let passages = 0;
+  let batch: PageInput[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await index.upsertPages(batch);
+    for (const p of batch) documents.recordIndexed(p.pageRef, { contentHash: p.contentHash, title: p.title, at: fetchedAt });
+    batch = [];
+    progress(io, n, passages, started);
+  };
+  try {
+    for await (const doc of readCorpus(values.jsonl)) {
+      const url = corpusUrl(name, doc._id);
+      const ref = documents.allocate(url, `${name}.corpus.invalid`);
+      const page = corpusPage(doc, ref, name, fetchedAt);
+      batch.push(page);
+      n++;
+      passages += page.passages.length;
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    await index.optimize();
+    progress(io, n, passages, started, true);
+    const s = await index.stats();
+    io.stdout.write(`index: ${s.pages} pages, ${s.passages} passages, ${s.vectors} vectors, ranking ${s.rankingMode}\n`);
+    return 0;
+  } finally {
+    await index.close();
+    await embedder?.close();
+    db.close();
+  }
+}
