@@ -228,6 +228,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     const tls = url.protocol === 'https:';
     const port = url.port === '' ? (tls ? 443 : 80) : Number(url.port);
     const hostname = url.hostname;
+    // Brackets belong to URL syntax only: SNI, the classifier and the resolver get the bare name or address.
+    const bareHost = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 
     // Resolve once; every answer must pass.
     const literal = ipLiteralOf(hostname);
@@ -255,7 +257,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     for (const a of addresses) {
       const ac = new AbortController();
       const timer = setTimeout(() => ac.abort(), Math.min(connectTimeoutMs, deadline.remaining()));
-      const attempt = connector({ address: a, port, servername: hostname, tls, signal: ac.signal });
+      const attempt = connector({ address: a, port, servername: bareHost, tls, signal: ac.signal });
       try {
         socket = await deadline.race(attempt);
         address = a;
