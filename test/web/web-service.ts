@@ -1,0 +1,113 @@
+/**
+ * A whole svc service for the page tests: the real service (createServices/startServer, all registered tools)
+ * with the web pages mounted, over an index filled by the real crawler from crawler-net's local test web, and the
+ * real request processor following URL requests through that crawler. Everything listens on 127.0.0.1.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../config.js';
+import { createCrawler, type Crawler, type CrawlStats } from '../../crawler/crawler.js';
+import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { createLogger } from '../../logger.js';
+import { createServices, startServer, type RunningServer, type Services } from '../../main.js';
+import { RequestProcessor, type CrawlerHandle } from '../../tools/request-processor.js';
+import { mountWebPages } from '../../web/pages.js';
+
+export interface WebService {
+  readonly url: string;
+  readonly key: string;
+  readonly config: Config;
+  readonly services: Services;
+  readonly web: TestWeb;
+  readonly crawler: Crawler;
+  /** What the initial crawl did. */
+  readonly crawlStats: CrawlStats;
+  /** Every log line the service wrote (JSON strings). */
+  readonly logLines: string[];
+  close(): Promise<void>;
+}
+
+/** Hosts of the test web whose pages the page tests search. */
+export const SEED_HOSTS = ['gen-0.test', 'gen-1.test', 'gen-2.test', 'ontario-gov.test', 'ville-quebec.test', 'shop-montreal.test'] as const;
+
+/**
+ * Starts the test web, crawls the seed hosts into the service's own index (robots, sitemaps and links as the
+ * crawler does them), then serves REST + pages. `crawl: false` skips the initial crawl (empty index).
+ */
+export async function startWebService(opts: { crawl?: boolean; maxPages?: number } = {}): Promise<WebService> {
+  const web = await startTestWeb({ generatedHosts: 3, generatedPages: 12 });
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-web-test-'));
+  const config = loadConfig({
+    env: {},
+    flags: {
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      crawl: false,
+      logLevel: 'info',
+      crawlAllowLoopback: true,
+      resolve: web.pins,
+      crawlGapMs: 10,
+      crawlConcurrency: 6,
+    },
+  });
+  const logLines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logLines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      cb();
+    },
+  });
+  const log = createLogger({ level: 'info', destination });
+  const base = await createServices(config, { log });
+  const { deps } = base;
+  const crawler = createCrawler({
+    config,
+    db: deps.db,
+    documents: deps.documents,
+    sink: deps.index,
+    entities: deps.entities,
+    // The crawl stays on the seeded hosts (the test web also serves traps and other fixtures).
+    admit: (url) => SEED_HOSTS.some((h) => new URL(url).hostname === h),
+    fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 3000, totalTimeoutMs: 5000 },
+  });
+  for (const h of SEED_HOSTS) crawler.enqueue(web.url(h, '/'), { reason: 'seed', priority: 'discovered' });
+  const crawlStats =
+    opts.crawl === false ? crawler.stats() : await crawler.runUntilIdle({ maxPages: opts.maxPages ?? 120, timeoutMs: 40_000 });
+
+  // URL requests go through the same crawler: the processor admits them, the running crawler fetches them.
+  const handle: CrawlerHandle = {
+    frontier: crawler.frontier,
+    processNow: async (url, o) => crawler.processNow(url, o),
+  };
+  const processor = new RequestProcessor({ requests: deps.requests, documents: deps.documents, crawler: handle, intervalMs: 200 });
+  crawler.start();
+  processor.start();
+
+  const services: Services = { ...base, mountExtra: (router) => mountWebPages(router, { config }) };
+  const { key } = services.keys.create({ name: 'web-test', perMinute: 600, perDay: 100_000 });
+  const running: RunningServer = await startServer(services);
+  let closed = false;
+  return {
+    url: running.url,
+    key,
+    config,
+    services,
+    web,
+    crawler,
+    crawlStats,
+    logLines,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await running.close();
+      await processor.stop();
+      await crawler.stop();
+      await services.close();
+      await web.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

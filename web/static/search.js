@@ -1,0 +1,304 @@
+// The search page: reads q/offset from the address bar, calls GET /api/v1/search with the tab's key and renders
+// results. Everything that comes from the index is inserted as text (textContent / text nodes), never as HTML:
+// titles and excerpts are untrusted web content.
+import { apiFetch, clearProblem, el, getKey, initKeyPanel, isoDay, isoTime, showProblem } from './api-client.js';
+
+/** Page size (the API allows 1–20) and the largest offset the API accepts (0–90). */
+const LIMIT = 10;
+const MAX_OFFSET = 90;
+
+const form = document.getElementById('search-form');
+const q = document.getElementById('q');
+const status = document.getElementById('search-status');
+const errorBox = document.getElementById('search-error');
+const warningsList = document.getElementById('search-warnings');
+const list = document.getElementById('results');
+const collapsedBox = document.getElementById('collapsed-hosts');
+const pager = document.getElementById('pager');
+const prev = document.getElementById('pager-prev');
+const next = document.getElementById('pager-next');
+const pagerInfo = document.getElementById('pager-info');
+
+const DATE_SOURCES = {
+  'schema.org': 'schema.org data',
+  'article-meta': 'article metadata',
+  'http-last-modified': 'the HTTP Last-Modified header',
+  'time-element': 'a time element',
+  corpus: 'the corpus import',
+  none: 'no date found on the page',
+};
+const SNIPPET_DECISIONS = {
+  shown: 'excerpt shown',
+  max_snippet: "excerpt shortened to the page's max-snippet",
+  nosnippet: 'no excerpt: the page forbids snippets',
+  unavailable: 'no quotable text',
+};
+
+/** Current query state: what the address bar says, plus the offsets of the pages before it (history state). */
+let current = { q: '', offset: 0, trail: [] };
+/** Sequence number of the latest search, so a slow older answer never overwrites a newer one. */
+let seq = 0;
+
+function clampOffset(n) {
+  if (!Number.isFinite(n) || n < 0) return 0;
+  return Math.min(MAX_OFFSET, Math.floor(n));
+}
+
+function readLocation() {
+  const p = new URLSearchParams(window.location.search);
+  return { q: (p.get('q') ?? '').trim().slice(0, 300), offset: clampOffset(Number(p.get('offset') ?? '0')) };
+}
+
+function writeLocation(state, replace) {
+  const p = new URLSearchParams();
+  p.set('q', state.q);
+  if (state.offset > 0) p.set('offset', String(state.offset));
+  const url = `/?${p.toString()}`;
+  if (replace) window.history.replaceState(state, '', url);
+  else window.history.pushState(state, '', url);
+}
+
+/** A link target is shown as a link only when it is an http(s) URL; anything else stays text. */
+function safeHref(url) {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The excerpt as text nodes with <mark> around the API's [start, end) highlight offsets. */
+function excerptNode(text, highlights) {
+  const p = el('p', null, 'excerpt');
+  const spans = (Array.isArray(highlights) ? highlights : [])
+    .filter((h) => Array.isArray(h) && h.length === 2)
+    .map(([a, b]) => [Math.max(0, Math.trunc(a)), Math.min(text.length, Math.trunc(b))])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let pos = 0;
+  for (const [a, b] of spans) {
+    if (b <= pos) continue; // overlaps an earlier highlight
+    const start = Math.max(a, pos);
+    if (start > pos) p.append(document.createTextNode(text.slice(pos, start)));
+    p.append(el('mark', text.slice(start, b)));
+    pos = b;
+  }
+  if (pos < text.length) p.append(document.createTextNode(text.slice(pos)));
+  return p;
+}
+
+function timeNode(label, value) {
+  const day = isoDay(value);
+  if (!day) return null;
+  const span = el('span', null, 'date');
+  span.append(`${label} `);
+  const t = el('time', day);
+  t.dateTime = value;
+  t.title = isoTime(value);
+  span.append(t);
+  return span;
+}
+
+function renderResult(r, index) {
+  const li = el('li', null, 'result');
+  li.dataset.host = r.host;
+  const article = el('article');
+  const titleId = `result-${index}-title`;
+  article.setAttribute('aria-labelledby', titleId);
+
+  const h3 = el('h3', null, 'result-title');
+  h3.id = titleId;
+  const href = safeHref(r.url);
+  const titleText = r.title && r.title.trim() !== '' ? r.title : r.url;
+  if (href) {
+    const a = el('a', titleText);
+    a.href = href;
+    a.rel = 'noopener noreferrer nofollow';
+    h3.append(a);
+  } else {
+    h3.append(titleText);
+  }
+  article.append(h3);
+
+  const meta = el('p', null, 'result-meta');
+  meta.append(el('span', r.host, 'result-host'), ' · ', el('span', r.url, 'result-url'));
+  article.append(meta);
+
+  const decision = r.provenance?.snippet;
+  if (r.excerpt && typeof r.excerpt.text === 'string') article.append(excerptNode(r.excerpt.text, r.excerpt.highlights));
+  else article.append(el('p', decision === 'nosnippet' ? 'No excerpt: this page does not allow snippets.' : 'No quotable text for this page.', 'excerpt-none'));
+
+  const dates = el('p', null, 'result-dates');
+  const parts = [timeNode('Published', r.dates?.published), timeNode('Modified', r.dates?.modified), timeNode('Fetched', r.dates?.fetched)].filter(Boolean);
+  parts.forEach((p, i) => {
+    if (i > 0) dates.append(' · ');
+    dates.append(p);
+  });
+  if (parts.length > 0) article.append(dates);
+
+  const prov = el('p', null, 'provenance');
+  const pv = r.provenance ?? {};
+  prov.append(el('span', 'Provenance:', 'provenance-label'), ' ');
+  const facts = [
+    pv.fetched_at ? `fetched by SvcBot ${isoTime(pv.fetched_at)}` : null,
+    pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
+    decision ? SNIPPET_DECISIONS[decision] ?? decision : null,
+    Number.isInteger(pv.passage_ordinal) ? `best passage #${pv.passage_ordinal + 1}` : null,
+    Number.isInteger(r.page_ref) ? `page_ref ${r.page_ref}` : null,
+    r.content_trust === 'untrusted_web_content' ? 'untrusted web content' : null,
+  ].filter(Boolean);
+  prov.append(facts.join(' · '));
+  article.append(prov);
+  li.append(article);
+  return li;
+}
+
+/** "n more from host": a link that repeats the query restricted to that host (a positive site: lifts the cap). */
+function moreFromHostNode(state, host, n) {
+  const p = el('p', null, 'more-from-host');
+  const a = el('a', `${n} more from ${host}`);
+  const params = new URLSearchParams({ q: `${state.q} site:${host}`.slice(0, 300) });
+  a.href = `/?${params.toString()}`;
+  p.append(a);
+  return p;
+}
+
+function render(state, data) {
+  const results = Array.isArray(data?.results) ? data.results : [];
+  list.replaceChildren(...results.map((r, i) => renderResult(r, state.offset + i)));
+  list.start = state.offset + 1;
+
+  // Warnings (typed {code, message}); no_results is said by the status line already.
+  const warnings = (Array.isArray(data?.warnings) ? data.warnings : []).filter((w) => w && w.code !== 'no_results');
+  warningsList.replaceChildren(
+    ...warnings.map((w) => {
+      const li = el('li', w.message ?? w.code, 'warning');
+      li.dataset.code = String(w.code ?? '');
+      return li;
+    }),
+  );
+  warningsList.hidden = warnings.length === 0;
+
+  // Host-diversity collapse: attach "n more from host" after that host's last result on this page.
+  collapsedBox.replaceChildren();
+  const collapsed = data?.collapsed_per_host && typeof data.collapsed_per_host === 'object' ? data.collapsed_per_host : {};
+  for (const [host, n] of Object.entries(collapsed)) {
+    if (!Number.isInteger(n) || n <= 0) continue;
+    const items = [...list.querySelectorAll('li.result')].filter((li) => li.dataset.host === host);
+    const last = items[items.length - 1];
+    const node = moreFromHostNode(state, host, n);
+    if (last) last.querySelector('article').append(node);
+    else collapsedBox.append(node);
+  }
+  collapsedBox.hidden = collapsedBox.childElementCount === 0;
+
+  if (results.length === 0) {
+    status.textContent = state.offset > 0 ? `No more results for “${state.q}”.` : `No results for “${state.q}”. The index is bounded: an empty answer only means nothing matched.`;
+  } else {
+    const dup = Number.isInteger(data.duplicates_collapsed) && data.duplicates_collapsed > 0 ? ` · ${data.duplicates_collapsed} near-duplicate pages left out` : '';
+    status.textContent = `Results ${state.offset + 1}–${state.offset + results.length} for “${state.q}” · ranking: ${data.ranking ?? 'unknown'}${dup}`;
+  }
+
+  // The API fills a page with at most 2 results per host, so a page can be shorter than LIMIT while more results
+  // follow: the next page starts after the results shown, and exists while this page was full or hosts were capped.
+  const collapsedTotal = Object.values(collapsed).reduce((a, n) => a + (Number.isInteger(n) && n > 0 ? n : 0), 0);
+  const nextOffset = state.offset + results.length;
+  const hasPrev = state.offset > 0;
+  const hasNext = results.length > 0 && (results.length >= LIMIT || collapsedTotal > 0) && nextOffset <= MAX_OFFSET;
+  pager.hidden = !hasPrev && !hasNext;
+  prev.disabled = !hasPrev;
+  next.disabled = !hasNext;
+  pager.dataset.nextOffset = String(nextOffset);
+  pagerInfo.textContent = results.length > 0 ? `Results ${state.offset + 1}–${nextOffset}` : '';
+}
+
+function clearResults() {
+  list.replaceChildren();
+  warningsList.replaceChildren();
+  warningsList.hidden = true;
+  collapsedBox.replaceChildren();
+  collapsedBox.hidden = true;
+  pager.hidden = true;
+}
+
+async function run(state, { focusResults = false } = {}) {
+  current = state;
+  if (state.q === '') return;
+  if (!getKey()) {
+    clearResults();
+    status.textContent = 'Enter your API key above to search.';
+    return;
+  }
+  const mine = ++seq;
+  clearProblem(errorBox);
+  list.setAttribute('aria-busy', 'true');
+  status.textContent = 'Searching…';
+  try {
+    const params = new URLSearchParams({ q: state.q, limit: String(LIMIT), offset: String(state.offset) });
+    const data = await apiFetch(`/api/v1/search?${params.toString()}`);
+    if (mine !== seq) return;
+    render(state, data);
+    if (focusResults) status.focus(); // keyboard users land on the new page's summary
+  } catch (err) {
+    if (mine !== seq) return;
+    clearResults();
+    status.textContent = err?.status === 401 ? 'Key refused.' : 'The search failed.';
+    showProblem(errorBox, err);
+  } finally {
+    if (mine === seq) list.removeAttribute('aria-busy');
+  }
+}
+
+form.addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const state = { q: q.value.trim(), offset: 0, trail: [] };
+  if (state.q === '') {
+    status.textContent = 'Type a query first.';
+    q.focus();
+    return;
+  }
+  writeLocation(state, false);
+  void run(state);
+});
+
+/** Next page: starts after the results shown; remembers where this page started so "Previous" returns to it. */
+next.addEventListener('click', () => {
+  const state = { q: current.q, offset: clampOffset(Number(pager.dataset.nextOffset ?? '0')), trail: [...(current.trail ?? []), current.offset] };
+  writeLocation(state, false);
+  void run(state, { focusResults: true });
+});
+/** Previous page: where the earlier page started (known from the trail), else one full page back. */
+prev.addEventListener('click', () => {
+  const trail = [...(current.trail ?? [])];
+  const back = trail.length > 0 ? trail.pop() : Math.max(0, current.offset - LIMIT);
+  const state = { q: current.q, offset: clampOffset(back), trail };
+  writeLocation(state, false);
+  void run(state, { focusResults: true });
+});
+
+window.addEventListener('popstate', (ev) => {
+  const state = { ...readLocation(), trail: Array.isArray(ev.state?.trail) ? ev.state.trail : [] };
+  q.value = state.q;
+  if (state.q === '') {
+    clearResults();
+    status.textContent = '';
+    return;
+  }
+  void run(state);
+});
+
+status.tabIndex = -1;
+initKeyPanel({
+  onKey: () => {
+    const same = current.q === q.value.trim();
+    const state = { q: q.value.trim(), offset: same ? current.offset : 0, trail: same ? current.trail : [] };
+    if (state.q !== '') void run(state);
+    else q.focus();
+  },
+});
+
+const initial = { ...readLocation(), trail: Array.isArray(window.history.state?.trail) ? window.history.state.trail : [] };
+q.value = initial.q;
+current = initial;
+if (initial.q !== '') void run(initial);
