@@ -100,14 +100,15 @@ export function mostSpecificKind(types: readonly string[]): string | null {
   return best;
 }
 
-/** An absolute http(s) URL, normalised lightly (WHATWG form, no fragment); null otherwise. */
-function httpUrl(v: string | null, base?: string): string | null {
+/** An absolute http(s) URL, normalised lightly (WHATWG form, no fragment unless kept); null otherwise. */
+function httpUrl(v: string | null, base?: string, keepFragment = false): string | null {
   if (v === null) return null;
   try {
     const u = base === undefined ? new URL(v) : new URL(v, base);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
     if (u.username !== '' || u.password !== '') return null;
-    u.hash = '';
+    // An @id names a node, and its fragment is what tells nodes of one page apart ("…/#org" vs "…/#store").
+    if (!keepFragment) u.hash = '';
     return u.href;
   } catch {
     return null;
@@ -164,7 +165,7 @@ export function factsFromJsonLd(node: JsonLdNode, pageUrl: string): FactsResult 
       lon,
       telephone: text(node['telephone']),
       url: httpUrl(text(node['url']), pageUrl),
-      declaredId: idRaw !== null && !idRaw.startsWith('_:') ? httpUrl(idRaw, pageUrl) : null,
+      declaredId: idRaw !== null && !idRaw.startsWith('_:') ? httpUrl(idRaw, pageUrl, true) : null,
     },
   };
 }
@@ -174,7 +175,10 @@ export function displayCase(s: string): string {
   const hasLower = /\p{Ll}/u.test(s);
   const hasUpper = /\p{Lu}/u.test(s);
   if (hasLower && hasUpper) return s;
-  return s.toLowerCase().replace(/(^|[\s\-/(])(\p{L})/gu, (_m, sep: string, ch: string) => sep + ch.toUpperCase());
+  return s
+    .toLowerCase()
+    .replace(/(^|[\s\-/(])(\p{L})/gu, (_m, sep: string, ch: string) => sep + ch.toUpperCase())
+    .replace(/\b(Ne|Nw|Se|Sw)\b/g, (d) => d.toUpperCase()); // street directions ("28 Oki Dr NW")
 }
 
 /**
