@@ -147,8 +147,18 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
   if (useVector && embedder) {
     const [qv] = await embedder.embed([compiled.semanticText]);
     if (qv) {
-      const rows = await index.vectorCandidates(qv, where, k);
-      for (const r of rows) if (compiled.matches(r, { strictWords: true })) vec.push({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: vec.length + 1 });
+      let rows = (await index.vectorCandidates(qv, where, k)).filter((r) => compiled.matches(r, { strictWords: false }));
+      const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
+      if (compiled.fts && required > 0 && rows.length > 0) {
+        // Vector hits must satisfy the same required terms as BM25 hits, judged by the same analyzer (stemming):
+        // re-run the full-text query restricted to the candidates' page_refs (integers only).
+        const refs = [...new Set(rows.map((r) => Math.trunc(r.page_ref)))];
+        const restrict = `page_ref IN (${refs.join(', ')})`;
+        const ok = await index.ftsCandidates(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, rows.length * 8 + 50);
+        const okKeys = new Set(ok.map(key));
+        rows = rows.filter((r) => okKeys.has(key(r)));
+      }
+      for (const r of rows) vec.push({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: vec.length + 1 });
     }
   }
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };

@@ -1,0 +1,178 @@
+import t from 'tap';
+import { fileURLToPath } from 'node:url';
+import { corpusPage, readCorpus } from '../../cli/ingest.js';
+import { createHashingEmbedder } from '../../index/embedder.js';
+import { lightStem, wordTokens } from '../../index/query.js';
+import { diversify, fuseRrf, groupPages, type RankedPassage } from '../../index/retrieval.js';
+import { PassageIndex, type PassageRow } from '../../index/store.js';
+import type { PageInput } from '../../page-model.js';
+
+// A small real corpus: the first 300 SciFact abstracts, read from ../shared at test time, spread over web hosts.
+const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
+const HOSTS = ['a.example', 'www.b.example', 'b.example', 'c.example', 'news.d.example'];
+const TYPES = ['html', 'pdf', 'html', 'txt', 'html'];
+
+async function buildCorpus(): Promise<PageInput[]> {
+  const pages: PageInput[] = [];
+  let i = 0;
+  for await (const doc of readCorpus(CORPUS)) {
+    const host = HOSTS[i % HOSTS.length]!;
+    const ft = TYPES[i % TYPES.length]!;
+    const p = corpusPage(doc, i + 1, 'scifact', '2026-11-20T00:00:00Z');
+    pages.push({
+      ...p,
+      host,
+      url: `https://${host}/${i % 2 ? 'archive' : 'articles'}/${doc._id}.${ft}`,
+      filetype: ft,
+      lang: i % 7 === 0 ? 'fr' : 'en',
+      modifiedAt: i % 3 === 0 ? '2026-11-19T00:00:00Z' : '2024-01-01T00:00:00Z',
+    });
+    if (++i >= 300) break;
+  }
+  return pages;
+}
+
+// Test-side check, looser than the index's stemmer on purpose (expression ~ expressed): a token sharing the stem prefix.
+const has = (r: PassageRow, word: string) => {
+  const stem = lightStem(word).slice(0, Math.max(4, Math.min(6, lightStem(word).length)));
+  return wordTokens(`${r.title} ${r.text}`).some((tok) => tok.startsWith(stem));
+};
+
+t.test('operators on a small real corpus', async (t) => {
+  const pages = await buildCorpus();
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
+  t.teardown(() => idx.close());
+  await idx.upsertPages(pages);
+  const q = (query: string, extra: object = {}) => idx.search({ query, ...extra });
+
+  const base = await q('cells');
+  t.ok(base.passages.length > 20, 'a common word finds many passages');
+  t.equal(base.ranking, 'hybrid-rrf-hashing');
+
+  await t.test('all bare words must match', async (t) => {
+    const r = await q('cells protein expression', { mode: 'bm25' });
+    t.ok(r.passages.length > 0);
+    t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => has(p.row, w))));
+    const h = await q('cells protein expression');
+    t.ok(h.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => has(p.row, w))), 'vector-arm candidates obey the same rule');
+  });
+
+  await t.test('exact phrase', async (t) => {
+    const r = await q('"stem cells"');
+    t.ok(r.passages.length > 0);
+    for (const p of r.passages) t.ok(/stem cells/i.test(`${p.row.title} ${p.row.text}`.replace(/\s+/g, ' ')), `page ${p.row.page_ref} has the phrase`);
+  });
+
+  await t.test('-word and --word exclude', async (t) => {
+    const all = await q('cells');
+    const without = await q('cells -cancer');
+    const without2 = await q('cells --cancer');
+    t.ok(without.passages.length > 0 && without.passages.length < all.passages.length);
+    t.notOk(without.passages.some((p) => has(p.row, 'cancer')));
+    t.same(without2.passages.map((p) => p.row.page_ref).sort(), without.passages.map((p) => p.row.page_ref).sort());
+    const noPhrase = await q('cells -"stem cells"');
+    t.notOk(noPhrase.passages.some((p) => /stem cells/i.test(`${p.row.title} ${p.row.text}`)));
+  });
+
+  await t.test('site: host and subdomains; alternatives; negation', async (t) => {
+    const b = await q('cells site:b.example');
+    t.ok(b.passages.length > 0);
+    t.same([...new Set(b.passages.map((p) => p.row.host))].sort(), ['b.example', 'www.b.example']);
+    const alt = await q('cells site:a.example site:c.example');
+    t.same([...new Set(alt.passages.map((p) => p.row.host))].sort(), ['a.example', 'c.example']);
+    const neg = await q('cells -site:b.example');
+    t.notOk(neg.passages.some((p) => p.row.host.endsWith('b.example')));
+    t.ok(neg.passages.length > 0);
+    t.same((await q('cells site:unknown.example')).passages, [], 'an unknown site matches nothing');
+    t.same((await q('cells site:example')).passages.length > 0, true, 'a parent domain covers every subdomain');
+  });
+
+  await t.test('filetype:, inurl:, intitle: and their negations', async (t) => {
+    const pdf = await q('cells filetype:pdf');
+    t.ok(pdf.passages.length > 0 && pdf.passages.every((p) => p.row.filetype === 'pdf'));
+    const two = await q('cells filetype:pdf filetype:txt');
+    t.same([...new Set(two.passages.map((p) => p.row.filetype))].sort(), ['pdf', 'txt']);
+    t.notOk((await q('cells -filetype:html')).passages.some((p) => p.row.filetype === 'html'));
+    const arch = await q('cells inurl:archive');
+    t.ok(arch.passages.length > 0 && arch.passages.every((p) => p.row.url.includes('/archive/')));
+    t.notOk((await q('cells -inurl:archive')).passages.some((p) => p.row.url.includes('/archive/')));
+    const title = await q('intitle:"cells"');
+    t.ok(title.passages.length > 0 && title.passages.every((p) => /\bcells\b/i.test(p.row.title)));
+    t.notOk((await q('cells -intitle:"cells"')).passages.some((p) => /\bcells\b/i.test(p.row.title)));
+  });
+
+  await t.test('combination from the spec example shape', async (t) => {
+    const r = await q('intitle:"cells" site:b.example filetype:html -cancer -inurl:archive');
+    for (const p of r.passages) {
+      t.ok(/\bcells\b/i.test(p.row.title) && p.row.host.endsWith('b.example') && p.row.filetype === 'html');
+      t.notOk(has(p.row, 'cancer') || p.row.url.includes('archive'));
+    }
+    const opsOnly = await q('site:c.example filetype:txt');
+    t.ok(opsOnly.passages.length > 0, 'operators alone scan with filters');
+    t.ok(opsOnly.passages.every((p) => p.row.host === 'c.example' && p.row.filetype === 'txt'));
+  });
+
+  await t.test('filters: language, freshness, source type', async (t) => {
+    const fr = await q('cells', { filters: { language: 'fr' } });
+    t.ok(fr.passages.length > 0 && fr.passages.every((p) => p.row.lang === 'fr'));
+    const fresh = await q('cells', { filters: { freshness: '7d' }, now: new Date('2026-11-21T00:00:00Z') });
+    t.ok(fresh.passages.length > 0 && fresh.passages.every((p) => p.row.modified_at === '2026-11-19T00:00:00Z'));
+    t.same((await q('cells', { filters: { sourceType: 'government' } })).passages, []);
+    t.ok((await q('cells', { filters: { sourceType: 'other' } })).passages.length > 0);
+    t.same((await q('cells', { filters: { language: 'de' } })).passages, []);
+  });
+
+  await t.test('modes: bm25, vector, any-term', async (t) => {
+    t.equal((await q('cells', { mode: 'bm25' })).ranking, 'bm25');
+    t.equal((await q('cells', { mode: 'vector' })).ranking, 'vector-hashing');
+    const strict = await q('cells zebrafishnonexistentword', { mode: 'bm25' });
+    t.same(strict.passages, []);
+    const any = await q('cells zebrafishnonexistentword', { mode: 'bm25', termMode: 'any' });
+    t.ok(any.passages.length > 0, 'any-term mode ranks on the words that exist');
+  });
+
+  await t.test('a removed page disappears', async (t) => {
+    const top = (await q('cells', { mode: 'bm25' })).passages[0]!.row.page_ref;
+    await idx.removePage(top);
+    t.notOk((await q('cells')).passages.some((p) => p.row.page_ref === top));
+  });
+});
+
+const rp = (ref: number, ordinal: number, host = 'h', extra: Partial<PassageRow> = {}): RankedPassage => ({
+  row: { page_ref: ref, ordinal, host, group_key: `g${ref}`, content_hash: `c${ref}`, ...extra } as PassageRow,
+  score: 0,
+  bm25Rank: null,
+  vectorRank: null,
+});
+
+t.test('RRF fusion', async (t) => {
+  const a = [rp(1, 0), rp(2, 0), rp(3, 0)];
+  const b = [rp(3, 0), rp(4, 0), rp(1, 0)];
+  const f = fuseRrf(a, b);
+  t.same(f.map((p) => p.row.page_ref), [1, 3, 2, 4]);
+  t.equal(f[0]!.score, 1 / 61 + 1 / 63);
+  t.same([f[0]!.bm25Rank, f[0]!.vectorRank], [1, 3]);
+});
+
+t.test('groupPages collapses near-duplicates by canonical group and content hash', async (t) => {
+  const list = [rp(1, 0), rp(2, 0, 'h', { content_hash: 'c1' }), rp(1, 1), rp(3, 0, 'h', { group_key: 'g1' }), rp(4, 0)];
+  const g = groupPages(list, { collapseNearDuplicates: true });
+  t.same(g.pages.map((p) => [p.best.row.page_ref, p.passages.length]), [[1, 2], [4, 1]]);
+  t.equal(g.duplicates, 2);
+  t.equal(groupPages(list, { collapseNearDuplicates: false }).pages.length, 4);
+});
+
+t.test('diversify: at most 2 per host per page, collapsed counts, stable paging, site: exemption', async (t) => {
+  const ranked = ['a', 'a', 'a', 'a', 'b', 'c', 'a', 'b', 'b', 'd'].map((host, i) => ({ host, i }));
+  const p1 = diversify(ranked, { limit: 5, offset: 0, exempt: false });
+  t.same(p1.window.map((x) => x.i), [0, 1, 4, 5, 7]);
+  t.same(p1.collapsedPerHost, { a: 3 }, 'results 2, 3 and 6 of host a were moved out of page 1');
+  const p2 = diversify(ranked, { limit: 5, offset: 5, exempt: false });
+  t.same(p2.window.map((x) => x.i), [2, 3, 8, 9]);
+  t.same(p2.collapsedPerHost, { a: 1 }, 'a short page: only capped results remain');
+  const all = new Set([...p1.window, ...p2.window].map((x) => x.i));
+  t.equal(all.size, 9, 'no result appears on two pages');
+  const ex = diversify(ranked, { limit: 5, offset: 0, exempt: true });
+  t.same(ex.window.map((x) => x.i), [0, 1, 2, 3, 4]);
+  t.same(ex.collapsedPerHost, {});
+});

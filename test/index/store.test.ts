@@ -1,0 +1,126 @@
+import t from 'tap';
+import { createHashingEmbedder } from '../../index/embedder.js';
+import { PassageIndex } from '../../index/store.js';
+import type { PageInput } from '../../page-model.js';
+
+const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {}): PageInput => {
+  const texts = over.texts ?? [`Passage one of page ${ref} about passports`, `Passage two of page ${ref} about fees`];
+  const host = over.host ?? 'www.canada.ca';
+  return {
+    pageRef: ref,
+    url: `https://${host}/p/${ref}`,
+    canonicalUrl: null,
+    host,
+    title: `Page ${ref}`,
+    description: '',
+    lang: 'en-CA',
+    publishedAt: '2026-01-01T00:00:00Z',
+    modifiedAt: null,
+    dateSource: 'schema.org',
+    fetchedAt: '2026-11-20T00:00:00Z',
+    contentHash: `hash-${ref}-${texts.join('|').length}`,
+    snippet: { nosnippet: false, maxSnippet: null },
+    filetype: 'html',
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+    images: [],
+    ...over,
+    passages: texts.map((text, ordinal) => ({ ordinal, text, snippetText: text, headingPath: ['Top', `H${ordinal}`] })),
+  };
+};
+
+t.test('empty index: searches return nothing, stats are zero', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
+  t.teardown(() => idx.close());
+  const r = await idx.search({ query: 'anything' });
+  t.same(r.passages, []);
+  t.equal(r.ranking, 'bm25');
+  t.same(await idx.stats(), { pages: 0, passages: 0, vectors: 0, images: 0, rankingMode: 'bm25', embedder: null, vectorIndex: false });
+  t.equal(await idx.getPage(1), null);
+  t.equal(await idx.pagePassages(1, 0, 10), null);
+  t.same(await idx.searchImages('cat', 5), []);
+});
+
+t.test('upsert, read back, replace atomically, remove from every surface', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(64) });
+  t.teardown(() => idx.close());
+  await idx.upsertPage(page(1, { images: [{ src: 'https://www.canada.ca/i/passport.png', alt: 'Passport photo example', width: 100, height: 120 }] }));
+  await idx.upsertPage(page(2, { host: 'www.ontario.ca', texts: ['Ontario driver licence renewal'] }));
+
+  const p1 = await idx.getPage(1);
+  t.equal(p1?.lang, 'en', 'language stored as its primary subtag');
+  t.equal(p1?.sourceType, 'government:federal');
+  t.equal(p1?.country, 'ca');
+  t.equal(p1?.passageCount, 2);
+  t.equal((await idx.getPage(2))?.province, 'on');
+
+  const pp = await idx.pagePassages(1, 1, 5);
+  t.equal(pp?.total, 2);
+  t.same(pp?.passages.map((p) => [p.ordinal, p.text, p.headingPath]), [[1, 'Passage two of page 1 about fees', ['Top', 'H1']]]);
+
+  const imgs = await idx.searchImages('passport', 5);
+  t.same(imgs.map((i) => [i.pageRef, i.src, i.width]), [[1, 'https://www.canada.ca/i/passport.png', 100]]);
+
+  let st = await idx.stats();
+  t.same([st.pages, st.passages, st.vectors, st.images, st.rankingMode], [2, 3, 3, 1, 'hybrid-rrf-hashing']);
+
+  // Replace page 1 with a single, different passage: old ordinals and old text disappear in the same commit.
+  await idx.upsertPage(page(1, { texts: ['Completely new wording about citizenship'] }));
+  t.equal((await idx.pagePassages(1, 0, 10))?.total, 1);
+  t.same((await idx.search({ query: 'fees' })).passages.map((p) => p.row.page_ref), [], 'old passage text is gone');
+  t.same((await idx.search({ query: 'citizenship' })).passages.map((p) => p.row.page_ref), [1]);
+  t.same(await idx.searchImages('passport', 5), [], 'images are replaced with the page');
+
+  await idx.removePage(1);
+  t.equal(await idx.getPage(1), null);
+  t.equal(await idx.pagePassages(1, 0, 10), null);
+  t.same((await idx.search({ query: 'citizenship' })).passages, []);
+  st = await idx.stats();
+  t.same([st.pages, st.passages], [1, 1]);
+  await idx.optimize();
+  t.same((await idx.search({ query: 'ontario' })).passages.map((p) => p.row.page_ref), [2], 'search still works after optimize');
+});
+
+t.test('a reader never sees half a page during concurrent replacements', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
+  t.teardown(() => idx.close());
+  const version = (v: number) => page(7, { texts: Array.from({ length: 4 }, (_, i) => `version${v} passage ${i} shared words`) });
+  await idx.upsertPage(version(0));
+  const writes = (async () => {
+    for (let v = 1; v <= 6; v++) await idx.upsertPage(version(v));
+  })();
+  let reads = 0;
+  let torn = 0;
+  while (reads < 30) {
+    const r = await idx.search({ query: 'shared words' });
+    const versions = new Set(r.passages.map((p) => /version(\d+)/.exec(p.row.text)?.[1]));
+    if (r.passages.length !== 4 || versions.size !== 1) torn++;
+    reads++;
+  }
+  await writes;
+  t.equal(torn, 0, 'every read saw exactly one complete version of the page');
+  const last = await idx.pagePassages(7, 0, 10);
+  t.ok(last?.passages.every((p) => p.text.startsWith('version6')));
+});
+
+t.test('reopening keeps pages, hosts and the FTS index; another embedder disables vectors', async (t) => {
+  const dir = t.testdir();
+  const a = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+  await a.upsertPages([page(1), page(2, { host: 'news.example.com' })]);
+  await a.close();
+  const b = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+  t.same(b.hostIdsUnder('example.com'), [2]);
+  t.equal(b.rankingMode(), 'hybrid-rrf-hashing');
+  t.equal((await b.search({ query: 'passports site:news.example.com' })).passages.length, 1);
+  await b.close();
+  const c = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
+  t.equal(c.rankingMode(), 'bm25', 'vectors of another space are never compared');
+  t.equal((await c.search({ query: 'passports', mode: 'hybrid' })).embedderUnavailable, true);
+  await c.close();
+});
+
+t.test('rejects page_refs outside the integer range', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
+  t.teardown(() => idx.close());
+  await t.rejects(idx.upsertPage(page(-1)), RangeError);
+  await t.rejects(idx.removePage(1.5), RangeError);
+});
