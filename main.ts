@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
 import { openStateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
+import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
@@ -13,6 +14,7 @@ import { KeyStore } from './state/keys.js';
 import { RequestStore } from './state/requests.js';
 import { RateLimiter } from './state/rate-limits.js';
 import type { ToolDefinition } from './tools/define-tool.js';
+import { RequestProcessor } from './tools/request-processor.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
 
@@ -20,7 +22,11 @@ export const VERSION = '0.1.0';
 
 /** Everything one svc process runs on, built from the configuration. */
 export interface Services extends AppServices {
-  /** Closes every store (after the HTTP server has stopped). */
+  /** The crawler, when this process crawls (config.crawl). */
+  readonly crawler: Crawler | null;
+  /** Starts the background work: the crawler loop and the URL-request processor. */
+  start(): void;
+  /** Stops background work, then closes every store (after the HTTP server has stopped). */
   close(): Promise<void>;
 }
 
@@ -54,24 +60,29 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const db = openStateDb(stateFile(config));
   const embedder = await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
-  const deps: ServiceDeps = {
-    config,
-    db,
-    documents: new Documents(db),
-    log,
-    now,
-    index,
-    entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: config.submissionsPerDay, now }),
-    crawler: null,
-  };
+  const documents = new Documents(db);
+  const entities = new EntityStore(db);
+  const requests = new RequestStore(db, { perDay: config.submissionsPerDay, now });
+  const crawler = config.crawl
+    ? createCrawler({ config, db, documents, sink: index, entities, log: log.child({ part: 'crawler' }) })
+    : null;
+  const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
+  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler };
   let closed = false;
+  let started = false;
   return {
     deps,
     keys: new KeyStore(db),
     limiter: new RateLimiter(db),
     tools: opts.tools ?? allTools,
     version: VERSION,
+    crawler,
+    start: () => {
+      if (started || closed) return;
+      started = true;
+      crawler?.start();
+      processor?.start();
+    },
     readiness: async () => {
       const checks: Record<string, string> = {};
       let ok = true;
@@ -96,6 +107,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     close: async () => {
       if (closed) return;
       closed = true;
+      await processor?.stop();
+      await crawler?.stop();
       await index.close();
       await embedder?.close();
       db.close();

@@ -46,6 +46,7 @@ const running = await startServer(services);
 const rows = [];
 rows.push(await measure('bare Koa hello-world', bareUrl));
 rows.push(await measure('svc /healthz', `${running.url}/healthz`));
+rows.push(await measure('svc GET /api/v1/fresh (auth + quota + validation + one SQLite read)', `${running.url}/api/v1/fresh?window=1h`, { authorization: `Bearer ${key}` }));
 rows.push(await measure('svc GET /api/v1/search (empty index)', `${running.url}/api/v1/search?q=public+library&limit=10`, { authorization: `Bearer ${key}` }));
 
 const base = rows[0]!.rps;

@@ -1,4 +1,6 @@
 import { ConfigError } from '../config.js';
+import { crawlCommand } from './crawl.js';
+import { entitiesCommand } from './entities.js';
 import { keysCommand } from './keys.js';
 import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
@@ -20,6 +22,8 @@ Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR).`;
 const commands: Record<string, Command> = {
   serve: serveCommand,
   keys: keysCommand,
+  crawl: (argv, io) => crawlCommand(argv, io),
+  entities: entitiesCommand,
   openapi: openapiCommand,
 };
 

@@ -29,9 +29,10 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   });
   const services = await createServices(config);
   const running = await startServer(services);
+  services.start();
   const log = services.deps.log;
   log.info({ url: running.url, data_dir: config.dataDir }, 'svc listening');
-  io.stdout.write(`svc listening on ${running.url} (data in ${config.dataDir})\n`);
+  io.stdout.write(`svc listening on ${running.url} (data in ${config.dataDir}; crawler ${services.crawler ? 'on' : 'off'})\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info({ signal }, 'shutting down');
