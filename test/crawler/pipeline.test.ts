@@ -1,0 +1,321 @@
+/**
+ * The crawler end to end against the local test web (loopback only, names pinned): the real fetcher, robots cache,
+ * frontier, LanceDB passage index and SQLite entity store. The sink is the real index, wrapped only to remember
+ * what it was sent so tests can read the PageInput.
+ */
+import t from 'tap';
+import { join } from 'node:path';
+import { loadConfig } from '../../config.js';
+import { createCrawler, type Crawler, type CrawlerOptions } from '../../crawler/crawler.js';
+import type { ItemOutcome } from '../../crawler/pipeline.js';
+import { PassageIndex } from '../../index/store.js';
+import type { PageInput, PageSink } from '../../page-model.js';
+import { openStateDb } from '../../state/db.js';
+import { Documents } from '../../state/documents.js';
+import { EntityStore } from '../../state/entities.js';
+import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+
+let web: TestWeb;
+t.before(async () => {
+  web = await startTestWeb({ generatedHosts: 4, generatedPages: 8 });
+});
+t.teardown(() => web.close());
+
+interface Rig {
+  crawler: Crawler;
+  index: PassageIndex;
+  entities: EntityStore;
+  documents: Documents;
+  sent: Map<number, PageInput>;
+  outcomes: ItemOutcome[];
+  since: number;
+}
+
+async function rig(t: Tap.Test, opts: { gapMs?: number; concurrency?: number; crawler?: Partial<CrawlerOptions> } = {}): Promise<Rig> {
+  const dir = t.testdir();
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20, crawlConcurrency: opts.concurrency ?? 8 },
+  });
+  const db = openStateDb(join(dir, 'state.sqlite'));
+  const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
+  const entities = new EntityStore(db);
+  const documents = new Documents(db);
+  const sent = new Map<number, PageInput>();
+  const sink: PageSink = {
+    upsertPage: async (p) => {
+      sent.set(p.pageRef, p);
+      await index.upsertPage(p);
+    },
+    removePage: async (ref) => {
+      sent.delete(ref);
+      await index.removePage(ref);
+    },
+  };
+  const crawler = createCrawler({
+    config,
+    db,
+    documents,
+    sink,
+    entities,
+    maxCrawlDelayMs: 200, // alpha.test asks for Crawl-delay: 1; keep tests short (the cap is a documented option)
+    frontier: { retryBaseMs: 20, retryMaxMs: 200, maxAttempts: 3 },
+    fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 2000, totalTimeoutMs: 5000 },
+    ...(opts.crawler ?? {}),
+  });
+  const outcomes: ItemOutcome[] = [];
+  crawler.onItem((o) => outcomes.push(o));
+  t.teardown(async () => {
+    await crawler.stop();
+    await index.close();
+    db.close();
+  });
+  return { crawler, index, entities, documents, sent, outcomes, since: web.accessLog.length };
+}
+
+const log = (r: Rig) => web.accessLog.slice(r.since);
+const onlyPages = (r: Rig, host: string) => log(r).filter((e) => e.host === host);
+
+t.test('politeness: the per-host gap is never violated (access log), one request at a time per host', async (t) => {
+  const gap = 150;
+  const r = await rig(t, { gapMs: gap, concurrency: 4 });
+  for (let i = 0; i < 4; i++) r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+  const stats = await r.crawler.runUntilIdle({ timeoutMs: 40_000 });
+  t.equal(stats.queued, 0, 'crawl finished');
+  for (let i = 0; i < 4; i++) {
+    const host = `gen-${i}.test`;
+    const entries = onlyPages(r, host);
+    t.ok(entries.length >= 10, `${host}: robots, sitemap, llms.txt and 8 pages (${entries.length})`);
+    for (let k = 1; k < entries.length; k++) {
+      const d = entries[k]!.at - entries[k - 1]!.at;
+      if (d < gap) t.fail(`${host}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart`);
+    }
+    t.ok(entries.every((e) => e.ua.startsWith('SvcBot/')), 'every request says SvcBot');
+  }
+  const pages = r.outcomes.filter((o) => o.outcome === 'indexed');
+  t.equal(pages.length, 4 * 9, 'every generated page (/ and /p/0…7) indexed once');
+  t.equal(new Set(pages.map((o) => o.url)).size, 36);
+});
+
+t.test('429 + Retry-After: the host is left alone for the delay, then the page is fetched', async (t) => {
+  const r = await rig(t, { gapMs: 20 });
+  const host = 'gen-1.test';
+  web.setPage(host, '/p/3.html', { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' });
+  t.teardown(() => web.setPage(host, '/p/3.html', null));
+  r.crawler.onItem((o) => {
+    if (o.url.endsWith('/p/3.html') && o.status === 429) web.setPage(host, '/p/3.html', null);
+  });
+  r.crawler.enqueue(web.url(host, '/p/3.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 3, timeoutMs: 20_000 });
+  const entries = onlyPages(r, host);
+  const i429 = entries.findIndex((e) => e.status === 429);
+  t.ok(i429 >= 0, 'the 429 was served');
+  const next = entries[i429 + 1];
+  t.ok(next, 'the host was contacted again later');
+  t.ok(next!.at - entries[i429]!.at >= 1000, `next request ${next!.at - entries[i429]!.at} ms after the 429 (Retry-After: 1)`);
+  t.equal(r.crawler.frontier.get(web.url(host, '/p/3.html'))!.lastOutcome, 'indexed');
+});
+
+t.test('robots: disallowed paths never fetched; Allow exception honoured; robots of the target after a cross-host redirect', async (t) => {
+  const r = await rig(t);
+  for (const p of ['/private/secret.html', '/no-svcbot/x.html', '/no-svcbot/except.html', '/file.pdf']) r.crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed', refresh: true });
+  r.crawler.enqueue(web.url('beta.test', '/to-gamma'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 5, timeoutMs: 20_000 });
+  const alphaPaths = onlyPages(r, 'alpha.test').map((e) => e.path);
+  t.notOk(alphaPaths.includes('/private/secret.html'));
+  t.notOk(alphaPaths.includes('/no-svcbot/x.html'));
+  t.notOk(alphaPaths.includes('/file.pdf'));
+  t.ok(alphaPaths.includes('/no-svcbot/except.html'));
+  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/private/secret.html'))!.lastOutcome, 'excluded:robots');
+  const gamma = onlyPages(r, 'gamma.test').map((e) => e.path);
+  t.ok(gamma.includes('/robots.txt'), "the redirect target's robots.txt was read");
+  t.notOk(gamma.includes('/blocked-by-robots.html'), 'the disallowed target was never fetched');
+  t.equal(r.crawler.frontier.get(web.url('beta.test', '/to-gamma'))!.lastOutcome, 'excluded:robots');
+  const facts = r.crawler.hosts.get('alpha.test')!;
+  t.equal(facts.robots!.status, 'ok');
+  t.ok(facts.robots!.rules.includes('Disallow: /private/'));
+  t.equal(facts.robots!.crawlDelaySec, 1);
+  t.equal(facts.robots!.sitemaps.length, 2);
+});
+
+t.test('cross-host redirect: the target is indexed under its own URL; the source is not a page', async (t) => {
+  const r = await rig(t);
+  const o = await r.crawler.processNow(web.url('alpha.test', '/redirect/to-beta'), { reason: 'test' });
+  t.equal(o.finalUrl, web.url('beta.test', '/landing.html'));
+  t.equal(o.outcome, 'indexed');
+  const doc = r.documents.byUrl(web.url('beta.test', '/landing.html'))!;
+  t.equal(doc.status, 'indexed');
+  t.equal(r.documents.byUrl(web.url('alpha.test', '/redirect/to-beta')), undefined);
+  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/redirect/to-beta'))!.lastOutcome, 'redirected');
+  t.equal(r.crawler.frontier.get(web.url('beta.test', '/landing.html'))!.state, 'done', 'target marked fetched: no second fetch');
+  t.equal((await r.index.getPage(doc.pageRef))!.host, 'beta.test');
+});
+
+t.test('redirect traps: loops, too many hops, blocked addresses and refused schemes', async (t) => {
+  const r = await rig(t);
+  const cases: [string, string][] = [
+    ['/loop/a', 'dead:redirect_loop'],
+    ['/chain?n=7', 'dead:too_many_redirects'],
+    ['/to-private', 'dead:blocked_address'],
+    ['/to-metadata', 'dead:blocked_address'],
+    ['/to-private-name', 'dead:blocked_address'],
+    ['/to-file', 'dead:bad_scheme'],
+    ['/to-credentials', 'dead:credentials'],
+  ];
+  for (const [path, want] of cases) {
+    const o = await r.crawler.processNow(web.url('trap.test', path), { reason: 'test' });
+    t.equal(o.outcome, want, path);
+  }
+  const ok = await r.crawler.processNow(web.url('trap.test', '/chain?n=5'), { reason: 'test' });
+  t.equal(ok.outcome, 'indexed', 'five hops across hosts are followed');
+  t.equal(ok.finalUrl, web.url('trap2.test', '/chain?n=0'));
+  t.equal(r.crawler.frontier.get(web.url('trap.test', '/to-private'))!.deadReason, 'blocked_address');
+});
+
+t.test('nofollow: page-level admits no link; rel=nofollow drops that link only', async (t) => {
+  const r = await rig(t);
+  const nf = await r.crawler.processNow(web.url('alpha.test', '/meta/nofollow.html'), { reason: 'test' });
+  t.equal(nf.outcome, 'indexed');
+  t.equal(nf.linksAdmitted, 0);
+  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), undefined);
+  const hx = await r.crawler.processNow(web.url('alpha.test', '/header/svcbot-nofollow.html'), { reason: 'test' });
+  t.equal(hx.linksAdmitted, 0, 'X-Robots-Tag: svcbot: nofollow');
+  const home = await r.crawler.processNow(web.url('alpha.test', '/'), { reason: 'test' });
+  t.ok(home.linksAdmitted >= 6);
+  t.ok(r.crawler.frontier.get(web.url('alpha.test', '/page-1.html')), 'followed link admitted');
+  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/page-3.html'))?.reason ?? 'absent', 'absent', 'rel=nofollow link not admitted');
+});
+
+t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-Tag), canonical is a hint only', async (t) => {
+  const r = await rig(t);
+  const run = (p: string) => r.crawler.processNow(web.url('alpha.test', p), { reason: 'test' });
+  for (const p of ['/meta/noindex.html', '/meta/none.html', '/meta/svcbot-noindex.html', '/header/noindex.html', '/header/none.html', '/header/svcbot-noindex.html', '/noindex-with-canonical.html']) {
+    const o = await run(p);
+    t.equal(o.outcome, 'excluded:noindex', p);
+    t.equal(o.noindex, true);
+    t.equal(r.documents.byUrl(web.url('alpha.test', p))!.reason, 'noindex');
+  }
+  t.equal((await run('/meta/unavailable-after-past.html')).outcome, 'excluded:unavailable_after');
+  t.equal((await run('/meta/googlebot-noindex.html')).outcome, 'indexed', 'other crawlers’ meta is ignored');
+  t.equal((await run('/header/googlebot-noindex.html')).outcome, 'indexed', 'other crawlers’ X-Robots-Tag prefix is ignored');
+  const snippet = async (p: string) => {
+    const o = await run(p);
+    t.equal(o.outcome, 'indexed', p);
+    return r.sent.get(o.pageRef!)!.snippet;
+  };
+  t.same(await snippet('/meta/nosnippet.html'), { nosnippet: true, maxSnippet: null });
+  t.same(await snippet('/meta/max-snippet-0.html'), { nosnippet: true, maxSnippet: null });
+  t.same(await snippet('/header/max-snippet-0.html'), { nosnippet: true, maxSnippet: null });
+  t.same(await snippet('/meta/max-snippet-50.html'), { nosnippet: false, maxSnippet: 50 });
+  t.same(await snippet('/meta/robots-and-svcbot.html'), { nosnippet: false, maxSnippet: 40 }, 'most restrictive wins');
+  t.same(await snippet('/meta/unavailable-after-future.html'), { nosnippet: false, maxSnippet: null });
+  const ua = r.crawler.frontier.get(web.url('alpha.test', '/meta/unavailable-after-future.html'))!;
+  t.ok(ua.nextAt <= Date.parse('2999-01-01T00:00:01Z'), 'recrawl no later than unavailable_after');
+  const img = await run('/meta/noimageindex.html');
+  t.same(r.sent.get(img.pageRef!)!.images, []);
+  const can = await run('/canonical.html');
+  t.equal(can.outcome, 'indexed', 'a canonical elsewhere does not exclude the page');
+  t.equal(r.sent.get(can.pageRef!)!.canonicalUrl, web.url('alpha.test', '/page-1.html'));
+  t.equal(r.sent.get(can.pageRef!)!.url, web.url('alpha.test', '/canonical.html'));
+  t.equal((await run('/canonical-to-noindex.html')).outcome, 'indexed', 'pointing at a noindex page does not make it noindex');
+  const ns = await run('/data-nosnippet.html');
+  const passages = r.sent.get(ns.pageRef!)!.passages;
+  t.ok(passages.some((p) => p.text.includes('SECRET-NOSNIPPET')), 'data-nosnippet text stays searchable');
+  t.notOk(passages.some((p) => p.snippetText.includes('SECRET-NOSNIPPET') || p.snippetText.includes('Also hidden')), 'but never in snippetText');
+});
+
+t.test('noindex and 410 on recrawl remove the page and its entities (issue 3)', async (t) => {
+  const r = await rig(t);
+  const host = 'alpha.test';
+  const path = '/switchable.html';
+  const org = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"GovernmentOrganization","name":"Bibliothèque de Québec","telephone":"+1-418-641-6789","address":{"@type":"PostalAddress","streetAddress":"350 rue Saint-Joseph Est","addressLocality":"Québec","addressRegion":"QC","postalCode":"G1K 3B2","addressCountry":"CA"}}</script>`;
+  const body = (head: string) => `<!doctype html><html lang="fr"><head><title>Bibliothèque</title>${org}${head}</head><body><main><h1>Bibliothèque</h1><p>La bibliothèque municipale offre des services de prêt, des activités et des ressources numériques à tous les résidents.</p></main></body></html>`;
+  web.setPage(host, path, { body: body('') });
+  t.teardown(() => web.setPage(host, path, null));
+  const first = await r.crawler.processNow(web.url(host, path), { reason: 'test' });
+  t.equal(first.outcome, 'indexed');
+  const ref = first.pageRef!;
+  t.ok(await r.index.getPage(ref), 'in the index');
+  t.equal(r.entities.counts().pageSources, 1, 'entity observed');
+  t.equal(r.sent.get(ref)!.signals.addressRegions[0], 'QC');
+
+  web.setPage(host, path, { body: body('<meta name="robots" content="noindex">') });
+  const second = await r.crawler.processNow(web.url(host, path), { reason: 'recrawl' });
+  t.equal(second.outcome, 'excluded:noindex');
+  t.equal(await r.index.getPage(ref), null, 'removed from the index');
+  t.equal(r.entities.counts().pageSources, 0, 'entities withdrawn');
+  t.same([r.documents.get(ref)!.status, r.documents.get(ref)!.reason], ['excluded', 'noindex']);
+
+  web.setPage(host, path, { body: body('') });
+  const third = await r.crawler.processNow(web.url(host, path), { reason: 'recrawl' });
+  t.equal(third.outcome, 'indexed');
+  t.equal(third.pageRef, ref, 'the page_ref is durable');
+  web.setPage(host, path, { status: 410, body: 'gone' });
+  const fourth = await r.crawler.processNow(web.url(host, path), { reason: 'recrawl' });
+  t.equal(fourth.outcome, 'gone');
+  t.equal(await r.index.getPage(ref), null);
+  t.same([r.documents.get(ref)!.status, r.documents.get(ref)!.reason], ['gone', 'http_410']);
+  t.equal(r.entities.counts().pageSources, 0);
+});
+
+t.test('conditional GET: a recrawl sends the validators and a 304 keeps the page', async (t) => {
+  const r = await rig(t);
+  const url = web.url('alpha.test', '/etag.html');
+  const a = await r.crawler.processNow(url, { reason: 'test' });
+  t.equal(a.outcome, 'indexed');
+  t.equal(r.crawler.frontier.get(url)!.etag, '"v1"');
+  const b = await r.crawler.processNow(url, { reason: 'recrawl' });
+  t.equal(b.status, 304);
+  t.equal(b.outcome, 'unchanged');
+  t.equal(r.documents.get(a.pageRef!)!.status, 'indexed');
+  t.ok(await r.index.getPage(a.pageRef!), 'still indexed');
+  const served = onlyPages(r, 'alpha.test').filter((e) => e.path === '/etag.html').map((e) => e.status);
+  t.same(served, [200, 304]);
+});
+
+t.test('sitemaps from robots.txt (index + gzip) feed the frontier at sitemap priority; llms.txt read once', async (t) => {
+  const r = await rig(t);
+  r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
+  for (const p of ['/page-2.html', '/page-3.html', '/images.html']) {
+    const row = r.crawler.frontier.get(web.url('alpha.test', p));
+    t.ok(row, `${p} admitted`);
+    t.equal(row!.reason, 'sitemap', `${p} via sitemap`);
+  }
+  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/sitemap-gz.xml.gz'))!.lastOutcome, 'sitemap', 'gzip sitemap read');
+  const facts = r.crawler.hosts.get('alpha.test')!;
+  t.same([facts.llms!.present, facts.llms!.title, facts.llms!.summary, facts.llms!.linkCount], [true, 'Alpha', 'The alpha test site.', 2]);
+  t.equal(onlyPages(r, 'alpha.test').filter((e) => e.path === '/llms.txt').length, 1);
+});
+
+t.test('dead letter after N failures with the reason; non-HTML is not indexed (reason recorded)', async (t) => {
+  const r = await rig(t);
+  web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
+  t.teardown(() => web.setPage('gen-2.test', '/p/5.html', null));
+  r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
+  r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 6, timeoutMs: 20_000 });
+  const row = r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html'))!;
+  t.equal(row.state, 'dead');
+  t.equal(row.deadReason, 'http_500 (after 3 attempts)');
+  t.equal(onlyPages(r, 'gen-2.test').filter((e) => e.path === '/p/5.html').length, 3);
+  t.same(r.crawler.frontier.countsForHost('gen-2.test').dead, 1);
+  const txt = r.documents.byUrl(web.url('alpha.test', '/plain.txt'))!;
+  t.same([txt.status, txt.reason], ['excluded', 'not_html:text/plain']);
+});
+
+t.test('host facts: link aggregates and change intervals', async (t) => {
+  const r = await rig(t);
+  const path = '/linker.html';
+  web.setPage('beta.test', path, { body: `<html><body><main><h1>Links</h1><p>Links to <a href="${web.url('gen-3.test', '/')}">gen three</a> and <a href="${web.url('alpha.test', '/')}">alpha</a> and <a href="/landing.html">home</a>.</p></main></body></html>` });
+  t.teardown(() => web.setPage('beta.test', path, null));
+  await r.crawler.processNow(web.url('beta.test', path), { reason: 'test' });
+  web.setPage('beta.test', path, { body: '<html><body><main><p>Changed content now, with different words entirely.</p></main></body></html>' });
+  await new Promise((res) => setTimeout(res, 5));
+  await r.crawler.processNow(web.url('beta.test', path), { reason: 'test' });
+  const beta = r.crawler.hosts.get('beta.test')!;
+  t.equal(beta.outboundLinks, 0, 'aggregates follow the latest version of the page');
+  t.equal(beta.changeIntervalsObserved, 1);
+  t.ok(beta.medianChangeIntervalMs! > 0);
+  t.equal(beta.pagesFetched, 2);
+});
