@@ -10,7 +10,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect as netConnect, isIP } from 'node:net';
 import { pipeline, type Duplex, type Readable } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
+import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import { createBrotliDecompress, createUnzip, constants as zlibConstants } from 'node:zlib';
 import { classifyAddress, ipLiteralOf } from './address.js';
 import { ResolveError, type Resolver } from './resolver.js';
@@ -168,24 +168,46 @@ export function parseRetryAfter(value: string | null | undefined, now: number | 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5';
 
-/** The default connector: a plain or TLS socket to exactly the validated address. */
-export const defaultConnector: Connector = ({ address, port, servername, tls, signal }) =>
-  new Promise<Duplex>((resolve, reject) => {
-    const sock = tls
-      ? tlsConnect({ host: address, port, ALPNProtocols: ['http/1.1'], ...(isIP(servername) === 0 ? { servername } : {}) })
-      : netConnect({ host: address, port });
-    const onAbort = () => sock.destroy(new Error('connect aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    sock.once(tls ? 'secureConnect' : 'connect', () => {
-      signal.removeEventListener('abort', onAbort);
-      sock.removeListener('error', reject);
-      resolve(sock);
+/** Options of {@link createConnector}. */
+export interface ConnectorOptions {
+  /** Extra trusted CA certificates (PEM) for https, e.g. an operator's internal CA or a test CA. */
+  readonly ca?: string | Buffer | readonly (string | Buffer)[];
+}
+
+/**
+ * A connector that opens a plain or TLS socket to exactly the validated address. For https the certificate is
+ * checked against the URL's host name, which is also sent as SNI (not for IP-literal hosts).
+ */
+export function createConnector(opts: ConnectorOptions = {}): Connector {
+  return ({ address, port, servername, tls, signal }) =>
+    new Promise<Duplex>((resolve, reject) => {
+      const sock = tls
+        ? tlsConnect({
+            host: address,
+            port,
+            ALPNProtocols: ['http/1.1'],
+            ...(isIP(servername) === 0 ? { servername } : {}),
+            // The certificate must match the name we were asked for, not the address we connect to.
+            checkServerIdentity: (_host, cert) => checkServerIdentity(servername, cert),
+            ...(opts.ca === undefined ? {} : { ca: opts.ca as string | Buffer | (string | Buffer)[] }),
+          })
+        : netConnect({ host: address, port });
+      const onAbort = () => sock.destroy(new Error('connect aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      sock.once(tls ? 'secureConnect' : 'connect', () => {
+        signal.removeEventListener('abort', onAbort);
+        sock.removeListener('error', reject);
+        resolve(sock);
+      });
+      sock.once('error', (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      });
     });
-    sock.once('error', (e) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(e);
-    });
-  });
+}
+
+/** The default connector (system CAs). */
+export const defaultConnector: Connector = createConnector();
 
 function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};

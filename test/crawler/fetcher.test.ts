@@ -1,5 +1,12 @@
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import {
+  createConnector,
   createFetcher,
   defaultConnector,
   FETCH_ERROR_RETRYABLE,
@@ -360,4 +367,41 @@ t.test('default connector really connects to the pinned address only', async (t)
   const r = await fetcher.fetch(web.url('beta.test', '/'));
   t.equal(r.status, 200);
   t.equal(web.connections - before, 1);
+});
+
+t.test('https: connects to the pinned address, SNI and certificate check use the name', async (t) => {
+  const dir = t.testdir();
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=secure.test', '-addext', 'subjectAltName=DNS:secure.test'], { stdio: 'ignore' });
+  } catch {
+    t.skip('openssl not available');
+    return;
+  }
+  const cert = readFileSync(join(dir, 'cert.pem'));
+  const seen: { servername: string | false; host: string | undefined }[] = [];
+  const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host });
+    res.end('secure hello');
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  t.teardown(() => new Promise<void>((ok) => server.close(() => ok())));
+  const port = (server.address() as AddressInfo).port;
+  const connector = createConnector({ ca: cert });
+  const fetcher = createFetcher({
+    userAgent: TEST_UA,
+    allowLoopback: true,
+    connector,
+    resolver: createResolver({ pins: [`secure.test:${port}:127.0.0.1`, `other.test:${port}:127.0.0.1`], lookup: offlineLookup().lookup }),
+  });
+  const r = await fetcher.fetch(`https://secure.test:${port}/`);
+  t.equal(r.status, 200);
+  t.equal(r.body.toString(), 'secure hello');
+  t.equal(r.address, '127.0.0.1');
+  t.same(seen, [{ servername: 'secure.test', host: `secure.test:${port}` }]);
+  // Same address, another name: the certificate does not match that name → refused.
+  t.equal(await kindOf(fetcher.fetch(`https://other.test:${port}/`)), 'connect');
+  // Without the test CA the self-signed certificate is not trusted.
+  const strict = createFetcher({ userAgent: TEST_UA, allowLoopback: true, resolver: createResolver({ pins: [`secure.test:${port}:127.0.0.1`] }) });
+  t.equal(await kindOf(strict.fetch(`https://secure.test:${port}/`)), 'connect');
+  t.equal(seen.length, 1, 'no request reached the server over an untrusted connection');
 });
