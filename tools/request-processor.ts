@@ -44,6 +44,9 @@ export function priorityFor(type: UrlRequest['type']): number {
   return type === 'correction' ? PRIORITY.submitted + 5 : PRIORITY.submitted;
 }
 
+/** Verification fetches a removal gets before it fails. */
+export const MAX_REMOVAL_ATTEMPTS = 3;
+
 export interface RequestProcessorOptions {
   readonly requests: RequestStore;
   readonly documents: Documents;
@@ -70,6 +73,7 @@ export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastSta
     return { outcome: 'unchanged' };
   }
   if (o.startsWith('unchanged') || status === 304) return { outcome: 'unchanged' };
+  if (o === 'redirected') return { outcome: 'rejected', reason: 'the URL redirects; the crawler follows the redirect and indexes the target instead' };
   if (doc && (doc.status === 'excluded' || doc.status === 'removed' || doc.status === 'gone')) {
     return { outcome: 'rejected', reason: `not indexed: ${doc.reason ?? doc.status}` };
   }
@@ -99,6 +103,8 @@ export class RequestProcessor {
     }
     for (const r of [...requests.listByStatus('queued', batch), ...requests.listByStatus('in_progress', batch)]) {
       if (r.type !== 'removal') this.#follow(r);
+      // A removal back in the queue (its verification fetch had to wait) is tried again.
+      else if (r.status === 'queued') await this.#removal(r);
     }
   }
 
@@ -183,7 +189,7 @@ export class RequestProcessor {
 
   async #removal(r: UrlRequest): Promise<void> {
     const { requests, crawler } = this.#o;
-    requests.transition(r.id, 'in_progress');
+    r = requests.transition(r.id, 'in_progress');
     let res: ProcessNowResult;
     try {
       res = await crawler.processNow(r.url, { reason: 'request:removal', requestId: r.id });
@@ -201,7 +207,10 @@ export class RequestProcessor {
         outcome: 'rejected',
         reason: 'robots.txt does not let SvcBot fetch this URL, so its removal cannot be verified; robots rules already keep it from being crawled again',
       });
-    } else if (o.startsWith('error')) {
+    } else if (o.startsWith('retry') && r.attempts < MAX_REMOVAL_ATTEMPTS) {
+      // The host asked to wait (429/503, busy): keep the request and verify on a later tick, under the same back-off.
+      requests.transition(r.id, 'queued', { reason: `verification postponed (${res.outcome})` });
+    } else if (o.startsWith('error') || o.startsWith('dead') || o.startsWith('retry')) {
       requests.transition(r.id, 'failed', { reason: `the verification fetch failed (${res.outcome}); submit again later` });
     } else {
       requests.transition(r.id, 'completed', {
