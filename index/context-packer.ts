@@ -227,14 +227,25 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       leftForSources++;
       return false;
     }
+    if (remaining <= ITEM_FIXED_OVERHEAD_TOKENS) {
+      leftForTokens++; // not even an empty item fits
+      return false;
+    }
     const overhead = itemOverheadTokens(c);
-    // The caller's count (c.tokens) is not trusted for the bound: the estimate is recomputed on the exact text.
+    const room = remaining - overhead;
+    const canTruncate = room >= 1 && (items.length === 0 || room >= MIN_TRUNCATED_TOKENS);
+    // Cheap rejection without estimating: the estimator never prices more than 16 characters as one token, so a
+    // passage longer than 16 × (room + 1) characters cannot fit whole.
+    if (!canTruncate && (room < 1 || c.passage.length > 16 * (room + 1))) {
+      leftForTokens++;
+      return false;
+    }
+    // The caller's count (c.tokens) is not trusted for the bound: the estimate is made on the exact text.
     let text = c.passage;
     let truncated = false;
     let cost = estimateTokens(text);
     if (overhead + cost > remaining) {
-      const room = remaining - overhead;
-      if (room < 1 || (items.length > 0 && room < MIN_TRUNCATED_TOKENS)) {
+      if (!canTruncate) {
         leftForTokens++;
         return false;
       }
