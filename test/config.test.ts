@@ -1,0 +1,38 @@
+import t from 'tap';
+import { ConfigError, envBindings, loadConfig } from '../config.js';
+
+t.test('precedence: CLI flag > environment > default', async (t) => {
+  const d = loadConfig({ env: {} });
+  t.equal(d.host, '127.0.0.1');
+  t.equal(d.port, 8787);
+  t.match(d.dataDir, /\/data$/);
+  t.equal(d.images, false);
+  t.equal(d.modelDir, undefined);
+  const e = loadConfig({ env: { SVC_PORT: '9000', SVC_HOST: '::1', SVC_IMAGES: '1', SVC_ALLOWED_ORIGINS: 'http://a.example, http://b.example' } });
+  t.equal(e.port, 9000);
+  t.equal(e.host, '::1');
+  t.equal(e.images, true);
+  t.same(e.allowedOrigins, ['http://a.example', 'http://b.example']);
+  const f = loadConfig({ env: { SVC_PORT: '9000', SVC_DATA_DIR: '/tmp/from-env' }, flags: { port: '9100', dataDir: '/tmp/from-flag' } });
+  t.equal(f.port, 9100, 'flag beats env');
+  t.equal(f.dataDir, '/tmp/from-flag');
+  const empty = loadConfig({ env: { SVC_PORT: '' } });
+  t.equal(empty.port, 8787, 'an empty variable counts as unset');
+});
+
+t.test('bad values name the variable', async (t) => {
+  t.throws(() => loadConfig({ env: { SVC_PORT: 'eighty' } }), ConfigError);
+  try {
+    loadConfig({ env: { SVC_PORT: '70000' } });
+    t.fail('should throw');
+  } catch (e) {
+    t.match((e as Error).message, /SVC_PORT/);
+  }
+  t.throws(() => loadConfig({ env: { SVC_IMAGES: 'maybe' } }), ConfigError);
+});
+
+t.test('every key has a distinct SVC_ binding', async (t) => {
+  const names = Object.values(envBindings);
+  t.equal(new Set(names).size, names.length);
+  t.ok(names.every((n) => n.startsWith('SVC_')));
+});
