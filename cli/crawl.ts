@@ -146,7 +146,9 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     log,
     ...(values['stay-on-hosts'] ? { admit: (url: string) => seedHosts.has(hostOf(url)) } : {}),
   });
-  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed', refresh: true });
+  // Seeds already known keep their state: running the same command again resumes the crawl (nothing is redone);
+  // known pages come back on their recrawl schedule.
+  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed' });
 
   const tty = io.stdout.isTTY === true;
   const started = Date.now();
