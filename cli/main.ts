@@ -5,6 +5,7 @@ import { keysCommand } from './keys.js';
 import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
+import { statusCommand } from './status.js';
 
 const USAGE = `svc — independent web search and agent context
 
@@ -16,6 +17,7 @@ usage: svc <command> [options]
   eval       nDCG@10 / recall@100 of the index on a BEIR dataset
   entities   import Statistics Canada open databases
   openapi    print the OpenAPI 3.1 document of /api/v1
+  status     what the data dir holds: index, documents, frontier, keys
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR).`;
 
@@ -25,6 +27,7 @@ const commands: Record<string, Command> = {
   crawl: (argv, io) => crawlCommand(argv, io),
   entities: entitiesCommand,
   openapi: openapiCommand,
+  status: statusCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */
