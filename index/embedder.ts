@@ -82,15 +82,20 @@ export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | 
   }
   const threads = opts.threads ?? 1;
   const batchSize = opts.batchSize ?? 32;
-  // The worker is TypeScript when running from source (tsx), JavaScript once built: pick the sibling that exists.
+  // The worker is JavaScript once built; from source (tsx) it is TypeScript, and a worker does not inherit the
+  // parent's tsx loader, so a one-line bootstrap registers tsx inside the worker before importing it.
   const here = new URL('.', import.meta.url);
   const jsUrl = new URL('embedder-worker.js', here);
   const tsUrl = new URL('embedder-worker.ts', here);
-  const useTs = !existsSync(jsUrl) && existsSync(tsUrl);
-  const worker = new Worker(useTs ? tsUrl : jsUrl, {
-    workerData: { modelDir: opts.modelDir, modelName, threads },
-    ...(useTs ? { execArgv: [...process.execArgv.filter((a) => !a.startsWith('--import')), '--import', 'tsx'] } : {}),
-  });
+  const workerData = { modelDir: opts.modelDir, modelName, threads };
+  let worker: Worker;
+  if (!existsSync(jsUrl) && existsSync(tsUrl)) {
+    const api = import.meta.resolve('tsx/esm/api');
+    const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(tsUrl.href)}); })`;
+    worker = new Worker(code, { eval: true, workerData });
+  } else {
+    worker = new Worker(jsUrl, { workerData });
+  }
   worker.unref();
   const ready = await new Promise<{ dim: number } | string>((resolve) => {
     const onMsg = (m: WorkerReply) => {
