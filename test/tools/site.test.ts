@@ -1,0 +1,104 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { loadConfig } from '../../config.js';
+import { createLogger } from '../../logger.js';
+import { openStateDb } from '../../state/db.js';
+import { Documents } from '../../state/documents.js';
+import { EntityStore } from '../../state/entities.js';
+import { RequestStore } from '../../state/requests.js';
+import { Hosts } from '../../state/hosts.js';
+import { Frontier } from '../../crawler/frontier.js';
+import type { PassageIndex } from '../../index/store.js';
+import { callTool } from '../../tools/call-tool.js';
+import type { ServiceDeps } from '../../tools/deps.js';
+import { normalizeHostParam, siteTool } from '../../tools/site.js';
+import { SvcError } from '../../errors.js';
+
+function setup(t: typeof import('tap').default) {
+  const dir = t.testdir();
+  const db = openStateDb(join(dir, 'state.sqlite'));
+  t.teardown(() => db.close());
+  const documents = new Documents(db);
+  const deps: ServiceDeps = {
+    config: loadConfig({ env: {}, flags: { dataDir: dir } }),
+    db,
+    documents,
+    log: createLogger({ level: 'silent' }),
+    now: () => new Date(),
+    index: null as unknown as PassageIndex, // svc_site reads SQLite state only
+    entities: new EntityStore(db),
+    requests: new RequestStore(db, { perDay: 10 }),
+    crawler: null,
+  };
+  return { db, documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };
+}
+
+t.test('host parameter normal form', async (t) => {
+  t.equal(normalizeHostParam('WWW.Example.CA'), 'www.example.ca');
+  t.equal(normalizeHostParam('example.ca.'), 'example.ca');
+  t.equal(normalizeHostParam('bücher.example'), 'xn--bcher-kva.example');
+  t.equal(normalizeHostParam('192.0.2.1'), '192.0.2.1');
+  for (const bad of ['', 'http://example.ca', 'example.ca/path', 'example.ca:8080', 'user@example.ca', 'exa mple.ca', '-bad.example', 'a..b', 'bad_host!', 'x'.repeat(254)]) {
+    t.equal(normalizeHostParam(bad), null, JSON.stringify(bad));
+  }
+});
+
+t.test('svc_site: malformed → 400 invalid_host, never seen → 404', async (t) => {
+  const { ctx } = setup(t);
+  const e1 = (await callTool(siteTool, { host: 'http://example.ca/' }, ctx).catch((e: SvcError) => e)) as SvcError;
+  t.equal(e1.code, 'invalid_host');
+  t.equal(e1.status, 400);
+  const e2 = (await callTool(siteTool, { host: 'unseen.example.ca' }, ctx).catch((e: SvcError) => e)) as SvcError;
+  t.equal(e2.code, 'not_found');
+});
+
+t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.txt', async (t) => {
+  const { db, documents, ctx } = setup(t);
+  const host = 'www.example.ca';
+  const hosts = new Hosts(db);
+  hosts.recordRobots(host, {
+    status: 'ok',
+    httpStatus: 200,
+    fetchedAt: '2026-03-01T00:00:00.000Z',
+    rules: ['Disallow: /private/'],
+    sitemaps: ['https://www.example.ca/sitemap.xml'],
+    crawlDelaySec: 2,
+  });
+  hosts.recordLlms(host, { present: true, fetchedAt: '2026-03-01T00:01:00.000Z', title: 'Example', summary: 'A site', linkCount: 3 });
+  hosts.recordCrawl(host, '2026-03-02T00:00:00.000Z');
+  hosts.recordChangeInterval(host, 3_600_000, '2026-03-02T00:00:00.000Z');
+  hosts.recordChangeInterval(host, 7_200_000, '2026-03-03T00:00:00.000Z');
+  hosts.recordChangeInterval(host, 10_800_000, '2026-03-04T00:00:00.000Z');
+  const a = documents.allocate('https://www.example.ca/a', host);
+  const b = documents.allocate('https://www.example.ca/b', host);
+  const c = documents.allocate('https://www.example.ca/c', host);
+  const d = documents.allocate('https://www.example.ca/d', host);
+  documents.recordIndexed(a, { contentHash: 'x', title: 'A', at: '2026-03-02T00:00:00.000Z' });
+  documents.recordExcluded(b, 'excluded', 'noindex', '2026-03-02T00:00:00.000Z');
+  documents.recordExcluded(c, 'excluded', 'noindex', '2026-03-02T00:00:00.000Z');
+  documents.recordExcluded(d, 'gone', 'http_410', '2026-03-02T00:00:00.000Z');
+  hosts.recordPageLinks(a, host, new Map([['other.example.ca', 4], [host, 9]]));
+  const other = documents.allocate('https://other.example.ca/', 'other.example.ca');
+  hosts.recordPageLinks(other, 'other.example.ca', new Map([[host, 1]]));
+  const frontier = new Frontier(db);
+  frontier.enqueue('https://www.example.ca/queued-1', { reason: 'link' });
+  frontier.enqueue('https://www.example.ca/queued-2', { reason: 'link' });
+  frontier.enqueue('https://www.example.ca/a', { reason: 'link' });
+
+  const out = await callTool(siteTool, { host: 'WWW.EXAMPLE.CA' }, ctx);
+  t.same(out, {
+    host,
+    robots: {
+      status: 'ok',
+      http_status: 200,
+      fetched_at: '2026-03-01T00:00:00.000Z',
+      rules: ['Disallow: /private/'],
+      sitemaps: ['https://www.example.ca/sitemap.xml'],
+      crawl_delay_seconds: 2,
+    },
+    scope: { known: 6, indexed: 1, excluded: { total: 3, by_reason: { noindex: 2, http_410: 1 } }, queued: 3, retrying: 0, dead_lettered: 0 },
+    links: { outbound: 4, inbound_hosts: 1 },
+    freshness: { last_crawl_at: '2026-03-02T00:00:00.000Z', pages_fetched: 1, median_change_interval_seconds: 7200, change_intervals_observed: 3 },
+    llms_txt: { present: true, fetched_at: '2026-03-01T00:01:00.000Z', title: 'Example', summary: 'A site', link_count: 3 },
+  });
+});
