@@ -319,10 +319,10 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         if (settled) return;
         settled = true;
         for (const c of cleanups) c();
-        if (err) {
-          sock.destroy();
-          reject(err);
-        } else resolve(value as Parameters<typeof resolve>[0]);
+        // One request per connection: the socket is never reused, whatever the outcome.
+        sock.destroy();
+        if (err) reject(err);
+        else resolve(value as Parameters<typeof resolve>[0]);
       };
       cleanups.push(deadline.onExpire(() => {
         const e = new FetchError('timeout', `total time limit reached for ${href}`, { url: href });
