@@ -143,3 +143,26 @@ t.test('invalid input is never allowed', async (t) => {
     t.equal(classifyAddress(x).allowed(LOOPBACK_OK), false);
   }
 });
+
+t.test('properties: mapped and NAT64 forms classify like the IPv4 address they carry', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const quad = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((p) => p.join('.'));
+  fc.assert(
+    fc.property(quad, (ip) => {
+      const v4 = classifyAddress(ip);
+      const mapped = classifyAddress(`::ffff:${ip}`);
+      const nat64 = classifyAddress(`64:ff9b::${ip}`);
+      return mapped.kind === v4.kind && nat64.kind === v4.kind && mapped.embedded?.ipv4 === ip && v4.allowed(PROD) === (v4.kind === 'public');
+    }),
+    { numRuns: 2000 },
+  );
+  // Every hostile single-number spelling of an address classifies exactly like its dotted quad.
+  fc.assert(
+    fc.property(fc.nat(0xffffffff), (n) => {
+      const dotted = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+      return classifyAddress(String(n)).kind === classifyAddress(dotted).kind && classifyAddress(`0x${n.toString(16)}`).ip === dotted;
+    }),
+    { numRuns: 2000 },
+  );
+  t.pass('properties hold');
+});

@@ -199,3 +199,18 @@ t.test('RobotsCache TTL, shared in-flight fetches, stale copy kept when unreacha
   const fresh = new RobotsCache({ fetcher, now: () => clock });
   t.match(await fresh.check('http://t.test/y'), { allowed: false, status: 'error_disallow_all' });
 });
+
+t.test('properties: a pattern without wildcards is a prefix match; parsing never throws', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const seg = fc.stringMatching(/^[a-z0-9/._-]{0,12}$/);
+  fc.assert(fc.property(seg, seg, (path, pattern) => robotsPatternMatches(`/${path}`, `/${pattern}`) === `/${path}`.startsWith(`/${pattern}`)));
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 400 }), fc.string({ maxLength: 40 }), (bytes, path) => {
+      const r = parseRobots(bytes);
+      const d = robotsAllows(r, 'SvcBot', `/${path}`);
+      return typeof d.allowed === 'boolean';
+    }),
+    { numRuns: 500 },
+  );
+  t.pass('properties hold');
+});
