@@ -92,7 +92,7 @@ export async function evaluate(index: PassageIndex, dir: string, opts: { mode: '
   for (const [qid, rel] of qrels) {
     const text = queries.get(qid);
     if (text === undefined) continue;
-    const res = await index.search({ query: plainQuery(text), termMode: 'any', mode: opts.mode, candidates: 1000 });
+    const res = await index.search({ query: plainQuery(text), termMode: 'any', mode: opts.mode, candidates: 300 });
     ranking = res.ranking;
     const ours = res.passages.filter((p) => p.row.host === host);
     const { pages } = groupPages(ours, { collapseNearDuplicates: false });
