@@ -374,6 +374,12 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
           decoders.push(d);
         }
         const cap = Math.min(fo.maxBytes ?? maxBytesDefault, maxBytesDefault);
+        const declared = Number(h['content-length'] ?? NaN);
+        if (!fo.truncate && Number.isFinite(declared) && declared > cap) {
+          // Declared too big: refuse without reading a byte of it.
+          finish(new FetchError('too_large', `Content-Length ${declared} exceeds ${cap} bytes`, { url: href }));
+          return;
+        }
         let rawBytes = 0;
         let windowBytes = 0;
         res.on('data', (c: Buffer) => {
