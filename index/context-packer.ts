@@ -188,6 +188,8 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
   const items: Item[] = [];
   const byPage = new Map<number, Item[]>();
   let used = 0;
+  // A page's URL, title and dates are the same on all its candidates: its item overhead is computed once.
+  const overheadByPage = new Map<number, number>();
   let leftForTokens = 0;
   let leftForSources = 0;
 
@@ -211,7 +213,8 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       }
       if (append && remaining - 1 >= MIN_TRUNCATED_TOKENS) {
         // Append a prefix of the passage: search the prefix length against the merged estimate.
-        const cut = fitPrefix(c.passage, (p) => estimateTokens(itemText([...it.parts, { ordinal: c.ordinal, text: p }])) - it.tokens <= remaining);
+        const guess = remaining - estimateTokens(PASSAGE_JOINER) - 1;
+        const cut = fitPrefix(c.passage, guess, (p) => estimateTokens(itemText([...it.parts, { ordinal: c.ordinal, text: p }])) - it.tokens <= remaining);
         if (cut.length > 0) {
           const parts2 = [...it.parts, { ordinal: c.ordinal, text: cut }];
           const text2 = itemText(parts2);
@@ -231,7 +234,11 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       leftForTokens++; // not even an empty item fits
       return false;
     }
-    const overhead = itemOverheadTokens(c);
+    let overhead = overheadByPage.get(c.pageRef);
+    if (overhead === undefined) {
+      overhead = itemOverheadTokens(c);
+      overheadByPage.set(c.pageRef, overhead);
+    }
     const room = remaining - overhead;
     const canTruncate = room >= 1 && (items.length === 0 || room >= MIN_TRUNCATED_TOKENS);
     // Cheap rejection without estimating: the estimator never prices more than 16 characters as one token, so a
@@ -361,14 +368,16 @@ function staleWarning(selected: readonly PackedPassage[], now: Date, days: numbe
   return makeWarning('stale_sources', `Every source is older than ${days} days (newest dated ${date}).`);
 }
 
-/** Longest prefix of `text` (cut like truncateToTokens) accepted by `fits`, which must be monotone enough. */
-function fitPrefix(text: string, fits: (prefix: string) => boolean): string {
-  // Tokens of the prefix alone bound the search; then shrink by truncateToTokens until the merged check passes.
-  let max = estimateTokens(text);
-  for (let guard = 0; guard < 64 && max >= 1; guard++) {
+/**
+ * Longest prefix of `text` (cut like truncateToTokens) accepted by `fits`. Starts from `firstGuess` tokens (the
+ * additive estimate) and shrinks by the measured excess, so it needs one or two exact checks, not a search.
+ */
+function fitPrefix(text: string, firstGuess: number, fits: (prefix: string) => boolean): string {
+  let max = Math.min(firstGuess, estimateTokens(text));
+  for (let guard = 0; guard < 12 && max >= 1; guard++) {
     const p = truncateToTokens(text, max);
     if (p.length > 0 && fits(p)) return p;
-    max = Math.floor(max * 0.85);
+    max = Math.floor(max * 0.9) - 1;
   }
   return '';
 }

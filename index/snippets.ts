@@ -46,25 +46,41 @@ interface Folded {
   readonly end: number[];
 }
 
+const MARKS = /\p{M}/gu;
+
 function foldWithMap(src: string): Folded {
-  let text = '';
+  const parts: string[] = [];
   const start: number[] = [];
   const end: number[] = [];
-  let i = 0;
-  for (const ch of src) {
-    const f = ch.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+  let run = 0; // start of the current ASCII run, copied in one slice (lower-cased) for speed
+  const flush = (to: number) => {
+    if (to > run) parts.push(src.slice(run, to).toLowerCase());
+  };
+  for (let i = 0; i < src.length; ) {
+    const c = src.charCodeAt(i);
+    if (c < 128) {
+      start.push(i);
+      end.push(i + 1);
+      i++;
+      continue;
+    }
+    flush(i);
+    const ch = String.fromCodePoint(src.codePointAt(i) ?? c);
+    const f = ch.normalize('NFD').replace(MARKS, '').toLowerCase();
     for (let k = 0; k < f.length; k++) {
       start.push(i);
       end.push(i + ch.length);
     }
-    text += f;
+    parts.push(f);
     i += ch.length;
+    run = i;
   }
-  return { text, start, end };
+  flush(src.length);
+  return { text: parts.join(''), start, end };
 }
 
 function foldTerm(term: string): string {
-  return term.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();
+  return term.normalize('NFD').replace(MARKS, '').toLowerCase().replace(/\s+/gu, ' ').trim();
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;

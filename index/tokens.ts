@@ -93,8 +93,16 @@ function punctCost(visible: number): number {
  * to the next word) and prices each piece. No vocabulary, no regex per piece, no substring allocation.
  */
 export function estimateTokens(text: string): number {
+  if (text.length === 0) return 0;
+  return Math.max(1, Math.round(scanPieces(text, Infinity).sum));
+}
+
+/**
+ * The scanner behind {@link estimateTokens}: prices pieces left to right and stops before the piece that would
+ * take the rounded total above `stopAbove`; `end` is where the pieces it priced end.
+ */
+function scanPieces(text: string, stopAbove: number): { sum: number; end: number } {
   const n = text.length;
-  if (n === 0) return 0;
   let sum = 0;
   let i = 0;
   while (i < n) {
@@ -143,13 +151,16 @@ export function estimateTokens(text: string): number {
           j += 1 + len;
         }
       }
+      let cost: number;
       if (cjk > 0 || other > 0) {
         // Other scripts: o200k has many CJK tokens (about one per character); alphabetic scripts such as
         // Cyrillic, Greek or Arabic merge into roughly one token per three characters.
-        sum += Math.max(1, cjk * 0.9 + (letters - cjk) / 3);
-      } else if (upper === 0) sum += lookup(accented ? LOWER_ACCENTED : LOWER_ASCII, letters);
-      else if (letters > 1 && upper === letters) sum += lookup(UPPER_CASE, letters) + (accented ? 0.2 : 0);
-      else sum += lookup(accented ? CAPITAL_ACCENTED : CAPITAL_ASCII, letters);
+        cost = Math.max(1, cjk * 0.9 + (letters - cjk) / 3);
+      } else if (upper === 0) cost = lookup(accented ? LOWER_ACCENTED : LOWER_ASCII, letters);
+      else if (letters > 1 && upper === letters) cost = lookup(UPPER_CASE, letters) + (accented ? 0.2 : 0);
+      else cost = lookup(accented ? CAPITAL_ACCENTED : CAPITAL_ASCII, letters);
+      if (Math.round(sum + cost) > stopAbove) break;
+      sum += cost;
       i = j;
       continue;
     }
@@ -157,6 +168,7 @@ export function estimateTokens(text: string): number {
     if (k === DIGIT) {
       let j = i + 1;
       while (j < n && j < i + 3 && classAt(text, j) === DIGIT) j++;
+      if (Math.round(sum + 1) > stopAbove) break;
       sum += 1;
       i = j;
       continue;
@@ -171,7 +183,9 @@ export function estimateTokens(text: string): number {
         j++;
       }
       while (j < n && (classAt(text, j) === NEWLINE || text.charCodeAt(j) === 47)) j++;
-      sum += punctCost(visible);
+      const cost = punctCost(visible);
+      if (Math.round(sum + cost) > stopAbove) break;
+      sum += cost;
       i = j;
       continue;
     }
@@ -188,10 +202,12 @@ export function estimateTokens(text: string): number {
     if (lastNewline >= 0) stop = lastNewline + 1; // \s*[\r\n]+
     else if (end === n || end - i === 1) stop = end; // trailing run, or a lone space before a digit etc.
     else stop = end - 1; // the last space goes with what follows
-    sum += 1 + Math.floor((stop - i) / 16);
+    const cost = 1 + Math.floor((stop - i) / 16);
+    if (Math.round(sum + cost) > stopAbove) break;
+    sum += cost;
     i = stop;
   }
-  return Math.max(1, Math.round(sum));
+  return { sum, end: i };
 }
 
 const SENTENCE_END = /[.!?…。！？](?:["'’”»)\]]*)(?=\s)|\n/gu;
@@ -214,21 +230,26 @@ function codePointSafe(text: string, at: number): number {
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (!(maxTokens >= 1)) return '';
   if (estimateTokens(text) <= maxTokens) return text;
-  // Binary search the longest raw prefix that fits. The estimate is not strictly monotone in the prefix length
-  // (a cut can split a piece), so the final choice is re-checked below.
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (estimateTokens(text.slice(0, mid)) <= maxTokens) lo = mid;
-    else hi = mid - 1;
+  // One scan finds where the pieces that fit end. A prefix can segment its last piece differently from the whole
+  // text, so the final choice is re-checked below.
+  let limit = scanPieces(text, maxTokens).end;
+  if (limit === 0) {
+    // The first piece alone is over budget (one giant word or symbol run): binary search a raw prefix of it.
+    let lo = 0;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (estimateTokens(text.slice(0, mid)) <= maxTokens) lo = mid;
+      else hi = mid - 1;
+    }
+    limit = lo;
   }
-  let limit = lo;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     const cut = boundaryCut(text, limit);
     const out = text.slice(0, cut).trimEnd();
-    if (estimateTokens(out) <= maxTokens || out.length === 0) return out;
-    limit = Math.max(0, cut - 1);
+    if (out.length === 0 || estimateTokens(out) <= maxTokens) return out;
+    // Rarely needed; step back faster after a few tries so this stays linear-ish on hostile input.
+    limit = attempt < 4 ? cut - 1 : Math.floor(cut * 0.9);
   }
 }
 
