@@ -202,4 +202,12 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX page_host_links_from ON page_host_links (from_host);
     `,
   },
+  {
+    id: 'crawler-002-frontier-due-index',
+    sql: `
+      -- A leased row's next_at is its lease expiry, so "due" is just next_at <= now, served by these indexes.
+      CREATE INDEX frontier_next_at ON frontier (next_at);
+      CREATE INDEX frontier_host_next_at ON frontier (host, next_at);
+    `,
+  },
 ];
