@@ -11,6 +11,11 @@ const list = z
   .union([z.array(z.string()), z.string()])
   .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0));
 
+/** Like `list`, but separated by white space or ';' (curl-style pins carry commas: HOST:PORT:ADDR1,ADDR2). */
+const pinList = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(/[\s;]+/)).map((s) => s.trim()).filter((s) => s.length > 0));
+
 /**
  * The one configuration schema. Each key is bound to an `SVC_*` environment variable (see `envBindings`).
  * Precedence: CLI flag > environment > default.
@@ -44,8 +49,9 @@ export const configSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Run the crawler inside `svc serve`. @default true */
   crawl: bool.default(true),
-  /** curl-style HOST:PORT:ADDR name pins for the crawler (operators and tests only; never via the API). */
-  resolve: list.default([]),
+  /** curl-style HOST:PORT:ADDR[,ADDR…] name pins for the crawler, separated by spaces or ';' in SVC_RESOLVE
+   * (operators and tests only; never via the API). */
+  resolve: pinList.default([]),
   /** Let the crawler reach loopback addresses (the local test web). Never settable through the API. @default false */
   crawlAllowLoopback: bool.default(false),
   /** Hosts fetched at once across the crawler. @default 8 */

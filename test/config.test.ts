@@ -20,6 +20,11 @@ t.test('precedence: CLI flag > environment > default', async (t) => {
   t.equal(empty.port, 8787, 'an empty variable counts as unset');
 });
 
+t.test('SVC_RESOLVE pins keep their comma-separated addresses', async (t) => {
+  const c = loadConfig({ env: { SVC_RESOLVE: 'a.test:80:127.0.0.1,127.0.0.2 b.test:443:127.0.0.3;c.test:80:::1' } });
+  t.same(c.resolve, ['a.test:80:127.0.0.1,127.0.0.2', 'b.test:443:127.0.0.3', 'c.test:80:::1']);
+});
+
 t.test('bad values name the variable', async (t) => {
   t.throws(() => loadConfig({ env: { SVC_PORT: 'eighty' } }), ConfigError);
   try {
