@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { EntitySink, JsonLdNode } from '../page-model.js';
 import { schemaAncestors, withSubtypes } from '../schema-org-types.js';
+import type { Statement } from 'better-sqlite3';
 import type { StateDb } from './db.js';
 import { foldText, provinceOf } from './entity-canada.js';
 import { factsFromJsonLd, matchKeys, matchName, type EntityFacts, type RejectReason } from './entity-facts.js';
@@ -178,10 +179,21 @@ function ftsQuery(q: string): string | null {
 export class EntityStore implements EntitySink {
   readonly #db: StateDb;
   readonly #datasets = new Map<string, DatasetInfo>();
+  /** Prepared statements by SQL text: an import runs the same few statements tens of thousands of times. */
+  readonly #stmts = new Map<string, Statement>();
 
   constructor(db: StateDb, datasets: readonly DatasetInfo[] = []) {
     this.#db = db;
     for (const d of [...KNOWN_DATASETS, ...datasets]) this.#datasets.set(d.id, d);
+  }
+
+  #prep<P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> {
+    let st = this.#stmts.get(sql);
+    if (!st) {
+      st = this.#db.prepare(sql);
+      this.#stmts.set(sql, st);
+    }
+    return st as unknown as Statement<P, R>;
   }
 
   /** Registers a dataset's title for provenance (the importer does this; unknown ids still work). */
@@ -210,15 +222,14 @@ export class EntityStore implements EntitySink {
     return this.#db.transaction(() => {
       // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
       const previous = new Map<string, number>();
-      for (const r of this.#db
-        .prepare<[number], { key: string; entity_seq: number }>(
+      for (const r of this.#prep<[number], { key: string; entity_seq: number }>(
           `SELECT k.key, k.entity_seq FROM entity_keys k JOIN entity_sources s ON s.source_key = k.source_key WHERE s.page_ref = ?`,
         )
         .all(page.pageRef)) {
         previous.set(r.key, r.entity_seq);
       }
-      const touched = new Set<number>(this.#db.prepare<[number], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE page_ref = ?').all(page.pageRef).map((r) => r.entity_seq));
-      this.#db.prepare('DELETE FROM entity_sources WHERE page_ref = ?').run(page.pageRef);
+      const touched = new Set<number>(this.#prep<[number], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE page_ref = ?').all(page.pageRef).map((r) => r.entity_seq));
+      this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(page.pageRef);
 
       const results: ({ ok: true; id: string; outcome: UpsertOutcome } | { ok: false; reason: RejectReason })[] = [];
       const seenKeys = new Set<string>();
@@ -254,8 +265,8 @@ export class EntityStore implements EntitySink {
   /** Withdraws everything the page contributed; entities left without a source disappear. */
   withdrawPage(pageRef: number): void {
     this.#db.transaction(() => {
-      const seqs = this.#db.prepare<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(pageRef);
-      this.#db.prepare('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
+      const seqs = this.#prep<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(pageRef);
+      this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
       for (const { entity_seq } of seqs) this.#refresh(entity_seq);
     })();
   }
@@ -287,15 +298,14 @@ export class EntityStore implements EntitySink {
 
   /** One record by durable id, or null. */
   get(id: string): EntityRecord | null {
-    const row = this.#db.prepare<[string], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
+    const row = this.#prep<[string], EntityRow>('SELECT * FROM entities WHERE id = ?').get(id);
     return row ? this.#toRecord(row) : null;
   }
 
   /** Number of entities and sources (status, tests). */
   counts(): { entities: number; sources: number; pageSources: number; datasetSources: number } {
-    const e = this.#db.prepare<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
-    const s = this.#db
-      .prepare<[], { type: string; n: number }>('SELECT type, count(*) AS n FROM entity_sources GROUP BY type')
+    const e = this.#prep<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
+    const s = this.#prep<[], { type: string; n: number }>('SELECT type, count(*) AS n FROM entity_sources GROUP BY type')
       .all();
     const page = s.find((r) => r.type === 'page')?.n ?? 0;
     const dataset = s.find((r) => r.type === 'dataset')?.n ?? 0;
@@ -339,7 +349,7 @@ export class EntityStore implements EntitySink {
     }
     const sql = `SELECT e.* FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`;
     params.push(limit);
-    const rows = this.#db.prepare<(string | number)[], EntityRow>(sql).all(...params);
+    const rows = this.#prep<(string | number)[], EntityRow>(sql).all(...params);
     return rows.map((r) => this.#toRecord(r));
   }
 
@@ -355,16 +365,15 @@ export class EntityStore implements EntitySink {
     observedAt: string,
     previous: ReadonlyMap<string, number>,
   ): { seq: number; id: string; outcome: UpsertOutcome } {
-    const db = this.#db;
     let seq: number | undefined;
     let outcome: UpsertOutcome = 'merged';
-    const existing = db.prepare<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(src.sourceKey);
+    const existing = this.#prep<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(src.sourceKey);
     if (existing) {
       seq = existing.entity_seq;
       outcome = 'updated';
     }
     if (seq === undefined) {
-      const byKey = db.prepare<[string, string], { entity_seq: number; postal_code: string | null }>(
+      const byKey = this.#prep<[string, string], { entity_seq: number; postal_code: string | null }>(
         `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
          WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 8`,
       );
@@ -379,7 +388,7 @@ export class EntityStore implements EntitySink {
     if (seq === undefined) {
       for (const key of keys) {
         const s = previous.get(key);
-        if (s !== undefined && db.prepare<[number], { n: number }>('SELECT 1 AS n FROM entities WHERE seq = ?').get(s)) {
+        if (s !== undefined && this.#prep<[number], { n: number }>('SELECT 1 AS n FROM entities WHERE seq = ?').get(s)) {
           seq = s;
           outcome = 'updated';
           break;
@@ -390,27 +399,26 @@ export class EntityStore implements EntitySink {
       seq = this.#create(keys[0]!, facts, observedAt);
       outcome = 'created';
     }
-    db.prepare(
+    this.#prep(
       `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
          facts = excluded.facts, observed_at = excluded.observed_at`,
     ).run(src.sourceKey, seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt);
-    db.prepare('DELETE FROM entity_keys WHERE source_key = ?').run(src.sourceKey);
-    const addKey = db.prepare('INSERT OR IGNORE INTO entity_keys (key, source_key, entity_seq) VALUES (?, ?, ?)');
+    this.#prep('DELETE FROM entity_keys WHERE source_key = ?').run(src.sourceKey);
+    const addKey = this.#prep('INSERT OR IGNORE INTO entity_keys (key, source_key, entity_seq) VALUES (?, ?, ?)');
     for (const k of keys) addKey.run(k, src.sourceKey, seq);
-    const id = db.prepare<[number], { id: string }>('SELECT id FROM entities WHERE seq = ?').get(seq)!.id;
+    const id = this.#prep<[number], { id: string }>('SELECT id FROM entities WHERE seq = ?').get(seq)!.id;
     return { seq, id, outcome };
   }
 
   #create(primaryKey: string, facts: EntityFacts, at: string): number {
     let id = entityIdFor(primaryKey);
     // A hash collision with a different live entity (practically impossible) gets a salted id rather than a merge.
-    for (let i = 1; this.#db.prepare<[string], { n: number }>('SELECT 1 AS n FROM entities WHERE id = ?').get(id); i++) {
+    for (let i = 1; this.#prep<[string], { n: number }>('SELECT 1 AS n FROM entities WHERE id = ?').get(id); i++) {
       id = entityIdFor(`${primaryKey}#${i}`);
     }
-    const r = this.#db
-      .prepare(
+    const r = this.#prep(
         `INSERT INTO entities (id, name, kind, country, last_verified_at, created_at, updated_at) VALUES (?, ?, ?, 'CA', ?, ?, ?)`,
       )
       .run(id, facts.name, facts.kind, at, at, at);
@@ -422,13 +430,11 @@ export class EntityStore implements EntitySink {
    * the kind is the most specific type any source declares. No source left → the entity is deleted.
    */
   #refresh(seq: number): void {
-    const db = this.#db;
-    const sources = db
-      .prepare<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY observed_at DESC, source_key')
+    const sources = this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY observed_at DESC, source_key')
       .all(seq);
-    db.prepare('DELETE FROM entity_names WHERE rowid = ?').run(seq);
+    this.#prep('DELETE FROM entity_names WHERE rowid = ?').run(seq);
     if (sources.length === 0) {
-      db.prepare('DELETE FROM entities WHERE seq = ?').run(seq);
+      this.#prep('DELETE FROM entities WHERE seq = ?').run(seq);
       return;
     }
     const facts = sources.map((s) => JSON.parse(s.facts) as EntityFacts);
@@ -449,7 +455,7 @@ export class EntityStore implements EntitySink {
     const geoFrom = facts.find((f) => f.lat !== null && f.lon !== null);
     const name = pick('name') ?? facts[0]!.name;
     const locality = pick('locality');
-    db.prepare(
+    this.#prep(
       `UPDATE entities SET name = ?, kind = ?, street = ?, locality = ?, locality_key = ?, province = ?, postal_code = ?,
          lat = ?, lon = ?, telephone = ?, url = ?, last_verified_at = ?, updated_at = ? WHERE seq = ?`,
     ).run(
@@ -470,12 +476,11 @@ export class EntityStore implements EntitySink {
     );
     // All names the sources use are searchable (ODHF upper case, a page's own spelling, French names).
     const names = [...new Set(facts.map((f) => f.name))].join(' \u2022 ');
-    db.prepare('INSERT INTO entity_names (rowid, name) VALUES (?, ?)').run(seq, names);
+    this.#prep('INSERT INTO entity_names (rowid, name) VALUES (?, ?)').run(seq, names);
   }
 
   #toRecord(row: EntityRow): EntityRecord {
-    const sources = this.#db
-      .prepare<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY type DESC, observed_at DESC, source_key')
+    const sources = this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY type DESC, observed_at DESC, source_key')
       .all(row.seq);
     const outSources: EntitySource[] = [];
     const observations: EntityObservation[] = [];

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -19,15 +19,11 @@ const ODHF_ROWS = [
   `99,"Clinique ""Test"", Nowhere",other,Hospitals,x,,,,,nowhere,,,,,,,`,
 ];
 
-function store(t: Tap.Test) {
+function store(t: Test) {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
   return { db, store: new EntityStore(db), dir };
-}
-type Tap = typeof t;
-declare namespace Tap {
-  type Test = typeof t;
 }
 
 const page = (pageRef: number, url: string) => ({ pageRef, url, host: new URL(url).hostname, lang: 'en' });
@@ -92,9 +88,13 @@ t.test('JSON-LD mapping and matching keys', async (t) => {
   t.ok(line.ok && line.facts.kind === 'Dentist' && line.facts.postalCode === 'H2L 3L8' && line.facts.province === 'CA-QC');
 });
 
+async function* chunks(list: string[]): AsyncGenerator<string> {
+  yield* list;
+}
+
 t.test('CSV reader: quotes, doubled quotes, embedded newline, CRLF', async (t) => {
   const rows: string[][] = [];
-  for await (const r of readCsv(['a,"b ""q"", c",d\r\n', '1,"line\nbreak",3\n', 'x,,'])) rows.push(r);
+  for await (const r of readCsv(chunks(['a,"b ""q"", c",d\r\n', '1,"line\nbreak",3\n', 'x,,']))) rows.push(r);
   t.same(rows, [['a', 'b "q", c', 'd'], ['1', 'line\nbreak', '3'], ['x', '', '']]);
 });
 

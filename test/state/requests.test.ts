@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { openStateDb } from '../../state/db.js';
@@ -9,7 +9,7 @@ const digest = (k: string) => createHash('sha256').update(k).digest('hex');
 const KEY_A = digest('svc_test_key_a');
 const KEY_B = digest('svc_test_key_b');
 
-function setup(t: typeof import('tap').default, perDay = 100, now = () => new Date('2026-05-01T12:00:00.000Z')) {
+function setup(t: Test, perDay = 100, now = () => new Date('2026-05-01T12:00:00.000Z')) {
   const db = openStateDb(join(t.testdir(), 'state.sqlite'));
   t.teardown(() => db.close());
   return { db, store: new RequestStore(db, { perDay, now }) };

@@ -21,7 +21,7 @@ async function connect(s: TestService): Promise<Client> {
   return client;
 }
 
-const problemOf = (r: { content: unknown }): { code: string; status: number } => JSON.parse((r.content as { text: string }[])[0]!.text);
+const problemOf = (r: unknown): { code: string; status: number } => JSON.parse(((r as { content: { text: string }[] }).content)[0]!.text);
 
 t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t) => {
   const web = await startTestWeb({ generatedHosts: 0 });

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
@@ -12,7 +12,7 @@ import type { ServiceDeps } from '../../tools/deps.js';
 import { entitiesTool } from '../../tools/entities.js';
 import { SvcError } from '../../errors.js';
 
-function setup(t: typeof import('tap').default) {
+function setup(t: Test) {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());

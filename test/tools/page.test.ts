@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
@@ -15,7 +15,7 @@ import { pageTool } from '../../tools/page.js';
 import { imagesTool } from '../../tools/images.js';
 import { SvcError } from '../../errors.js';
 
-async function setup(t: typeof import('tap').default, images = true) {
+async function setup(t: Test, images = true) {
   const dir = t.testdir();
   const config = loadConfig({ env: {}, flags: { dataDir: dir, images } });
   const db = openStateDb(join(dir, 'state.sqlite'));

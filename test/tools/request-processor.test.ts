@@ -3,7 +3,7 @@
  * (fixtures/test-web), with the real SQLite state, LanceDB index and entity store; then the tools read what the
  * crawl produced.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -33,7 +33,7 @@ import { SvcError } from '../../errors.js';
 
 const caller = (name: string) => ({ keyId: `key_${name}`, digest: createHash('sha256').update(`svc_${name}`).digest('hex') });
 
-async function setup(t: typeof import('tap').default) {
+async function setup(t: Test) {
   const web: TestWeb = await startTestWeb({ generatedHosts: 0 });
   t.teardown(() => web.close());
   const dir = t.testdir();

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
@@ -14,7 +14,7 @@ import type { ServiceDeps } from '../../tools/deps.js';
 import { normalizeHostParam, siteTool } from '../../tools/site.js';
 import { SvcError } from '../../errors.js';
 
-function setup(t: typeof import('tap').default) {
+function setup(t: Test) {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());

@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
@@ -14,7 +14,7 @@ import { submitUrlTool, validateSubmissionUrl } from '../../tools/submit-url.js'
 import { requestStatusTool } from '../../tools/request-status.js';
 import { SvcError } from '../../errors.js';
 
-function setup(t: typeof import('tap').default, flags: Record<string, unknown> = {}) {
+function setup(t: Test, flags: Record<string, unknown> = {}) {
   const dir = t.testdir();
   const config = loadConfig({ env: {}, flags: { dataDir: dir, submissionsPerDay: 3, ...flags } });
   const db = openStateDb(join(dir, 'state.sqlite'));
