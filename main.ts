@@ -17,6 +17,7 @@ import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
+import { mountWebPages } from './web/pages.js';
 
 export const VERSION = '0.1.0';
 
@@ -76,6 +77,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limiter: new RateLimiter(db),
     tools: opts.tools ?? allTools,
     version: VERSION,
+    mountExtra: (router) => mountWebPages(router, { config }),
     crawler,
     start: () => {
       if (started || closed) return;
