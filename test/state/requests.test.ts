@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { openStateDb } from '../../state/db.js';
 import { RequestStore, SUBMISSION_NOTICE } from '../../state/requests.js';
-import { SvcError } from '../../errors.js';
+import type { SvcError } from '../../errors.js';
 
 const digest = (k: string) => createHash('sha256').update(k).digest('hex');
 const KEY_A = digest('svc_test_key_a');

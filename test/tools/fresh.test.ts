@@ -10,7 +10,7 @@ import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { freshTool } from '../../tools/fresh.js';
-import { SvcError } from '../../errors.js';
+import type { SvcError } from '../../errors.js';
 
 function setup(t: Test, now: string) {
   const dir = t.testdir();

@@ -13,7 +13,7 @@ import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { pageTool } from '../../tools/page.js';
 import { imagesTool } from '../../tools/images.js';
-import { SvcError } from '../../errors.js';
+import type { SvcError } from '../../errors.js';
 
 async function setup(t: Test, images = true) {
   const dir = t.testdir();

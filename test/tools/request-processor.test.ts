@@ -4,6 +4,7 @@
  * crawl produced.
  */
 import t, { type Test } from 'tap';
+import type { ZodType } from 'zod';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -29,7 +30,7 @@ import { pageTool } from '../../tools/page.js';
 import { siteTool } from '../../tools/site.js';
 import { freshTool } from '../../tools/fresh.js';
 import { imagesTool } from '../../tools/images.js';
-import { SvcError } from '../../errors.js';
+import type { SvcError } from '../../errors.js';
 
 const caller = (name: string) => ({ keyId: `key_${name}`, digest: createHash('sha256').update(`svc_${name}`).digest('hex') });
 
@@ -59,7 +60,7 @@ async function setup(t: Test) {
   return { web, dir, deps, crawler, processor, ctx, requests, documents, entities, index };
 }
 
-type Out<T> = T extends { output: infer O } ? (O extends import('zod').ZodType<infer V> ? V : never) : never;
+type Out<T> = T extends { output: infer O } ? (O extends ZodType<infer V> ? V : never) : never;
 
 t.test('issue 5: request lifecycle end to end, removal refused for a live page and done for a 410 page', async (t) => {
   const s = await setup(t);

@@ -12,7 +12,7 @@ import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { normalizeHostParam, siteTool } from '../../tools/site.js';
-import { SvcError } from '../../errors.js';
+import type { SvcError } from '../../errors.js';
 
 function setup(t: Test) {
   const dir = t.testdir();
