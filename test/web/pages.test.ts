@@ -16,7 +16,6 @@ import { REQUEST_CHOICES } from '../../web/manage-url-page.js';
 import { loadAssets, PAGE_CSP, staticDir } from '../../web/pages.js';
 import { OPERATOR_HELP } from '../../web/search-page.js';
 import { renderDirectiveTable, renderWebmastersPage } from '../../web/webmasters-page.js';
-import { mountWebPages } from '../../web/pages.js';
 
 const PAGES = ['/', '/manage-url', '/webmasters'] as const;
 
@@ -24,7 +23,8 @@ async function startPagesService(t: Test) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-web-pages-'));
   const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, crawlerInfoUrl: 'https://svc.invalid/webmasters?a=1&b=<2>' } });
   const base = await createServices(config, { log: createLogger({ level: 'silent' }) });
-  const running = await startServer({ ...base, mountExtra: (router) => mountWebPages(router, { config }) });
+  t.ok(base.mountExtra, 'main.ts mounts the pages');
+  const running = await startServer(base);
   t.teardown(async () => {
     await running.close();
     await base.close();

@@ -13,7 +13,6 @@ import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { createLogger } from '../../logger.js';
 import { createServices, startServer, type RunningServer, type Services } from '../../main.js';
 import { RequestProcessor, type CrawlerHandle } from '../../tools/request-processor.js';
-import { mountWebPages } from '../../web/pages.js';
 
 export interface WebService {
   readonly url: string;
@@ -86,7 +85,8 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
   crawler.start();
   processor.start();
 
-  const services: Services = { ...base, mountExtra: (router) => mountWebPages(router, { config }) };
+  // main.ts mounts the pages (AppServices.mountExtra): the test serves exactly what `svc serve` serves.
+  const services: Services = base;
   const { key } = services.keys.create({ name: 'web-test', perMinute: 600, perDay: 100_000 });
   const running: RunningServer = await startServer(services);
   let closed = false;
