@@ -10,7 +10,7 @@ import { schemaAncestors, withSubtypes } from '../schema-org-types.js';
 import type { Statement } from 'better-sqlite3';
 import type { StateDb } from './db.js';
 import { foldText, provinceOf } from './entity-canada.js';
-import { factsFromJsonLd, matchKeys, matchName, type EntityFacts, type RejectReason } from './entity-facts.js';
+import { factsFromJsonLd, matchKeys, matchName, withNestedEntities, type EntityFacts, type RejectReason } from './entity-facts.js';
 
 /** The open-data licence every Statistics Canada database here is published under. */
 export const OGL_CANADA = {
@@ -234,7 +234,7 @@ export class EntityStore implements EntitySink {
       const results: ({ ok: true; id: string; outcome: UpsertOutcome } | { ok: false; reason: RejectReason })[] = [];
       const seenKeys = new Set<string>();
       let n = 0;
-      for (const node of nodes) {
+      for (const node of withNestedEntities(nodes)) {
         const mapped = factsFromJsonLd(node, page.url);
         if (!mapped.ok) {
           results.push(mapped);

@@ -170,6 +170,37 @@ export function factsFromJsonLd(node: JsonLdNode, pageUrl: string): FactsResult 
   };
 }
 
+/** Properties whose values are separate establishments of their own (a store's departments, a chain's branches). */
+const NESTED_ENTITY_PROPS = ['department', 'subOrganization', 'containsPlace', 'hasPOS', 'location'] as const;
+const MAX_NESTED_DEPTH = 3;
+const MAX_NODES_PER_PAGE = 100;
+
+/**
+ * The page's nodes plus the named in-scope nodes nested under department, subOrganization, containsPlace, hasPOS and
+ * location (the crawler keeps nested nodes inside their parent). Bounded: depth 3, 100 nodes per page. A nested node
+ * must bring its own Canadian evidence; it inherits nothing from its parent.
+ */
+export function withNestedEntities(nodes: readonly JsonLdNode[]): JsonLdNode[] {
+  const out: JsonLdNode[] = [];
+  const seen = new Set<unknown>();
+  const visit = (v: unknown, depth: number, top: boolean): void => {
+    if (out.length >= MAX_NODES_PER_PAGE || depth > MAX_NESTED_DEPTH || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x, depth, top);
+      return;
+    }
+    if (seen.has(v)) return;
+    seen.add(v);
+    const node = v as JsonLdNode;
+    const t = node['@type'];
+    const types = (Array.isArray(t) ? t : [t]).filter((x): x is string => typeof x === 'string').map(shortType);
+    if (top || (mostSpecificKind(types) !== null && text(node['name']) !== null)) out.push(node);
+    for (const prop of NESTED_ENTITY_PROPS) if (node[prop] !== undefined) visit(node[prop], depth + 1, false);
+  };
+  for (const n of nodes) visit(n, 0, true);
+  return out;
+}
+
 /** Title case for the all-lower or all-upper strings of the open databases ("st. john's" → "St. John's"). */
 export function displayCase(s: string): string {
   const hasLower = /\p{Ll}/u.test(s);

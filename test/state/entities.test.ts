@@ -223,3 +223,73 @@ t.test('issue 5: real ODHF import is idempotent (re-import updates, never duplic
   t.ok(hosp.every((e) => e.address.province === 'CA-QC'));
   t.equal(s.search({ kind: 'Hospital', limit: 50 }).length, 20, 'limit is capped at 20');
 });
+
+t.test('nested establishments (department, subOrganization, location) are read; each needs its own evidence', async (t) => {
+  const { store: s } = store(t);
+  const res = s.observePageDetailed(
+    page(9, 'https://mall.example.ca/'),
+    [
+      {
+        '@type': 'ShoppingCenter',
+        name: 'Galeries Example',
+        address: { addressCountry: 'CA', postalCode: 'H3B 4W8', addressLocality: 'Montréal' },
+        department: [
+          { '@type': 'Pharmacy', name: 'Pharmacie Centrale', address: { addressCountry: 'CA', postalCode: 'H3B 4W9' } },
+          { '@type': 'Bakery', name: 'No address bakery' },
+        ],
+      },
+    ],
+    '2026-01-01T00:00:00.000Z',
+  );
+  t.same(res.map((r) => (r.ok ? r.outcome : r.reason)), ['created', 'created', 'no_canadian_evidence']);
+  t.same(s.search({ kind: 'MedicalOrganization' }).map((e) => e.name), ['Pharmacie Centrale']);
+});
+
+t.test('all 196 schema.org establishment examples: read through the crawler JSON-LD reader, never throw, only Canadian admitted', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { readJsonLd } = await import('../../crawler/extract-jsonld.js');
+  const { store: s } = store(t);
+  const lines = readFileSync(join(process.cwd(), '..', 'shared', 'data', 'jsonld', 'schemaorg-examples-establishments.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  t.equal(lines.length, 196);
+  const tally: Record<string, number> = {};
+  lines.forEach((line, i) => {
+    const ex = JSON.parse(line) as { jsonld: unknown[] };
+    const reading = readJsonLd(ex.jsonld.map((x) => JSON.stringify(x)));
+    for (const r of s.observePageDetailed(page(1000 + i, `https://examples.example/${i}`), reading.entities, '2026-01-01T00:00:00.000Z')) {
+      const k = r.ok ? 'admitted' : r.reason;
+      tally[k] = (tally[k] ?? 0) + 1;
+    }
+  });
+  t.comment(`outcomes: ${JSON.stringify(tally)}`);
+  t.ok((tally['foreign_country'] ?? 0) > 0, 'the US examples are refused');
+  for (const e of s.search({ limit: 20 })) t.equal(e.address.country, 'CA');
+  const all = (s as unknown as { counts(): { entities: number } }).counts().entities;
+  t.equal(all, tally['admitted'] ?? 0, 'one entity per admitted node (no accidental merges across examples)');
+});
+
+t.test('property: factsFromJsonLd and observePage never throw on arbitrary JSON', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const { store: s } = store(t);
+  let n = 0;
+  fc.assert(
+    fc.property(
+      fc.record({
+        '@type': fc.oneof(fc.constantFrom('LocalBusiness', 'Hospital', ['Place', 'Museum'], 'Thing'), fc.jsonValue()),
+        name: fc.oneof(fc.string(), fc.jsonValue()),
+        address: fc.oneof(fc.jsonValue(), fc.record({ postalCode: fc.string(), addressRegion: fc.string(), addressCountry: fc.oneof(fc.string(), fc.jsonValue()) })),
+        geo: fc.jsonValue(),
+        url: fc.oneof(fc.webUrl(), fc.string()),
+        '@id': fc.oneof(fc.webUrl(), fc.string()),
+        department: fc.jsonValue(),
+      }),
+      (node) => {
+        factsFromJsonLd(node as Record<string, unknown>, 'https://p.example.ca/');
+        s.observePage(page(5000 + (n++ % 7), 'https://p.example.ca/'), [node as Record<string, unknown>], '2026-01-01T00:00:00.000Z');
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.pass('no throw');
+});
