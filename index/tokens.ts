@@ -22,6 +22,8 @@ const FR_CAPITAL = [1, 1, 1.05, 1.22, 1.31, 1.57, 1.63, 1.76, 1.95, 1.98, 2.11, 
 const FR_LOWER_ACCENTED = [1, 1.02, 1.13, 1.13, 1.26, 1.45, 1.68, 1.68, 1.83, 1.85, 2.13, 2.32, 2.35, 2.46, 2.71, 2.96, 3.21, 3.46];
 const CAPITAL_ACCENTED = [1.05, 1.6, 1.9, 1.9, 2, 2.2, 2.3, 2.4, 2.5, 2.6, 3, 3.3, 3.6, 3.9, 4.2, 4.5, 4.8, 5.1];
 const UPPER_CASE = [1, 1.07, 1.55, 2.05, 2.45, 2.5, 2.5, 2.6, 2.7, 2.8, 3, 3.2, 3.5, 3.8, 4.1, 4.4, 4.7, 5];
+/** Extra tokens per letter beyond Latin-1 (Latin Extended: Polish, Czech, Hungarian, Vietnamese…). */
+const EXTENDED_LETTER_COST = 1.2;
 /** Share of accented letters above which a text is priced with the accented-language profile. */
 const ACCENTED_SHARE = 0.005;
 // Punctuation runs by length 1..6; longer runs cost about one token per two characters.
@@ -136,6 +138,7 @@ function scanPieces(text: string, stopAbove: number): { sum: number; end: number
       let other = 0;
       let seenLower = false;
       let accentedHere = 0;
+      let extended = 0; // letters beyond Latin-1 (ł, ś, č, ő…): rare in the vocabulary, they split words
       let j = w;
       for (; j < n; j++) {
         const kj = classAt(text, j);
@@ -146,6 +149,7 @@ function scanPieces(text: string, stopAbove: number): { sum: number; end: number
           if (c >= 128) {
             accented = true;
             accentedHere++;
+            if (c >= 0x100) extended++;
           }
         } else if (kj === UPPER) {
           if (seenLower) break; // "camelCase" → "camel" + "Case"
@@ -154,6 +158,7 @@ function scanPieces(text: string, stopAbove: number): { sum: number; end: number
           if (c >= 128) {
             accented = true;
             accentedHere++;
+            if (c >= 0x100) extended++;
           }
         } else if (kj === CASELESS) {
           if (c >= 0x300 && c <= 0x36f) continue; // a combining mark belongs to its letter
@@ -185,6 +190,10 @@ function scanPieces(text: string, stopAbove: number): { sum: number; end: number
       else {
         cost = lookup(accented ? CAPITAL_ACCENTED : EN_CAPITAL, letters);
         costFr = lookup(accented ? CAPITAL_ACCENTED : FR_CAPITAL, letters);
+      }
+      if (extended > 0) {
+        cost += EXTENDED_LETTER_COST * extended;
+        costFr += EXTENDED_LETTER_COST * extended;
       }
       if (cjk === 0 && other === 0) {
         latinLetters += letters;
