@@ -78,7 +78,7 @@ if (missing) {
     const marks = (await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase());
     t.ok(marks.includes('bibliothèque'), 'query term highlighted from the API offsets');
     const prov = await page.locator('#results .provenance').first().textContent();
-    t.match(prov, /^Provenance: fetched by SvcBot \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · dates from .+ · excerpt shown · best passage #\d+ · page_ref \d+ · untrusted web content$/);
+    t.match(prov, /^Provenance: fetched by SvcBot \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · (dates from .+|no date found on the page) · excerpt shown · best passage #\d+ · page_ref \d+ · untrusted web content$/);
     t.match(await page.locator('#results .result-dates').first().textContent(), /Fetched \d{4}-\d\d-\d\d/);
     t.match(await page.locator('#search-status').textContent(), new RegExp(`^Results 1–${api.results.length} for “${q}” · ranking: `));
 
@@ -171,6 +171,7 @@ if (missing) {
     await page.locator('#key-input').fill(svc.key);
     await page.locator('#key-input').press('Enter');
     await statusStartsWith(page, 'Results');
+    t.ok(await page.locator('#pager').isHidden(), 'one short page, nothing capped: no pager');
     for (const path of ['/?q=school', '/manage-url', '/webmasters']) {
       if (path !== '/?q=school') await page.goto(svc.url + path);
       const { scroll, client } = await page.evaluate<{ scroll: number; client: number }>('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })');
@@ -254,6 +255,7 @@ if (missing) {
     t.ok(await page.locator('#key-missing').isVisible(), 'asks for a key again');
     t.match(await page.locator('#search-error').textContent(), /Key refused/);
     t.equal(await page.locator('#results li').count(), 0);
+    t.ok(await page.locator('#pager').isHidden(), 'no pager without results');
     t.equal(await activeId(page), 'key-input', 'focus back on the key field');
     await browser.screenshot(page, 'wrong-key');
 

@@ -25,7 +25,6 @@ const DATE_SOURCES = {
   'http-last-modified': 'the HTTP Last-Modified header',
   'time-element': 'a time element',
   corpus: 'the corpus import',
-  none: 'no date found on the page',
 };
 const SNIPPET_DECISIONS = {
   shown: 'excerpt shown',
@@ -142,7 +141,7 @@ function renderResult(r, index) {
   prov.append(el('span', 'Provenance:', 'provenance-label'), ' ');
   const facts = [
     pv.fetched_at ? `fetched by SvcBot ${isoTime(pv.fetched_at)}` : null,
-    pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
+    pv.date_source === 'none' ? 'no date found on the page' : pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
     decision ? SNIPPET_DECISIONS[decision] ?? decision : null,
     Number.isInteger(pv.passage_ordinal) ? `best passage #${pv.passage_ordinal + 1}` : null,
     Number.isInteger(r.page_ref) ? `page_ref ${r.page_ref}` : null,
