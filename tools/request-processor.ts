@@ -56,6 +56,13 @@ export interface RequestProcessorOptions {
   readonly batch?: number;
   /** Poll interval of `start()`, ms. @default 1000 */
   readonly intervalMs?: number;
+  /**
+   * A removal left in_progress longer than this (its process died during the verification fetch) is queued again.
+   * @default 600000 (10 min)
+   */
+  readonly staleMs?: number;
+  /** Clock (ms). @default Date.now */
+  readonly now?: () => number;
 }
 
 /** Maps a frontier/documents state after the crawler processed a URL to a request outcome. */
@@ -97,14 +104,31 @@ export class RequestProcessor {
   async tick(): Promise<void> {
     const { requests } = this.#o;
     const batch = this.#o.batch ?? 50;
+    const now = (this.#o.now ?? Date.now)();
     for (const r of requests.listByStatus('received', batch)) {
-      if (r.type === 'removal') await this.#removal(r);
-      else this.#admit(r);
+      await this.#guard(r, async () => (r.type === 'removal' ? this.#removal(r) : this.#admit(r)));
     }
     for (const r of [...requests.listByStatus('queued', batch), ...requests.listByStatus('in_progress', batch)]) {
-      if (r.type !== 'removal') this.#follow(r);
-      // A removal back in the queue (its verification fetch had to wait) is tried again.
-      else if (r.status === 'queued') await this.#removal(r);
+      await this.#guard(r, async () => {
+        if (r.type !== 'removal') this.#follow(r);
+        // A removal back in the queue (its verification fetch had to wait) is tried again.
+        else if (r.status === 'queued') await this.#removal(r);
+        else if (now - Date.parse(r.updatedAt) > (this.#o.staleMs ?? 600_000)) {
+          requests.transition(r.id, 'queued', { reason: 'verification interrupted; tried again' });
+        }
+      });
+    }
+  }
+
+  /**
+   * One request's failure (e.g. another process moved it first, so the transition is refused) must not stop the
+   * others: it is logged and the request is looked at again on the next tick.
+   */
+  async #guard(r: UrlRequest, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      this.#o.log?.warn({ err: e, request: r.id }, 'request processing step failed');
     }
   }
 
