@@ -5,7 +5,7 @@
  * spent); `processNow()` serves single-URL requests through the very same path.
  */
 import type { Config } from '../config.js';
-import type { EntitySink, PageSink } from '../page-model.js';
+import type { EntitySink, PageInput, PageSink } from '../page-model.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import { Hosts } from '../state/hosts.js';
@@ -42,6 +42,8 @@ export interface CrawlerOptions {
   readonly admit?: (url: string, from: string) => boolean;
   /** Links deeper than this from a seed are not admitted. @default unlimited */
   readonly maxDepth?: number;
+  /** Group concurrent page writes into batches (see BatchingSink). @default true */
+  readonly batchWrites?: boolean;
   /** Fetcher timeouts (tests shorten them). */
   readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
 }
@@ -90,6 +92,90 @@ export interface Crawler {
   onItem(fn: (o: ItemOutcome) => void): void;
 }
 
+/** A sink that can also write several pages in one go (index/store's PassageIndex can). */
+export type BatchCapableSink = PageSink & { upsertPages?(pages: readonly PageInput[]): Promise<void> };
+
+/**
+ * Groups concurrent upserts into one write: each call resolves when its batch is written (or rejects with the
+ * batch's error). A removal first flushes what is pending, so writes stay in order per page. A store with a high
+ * per-write cost (LanceDB versions every write) thus pays it once per batch, not per page.
+ */
+export class BatchingSink implements PageSink {
+  readonly #inner: BatchCapableSink;
+  readonly #maxBatch: number;
+  readonly #maxDelayMs: number;
+  #pending: { page: PageInput; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  /** The write in progress (upserts or a removal); pages arriving meanwhile wait and go in the next batch. */
+  #writing: Promise<void> | null = null;
+
+  constructor(inner: BatchCapableSink, opts: { maxBatch?: number; maxDelayMs?: number } = {}) {
+    this.#inner = inner;
+    this.#maxBatch = opts.maxBatch ?? 64;
+    this.#maxDelayMs = opts.maxDelayMs ?? 20;
+  }
+
+  upsertPage(page: PageInput): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ page, resolve, reject });
+      if (this.#writing) return; // picked up when the current write ends
+      if (this.#pending.length >= this.#maxBatch) this.#kick();
+      else this.#timer ??= setTimeout(() => this.#kick(), this.#maxDelayMs);
+    });
+  }
+
+  async removePage(pageRef: number): Promise<void> {
+    await this.flush();
+    // Exclusive: no batch may start while the removal runs.
+    const run = this.#inner.removePage(pageRef);
+    this.#writing = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      await run;
+    } finally {
+      this.#writing = null;
+      if (this.#pending.length > 0) this.#kick();
+    }
+  }
+
+  /** Resolves when everything queued so far is written. */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.#writing) await this.#writing;
+      else if (this.#pending.length > 0) this.#kick();
+      else return;
+    }
+  }
+
+  #kick(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.#writing || this.#pending.length === 0) return;
+    const batch = this.#pending.splice(0, this.#maxBatch);
+    // The same page twice in one batch: the later version wins.
+    const last = new Map<number, PageInput>();
+    for (const b of batch) last.set(b.page.pageRef, b.page);
+    const pages = [...last.values()];
+    const write = (async () => {
+      if (this.#inner.upsertPages) await this.#inner.upsertPages(pages);
+      else for (const p of pages) await this.#inner.upsertPage(p);
+    })();
+    this.#writing = write.then(
+      () => {
+        for (const b of batch) b.resolve();
+      },
+      (e: unknown) => {
+        for (const b of batch) b.reject(e);
+      },
+    ).finally(() => {
+      this.#writing = null;
+      if (this.#pending.length > 0) this.#kick();
+    });
+  }
+}
+
 /** Builds a crawler. Nothing runs until start(), runUntilIdle() or processNow(). */
 export function createCrawler(opts: CrawlerOptions): Crawler {
   const { config, db, documents } = opts;
@@ -112,6 +198,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
   const polite = politeFetcher({ fetcher, scheduler, signal: abort.signal });
   const robots = new RobotsCache({ fetcher: polite, now });
 
+  const batching = opts.batchWrites === false ? null : new BatchingSink(opts.sink);
   const deps: PipelineDeps = {
     fetcher,
     robots,
@@ -119,7 +206,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     frontier,
     documents,
     hosts,
-    sink: opts.sink,
+    sink: batching ?? opts.sink,
     entities: opts.entities,
     now,
     log,
@@ -134,8 +221,15 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
 
   const counters = { fetched: 0, indexed: 0, excluded: 0, errors: 0 };
   const listeners: ((o: ItemOutcome) => void)[] = [];
-  /** Hosts with an item in flight (one per host). */
-  const busyHosts = new Set<string>();
+  /** Hosts with an item in its network phase (one per host), with that item's id. */
+  const busyHosts = new Map<string, number>();
+  /** Items extracted and written after their fetch, at most this many in flight. */
+  const maxInflight = config.crawlConcurrency * 4;
+  /**
+   * An item is handed out this long before its host's gap ends, so the claim and the robots check are done when
+   * the gap ends; the request itself still waits for the scheduler, which enforces the gap exactly.
+   */
+  const leadMs = Math.min(100, Math.floor(config.crawlGapMs / 2));
   const inflight = new Map<number, Promise<ItemOutcome>>();
   let kick: (() => void) | null = null;
   let loop: Promise<void> | null = null;
@@ -163,9 +257,18 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     for (const l of listeners) l(o);
   };
 
+  const freeHost = (item: FrontierItem): void => {
+    if (busyHosts.get(item.host) === item.id) busyHosts.delete(item.host);
+  };
+
   const run = (item: FrontierItem): Promise<ItemOutcome> => {
-    busyHosts.add(item.host);
-    const p = processItem(deps, item)
+    busyHosts.set(item.host, item.id);
+    const p = processItem(deps, item, {
+      networkDone: () => {
+        freeHost(item);
+        wake();
+      },
+    })
       .catch((err: unknown): ItemOutcome => {
         log.warn({ err, url: item.url }, 'crawler: item aborted');
         return { url: item.url, finalUrl: null, status: null, outcome: 'error:internal', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
@@ -175,7 +278,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         return o;
       })
       .finally(() => {
-        busyHosts.delete(item.host);
+        freeHost(item);
         inflight.delete(item.id);
         wake();
       });
@@ -191,10 +294,12 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     while (!stopping) {
       if (now() >= deadline) break;
       let dispatched = false;
-      if (budgetLeft() && inflight.size < config.crawlConcurrency) {
-        for (const { host } of frontier.readyHosts()) {
-          if (inflight.size >= config.crawlConcurrency || !budgetLeft()) break;
-          if (busyHosts.has(host) || scheduler.isBusy(host) || scheduler.readyAt(host) > now()) continue;
+      const canDispatch = (): boolean => budgetLeft() && inflight.size < maxInflight && busyHosts.size < config.crawlConcurrency;
+      const ready = frontier.readyHosts();
+      if (canDispatch()) {
+        for (const { host } of ready) {
+          if (!canDispatch()) break;
+          if (busyHosts.has(host) || scheduler.isBusy(host) || scheduler.readyAt(host) - leadMs > now()) continue;
           const item = frontier.claim(host);
           if (!item) continue;
           if (item.kind === 'page') pages++;
@@ -207,7 +312,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       if (!budgetLeft() && inflight.size === 0) break;
       // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
       let wakeAt = now() + 1000;
-      for (const { host } of frontier.readyHosts()) if (!busyHosts.has(host)) wakeAt = Math.min(wakeAt, Math.max(scheduler.readyAt(host), now() + 1));
+      for (const { host } of ready) if (!busyHosts.has(host)) wakeAt = Math.min(wakeAt, Math.max(scheduler.readyAt(host) - leadMs, now() + 1));
       const due = frontier.nextDueAt();
       if (due !== null) wakeAt = Math.min(wakeAt, Math.max(due, now() + 1));
       wakeAt = Math.min(wakeAt, deadline);
@@ -221,6 +326,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       kick = null;
     }
     await Promise.allSettled([...inflight.values()]);
+    await batching?.flush();
   }
 
   const stats = (): CrawlStats => {

@@ -10,6 +10,7 @@
  * stored ETag / Last-Modified make that recrawl a conditional GET.
  */
 import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import type { StateDb } from '../state/db.js';
 import { hostOf, normalizeUrl } from './url.js';
 
@@ -198,7 +199,11 @@ export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
 }
 
-const ELIGIBLE = `(state IN ('queued', 'retrying', 'done') AND next_at <= @now) OR (state = 'leased' AND lease_until <= @now)`;
+/**
+ * Due = next_at has passed. A leased row's next_at is its lease expiry (a crashed worker's item comes back by
+ * itself); dead rows and done rows without recrawl carry MAX_SAFE_INTEGER.
+ */
+const ELIGIBLE = `next_at <= @now`;
 
 /** The frontier. One instance per process; several processes may share the file (leases keep them apart). */
 export class Frontier {
@@ -208,6 +213,17 @@ export class Frontier {
   readonly #o: Required<Omit<FrontierOptions, 'now' | 'random'>>;
   /** Identifies this process's leases. */
   readonly owner = randomUUID();
+  /** Prepared statements, by SQL text (preparing costs more than running these small statements). */
+  readonly #stmts = new Map<string, Database.Statement<unknown[], unknown>>();
+
+  #q<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P extends unknown[] ? P : [P], R> {
+    let st = this.#stmts.get(sql);
+    if (!st) {
+      st = this.#db.prepare<unknown[], unknown>(sql);
+      this.#stmts.set(sql, st);
+    }
+    return st as unknown as Database.Statement<P extends unknown[] ? P : [P], R>;
+  }
 
   constructor(db: StateDb, opts: FrontierOptions = {}) {
     this.#db = db;
@@ -237,14 +253,13 @@ export class Frontier {
     const now = this.#now();
     const notBefore = opts.notBefore ?? now;
     return this.#db.transaction((): EnqueueResult | null => {
-      const cur = this.#db.prepare<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+      const cur = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
       if (!cur) {
         if (priority <= PRIORITY.discovered) {
-          const n = this.#db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
+          const n = this.#q<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
           if (n >= this.#o.maxPerHost) return null;
         }
-        const info = this.#db
-          .prepare(
+        const info = this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
           )
@@ -253,15 +268,14 @@ export class Frontier {
       }
       let state = cur.state;
       if (opts.refresh && (cur.state === 'done' || cur.state === 'dead' || cur.state === 'retrying' || cur.state === 'queued')) {
-        this.#db
-          .prepare(
+        this.#q(
             `UPDATE frontier SET state = 'queued', next_at = ?, attempts = 0, dead_reason = NULL, priority = max(priority, ?),
                reason = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?`,
           )
           .run(Math.min(notBefore, cur.state === 'queued' ? cur.next_at : notBefore), priority, opts.reason, opts.requestId ?? null, now, cur.id);
         state = 'queued';
       } else if (priority > cur.priority) {
-        this.#db.prepare('UPDATE frontier SET priority = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?').run(priority, opts.requestId ?? null, now, cur.id);
+        this.#q('UPDATE frontier SET priority = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?').run(priority, opts.requestId ?? null, now, cur.id);
       }
       return { id: cur.id, created: false, state };
     })();
@@ -269,34 +283,27 @@ export class Frontier {
 
   /** Hosts that have at least one item due now, with the highest priority due there (for fair host rotation). */
   readyHosts(): { host: string; priority: number }[] {
-    return this.#db
-      .prepare<{ now: number }, { host: string; priority: number }>(
+    return this.#q<{ now: number }, { host: string; priority: number }>(
         `SELECT host, max(priority) AS priority FROM frontier WHERE ${ELIGIBLE} GROUP BY host ORDER BY priority DESC, host`,
       )
       .all({ now: this.#now() });
   }
 
   /**
-   * Earliest instant (ms) after now at which a pending item becomes due (a back-off ends, a lease lapses), or null
-   * when there is none. Items already due are not counted: readyHosts() covers them.
+   * Earliest instant (ms) after now at which an item becomes due (a back-off ends, a lease lapses, a recrawl
+   * comes up), or null when there is none. Items already due are not counted: readyHosts() covers them.
    */
   nextDueAt(): number | null {
-    const r = this.#db
-      .prepare<{ now: number }, { t: number | null }>(
-        `SELECT min(t) AS t FROM (
-           SELECT min(next_at) AS t FROM frontier WHERE state IN ('queued', 'retrying') AND next_at > @now
-           UNION ALL SELECT min(lease_until) FROM frontier WHERE state = 'leased' AND lease_until > @now)`,
-      )
-      .get({ now: this.#now() });
-    return r?.t ?? null;
+    const t = this.#q<{ now: number }, { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE next_at > @now`).get({ now: this.#now() })?.t ?? null;
+    return t === null || t >= Number.MAX_SAFE_INTEGER ? null : t;
   }
+
 
   /** Hands out the best due item of a host (highest priority, then oldest due), leased to this process. */
   claim(host: string): FrontierItem | null {
     const now = this.#now();
     return this.#db.transaction((): FrontierItem | null => {
-      const r = this.#db
-        .prepare<{ now: number; host: string }, RawRow>(
+      const r = this.#q<{ now: number; host: string }, RawRow>(
           `SELECT * FROM frontier WHERE host = @host AND (${ELIGIBLE}) ORDER BY priority DESC, next_at, id LIMIT 1`,
         )
         .get({ now, host });
@@ -310,7 +317,7 @@ export class Frontier {
     if (norm === null) return null;
     const now = this.#now();
     return this.#db.transaction((): FrontierItem | null => {
-      const r = this.#db.prepare<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+      const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
       if (!r) return null;
       if (r.state === 'leased' && (r.lease_until ?? 0) > now) return null;
       return this.#lease(r, now);
@@ -319,9 +326,8 @@ export class Frontier {
 
   #lease(r: RawRow, now: number): FrontierItem {
     const lease = `${this.owner}:${randomUUID()}`;
-    this.#db
-      .prepare(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, updated_at = ? WHERE id = ?`)
-      .run(lease, now + this.#o.leaseMs, now, r.id);
+    this.#q(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`)
+      .run(lease, now + this.#o.leaseMs, now + this.#o.leaseMs, now, r.id);
     return {
       id: r.id,
       url: r.url,
@@ -340,7 +346,7 @@ export class Frontier {
   }
 
   #held(id: number, lease: string): RawRow {
-    const r = this.#db.prepare<[number], RawRow>('SELECT * FROM frontier WHERE id = ?').get(id);
+    const r = this.#q<[number], RawRow>('SELECT * FROM frontier WHERE id = ?').get(id);
     if (!r || r.state !== 'leased' || r.lease_owner !== lease) throw new LeaseLostError(`lease on frontier item ${id} is no longer held`);
     return r;
   }
@@ -350,7 +356,7 @@ export class Frontier {
     const now = this.#now();
     this.#db.transaction(() => {
       this.#held(item.id, item.lease);
-      this.#db.prepare('UPDATE frontier SET lease_until = ? WHERE id = ?').run(now + this.#o.leaseMs, item.id);
+      this.#q('UPDATE frontier SET lease_until = ?, next_at = ? WHERE id = ?').run(now + this.#o.leaseMs, now + this.#o.leaseMs, item.id);
     })();
   }
 
@@ -367,8 +373,7 @@ export class Frontier {
       if (r.fetched_at !== null && c.changed === true) interval = Math.max(this.#o.recrawlMinMs, Math.round(prev / 2));
       else if (r.fetched_at !== null && c.changed === false) interval = Math.min(this.#o.recrawlMaxMs, Math.round(prev * 1.5));
       const recrawl = c.recrawlInMs === undefined ? interval : c.recrawlInMs;
-      this.#db
-        .prepare(
+      this.#q(
           `UPDATE frontier SET state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL,
              next_at = ?, etag = ?, last_modified = ?, last_status = ?, last_outcome = ?, fetched_at = ?,
              changed_at = CASE WHEN ? = 1 THEN ? ELSE changed_at END, recrawl_ms = ?, completions = completions + 1,
@@ -400,8 +405,7 @@ export class Frontier {
       const attempts = r.attempts + 1;
       if (!f.retryable || attempts >= this.#o.maxAttempts) {
         const reason = f.retryable ? `${f.error} (after ${attempts} attempts)` : f.error;
-        this.#db
-          .prepare(
+        this.#q(
             `UPDATE frontier SET state = 'dead', lease_owner = NULL, lease_until = NULL, attempts = ?, last_error = ?,
                dead_reason = ?, last_status = ?, last_outcome = 'dead', next_at = ?, updated_at = ? WHERE id = ?`,
           )
@@ -410,8 +414,7 @@ export class Frontier {
       }
       const delay = Math.max(this.backoffMs(attempts), f.retryAfterMs ?? 0);
       const nextAt = now + delay;
-      this.#db
-        .prepare(
+      this.#q(
           `UPDATE frontier SET state = 'retrying', lease_owner = NULL, lease_until = NULL, attempts = ?, last_error = ?,
              last_status = ?, next_at = ?, updated_at = ? WHERE id = ?`,
         )
@@ -432,8 +435,7 @@ export class Frontier {
     this.#db.transaction(() => {
       const r = this.#held(item.id, item.lease);
       const back: FrontierState = r.attempts > 0 ? 'retrying' : 'queued';
-      this.#db
-        .prepare('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?')
+      this.#q('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?')
         .run(back, at ?? now, now, item.id);
     })();
   }
@@ -444,8 +446,7 @@ export class Frontier {
    */
   recoverLeases(): number {
     const now = this.#now();
-    const info = this.#db
-      .prepare(
+    const info = this.#q(
         `UPDATE frontier SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL,
            lease_until = NULL, next_at = min(next_at, ?), updated_at = ?
          WHERE state = 'leased' AND (lease_owner IS NULL OR substr(lease_owner, 1, ?) <> ?)`,
@@ -460,20 +461,18 @@ export class Frontier {
     if (norm === null) return;
     const now = this.#now();
     this.#db.transaction(() => {
-      const r = this.#db.prepare<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+      const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
       if (r && r.state === 'leased') return; // someone is on it right now; let them finish
       const interval = r?.recrawl_ms ?? this.#o.recrawlInitialMs;
       if (!r) {
-        this.#db
-          .prepare(
+        this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, etag, last_modified, last_status,
                last_outcome, fetched_at, changed_at, recrawl_ms, completions, created_at, updated_at)
              VALUES (?, ?, 'page', ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
           )
           .run(norm, hostOf(norm), PRIORITY.recrawl, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, now, interval, now, now);
       } else {
-        this.#db
-          .prepare(
+        this.#q(
             `UPDATE frontier SET state = 'done', next_at = ?, etag = ?, last_modified = ?, last_status = ?, last_outcome = ?,
                fetched_at = ?, attempts = 0, completions = completions + 1, priority = ?, updated_at = ? WHERE id = ?`,
           )
@@ -484,15 +483,14 @@ export class Frontier {
 
   get(url: string): FrontierRow | undefined {
     const norm = normalizeUrl(url) ?? url;
-    const r = this.#db.prepare<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+    const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
     return r ? toRow(r) : undefined;
   }
 
   /** Counts by state for one host. */
   countsForHost(host: string): HostQueueCounts {
     const out = { queued: 0, leased: 0, retrying: 0, done: 0, dead: 0 };
-    for (const r of this.#db
-      .prepare<[string], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier WHERE host = ? GROUP BY state')
+    for (const r of this.#q<[string], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier WHERE host = ? GROUP BY state')
       .all(host.toLowerCase()))
       out[r.state] = r.n;
     return out;
@@ -501,7 +499,7 @@ export class Frontier {
   /** Counts by state over the whole frontier. */
   counts(): HostQueueCounts {
     const out = { queued: 0, leased: 0, retrying: 0, done: 0, dead: 0 };
-    for (const r of this.#db.prepare<[], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state').all()) out[r.state] = r.n;
+    for (const r of this.#q<[], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state').all()) out[r.state] = r.n;
     return out;
   }
 
@@ -509,13 +507,13 @@ export class Frontier {
   deadLetters(opts: { host?: string; limit?: number } = {}): FrontierRow[] {
     const limit = opts.limit ?? 100;
     const rows = opts.host
-      ? this.#db.prepare<[string, number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' AND host = ? ORDER BY updated_at DESC LIMIT ?`).all(opts.host, limit)
-      : this.#db.prepare<[number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' ORDER BY updated_at DESC LIMIT ?`).all(limit);
+      ? this.#q<[string, number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' AND host = ? ORDER BY updated_at DESC LIMIT ?`).all(opts.host, limit)
+      : this.#q<[number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' ORDER BY updated_at DESC LIMIT ?`).all(limit);
     return rows.map(toRow);
   }
 
   /** Number of items not finished: queued, leased or retrying (done items waiting for recrawl do not count). */
   pending(): number {
-    return this.#db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get()?.n ?? 0;
+    return this.#q<[], { n: number }>(`SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get()?.n ?? 0;
   }
 }

@@ -239,8 +239,16 @@ const outcome = (o: Partial<ItemOutcome> & Pick<ItemOutcome, 'url' | 'outcome'>)
  * Processes one leased item to the end: the frontier row is completed, retried or dead-lettered before this
  * returns (unless the lease was lost, which throws LeaseLostError).
  */
-export async function processItem(deps: PipelineDeps, item: FrontierItem): Promise<ItemOutcome> {
+export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks: { networkDone?: () => void } = {}): Promise<ItemOutcome> {
   const { frontier } = deps;
+  // Tells the orchestrator this item makes no more requests, so its host may get the next item while this one is
+  // still being extracted and written (politeness is the scheduler's job; this only keeps hosts busy).
+  let networkDone = hooks.networkDone;
+  const doneWithNetwork = (): void => {
+    const f = networkDone;
+    networkDone = undefined;
+    f?.();
+  };
   const fail = (why: string, retryable: boolean, o: Partial<ItemOutcome>, retryAfterMs?: number | null, status?: number | null): ItemOutcome => {
     const r = frontier.fail(item, { error: why, retryable, retryAfterMs: retryAfterMs ?? null, status: status ?? null });
     return outcome({ url: item.url, ...o, outcome: r.state === 'dead' ? `dead:${why}` : `retry:${why}`, error: true });
@@ -263,7 +271,12 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem): Promi
       ? { ...(item.etag ? { 'if-none-match': item.etag } : {}), ...(item.lastModified ? { 'if-modified-since': item.lastModified } : {}) }
       : {};
     const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
-    const chain = await fetchFollowing(deps, item.url, headers, accept);
+    let chain: FetchChain;
+    try {
+      chain = await fetchFollowing(deps, item.url, headers, accept);
+    } finally {
+      doneWithNetwork();
+    }
     const at = new Date(deps.now()).toISOString();
     if (chain.kind === 'refused') {
       if (chain.verdict.retry) return fail(chain.verdict.reason.replace(/^retry:/, ''), true, {});
@@ -333,6 +346,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem): Promi
     }
     deps.log.warn({ err, url: item.url }, 'crawler: item failed');
     return fail(`internal:${(err as Error)?.message ?? String(err)}`.slice(0, 200), true, {});
+  } finally {
+    doneWithNetwork();
   }
 }
 

@@ -164,8 +164,8 @@ t.test('JSON-LD: @graph, arrays, nesting, IRIs, in-scope types, broken JSON tole
   t.same(r.entities.map((e) => e['name']), ['Ville de Québec', 'Chez Nous', 'École', 'Bibliothèque\n    Gabrielle-Roy', 'Parc A', 'Musée B']);
   t.equal(r.parseErrors, 1);
   t.ok(r.declaredTypes.includes('GovernmentOrganization') && r.declaredTypes.includes('Restaurant') && r.declaredTypes.includes('School'));
-  t.same(r.addressRegions.sort(), ['ON', 'QC']);
-  t.same(r.addressCountries.sort(), ['CA', 'Canada']);
+  t.same([...r.addressRegions].sort(), ['ON', 'QC']);
+  t.same([...r.addressCountries].sort(), ['CA', 'Canada']);
   t.equal(r.datePublished, '2026-01-01');
   const nested = r.entities.find((e) => e['name'] === 'Chez Nous')!;
   t.same((nested['parentOrganization'] as Record<string, unknown>)['name'], 'Parent Co', 'nested in-scope nodes stay inside their parent');

@@ -1,9 +1,9 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { openStateDb } from '../../state/db.js';
 import { Frontier, LeaseLostError, PRIORITY } from '../../crawler/frontier.js';
 
-function setup(t: Tap.Test, opts: ConstructorParameters<typeof Frontier>[1] = {}) {
+function setup(t: Test, opts: ConstructorParameters<typeof Frontier>[1] = {}) {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());

@@ -3,7 +3,7 @@
  * frontier, LanceDB passage index and SQLite entity store. The sink is the real index, wrapped only to remember
  * what it was sent so tests can read the PageInput.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createCrawler, type Crawler, type CrawlerOptions } from '../../crawler/crawler.js';
@@ -31,7 +31,7 @@ interface Rig {
   since: number;
 }
 
-async function rig(t: Tap.Test, opts: { gapMs?: number; concurrency?: number; crawler?: Partial<CrawlerOptions> } = {}): Promise<Rig> {
+async function rig(t: Test, opts: { gapMs?: number; concurrency?: number; crawler?: Partial<CrawlerOptions> } = {}): Promise<Rig> {
   const dir = t.testdir();
   const config = loadConfig({
     env: {},
