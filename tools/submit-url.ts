@@ -166,7 +166,8 @@ export const submitUrlTool = defineTool({
     'guarantees neither indexing nor ranking position. Each API key has a daily submission quota (429 when exceeded).',
   input,
   output,
-  annotations: { readOnlyHint: false, openWorldHint: true, idempotentHint: true, destructiveHint: false },
+  // Not idempotent in general: after a request completes, the same submission opens a new one (docs/api-requests.md).
+  annotations: { readOnlyHint: false, openWorldHint: true, idempotentHint: false, destructiveHint: false },
   rest: [
     {
       method: 'POST',
