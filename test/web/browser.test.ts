@@ -213,6 +213,37 @@ if (missing) {
     await browser.screenshot(page, 'manage-url-recrawl');
   });
 
+  t.test('exact removal: done for a page now 410, refused with the reason for a live page', async (t) => {
+    const { page } = await openWithKey('/manage-url');
+    const gone = svc.web.url('gen-2.test', '/p/11.html');
+    svc.web.setPage('gen-2.test', '/p/11.html', { status: 410, body: 'gone' });
+    t.teardown(() => svc.web.setPage('gen-2.test', '/p/11.html', null));
+    const live = svc.web.url('gen-2.test', '/p/9.html');
+    const finalOf = async (url: string): Promise<{ status: string | null; outcome: string | null; reason: string | null; live: string | null }> => {
+      await page.getByLabel('Exact removal').check();
+      await page.getByLabel('URL', { exact: true }).fill(url);
+      await page.getByRole('button', { name: 'Send request' }).click();
+      await page.locator('#request-url', { hasText: url }).waitFor();
+      await page.locator('#request-status[data-status="completed"], #request-status[data-status="failed"]').waitFor({ timeout: 45_000 });
+      return {
+        status: await page.locator('#request-status').getAttribute('data-status'),
+        outcome: await page.locator('#request-outcome').getAttribute('data-outcome'),
+        reason: await page.locator('#request-reason').textContent(),
+        live: await page.locator('#request-live').textContent(),
+      };
+    };
+    const removed = await finalOf(gone);
+    t.same({ status: removed.status, outcome: removed.outcome }, { status: 'completed', outcome: 'removed' }, 'a 410 page is removed');
+    t.match(removed.live, /^Final status: completed — removed/);
+    await browser.screenshot(page, 'manage-url-removal-done');
+
+    const refused = await finalOf(live);
+    t.same({ status: refused.status, outcome: refused.outcome }, { status: 'completed', outcome: 'rejected' }, 'a live page is not removed');
+    t.not(refused.reason, '—', `the reason is shown: ${refused.reason}`);
+    t.match(refused.live, /^Final status: completed — rejected \(.+\)\.$/);
+    await browser.screenshot(page, 'manage-url-removal-refused');
+  });
+
   t.test("issue 6: an invalid URL shows the API's error message", async (t) => {
     const { page } = await openWithKey('/manage-url');
     await page.getByLabel('Discovery').check();
