@@ -48,6 +48,13 @@ interface Folded {
 
 const MARKS = /\p{M}/gu;
 
+/** Typographic apostrophes fold to ASCII so "l’école" matches "l'ecole". */
+const APOSTROPHES = /[’‘ʼ´`]/gu;
+
+function foldChar(ch: string): string {
+  return ch.normalize('NFD').replace(MARKS, '').replace(APOSTROPHES, "'").toLowerCase();
+}
+
 function foldWithMap(src: string): Folded {
   const parts: string[] = [];
   const start: number[] = [];
@@ -66,7 +73,7 @@ function foldWithMap(src: string): Folded {
     }
     flush(i);
     const ch = String.fromCodePoint(src.codePointAt(i) ?? c);
-    const f = ch.normalize('NFD').replace(MARKS, '').toLowerCase();
+    const f = foldChar(ch);
     for (let k = 0; k < f.length; k++) {
       start.push(i);
       end.push(i + ch.length);
@@ -80,7 +87,7 @@ function foldWithMap(src: string): Folded {
 }
 
 function foldTerm(term: string): string {
-  return term.normalize('NFD').replace(MARKS, '').toLowerCase().replace(/\s+/gu, ' ').trim();
+  return term.normalize('NFD').replace(MARKS, '').replace(APOSTROPHES, "'").toLowerCase().replace(/\s+/gu, ' ').trim();
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
@@ -129,6 +136,14 @@ function findMatches(src: string, folded: Folded, terms: readonly string[]): Mat
   }
   void src;
   return kept;
+}
+
+/** Start of the sentence containing `at`, if it begins at or after `floor`; -1 otherwise (or at text start: 0). */
+function lastSentenceStart(src: string, at: number, floor: number): number {
+  for (let i = at - 1; i >= Math.max(1, floor); i--) {
+    if (src[i] === ' ' && /[.!?…]/u.test(src[i - 1] ?? '')) return i + 1;
+  }
+  return floor <= 0 ? 0 : -1;
 }
 
 /** Cuts [from, to) of `src` inward to word boundaries; returns the adjusted range (may be empty). */
@@ -215,8 +230,8 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
     const spare = budget - (last.end - first.start);
     // Lead with some context, preferring a sentence start within reach.
     let lead = Math.min(Math.floor(spare / 3), first.start);
-    const sentence = src.lastIndexOf('. ', first.start);
-    if (sentence >= 0 && first.start - (sentence + 2) <= spare) lead = first.start - (sentence + 2);
+    const sentenceStart = lastSentenceStart(src, first.start, first.start - spare);
+    if (sentenceStart >= 0) lead = first.start - sentenceStart;
     from = first.start - lead;
     mustEnd = last.end;
   }

@@ -85,6 +85,17 @@ t.test('matching ignores case and diacritics; phrases match across whitespace; p
   );
 });
 
+t.test('typographic apostrophes match straight ones; the window starts at a sentence when it can', async (t) => {
+  const e = buildExcerpt('Inscription à l’école primaire de Gatineau.', ["l'ecole"], open);
+  t.same(
+    e?.highlights.map(([a, b]) => e.text.slice(a, b)),
+    ['l’école'],
+  );
+  const text = `${'Words before the question go here. '.repeat(4)}Is the library open on Sunday? Yes, the library opens at noon on Sundays and closes at five.${' Unrelated trailing words.'.repeat(5)}`;
+  const w = buildExcerpt(text, ['noon', 'sundays'], open, { maxChars: 100 });
+  t.ok(w?.text.startsWith('…Yes, the library opens at noon'), w?.text);
+});
+
 t.test('no match: the start of the text, no highlights', async (t) => {
   const e = buildExcerpt(TEXT, ['zebra'], open, { maxChars: 70 });
   t.ok(e);
