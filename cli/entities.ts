@@ -21,16 +21,20 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** A CSV record: column name → raw value. */
+/** A CSV record: lower-cased column name → raw value. */
 type Row = Record<string, string>;
 
-/** How one dataset's columns become facts. */
+/** The four Statistics Canada databases the importer knows. */
+export type DatasetId = 'odhf' | 'odcaf' | 'odef' | 'odbus';
+
+/** How one dataset's columns become facts. Column names are compared in lower case. */
 interface DatasetMapping {
   readonly info: DatasetInfo;
   /** Columns that must be in the header, else the file is refused. */
   readonly required: readonly string[];
   readonly rowId: (r: Row) => string;
-  readonly kind: (r: Row) => string | null;
+  /** schema.org type, or a reject reason. */
+  readonly kind: (r: Row) => string | { reject: 'unknown_facility_type' | 'inactive' };
   readonly name: (r: Row) => string;
   readonly street: (r: Row) => string | null;
   readonly locality: (r: Row) => string | null;
@@ -53,8 +57,8 @@ function numVal(r: Row, col: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function streetOf(r: Row, unit: string, no: string, name: string): string | null {
-  const parts = [val(r, no), val(r, name)].filter((x): x is string => x !== null);
+function streetOf(r: Row, unit: string, no: string, ...name: string[]): string | null {
+  const parts = [val(r, no), ...name.map((c) => val(r, c))].filter((x): x is string => x !== null);
   if (parts.length === 0) return null;
   const u = val(r, unit);
   return `${u !== null ? `${u}-` : ''}${parts.join(' ')}`;
@@ -80,15 +84,71 @@ const ODCAF_KINDS: Record<string, string> = {
   artist: 'Organization',
 };
 
-const MAPPINGS: Record<'odhf' | 'odcaf', DatasetMapping> = {
+/** ODEF ISCED 2011 level flags ("1"/"0", also Y/N) → the schema.org school type; several levels → School. */
+export function odefKind(r: Row): string {
+  const on = (c: string): boolean => ['1', 'y', 'yes', 'true'].includes((val(r, c) ?? '').toLowerCase());
+  const early = on('isced010') || on('isced020');
+  const levels = [on('isced1'), on('isced2'), on('isced3'), on('isced4plus') || on('isced4+')];
+  const count = levels.filter(Boolean).length;
+  if (count === 0) return early ? 'Preschool' : 'EducationalOrganization';
+  if (count > 1) return 'School';
+  if (levels[0]) return 'ElementarySchool';
+  if (levels[1]) return 'MiddleSchool';
+  if (levels[2]) return 'HighSchool';
+  return 'CollegeOrUniversity';
+}
+
+/** NAICS prefixes (first match wins, most specific listed first) → schema.org, for ODBus rows. */
+const NAICS_KINDS: readonly (readonly [string, string])[] = [
+  ['44611', 'Pharmacy'],
+  ['4451', 'GroceryStore'],
+  ['441', 'AutomotiveBusiness'],
+  ['44', 'Store'],
+  ['45', 'Store'],
+  ['721', 'LodgingBusiness'],
+  ['722', 'FoodEstablishment'],
+  ['23', 'HomeAndConstructionBusiness'],
+  ['5411', 'LegalService'],
+  ['5412', 'AccountingService'],
+  ['54', 'ProfessionalService'],
+  ['531', 'RealEstateAgent'],
+  ['5221', 'BankOrCreditUnion'],
+  ['52', 'FinancialService'],
+  ['6212', 'Dentist'],
+  ['6211', 'Physician'],
+  ['624', 'Organization'],
+  ['62', 'MedicalOrganization'],
+  ['61', 'EducationalOrganization'],
+  ['7139', 'SportsActivityLocation'],
+  ['71', 'EntertainmentBusiness'],
+  ['8111', 'AutoRepair'],
+  ['8121', 'HealthAndBeautyBusiness'],
+  ['91', 'GovernmentOrganization'],
+];
+
+/**
+ * The schema.org type of an ODBus row from its most detailed NAICS code (source_NAICS_primary, else the 2-digit
+ * derived_NAICS); unknown or missing NAICS → LocalBusiness. Businesses whose status is "Not Active" are refused.
+ */
+export function odbusKind(r: Row): string | { reject: 'inactive' } {
+  if ((val(r, 'status') ?? '').toLowerCase() === 'not active') return { reject: 'inactive' };
+  const codes = [val(r, 'source_naics_primary'), val(r, 'derived_naics')].filter((c): c is string => c !== null && /^\d{2,6}$/.test(c));
+  for (const code of codes) {
+    const hit = NAICS_KINDS.find(([prefix]) => code.startsWith(prefix));
+    if (hit) return hit[1];
+  }
+  return 'LocalBusiness';
+}
+
+const MAPPINGS: Record<DatasetId, DatasetMapping> = {
   odhf: {
     info: KNOWN_DATASETS[0]!,
     required: ['index', 'facility_name', 'odhf_facility_type', 'province', 'postal_code', 'city'],
     rowId: (r) => val(r, 'index') ?? '',
-    kind: (r) => ODHF_KINDS[(val(r, 'odhf_facility_type') ?? '').toLowerCase()] ?? null,
+    kind: (r) => ODHF_KINDS[(val(r, 'odhf_facility_type') ?? '').toLowerCase()] ?? { reject: 'unknown_facility_type' },
     name: (r) => val(r, 'facility_name') ?? '',
     street: (r) => streetOf(r, 'unit', 'street_no', 'street_name'),
-    locality: (r) => val(r, 'city') ?? val(r, 'CSDname'),
+    locality: (r) => val(r, 'city') ?? val(r, 'csdname'),
     province: (r) => val(r, 'province'),
     postal: (r) => val(r, 'postal_code'),
     lat: (r) => numVal(r, 'latitude'),
@@ -96,25 +156,51 @@ const MAPPINGS: Record<'odhf' | 'odcaf', DatasetMapping> = {
   },
   odcaf: {
     info: KNOWN_DATASETS[1]!,
-    required: ['Index', 'Facility_Name', 'ODCAF_Facility_Type', 'Prov_Terr', 'Postal_Code', 'City'],
-    rowId: (r) => val(r, 'Index') ?? '',
-    kind: (r) => ODCAF_KINDS[(val(r, 'ODCAF_Facility_Type') ?? '').toLowerCase()] ?? null,
-    name: (r) => val(r, 'Facility_Name') ?? '',
-    street: (r) => streetOf(r, 'Unit', 'Street_No', 'Street_Name'),
-    locality: (r) => val(r, 'City') ?? val(r, 'CSD_Name'),
-    province: (r) => val(r, 'Prov_Terr'),
-    postal: (r) => val(r, 'Postal_Code'),
-    lat: (r) => numVal(r, 'Latitude'),
-    lon: (r) => numVal(r, 'Longitude'),
+    required: ['index', 'facility_name', 'odcaf_facility_type', 'prov_terr', 'postal_code', 'city'],
+    rowId: (r) => val(r, 'index') ?? '',
+    kind: (r) => ODCAF_KINDS[(val(r, 'odcaf_facility_type') ?? '').toLowerCase()] ?? { reject: 'unknown_facility_type' },
+    name: (r) => val(r, 'facility_name') ?? '',
+    street: (r) => streetOf(r, 'unit', 'street_no', 'street_name'),
+    locality: (r) => val(r, 'city') ?? val(r, 'csd_name'),
+    province: (r) => val(r, 'prov_terr'),
+    postal: (r) => val(r, 'postal_code'),
+    lat: (r) => numVal(r, 'latitude'),
+    lon: (r) => numVal(r, 'longitude'),
   },
-};
-
-/** Datasets whose column layout could not be verified against a published schema or sample. */
-const UNSUPPORTED: Record<string, string> = {
-  odbus:
-    'ODBus (Open Database of Businesses) is not supported yet: no sample or published column schema was available to build and test its mapping against; the import was refused and nothing was stored.',
-  odef:
-    'ODEF (Open Database of Educational Facilities) is not supported yet: no sample or published column schema was available to build and test its mapping against; the import was refused and nothing was stored.',
+  // ODEF v2.x layout (Statistics Canada LODE): Index, Source_ID, Facility_Name, Facility_Type, Authority_Name,
+  // ISCED010, ISCED020, ISCED1, ISCED2, ISCED3, ISCED4Plus, [OLMS_Status,] Full_Addr, Unit, Street_No, Street_Name,
+  // City, Prov_Terr, Postal_Code, Provider, Latitude, Longitude, Geo_Source, CSDUID, CSDNAME, PRUID.
+  odef: {
+    info: KNOWN_DATASETS[2]!,
+    required: ['index', 'facility_name', 'prov_terr', 'postal_code', 'city', 'isced1', 'isced3'],
+    rowId: (r) => val(r, 'index') ?? '',
+    kind: odefKind,
+    name: (r) => val(r, 'facility_name') ?? '',
+    street: (r) => streetOf(r, 'unit', 'street_no', 'street_name') ?? val(r, 'full_addr'),
+    locality: (r) => val(r, 'city') ?? val(r, 'csdname'),
+    province: (r) => val(r, 'prov_terr'),
+    postal: (r) => val(r, 'postal_code'),
+    lat: (r) => numVal(r, 'latitude'),
+    lon: (r) => numVal(r, 'longitude'),
+  },
+  // ODBus v1 layout (32 columns): idx, business_name, alt_business_name, business_sector, business_subsector,
+  // business_description, business_id_no, licence_number, licence_type, derived_NAICS, source_NAICS_primary,
+  // source_NAICS_secondary, NAICS_descr, NAICS_descr2, latitude, longitude, full_address, postal_code, unit,
+  // street_no, street_name, street_direction, street_type, city, prov_terr, total_no_employees, status, provider,
+  // geo_source, CSDUID, CSDNAME, PRUID. idx is not unique in ODBus v1 (see rowKeys in importDataset).
+  odbus: {
+    info: KNOWN_DATASETS[3]!,
+    required: ['idx', 'business_name', 'prov_terr', 'postal_code', 'city', 'derived_naics'],
+    rowId: (r) => val(r, 'idx') ?? '',
+    kind: odbusKind,
+    name: (r) => val(r, 'business_name') ?? val(r, 'alt_business_name') ?? '',
+    street: (r) => streetOf(r, 'unit', 'street_no', 'street_name', 'street_type', 'street_direction') ?? val(r, 'full_address'),
+    locality: (r) => val(r, 'city') ?? val(r, 'csdname'),
+    province: (r) => val(r, 'prov_terr'),
+    postal: (r) => val(r, 'postal_code'),
+    lat: (r) => numVal(r, 'latitude'),
+    lon: (r) => numVal(r, 'longitude'),
+  },
 };
 
 /**
@@ -185,7 +271,7 @@ export interface ImportReport {
   /** Rows seen before (re-import) whose source was refreshed. */
   updated: number;
   rejected: number;
-  reasons: Partial<Record<RejectReason | 'unknown_facility_type' | 'no_row_id' | 'bad_record', number>>;
+  reasons: Partial<Record<RejectReason | 'unknown_facility_type' | 'inactive' | 'no_row_id' | 'bad_record', number>>;
 }
 
 /**
@@ -194,7 +280,7 @@ export interface ImportReport {
  */
 export async function importDataset(
   store: EntityStore,
-  dataset: 'odhf' | 'odcaf',
+  dataset: DatasetId,
   file: string,
   observedAt: string,
 ): Promise<ImportReport> {
@@ -212,19 +298,25 @@ export async function importDataset(
   };
   let header: string[] | null = null;
   let batch: Row[] = [];
+  const occurrences = new Map<string, number>();
   const flush = (): void => {
     const rows = batch;
     batch = [];
     store.transaction(() => {
       for (const r of rows) {
-        const rowId = m.rowId(r);
-        if (rowId === '') {
+        const id = m.rowId(r);
+        // Row ids are not unique in every database (ODBus v1 repeats idx): the n-th repeat in file order gets
+        // "~n", which is stable for the same file, so a re-import still updates the same sources.
+        const seen = occurrences.get(id) ?? 0;
+        occurrences.set(id, seen + 1);
+        const rowId = seen === 0 ? id : `${id}~${seen + 1}`;
+        if (id === '') {
           reject('no_row_id');
           continue;
         }
         const kind = m.kind(r);
-        if (kind === null) {
-          reject('unknown_facility_type');
+        if (typeof kind !== 'string') {
+          reject(kind.reject);
           continue;
         }
         const f = datasetFacts({
@@ -250,7 +342,7 @@ export async function importDataset(
   };
   for await (const rec of readCsv(input)) {
     if (header === null) {
-      header = rec.map((h) => h.replace(/^\uFEFF/, '').trim());
+      header = rec.map((h) => h.replace(/^\uFEFF/, '').trim().toLowerCase());
       const missing = m.required.filter((c) => !header!.includes(c));
       if (missing.length > 0) {
         raw.destroy();
@@ -313,11 +405,6 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     write(io.stderr, USAGE);
     return 2;
   }
-  const unsupported = UNSUPPORTED[dataset];
-  if (unsupported !== undefined) {
-    write(io.stderr, `svc entities import: ${unsupported}`);
-    return 2;
-  }
   let config;
   try {
     config = loadConfig({ env: io.env, flags: { dataDir } });
@@ -328,7 +415,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
   const db = openStateDb(join(config.dataDir, STATE_FILE));
   try {
     const store = new EntityStore(db);
-    const report = await importDataset(store, dataset as 'odhf' | 'odcaf', file, new Date().toISOString());
+    const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString());
     const reasons = Object.entries(report.reasons)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
@@ -336,7 +423,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     write(
       io.stdout,
       [
-        `${MAPPINGS[dataset as 'odhf' | 'odcaf'].info.title}: read ${report.read}, admitted ${report.admitted}, merged ${report.merged}, updated ${report.updated}, rejected ${report.rejected}${reasons ? ` (${reasons})` : ''}`,
+        `${MAPPINGS[dataset as DatasetId].info.title}: read ${report.read}, admitted ${report.admitted}, merged ${report.merged}, updated ${report.updated}, rejected ${report.rejected}${reasons ? ` (${reasons})` : ''}`,
         `entity store: ${total.entities} entities from ${total.sources} sources (${total.datasetSources} dataset rows, ${total.pageSources} page declarations)`,
         'licence: Open Government Licence – Canada (https://open.canada.ca/en/open-government-licence-canada)',
       ].join('\n'),

@@ -36,6 +36,8 @@ export interface DatasetInfo {
 export const KNOWN_DATASETS: readonly DatasetInfo[] = [
   { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada' },
   { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada' },
+  { id: 'odef', title: 'Open Database of Educational Facilities', version: '2', publisher: 'Statistics Canada' },
+  { id: 'odbus', title: 'Open Database of Businesses', version: '1.0', publisher: 'Statistics Canada' },
 ];
 
 /** Licence of one source. `name`/`url` are null for page sources (no licence granted). */

@@ -271,7 +271,7 @@ export function matchUrl(url: string): string {
 /**
  * The matching keys of a source, strongest first (docs/api-entities.md):
  * `id:` declared @id, `url:` declared url, `np:` normalised name + postal code, and — only when there is no
- * postal code — `nl:` normalised name + locality + province.
+ * postal code — `ns:` name + street + locality + province, or `nl:` name + locality + province without a street.
  */
 export function matchKeys(f: EntityFacts): string[] {
   const keys: string[] = [];
@@ -279,6 +279,11 @@ export function matchKeys(f: EntityFacts): string[] {
   if (f.url !== null) keys.push(`url:${matchUrl(f.url)}`);
   const n = matchName(f.name);
   if (n !== '' && f.postalCode !== null) keys.push(`np:${n}|${f.postalCode}`);
-  else if (n !== '' && f.locality !== null && f.province !== null) keys.push(`nl:${n}|${foldText(f.locality)}|${f.province}`);
+  else if (n !== '' && f.locality !== null && f.province !== null) {
+    // Without a postal code, name + place alone would merge a chain's branches in one city: the street is added
+    // when known (the ODBus rows without postal codes are mostly such branches).
+    const street = f.street !== null ? foldText(f.street) : '';
+    keys.push(street !== '' ? `ns:${n}|${street}|${foldText(f.locality)}|${f.province}` : `nl:${n}|${foldText(f.locality)}|${f.province}`);
+  }
   return keys;
 }
