@@ -6,6 +6,7 @@ import { imagesTool } from './images.js';
 import { pageTool } from './page.js';
 import { requestStatusTool } from './request-status.js';
 import { searchTool } from './search.js';
+import { siteTool } from './site.js';
 import { submitUrlTool } from './submit-url.js';
 
 /**
@@ -18,6 +19,7 @@ export const allTools: readonly ToolDefinition[] = [
   freshTool,
   pageTool,
   entitiesTool,
+  siteTool,
   submitUrlTool,
   requestStatusTool,
   imagesTool,
