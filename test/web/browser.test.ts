@@ -211,6 +211,13 @@ if (missing) {
     const body = (await api.json()) as { request: { status: string; outcome: string } };
     t.same({ status: body.request.status, outcome: body.request.outcome }, { status: 'completed', outcome }, 'screen = API');
     await browser.screenshot(page, 'manage-url-recrawl');
+
+    // The request id (never the key) is in the address: a reload shows the same request again.
+    t.match(page.url(), new RegExp(`/manage-url\\?request=${id}$`));
+    await page.reload();
+    await page.locator('#request-id', { hasText: id }).waitFor();
+    t.equal(await page.locator('#request-status').getAttribute('data-status'), 'completed', 'status shown after reload');
+    t.notOk(page.url().includes(svc.key));
   });
 
   t.test('exact removal: done for a page now 410, refused with the reason for a live page', async (t) => {

@@ -88,8 +88,8 @@ function stopFollowing() {
   timer = null;
 }
 
-/** Polls the request until a final status, an error, or FOLLOW_FOR_MS. */
-function follow(id) {
+/** Polls the request until a final status, an error, or FOLLOW_FOR_MS; the first check comes after `firstDelay` ms. */
+function follow(id, firstDelay = FIRST_DELAY_MS) {
   stopFollowing();
   const mine = ++followSeq;
   const started = Date.now();
@@ -126,7 +126,7 @@ function follow(id) {
       }
     }, delay);
   };
-  void tick(FIRST_DELAY_MS);
+  void tick(firstDelay);
 }
 
 refresh.addEventListener('click', () => {
@@ -147,6 +147,8 @@ form.addEventListener('submit', async (ev) => {
     const data = await apiFetch('/api/v1/requests', { method: 'POST', json: body, headers: { 'Idempotency-Key': idempotencyKey() } });
     const r = data.request;
     showRequest(r);
+    // The request id (not the key) goes into the address, so a reload or a bookmark follows the same request.
+    window.history.replaceState(null, '', `/manage-url?request=${encodeURIComponent(r.id)}`);
     live.textContent = data.deduplicated
       ? `You already had this request open: showing request ${r.id}, status ${STATUS_WORDS[r.status] ?? r.status}.`
       : `Request ${r.id} recorded, status ${STATUS_WORDS[r.status] ?? r.status}. Following it…`;
@@ -161,6 +163,20 @@ form.addEventListener('submit', async (ev) => {
   }
 });
 
+/** A request id from the address (`?request=req_…`), shown again after a reload; null when absent or malformed. */
+function requestFromAddress() {
+  const id = new URLSearchParams(window.location.search).get('request');
+  return id !== null && /^req_[A-Za-z0-9_-]{1,60}$/.test(id) ? id : null;
+}
+
 heading.tabIndex = -1;
 errorBox.tabIndex = -1;
-initKeyPanel({ onKey: () => urlInput.focus() });
+const hasKey = initKeyPanel({
+  onKey: () => {
+    const id = requestFromAddress();
+    if (id && fields.id.textContent === '') follow(id, 0);
+    else urlInput.focus();
+  },
+});
+const resumeId = requestFromAddress();
+if (resumeId && hasKey()) follow(resumeId, 0);
