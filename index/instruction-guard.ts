@@ -28,17 +28,21 @@ function fold(text: string): string {
 // the regex for most text (this runs on every passage of every svc_context and svc_search response).
 const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   // -- English: override earlier instructions
-  [['ignore', 'disregard', 'forget', 'override', 'bypass', 'skip'], /\b(?:ignore|disregard|forget|override|bypass|skip)\b(?: all| any| every| of)?(?: the| your| my| these| those)?(?: (?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing))+ (?:instructions?|prompts?|rules|directions|directives|guidelines|commands|context|messages|constraints)\b/u],
+  [['ignore', 'disregard', 'forget', 'override', 'bypass', 'skip'], /\b(?:ignore|disregard|forget|override|bypass|skip)\b(?: all| any| every| of)?(?: the| your| my| these| those)?(?: (?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing))+ (?:instructions?|prompts?|rules|directions|directives|guidelines|commands)\b/u],
   [['ignore', 'disregard', 'forget'], /\b(?:ignore|disregard|forget)\b (?:all|any|everything)(?: of)?(?: the| your)? (?:instructions?|prompts?|rules|guidelines)\b/u],
   [['ignore', 'disregard', 'forget'], /\b(?:ignore|disregard|forget) (?:everything|all) (?:above|before|you (?:were|have been) told)\b/u],
   [['new instructions', 'new system prompt', 'new rules'], /\bnew (?:instructions|system prompt|rules)\s*:/u],
   // -- English: role reassignment aimed at a model
-  [['you are now'], /\byou are now (?:a |an |the |in |my )?(?:\w+ ){0,3}(?:assistant|ai|a\.i\.|chatbot|bot|language model|llm|model|persona|character|mode|dan|jailbroken|unrestricted|unfiltered|uncensored)\b/u],
+  // "You are now in airplane mode", "…chatting with our bot", "…the assistant manager" are ordinary: only model
+  // identities and jailbreak states count.
+  [['you are now'], /\byou are now (?:a |an |the |my )?(?:(?:new|different|helpful|unrestricted|unfiltered|uncensored|evil|rogue|free|independent) )*(?:ai|a\.i\.|llm|language model|ai assistant|ai model|dan|jailbroken|unrestricted|unfiltered|uncensored|persona)\b/u],
+  [['you are now in'], /\byou are now in (?:developer|god|dan|jailbreak|jailbroken|debug|unrestricted|unfiltered|admin) mode\b/u],
   [['from now on'], /\bfrom now on,? you (?:are|will|must|shall|should) (?:act|behave|respond|answer|reply|pretend|roleplay|role-play|be)\b/u],
   [['pretend', 'act '], /\b(?:pretend|act) (?:that )?(?:you are|to be|as) (?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different) (?:ai|assistant|model|chatbot)\b/u],
   // -- English: prompt exfiltration
-  [['system prompt', 'system message', 'hidden instructions', 'initial instructions', 'instructions verbatim'], /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out) (?:me )?(?:your|the|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions|instructions verbatim)\b/u],
-  [['your system', 'your hidden'], /\byour (?:system prompt|system message|hidden instructions)\b/u],
+  // Prompt-engineering guides say "add this to your system prompt": the possessive alone is not a signal.
+  [['system prompt', 'system message', 'hidden instructions', 'initial instructions', 'instructions verbatim'], /\b(?:reveal|leak|disclose|repeat|print) (?:me )?(?:your|the|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions|instructions verbatim)\b/u],
+  [['system prompt', 'system message', 'hidden instructions', 'initial instructions'], /\b(?:show|output|display|tell|give|write out|send) (?:me |us )?(?:your|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions)\b/u],
   // -- English: secrecy towards the user
   [['the user'], /\b(?:do not|don't|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to|show (?:this |it )?to|let) the user\b/u],
   [['the user'], /\bwithout (?:telling|informing|alerting|notifying) the user\b/u],
@@ -62,7 +66,6 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   [['a partir de maintenant', 'desormais', 'dorenavant'], /\b(?:a partir de maintenant|desormais|dorenavant),? (?:tu|vous) (?:es|etes|dois|devez|vas|allez|reponds|repondez|agis|agissez)\b/u],
   // -- French: prompt exfiltration
   [['systeme', 'initiale', 'cachee'], /\b(?:revele|revelez|affiche|affichez|montre|montrez|repete|repetez|donne|donnez|ecris|ecrivez)(?:-moi)? (?:ton|votre|le|tes|vos) (?:prompt|invite|message|instructions?) (?:systeme|initiales?|cachees?)\b/u],
-  [['systeme'], /\b(?:ton|votre) (?:prompt|invite|message) systeme\b/u],
   // -- French: secrecy towards the user
   [["l'utilisateur"], /\bne (?:le |la |les |lui )?(?:dis|dites|revele|revelez|mentionne|mentionnez|montre|montrez) (?:pas|jamais|rien) (?:a|de ceci a|cela a|ceci a) l'utilisateur\b/u],
   [["l'utilisateur"], /\bsans (?:le dire|en informer|prevenir|avertir|informer) (?:a )?l'utilisateur\b/u],

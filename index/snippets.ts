@@ -101,7 +101,7 @@ interface Match {
 }
 
 /** Whole-word (or, for terms of 4+ characters, word-prefix) occurrences of every term, sorted by position. */
-function findMatches(src: string, folded: Folded, terms: readonly string[]): Match[] {
+function findMatches(folded: Folded, terms: readonly string[]): Match[] {
   const out: Match[] = [];
   const ft = folded.text;
   terms.forEach((term, ti) => {
@@ -134,7 +134,6 @@ function findMatches(src: string, folded: Folded, terms: readonly string[]): Mat
     if (last && m.start < last.end) continue;
     kept.push(m);
   }
-  void src;
   return kept;
 }
 
@@ -188,7 +187,7 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
 
   const folded = foldWithMap(src);
   const uniq = [...new Set(terms.map(foldTerm).filter((t) => t !== '' && WORD_CHAR.test(t)))];
-  const matches = findMatches(src, folded, uniq);
+  const matches = findMatches(folded, uniq);
   const weight = uniq.map((t) => (STOPWORDS.has(t) ? 0.1 : 1 + Math.min(t.length, 12) / 24));
 
   if (src.length <= limit) return { text: src, highlights: matches.map((m) => [m.start, m.end]) };
