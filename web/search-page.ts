@@ -15,6 +15,13 @@ export const OPERATOR_HELP: readonly { readonly operator: string; readonly form:
   { operator: 'file type', form: 'filetype:<extension>', example: 'filetype:pdf' },
 ];
 
+/** The language filter choices (the API's `language` parameter; "" = any). */
+export const LANGUAGE_CHOICES: readonly { readonly value: string; readonly label: string; readonly lang?: string }[] = [
+  { value: '', label: 'Any language' },
+  { value: 'en', label: 'English', lang: 'en' },
+  { value: 'fr', label: 'Français', lang: 'fr' },
+];
+
 /** Query length bound of GET /api/v1/search (spec §4). */
 export const QUERY_MAX_LENGTH = 300;
 
@@ -28,6 +35,12 @@ export function renderSearchMain(): SafeHtml {
     <button type="submit">Search</button>
   </div>
   <p id="q-hint" class="hint">1 to ${QUERY_MAX_LENGTH} characters. Operators are explained below.</p>
+  <div class="search-options">
+    <label for="language">Language of the pages</label>
+    <select id="language" name="language">
+${LANGUAGE_CHOICES.map((l) => html`      <option value="${l.value}"${l.lang ? html` lang="${l.lang}"` : ''}>${l.label}</option>
+`)}    </select>
+  </div>
 </form>
 <details id="operator-help" class="operator-help">
   <summary>Search operators</summary>

@@ -143,6 +143,26 @@ if (missing) {
     t.equal(await page.locator('#q').inputValue(), `generated topic site:${host}`);
   });
 
+  t.test('the language filter goes to the API and stays in the address', async (t) => {
+    const { page } = await openWithKey('/');
+    await page.locator('#q').fill('school');
+    await page.getByLabel('Language of the pages').selectOption('fr');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await statusStartsWith(page, 'No results for “school”');
+    t.match(page.url(), /[?&]language=fr(&|$)/);
+    await page.getByLabel('Language of the pages').selectOption('en');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await statusStartsWith(page, 'Results 1–');
+    t.match(await page.locator('#search-status').textContent(), /· pages in English ·/);
+    const api = await fetch(`${svc.url}/api/v1/search?q=school&limit=10&language=en`, { headers: { authorization: `Bearer ${svc.key}` } });
+    const body = (await api.json()) as { results: { url: string }[] };
+    t.same((await page.locator('#results .result-url').allTextContents()).sort(), body.results.map((r) => r.url).sort());
+    t.ok(body.results.length > 0, 'English pages match');
+    await page.goBack();
+    await statusStartsWith(page, 'No results for “school”');
+    t.equal(await page.getByLabel('Language of the pages').inputValue(), 'fr', 'back restores the filter');
+  });
+
   t.test('keyboard: skip link, focus order, visible focus', async (t) => {
     const { page } = await browser.newPage();
     await page.goto(svc.url + '/');
@@ -157,7 +177,9 @@ if (missing) {
       await page.keyboard.press('Tab');
       order.push(await page.evaluate<string>("(() => { const a = document.activeElement; return a ? a.id || (a.textContent || '').trim() || a.tagName : ''; })()"));
     }
-    t.same(order, ['key-input', 'Use this key', 'q', 'Search', 'Search operators']);
+    t.same(order, ['key-input', 'Use this key', 'q', 'Search', 'language']);
+    await page.keyboard.press('Tab');
+    t.equal(await page.evaluate<string>("document.activeElement.tagName + ' ' + document.activeElement.textContent"), 'SUMMARY Search operators');
     // Labels: every form control has an accessible name.
     const unnamed = await page.evaluate<number>(
       `[...document.querySelectorAll('input, textarea, select')].filter((e) => !(e.id && document.querySelector('label[for="' + e.id + '"]')) && !e.getAttribute('aria-label')).length`,

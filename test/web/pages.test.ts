@@ -131,8 +131,8 @@ t.test('pages over HTTP: headers, no inline code, same-origin assets, key never 
   const home = parse(await (await fetch(base + '/')).text());
   t.same(
     home.querySelectorAll('#search-form [name]').map((e) => e.getAttribute('name')),
-    ['q'],
-    'the search form submits only q',
+    ['q', 'language'],
+    'the search form submits only q and the language filter',
   );
   t.equal(home.querySelector('#search-status')!.getAttribute('aria-live'), 'polite', 'results announce politely');
   t.equal(home.querySelector('label[for="q"]')!.text.trim(), 'Search the svc index');

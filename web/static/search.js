@@ -9,6 +9,7 @@ const MAX_OFFSET = 90;
 
 const form = document.getElementById('search-form');
 const q = document.getElementById('q');
+const language = document.getElementById('language');
 const status = document.getElementById('search-status');
 const errorBox = document.getElementById('search-error');
 const warningsList = document.getElementById('search-warnings');
@@ -34,7 +35,7 @@ const SNIPPET_DECISIONS = {
 };
 
 /** Current query state: what the address bar says, plus the offsets of the pages before it (history state). */
-let current = { q: '', offset: 0, trail: [] };
+let current = { q: '', offset: 0, language: '', trail: [] };
 /** Sequence number of the latest search, so a slow older answer never overwrites a newer one. */
 let seq = 0;
 
@@ -43,14 +44,23 @@ function clampOffset(n) {
   return Math.min(MAX_OFFSET, Math.floor(n));
 }
 
+/** Language codes offered by the page's select (anything else in the address is ignored). */
+const LANGUAGES = new Set([...language.options].map((o) => o.value).filter((v) => v !== ''));
+
 function readLocation() {
   const p = new URLSearchParams(window.location.search);
-  return { q: (p.get('q') ?? '').trim().slice(0, 300), offset: clampOffset(Number(p.get('offset') ?? '0')) };
+  const lang = p.get('language') ?? '';
+  return {
+    q: (p.get('q') ?? '').trim().slice(0, 300),
+    offset: clampOffset(Number(p.get('offset') ?? '0')),
+    language: LANGUAGES.has(lang) ? lang : '',
+  };
 }
 
 function writeLocation(state, replace) {
   const p = new URLSearchParams();
   p.set('q', state.q);
+  if (state.language) p.set('language', state.language);
   if (state.offset > 0) p.set('offset', String(state.offset));
   const url = `/?${p.toString()}`;
   if (replace) window.history.replaceState(state, '', url);
@@ -158,6 +168,7 @@ function moreFromHostNode(state, host, n) {
   const p = el('p', null, 'more-from-host');
   const a = el('a', `${n} more from ${host}`);
   const params = new URLSearchParams({ q: `${state.q} site:${host}`.slice(0, 300) });
+  if (state.language) params.set('language', state.language);
   a.href = `/?${params.toString()}`;
   p.append(a);
   return p;
@@ -196,7 +207,8 @@ function render(state, data) {
     status.textContent = state.offset > 0 ? `No more results for “${state.q}”.` : `No results for “${state.q}”. The index is bounded: an empty answer only means nothing matched.`;
   } else {
     const dup = Number.isInteger(data.duplicates_collapsed) && data.duplicates_collapsed > 0 ? ` · ${data.duplicates_collapsed} near-duplicate pages left out` : '';
-    status.textContent = `Results ${state.offset + 1}–${state.offset + results.length} for “${state.q}” · ranking: ${data.ranking ?? 'unknown'}${dup}`;
+    const lang = state.language ? ` · pages in ${language.selectedOptions[0]?.textContent ?? state.language}` : '';
+    status.textContent = `Results ${state.offset + 1}–${state.offset + results.length} for “${state.q}”${lang} · ranking: ${data.ranking ?? 'unknown'}${dup}`;
   }
 
   // The API fills a page with at most 2 results per host, so a page can be shorter than LIMIT while more results
@@ -235,6 +247,7 @@ async function run(state, { focusResults = false } = {}) {
   status.textContent = 'Searching…';
   try {
     const params = new URLSearchParams({ q: state.q, limit: String(LIMIT), offset: String(state.offset) });
+    if (state.language) params.set('language', state.language);
     const data = await apiFetch(`/api/v1/search?${params.toString()}`);
     if (mine !== seq) return;
     render(state, data);
@@ -251,7 +264,7 @@ async function run(state, { focusResults = false } = {}) {
 
 form.addEventListener('submit', (ev) => {
   ev.preventDefault();
-  const state = { q: q.value.trim(), offset: 0, trail: [] };
+  const state = { q: q.value.trim(), offset: 0, language: language.value, trail: [] };
   if (state.q === '') {
     status.textContent = 'Type a query first.';
     q.focus();
@@ -263,7 +276,7 @@ form.addEventListener('submit', (ev) => {
 
 /** Next page: starts after the results shown; remembers where this page started so "Previous" returns to it. */
 next.addEventListener('click', () => {
-  const state = { q: current.q, offset: clampOffset(Number(pager.dataset.nextOffset ?? '0')), trail: [...(current.trail ?? []), current.offset] };
+  const state = { ...current, offset: clampOffset(Number(pager.dataset.nextOffset ?? '0')), trail: [...(current.trail ?? []), current.offset] };
   writeLocation(state, false);
   void run(state, { focusResults: true });
 });
@@ -271,7 +284,7 @@ next.addEventListener('click', () => {
 prev.addEventListener('click', () => {
   const trail = [...(current.trail ?? [])];
   const back = trail.length > 0 ? trail.pop() : Math.max(0, current.offset - LIMIT);
-  const state = { q: current.q, offset: clampOffset(back), trail };
+  const state = { ...current, offset: clampOffset(back), trail };
   writeLocation(state, false);
   void run(state, { focusResults: true });
 });
@@ -279,6 +292,7 @@ prev.addEventListener('click', () => {
 window.addEventListener('popstate', (ev) => {
   const state = { ...readLocation(), trail: Array.isArray(ev.state?.trail) ? ev.state.trail : [] };
   q.value = state.q;
+  language.value = state.language;
   if (state.q === '') {
     clearResults();
     status.textContent = '';
@@ -290,8 +304,8 @@ window.addEventListener('popstate', (ev) => {
 status.tabIndex = -1;
 initKeyPanel({
   onKey: () => {
-    const same = current.q === q.value.trim();
-    const state = { q: q.value.trim(), offset: same ? current.offset : 0, trail: same ? current.trail : [] };
+    const same = current.q === q.value.trim() && current.language === language.value;
+    const state = { q: q.value.trim(), offset: same ? current.offset : 0, language: language.value, trail: same ? current.trail : [] };
     if (state.q !== '') void run(state);
     else q.focus();
   },
@@ -299,5 +313,6 @@ initKeyPanel({
 
 const initial = { ...readLocation(), trail: Array.isArray(window.history.state?.trail) ? window.history.state.trail : [] };
 q.value = initial.q;
+language.value = initial.language;
 current = initial;
 if (initial.q !== '') void run(initial);
