@@ -19,6 +19,8 @@ const DROP_TAGS = new Set([
   'input', 'select', 'textarea', 'option', 'nav', 'footer', 'aside', 'menu', 'dialog', 'head', 'link', 'meta',
   'map', 'audio', 'video', 'picture', 'math', 'label',
 ]);
+/** Elements whose text is never visible text. */
+const NO_TEXT_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'math']);
 /** Roles that mark page furniture rather than content. */
 const DROP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar', 'toolbar', 'tablist']);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
@@ -57,25 +59,40 @@ function classAndId(el: HTMLElement): string {
   return `${attr(el, 'class')} ${attr(el, 'id')}`.trim();
 }
 
-/** Should this element and everything inside it be dropped before choosing the content? */
-function isBoilerplate(el: HTMLElement, insideMainLandmark: boolean): boolean {
+/**
+ * Should this element and everything inside it be dropped before choosing the content? `hard`: always (scripts,
+ * forms, hidden elements, nav/footer/aside …). `soft`: by role, a page `<header>` or class/id words — such hints
+ * misfire on wrappers (`Page-ad-margins`, `penci_sidebar` around the whole article), so a soft drop is skipped
+ * when the element holds a large share of the page's text.
+ */
+function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' | 'soft' | null {
   const tag = tagOf(el);
-  if (DROP_TAGS.has(tag)) return true;
-  if (isHidden(el)) return true;
+  if (DROP_TAGS.has(tag)) return 'hard';
+  if (isHidden(el)) return 'hard';
   const role = attr(el, 'role').toLowerCase();
-  if (DROP_ROLES.has(role)) return true;
-  // A page header is furniture; a header inside the article (title, dek) is not dropped wholesale when it is
-  // part of an explicit main landmark, but its headings are still kept by the block walk.
-  if (tag === 'header' && !insideMainLandmark) return true;
-  if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return false;
+  if (DROP_ROLES.has(role)) return 'soft';
+  // A page header is furniture; a header inside an explicit main landmark (title, dek) is not.
+  if (tag === 'header' && !insideMainLandmark) return 'soft';
+  if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return null;
   const ci = classAndId(el);
-  if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return true;
-  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return true;
-  return false;
+  if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
+  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
+  return null;
 }
 
+interface PruneCtx {
+  readonly stats: (el: HTMLElement) => Stats;
+  /** Visible text length of the whole body. */
+  readonly total: number;
+  /** Lenient pass: soft rules off (used when the strict pass left almost nothing). */
+  readonly lenient: boolean;
+}
+
+/** A soft-dropped element may hold at most this share of the page's text. */
+const SOFT_DROP_MAX_SHARE = 0.3;
+
 /** Removes boilerplate subtrees in place. */
-function prune(el: HTMLElement, insideMain: boolean): void {
+function prune(el: HTMLElement, insideMain: boolean, ctx: PruneCtx): void {
   for (const child of [...el.childNodes]) {
     if (child.nodeType === NodeType.COMMENT_NODE) {
       el.removeChild(child);
@@ -84,11 +101,12 @@ function prune(el: HTMLElement, insideMain: boolean): void {
     if (child.nodeType !== NodeType.ELEMENT_NODE) continue;
     const c = child as HTMLElement;
     const tag = tagOf(c);
-    if (isBoilerplate(c, insideMain)) {
+    const kind = boilerplateKind(c, insideMain);
+    if (kind === 'hard' || (kind === 'soft' && !ctx.lenient && ctx.stats(c).len <= ctx.total * SOFT_DROP_MAX_SHARE)) {
       el.removeChild(c);
       continue;
     }
-    prune(c, insideMain || tag === 'main' || tag === 'article' || attr(c, 'role').toLowerCase() === 'main');
+    prune(c, insideMain || tag === 'main' || tag === 'article' || attr(c, 'role').toLowerCase() === 'main', ctx);
   }
 }
 
@@ -113,6 +131,7 @@ function makeStats(): (el: HTMLElement) => Stats {
     for (const n of el.childNodes) {
       if (n.nodeType === NodeType.TEXT_NODE) len += squash(n.text).length;
       else if (n.nodeType === NodeType.ELEMENT_NODE) {
+        if (NO_TEXT_TAGS.has(tagOf(n as HTMLElement))) continue;
         const s = stats(n as HTMLElement);
         len += s.len;
         linkLen += tagOf(n as HTMLElement) === 'a' ? s.len : s.linkLen;
@@ -342,16 +361,19 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
  * Extracts the main text of a parsed document as blocks. The document is modified (pruned) — pass a tree parsed
  * for this purpose.
  */
-export function extractMainBlocks(root: HTMLElement): TextBlock[] {
+export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
   const body = root.querySelector('body') ?? root;
-  prune(body, false);
+  const stats = makeStats();
+  prune(body, false, { stats, total: stats(body).len, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
-  const content = chooseContent(scope);
-  const blocks = toBlocks(content);
-  // Drop leading / trailing tiny fragments (dates, "Share", bylines left over) — they carry no text of the body.
-  return blocks;
+  return toBlocks(chooseContent(scope));
+}
+
+/** Visible text length of a parsed document (scripts, styles and templates excluded). */
+export function visibleTextLength(root: HTMLElement): number {
+  return makeStats()(root.querySelector('body') ?? root).len;
 }
 
 /** Joins blocks into one plain text (paragraphs separated by blank lines). */

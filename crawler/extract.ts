@@ -8,7 +8,7 @@ import { TextDecoder } from 'node:util';
 import type { DateSource, ImageInput, PassageInput } from '../page-model.js';
 import { readJsonLd, type JsonLdReading } from './extract-jsonld.js';
 import { buildPassages } from './extract-passages.js';
-import { blocksToText, extractMainBlocks, squash, type TextBlock } from './extract-text.js';
+import { blocksToText, extractMainBlocks, squash, visibleTextLength, type TextBlock } from './extract-text.js';
 import { relForbidsFollow, type MetaTag } from './directives.js';
 import { normalizeUrl } from './url.js';
 
@@ -56,6 +56,12 @@ export interface ExtractContext {
   /** Response headers, lower-case names. */
   readonly headers?: Readonly<Record<string, string>>;
 }
+
+const PARSE_OPTIONS = {
+  lowerCaseTagName: true,
+  comment: false,
+  blockTextElements: { script: true, style: true, noscript: true, pre: true },
+};
 
 /** Limits that keep one hostile page from costing too much downstream. */
 const MAX_LINKS = 2000;
@@ -161,11 +167,7 @@ function readImages(root: HTMLElement, base: string): ImageInput[] {
  * @example const page = extractPage(html, { url: 'https://example.ca/a', headers: { 'last-modified': '…' } });
  */
 export function extractPage(html: string, ctx: ExtractContext): ExtractedPage {
-  const root = parse(html, {
-    lowerCaseTagName: true,
-    comment: false,
-    blockTextElements: { script: true, style: true, noscript: true, pre: true },
-  });
+  const root = parse(html, PARSE_OPTIONS);
   const headers = ctx.headers ?? {};
   const base = baseOf(root, ctx.url);
   const { byName, byProperty, metas } = meta(root);
@@ -236,8 +238,14 @@ export function extractPage(html: string, ctx: ExtractContext): ExtractedPage {
   const links = readLinks(root, base);
   const images = readImages(root, base);
 
-  // Main text last: it prunes the tree in place.
-  const blocks = extractMainBlocks(root);
+  // Main text last: it prunes the tree in place. When the strict pass keeps almost nothing of a page that has
+  // plenty of text, the class/role hints misfired: a second, lenient pass on a fresh parse keeps only hard rules.
+  const visible = visibleTextLength(root);
+  let blocks = extractMainBlocks(root);
+  if (blocksToText(blocks).length < 250 && visible > 1000) {
+    const lenient = extractMainBlocks(parse(html, PARSE_OPTIONS), { lenient: true });
+    if (blocksToText(lenient).length > blocksToText(blocks).length) blocks = lenient;
+  }
   const passages = buildPassages(blocks);
 
   return {
