@@ -328,7 +328,8 @@ export class EntityStore implements EntitySink {
     if (query.q !== undefined && query.q.trim() !== '') {
       const fts = ftsQuery(query.q);
       if (fts === null) throw new EntityQueryError('q', 'q has no searchable word');
-      from = 'entity_names f JOIN entities e ON e.seq = f.rowid';
+      // CROSS JOIN keeps the FTS scan first: otherwise SQLite may walk a filter index and re-run MATCH per row.
+      from = 'entity_names f CROSS JOIN entities e ON e.seq = f.rowid';
       where.push('entity_names MATCH ?');
       params.push(fts);
       order = 'bm25(entity_names), e.seq';
