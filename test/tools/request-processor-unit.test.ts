@@ -102,6 +102,27 @@ t.test('one request that cannot move does not block the others', async (t) => {
   t.equal(s.requests.get(z)?.outcome, 'removed', 'the next request was still processed');
 });
 
+t.test('a crawl attempt that backs off sends the request back to queued; a dead letter fails it', async (t) => {
+  const s = setup(t, () => ({ status: 200, outcome: 'indexed', noindex: false }));
+  const url = 'https://www.example.ca/flaky';
+  const { request } = s.requests.submit('k', { type: 'recrawl', url, host: 'www.example.ca' });
+  await s.processor.tick();
+  t.equal(s.requests.get(request.id)?.status, 'queued');
+  const item = s.frontier.claimUrl(url)!;
+  await s.processor.tick();
+  t.equal(s.requests.get(request.id)?.status, 'in_progress', 'leased by a worker');
+  s.frontier.fail(item, { error: 'connect', retryable: true });
+  await s.processor.tick();
+  t.equal(s.requests.get(request.id)?.status, 'queued', 'backing off');
+  s.advance(24 * 3600_000);
+  const again = s.frontier.claimUrl(url)!;
+  s.frontier.fail(again, { error: 'blocked_address', retryable: false });
+  await s.processor.tick();
+  const r = s.requests.get(request.id)!;
+  t.equal(r.status, 'failed');
+  t.match(r.reason, /gave up/);
+});
+
 t.test('outcome mapping from the frontier and the registry', async (t) => {
   const q = '2026-07-01T00:00:00.000Z';
   t.same(outcomeFromCrawl({ lastOutcome: 'excluded:robots', lastStatus: null }, undefined, q).outcome, 'excluded_by_robots');
