@@ -283,6 +283,7 @@ export async function importDataset(
   dataset: DatasetId,
   file: string,
   observedAt: string,
+  onBatch?: (r: Readonly<ImportReport>) => void,
 ): Promise<ImportReport> {
   const m = MAPPINGS[dataset];
   store.registerDataset(m.info);
@@ -359,7 +360,10 @@ export async function importDataset(
     const row: Row = {};
     header.forEach((h, i) => (row[h] = rec[i] ?? ''));
     batch.push(row);
-    if (batch.length >= 500) flush();
+    if (batch.length >= 500) {
+      flush();
+      onBatch?.(report);
+    }
   }
   if (batch.length > 0) flush();
   return report;
@@ -415,7 +419,11 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
   const db = openStateDb(join(config.dataDir, STATE_FILE));
   try {
     const store = new EntityStore(db);
-    const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString());
+    const tty = (io.stdout as NodeJS.WriteStream).isTTY === true;
+    // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
+    const progress = tty ? (r: Readonly<ImportReport>) => void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`) : undefined;
+    const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress);
+    if (tty) io.stdout.write('\r\x1b[K');
     const reasons = Object.entries(report.reasons)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
