@@ -19,7 +19,7 @@
  */
 import { formatCite } from './cite.js';
 import { looksLikeInstructions } from './instruction-guard.js';
-import { estimateTokens, truncateToTokens } from './tokens.js';
+import { estimateTokens, estimateTokensIncremental, truncateToTokens, type TokenScanState } from './tokens.js';
 import { makeWarning, type Warning } from './warnings.js';
 
 /** Separator between merged consecutive passages of one page. */
@@ -115,6 +115,8 @@ interface Item {
   overhead: number;
   tokens: number;
   text: string;
+  /** Token scanner state of `text`, so appending to it prices only the appended part. */
+  scan: TokenScanState;
 }
 
 function itemText(parts: readonly { text: string }[]): string {
@@ -205,22 +207,22 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       if (!append && !prepend) continue;
       const parts = append ? [...it.parts, { ordinal: c.ordinal, text: c.passage }] : [{ ordinal: c.ordinal, text: c.passage }, ...it.parts];
       const text = itemText(parts);
-      const tokens = estimateTokens(text);
-      if (tokens - it.tokens <= remaining) {
-        used += tokens - it.tokens;
-        Object.assign(it, { parts, text, tokens });
+      // Appending re-prices only the new text (exactly: see estimateTokensIncremental); prepending re-prices all.
+      const est = estimateTokensIncremental(text, append ? it.scan : undefined);
+      if (est.tokens - it.tokens <= remaining) {
+        used += est.tokens - it.tokens;
+        Object.assign(it, { parts, text, tokens: est.tokens, scan: est.state });
         return true;
       }
       if (append && remaining - 1 >= MIN_TRUNCATED_TOKENS) {
-        // Append a prefix of the passage: search the prefix length against the merged estimate.
+        // Append a prefix of the passage, checked against the merged estimate.
         const guess = remaining - estimateTokens(PASSAGE_JOINER) - 1;
-        const cut = fitPrefix(c.passage, guess, (p) => estimateTokens(itemText([...it.parts, { ordinal: c.ordinal, text: p }])) - it.tokens <= remaining);
+        const base = `${it.text}${PASSAGE_JOINER}`;
+        const cut = fitPrefix(c.passage, guess, (p) => estimateTokensIncremental(base + p, it.scan).tokens - it.tokens <= remaining);
         if (cut.length > 0) {
-          const parts2 = [...it.parts, { ordinal: c.ordinal, text: cut }];
-          const text2 = itemText(parts2);
-          const tokens2 = estimateTokens(text2);
-          used += tokens2 - it.tokens;
-          Object.assign(it, { parts: parts2, text: text2, tokens: tokens2, truncated: true });
+          const est2 = estimateTokensIncremental(base + cut, it.scan);
+          used += est2.tokens - it.tokens;
+          Object.assign(it, { parts: [...it.parts, { ordinal: c.ordinal, text: cut }], text: base + cut, tokens: est2.tokens, scan: est2.state, truncated: true });
           return true;
         }
       }
@@ -250,7 +252,8 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
     // The caller's count (c.tokens) is not trusted for the bound: the estimate is made on the exact text.
     let text = c.passage;
     let truncated = false;
-    let cost = estimateTokens(text);
+    let est = estimateTokensIncremental(text);
+    let cost = est.tokens;
     if (overhead + cost > remaining) {
       if (!canTruncate) {
         leftForTokens++;
@@ -262,9 +265,10 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
         return false;
       }
       truncated = true;
-      cost = estimateTokens(text);
+      est = estimateTokensIncremental(text);
+      cost = est.tokens;
     }
-    const item: Item = { best: c, rank, parts: [{ ordinal: c.ordinal, text }], truncated, overhead, tokens: cost, text };
+    const item: Item = { best: c, rank, parts: [{ ordinal: c.ordinal, text }], truncated, overhead, tokens: cost, text, scan: est.state };
     items.push(item);
     pageItems.push(item);
     byPage.set(c.pageRef, pageItems);
@@ -289,10 +293,11 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
         const drop = keep === a ? b : a;
         const parts = [...a.parts, ...b.parts];
         const text = itemText(parts);
-        const tokens = estimateTokens(text);
+        const est = estimateTokensIncremental(text, a.scan);
+        const tokens = est.tokens;
         const delta = tokens + keep.overhead - (a.tokens + a.overhead + b.tokens + b.overhead);
         if (delta <= 0) {
-          Object.assign(keep, { parts, text, tokens, truncated: b.truncated });
+          Object.assign(keep, { parts, text, tokens, scan: est.state, truncated: b.truncated });
           used += delta;
           items.splice(items.indexOf(drop), 1);
           pageItems.splice(pageItems.indexOf(drop), 1);

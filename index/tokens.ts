@@ -108,21 +108,66 @@ export function estimateTokens(text: string): number {
 }
 
 /**
+ * Scanner state at the start of the last piece of a text: enough to price a longer text that begins with the same
+ * text without rescanning it. Opaque to callers.
+ */
+export interface TokenScanState {
+  readonly offset: number;
+  readonly sum: number;
+  readonly sumFr: number;
+  readonly common: number;
+  readonly latinLetters: number;
+  readonly accentedLetters: number;
+}
+
+/**
+ * {@link estimateTokens} of `text`, resuming from `resume` when given, plus the state to resume from next time.
+ * `resume` must come from a call on a prefix of `text` (e.g. `text = previous + more`); the result is then exactly
+ * `estimateTokens(text)` at the cost of scanning only the new part. (Pieces before the previous text's last piece
+ * cannot change when text is appended, so scanning restarts at that last piece.)
+ */
+export function estimateTokensIncremental(text: string, resume?: TokenScanState): { tokens: number; state: TokenScanState } {
+  const r = scanPieces(text, Infinity, resume);
+  return { tokens: text.length === 0 ? 0 : Math.max(1, Math.round(r.sum)), state: r.last };
+}
+
+/**
  * The scanner behind {@link estimateTokens}: prices pieces left to right and stops before the piece that would
  * take the rounded total above `stopAbove`; `end` is where the pieces it priced end.
  */
-function scanPieces(text: string, stopAbove: number): { sum: number; end: number } {
+function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): { sum: number; end: number; last: TokenScanState } {
   const n = text.length;
   // Latin words are priced in both profiles; the share of accented letters seen so far picks one.
-  let sum = 0;
-  let sumFr = 0;
-  let common = 0; // pieces priced the same in both profiles
-  let latinLetters = 0;
-  let accentedLetters = 0;
+  let sum = resume?.sum ?? 0;
+  let sumFr = resume?.sumFr ?? 0;
+  let common = resume?.common ?? 0; // pieces priced the same in both profiles
+  let latinLetters = resume?.latinLetters ?? 0;
+  let accentedLetters = resume?.accentedLetters ?? 0;
   const current = () => (accentedLetters > latinLetters * ACCENTED_SHARE ? sumFr : sum) + common;
-  let i = 0;
+  let i = Math.min(resume?.offset ?? 0, n);
+  // State at the start of the current piece (for TokenScanState).
+  let at = i;
+  let atSum = sum;
+  let atSumFr = sumFr;
+  let atCommon = common;
+  let atLatin = latinLetters;
+  let atAccented = accentedLetters;
+  let prevSpace = false;
   while (i < n) {
     const k = classAt(text, i);
+    // How a whitespace run splits depends on all of it (a later newline changes the pieces before it), so the
+    // resume point is the start of the run when the last pieces are whitespace, else the start of the last piece.
+    const next = i + 1 < n ? classAt(text, i + 1) : 0;
+    const spacePiece = (k === SPACE || k === NEWLINE) && !(k === SPACE && (isLetterClass(next) || (next === PUNCT && text.charCodeAt(i) === 32)));
+    if (!(spacePiece && prevSpace)) {
+      at = i;
+      atSum = sum;
+      atSumFr = sumFr;
+      atCommon = common;
+      atLatin = latinLetters;
+      atAccented = accentedLetters;
+    }
+    prevSpace = spacePiece;
     // 1. A word, possibly with one leading non-letter, non-digit, non-newline character.
     let w = -1;
     if (isLetterClass(k)) w = i;
@@ -249,7 +294,8 @@ function scanPieces(text: string, stopAbove: number): { sum: number; end: number
     common += cost;
     i = stop;
   }
-  return { sum: current(), end: i };
+  const last = { offset: at, sum: atSum, sumFr: atSumFr, common: atCommon, latinLetters: atLatin, accentedLetters: atAccented };
+  return { sum: current(), end: i, last };
 }
 
 const SENTENCE_END = /[.!?…。！？](?:["'’”»)\]]*)(?=\s)|\n/gu;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'node-html-parser';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { estimateTokens, truncateToTokens } from '../../index/tokens.js';
+import { estimateTokens, estimateTokensIncremental, truncateToTokens } from '../../index/tokens.js';
 
 // Real text, read in place from ../shared (never copied into the repo).
 const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
@@ -128,4 +128,29 @@ t.test('truncateToTokens properties: a prefix within budget, unchanged when it f
     { numRuns: 400 },
   );
   t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');
+});
+
+t.test('incremental estimate equals the full estimate of the longer text', async (t) => {
+  const piece = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 40 }),
+    fc.constantFrom('\n\n', '  ', '. ', 'word', 'Québec', '2019', '...', "it's", '😀', ' (x)', 'camelCase', '\t', 'ÉTÉ'),
+  );
+  const run = fc.check(
+    fc.property(fc.array(piece, { minLength: 1, maxLength: 12 }), (parts) => {
+      let text = '';
+      let state = estimateTokensIncremental('').state;
+      for (const p of parts) {
+        text += p;
+        const r = estimateTokensIncremental(text, state);
+        if (r.tokens !== estimateTokens(text)) return false;
+        state = r.state;
+      }
+      return true;
+    }),
+    { numRuns: 500 },
+  );
+  t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');
+  const a = 'The first passage ends here.';
+  const b = `${a}\n\nThe second one follows.`;
+  t.equal(estimateTokensIncremental(b, estimateTokensIncremental(a).state).tokens, estimateTokens(b));
 });
