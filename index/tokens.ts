@@ -157,8 +157,11 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
     const k = classAt(text, i);
     // How a whitespace run splits depends on all of it (a later newline changes the pieces before it), so the
     // resume point is the start of the run when the last pieces are whitespace, else the start of the last piece.
-    const next = i + 1 < n ? classAt(text, i + 1) : 0;
-    const spacePiece = (k === SPACE || k === NEWLINE) && !(k === SPACE && (isLetterClass(next) || (next === PUNCT && text.charCodeAt(i) === 32)));
+    let spacePiece = k === NEWLINE;
+    if (k === SPACE) {
+      const next = i + 1 < n ? classAt(text, i + 1) : 0;
+      spacePiece = !(isLetterClass(next) || (next === PUNCT && text.charCodeAt(i) === 32));
+    }
     if (!(spacePiece && prevSpace)) {
       at = i;
       atSum = sum;
