@@ -205,6 +205,8 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       const append = !it.truncated && last.ordinal + 1 === c.ordinal;
       const prepend = first.ordinal - 1 === c.ordinal;
       if (!append && !prepend) continue;
+      // Cheap rejection (see below): too long to fit whole, and no room to append a truncated part.
+      if (c.passage.length > 16 * (remaining + 4) && !(append && remaining - 1 >= MIN_TRUNCATED_TOKENS)) continue;
       const parts = append ? [...it.parts, { ordinal: c.ordinal, text: c.passage }] : [{ ordinal: c.ordinal, text: c.passage }, ...it.parts];
       const text = itemText(parts);
       // Appending re-prices only the new text (exactly: see estimateTokensIncremental); prepending re-prices all.
