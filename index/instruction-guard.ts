@@ -20,8 +20,21 @@ function fold(text: string): string {
     .replace(/[\u200b-\u200f\u2060\ufeff\u00ad]/gu, '')
     .replace(/[’‘`´]/gu, "'")
     .toLowerCase()
+    .replace(HOMOGLYPHS, (ch) => HOMOGLYPH_MAP[ch] ?? ch)
     .replace(/\s+/gu, ' ');
 }
+
+/**
+ * Cyrillic and Greek letters that look like Latin ones ("ignоre" with a Cyrillic о): folded to Latin so a
+ * look-alike spelling does not hide a match. Real Cyrillic or Greek prose cannot spell the English or French
+ * trigger phrases after folding, so this adds no false positive.
+ */
+const HOMOGLYPH_MAP: Readonly<Record<string, string>> = {
+  а: 'a', в: 'b', е: 'e', ё: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x',
+  і: 'i', ї: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w', ɡ: 'g',
+  α: 'a', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x',
+};
+const HOMOGLYPHS = new RegExp(`[${Object.keys(HOMOGLYPH_MAP).join('')}]`, 'gu');
 
 // Patterns run on folded text (lower case, no diacritics): French is written here without accents.
 // Each pattern comes with needles: substrings one of which any match must contain. A cheap `includes` check skips
