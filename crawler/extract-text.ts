@@ -15,7 +15,7 @@ export type TextBlock =
 
 /** Elements never part of the main text. */
 const DROP_TAGS = new Set([
-  'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'form', 'button',
+  'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'button',
   'input', 'select', 'textarea', 'option', 'nav', 'footer', 'aside', 'menu', 'dialog', 'head', 'link', 'meta',
   'map', 'audio', 'video', 'picture', 'math', 'label',
 ]);
@@ -69,6 +69,8 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const tag = tagOf(el);
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
+  // Forms are furniture (search boxes, sign-ups), except on sites that wrap the whole page in one (ASP.NET).
+  if (tag === 'form') return 'soft';
   const role = attr(el, 'role').toLowerCase();
   if (DROP_ROLES.has(role)) return 'soft';
   // A page header is furniture; a header inside an explicit main landmark (title, dek) is not.
@@ -242,13 +244,33 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     }
   }
   if (!top || topScore <= 0) return [body];
+  const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || tagOf(el) === 'body' || tagOf(el) === 'html';
   // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
   // holds the article (text split over several wrappers).
   const parent = top.parentNode;
-  if (parent && parent.tagName && scores.has(parent) && (scores.get(parent) ?? 0) >= topScore * 0.9) {
-    const tag = tagOf(parent);
-    if (tag !== 'body' && tag !== 'html') top = parent;
+  if (!isRootish(parent) && scores.has(parent!) && (scores.get(parent!) ?? 0) >= topScore * 0.9) top = parent!;
+  // Text split over many wrappers (one paragraph per "card"): when at least three of the strongest candidates sit
+  // under one ancestor of the top candidate, that ancestor is the article.
+  const strong = [...scores].filter(([, v]) => v >= topScore * 0.75).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([el]) => el);
+  if (strong.length >= 3) {
+    for (let anc = top.parentNode, depth = 0; !isRootish(anc) && depth < 6; anc = anc!.parentNode, depth++) {
+      let inside = 0;
+      for (const el of strong) {
+        for (let p: HTMLElement | null = el; p; p = p.parentNode) {
+          if (p === anc) {
+            inside++;
+            break;
+          }
+        }
+      }
+      if (inside >= 3) {
+        top = anc!;
+        break;
+      }
+    }
   }
+  // A lone child carries nothing its parent does not: climb so that siblings can be considered.
+  while (!isRootish(top.parentNode) && top.parentNode!.childNodes.filter((n) => n.nodeType === NodeType.ELEMENT_NODE).length === 1) top = top.parentNode!;
   const out: HTMLElement[] = [];
   const siblingsOf = top.parentNode;
   if (!siblingsOf || !siblingsOf.tagName) return [top];
