@@ -19,7 +19,7 @@
  */
 import { formatCite } from './cite.js';
 import { looksLikeInstructions } from './instruction-guard.js';
-import { estimateTokens, estimateTokensIncremental, truncateToTokens, type TokenScanState } from './tokens.js';
+import { MAX_CHARS_PER_TOKEN, estimateTokens, estimateTokensIncremental, truncateToTokens, type TokenScanState } from './tokens.js';
 import { makeWarning, type Warning } from './warnings.js';
 
 /** Separator between merged consecutive passages of one page. */
@@ -206,7 +206,7 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
       const prepend = first.ordinal - 1 === c.ordinal;
       if (!append && !prepend) continue;
       // Cheap rejection (see below): too long to fit whole, and no room to append a truncated part.
-      if (c.passage.length > 16 * (remaining + 4) && !(append && remaining - 1 >= MIN_TRUNCATED_TOKENS)) continue;
+      if (c.passage.length > MAX_CHARS_PER_TOKEN * (remaining + 4) && !(append && remaining - 1 >= MIN_TRUNCATED_TOKENS)) continue;
       const parts = append ? [...it.parts, { ordinal: c.ordinal, text: c.passage }] : [{ ordinal: c.ordinal, text: c.passage }, ...it.parts];
       const text = itemText(parts);
       // Appending re-prices only the new text (exactly: see estimateTokensIncremental); prepending re-prices all.
@@ -245,9 +245,9 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
     }
     const room = remaining - overhead;
     const canTruncate = room >= 1 && (items.length === 0 || room >= MIN_TRUNCATED_TOKENS);
-    // Cheap rejection without estimating: the estimator never prices more than 16 characters as one token, so a
-    // passage longer than 16 × (room + 1) characters cannot fit whole.
-    if (!canTruncate && (room < 1 || c.passage.length > 16 * (room + 1))) {
+    // Cheap rejection without estimating: 24 × estimate + 12 ≥ length (MAX_CHARS_PER_TOKEN), so a passage longer
+    // than 24 × (room + 1) characters cannot fit whole.
+    if (!canTruncate && (room < 1 || c.passage.length > MAX_CHARS_PER_TOKEN * (room + 1))) {
       leftForTokens++;
       return false;
     }

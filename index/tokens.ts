@@ -24,6 +24,8 @@ const CAPITAL_ACCENTED = [1.05, 1.6, 1.9, 1.9, 2, 2.2, 2.3, 2.4, 2.5, 2.6, 3, 3.
 const UPPER_CASE = [1, 1.07, 1.55, 2.05, 2.45, 2.5, 2.5, 2.6, 2.7, 2.8, 3, 3.2, 3.5, 3.8, 4.1, 4.4, 4.7, 5];
 /** Extra tokens per letter beyond Latin-1 (Latin Extended: Polish, Czech, Hungarian, Vietnamese…). */
 const EXTENDED_LETTER_COST = 1.2;
+/** Extra tokens per combining mark (decomposed accents, stacked diacritics). */
+const MARK_COST = 1;
 /** Share of accented letters above which a text is priced with the accented-language profile. */
 const ACCENTED_SHARE = 0.005;
 // Punctuation runs by length 1..6; longer runs cost about one token per two characters.
@@ -91,8 +93,15 @@ function lookup(table: readonly number[], n: number): number {
 
 /** Price of a punctuation/symbol piece with `visible` non-space characters. */
 function punctCost(visible: number): number {
-  return visible <= PUNCT_COST.length ? (PUNCT_COST[visible - 1] ?? 1) : 3 + (visible - PUNCT_COST.length) / 2;
+  return visible <= PUNCT_COST.length ? (PUNCT_COST[visible - 1] ?? 1) : 3 + (visible - PUNCT_COST.length) * 0.7;
 }
+
+/**
+ * The estimator never prices more than this many UTF-16 units as one token (every piece costs at least its length
+ * / 24), so `24 × estimateTokens(s) + 12 ≥ s.length`: callers can reject a text as too long for a budget without
+ * estimating it (tested as a property).
+ */
+export const MAX_CHARS_PER_TOKEN = 24;
 
 /**
  * Estimated o200k_base token count of `text` (integer, ≥ 0; 0 only for the empty string).
@@ -186,6 +195,7 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
       let other = 0;
       let seenLower = false;
       let accentedHere = 0;
+      let marks = 0;
       let extended = 0; // letters beyond Latin-1 (ł, ś, č, ő…): rare in the vocabulary, they split words
       let j = w;
       for (; j < n; j++) {
@@ -209,7 +219,10 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
             if (c >= 0x100) extended++;
           }
         } else if (kj === CASELESS) {
-          if (c >= 0x300 && c <= 0x36f) continue; // a combining mark belongs to its letter
+          if (c >= 0x300 && c <= 0x36f) {
+            marks++; // a combining mark stays with its letter, but decomposed text costs more
+            continue;
+          }
           letters++;
           if (isCjk(c)) cjk++;
           else other++;
@@ -239,9 +252,10 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
         cost = lookup(accented ? CAPITAL_ACCENTED : EN_CAPITAL, letters);
         costFr = lookup(accented ? CAPITAL_ACCENTED : FR_CAPITAL, letters);
       }
-      if (extended > 0) {
-        cost += EXTENDED_LETTER_COST * extended;
-        costFr += EXTENDED_LETTER_COST * extended;
+      if (extended > 0 || marks > 0) {
+        const extra = EXTENDED_LETTER_COST * extended + MARK_COST * marks;
+        cost += extra;
+        costFr += extra;
       }
       if (cjk === 0 && other === 0) {
         latinLetters += letters;
@@ -266,14 +280,21 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
     // 3. Punctuation run, with an optional leading space, swallowing following newlines and slashes.
     if (k === PUNCT || (text.charCodeAt(i) === 32 && i + 1 < n && classAt(text, i + 1) === PUNCT)) {
       let j = k === PUNCT ? i : i + 1;
-      let visible = 0;
+      let visible = 0; // BMP symbols
+      let astral = 0; // emoji and other symbols outside the BMP: about one token each
+      const first = text.charCodeAt(j);
+      let same = true; // one character repeated ("-----", "====="): o200k has long tokens for those
       while (j < n && classAt(text, j) === PUNCT) {
         const c = text.charCodeAt(j);
-        if (!(c >= 0xdc00 && c <= 0xdfff)) visible++; // a surrogate pair counts once
+        if (c >= 0xd800 && c <= 0xdbff) astral++;
+        else if (!(c >= 0xdc00 && c <= 0xdfff)) visible++;
+        if (c !== first) same = false;
         j++;
       }
+      const runEnd = j;
       while (j < n && (classAt(text, j) === NEWLINE || text.charCodeAt(j) === 47)) j++;
-      const cost = punctCost(visible);
+      const symbols = visible === 0 ? 0 : same && visible >= 4 ? 1 + visible / 24 : punctCost(visible);
+      const cost = Math.max(1, symbols + astral + (j - runEnd) / 8);
       if (Math.round(current() + cost) > stopAbove) break;
       common += cost;
       i = j;
@@ -292,7 +313,7 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
     if (lastNewline >= 0) stop = lastNewline + 1; // \s*[\r\n]+
     else if (end === n || end - i === 1) stop = end; // trailing run, or a lone space before a digit etc.
     else stop = end - 1; // the last space goes with what follows
-    const cost = 1 + Math.floor((stop - i) / 16);
+    const cost = 1 + Math.floor((stop - i - 1) / 24);
     if (Math.round(current() + cost) > stopAbove) break;
     common += cost;
     i = stop;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'node-html-parser';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { estimateTokens, estimateTokensIncremental, truncateToTokens } from '../../index/tokens.js';
+import { MAX_CHARS_PER_TOKEN, estimateTokens, estimateTokensIncremental, truncateToTokens } from '../../index/tokens.js';
 
 // Real text, read in place from ../shared (never copied into the repo).
 const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
@@ -153,4 +153,28 @@ t.test('incremental estimate equals the full estimate of the longer text', async
   const a = 'The first passage ends here.';
   const b = `${a}\n\nThe second one follows.`;
   t.equal(estimateTokensIncremental(b, estimateTokensIncremental(a).state).tokens, estimateTokens(b));
+});
+
+t.test('no text is priced below one token per MAX_CHARS_PER_TOKEN characters (the packer relies on it)', async (t) => {
+  const chunk = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 60 }),
+    fc.constantFrom(' ', '\n', '\t', '-', '=', '.', '/', '\u0301', '😀', 'a', 'É', '1'),
+  );
+  const text = fc.array(fc.tuple(chunk, fc.integer({ min: 1, max: 80 })), { maxLength: 8 }).map((parts) => parts.map(([c, n]) => c.repeat(n)).join(''));
+  const run = fc.check(
+    fc.property(text, (s) => MAX_CHARS_PER_TOKEN * estimateTokens(s) + MAX_CHARS_PER_TOKEN / 2 >= s.length),
+    { numRuns: 2000 },
+  );
+  t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');
+  t.ok(MAX_CHARS_PER_TOKEN * estimateTokens(' '.repeat(5000)) + 12 >= 5000);
+  t.ok(MAX_CHARS_PER_TOKEN * estimateTokens('-'.repeat(5000)) + 12 >= 5000);
+  t.ok(MAX_CHARS_PER_TOKEN * estimateTokens(`.${'\n'.repeat(5000)}`) + 12 >= 5001);
+});
+
+t.test('symbol runs, emoji and decomposed accents are priced like o200k, roughly', async (t) => {
+  for (const s of ['-'.repeat(20), '='.repeat(40), '😀😀😀😀', 'e\u0301te\u0301', '~!@#$%^&*()']) {
+    const real = countTokens(s);
+    const est = estimateTokens(s);
+    t.ok(Math.abs(est - real) <= Math.max(2, real * 0.5), `${JSON.stringify(s)}: estimated ${est}, o200k ${real}`);
+  }
 });
