@@ -3,7 +3,7 @@
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { chromiumMissing, launchBrowser, type Browser, type PageRecord } from './browser-harness.js';
-import { startWebService, type WebService } from './web-service.js';
+import { SNIPPET_HOST, startWebService, type WebService } from './web-service.js';
 
 // Page-side code is passed as strings: the project's TypeScript has no DOM library.
 const activeId = (page: Page): Promise<string> => page.evaluate<string>("document.activeElement ? document.activeElement.id : ''");
@@ -15,11 +15,20 @@ interface PageGlobals {
 }
 // waitForFunction gets a function, not a string: a string predicate is compiled in the page with eval, which the
 // page's CSP rightly refuses (and reports as a violation).
-const statusStartsWith = (page: Page, prefix: string): Promise<unknown> =>
-  page.waitForFunction(
-    (p) => ((globalThis as unknown as PageGlobals).document.getElementById('search-status')?.textContent ?? '').startsWith(p),
-    prefix,
-  );
+const statusStartsWith = async (page: Page, prefix: string): Promise<void> => {
+  try {
+    await page.waitForFunction(
+      (p) => ((globalThis as unknown as PageGlobals).document.getElementById('search-status')?.textContent ?? '').startsWith(p),
+      prefix,
+      { timeout: 20_000 },
+    );
+  } catch (err) {
+    // Say what the page showed instead: a timeout alone explains nothing.
+    const shown = await page.locator('#search-status').textContent();
+    const problem = await page.locator('#search-error').textContent();
+    throw new Error(`status never started with ${JSON.stringify(prefix)}; it reads ${JSON.stringify(shown)} (error box: ${JSON.stringify(problem)})`, { cause: err });
+  }
+};
 
 const missing = chromiumMissing();
 if (missing) {
@@ -60,7 +69,8 @@ if (missing) {
   t.test('issue 6: a search with operators shows results, highlights and provenance', async (t) => {
     const { page } = await openWithKey('/');
     t.ok(await page.locator('#key-present').isVisible(), 'key accepted into the tab');
-    const q = 'bibliothèque -inurl:json';
+    // Title phrase, URL exclusion and domain together.
+    const q = 'bibliothèque intitle:"Ville de Québec" -inurl:json site:ville-quebec.test';
     await page.locator('#q').fill(q);
     await page.locator('#q').press('Enter');
     await page.locator('#results li.result').first().waitFor();
@@ -73,6 +83,7 @@ if (missing) {
     const titles = await page.locator('#results .result-title').allTextContents();
     t.ok(titles.includes('Bibliothèque Gabrielle-Roy — Ville de Québec'), 'the library page is found');
     t.notOk(shown.some((u) => u.includes('json')), '-inurl:json excluded the json-casse page');
+    t.same([...shown].sort(), [svc.web.url('ville-quebec.test', '/'), svc.web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html')].sort(), 'exactly the two matching pages');
     t.ok(shown.every((u) => new URL(u).hostname === 'ville-quebec.test'));
 
     const marks = (await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase());
@@ -88,6 +99,13 @@ if (missing) {
     t.notOk(page.url().includes(svc.key), 'key not in the address');
     t.match(page.url(), /\?q=/);
     await browser.screenshot(page, 'search-operators');
+
+    // An exact phrase with a file type: only the page that contains the phrase.
+    await page.locator('#q').fill('"public secondary school" site:ontario-gov.test filetype:html');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await statusStartsWith(page, 'Results 1–1 ');
+    t.same(await page.locator('#results .result-url').allTextContents(), [svc.web.url('ontario-gov.test', '/schools/lakeshore-collegiate.html')]);
+    t.ok((await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase()).includes('public secondary school'), 'the phrase is highlighted');
   });
 
   t.test('host-diversity collapse is visible and leads to the host; pagination moves by the results shown', async (t) => {
@@ -141,6 +159,30 @@ if (missing) {
     t.ok(hosts.length > 2, 'a positive site: lifts the per-host cap');
     t.ok(hosts.every((h) => h === host), `all results from ${host}`);
     t.equal(await page.locator('#q').inputValue(), `generated topic site:${host}`);
+  });
+
+  t.test('snippet rules are visible: nosnippet, max-snippet, data-nosnippet', async (t) => {
+    const { page } = await openWithKey('/?q=maplewood+site%3Ashop-montreal.test');
+    await statusStartsWith(page, 'Results 1–3 ');
+    const result = (path: string) => page.locator(`#results li.result:has(.result-url:text-is("${svc.web.url(SNIPPET_HOST, path)}"))`);
+
+    const none = result('/snippet-rules/nosnippet.html');
+    t.equal(await none.locator('.excerpt').count(), 0, 'nosnippet: no excerpt');
+    t.equal(await none.locator('.excerpt-none').textContent(), 'No excerpt: this page does not allow snippets.');
+    t.match(await none.locator('.provenance').textContent(), /no excerpt: the page forbids snippets/);
+    t.equal(await none.locator('.result-warning[data-code="snippet_restricted"]').textContent(), 'The page restricts excerpts (nosnippet).');
+
+    const short = result('/snippet-rules/max-snippet-50.html');
+    const text = (await short.locator('.excerpt').textContent()) ?? '';
+    t.ok(text.length > 0 && text.length <= 50, `max-snippet:50 excerpt is ${text.length} characters`);
+    t.match(await short.locator('.provenance').textContent(), /excerpt shortened to the page's max-snippet/);
+    t.equal(await short.locator('.result-warning').count(), 1);
+
+    const hidden = result('/snippet-rules/data-nosnippet.html');
+    t.match(await hidden.locator('.excerpt').textContent(), /maplewood baguette/i);
+    t.notMatch(await page.locator('#results').textContent(), /SECRET-NOSNIPPET|4471/, 'data-nosnippet text never shown');
+    t.ok(await page.locator('#search-warnings').isHidden(), 'per-result warnings are not repeated above the list');
+    await browser.screenshot(page, 'search-snippet-rules');
   });
 
   t.test('the language filter goes to the API and stays in the address', async (t) => {

@@ -31,6 +31,31 @@ export interface WebService {
 /** Hosts of the test web whose pages the page tests search. */
 export const SEED_HOSTS = ['gen-0.test', 'gen-1.test', 'gen-2.test', 'ontario-gov.test', 'ville-quebec.test', 'shop-montreal.test'] as const;
 
+/** The host that also serves the snippet-rule pages below (its robots.txt allows everything, no Crawl-delay). */
+export const SNIPPET_HOST = 'shop-montreal.test';
+
+/**
+ * Pages with snippet rules, served on SNIPPET_HOST through the test web's setPage: every one says "maplewood", so
+ * `maplewood site:shop-montreal.test` finds all three. The data-nosnippet page hides SECRET-NOSNIPPET.
+ */
+export const SNIPPET_PAGES: Readonly<Record<string, string>> = {
+  '/snippet-rules/nosnippet.html': snippetPage('Maplewood rye (nosnippet)', '<meta name="robots" content="nosnippet">', '<p>Maplewood rye is baked every Thursday with stone-ground flour from a mill near Joliette.</p>'),
+  '/snippet-rules/max-snippet-50.html': snippetPage(
+    'Maplewood brioche (max-snippet:50)',
+    '<meta name="robots" content="max-snippet:50">',
+    '<p>Our maplewood brioche uses butter from Quebec dairies, eggs from local farms and a slow overnight proof that gives it a soft and even crumb.</p>',
+  ),
+  '/snippet-rules/data-nosnippet.html': snippetPage(
+    'Maplewood baguette (data-nosnippet)',
+    '',
+    '<p>The maplewood baguette is shaped by hand each morning.</p><p data-nosnippet>SECRET-NOSNIPPET maplewood supplier code 4471.</p>',
+  ),
+};
+
+function snippetPage(title: string, head: string, body: string): string {
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>${head}</head><body><main><h1>${title}</h1>${body}</main></body></html>\n`;
+}
+
 /**
  * Starts the test web, crawls the seed hosts into the service's own index (robots, sitemaps and links as the
  * crawler does them), then serves REST + pages. `crawl: false` skips the initial crawl (empty index).
@@ -73,8 +98,16 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
     fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 3000, totalTimeoutMs: 5000 },
   });
   for (const h of SEED_HOSTS) crawler.enqueue(web.url(h, '/'), { reason: 'seed', priority: 'discovered' });
+  for (const [path, body] of Object.entries(SNIPPET_PAGES)) {
+    web.setPage(SNIPPET_HOST, path, { body });
+    crawler.enqueue(web.url(SNIPPET_HOST, path), { reason: 'seed', priority: 'discovered' });
+  }
   const crawlStats =
     opts.crawl === false ? crawler.stats() : await crawler.runUntilIdle({ maxPages: opts.maxPages ?? 120, timeoutMs: 40_000 });
+  // Fold the crawl into the full-text indexes. Without it, rows written after the index's first FTS build are
+  // searched inconsistently until the store's own optimize (every 200 writes): phrase and intitle: queries miss
+  // them and a positive site: query sometimes returns nothing (reported to index-core; see docs/web.md).
+  await deps.index.optimize();
 
   // URL requests go through the same crawler: the processor admits them, the running crawler fetches them.
   const handle: CrawlerHandle = {

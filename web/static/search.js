@@ -109,7 +109,7 @@ function timeNode(label, value) {
   return span;
 }
 
-function renderResult(r, index) {
+function renderResult(r, index, warnings) {
   const li = el('li', null, 'result');
   li.dataset.host = r.host;
   const article = el('article');
@@ -159,6 +159,12 @@ function renderResult(r, index) {
   ].filter(Boolean);
   prov.append(facts.join(' · '));
   article.append(prov);
+  // Typed warnings about this very result (snippet_restricted, instruction_like_text …) sit under it.
+  for (const w of warnings) {
+    const p = el('p', w.message ?? w.code, 'result-warning');
+    p.dataset.code = String(w.code ?? '');
+    article.append(p);
+  }
   li.append(article);
   return li;
 }
@@ -176,11 +182,14 @@ function moreFromHostNode(state, host, n) {
 
 function render(state, data) {
   const results = Array.isArray(data?.results) ? data.results : [];
-  list.replaceChildren(...results.map((r, i) => renderResult(r, state.offset + i)));
+  const allWarnings = (Array.isArray(data?.warnings) ? data.warnings : []).filter((w) => w && typeof w === 'object');
+  const shownUrls = new Set(results.map((r) => r.url));
+  const forResult = (url) => allWarnings.filter((w) => w.source === url);
+  list.replaceChildren(...results.map((r, i) => renderResult(r, state.offset + i, forResult(r.url))));
   list.start = state.offset + 1;
 
-  // Warnings (typed {code, message}); no_results is said by the status line already.
-  const warnings = (Array.isArray(data?.warnings) ? data.warnings : []).filter((w) => w && w.code !== 'no_results');
+  // Other warnings (typed {code, message}) above the list; no_results is said by the status line already.
+  const warnings = allWarnings.filter((w) => w.code !== 'no_results' && !(typeof w.source === 'string' && shownUrls.has(w.source)));
   warningsList.replaceChildren(
     ...warnings.map((w) => {
       const li = el('li', w.message ?? w.code, 'warning');
