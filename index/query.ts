@@ -7,7 +7,7 @@
  * into code predicates. No user text is ever concatenated into a where/SQL string: the store only turns site:
  * values into integer host ids it already knows (see store.ts).
  */
-import { BooleanQuery, MatchQuery, Occur, Operator, PhraseQuery, type FullTextQuery } from '@lancedb/lancedb';
+import { BooleanQuery, MatchQuery, Occur, Operator, type FullTextQuery } from '@lancedb/lancedb';
 import { domainToASCII } from 'node:url';
 
 /** The parsed query. Every list is deduplicated and in first-seen order. */
@@ -251,8 +251,10 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
     if (mode === 'all') for (const w of ast.words) textClauses.push([Occur.Must, new MatchQuery(w, SEARCH_COLUMN)]);
     else textClauses.push([Occur.Should, new MatchQuery(ast.words.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
-  for (const p of ast.phrases) textClauses.push([Occur.Must, new PhraseQuery(p.join(' '), SEARCH_COLUMN)]);
-  for (const p of ast.inTitle) textClauses.push([Occur.Must, new PhraseQuery(p.join(' '), 'title')]);
+  // Phrases: every word must occur (index side); word order and adjacency are then checked exactly in code
+  // (`matches`). The FTS index is built without positions: see FTS_OPTIONS in store.ts for why.
+  for (const p of ast.phrases) textClauses.push([Occur.Must, new MatchQuery(p.join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
+  for (const p of ast.inTitle) textClauses.push([Occur.Must, new MatchQuery(p.join(' '), 'title', { operator: Operator.And })]);
   const positive = textClauses.length > 0;
   const titleText = [...ast.words, ...ast.phrases.flat()].join(' ');
   if (positive && titleText) textClauses.push([Occur.Should, new MatchQuery(titleText, 'title', { operator: Operator.Or, boost: TITLE_BOOST })]);

@@ -2,8 +2,8 @@
  * The passage index: LanceDB tables in `<dataDir>/lance`.
  *
  * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
- *   it, so a search reads ONE table version (a consistent snapshot) and never joins. BM25 FTS indexes (with
- *   positions, for phrases) on `search_text` (page title + passage) and `title`; a `vector` column when an
+ *   it, so a search reads ONE table version (a consistent snapshot) and never joins. BM25 FTS indexes on
+ *   `search_text` (page title + passage) and `title` (phrases: see FTS_OPTIONS); a `vector` column when an
  *   embedder exists.
  * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
  * - `images`: image metadata (never bytes), FTS on alt text.
@@ -29,9 +29,16 @@ import { retrieve, type RetrievalRequest, type RetrievalResult } from './retriev
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
 
-/** FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md. */
+/**
+ * FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md.
+ *
+ * `withPosition: false` on purpose: with positions, LanceDB 0.37 (lance 8.0) fails to compact a table whose FTS
+ * index has an unindexed tail ("Max offset … exceeds length of values", lance-format/lance#7653) — and on a 2-core
+ * machine the failure shows up as a deadlocked `optimize()` that never settles. Exact phrases are therefore
+ * matched as "all words" by the index and checked for order and adjacency in code (query.ts `matches`).
+ */
 export const FTS_OPTIONS = {
-  withPosition: true,
+  withPosition: false,
   baseTokenizer: 'simple',
   lowercase: true,
   asciiFolding: true,
@@ -517,11 +524,16 @@ export class PassageIndex implements PageSink {
   }
 
   async #optimizeNow(): Promise<void> {
-    // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions.
+    // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions. Maintenance is
+    // best effort: a failure is logged and the index keeps serving (new rows stay searchable unindexed).
     const olderThan = new Date(Date.now() - 60_000);
-    await this.#passages.optimize({ cleanupOlderThan: olderThan });
-    await this.#pages.optimize({ cleanupOlderThan: olderThan });
-    await this.#images.optimize({ cleanupOlderThan: olderThan });
+    for (const [name, table] of [['passages', this.#passages], ['pages', this.#pages], ['images', this.#images]] as const) {
+      try {
+        await table.optimize({ cleanupOlderThan: olderThan });
+      } catch (err) {
+        this.#log?.warn({ table: name, err: err instanceof Error ? err.message : String(err) }, 'index optimize failed');
+      }
+    }
     if (this.embedder && !this.#vectorIndex) {
       const n = await this.#passages.countRows('vector IS NOT NULL');
       if (n >= this.#vectorIndexThreshold) {

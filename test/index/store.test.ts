@@ -1,4 +1,5 @@
 import t from 'tap';
+import { fileURLToPath } from 'node:url';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
@@ -123,4 +124,29 @@ t.test('rejects page_refs outside the integer range', async (t) => {
   t.teardown(() => idx.close());
   await t.rejects(idx.upsertPage(page(-1)), RangeError);
   await t.rejects(idx.removePage(1.5), RangeError);
+});
+
+t.test('issue 4 regression: optimize settles on a table with vectors and an unindexed FTS tail', async (t) => {
+  // With FTS positions, lance 8 failed (or, on 2 cores, deadlocked) compacting such a table; see FTS_OPTIONS.
+  const { readCorpus, corpusPage } = await import('../../cli/ingest.js');
+  const corpus = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(256), optimizeEvery: Number.MAX_SAFE_INTEGER });
+  t.teardown(() => idx.close());
+  let batch: PageInput[] = [];
+  let ref = 1;
+  for await (const doc of readCorpus(corpus)) {
+    batch.push(corpusPage(doc, ref++, 'scifact', '2026-11-20T00:00:00Z'));
+    if (batch.length === 200) {
+      await idx.upsertPages(batch);
+      batch = [];
+      if (ref > 1200) break;
+    }
+  }
+  await idx.optimize();
+  await idx.upsertPages([page(5000, { texts: ['A freshly added passage about zebrafish regeneration.'] })]);
+  await idx.optimize();
+  const st = await idx.stats();
+  t.equal(st.pages, 1201);
+  t.ok((await idx.search({ query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000), 'the row added after compaction is found');
+  t.ok((await idx.search({ query: '"stem cells"' })).passages.length > 0, 'phrases still match after compaction');
 });
