@@ -28,7 +28,8 @@ const EXTENDED_LETTER_COST = 1.2;
 const MARK_COST = 1;
 /** Share of accented letters above which a text is priced with the accented-language profile. */
 const ACCENTED_SHARE = 0.005;
-// Punctuation runs by length 1..6; longer runs cost about one token per two characters.
+// Mixed punctuation runs by length 1..6; longer ones add 0.7 per symbol. (A run of one repeated symbol, emoji and
+// swallowed newlines are priced separately in the scanner.)
 const PUNCT_COST = [1, 1.02, 1.3, 1.9, 2.5, 3];
 
 /** Letters of scripts other than Latin (checked only for characters the range tests below leave open). */
