@@ -63,7 +63,9 @@ export function renderWebmastersMain(config: Pick<Config, 'crawlerInfoUrl'>): Sa
     names it, the <code>User-agent: *</code> group applies.</li>
   <li><code>Allow</code> and <code>Disallow</code> lines are understood, with <code>*</code> and <code>$</code>
     patterns; the longest matching rule wins and, on a tie, <code>Allow</code> wins.</li>
-  <li><code>Sitemap</code> lines are read and the listed sitemaps are used for discovery.</li>
+  <li><code>Sitemap</code> lines are read and the listed sitemaps (sitemap indexes and gzip files included) are used
+    for discovery.</li>
+  <li><code>/llms.txt</code> is read once per host (refreshed weekly), under the same robots.txt rules, as evidence about the site.</li>
   <li><code>Crawl-delay</code> is honoured as a floor: SvcBot never requests pages from your origin faster than the
     larger of its own per-origin gap and your Crawl-delay (values above 30 seconds count as 30 seconds).</li>
   <li>A robots.txt answered with 4xx means no restriction; a 5xx answer, a 429 or no answer at all means SvcBot

@@ -367,6 +367,7 @@ if (missing) {
     await m.page.getByRole('button', { name: 'Send request' }).click();
     await m.page.locator('#key-message').waitFor({ state: 'visible' });
     t.match(await m.page.locator('#manage-error').textContent(), /Key refused/);
+    t.equal(await activeId(m.page), 'key-input', 'focus on the key field, not the error');
     t.equal(await storedKey(m.page), null);
   });
 

@@ -157,7 +157,8 @@ form.addEventListener('submit', async (ev) => {
     else follow(r.id);
   } catch (err) {
     showProblem(errorBox, err);
-    errorBox.focus();
+    // A refused key moves the focus to the key field (api-client); any other error to its explanation.
+    if (err?.status !== 401) errorBox.focus();
   } finally {
     submit.disabled = false;
   }
