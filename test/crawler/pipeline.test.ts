@@ -222,6 +222,10 @@ t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-
   const passages = r.sent.get(ns.pageRef!)!.passages;
   t.ok(passages.some((p) => p.text.includes('SECRET-NOSNIPPET')), 'data-nosnippet text stays searchable');
   t.notOk(passages.some((p) => p.snippetText.includes('SECRET-NOSNIPPET') || p.snippetText.includes('Also hidden')), 'but never in snippetText');
+  // processNow goes through the same politeness: alpha's Crawl-delay (1 s, capped at 200 ms here) between requests.
+  const alpha = onlyPages(r, 'alpha.test');
+  t.ok(alpha.length > 20);
+  for (let k = 1; k < alpha.length; k++) if (alpha[k]!.at - alpha[k - 1]!.at < 200) t.fail(`processNow requests ${alpha[k]!.at - alpha[k - 1]!.at} ms apart`);
 });
 
 t.test('noindex and 410 on recrawl remove the page and its entities (issue 3)', async (t) => {
@@ -318,4 +322,39 @@ t.test('host facts: link aggregates and change intervals', async (t) => {
   t.equal(beta.changeIntervalsObserved, 1);
   t.ok(beta.medianChangeIntervalMs! > 0);
   t.equal(beta.pagesFetched, 2);
+});
+
+t.test('BatchingSink groups concurrent writes, keeps removal order, last version wins, errors reach the batch', async (t) => {
+  const { BatchingSink } = await import('../../crawler/crawler.js');
+  const calls: string[] = [];
+  let fail = false;
+  const inner = {
+    upsertPage: async (p: PageInput) => void calls.push(`one:${p.pageRef}`),
+    upsertPages: async (ps: readonly PageInput[]) => {
+      await new Promise((r) => setTimeout(r, 10));
+      if (fail) throw new Error('disk full');
+      calls.push(`batch:${ps.map((p) => `${p.pageRef}/${p.title}`).join(',')}`);
+    },
+    removePage: async (ref: number) => void calls.push(`remove:${ref}`),
+  };
+  const page = (ref: number, title = 'v1'): PageInput => ({
+    pageRef: ref, url: `http://a.test/${ref}`, canonicalUrl: null, host: 'a.test', title, description: '', lang: null, publishedAt: null, modifiedAt: null,
+    dateSource: 'none', fetchedAt: '2026-01-01T00:00:00.000Z', contentHash: 'h', snippet: { nosnippet: false, maxSnippet: null }, filetype: 'html',
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] }, passages: [], images: [],
+  });
+  const b = new BatchingSink(inner, { maxBatch: 4, maxDelayMs: 5 });
+  await Promise.all([b.upsertPage(page(1)), b.upsertPage(page(2)), b.upsertPage(page(1, 'v2'))]);
+  t.same(calls, ['batch:1/v2,2/v1'], 'one write; the later version of page 1 wins');
+  calls.length = 0;
+  const w = [b.upsertPage(page(3)), b.upsertPage(page(4)), b.upsertPage(page(5)), b.upsertPage(page(6)), b.upsertPage(page(7))];
+  const r = b.removePage(3);
+  await Promise.all([...w, r]);
+  t.same(calls, ['batch:3/v1,4/v1,5/v1,6/v1', 'batch:7/v1', 'remove:3'], 'maxBatch respected; the removal waits for earlier writes');
+  fail = true;
+  const bad = [b.upsertPage(page(8)), b.upsertPage(page(9))];
+  for (const p of bad) await t.rejects(p, /disk full/);
+  fail = false;
+  await b.upsertPage(page(10));
+  await b.flush();
+  t.same(calls.at(-1), 'batch:10/v1', 'the sink keeps working after a failed batch');
 });
