@@ -1,0 +1,99 @@
+/**
+ * Embedding throughput (passages/s): our embedder (transformers.js in a worker thread, batched) beside bare
+ * onnxruntime-node running the same ONNX file with the same thread count, same tokenizer, same batch size.
+ *
+ *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--threads 1] [--passages 512] [--batch 32]
+ *
+ * Skips with a printed reason (exit 0) when the weights file is absent or does not match its LFS pointer.
+ * Passages: the first N SciFact abstracts (title + text), the same texts for both paths.
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readCorpus } from '../cli/ingest.js';
+import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
+
+const { values } = parseArgs({
+  options: {
+    'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
+    model: { type: 'string', default: 'all-MiniLM-L6-v2' },
+    threads: { type: 'string', default: '1' },
+    passages: { type: 'string', default: '512' },
+    batch: { type: 'string', default: '32' },
+  },
+});
+const modelDir = values['model-dir']!;
+const model = values.model!;
+const threads = Number(values.threads);
+const n = Number(values.passages);
+const batch = Number(values.batch);
+
+const problem = checkWeights(modelDir, model);
+if (problem) {
+  console.log(`SKIPPED embedding benchmark: ${problem}`);
+  console.log('(the all-MiniLM-L6-v2 ONNX weights are not in ../shared yet; rerun this command when they are)');
+  process.exit(0);
+}
+
+const texts: string[] = [];
+for await (const d of readCorpus(fileURLToPath(new URL('../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url)))) {
+  texts.push(`${d.title}\n${d.text}`);
+  if (texts.length >= n) break;
+}
+
+async function ours(): Promise<number> {
+  const e = await createEmbedder({ modelDir, modelName: model, threads, batchSize: batch });
+  if (!e) throw new Error('embedder failed to load');
+  await e.embed(texts.slice(0, batch)); // warm-up
+  const t0 = performance.now();
+  await e.embed(texts);
+  const s = (performance.now() - t0) / 1000;
+  await e.close();
+  return texts.length / s;
+}
+
+async function bare(): Promise<number> {
+  const ort = await import('onnxruntime-node');
+  const { AutoTokenizer, env } = await import('@huggingface/transformers');
+  env.allowRemoteModels = false;
+  env.localModelPath = modelDir.endsWith('/') ? modelDir : `${modelDir}/`;
+  const tokenizer = await AutoTokenizer.from_pretrained(model);
+  const session = await ort.InferenceSession.create(weightsPath(modelDir, model), { intraOpNumThreads: threads, interOpNumThreads: 1 });
+  const run = async (chunk: string[]) => {
+    const enc = tokenizer(chunk, { padding: true, truncation: true });
+    const toOrt = (x: { data: BigInt64Array; dims: number[] }) => new ort.Tensor('int64', x.data, x.dims);
+    const feeds: Record<string, unknown> = { input_ids: toOrt(enc.input_ids), attention_mask: toOrt(enc.attention_mask) };
+    if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = toOrt(enc.token_type_ids);
+    const out = await session.run(feeds as never);
+    const hidden = out[session.outputNames[0]!]!;
+    // Mean pooling + L2 normalisation, like the pipeline, so both paths do the same work.
+    const [b, len, dim] = hidden.dims as [number, number, number];
+    const data = hidden.data as Float32Array;
+    const mask = enc.attention_mask.data as BigInt64Array;
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < b; i++) {
+      const v = new Float32Array(dim);
+      for (let j = 0; j < len; j++) {
+        if (mask[i * len + j] === 0n) continue;
+        for (let k = 0; k < dim; k++) v[k]! += data[(i * len + j) * dim + k]!;
+      }
+      let norm = 0;
+      for (let k = 0; k < dim; k++) norm += v[k]! ** 2;
+      norm = Math.sqrt(norm) || 1;
+      for (let k = 0; k < dim; k++) v[k]! /= norm;
+      vectors.push(v);
+    }
+    return vectors;
+  };
+  await run(texts.slice(0, batch));
+  const t0 = performance.now();
+  for (let i = 0; i < texts.length; i += batch) await run(texts.slice(i, i + batch));
+  return texts.length / ((performance.now() - t0) / 1000);
+}
+
+const a = await ours();
+const b = await bare();
+console.log(`\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s)\n`);
+console.log('| path | passages/s | share of bare |');
+console.log('|---|---|---|');
+console.log(`| svc embedder (transformers.js, worker thread) | ${a.toFixed(1)} | ${((a / b) * 100).toFixed(0)}% |`);
+console.log(`| bare onnxruntime-node | ${b.toFixed(1)} | 100% |`);

@@ -1,0 +1,193 @@
+/**
+ * Query latency (p50/p95) and throughput of the passage index at N passages, beside SQLite FTS5 bm25 over the same
+ * passages in the same run.
+ *
+ *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4]
+ *
+ * Passages are synthetic but made of real text: each is 3–6 sentences drawn (seeded PRNG) from the SciFact corpus
+ * (../shared/data/beir/scifact), spread over 500 hosts. Vectors come from the deterministic HASHING STAND-IN
+ * embedder (dim 384, the size of all-MiniLM-L6-v2) because the model weights are absent: "hybrid" rows measure the
+ * index and fusion path, not the cost of a real query embedding (see bench/embedding.ts for that).
+ * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
+ * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
+ * throughput run of the same count at `--concurrency`.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readQueries } from '../cli/eval.js';
+import { readCorpus } from '../cli/ingest.js';
+import { createHashingEmbedder } from '../index/embedder.js';
+import { diversify, groupPages } from '../index/retrieval.js';
+import { PassageIndex } from '../index/store.js';
+import type { PageInput } from '../page-model.js';
+
+const { values } = parseArgs({
+  options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '4' } },
+});
+const SIZES = values.sizes!.split(',').map(Number);
+const NQ = Number(values.queries);
+const CONC = Number(values.concurrency);
+const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
+
+function mulberry32(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function sentencePool(): Promise<{ sentences: string[]; titles: string[] }> {
+  const sentences: string[] = [];
+  const titles: string[] = [];
+  for await (const d of readCorpus(join(SCIFACT, 'corpus.jsonl.gz'))) {
+    titles.push(d.title);
+    for (const s of d.text.split(/(?<=[.!?])\s+/)) if (s.length > 30) sentences.push(s);
+  }
+  return { sentences, titles };
+}
+
+function* syntheticPages(n: number, pool: { sentences: string[]; titles: string[] }): Generator<PageInput> {
+  const rnd = mulberry32(42);
+  const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)]!;
+  let made = 0;
+  for (let ref = 1; made < n; ref++) {
+    const host = `host${ref % 500}.example`;
+    const count = Math.min(n - made, 1 + Math.floor(rnd() * 8));
+    const passages = Array.from({ length: count }, (_, ordinal) => {
+      const text = Array.from({ length: 3 + Math.floor(rnd() * 4) }, () => pick(pool.sentences)).join(' ');
+      return { ordinal, text, snippetText: text, headingPath: [] };
+    });
+    made += count;
+    yield {
+      pageRef: ref,
+      url: `https://${host}/doc/${ref}.html`,
+      canonicalUrl: null,
+      host,
+      title: pick(pool.titles),
+      description: '',
+      lang: 'en',
+      publishedAt: null,
+      modifiedAt: '2026-01-01T00:00:00Z',
+      dateSource: 'schema.org',
+      fetchedAt: '2026-11-20T00:00:00Z',
+      contentHash: `h${ref}`,
+      snippet: { nosnippet: false, maxSnippet: null },
+      filetype: 'html',
+      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+      passages,
+      images: [],
+    };
+  }
+}
+
+const STOP = new Set('the a an of in on and or to for with by is are was were be that this from as at it its not no than which into their have has had does do can'.split(' '));
+function shortQuery(q: string): string {
+  const words = (q.toLowerCase().match(/[a-z][a-z0-9-]{3,}/g) ?? []).filter((w) => !STOP.has(w));
+  return [...new Set(words)].sort((a, b) => b.length - a.length).slice(0, 3).join(' ');
+}
+const fts5Query = (q: string, op: 'AND' | 'OR') =>
+  q
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => `"${w.replace(/"/g, '')}"`)
+    .join(` ${op} `);
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+}
+
+async function measure(queries: string[], run: (q: string) => Promise<unknown> | unknown): Promise<{ p50: number; p95: number; qps: number }> {
+  for (const q of queries.slice(0, 10)) await run(q); // warm-up
+  const lat: number[] = [];
+  for (const q of queries) {
+    const t0 = performance.now();
+    await run(q);
+    lat.push(performance.now() - t0);
+  }
+  let i = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONC }, async () => {
+      while (i < queries.length) await run(queries[i++]!);
+    }),
+  );
+  const qps = queries.length / ((performance.now() - t0) / 1000);
+  return { p50: pct(lat, 50), p95: pct(lat, 95), qps };
+}
+
+const rows: string[] = [];
+const pool = await sentencePool();
+const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
+const claims = all.slice(0, NQ);
+const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
+
+for (const size of SIZES) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
+  try {
+    const t0 = performance.now();
+    const idx = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER });
+    const sqlite = new Database(join(dir, 'fts5.sqlite'));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.exec(`CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`);
+    const ins = sqlite.prepare('INSERT INTO p (title, text, page_ref, ordinal) VALUES (?, ?, ?, ?)');
+    let batch: PageInput[] = [];
+    const flush = async () => {
+      await idx.upsertPages(batch);
+      sqlite.transaction(() => {
+        for (const p of batch) for (const s of p.passages) ins.run(p.title, s.text, p.pageRef, s.ordinal);
+      })();
+      batch = [];
+    };
+    for (const p of syntheticPages(size, pool)) {
+      batch.push(p);
+      if (batch.length >= 2000) await flush();
+    }
+    await flush();
+    await idx.optimize();
+    sqlite.exec(`INSERT INTO p(p) VALUES ('optimize')`);
+    const buildS = (performance.now() - t0) / 1000;
+    const st = await idx.stats();
+    process.stderr.write(`built ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
+
+    const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) => {
+      const r = await idx.search({ query: q, mode, termMode });
+      const { pages } = groupPages(r.passages, { collapseNearDuplicates: true });
+      return diversify(pages.map((p) => ({ host: p.best.row.host, p })), { limit: 10, offset: 0, exempt: false });
+    };
+    const fts5 = (op: 'AND' | 'OR') => {
+      // bm25 weights: title 2, text 1; 10 best rows, like one result page.
+      const stmt = sqlite.prepare(`SELECT page_ref, ordinal, bm25(p, 2.0, 1.0) AS s FROM p WHERE p MATCH ? ORDER BY s LIMIT 10`);
+      return (q: string) => stmt.all(fts5Query(q, op));
+    };
+    const cases: [string, string[], (q: string) => unknown][] = [
+      ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
+      ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
+      ['SQLite FTS5 bm25 (3 words, AND)', shorts, fts5('AND')],
+      ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
+      ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
+      ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
+    ];
+    for (const [label, qs, run] of cases) {
+      const m = await measure(qs, run);
+      rows.push(`| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`);
+      process.stderr.write(`${rows[rows.length - 1]}\n`);
+    }
+    await idx.close();
+    sqlite.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`\nconcurrency for throughput: ${CONC}; machine: 2 cores shared with other work\n`);
+console.log('| passages | engine / query kind | queries | p50 ms | p95 ms | queries/s |');
+console.log('|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
