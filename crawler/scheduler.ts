@@ -33,6 +33,8 @@ interface HostState {
   /** The host may be contacted again from this instant. */
   readyAt: number;
   crawlDelayMs: number;
+  /** When the last request to the host finished (ms), null before the first. */
+  lastFinishedAt: number | null;
   /** Consecutive 429/503 answers. */
   backoffLevel: number;
   waiters: (() => void)[];
@@ -78,7 +80,7 @@ export class PolitenessScheduler {
     const h = host.toLowerCase();
     let s = this.#hosts.get(h);
     if (!s) {
-      s = { busy: false, readyAt: 0, crawlDelayMs: 0, backoffLevel: 0, waiters: [] };
+      s = { busy: false, readyAt: 0, crawlDelayMs: 0, lastFinishedAt: null, backoffLevel: 0, waiters: [] };
       this.#hosts.set(h, s);
     }
     return s;
@@ -88,6 +90,8 @@ export class PolitenessScheduler {
   setCrawlDelay(host: string, seconds: number | null): void {
     const s = this.#state(host);
     s.crawlDelayMs = seconds === null || !(seconds > 0) ? 0 : Math.min(this.maxCrawlDelayMs, Math.round(seconds * 1000));
+    // Learnt from the robots.txt just fetched: the gap after that very request is the new one already.
+    if (s.lastFinishedAt !== null) s.readyAt = Math.max(s.readyAt, s.lastFinishedAt + this.gapFor(host));
   }
 
   /** The gap applied to a host now (ms). */
@@ -173,6 +177,7 @@ export class PolitenessScheduler {
       s.backoffLevel = Math.max(0, s.backoffLevel - 1);
     }
     s.readyAt = Math.max(s.readyAt, now + delay);
+    s.lastFinishedAt = now;
     s.busy = false;
     this.#active--;
     const w = s.waiters.shift();

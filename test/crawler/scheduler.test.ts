@@ -112,3 +112,13 @@ t.test('an aborted wait rejects', async (t) => {
   ac.abort(new Error('stop'));
   await t.rejects(p, /stop/);
 });
+
+t.test('a Crawl-delay learnt from the robots.txt just fetched applies to the very next request', async (t) => {
+  const { s, now, set } = virtual({ gapMs: 20 });
+  const robots = await s.acquire('a.test');
+  set(5);
+  robots.release({ status: 200 });
+  s.setCrawlDelay('a.test', 1);
+  (await s.acquire('a.test')).release({ status: 200 });
+  t.equal(now(), 1005);
+});
