@@ -79,7 +79,7 @@ export interface Crawler {
   readonly scheduler: PolitenessScheduler;
   /** Runs in the background until stop(). */
   start(): void;
-  /** Stops dispatching, lets in-flight items finish, resolves when the loop has ended. Final: no restart. */
+  /** Stops dispatching, lets in-flight items finish (those waiting for politeness go back to the queue). */
   stop(): Promise<void>;
   /** Crawls until nothing is pending (or maxPages items were dispatched, or the timeout passed). */
   runUntilIdle(opts?: RunOptions): Promise<CrawlStats>;
@@ -194,8 +194,15 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
   const frontier = new Frontier(db, { ...(opts.frontier ?? {}), now });
   const hosts = new Hosts(db);
   const scheduler = new PolitenessScheduler({ gapMs: config.crawlGapMs, concurrency: config.crawlConcurrency, maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000, now });
-  const abort = new AbortController();
-  const polite = politeFetcher({ fetcher, scheduler, signal: abort.signal });
+  // Aborted by stop() (waits for politeness end at once); a fresh one for every run, so a crawler can run again.
+  let abort = new AbortController();
+  const polite = politeFetcher({
+    fetcher,
+    scheduler,
+    get signal() {
+      return abort.signal;
+    },
+  });
   const robots = new RobotsCache({ fetcher: polite, now });
 
   const batching = opts.batchWrites === false ? null : new BatchingSink(opts.sink);
@@ -214,7 +221,9 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     maxRedirects: 5,
     maxBytes: config.crawlMaxBytes,
     robotsSeen: new Map(),
-    signal: abort.signal,
+    get signal() {
+      return abort.signal;
+    },
     ...(opts.admit ? { admit: opts.admit } : {}),
     ...(opts.maxDepth !== undefined ? { maxDepth: opts.maxDepth } : {}),
   };
@@ -288,6 +297,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
 
   async function mainLoop(untilIdle: boolean, ro: RunOptions): Promise<void> {
     recoverOnce();
+    if (abort.signal.aborted) abort = new AbortController();
     const deadline = ro.timeoutMs === undefined ? Infinity : now() + ro.timeoutMs;
     let pages = 0;
     const budgetLeft = (): boolean => ro.maxPages === undefined || pages < ro.maxPages;
@@ -371,6 +381,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     },
     async processNow(url, po) {
       recoverOnce();
+      if (abort.signal.aborted && !loop) abort = new AbortController();
       const norm = normalizeUrl(url);
       if (norm === null)
         return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };

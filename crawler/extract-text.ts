@@ -6,7 +6,7 @@
  *
  * General rules only: nothing here is tuned to an individual site.
  */
-import { HTMLElement, NodeType, type Node } from 'node-html-parser';
+import { NodeType, type HTMLElement, type Node } from 'node-html-parser';
 
 /** One block of main text in reading order. */
 export type TextBlock =

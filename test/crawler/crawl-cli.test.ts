@@ -58,7 +58,8 @@ t.test('a crawl from a seeds file: live progress on a TTY, summary at the end, d
     { progressMs: 5 },
   );
   t.equal(code, 0, err.text());
-  t.match(out.text(), /\r\x1b\[2Kfetched \d+ · indexed \d+ · queued \d+ · waiting hosts \d+ · errors \d+/, 'progress line');
+  t.ok(out.text().includes('\r\u001b[2Kfetched '), 'progress line redrawn in place');
+  t.match(out.text(), /fetched \d+ · indexed \d+ · queued \d+ · waiting hosts \d+ · errors \d+/, 'progress line');
   t.match(out.text(), /crawl finished in [\d.]+ s\n {2}fetched +\d+\n {2}indexed +6\n/);
   const db = openStateDb(join(dir, 'data', 'state.sqlite'));
   t.teardown(() => db.close());

@@ -358,3 +358,27 @@ t.test('BatchingSink groups concurrent writes, keeps removal order, last version
   await b.flush();
   t.same(calls.at(-1), 'batch:10/v1', 'the sink keeps working after a failed batch');
 });
+
+t.test('start() crawls in the background; stop() is graceful: nothing left leased, nothing lost', async (t) => {
+  const r = await rig(t, { gapMs: 100 });
+  r.crawler.enqueue(web.url('gen-3.test', '/'), { priority: 'submitted', reason: 'seed' });
+  r.crawler.start();
+  await new Promise<void>((ok) => {
+    const iv = setInterval(() => {
+      if (r.outcomes.filter((o) => o.outcome === 'indexed').length >= 3) {
+        clearInterval(iv);
+        ok();
+      }
+    }, 10);
+  });
+  await r.crawler.stop();
+  const s = r.crawler.stats();
+  t.equal(s.inFlight, 0);
+  const c = r.crawler.frontier.countsForHost('gen-3.test');
+  t.equal(c.leased, 0, 'no lease left behind');
+  t.ok(c.queued > 0, 'the rest is still queued for the next run');
+  t.equal(c.dead, 0);
+  const more = await r.crawler.runUntilIdle({ timeoutMs: 20_000 });
+  t.equal(more.queued, 0, 'a later run picks up where stop() left off');
+  t.equal(r.crawler.frontier.countsForHost('gen-3.test').done, c.done + c.queued, 'every URL completed');
+});
