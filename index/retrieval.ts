@@ -132,35 +132,44 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     ast.filetypes.length + ast.notFiletypes.length + ast.inTitle.length + ast.notInTitle.length;
   const k = Math.max(10, Math.min(5000, req.candidates ?? (codeFilters > 0 ? 1000 : 200)));
 
-  const bm25: RankedPassage[] = [];
-  const vec: RankedPassage[] = [];
-  if (useBm25) {
+  // The two arms run concurrently (LanceDB executes on its own thread pool).
+  const bm25Arm = async (): Promise<RankedPassage[]> => {
+    const out: RankedPassage[] = [];
+    if (!useBm25) return out;
     if (compiled.fts) {
       const rows = await index.ftsCandidates(compiled.fts, where, k);
-      for (const r of rows) if (compiled.matches(r, { strictWords: false })) bm25.push({ row: r, score: r._score, bm25Rank: bm25.length + 1, vectorRank: null });
+      for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
     } else {
       // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
       const rows = await index.scanCandidates(where, k);
-      for (const r of rows) if (compiled.matches(r, { strictWords: true })) bm25.push({ row: r, score: 0, bm25Rank: bm25.length + 1, vectorRank: null });
+      for (const r of rows) if (compiled.matches(r, { strictWords: true })) out.push({ row: r, score: 0, bm25Rank: out.length + 1, vectorRank: null });
     }
-  }
-  if (useVector && embedder) {
+    return out;
+  };
+  const vectorArm = async () => {
+    if (!useVector || !embedder) return [];
     const [qv] = await embedder.embed([compiled.semanticText]);
-    if (qv) {
-      let rows = (await index.vectorCandidates(qv, where, k)).filter((r) => compiled.matches(r, { strictWords: false }));
-      const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
-      if (compiled.fts && required > 0 && rows.length > 0) {
-        // Vector hits must satisfy the same required terms as BM25 hits, judged by the same analyzer (stemming):
-        // re-run the full-text query restricted to the candidates' page_refs (integers only).
-        const refs = [...new Set(rows.map((r) => Math.trunc(r.page_ref)))];
-        const restrict = `page_ref IN (${refs.join(', ')})`;
-        const ok = await index.ftsCandidates(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, rows.length * 8 + 50);
-        const okKeys = new Set(ok.map(key));
-        rows = rows.filter((r) => okKeys.has(key(r)));
-      }
-      for (const r of rows) vec.push({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: vec.length + 1 });
+    if (!qv) return [];
+    return (await index.vectorCandidates(qv, where, k)).filter((r) => compiled.matches(r, { strictWords: false }));
+  };
+  const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
+  let rows = vecRows;
+  const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
+  if (compiled.fts && required > 0 && rows.length > 0) {
+    // Vector hits must satisfy the same required terms as BM25 hits, judged by the same analyzer (stemming). Hits
+    // the BM25 arm also returned are verified already; the others are checked by re-running the full-text query
+    // restricted to their page_refs (integers only).
+    const seen = new Set(bm25.map((p) => key(p.row)));
+    const unverified = rows.filter((r) => !seen.has(key(r)));
+    if (unverified.length > 0) {
+      const refs = [...new Set(unverified.map((r) => Math.trunc(r.page_ref)))];
+      const restrict = `page_ref IN (${refs.join(', ')})`;
+      const ok = await index.ftsCandidates(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, unverified.length * 8 + 50);
+      for (const r of ok) seen.add(key(r));
     }
+    rows = rows.filter((r) => seen.has(key(r)));
   }
+  const vec: RankedPassage[] = rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1 }));
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
