@@ -213,6 +213,7 @@ export class Frontier {
   readonly #o: Required<Omit<FrontierOptions, 'now' | 'random'>>;
   /** Identifies this process's leases. */
   readonly owner = randomUUID();
+  readonly #hostRows = new Map<string, number>();
   /** Prepared statements, by SQL text (preparing costs more than running these small statements). */
   readonly #stmts = new Map<string, Database.Statement<unknown[], unknown>>();
 
@@ -255,10 +256,14 @@ export class Frontier {
     return this.#db.transaction((): EnqueueResult | null => {
       const cur = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
       if (!cur) {
-        if (priority <= PRIORITY.discovered) {
-          const n = this.#q<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
-          if (n >= this.#o.maxPerHost) return null;
+        // Rows per host, counted once then kept up to date here (a soft cap: other processes' inserts are not seen).
+        let n = this.#hostRows.get(host);
+        if (n === undefined) {
+          n = this.#q<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
+          this.#hostRows.set(host, n);
         }
+        if (priority <= PRIORITY.discovered && n >= this.#o.maxPerHost) return null;
+        this.#hostRows.set(host, n + 1);
         const info = this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
