@@ -390,7 +390,32 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
-  return toBlocks(chooseContent(scope));
+  return dropEmptySections(toBlocks(chooseContent(scope)));
+}
+
+/**
+ * Drops headings whose section kept no text (a "Related posts" heading whose link list was removed, a trailing
+ * "Comments" heading): a heading with nothing under it before the next heading of the same or a higher level.
+ */
+function dropEmptySections(blocks: readonly TextBlock[]): TextBlock[] {
+  const out: TextBlock[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    if (b.kind === 'heading') {
+      let hasText = false;
+      for (let j = i + 1; j < blocks.length; j++) {
+        const n = blocks[j]!;
+        if (n.kind === 'text') {
+          hasText = true;
+          break;
+        }
+        if (n.level <= b.level) break;
+      }
+      if (!hasText) continue;
+    }
+    out.push(b);
+  }
+  return out;
 }
 
 /** Visible text length of a parsed document (scripts, styles and templates excluded). */
