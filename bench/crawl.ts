@@ -33,7 +33,6 @@ const SECONDS = Number(values.seconds);
 const PAGES = Math.ceil(((SECONDS * 1000) / D) * 1.5) + 10; // more pages than a side can fetch in the window
 
 // Loopback only: *.test → 127.0.0.1 for Crawlee's resolver; any other name is refused outright.
-const origLookup = dns.lookup;
 (dns as { lookup: unknown }).lookup = function lookup(host: string, opts: unknown, cb?: unknown) {
   const callback = (typeof opts === 'function' ? opts : cb) as (...a: unknown[]) => void;
   const all = typeof opts === 'object' && opts !== null && (opts as { all?: boolean }).all;
@@ -49,7 +48,6 @@ const origLookup = dns.lookup;
     else process.nextTick(callback, null, address, family);
     return;
   }
-  void origLookup;
   process.nextTick(callback, Object.assign(new Error(`bench: refusing to resolve ${host}`), { code: 'ENOTFOUND' }));
 };
 
