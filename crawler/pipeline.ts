@@ -175,7 +175,7 @@ type FetchChain =
   | { kind: 'refused'; at: string; verdict: Exclude<RobotsVerdict, { allowed: true }> };
 
 /** Fetches `url` following redirects by hand: robots and politeness of every hop's host are honoured. */
-async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string): Promise<FetchChain> {
+async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => void): Promise<FetchChain> {
   let current = url;
   const seen = new Set([url]);
   for (let hop = 0; ; hop++) {
@@ -183,6 +183,8 @@ async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOpt
       const v = await robotsCheck(deps, current);
       if (!v.allowed) return { kind: 'refused', at: current, verdict: v };
     }
+    // Politeness waits and slow hops add up: keep the lease ahead of them so the item is never handed out twice.
+    renew();
     const res = await politeFetch(deps, current, { headers: { ...(hop === 0 ? headers : {}), accept } });
     const location = res.headers['location'];
     if (!REDIRECTS.has(res.status) || !location) return { kind: 'response', res, finalUrl: current };
@@ -273,7 +275,7 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
     let chain: FetchChain;
     try {
-      chain = await fetchFollowing(deps, item.url, headers, accept);
+      chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item));
     } finally {
       doneWithNetwork();
     }
