@@ -382,3 +382,21 @@ t.test('start() crawls in the background; stop() is graceful: nothing left lease
   t.equal(more.queued, 0, 'a later run picks up where stop() left off');
   t.equal(r.crawler.frontier.countsForHost('gen-3.test').done, c.done + c.queued, 'every URL completed');
 });
+
+t.test('robots.txt variants end to end: redirects, 404, 5xx, timeout, > 500 KiB, gzip', async (t) => {
+  const r = await rig(t, { crawler: { fetchTimeouts: { connectTimeoutMs: 1000, headersTimeoutMs: 1000, totalTimeoutMs: 2000 } } });
+  const cases: [string, string, string][] = [
+    ['robots-redirect.test', '/page.html', 'excluded:robots'], // 5 hops to another host's file, which disallows it
+    ['robots-redirect-long.test', '/page.html', 'retry:robots_unreachable'], // 6 hops: unreachable → disallow all for now
+    ['robots-404.test', '/page.html', 'indexed'],
+    ['robots-500.test', '/page.html', 'retry:robots_error_disallow_all'],
+    ['robots-timeout.test', '/page.html', 'retry:robots_unreachable'],
+    ['robots-huge.test', '/before-limit/page.html', 'excluded:robots'],
+    ['robots-huge.test', '/after-limit/page.html', 'indexed'], // the rule beyond 500 KiB is not read
+    ['robots-gzip.test', '/page.html', 'excluded:robots'],
+    ['robots-disallow-all.test', '/page.html', 'excluded:robots'],
+  ];
+  for (const [host, path, want] of cases) t.equal((await r.crawler.processNow(web.url(host, path), { reason: 'test' })).outcome, want, `${host}${path}`);
+  t.notOk(log(r).some((e) => e.host === 'robots-500.test' && e.path === '/page.html'), 'a 5xx robots.txt means no page fetch');
+  t.equal(r.crawler.hosts.get('robots-500.test')!.robots!.status, 'error_disallow_all');
+});
