@@ -167,6 +167,75 @@ function readImages(root: HTMLElement, base: string): ImageInput[] {
  * @example const page = extractPage(html, { url: 'https://example.ca/a', headers: { 'last-modified': '…' } });
  */
 export function extractPage(html: string, ctx: ExtractContext): ExtractedPage {
+  try {
+    return extractParsed(html, ctx);
+  } catch (err) {
+    // Pathological nesting (thousands of levels) overflows the recursive tree walks here and in the parser's
+    // own text getters: fall back to flat text so a hostile page costs one degraded extraction, not a crash.
+    if (err instanceof RangeError) return extractFlat(html, ctx);
+    throw err;
+  }
+}
+
+/** Decodes the few entities that matter for flat text. */
+function decodeEntities(s: string): string {
+  return s
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#(\d+);/g, (_m, d: string) => String.fromCodePoint(Math.min(Number(d), 0x10ffff)))
+    .replace(/&amp;/g, '&');
+}
+
+/** The degraded extraction: title and tag-stripped body text, no links, images or JSON-LD. */
+function extractFlat(html: string, ctx: ExtractContext): ExtractedPage {
+  const title = squash(decodeEntities(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '')).slice(0, MAX_TITLE);
+  const text = squash(
+    decodeEntities(
+      html
+        .replace(/<(script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+        .replace(/<head\b[\s\S]*?<\/head\s*>/i, ' ')
+        .replace(/<[^>]*>/g, ' '),
+    ),
+  );
+  const blocks: TextBlock[] = text === '' ? [] : [{ kind: 'text', text, snippetText: text }];
+  return {
+    title,
+    description: '',
+    lang: null,
+    canonicalUrl: null,
+    openGraph: {},
+    publishedAt: null,
+    modifiedAt: toIsoDate(ctx.headers?.['last-modified']),
+    dateSource: ctx.headers?.['last-modified'] && toIsoDate(ctx.headers['last-modified']) ? 'http-last-modified' : 'none',
+    mainText: text,
+    blocks,
+    passages: buildPassages(blocks),
+    links: [],
+    jsonLd: readJsonLd([]),
+    images: [],
+    // Directives must still apply: meta tags are read with a tolerant attribute scan.
+    metas: flatMetas(html),
+  };
+}
+
+function flatMetas(html: string): MetaTag[] {
+  const out: MetaTag[] = [];
+  for (const m of html.matchAll(/<meta\b([^>]*)>/gi)) {
+    const attrs = m[1] ?? '';
+    const get = (name: string): string | undefined => {
+      const a = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s"'>]+))`, 'i').exec(attrs);
+      return a ? decodeEntities(a[1] ?? a[2] ?? a[3] ?? '') : undefined;
+    };
+    const name = get('name');
+    const content = get('content');
+    if (name !== undefined && content !== undefined) out.push({ name, content });
+  }
+  return out;
+}
+
+function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   const root = parse(html, PARSE_OPTIONS);
   const headers = ctx.headers ?? {};
   const base = baseOf(root, ctx.url);

@@ -210,3 +210,14 @@ t.test('content hash text ignores whitespace and case only', async (t) => {
   t.equal(normalizedTextForHash('A  b\n\nC'), normalizedTextForHash('a b c'));
   t.not(normalizedTextForHash('a b c'), normalizedTextForHash('a b d'));
 });
+
+t.test('pathological nesting degrades to flat text and still carries the meta directives', async (t) => {
+  const n = 20_000;
+  const html = `<html><head><title>Deep &amp; hostile</title><meta name="robots" content="noindex, nofollow"><meta content='x' name=svcbot></head><body>${'<div>'.repeat(n)}<p>Deep text survives.</p>${'</div>'.repeat(n)}<script>var hidden = 1;</script></body></html>`;
+  const p = extractPage(html, { url: 'https://a.ca/', headers: { 'last-modified': 'Wed, 01 Oct 2026 12:00:00 GMT' } });
+  t.equal(p.title, 'Deep & hostile');
+  t.equal(p.mainText, 'Deep text survives.');
+  t.same(p.metas, [{ name: 'robots', content: 'noindex, nofollow' }, { name: 'svcbot', content: 'x' }]);
+  t.equal(p.passages.length, 1);
+  t.equal(p.dateSource, 'http-last-modified');
+});
