@@ -138,10 +138,11 @@ await web.close();
 
 const bound = H / (D / 1000);
 console.log(`hosts H=${H}, gap d=${D} ms, window ${SECONDS} s, politeness bound H/d = ${bound.toFixed(1)} requests/s`);
-console.log('| crawler | requests | pages | seconds | requests/s | fraction of H/d | min / mean per-host gap (ms) | gaps < d |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('| crawler | requests | pages | seconds | requests/s | requests/s ÷ H/d | pages/s | pages/s ÷ H/d | min / mean per-host gap (ms) | gaps < d |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of sides) {
   const rps = r.requests / r.seconds;
-  console.log(`| ${r.name} | ${r.requests} | ${r.pages} | ${r.seconds.toFixed(1)} | ${rps.toFixed(1)} | ${(rps / bound).toFixed(3)} | ${r.minGapMs === Infinity ? '-' : r.minGapMs} / ${r.meanGapMs.toFixed(0)} | ${r.violations} |`);
+  const pps = r.pages / r.seconds;
+  console.log(`| ${r.name} | ${r.requests} | ${r.pages} | ${r.seconds.toFixed(1)} | ${rps.toFixed(1)} | ${(rps / bound).toFixed(3)} | ${pps.toFixed(1)} | ${(pps / bound).toFixed(3)} | ${r.minGapMs === Infinity ? '-' : r.minGapMs} / ${r.meanGapMs.toFixed(0)} | ${r.violations} |`);
 }
 process.exit(0);
