@@ -240,6 +240,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
    */
   const leadMs = Math.min(100, Math.floor(config.crawlGapMs / 2));
   const inflight = new Map<number, Promise<ItemOutcome>>();
+  /** When each host was last given an item (fair rotation among equally urgent hosts). */
+  const lastServed = new Map<string, number>();
   let kick: (() => void) | null = null;
   let loop: Promise<void> | null = null;
   let stopping = false;
@@ -305,13 +307,16 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       if (now() >= deadline) break;
       let dispatched = false;
       const canDispatch = (): boolean => budgetLeft() && inflight.size < maxInflight && busyHosts.size < config.crawlConcurrency;
-      const ready = frontier.readyHosts();
+      // Equal priorities: the host served longest ago goes first, so no host starves when more hosts are ready
+      // than there are slots.
+      const ready = frontier.readyHosts().sort((a, b) => b.priority - a.priority || (lastServed.get(a.host) ?? 0) - (lastServed.get(b.host) ?? 0));
       if (canDispatch()) {
         for (const { host } of ready) {
           if (!canDispatch()) break;
           if (busyHosts.has(host) || scheduler.isBusy(host) || scheduler.readyAt(host) - leadMs > now()) continue;
           const item = frontier.claim(host);
           if (!item) continue;
+          lastServed.set(host, now());
           if (item.kind === 'page') pages++;
           void run(item);
           dispatched = true;

@@ -400,3 +400,11 @@ t.test('robots.txt variants end to end: redirects, 404, 5xx, timeout, > 500 KiB,
   t.notOk(log(r).some((e) => e.host === 'robots-500.test' && e.path === '/page.html'), 'a 5xx robots.txt means no page fetch');
   t.equal(r.crawler.hosts.get('robots-500.test')!.robots!.status, 'error_disallow_all');
 });
+
+t.test('hosts take turns when there are more ready hosts than slots', async (t) => {
+  const r = await rig(t, { gapMs: 0, concurrency: 1 });
+  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) r.crawler.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
+  const first = r.outcomes.slice(0, 12).map((o) => new URL(o.url).hostname);
+  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) t.ok(first.filter((x) => x === h).length >= 3, `${h} served in turn: ${first.join(' ')}`);
+});
