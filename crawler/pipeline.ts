@@ -314,8 +314,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       frontier.complete(item, { outcome: 'gone', status, changed: null, recrawlInMs: item.kind === 'llms' ? RECRAWL_LLMS_MS : RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: 'gone', pageRef });
     }
-    if (status >= 300) {
-      // A 3xx without Location, or 300/304-like odd codes: nothing to read.
+    if ((status >= 300 && status < 400) || status < 200 || (status < 300 && status !== 200 && status !== 203)) {
+      // A 3xx without Location, an odd 3xx, or a 2xx without a full representation (204, 206 …): nothing to read.
       frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: `excluded:http_${status}` });
     }

@@ -408,3 +408,23 @@ t.test('hosts take turns when there are more ready hosts than slots', async (t) 
   const first = r.outcomes.slice(0, 12).map((o) => new URL(o.url).hostname);
   for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) t.ok(first.filter((x) => x === h).length >= 3, `${h} served in turn: ${first.join(' ')}`);
 });
+
+t.test('odd statuses: 204 and 206 are not pages; 403 excludes and removes an indexed page', async (t) => {
+  const r = await rig(t);
+  const host = 'beta.test';
+  t.teardown(() => {
+    for (const p of ['/empty', '/partial', '/forbidden']) web.setPage(host, p, null);
+  });
+  web.setPage(host, '/empty', { status: 204, body: '' });
+  web.setPage(host, '/partial', { status: 206, body: '<p>part</p>' });
+  t.equal((await r.crawler.processNow(web.url(host, '/empty'), { reason: 'test' })).outcome, 'excluded:http_204');
+  t.equal((await r.crawler.processNow(web.url(host, '/partial'), { reason: 'test' })).outcome, 'excluded:http_206');
+  web.setPage(host, '/forbidden', { body: '<main><p>Public for now, a paragraph long enough to be the main text of this page.</p></main>' });
+  const a = await r.crawler.processNow(web.url(host, '/forbidden'), { reason: 'test' });
+  t.equal(a.outcome, 'indexed');
+  web.setPage(host, '/forbidden', { status: 403, body: 'no' });
+  const b = await r.crawler.processNow(web.url(host, '/forbidden'), { reason: 'test' });
+  t.equal(b.outcome, 'excluded:http_403');
+  t.equal(await r.index.getPage(a.pageRef!), null);
+  t.same([r.documents.get(a.pageRef!)!.status, r.documents.get(a.pageRef!)!.reason], ['excluded', 'http_403']);
+});
