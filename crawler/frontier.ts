@@ -194,6 +194,16 @@ const toRow = (r: RawRow): FrontierRow => ({
   completions: r.completions,
 });
 
+/** Whether a process id exists on this machine (signal 0 probes without signalling). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Raised when an operation names a lease that is no longer held (it lapsed and the item went to someone else). */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -330,7 +340,7 @@ export class Frontier {
   }
 
   #lease(r: RawRow, now: number): FrontierItem {
-    const lease = `${this.owner}:${randomUUID()}`;
+    const lease = `${this.owner}:${process.pid}:${randomUUID()}`;
     this.#q(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`)
       .run(lease, now + this.#o.leaseMs, now + this.#o.leaseMs, now, r.id);
     return {
@@ -446,18 +456,28 @@ export class Frontier {
   }
 
   /**
-   * Returns every lease not held by this process to the queue. The embedded service runs one crawler per state
-   * file, so at start-up any lease found is a leftover of a crashed run. Returns how many were recovered.
+   * Returns to the queue the leases of crawler processes that are gone (kill -9, crash): a lease names its holder's
+   * process id, and a holder that no longer exists on this machine cannot finish. Leases of live processes (say a
+   * `svc crawl` next to `svc serve` on the same state file) are left alone; they also lapse by themselves.
+   * Returns how many were recovered.
    */
-  recoverLeases(): number {
+  recoverLeases(isAlive: (pid: number) => boolean = processAlive): number {
     const now = this.#now();
-    const info = this.#q(
-        `UPDATE frontier SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL,
-           lease_until = NULL, next_at = min(next_at, ?), updated_at = ?
-         WHERE state = 'leased' AND (lease_owner IS NULL OR substr(lease_owner, 1, ?) <> ?)`,
-      )
-      .run(now, now, this.owner.length, this.owner);
-    return info.changes;
+    const rows = this.#q<[], { id: number; lease_owner: string | null }>(`SELECT id, lease_owner FROM frontier WHERE state = 'leased'`).all();
+    let n = 0;
+    this.#db.transaction(() => {
+      for (const r of rows) {
+        const owner = r.lease_owner ?? '';
+        if (owner.startsWith(`${this.owner}:`)) continue;
+        const pid = Number(/^[^:]+:(\d+):/.exec(owner)?.[1] ?? NaN);
+        if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
+        n += this.#q(
+          `UPDATE frontier SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL,
+             lease_until = NULL, next_at = min(next_at, ?), updated_at = ? WHERE id = ? AND state = 'leased'`,
+        ).run(now, now, r.id).changes;
+      }
+    })();
+    return n;
   }
 
   /** Marks a URL as fetched through another item (the target of a redirect), creating it if needed. */

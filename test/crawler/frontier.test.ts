@@ -87,6 +87,18 @@ t.test('recoverLeases returns leases of an earlier process at start-up', async (
   restarted.complete(mine, { outcome: 'indexed' });
 });
 
+t.test('recoverLeases leaves the leases of a live process alone (svc crawl next to svc serve)', async (t) => {
+  const { db, f, now } = setup(t);
+  f.enqueue('http://a.test/x', { reason: 'seed' });
+  const held = f.claim('a.test')!;
+  // Pretend the holder is another, live process.
+  db.prepare('UPDATE frontier SET lease_owner = ? WHERE id = ?').run(`other-owner:999999:${held.lease}`, held.id);
+  const second = new Frontier(db, { now });
+  t.equal(second.recoverLeases(() => true), 0, 'holder alive: kept');
+  t.equal(second.recoverLeases(() => false), 1, 'holder gone: recovered');
+  t.equal(second.get('http://a.test/x')!.state, 'queued');
+});
+
 t.test('retries: exponential backoff with jitter, Retry-After respected, dead letter after N attempts', async (t) => {
   let r = 0.5;
   const dir = t.testdir();
