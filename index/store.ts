@@ -18,6 +18,7 @@ import { Index, MatchQuery, type FullTextQuery, type Table } from '@lancedb/lanc
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { DateSource, PageInput, PageSink, SnippetPolicy } from '../page-model.js';
 import type { Embedder } from './embedder.js';
@@ -292,6 +293,10 @@ export class PassageIndex implements PageSink {
    */
   static async open(opts: OpenOptions): Promise<PassageIndex> {
     mkdirSync(opts.dir, { recursive: true });
+    // Lance sizes its CPU pool to the core count; with 2 cores, index builds and compaction were seen to deadlock
+    // (0 % CPU, the promise never settles) where 8 threads complete. Read once, at the pool's first use in the
+    // process; an operator's own LANCE_CPU_THREADS wins.
+    process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
     const db = await lancedb.connect(opts.dir);
     const names = new Set(await db.tableNames());
     const metaFile = join(opts.dir, 'svc-index-meta.json');
