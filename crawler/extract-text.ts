@@ -25,6 +25,10 @@ const NO_TEXT_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 
 const DROP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar', 'toolbar', 'tablist']);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
 const UNLIKELY = /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
+/** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
+const UNLIKELY_SUBSTRING = /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+/** readability's "maybe a candidate" words, which veto the substring rule above. */
+const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story/i;
 const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|cookie|consent/i;
@@ -79,6 +83,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const ci = classAndId(el);
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
+  if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
   return null;
 }
 
