@@ -146,11 +146,17 @@ for (const size of SIZES) {
       })();
       batch = [];
     };
+    let done = 0;
     for (const p of syntheticPages(size, pool)) {
       batch.push(p);
-      if (batch.length >= 2000) await flush();
+      if (batch.length >= 2000) {
+        done += batch.length;
+        await flush();
+        process.stderr.write(`  ${done} pages written (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+      }
     }
     await flush();
+    process.stderr.write(`  optimize (compaction, index update, IVF-PQ at >= 50k vectors)…\n`);
     await idx.optimize();
     sqlite.exec(`INSERT INTO p(p) VALUES ('optimize')`);
     const buildS = (performance.now() - t0) / 1000;
