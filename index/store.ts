@@ -266,6 +266,7 @@ export class PassageIndex implements PageSink {
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
   #writes = 0;
+  #nextHostId = 1;
   #ftsReady = false;
   #imageFtsReady = false;
   #vectorIndex = false;
@@ -332,6 +333,7 @@ export class PassageIndex implements PageSink {
     const rows = (await this.#pages.query().select(['host', 'host_id', 'lang']).toArray()) as { host: string; host_id: number; lang: string | null }[];
     for (const r of rows) {
       this.#hostIds.set(r.host, r.host_id);
+      this.#nextHostId = Math.max(this.#nextHostId, r.host_id + 1);
       if (r.lang) this.#langs.add(r.lang);
     }
     const idx = await this.#passages.listIndices();
@@ -348,7 +350,9 @@ export class PassageIndex implements PageSink {
   #hostId(host: string): number {
     let id = this.#hostIds.get(host);
     if (id === undefined) {
-      id = this.#hostIds.size + 1;
+      // max + 1, not size + 1: a host whose pages were all removed is gone from the map after a reopen, and its id
+      // must not be handed to another host while old ids are still in use.
+      id = this.#nextHostId++;
       this.#hostIds.set(host, id);
     }
     return id;

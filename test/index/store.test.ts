@@ -150,3 +150,18 @@ t.test('issue 4 regression: optimize settles on a table with vectors and an unin
   t.ok((await idx.search({ query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000), 'the row added after compaction is found');
   t.ok((await idx.search({ query: '"stem cells"' })).passages.length > 0, 'phrases still match after compaction');
 });
+
+t.test('issue 4 regression: host ids are never reused after a host disappears and the index reopens', async (t) => {
+  const dir = t.testdir();
+  const a = await PassageIndex.open({ dir, embedder: null });
+  await a.upsertPages([page(1, { host: 'a.example' }), page(2, { host: 'b.example' }), page(3, { host: 'c.example' })]);
+  await a.removePage(2);
+  await a.close();
+  const b = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => b.close());
+  await b.upsertPage(page(4, { host: 'd.example' }));
+  const ids = ['a.example', 'c.example', 'd.example'].map((h) => b.hostIdsUnder(h));
+  t.equal(new Set(ids.flat()).size, 3, 'three hosts, three distinct ids');
+  t.same((await b.search({ query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
+  t.same((await b.search({ query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
+});
