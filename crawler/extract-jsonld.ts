@@ -1,11 +1,11 @@
 /**
  * schema.org JSON-LD reading: tolerant parsing of `<script type="application/ld+json">` blocks, flattening of
  * `@graph` and arrays, selection of the in-scope entity types (LocalBusiness, Organization, Place and all their
- * subtypes — see schema-types.ts), and the dates and address signals a page declares. Microdata and RDFa are
+ * subtypes — see ../schema-org-types.ts), and the dates and address signals a page declares. Microdata and RDFa are
  * deliberately not read (spec §1.4).
  */
 import type { JsonLdNode } from '../page-model.js';
-import { ENTITY_TYPE_ROOTS } from './schema-types.js';
+import { isEntityKind } from '../schema-org-types.js';
 
 /** What the JSON-LD of one page declares. */
 export interface JsonLdReading {
@@ -40,12 +40,7 @@ export function typesOf(node: Readonly<Record<string, unknown>>): string[] {
 
 /** True when one of the types is LocalBusiness, Organization, Place or a subtype of them. */
 export function isEntityType(types: readonly string[]): boolean {
-  return types.some((t) => ENTITY_TYPE_ROOTS[t] !== undefined);
-}
-
-/** The in-scope roots of a type ("L", "O", "P" letters), '' when out of scope. */
-export function entityRoots(type: string): string {
-  return ENTITY_TYPE_ROOTS[type] ?? '';
+  return types.some(isEntityKind);
 }
 
 /**

@@ -2,7 +2,8 @@ import t from 'tap';
 import { extractPage, decodeHtml, toIsoDate, parseLlmsTxt, normalizedTextForHash } from '../../crawler/extract.js';
 import { parseJsonLdBlock, readJsonLd } from '../../crawler/extract-jsonld.js';
 import { buildPassages, estimateTokens, PASSAGE_MAX_TOKENS } from '../../crawler/extract-passages.js';
-import { ENTITY_TYPE_ROOTS } from '../../crawler/schema-types.js';
+import { isEntityType } from '../../crawler/extract-jsonld.js';
+import { isSubtypeOf } from '../../schema-org-types.js';
 
 const para = (n: number, word = 'library') =>
   `<p>${Array.from({ length: n }, (_, i) => `Sentence ${i} tells readers about the ${word} services, hours and programs offered in the city.`).join(' ')}</p>`;
@@ -184,12 +185,13 @@ t.test('JSON-LD in a page, microdata and RDFa ignored', async (t) => {
   t.same(p.jsonLd.entities.map((e) => e['name']), ['Dépanneur']);
 });
 
-t.test('schema-types table covers the public types', async (t) => {
+t.test('the extractor keeps the public types and their subtypes, nothing else', async (t) => {
   for (const ty of ['LocalBusiness', 'Organization', 'Place', 'School', 'GovernmentOrganization', 'CivicStructure', 'Library', 'Hospital', 'CityHall', 'Restaurant', 'CollegeOrUniversity'])
-    t.ok(ENTITY_TYPE_ROOTS[ty], ty);
-  t.equal(ENTITY_TYPE_ROOTS['Restaurant'], 'LOP');
-  t.equal(ENTITY_TYPE_ROOTS['Person'], undefined);
-  t.equal(ENTITY_TYPE_ROOTS['Article'], undefined);
+    t.ok(isEntityType([ty]), ty);
+  t.ok(isSubtypeOf('Restaurant', 'LocalBusiness') && isSubtypeOf('Restaurant', 'Organization') && isSubtypeOf('Restaurant', 'Place'));
+  t.notOk(isEntityType(['Person']));
+  t.notOk(isEntityType(['Article', 'WebPage']));
+  t.ok(isEntityType(['WebPage', 'Library']), 'one in-scope type among several is enough');
 });
 
 t.test('llms.txt: title, summary, link count', async (t) => {

@@ -15,7 +15,7 @@ async function mcpClient(s: TestService): Promise<Client> {
   return client;
 }
 
-const problemOf = (r: { content?: unknown }) => JSON.parse((r.content as { text: string }[])[0]!.text) as { code: string; status: number; errors: { path: unknown[] }[] };
+const problemOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as { code: string; status: number; errors: { path: unknown[] }[] };
 
 t.test('tools/list shows exactly the eight enabled tools, with schemas and annotations', async (t) => {
   const s = await startTestService({ perMinute: 1000 });
