@@ -118,7 +118,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
   const hashing = embedder?.kind === 'hashing-stand-in';
   const embedderUnavailable = (wantMode === 'hybrid' || wantMode === 'vector') && !embedder;
   let useBm25 = wantMode !== 'vector';
-  let useVector = !!embedder && wantMode !== 'bm25' && compiled.semanticText.length > 0;
+  const useVector = !!embedder && wantMode !== 'bm25' && compiled.semanticText.length > 0;
   if (wantMode === 'vector' && !useVector) useBm25 = true; // nothing to embed or no embedder: fall back
   if (!compiled.fts && !useVector) useBm25 = true;
   const ranking: RankingMode =
