@@ -1,6 +1,8 @@
 import { ConfigError } from '../config.js';
 import { crawlCommand } from './crawl.js';
 import { entitiesCommand } from './entities.js';
+import { evalCommand } from './eval.js';
+import { ingestCommand } from './ingest.js';
 import { keysCommand } from './keys.js';
 import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
@@ -26,6 +28,8 @@ const commands: Record<string, Command> = {
   keys: keysCommand,
   crawl: (argv, io) => crawlCommand(argv, io),
   entities: entitiesCommand,
+  ingest: ingestCommand,
+  eval: evalCommand,
   openapi: openapiCommand,
   status: statusCommand,
 };

@@ -368,7 +368,11 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
     if (parsed.kind === 'index') {
       if (item.depth + 1 > MAX_SITEMAP_DEPTH) continue;
       if (deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1 })) admitted++;
-    } else if (deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0 })) admitted++;
+    } else {
+      // The operator's scope rule applies to sitemap entries as it does to links.
+      if (deps.admit && !deps.admit(e.url, finalUrl)) continue;
+      if (deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0 })) admitted++;
+    }
   }
   deps.frontier.complete(item, { outcome: 'sitemap', status: res.status, etag: res.headers['etag'] ?? null, lastModified: res.headers['last-modified'] ?? null });
   return outcome({ url: item.url, finalUrl, status: res.status, outcome: 'sitemap', linksAdmitted: admitted, fetched: true });

@@ -292,6 +292,15 @@ t.test('sitemaps from robots.txt (index + gzip) feed the frontier at sitemap pri
   t.equal(onlyPages(r, 'alpha.test').filter((e) => e.path === '/llms.txt').length, 1);
 });
 
+t.test('the operator scope rule applies to sitemap entries as to links', async (t) => {
+  const r = await rig(t, { crawler: { admit: (url) => !url.endsWith('/page-2.html') && !url.endsWith('/images.html') } });
+  r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
+  t.ok(r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')), 'in-scope sitemap entry admitted');
+  t.notOk(r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), 'out-of-scope sitemap entry refused');
+  t.notOk(r.crawler.frontier.get(web.url('alpha.test', '/images.html')), 'out-of-scope gzip-sitemap entry refused');
+});
+
 t.test('dead letter after N failures with the reason; non-HTML is not indexed (reason recorded)', async (t) => {
   const r = await rig(t);
   web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
