@@ -137,11 +137,12 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     const out: RankedPassage[] = [];
     if (!useBm25) return out;
     if (compiled.fts) {
-      const rows = await index.ftsCandidates(compiled.fts, where, k);
+      // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
+      const rows = (await index.ftsCandidates(compiled.fts, where, k)).sort(byScoreThenPosition);
       for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
     } else {
       // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
-      const rows = await index.scanCandidates(where, k);
+      const rows = (await index.scanCandidates(where, k)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
       for (const r of rows) if (compiled.matches(r, { strictWords: true })) out.push({ row: r, score: 0, bm25Rank: out.length + 1, vectorRank: null });
     }
     return out;
@@ -150,7 +151,9 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     if (!useVector || !embedder) return [];
     const [qv] = await embedder.embed([compiled.semanticText]);
     if (!qv) return [];
-    return (await index.vectorCandidates(qv, where, k)).filter((r) => compiled.matches(r, { strictWords: false }));
+    return (await index.vectorCandidates(qv, where, k))
+      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
+      .filter((r) => compiled.matches(r, { strictWords: false }));
   };
   const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
   let rows = vecRows;
@@ -173,6 +176,11 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
+}
+
+/** Best BM25 score first; ties by page_ref then ordinal, so equal scores always rank the same way. */
+function byScoreThenPosition(a: PassageRow & { _score: number }, b: PassageRow & { _score: number }): number {
+  return b._score - a._score || a.page_ref - b.page_ref || a.ordinal - b.ordinal;
 }
 
 /** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */

@@ -139,6 +139,13 @@ export interface OpenOptions {
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
   /** Run optimize() after this many writes. @default 200 */
   readonly optimizeEvery?: number;
+  /**
+   * Fold new rows into the full-text indexes this long after the last write (debounced; never more than ~10% of
+   * the time is spent refreshing). Rows not yet folded in are found by plain term queries, but LanceDB 0.31 drops
+   * them from boolean queries that also match the title index, so fresh pages must not wait for `optimizeEvery`.
+   * 0 disables. @default 1000
+   */
+  readonly refreshAfterMs?: number;
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
 }
@@ -266,6 +273,11 @@ export class PassageIndex implements PageSink {
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
   #writes = 0;
+  /** Writes not yet folded into the indexes (reset by every optimize). */
+  #unrefreshed = 0;
+  #refreshTimer: NodeJS.Timeout | null = null;
+  #lastOptimizeMs = 0;
+  readonly #refreshAfterMs: number;
   #nextHostId = 1;
   #ftsReady = false;
   #imageFtsReady = false;
@@ -274,8 +286,9 @@ export class PassageIndex implements PageSink {
 
   private constructor(args: {
     db: lancedb.Connection; passages: Table; pages: Table; images: Table; dir: string; log: OpenOptions['log'];
-    embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta;
+    embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta; refreshAfterMs: number;
   }) {
+    this.#refreshAfterMs = args.refreshAfterMs;
     this.#meta = args.meta;
     this.#db = args.db;
     this.#passages = args.passages;
@@ -324,6 +337,7 @@ export class PassageIndex implements PageSink {
     const idx = new PassageIndex({
       db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
+      refreshAfterMs: opts.refreshAfterMs ?? 1000,
     });
     await idx.#loadState();
     return idx;
@@ -519,10 +533,26 @@ export class PassageIndex implements PageSink {
       this.#imageFtsReady = true;
     }
     this.#writes += n;
+    this.#unrefreshed += n;
     if (this.#writes >= this.#optimizeEvery) {
       this.#writes = 0;
       await this.#optimizeNow();
-    }
+    } else this.#scheduleRefresh();
+  }
+
+  /** Debounced optimize after writes, so new rows reach the indexes within about `refreshAfterMs`. */
+  #scheduleRefresh(): void {
+    if (this.#refreshAfterMs <= 0 || this.#closed) return;
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    const delay = Math.max(this.#refreshAfterMs, this.#lastOptimizeMs * 10);
+    this.#refreshTimer = setTimeout(() => {
+      this.#refreshTimer = null;
+      if (this.#closed || this.#unrefreshed === 0) return;
+      this.optimize().catch((err: unknown) =>
+        this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'index refresh failed'),
+      );
+    }, delay);
+    this.#refreshTimer.unref();
   }
 
   async #ensureFts(): Promise<void> {
@@ -535,7 +565,9 @@ export class PassageIndex implements PageSink {
   async #optimizeNow(): Promise<void> {
     // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions. Maintenance is
     // best effort: a failure is logged and the index keeps serving (new rows stay searchable unindexed).
-    const olderThan = new Date(Date.now() - 60_000);
+    const started = Date.now();
+    this.#unrefreshed = 0;
+    const olderThan = new Date(started - 60_000);
     for (const [name, table] of [['passages', this.#passages], ['pages', this.#pages], ['images', this.#images]] as const) {
       try {
         await table.optimize({ cleanupOlderThan: olderThan });
@@ -554,12 +586,13 @@ export class PassageIndex implements PageSink {
         this.#log?.info({ vectors: n, partitions }, 'vector index built');
       }
     }
+    this.#lastOptimizeMs = Date.now() - started;
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
   optimize(): Promise<void> {
     return this.#queue.run(async () => {
-      this.#assertOpen();
+      if (this.#closed) return;
       if (!this.#ftsReady) await this.#ensureFts();
       this.#writes = 0;
       await this.#optimizeNow();
@@ -669,6 +702,8 @@ export class PassageIndex implements PageSink {
 
   /** Waits for pending writes, then closes the tables (the embedder is the caller's to close). */
   async close(): Promise<void> {
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = null;
     await this.#queue.run(async () => {
       if (this.#closed) return;
       this.#closed = true;

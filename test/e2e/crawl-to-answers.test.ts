@@ -24,6 +24,8 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   crawler.enqueue(web.url('alpha.test', '/switchable.html'), { priority: 'submitted', reason: 'seed' });
   const stats = await crawler.runUntilIdle({ maxPages: 120, timeoutMs: 90_000 });
   t.ok(stats.indexed >= 15, `indexed ${stats.indexed} pages`);
+  // New rows reach the full-text indexes by a debounced refresh (~1 s); fold them in now rather than wait.
+  await s.services.deps.index.optimize();
 
   const client = new Client({ name: 'e2e', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
