@@ -1,7 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
-import { allTools } from '../../tools/registry.js';
 import { api, startTestService, type TestService } from '../helpers/service.js';
 
 /**
