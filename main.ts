@@ -68,13 +68,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     ? createCrawler({ config, db, documents, sink: index, entities, log: log.child({ part: 'crawler' }) })
     : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
+  const limiter = new RateLimiter(db);
   const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler };
   let closed = false;
   let started = false;
   return {
     deps,
     keys: new KeyStore(db),
-    limiter: new RateLimiter(db),
+    limiter,
     tools: opts.tools ?? allTools,
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),
@@ -113,6 +114,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await crawler?.stop();
       await index.close();
       await embedder?.close();
+      limiter.close();
       db.close();
     },
   };

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { StateDb } from './db.js';
 
 /** Lifecycle of a URL in the index pipeline. */
@@ -54,6 +55,7 @@ export class Documents {
   readonly #byUrl;
   readonly #byRef;
   readonly #insert;
+  #fresh: Statement<[string, number], RawRow> | undefined;
 
   constructor(db: StateDb) {
     this.#db = db;
@@ -114,12 +116,11 @@ export class Documents {
 
   /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first. */
   fresh(since: string, limit: number): (DocumentRow & { change: 'new' | 'changed' })[] {
-    const rows = this.#db
-      .prepare<[string, number], RawRow>(
-        `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= ?
-         ORDER BY last_changed DESC, page_ref DESC LIMIT ?`,
-      )
-      .all(since, limit);
+    this.#fresh ??= this.#db.prepare<[string, number], RawRow>(
+      `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= ?
+       ORDER BY last_changed DESC, page_ref DESC LIMIT ?`,
+    );
+    const rows = this.#fresh.all(since, limit);
     return rows.map((r) => ({ ...toRow(r), change: r.first_seen === r.last_changed ? 'new' : 'changed' }));
   }
 
