@@ -33,7 +33,7 @@ export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing
 /**
  * FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md.
  *
- * `withPosition: false` on purpose: with positions, LanceDB 0.37 (lance 8.0) fails to compact a table whose FTS
+ * `withPosition: false` on purpose: with positions, LanceDB 0.37 (lance 8.0; seen before the pin moved to 0.31, not re-tried since) fails to compact a table whose FTS
  * index has an unindexed tail ("Max offset … exceeds length of values", lance-format/lance#7653) — and on a 2-core
  * machine the failure shows up as a deadlocked `optimize()` that never settles. Exact phrases are therefore
  * matched as "all words" by the index and checked for order and adjacency in code (query.ts `matches`).
