@@ -3,6 +3,7 @@
  * The kinds are a closed set (SOURCE_TYPES) so filters on them can run inside the index as constant literals.
  * The rules are documented in docs/api-search.md.
  */
+import { isEntityKind, isSubtypeOf } from '../schema-org-types.js';
 import type { PageSignals } from '../page-model.js';
 
 /** The closed set of source kinds. */
@@ -117,7 +118,10 @@ function countryFromDeclared(raw: string): string | null {
 export function classifySource(host: string, signals: PageSignals): SourceSignals {
   const h = host.toLowerCase().replace(/\.$/, '');
   const types = new Set(signals.declaredTypes.map((t) => t.toLowerCase().replace(/^https?:\/\/schema\.org\//, '')));
-  const hasType = (set: Set<string>) => [...types].some((t) => set.has(t));
+  // Declared types also count through the schema.org hierarchy (Bakery is a LocalBusiness, Dentist a MedicalBusiness).
+  const declared = signals.declaredTypes.map((t) => t.replace(/^https?:\/\/schema\.org\//, ''));
+  const isA = (roots: readonly string[]) => declared.some((t) => roots.some((r) => isSubtypeOf(t, r)));
+  const hasType = (set: Set<string>, roots: readonly string[] = []) => [...types].some((t) => set.has(t)) || isA(roots);
 
   let province: Province | null = null;
   let sourceType: SourceType | null = null;
@@ -153,12 +157,12 @@ export function classifySource(host: string, signals: PageSignals): SourceSignal
   }
 
   if (!sourceType) {
-    if (hasType(GOV_TYPES)) sourceType = 'government:other';
-    else if (hasType(EDU_TYPES) || under(h, 'edu') || EDU_HOSTS.some((s) => under(h, s)) || /(^|\.)(cegep|college|university|universite|school|ecole)[a-z-]*\./.test(h))
+    if (hasType(GOV_TYPES, ['GovernmentOrganization', 'GovernmentBuilding', 'GovernmentOffice'])) sourceType = 'government:other';
+    else if (hasType(EDU_TYPES, ['EducationalOrganization']) || under(h, 'edu') || EDU_HOSTS.some((s) => under(h, s)) || /(^|\.)(cegep|college|university|universite|school|ecole)[a-z-]*\./.test(h))
       sourceType = 'education';
-    else if (hasType(HEALTH_TYPES) || /(^|[.-])(health|sante|hospital|hopital|clinic|clinique)[a-z-]*\./.test(h)) sourceType = 'health';
+    else if (hasType(HEALTH_TYPES, ['MedicalOrganization', 'MedicalBusiness']) || /(^|[.-])(health|sante|hospital|hopital|clinic|clinique)[a-z-]*\./.test(h)) sourceType = 'health';
     else if (hasType(NEWS_TYPES) || NEWS_HOSTS.some((s) => under(h, s))) sourceType = 'news';
-    else if (hasType(ORG_TYPES) || h.endsWith('.org')) sourceType = 'organization';
+    else if (hasType(ORG_TYPES) || declared.some(isEntityKind) || h.endsWith('.org')) sourceType = 'organization';
     else sourceType = 'other';
   }
 

@@ -31,11 +31,20 @@ t.test('other kinds from hosts and declared JSON-LD types', async (t) => {
 
 t.test('country and province from declared addresses', async (t) => {
   const s = classifySource('bakery.example.com', { declaredTypes: ['Bakery'], addressCountries: ['CA'], addressRegions: ['Québec'] });
-  t.same(s, { country: 'ca', province: 'qc', sourceType: 'other' });
+  t.same(s, { country: 'ca', province: 'qc', sourceType: 'organization' });
   t.equal(provinceFromRegion('ON'), 'on');
   t.equal(provinceFromRegion('Colombie-Britannique'), 'bc');
   t.equal(provinceFromRegion('CA-NS'), 'ns');
   t.equal(provinceFromRegion('Bavaria'), null);
   t.equal(classifySource('shop.example.io', none).country, null, 'generic two-letter TLDs say nothing about a country');
   t.equal(classifySource('www.example.fr', none).country, 'fr');
+});
+
+t.test('declared types count through the schema.org hierarchy (issue 4)', async (t) => {
+  const none = { addressCountries: [], addressRegions: [] };
+  t.equal(classifySource('boulangerie-example.ca', { declaredTypes: ['Bakery'], ...none }).sourceType, 'organization');
+  t.equal(classifySource('smile-example.ca', { declaredTypes: ['Dentist'], ...none }).sourceType, 'health');
+  t.equal(classifySource('lakeshore-example.ca', { declaredTypes: ['HighSchool'], ...none }).sourceType, 'education');
+  t.equal(classifySource('agency-example.ca', { declaredTypes: ['https://schema.org/GovernmentOrganization'], ...none }).sourceType, 'government:other');
+  t.equal(classifySource('blog-example.ca', { declaredTypes: ['BlogPosting'], ...none }).sourceType, 'other');
 });
