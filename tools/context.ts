@@ -5,11 +5,14 @@
 import { z } from 'zod';
 import { packContext, type PackCandidate } from '../index/context-packer.js';
 import { FRESHNESS_WINDOWS, groupPages, type Freshness, type RetrievalResult } from '../index/retrieval.js';
-import { PROVINCES, SOURCE_TYPE_FILTERS } from '../index/source-type.js';
+import { PROVINCES, SOURCE_TYPE_FILTERS, type Province } from '../index/source-type.js';
 import type { PassageIndex } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
 import { CONTENT_TRUST, countrySchema, datesSchema, languageSchema, operatorWarnings, rankingSchema } from './search.js';
+
+/** Province codes as callers write them: "qc", "QC" or ISO 3166-2 "CA-QC". */
+const PROVINCE_PATTERN = new RegExp(`^(ca-)?(${PROVINCES.join('|')})$`, 'i');
 
 /** Default token budget. */
 export const DEFAULT_MAX_TOKENS = 2000;
@@ -37,9 +40,11 @@ const input = z.object({
   max_sources: z.number().int().min(1).max(30).default(DEFAULT_MAX_SOURCES).describe('Most distinct source pages (1–30, default 8).'),
   country: countrySchema.optional(),
   province: z
-    .enum(PROVINCES)
+    .string()
+    .regex(PROVINCE_PATTERN, 'expected a province or territory code: ab, bc, mb, nb, nl, ns, nt, nu, on, pe, qc, sk, yt')
+    .transform((v) => v.toLowerCase().replace(/^ca-/, '') as Province)
     .optional()
-    .describe('Only sources associated with this Canadian province or territory (lower-case code, e.g. "on", "qc").'),
+    .describe('Only sources associated with this Canadian province or territory: its code ("on", "QC", or ISO 3166-2 "CA-QC").'),
   language: languageSchema.optional(),
   source_type: z
     .enum(SOURCE_TYPE_FILTERS)
