@@ -2,7 +2,7 @@
  * Query latency (p50/p95) and throughput of the passage index at N passages, beside SQLite FTS5 bm25 over the same
  * passages in the same run.
  *
- *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4]
+ *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
  *
  * Passages are synthetic but made of real text: each is 3–6 sentences drawn (seeded PRNG) from the SciFact corpus
  * (../shared/data/beir/scifact), spread over 500 hosts. Vectors come from the deterministic HASHING STAND-IN
@@ -26,8 +26,15 @@ import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '4' } },
+  options: {
+    sizes: { type: 'string', default: '10000,100000' },
+    queries: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '4' },
+    // No vectors at all: the BM25 rows only (builds 1M passages without IVF-PQ training).
+    'bm25-only': { type: 'boolean', default: false },
+  },
 });
+const BM25_ONLY = values['bm25-only'] === true;
 const SIZES = values.sizes!.split(',').map(Number);
 const NQ = Number(values.queries);
 const CONC = Number(values.concurrency);
@@ -133,7 +140,7 @@ for (const size of SIZES) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
   try {
     const t0 = performance.now();
-    const idx = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER });
+    const idx = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: BM25_ONLY ? null : createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER });
     const sqlite = new Database(join(dir, 'fts5.sqlite'));
     sqlite.pragma('journal_mode = WAL');
     sqlite.exec(`CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`);
@@ -181,7 +188,7 @@ for (const size of SIZES) {
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
     ];
-    for (const [label, qs, run] of cases) {
+    for (const [label, qs, run] of cases.filter(([label]) => !(BM25_ONLY && label.includes('hybrid')))) {
       const m = await measure(qs, run);
       rows.push(`| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`);
       process.stderr.write(`${rows[rows.length - 1]}\n`);
