@@ -4,32 +4,14 @@ import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
 import { api, startTestService, type TestService } from '../helpers/service.js';
+import { makePage } from '../helpers/page-input.js';
 
 const caller = { keyId: 'test', digest: '0'.repeat(64) };
 
 let nextRef = 1;
 const page = (host: string, texts: string[], over: Partial<PageInput> = {}): PageInput => {
   const ref = nextRef++;
-  return {
-    pageRef: ref,
-    url: `https://${host}/page-${ref}`,
-    canonicalUrl: null,
-    host,
-    title: `Passport information ${ref}`,
-    description: '',
-    lang: 'en',
-    publishedAt: '2026-10-01T00:00:00Z',
-    modifiedAt: null,
-    dateSource: 'schema.org',
-    fetchedAt: '2026-11-20T12:00:00Z',
-    contentHash: `hash-${ref}`,
-    snippet: { nosnippet: false, maxSnippet: null },
-    filetype: 'html',
-    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-    images: [],
-    ...over,
-    passages: texts.map((text, ordinal) => ({ ordinal, text, snippetText: text, headingPath: [] })),
-  };
+  return makePage(ref, host, texts, { title: `Passport information ${ref}`, publishedAt: '2026-10-01T00:00:00Z', dateSource: 'schema.org', ...over });
 };
 
 async function service(t: { teardown(fn: () => unknown): void }): Promise<TestService> {

@@ -3,29 +3,14 @@ import { join } from 'node:path';
 import { PassageIndex } from '../../index/store.js';
 import { retrieve } from '../../index/retrieval.js';
 import type { PageInput } from '../../page-model.js';
+import { makePage } from '../helpers/page-input.js';
 
-const page = (ref: number): PageInput => {
-  const text = `Municipal composting schedule number ${ref % 3 === 0 ? 'alpha' : 'beta'} for the green bin collection.`;
-  return {
-    pageRef: ref,
+const page = (ref: number): PageInput =>
+  makePage(ref, `h${ref}.test`, [`Municipal composting schedule number ${ref % 3 === 0 ? 'alpha' : 'beta'} for the green bin collection.`], {
     url: `http://h${ref}.test/compost.html`,
-    canonicalUrl: null,
-    host: `h${ref}.test`,
     title: 'Composting',
-    description: '',
-    lang: 'en',
-    publishedAt: null,
-    modifiedAt: null,
-    dateSource: 'none',
     fetchedAt: '2026-11-01T00:00:00.000Z',
-    contentHash: `hash-${ref}`,
-    snippet: { nosnippet: false, maxSnippet: null },
-    filetype: 'html',
-    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-    images: [],
-    passages: [{ ordinal: 0, text, snippetText: text, headingPath: [] }],
-  };
-};
+  });
 
 t.test('equal scores rank by page_ref every time, so paging is stable (issue 4)', async (t) => {
   const index = await PassageIndex.open({ dir: join(t.testdir(), 'lance'), embedder: null });
