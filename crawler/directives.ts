@@ -222,17 +222,7 @@ export interface DirectiveSources {
  * `max-snippet:0` = nosnippet; an `unavailable_after` in the past = noindex.
  */
 export function parseDirectives(src: DirectiveSources): Directives {
-  const acc: Acc = {
-    noindex: false,
-    nofollow: false,
-    nosnippet: false,
-    maxSnippet: null,
-    unavailableAfter: null,
-    noimageindex: false,
-    noarchive: false,
-    maxImagePreview: null,
-    applied: [],
-  };
+  const acc: Acc = { ...NO_DIRECTIVES, unavailableAfter: null, applied: [] };
   for (const m of src.metas ?? []) {
     const name = m.name.trim().toLowerCase();
     if (name === 'robots' || name === META_NAME) applyList(acc, m.content, false);

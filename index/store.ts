@@ -20,7 +20,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import type { DateSource, PageInput, PageSink, SnippetPolicy } from '../page-model.js';
+import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
@@ -78,22 +78,8 @@ export interface PassageRow {
   readonly external_id: string | null;
 }
 
-/** A page as stored. */
-export interface StoredPage {
-  readonly pageRef: number;
-  readonly url: string;
-  readonly canonicalUrl: string | null;
-  readonly host: string;
-  readonly title: string;
-  readonly description: string;
-  readonly lang: string | null;
-  readonly publishedAt: string | null;
-  readonly modifiedAt: string | null;
-  readonly dateSource: DateSource;
-  readonly fetchedAt: string;
-  readonly contentHash: string;
-  readonly snippet: SnippetPolicy;
-  readonly filetype: string;
+/** A page as stored: the PageInput fields (without its passages, images and raw signals) plus what the index derived. */
+export interface StoredPage extends Omit<PageInput, 'passages' | 'images' | 'signals' | 'externalId'> {
   readonly country: string | null;
   readonly province: Province | null;
   readonly sourceType: SourceType;
