@@ -39,7 +39,8 @@ export interface QueryAst {
 
 /** The row fields a compiled predicate looks at. */
 export interface MatchableRow {
-  readonly text: string;
+  /** The passage body; only read when `CompiledQuery.needsText` (a missing body then is a programming error). */
+  readonly text?: string;
   readonly title: string;
   readonly url: string;
   readonly host: string;
@@ -52,9 +53,16 @@ export type TermMode = 'all' | 'any';
 /** Typed clauses compiled from an AST. */
 export interface CompiledQuery {
   readonly ast: QueryAst;
-  /** Full-text query for the BM25 arm over `text` and `title` (title boosted); null when the query has no
-   *  positive text (operators only): then the store scans with filters only. */
+  /**
+   * Full-text query of the BM25 arm (first stage): what must match, scored on `search_text` (title + passage).
+   * Null when the query has no positive text (operators only): then the store scans with filters only. Kept to
+   * one MatchQuery whenever the query allows it, because LanceDB answers a single match query with top-k WAND
+   * pruning, where a BooleanQuery scores every posting of every clause (docs/bench-index.md).
+   */
   readonly fts: FullTextQuery | null;
+  /** Title-field query that re-scores the first stage's candidates (the title boost, `TITLE_BOOST`); null when
+   *  there is nothing to look for in titles. */
+  readonly titleFts: FullTextQuery | null;
   /** Text the vector arm embeds (words + phrases + intitle phrases); empty when nothing positive. */
   readonly semanticText: string;
   /** Terms and phrases for query-biased excerpts and highlights. */
@@ -66,15 +74,25 @@ export interface CompiledQuery {
    * (used for vector-arm candidates; BM25 candidates already matched them through the stemming analyzer).
    */
   matches(row: MatchableRow, opts: { strictWords: boolean }): boolean;
+  /** Whether `matches` reads the passage body for candidates of the full-text or vector arm (`strictWords: false`):
+   *  phrases and exclusions. Candidates are fetched with their text only then. */
+  readonly needsText: boolean;
+  /**
+   * LanceDB's AND match ignores a query token the index has never seen (lancedb 0.31: "cells zzzq" matches every
+   * passage with "cells"), so an all-terms query could return rows missing a word. Given any first-stage row, this
+   * returns one single-token probe per required word token the row does not visibly contain; a probe that finds
+   * nothing means the word is absent from the index and the query matches nothing. Empty when nothing is in doubt.
+   */
+  missingWordProbes(row: { readonly text: string; readonly title: string }): FullTextQuery[];
 }
 
 /** The FTS column holding "title + passage" for every passage. */
 export const SEARCH_COLUMN = 'search_text';
 
 /**
- * Weight of the extra title-field clause in the BM25 arm (on top of the title words already inside
- * `search_text`). A short field's BM25 is inflated by length normalisation, so a full-weight clause over-counts
- * titles; see docs/bench-index.md for the comparison.
+ * Weight of the title-field score added to a BM25 candidate (on top of the title words already inside
+ * `search_text`). A short field's BM25 is inflated by length normalisation, so a full weight over-counts titles;
+ * see docs/bench-index.md for the comparison.
  */
 export const TITLE_BOOST = 0.5;
 
@@ -89,6 +107,18 @@ export function fold(s: string): string {
 export function wordTokens(s: string): string[] {
   return fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
+
+/**
+ * The index analyzer's stop words (Lucene's English list, which LanceDB's `removeStopWords` applies): a query word
+ * among them produces no token, so it neither matches nor excludes anything. A test checks the list against a
+ * real index.
+ */
+export const INDEX_STOP_WORDS: ReadonlySet<string> = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '),
+);
+
+/** Longest token the index keeps (FTS_OPTIONS.maxTokenLength in store.ts). */
+export const INDEX_MAX_TOKEN_LENGTH = 40;
 
 /**
  * A light suffix stripper so the code-side check of bare words agrees with the index's stemming analyzer on the
@@ -244,22 +274,20 @@ function containsSeq(hay: readonly string[], needle: readonly string[]): boolean
 /** Compiles an AST into typed clauses. */
 export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}): CompiledQuery {
   const mode = opts.termMode ?? 'all';
-  const textClauses: [Occur, FullTextQuery][] = [];
   // `search_text` is the page title followed by the passage (each passage carries its page's title, like a
-  // title+body "contents" field), so a word may match either; a separate title clause adds the title boost.
-  if (ast.words.length > 0) {
-    if (mode === 'all') for (const w of ast.words) textClauses.push([Occur.Must, new MatchQuery(w, SEARCH_COLUMN)]);
-    else textClauses.push([Occur.Should, new MatchQuery(ast.words.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-  }
+  // title+body "contents" field), so a word may match either; the title boost is a second stage (`titleFts`).
   // Phrases: every word must occur (index side); word order and adjacency are then checked exactly in code
   // (`matches`). The FTS index is built without positions: see FTS_OPTIONS in store.ts for why.
-  for (const p of ast.phrases) textClauses.push([Occur.Must, new MatchQuery(p.join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
-  for (const p of ast.inTitle) textClauses.push([Occur.Must, new MatchQuery(p.join(' '), 'title', { operator: Operator.And })]);
-  const positive = textClauses.length > 0;
+  // Excluded words are not index clauses: a MustNot clause makes LanceDB evaluate the whole posting list of the
+  // excluded word (≈ 30× the cost of the query at 1M passages); `matches` drops them, from a deeper candidate list.
+  const required = [...(mode === 'all' ? ast.words : []), ...ast.phrases.flat()];
+  const clauses: [Occur, FullTextQuery][] = [];
+  if (required.length > 0) clauses.push([Occur.Must, new MatchQuery(required.join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
+  if (mode === 'any' && ast.words.length > 0) clauses.push([Occur.Should, new MatchQuery(ast.words.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
+  for (const p of ast.inTitle) clauses.push([Occur.Must, new MatchQuery(p.join(' '), 'title', { operator: Operator.And })]);
+  const fts = clauses.length === 0 ? null : clauses.length === 1 ? clauses[0]![1] : new BooleanQuery(clauses);
   const titleText = [...ast.words, ...ast.phrases.flat()].join(' ');
-  if (positive && titleText) textClauses.push([Occur.Should, new MatchQuery(titleText, 'title', { operator: Operator.Or, boost: TITLE_BOOST })]);
-  if (positive) for (const w of ast.excludedWords) textClauses.push([Occur.MustNot, new MatchQuery(w, SEARCH_COLUMN)]);
-  const fts = positive ? new BooleanQuery(textClauses) : null;
+  const titleFts = fts && titleText ? new MatchQuery(titleText, 'title', { operator: Operator.Or }) : null;
 
   const semanticText = [...ast.words, ...ast.phrases.map((p) => p.join(' ')), ...ast.inTitle.map((p) => p.join(' '))].join(' ');
   const highlightTerms = [...ast.phrases.map((p) => p.join(' ')), ...ast.inTitle.map((p) => p.join(' ')), ...ast.words];
@@ -286,6 +314,7 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
     const needBody =
       ast.phrases.length > 0 || ast.excludedPhrases.length > 0 || excludedStems.size > 0 || (o.strictWords && mode === 'all' && wordStems.length > 0);
     if (!needBody) return true;
+    if (row.text === undefined) throw new Error('compiled query: the candidate was fetched without its text');
     const bodyToks = wordTokens(row.text);
     const all = [...bodyToks, '\u0000', ...titleToks];
     if (!ast.phrases.every((p) => containsSeq(bodyToks, p) || containsSeq(titleToks, p))) return false;
@@ -298,9 +327,20 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
     return true;
   };
 
+  const requiredTokens =
+    mode === 'all' ? [...new Set(ast.words.flatMap(wordTokens))].filter((w) => !INDEX_STOP_WORDS.has(w) && w.length <= INDEX_MAX_TOKEN_LENGTH) : [];
+  const missingWordProbes = (row: { readonly text: string; readonly title: string }): FullTextQuery[] => {
+    if (requiredTokens.length === 0) return [];
+    const seen = new Set([...wordTokens(row.text), ...wordTokens(row.title)].map(lightStem));
+    return requiredTokens.filter((w) => !seen.has(lightStem(w))).map((w) => new MatchQuery(w, SEARCH_COLUMN));
+  };
+
   return {
     ast,
     fts,
+    titleFts,
+    missingWordProbes,
+    needsText: ast.phrases.length + ast.excludedPhrases.length + excludedStems.size > 0,
     semanticText,
     highlightTerms,
     hasPositiveSite: sites.some((s) => s !== null),

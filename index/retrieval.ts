@@ -6,9 +6,10 @@
  * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
  * else a user typed is checked in code by the compiled query's predicate.
  */
-import { compileQuery, hasPositiveConstraint, parseQuery, type CompiledQuery, type TermMode } from './query.js';
+import type { FullTextQuery } from '@lancedb/lancedb';
+import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type TermMode } from './query.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
-import type { PassageIndex, PassageRow, RankingMode } from './store.js';
+import type { PassageHit, PassageIndex, PassageRow, RankingMode } from './store.js';
 
 /** Freshness windows (how recent the page's modified/published/fetched date must be). */
 export const FRESHNESS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '365d': 365 * 86_400_000 } as const;
@@ -38,9 +39,12 @@ export interface RetrievalRequest {
   readonly now?: Date;
 }
 
-/** A ranked passage. */
-export interface RankedPassage {
-  readonly row: PassageRow;
+/**
+ * A ranked passage. Retrieval returns candidates (`PassageHit`: what ranking, operators, grouping and host caps
+ * read); a response reads the whole rows of the passages it uses with `hydrate`.
+ */
+export interface RankedPassage<R extends PassageHit = PassageHit> {
+  readonly row: R;
   /** The score of the ranking mode: RRF sum (hybrid), BM25 (bm25), cosine similarity (vector). */
   readonly score: number;
   readonly bm25Rank: number | null;
@@ -107,7 +111,7 @@ export function buildWhere(
   return { where: parts.length ? parts.map((p) => `(${p})`).join(' AND ') : null, impossible: false };
 }
 
-const key = (r: PassageRow) => `${r.page_ref}:${r.ordinal}`;
+const key = (r: Pick<PassageHit, 'page_ref' | 'ordinal'>) => `${r.page_ref}:${r.ordinal}`;
 
 /** Runs the arms, filters in code, fuses. Passage-level; see `groupPages` for page results. */
 export async function retrieve(index: PassageIndex, req: RetrievalRequest): Promise<RetrievalResult> {
@@ -133,16 +137,28 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
   const k = Math.max(10, Math.min(5000, req.candidates ?? (codeFilters > 0 ? 1000 : 200)));
 
   // The two arms run concurrently (LanceDB executes on its own thread pool).
+  /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
+  let wordMissing = false;
+  const withText = compiled.needsText;
   const bm25Arm = async (): Promise<RankedPassage[]> => {
     const out: RankedPassage[] = [];
     if (!useBm25) return out;
     if (compiled.fts) {
+      const rows = await index.ftsCandidates(compiled.fts, where, k, withText);
+      const [missing] = await Promise.all([
+        rows[0] ? wordIsMissing(index, compiled, rows[0]) : false,
+        compiled.titleFts ? addTitleScores(index, compiled.titleFts, where, rows) : undefined,
+      ]);
+      if (missing) {
+        wordMissing = true;
+        return out;
+      }
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
-      const rows = (await index.ftsCandidates(compiled.fts, where, k)).sort(byScoreThenPosition);
+      rows.sort(byScoreThenPosition);
       for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
     } else {
       // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
-      const rows = (await index.scanCandidates(where, k)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+      const rows = (await index.scanCandidates(where, k, withText)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
       for (const r of rows) if (compiled.matches(r, { strictWords: true })) out.push({ row: r, score: 0, bm25Rank: out.length + 1, vectorRank: null });
     }
     return out;
@@ -151,7 +167,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     if (!useVector || !embedder) return [];
     const [qv] = await embedder.embed([compiled.semanticText]);
     if (!qv) return [];
-    return (await index.vectorCandidates(qv, where, k))
+    return (await index.vectorCandidates(qv, where, k, withText))
       .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
       .filter((r) => compiled.matches(r, { strictWords: false }));
   };
@@ -164,28 +180,82 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     // restricted to their page_refs (integers only).
     const seen = new Set(bm25.map((p) => key(p.row)));
     const unverified = rows.filter((r) => !seen.has(key(r)));
-    if (unverified.length > 0) {
+    if (unverified[0] && !wordMissing) wordMissing = await wordIsMissing(index, compiled, unverified[0]);
+    if (unverified.length > 0 && !wordMissing) {
       const refs = [...new Set(unverified.map((r) => Math.trunc(r.page_ref)))];
       const restrict = `page_ref IN (${refs.join(', ')})`;
-      const ok = await index.ftsCandidates(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, unverified.length * 8 + 50);
+      const ok = await index.ftsScores(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, unverified.length * 8 + 50);
       for (const r of ok) seen.add(key(r));
     }
     rows = rows.filter((r) => seen.has(key(r)));
   }
+  if (wordMissing) return empty;
   const vec: RankedPassage[] = rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1 }));
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
 }
 
+/**
+ * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`), judged from one
+ * candidate: its body is read when the candidate was fetched without it.
+ */
+async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageRows'>, compiled: CompiledQuery, hit: PassageHit): Promise<boolean> {
+  let probes = compiled.missingWordProbes({ title: hit.title, text: hit.text ?? '' });
+  if (probes.length === 0) return false;
+  if (hit.text === undefined) {
+    const full = (await index.passageRows([hit])).get(key(hit));
+    if (full) probes = compiled.missingWordProbes(full);
+    if (probes.length === 0) return false;
+  }
+  const found = await Promise.all(probes.map((p) => index.ftsScores(p, null, 1)));
+  return found.some((r) => r.length === 0);
+}
+
+/**
+ * The whole rows of `passages` (same order). A passage whose page was replaced or removed since it was found
+ * (its row is gone or its content hash changed) is left out: a response never mixes two versions of a page.
+ */
+export async function hydrate(index: Pick<PassageIndex, 'passageRows'>, passages: readonly RankedPassage[]): Promise<RankedPassage<PassageRow>[]> {
+  const rows = await index.passageRows(passages.map((p) => p.row));
+  const out: RankedPassage<PassageRow>[] = [];
+  for (const p of passages) {
+    const row = rows.get(key(p.row));
+    if (row && row.content_hash === p.row.content_hash) out.push({ ...p, row });
+  }
+  return out;
+}
+
+/** Most passages of one page the title stage asks for (a page's passages share its title, hence its score). */
+const TITLE_ROWS_PER_PAGE = 64;
+
+/**
+ * Second stage of the BM25 arm: adds `TITLE_BOOST` × the title field's BM25 to each candidate. The title query is
+ * restricted to the candidates' pages (integers only), so it costs a few milliseconds however large the index.
+ */
+async function addTitleScores(
+  index: Pick<PassageIndex, 'ftsScores'>,
+  titleFts: FullTextQuery,
+  where: string | null,
+  rows: (PassageHit & { _score: number })[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const refs = [...new Set(rows.map((r) => Math.trunc(r.page_ref)))];
+  const restrict = `page_ref IN (${refs.join(', ')})`;
+  const hits = await index.ftsScores(titleFts, where ? `(${where}) AND (${restrict})` : restrict, Math.min(20_000, refs.length * TITLE_ROWS_PER_PAGE));
+  const byPage = new Map<number, number>();
+  for (const h of hits) byPage.set(h.page_ref, Math.max(byPage.get(h.page_ref) ?? 0, h._score));
+  for (const r of rows) r._score += TITLE_BOOST * (byPage.get(r.page_ref) ?? 0);
+}
+
 /** Best BM25 score first; ties by page_ref then ordinal, so equal scores always rank the same way. */
-function byScoreThenPosition(a: PassageRow & { _score: number }, b: PassageRow & { _score: number }): number {
+function byScoreThenPosition(a: PassageHit & { _score: number }, b: PassageHit & { _score: number }): number {
   return b._score - a._score || a.page_ref - b.page_ref || a.ordinal - b.ordinal;
 }
 
 /** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
-  const acc = new Map<string, { row: PassageRow; score: number; bm25Rank: number | null; vectorRank: number | null }>();
+  const acc = new Map<string, { row: PassageHit; score: number; bm25Rank: number | null; vectorRank: number | null }>();
   a.forEach((p, i) => acc.set(key(p.row), { row: p.row, score: 1 / (k + i + 1), bm25Rank: i + 1, vectorRank: null }));
   b.forEach((p, i) => {
     const cur = acc.get(key(p.row));
@@ -197,22 +267,39 @@ export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[]
   return [...acc.values()].sort((x, y) => y.score - x.score || x.row.page_ref - y.row.page_ref || x.row.ordinal - y.row.ordinal);
 }
 
+/**
+ * `hydrate` for page results: the whole rows of each page's first `perPage` passages. A page whose best passage is
+ * gone or changed since retrieval is left out.
+ */
+export async function hydratePages(index: Pick<PassageIndex, 'passageRows'>, pages: readonly PageHit[], perPage = 8): Promise<PageHit<PassageRow>[]> {
+  const full = await hydrate(index, pages.flatMap((p) => p.passages.slice(0, perPage)));
+  const byKey = new Map(full.map((p) => [key(p.row), p]));
+  const out: PageHit<PassageRow>[] = [];
+  for (const page of pages) {
+    const best = byKey.get(key(page.best.row));
+    if (!best) continue;
+    const passages = page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []);
+    out.push({ best, passages });
+  }
+  return out;
+}
+
 /** A page result: its best passage decides its rank; the other matching passages follow. */
-export interface PageHit {
-  readonly best: RankedPassage;
-  readonly passages: RankedPassage[];
+export interface PageHit<R extends PassageHit = PassageHit> {
+  readonly best: RankedPassage<R>;
+  readonly passages: RankedPassage<R>[];
 }
 
 /**
  * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page whose canonical
  * group or content hash was already seen is dropped (returns how many were).
  */
-export function groupPages(passages: readonly RankedPassage[], opts: { collapseNearDuplicates: boolean }): { pages: PageHit[]; duplicates: number } {
-  const byRef = new Map<number, PageHit>();
+export function groupPages<R extends PassageHit>(passages: readonly RankedPassage<R>[], opts: { collapseNearDuplicates: boolean }): { pages: PageHit<R>[]; duplicates: number } {
+  const byRef = new Map<number, PageHit<R>>();
   const groups = new Set<string>();
   const hashes = new Set<string>();
   const dropped = new Set<number>();
-  const pages: PageHit[] = [];
+  const pages: PageHit<R>[] = [];
   for (const p of passages) {
     const ref = p.row.page_ref;
     if (dropped.has(ref)) continue;
@@ -227,7 +314,7 @@ export function groupPages(passages: readonly RankedPassage[], opts: { collapseN
     }
     groups.add(p.row.group_key);
     hashes.add(p.row.content_hash);
-    const hit: PageHit = { best: p, passages: [p] };
+    const hit: PageHit<R> = { best: p, passages: [p] };
     byRef.set(ref, hit);
     pages.push(hit);
   }

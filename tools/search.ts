@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { looksLikeInstructions } from '../index/instruction-guard.js';
-import { diversify, groupPages, type PageHit } from '../index/retrieval.js';
+import { diversify, groupPages, hydratePages, type PageHit } from '../index/retrieval.js';
 import { buildExcerpt } from '../index/snippets.js';
 import type { PassageRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
@@ -101,7 +101,7 @@ const output = z.object({
 });
 
 /** Builds one result from a page hit (excerpt from the best passage whose quotable text is non-empty). */
-export function toResult(hit: PageHit, terms: readonly string[], warnings: Warning[]): z.input<typeof resultSchema> {
+export function toResult(hit: PageHit<PassageRow>, terms: readonly string[], warnings: Warning[]): z.input<typeof resultSchema> {
   const row: PassageRow = hit.best.row;
   const policy = { nosnippet: row.nosnippet, maxSnippet: row.max_snippet };
   let excerpt: { text: string; highlights: [number, number][] } | null = null;
@@ -177,7 +177,8 @@ export const searchTool = defineTool({
     const ranked = pages.map((p) => ({ host: p.best.row.host, hit: p }));
     const { window, collapsedPerHost } = diversify(ranked, { limit: args.limit, offset: args.offset, exempt: res.compiled.hasPositiveSite });
     const warnings: Warning[] = operatorWarnings(res.compiled.ast);
-    const results = window.map((w) => toResult(w.hit, res.compiled.highlightTerms, warnings));
+    const full = await hydratePages(index, window.map((w) => w.hit));
+    const results = full.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings));
     if (results.length === 0) warnings.push(makeWarning('no_results', 'No indexed page matched the query and filters.'));
     return {
       results,

@@ -2,10 +2,12 @@ import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
-import { lightStem, wordTokens } from '../../index/query.js';
-import { diversify, fuseRrf, groupPages, type RankedPassage } from '../../index/retrieval.js';
+import { MatchQuery } from '@lancedb/lancedb';
+import { INDEX_STOP_WORDS, lightStem, SEARCH_COLUMN, wordTokens } from '../../index/query.js';
+import { diversify, fuseRrf, groupPages, hydrate, type RankedPassage } from '../../index/retrieval.js';
 import { PassageIndex, type PassageRow } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
+import { makePage } from '../helpers/page-input.js';
 
 // A small real corpus: the first 300 SciFact abstracts, read from ../shared at test time, spread over web hosts.
 const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
@@ -43,7 +45,13 @@ t.test('operators on a small real corpus', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
   t.teardown(() => idx.close());
   await idx.upsertPages(pages);
-  const q = (query: string, extra: object = {}) => idx.search({ query, ...extra });
+  // Whole rows for every candidate, so the assertions can read any column.
+  const q = async (query: string, extra: object = {}) => {
+    const r = await idx.search({ query, ...extra });
+    const passages = await hydrate(idx, r.passages);
+    t.equal(passages.length, r.passages.length, 'every candidate hydrates');
+    return { ...r, passages };
+  };
 
   const base = await q('cells');
   t.ok(base.passages.length > 20, 'a common word finds many passages');
@@ -131,6 +139,23 @@ t.test('operators on a small real corpus', async (t) => {
     t.ok(any.passages.length > 0, 'any-term mode ranks on the words that exist');
   });
 
+  await t.test('a word the index has never seen empties an all-terms query, wherever it stands', async (t) => {
+    for (const query of ['zebrafishnonexistentword cells', 'cells protein zebrafishnonexistentword', 'cells-zebrafishnonexistentword']) {
+      t.same((await q(query, { mode: 'bm25' })).passages, [], query);
+      t.same((await q(query)).passages, [], `${query} (hybrid)`);
+    }
+    const words = await q('cells protein', { mode: 'bm25' });
+    t.ok(words.passages.length > 0, 'the same words without the unknown one match');
+  });
+
+  await t.test("stop words neither match nor exclude; INDEX_STOP_WORDS is the analyzer's list", async (t) => {
+    const ids = (r: Awaited<ReturnType<typeof q>>) => r.passages.map((p) => `${p.row.page_ref}:${p.row.ordinal}`);
+    t.same(ids(await q('the cells', { mode: 'bm25' })), ids(await q('cells', { mode: 'bm25' })));
+    for (const w of INDEX_STOP_WORDS) t.equal((await idx.ftsScores(new MatchQuery(w, SEARCH_COLUMN), null, 1)).length, 0, `"${w}" gives no token`);
+    // Common words of the corpus that are NOT on the list do match.
+    for (const w of ['were', 'have', 'which', 'from', 'than']) t.equal((await idx.ftsScores(new MatchQuery(w, SEARCH_COLUMN), null, 1)).length, 1, `"${w}" is indexed`);
+  });
+
   await t.test('a removed page disappears', async (t) => {
     const top = (await q('cells', { mode: 'bm25' })).passages[0]!.row.page_ref;
     await idx.removePage(top);
@@ -175,4 +200,22 @@ t.test('diversify: at most 2 per host per page, collapsed counts, stable paging,
   const ex = diversify(ranked, { limit: 5, offset: 0, exempt: true });
   t.same(ex.window.map((x) => x.i), [0, 1, 2, 3, 4]);
   t.same(ex.collapsedPerHost, {});
+});
+
+t.test('title boost: of two passages with the same text, the one whose title has the query word ranks first', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
+  t.teardown(() => idx.close());
+  const body = 'Zinc uptake in the gut depends on dietary phytate and on the transporter expression of enterocytes.';
+  const filler = (i: number) => `Unrelated note ${i} about weather stations, river gauges and snowfall records in the north.`;
+  const pages: PageInput[] = [];
+  for (let i = 1; i <= 40; i++) pages.push(makePage(100 + i, 'c.example', [filler(i)], { title: `Field log ${i}` }));
+  pages.push(makePage(1, 'a.example', [body], { title: 'Hydrology report' }));
+  pages.push(makePage(2, 'b.example', [body], { title: 'Zinc transporters' }));
+  await idx.upsertPages(pages);
+  await idx.optimize();
+  const r = await idx.search({ query: 'zinc transporter', mode: 'bm25' });
+  t.same(r.passages.map((p) => p.row.page_ref), [2, 1]);
+  t.ok(r.passages[0]!.score > r.passages[1]!.score, 'the title adds to the score');
+  const any = await idx.search({ query: 'zinc enterocytes', mode: 'bm25', termMode: 'any' });
+  t.same(any.passages.map((p) => p.row.page_ref), [2, 1], 'any-term mode too');
 });
