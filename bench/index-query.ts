@@ -3,6 +3,10 @@
  * passages in the same run.
  *
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
+ *                                          [--keep DIR] [--only "svc bm25,FTS5"]
+ *
+ * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
+ * (building 1M passages takes minutes), so query changes can be measured on the same index.
  *
  * Passages are synthetic but made of real text: each is 3–6 sentences drawn (seeded PRNG) from the SciFact corpus
  * (../shared/data/beir/scifact), spread over 500 hosts. Vectors come from the deterministic HASHING STAND-IN
@@ -13,7 +17,7 @@
  * throughput run of the same count at `--concurrency`.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
 import { readCorpus } from '../cli/ingest.js';
 import { createHashingEmbedder } from '../index/embedder.js';
-import { diversify, groupPages } from '../index/retrieval.js';
+import { diversify, groupPages, hydratePages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
 
@@ -32,6 +36,9 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     // No vectors at all: the BM25 rows only (builds 1M passages without IVF-PQ training).
     'bm25-only': { type: 'boolean', default: false },
+    keep: { type: 'string' },
+    // Only the cases whose label contains one of these (comma-separated), e.g. "svc bm25".
+    only: { type: 'string' },
   },
 });
 const BM25_ONLY = values['bm25-only'] === true;
@@ -130,6 +137,33 @@ async function measure(queries: string[], run: (q: string) => Promise<unknown> |
   return { p50: pct(lat, 50), p95: pct(lat, 95), qps };
 }
 
+/** Writes `size` synthetic passages into the svc index and an FTS5 table, then optimizes both. */
+async function buildBoth(idx: PassageIndex, sqlite: Database.Database, size: number, t0: number): Promise<void> {
+  sqlite.exec(`CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`);
+  const ins = sqlite.prepare('INSERT INTO p (title, text, page_ref, ordinal) VALUES (?, ?, ?, ?)');
+  let batch: PageInput[] = [];
+  const flush = async () => {
+    await idx.upsertPages(batch);
+    sqlite.transaction(() => {
+      for (const p of batch) for (const s of p.passages) ins.run(p.title, s.text, p.pageRef, s.ordinal);
+    })();
+    batch = [];
+  };
+  let done = 0;
+  for (const p of syntheticPages(size, pool)) {
+    batch.push(p);
+    if (batch.length >= 2000) {
+      done += batch.length;
+      await flush();
+      process.stderr.write(`  ${done} pages written (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+    }
+  }
+  await flush();
+  process.stderr.write(`  optimize (compaction, index update, IVF-PQ at >= 50k vectors)…\n`);
+  await idx.optimize();
+  sqlite.exec(`INSERT INTO p(p) VALUES ('optimize')`);
+}
+
 const rows: string[] = [];
 const pool = await sentencePool();
 const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
@@ -137,43 +171,29 @@ const claims = all.slice(0, NQ);
 const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
 
 for (const size of SIZES) {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
+  const dir = values.keep ? join(values.keep, `${size}${BM25_ONLY ? '-bm25' : ''}`) : mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
+  const builtMark = join(dir, 'built');
+  const reuse = values.keep !== undefined && existsSync(builtMark);
+  if (values.keep && !reuse) rmSync(dir, { recursive: true, force: true }); // a half-built leftover
+  mkdirSync(dir, { recursive: true });
   try {
     const t0 = performance.now();
     const idx = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: BM25_ONLY ? null : createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER });
     const sqlite = new Database(join(dir, 'fts5.sqlite'));
     sqlite.pragma('journal_mode = WAL');
-    sqlite.exec(`CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`);
-    const ins = sqlite.prepare('INSERT INTO p (title, text, page_ref, ordinal) VALUES (?, ?, ?, ?)');
-    let batch: PageInput[] = [];
-    const flush = async () => {
-      await idx.upsertPages(batch);
-      sqlite.transaction(() => {
-        for (const p of batch) for (const s of p.passages) ins.run(p.title, s.text, p.pageRef, s.ordinal);
-      })();
-      batch = [];
-    };
-    let done = 0;
-    for (const p of syntheticPages(size, pool)) {
-      batch.push(p);
-      if (batch.length >= 2000) {
-        done += batch.length;
-        await flush();
-        process.stderr.write(`  ${done} pages written (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
-      }
+    if (!reuse) {
+      await buildBoth(idx, sqlite, size, t0);
+      if (values.keep) writeFileSync(builtMark, new Date().toISOString());
     }
-    await flush();
-    process.stderr.write(`  optimize (compaction, index update, IVF-PQ at >= 50k vectors)…\n`);
-    await idx.optimize();
-    sqlite.exec(`INSERT INTO p(p) VALUES ('optimize')`);
     const buildS = (performance.now() - t0) / 1000;
     const st = await idx.stats();
-    process.stderr.write(`built ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
+    process.stderr.write(`${reuse ? 'reused' : 'built'} ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
 
     const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) => {
       const r = await idx.search({ query: q, mode, termMode });
       const { pages } = groupPages(r.passages, { collapseNearDuplicates: true });
-      return diversify(pages.map((p) => ({ host: p.best.row.host, p })), { limit: 10, offset: 0, exempt: false });
+      const { window } = diversify(pages.map((p) => ({ host: p.best.row.host, p })), { limit: 10, offset: 0, exempt: false });
+      return hydratePages(idx, window.map((w) => w.p)); // whole rows of the result page, as svc_search reads them
     };
     const fts5 = (op: 'AND' | 'OR') => {
       // bm25 weights: title 2, text 1; 10 best rows, like one result page.
@@ -188,7 +208,9 @@ for (const size of SIZES) {
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
     ];
-    for (const [label, qs, run] of cases.filter(([label]) => !(BM25_ONLY && label.includes('hybrid')))) {
+    const only = values.only?.split(',');
+    const wanted = cases.filter(([label]) => !(BM25_ONLY && label.includes('hybrid')) && (!only || only.some((o) => label.includes(o))));
+    for (const [label, qs, run] of wanted) {
       const m = await measure(qs, run);
       rows.push(`| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`);
       process.stderr.write(`${rows[rows.length - 1]}\n`);
@@ -196,7 +218,7 @@ for (const size of SIZES) {
     await idx.close();
     sqlite.close();
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 
