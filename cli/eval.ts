@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { groupPages } from '../index/retrieval.js';
+import { groupPages, hydrate } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import { corpusName, pickEmbedder } from './ingest.js';
 import { UsageError, type CliIo } from './io.js';
@@ -96,7 +96,8 @@ export async function evaluate(index: PassageIndex, dir: string, opts: { mode: '
     ranking = res.ranking;
     const ours = res.passages.filter((p) => p.row.host === host);
     const { pages } = groupPages(ours, { collapseNearDuplicates: false });
-    const ranked = pages.slice(0, 100).map((p) => p.best.row.external_id ?? '');
+    const best = await hydrate(index, pages.slice(0, 100).map((p) => p.best));
+    const ranked = best.map((p) => p.row.external_id ?? '');
     ndcg += ndcgAt(ranked, rel, 10);
     recall += recallAt(ranked, rel, 100);
     n++;

@@ -39,12 +39,21 @@ export interface QueryAst {
 
 /** The row fields a compiled predicate looks at. */
 export interface MatchableRow {
-  /** The passage body; only read when `CompiledQuery.needsText` (a missing body then is a programming error). */
-  readonly text?: string;
-  readonly title: string;
-  readonly url: string;
   readonly host: string;
-  readonly filetype: string;
+  /** The optional fields are read only when `CompiledQuery.hitColumns` names them (their absence then is a
+   *  programming error, and throws). */
+  readonly text?: string;
+  readonly title?: string;
+  readonly url?: string;
+  readonly filetype?: string;
+}
+
+/** The optional MatchableRow fields. */
+export type MatchColumn = 'text' | 'title' | 'url' | 'filetype';
+
+function need<T>(v: T | undefined, what: MatchColumn): T {
+  if (v === undefined) throw new Error(`compiled query: the candidate was fetched without its ${what}`);
+  return v;
 }
 
 /** How bare words combine: `all` (spec §1.1, search) or `any` (bag of words, e.g. BEIR natural-language claims). */
@@ -74,16 +83,16 @@ export interface CompiledQuery {
    * (used for vector-arm candidates; BM25 candidates already matched them through the stemming analyzer).
    */
   matches(row: MatchableRow, opts: { strictWords: boolean }): boolean;
-  /** Whether `matches` reads the passage body for candidates of the full-text or vector arm (`strictWords: false`):
-   *  phrases and exclusions. Candidates are fetched with their text only then. */
-  readonly needsText: boolean;
+  /** The optional row fields `matches` reads for candidates of the full-text or vector arm (`strictWords: false`);
+   *  candidates are fetched with these only. */
+  readonly hitColumns: readonly MatchColumn[];
   /**
    * LanceDB's AND match ignores a query token the index has never seen (lancedb 0.31: "cells zzzq" matches every
-   * passage with "cells"), so an all-terms query could return rows missing a word. Given any first-stage row, this
-   * returns one single-token probe per required word token the row does not visibly contain; a probe that finds
-   * nothing means the word is absent from the index and the query matches nothing. Empty when nothing is in doubt.
+   * passage with "cells"), so an all-terms query could return rows missing a word. One single-token probe per
+   * required word token; a probe that finds nothing means the word is absent from the index and the query matches
+   * nothing. Empty when the AND query has a single token (then LanceDB's answer is already right).
    */
-  missingWordProbes(row: { readonly text: string; readonly title: string }): FullTextQuery[];
+  readonly wordProbes: readonly FullTextQuery[];
 }
 
 /** The FTS column holding "title + passage" for every passage. */
@@ -298,29 +307,43 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   const wordStems = ast.words.map(lightStem);
   const excludedStems = new Set(ast.excludedWords.map(lightStem));
 
+  const checksFiletype = filetypes.length > 0 || notFiletypes.length > 0;
+  const checksUrl = ast.inUrl.length > 0 || ast.notInUrl.length > 0;
+  const bodyChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0 || excludedStems.size > 0;
+  const checksTitle = ast.inTitle.length > 0 || ast.notInTitle.length > 0 || bodyChecks;
+  const hitColumns: MatchColumn[] = [
+    ...(bodyChecks ? (['text'] as const) : []),
+    ...(checksTitle ? (['title'] as const) : []),
+    ...(checksUrl ? (['url'] as const) : []),
+    ...(checksFiletype ? (['filetype'] as const) : []),
+  ];
+
   const matches = (row: MatchableRow, o: { strictWords: boolean }): boolean => {
     const host = row.host.toLowerCase();
     if (sites.length > 0 && !sites.some((d) => d !== null && hostMatchesSite(host, d))) return false;
     if (notSites.some((d) => hostMatchesSite(host, d))) return false;
-    const ft = row.filetype.toLowerCase();
-    if (filetypes.length > 0 && !filetypes.some((f) => f !== null && f === ft)) return false;
-    if (notFiletypes.includes(ft)) return false;
-    const url = row.url.toLowerCase();
-    if (!ast.inUrl.every((u) => url.includes(u))) return false;
-    if (ast.notInUrl.some((u) => url.includes(u))) return false;
-    const titleToks = wordTokens(row.title);
+    if (checksFiletype) {
+      const ft = need(row.filetype, 'filetype').toLowerCase();
+      if (filetypes.length > 0 && !filetypes.some((f) => f !== null && f === ft)) return false;
+      if (notFiletypes.includes(ft)) return false;
+    }
+    if (checksUrl) {
+      const url = need(row.url, 'url').toLowerCase();
+      if (!ast.inUrl.every((u) => url.includes(u))) return false;
+      if (ast.notInUrl.some((u) => url.includes(u))) return false;
+    }
+    const strictBody = o.strictWords && mode === 'all' && wordStems.length > 0;
+    if (!checksTitle && !strictBody) return true;
+    const titleToks = wordTokens(need(row.title, 'title'));
     if (!ast.inTitle.every((p) => containsSeq(titleToks, p))) return false;
     if (ast.notInTitle.some((p) => containsSeq(titleToks, p))) return false;
-    const needBody =
-      ast.phrases.length > 0 || ast.excludedPhrases.length > 0 || excludedStems.size > 0 || (o.strictWords && mode === 'all' && wordStems.length > 0);
-    if (!needBody) return true;
-    if (row.text === undefined) throw new Error('compiled query: the candidate was fetched without its text');
-    const bodyToks = wordTokens(row.text);
+    if (!bodyChecks && !strictBody) return true;
+    const bodyToks = wordTokens(need(row.text, 'text'));
     const all = [...bodyToks, '\u0000', ...titleToks];
     if (!ast.phrases.every((p) => containsSeq(bodyToks, p) || containsSeq(titleToks, p))) return false;
     if (ast.excludedPhrases.some((p) => containsSeq(bodyToks, p) || containsSeq(titleToks, p))) return false;
     if (excludedStems.size > 0 && all.some((t) => excludedStems.has(lightStem(t)))) return false;
-    if (o.strictWords && mode === 'all' && wordStems.length > 0) {
+    if (strictBody) {
       const stems = new Set(all.map(lightStem));
       if (!wordStems.every((w) => stems.has(w))) return false;
     }
@@ -329,18 +352,15 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
 
   const requiredTokens =
     mode === 'all' ? [...new Set(ast.words.flatMap(wordTokens))].filter((w) => !INDEX_STOP_WORDS.has(w) && w.length <= INDEX_MAX_TOKEN_LENGTH) : [];
-  const missingWordProbes = (row: { readonly text: string; readonly title: string }): FullTextQuery[] => {
-    if (requiredTokens.length === 0) return [];
-    const seen = new Set([...wordTokens(row.text), ...wordTokens(row.title)].map(lightStem));
-    return requiredTokens.filter((w) => !seen.has(lightStem(w))).map((w) => new MatchQuery(w, SEARCH_COLUMN));
-  };
+  const andTokens = requiredTokens.length + ast.phrases.flat().filter((w) => !INDEX_STOP_WORDS.has(w)).length;
+  const wordProbes = andTokens >= 2 ? requiredTokens.map((w) => new MatchQuery(w, SEARCH_COLUMN)) : [];
 
   return {
     ast,
     fts,
     titleFts,
-    missingWordProbes,
-    needsText: ast.phrases.length + ast.excludedPhrases.length + excludedStems.size > 0,
+    wordProbes,
+    hitColumns,
     semanticText,
     highlightTerms,
     hasPositiveSite: sites.some((s) => s !== null),

@@ -138,27 +138,21 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
 
   // The two arms run concurrently (LanceDB executes on its own thread pool).
   /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
-  let wordMissing = false;
-  const withText = compiled.needsText;
+  // Probed while the arms run: single-token top-1 queries, cheap next to the arms.
+  const probing = compiled.fts ? anyProbeEmpty(index, compiled.wordProbes) : Promise.resolve(false);
+  const extra = compiled.hitColumns;
   const bm25Arm = async (): Promise<RankedPassage[]> => {
     const out: RankedPassage[] = [];
     if (!useBm25) return out;
     if (compiled.fts) {
-      const rows = await index.ftsCandidates(compiled.fts, where, k, withText);
-      const [missing] = await Promise.all([
-        rows[0] ? wordIsMissing(index, compiled, rows[0]) : false,
-        compiled.titleFts ? addTitleScores(index, compiled.titleFts, where, rows) : undefined,
-      ]);
-      if (missing) {
-        wordMissing = true;
-        return out;
-      }
+      const rows = await index.ftsCandidates(compiled.fts, where, k, extra);
+      if (compiled.titleFts) await addTitleScores(index, compiled.titleFts, where, rows);
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       rows.sort(byScoreThenPosition);
       for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
     } else {
       // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
-      const rows = (await index.scanCandidates(where, k, withText)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+      const rows = (await index.scanCandidates(where, k, extra)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
       for (const r of rows) if (compiled.matches(r, { strictWords: true })) out.push({ row: r, score: 0, bm25Rank: out.length + 1, vectorRank: null });
     }
     return out;
@@ -167,11 +161,12 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     if (!useVector || !embedder) return [];
     const [qv] = await embedder.embed([compiled.semanticText]);
     if (!qv) return [];
-    return (await index.vectorCandidates(qv, where, k, withText))
+    return (await index.vectorCandidates(qv, where, k, extra))
       .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
       .filter((r) => compiled.matches(r, { strictWords: false }));
   };
-  const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
+  const [bm25, vecRows, wordMissing] = await Promise.all([bm25Arm(), vectorArm(), probing]);
+  if (wordMissing) return empty;
   let rows = vecRows;
   const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
   if (compiled.fts && required > 0 && rows.length > 0) {
@@ -180,8 +175,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     // restricted to their page_refs (integers only).
     const seen = new Set(bm25.map((p) => key(p.row)));
     const unverified = rows.filter((r) => !seen.has(key(r)));
-    if (unverified[0] && !wordMissing) wordMissing = await wordIsMissing(index, compiled, unverified[0]);
-    if (unverified.length > 0 && !wordMissing) {
+    if (unverified.length > 0) {
       const refs = [...new Set(unverified.map((r) => Math.trunc(r.page_ref)))];
       const restrict = `page_ref IN (${refs.join(', ')})`;
       const ok = await index.ftsScores(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, unverified.length * 8 + 50);
@@ -189,25 +183,15 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     }
     rows = rows.filter((r) => seen.has(key(r)));
   }
-  if (wordMissing) return empty;
   const vec: RankedPassage[] = rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1 }));
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
 }
 
-/**
- * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`), judged from one
- * candidate: its body is read when the candidate was fetched without it.
- */
-async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageRows'>, compiled: CompiledQuery, hit: PassageHit): Promise<boolean> {
-  let probes = compiled.missingWordProbes({ title: hit.title, text: hit.text ?? '' });
+/** Whether any probe (one required word token each, see `CompiledQuery.wordProbes`) finds nothing in the index. */
+async function anyProbeEmpty(index: Pick<PassageIndex, 'ftsScores'>, probes: readonly FullTextQuery[]): Promise<boolean> {
   if (probes.length === 0) return false;
-  if (hit.text === undefined) {
-    const full = (await index.passageRows([hit])).get(key(hit));
-    if (full) probes = compiled.missingWordProbes(full);
-    if (probes.length === 0) return false;
-  }
   const found = await Promise.all(probes.map((p) => index.ftsScores(p, null, 1)));
   return found.some((r) => r.length === 0);
 }

@@ -147,17 +147,19 @@ const PASSAGE_ROW_COLUMNS = [
  * near-duplicates, cap hosts and apply the snippet policy. Every column read costs a random access per candidate,
  * so the rest of the row is read only for the passages a response uses (`passageRows`, via `hydrate`).
  */
-export const HIT_COLUMNS = [
-  'page_ref', 'ordinal', 'title', 'url', 'host', 'filetype', 'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id',
-] as const satisfies readonly (keyof PassageRow)[];
+export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash'] as const satisfies readonly (keyof PassageRow)[];
+
+/** Columns a query's code checks may need on candidates too (see `CompiledQuery.hitColumns`). */
+export type OptionalHitColumn = 'text' | 'title' | 'url' | 'filetype';
 
 /**
- * A candidate passage: the hit columns, `text` when the query's code checks read the body, and LanceDB's row id
- * (a fast path back to the whole row while the table is not compacted in between).
+ * A candidate passage: the hit columns, the optional ones the query's code checks read, and LanceDB's row id (a
+ * fast path back to the whole row while the table is not compacted in between).
  */
-export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> & { readonly text?: string; readonly _rowid?: bigint };
+export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> &
+  Partial<Pick<PassageRow, OptionalHitColumn>> & { readonly _rowid?: bigint };
 
-const hitColumns = (withText: boolean): string[] => (withText ? [...HIT_COLUMNS, 'text'] : [...HIT_COLUMNS]);
+const hitColumns = (extra: readonly OptionalHitColumn[]): string[] => [...HIT_COLUMNS, ...extra];
 
 /** Arrow rows (lazy proxies over the batch) as plain objects the caller may keep and annotate. */
 function plainRows<T>(rows: readonly unknown[]): T[] {
@@ -686,9 +688,9 @@ export class PassageIndex implements PageSink {
   }
 
   /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
-  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, withText = false): Promise<(PassageHit & { _score: number })[]> {
+  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
     if (!this.#ftsReady) return [];
-    let q = this.#passages.query().fullTextSearch(fts).select([...hitColumns(withText), '_score']).withRowId().limit(k);
+    let q = this.#passages.query().fullTextSearch(fts).select([...hitColumns(extra), '_score']).withRowId().limit(k);
     if (where) q = q.where(where);
     return plainRows<PassageHit & { _score: number }>(await q.toArray());
   }
@@ -702,17 +704,17 @@ export class PassageIndex implements PageSink {
   }
 
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
-  async vectorCandidates(vector: Float32Array, where: string | null, k: number, withText = false): Promise<(PassageHit & { _distance: number })[]> {
+  async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
-    let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...hitColumns(withText), '_distance']).withRowId().limit(k);
+    let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...hitColumns(extra), '_distance']).withRowId().limit(k);
     if (where) q = q.where(where);
     if (this.#vectorIndex) q = q.nprobes(20).refineFactor(5);
     return plainRows<PassageHit & { _distance: number }>(await q.toArray());
   }
 
   /** Filter-only scan (queries made of operators only), in storage order. */
-  async scanCandidates(where: string | null, k: number, withText = false): Promise<PassageHit[]> {
-    let q = this.#passages.query().select(hitColumns(withText)).withRowId().limit(k);
+  async scanCandidates(where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<PassageHit[]> {
+    let q = this.#passages.query().select(hitColumns(extra)).withRowId().limit(k);
     if (where) q = q.where(where);
     return plainRows<PassageHit>(await q.toArray());
   }

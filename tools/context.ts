@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { packContext, type PackCandidate } from '../index/context-packer.js';
-import { FRESHNESS_WINDOWS, groupPages, hydrate, type Freshness, type RankedPassage, type RetrievalResult } from '../index/retrieval.js';
+import { FRESHNESS_WINDOWS, groupPages, hydrate, type Freshness, type RetrievalResult } from '../index/retrieval.js';
 import { PROVINCES, SOURCE_TYPE_FILTERS, type Province } from '../index/source-type.js';
 import type { PassageIndex } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
@@ -97,17 +97,16 @@ export async function toCandidates(index: Pick<PassageIndex, 'passageRows'>, res
   const { pages } = groupPages(res.passages, { collapseNearDuplicates: true });
   const keep = new Set(pages.map((p) => p.best.row.page_ref));
   const restricted = new Set<string>();
-  // The snippet policy is on the candidate; whole rows are read only for the passages that can be packed (a few
-  // spare for passages whose quotable text turns out empty).
-  const usable: RankedPassage[] = [];
-  for (const p of res.passages) {
-    if (!keep.has(p.row.page_ref)) continue;
-    if (p.row.nosnippet) restricted.add(p.row.url);
-    else if (usable.length < CANDIDATE_PASSAGES + 16) usable.push(p);
-  }
+  // Whole rows are read only for the passages that can be packed (with spares for the ones the snippet policy or
+  // an empty quotable text leaves out).
+  const usable = res.passages.filter((p) => keep.has(p.row.page_ref)).slice(0, CANDIDATE_PASSAGES + 16);
   const out: PackCandidate[] = [];
   for (const p of await hydrate(index, usable)) {
     const r = p.row;
+    if (r.nosnippet) {
+      restricted.add(r.url);
+      continue;
+    }
     let text = r.snippet_text;
     if (r.max_snippet !== null && r.max_snippet > 0 && text.length > r.max_snippet) {
       text = clip(text, r.max_snippet);

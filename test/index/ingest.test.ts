@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { corpusName, ingestCommand, splitPassages } from '../../cli/ingest.js';
+import { hydrate } from '../../index/retrieval.js';
 import { PassageIndex } from '../../index/store.js';
 import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
@@ -60,7 +61,7 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   t.equal(page?.externalId, 'd2');
   t.equal(page?.dateSource, 'corpus');
   const hits = await idx.search({ query: 'memory sleep' });
-  t.same(hits.passages.map((p) => p.row.external_id), ['d2']);
+  t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['d2']);
 });
 
 t.test('svc ingest: usage errors', async (t) => {
