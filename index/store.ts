@@ -24,7 +24,7 @@ import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
-import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN } from './query.js';
+import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
@@ -149,17 +149,14 @@ const PASSAGE_ROW_COLUMNS = [
  */
 export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash'] as const satisfies readonly (keyof PassageRow)[];
 
-/** Columns a query's code checks may need on candidates too (see `CompiledQuery.hitColumns`). */
-export type OptionalHitColumn = 'text' | 'title' | 'url' | 'filetype';
-
 /**
  * A candidate passage: the hit columns, the optional ones the query's code checks read, and LanceDB's row id (a
  * fast path back to the whole row while the table is not compacted in between).
  */
 export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> &
-  Partial<Pick<PassageRow, OptionalHitColumn>> & { readonly _rowid?: bigint };
+  Partial<Pick<PassageRow, MatchColumn>> & { readonly _rowid?: bigint };
 
-const hitColumns = (extra: readonly OptionalHitColumn[]): string[] => [...HIT_COLUMNS, ...extra];
+const hitColumns = (extra: readonly MatchColumn[]): string[] => [...HIT_COLUMNS, ...extra];
 
 /** Arrow rows (lazy proxies over the batch) as plain objects the caller may keep and annotate. */
 function plainRows<T>(rows: readonly unknown[]): T[] {
@@ -688,7 +685,7 @@ export class PassageIndex implements PageSink {
   }
 
   /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
-  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
+  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
     if (!this.#ftsReady) return [];
     let q = this.#passages.query().fullTextSearch(fts).select([...hitColumns(extra), '_score']).withRowId().limit(k);
     if (where) q = q.where(where);
@@ -704,7 +701,7 @@ export class PassageIndex implements PageSink {
   }
 
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
-  async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
+  async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
     let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...hitColumns(extra), '_distance']).withRowId().limit(k);
     if (where) q = q.where(where);
@@ -713,7 +710,7 @@ export class PassageIndex implements PageSink {
   }
 
   /** Filter-only scan (queries made of operators only), in storage order. */
-  async scanCandidates(where: string | null, k: number, extra: readonly OptionalHitColumn[] = []): Promise<PassageHit[]> {
+  async scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
     let q = this.#passages.query().select(hitColumns(extra)).withRowId().limit(k);
     if (where) q = q.where(where);
     return plainRows<PassageHit>(await q.toArray());
