@@ -88,11 +88,13 @@ export interface CompiledQuery {
   readonly hitColumns: readonly MatchColumn[];
   /**
    * LanceDB's AND match ignores a query token the index has never seen (lancedb 0.31: "cells zzzq" matches every
-   * passage with "cells"), so an all-terms query could return rows missing a word. One single-token probe per
-   * required word token; a probe that finds nothing means the word is absent from the index and the query matches
-   * nothing. Empty when the AND query has a single token (then LanceDB's answer is already right).
+   * passage with "cells"), so an all-terms query could return rows missing a word. Every word the index knows is in
+   * every candidate; so, given one candidate's text and title, this returns a single-token probe for each required
+   * word token the row does not visibly contain (usually none). A probe that finds nothing means the word is absent
+   * from the index and the query matches nothing. Always empty when the AND query has a single token (then
+   * LanceDB's answer is already right).
    */
-  readonly wordProbes: readonly FullTextQuery[];
+  missingWordProbes(row: { readonly text: string; readonly title: string }): FullTextQuery[];
 }
 
 /** The FTS column holding "title + passage" for every passage. */
@@ -353,13 +355,17 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   const requiredTokens =
     mode === 'all' ? [...new Set(ast.words.flatMap(wordTokens))].filter((w) => !INDEX_STOP_WORDS.has(w) && w.length <= INDEX_MAX_TOKEN_LENGTH) : [];
   const andTokens = requiredTokens.length + ast.phrases.flat().filter((w) => !INDEX_STOP_WORDS.has(w)).length;
-  const wordProbes = andTokens >= 2 ? requiredTokens.map((w) => new MatchQuery(w, SEARCH_COLUMN)) : [];
+  const missingWordProbes = (row: { readonly text: string; readonly title: string }): FullTextQuery[] => {
+    if (andTokens < 2 || requiredTokens.length === 0) return [];
+    const seen = new Set([...wordTokens(row.text), ...wordTokens(row.title)].map(lightStem));
+    return requiredTokens.filter((w) => !seen.has(lightStem(w))).map((w) => new MatchQuery(w, SEARCH_COLUMN));
+  };
 
   return {
     ast,
     fts,
     titleFts,
-    wordProbes,
+    missingWordProbes,
     hitColumns,
     semanticText,
     highlightTerms,

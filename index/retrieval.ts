@@ -138,15 +138,23 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
 
   // The two arms run concurrently (LanceDB executes on its own thread pool).
   /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
-  // Probed while the arms run: single-token top-1 queries, cheap next to the arms.
-  const probing = compiled.fts ? anyProbeEmpty(index, compiled.wordProbes) : Promise.resolve(false);
+  /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
+  let wordMissing = false;
   const extra = compiled.hitColumns;
   const bm25Arm = async (): Promise<RankedPassage[]> => {
     const out: RankedPassage[] = [];
     if (!useBm25) return out;
     if (compiled.fts) {
       const rows = await index.ftsCandidates(compiled.fts, where, k, extra);
-      if (compiled.titleFts) await addTitleScores(index, compiled.titleFts, where, rows);
+      // The unknown-word check reads one candidate's text while the title stage runs.
+      const [missing] = await Promise.all([
+        rows[0] ? wordIsMissing(index, compiled, rows[0]) : false,
+        compiled.titleFts ? addTitleScores(index, compiled.titleFts, where, rows) : undefined,
+      ]);
+      if (missing) {
+        wordMissing = true;
+        return out;
+      }
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       rows.sort(byScoreThenPosition);
       for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
@@ -165,7 +173,8 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
       .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
       .filter((r) => compiled.matches(r, { strictWords: false }));
   };
-  const [bm25, vecRows, wordMissing] = await Promise.all([bm25Arm(), vectorArm(), probing]);
+  const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
+  if (!wordMissing && !useBm25 && compiled.fts && vecRows[0]) wordMissing = await wordIsMissing(index, compiled, vecRows[0]);
   if (wordMissing) return empty;
   let rows = vecRows;
   const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
@@ -189,8 +198,14 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
 }
 
-/** Whether any probe (one required word token each, see `CompiledQuery.wordProbes`) finds nothing in the index. */
-async function anyProbeEmpty(index: Pick<PassageIndex, 'ftsScores'>, probes: readonly FullTextQuery[]): Promise<boolean> {
+/**
+ * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`), judged from one
+ * candidate of the full-text query: its text is read, then only the words it does not visibly contain are probed.
+ */
+async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageText'>, compiled: CompiledQuery, hit: PassageHit): Promise<boolean> {
+  if (compiled.missingWordProbes({ text: '', title: '' }).length === 0) return false; // nothing could be missing
+  const row = hit.text !== undefined && hit.title !== undefined ? { text: hit.text, title: hit.title } : await index.passageText(hit);
+  const probes = compiled.missingWordProbes(row ?? { text: '', title: '' });
   if (probes.length === 0) return false;
   const found = await Promise.all(probes.map((p) => index.ftsScores(p, null, 1)));
   return found.some((r) => r.length === 0);

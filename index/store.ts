@@ -716,6 +716,19 @@ export class PassageIndex implements PageSink {
     return plainRows<PassageHit>(await q.toArray());
   }
 
+  /** Text and title of one passage (by row id when it still points at it, else by key); null when it is gone. */
+  async passageText(hit: { page_ref: number; ordinal: number; _rowid?: bigint }): Promise<{ text: string; title: string } | null> {
+    const cols = ['page_ref', 'ordinal', 'text', 'title'];
+    const same = (r: { page_ref: number; ordinal: number }) => r.page_ref === hit.page_ref && r.ordinal === hit.ordinal;
+    type Row = { page_ref: number; ordinal: number; text: string; title: string };
+    if (typeof hit._rowid === 'bigint') {
+      const byId = plainRows<Row>(await this.#passages.takeRowIds([hit._rowid]).select(cols).toArray()).find(same);
+      if (byId) return byId;
+    }
+    const where = `page_ref = ${Math.trunc(hit.page_ref)} AND ordinal = ${Math.trunc(hit.ordinal)}`;
+    return plainRows<Row>(await this.#passages.query().where(where).select(cols).limit(1).toArray()).find(same) ?? null;
+  }
+
   /**
    * Whole rows of the given passages, keyed `page_ref:ordinal`; a passage deleted since it was found is absent.
    * Hits carrying a row id are taken directly (a deleted row is never returned; a compacted table no longer has
