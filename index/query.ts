@@ -69,9 +69,8 @@ export interface CompiledQuery {
    * pruning, where a BooleanQuery scores every posting of every clause (docs/bench-index.md).
    */
   readonly fts: FullTextQuery | null;
-  /** Title-field query that re-scores the first stage's candidates (the title boost, `TITLE_BOOST`); null when
-   *  there is nothing to look for in titles. */
-  readonly titleFts: FullTextQuery | null;
+  /** Query terms for the title boost (`titleTerms` of the words and phrase words; scored by index/title-stats.ts). */
+  readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (words + phrases + intitle phrases); empty when nothing positive. */
   readonly semanticText: string;
   /** Terms and phrases for query-biased excerpts and highlights. */
@@ -144,6 +143,14 @@ export function lightStem(w: string): string {
     }
   }
   return w;
+}
+
+/** The terms of a title or query as the title statistics count them (index/title-stats.ts): the index's tokens and
+ *  stop words, light stemming. */
+export function titleTerms(text: string): string[] {
+  return wordTokens(text)
+    .filter((w) => !INDEX_STOP_WORDS.has(w) && w.length <= INDEX_MAX_TOKEN_LENGTH)
+    .map(lightStem);
 }
 
 /** Normalises a site: value to an ASCII host name, or null when it is not one. */
@@ -298,7 +305,7 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   for (const p of ast.inTitle) clauses.push([Occur.Must, new MatchQuery(p.join(' '), 'title', { operator: Operator.And })]);
   const fts = clauses.length === 0 ? null : clauses.length === 1 ? clauses[0]![1] : new BooleanQuery(clauses);
   const titleText = [...ast.words, ...ast.phrases.flat()].join(' ');
-  const titleFts = fts && titleText ? new MatchQuery(titleText, 'title', { operator: Operator.Or }) : null;
+  const titleQueryTerms = fts ? titleTerms(titleText) : [];
 
   const semanticText = [...ast.words, ...ast.phrases.map((p) => p.join(' ')), ...ast.inTitle.map((p) => p.join(' '))].join(' ');
   const highlightTerms = [...ast.phrases.map((p) => p.join(' ')), ...ast.inTitle.map((p) => p.join(' ')), ...ast.words];
@@ -364,7 +371,7 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   return {
     ast,
     fts,
-    titleFts,
+    titleTerms: titleQueryTerms,
     missingWordProbes,
     hitColumns,
     semanticText,

@@ -6,7 +6,7 @@
  * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
  * else a user typed is checked in code by the compiled query's predicate.
  */
-import type { FullTextQuery } from '@lancedb/lancedb';
+
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type TermMode } from './query.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageIndex, PassageRow, RankingMode } from './store.js';
@@ -146,15 +146,12 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     if (!useBm25) return out;
     if (compiled.fts) {
       const rows = await index.ftsCandidates(compiled.fts, where, k, extra);
-      // The unknown-word check reads one candidate's text while the title stage runs.
-      const [missing] = await Promise.all([
-        rows[0] ? wordIsMissing(index, compiled, rows[0]) : false,
-        compiled.titleFts ? addTitleScores(index, compiled.titleFts, where, rows) : undefined,
-      ]);
-      if (missing) {
+      if (await wordIsMissing(index, compiled, rows)) {
         wordMissing = true;
         return out;
       }
+      // Title boost: the title field's BM25, from the index's title statistics (no index call).
+      if (compiled.titleTerms.length > 0) for (const r of rows) r._score += TITLE_BOOST * index.titleScore(compiled.titleTerms, r.title);
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       rows.sort(byScoreThenPosition);
       for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
@@ -174,7 +171,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
       .filter((r) => compiled.matches(r, { strictWords: false }));
   };
   const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
-  if (!wordMissing && !useBm25 && compiled.fts && vecRows[0]) wordMissing = await wordIsMissing(index, compiled, vecRows[0]);
+  if (!wordMissing && !useBm25 && compiled.fts) wordMissing = await wordIsMissing(index, compiled, vecRows);
   if (wordMissing) return empty;
   let rows = vecRows;
   const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
@@ -199,13 +196,17 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
 }
 
 /**
- * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`), judged from one
- * candidate of the full-text query: its text is read, then only the words it does not visibly contain are probed.
+ * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`). A word visible in any
+ * candidate's title is in the index; for the others the first candidate's text is read, and only the words still
+ * not visible are probed. Usually the titles settle it without an index call.
  */
-async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageText'>, compiled: CompiledQuery, hit: PassageHit): Promise<boolean> {
-  if (compiled.missingWordProbes({ text: '', title: '' }).length === 0) return false; // nothing could be missing
-  const row = hit.text !== undefined && hit.title !== undefined ? { text: hit.text, title: hit.title } : await index.passageText(hit);
-  const probes = compiled.missingWordProbes(row ?? { text: '', title: '' });
+async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageText'>, compiled: CompiledQuery, hits: readonly PassageHit[]): Promise<boolean> {
+  const first = hits[0];
+  if (!first) return false;
+  const titles = hits.map((h) => h.title).join(' \u0000 ');
+  if (compiled.missingWordProbes({ text: '', title: titles }).length === 0) return false;
+  const row = first.text !== undefined ? { text: first.text, title: first.title } : await index.passageText(first);
+  const probes = compiled.missingWordProbes({ text: row?.text ?? '', title: titles });
   if (probes.length === 0) return false;
   const found = await Promise.all(probes.map((p) => index.ftsScores(p, null, 1)));
   return found.some((r) => r.length === 0);
@@ -223,28 +224,6 @@ export async function hydrate(index: Pick<PassageIndex, 'passageRows'>, passages
     if (row && row.content_hash === p.row.content_hash) out.push({ ...p, row });
   }
   return out;
-}
-
-/** Most passages of one page the title stage asks for (a page's passages share its title, hence its score). */
-const TITLE_ROWS_PER_PAGE = 64;
-
-/**
- * Second stage of the BM25 arm: adds `TITLE_BOOST` × the title field's BM25 to each candidate. The title query is
- * restricted to the candidates' pages (integers only), so it costs a few milliseconds however large the index.
- */
-async function addTitleScores(
-  index: Pick<PassageIndex, 'ftsScores'>,
-  titleFts: FullTextQuery,
-  where: string | null,
-  rows: (PassageHit & { _score: number })[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  const refs = [...new Set(rows.map((r) => Math.trunc(r.page_ref)))];
-  const restrict = `page_ref IN (${refs.join(', ')})`;
-  const hits = await index.ftsScores(titleFts, where ? `(${where}) AND (${restrict})` : restrict, Math.min(20_000, refs.length * TITLE_ROWS_PER_PAGE));
-  const byPage = new Map<number, number>();
-  for (const h of hits) byPage.set(h.page_ref, Math.max(byPage.get(h.page_ref) ?? 0, h._score));
-  for (const r of rows) r._score += TITLE_BOOST * (byPage.get(r.page_ref) ?? 0);
 }
 
 /** Best BM25 score first; ties by page_ref then ordinal, so equal scores always rank the same way. */

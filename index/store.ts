@@ -25,6 +25,7 @@ import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
 import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN, type MatchColumn } from './query.js';
+import { TitleStats } from './title-stats.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
@@ -147,7 +148,7 @@ const PASSAGE_ROW_COLUMNS = [
  * near-duplicates, cap hosts and apply the snippet policy. Every column read costs a random access per candidate,
  * so the rest of the row is read only for the passages a response uses (`passageRows`, via `hydrate`).
  */
-export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash'] as const satisfies readonly (keyof PassageRow)[];
+export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash', 'title'] as const satisfies readonly (keyof PassageRow)[];
 
 /**
  * A candidate passage: the hit columns, the optional ones the query's code checks read, and LanceDB's row id (a
@@ -156,7 +157,7 @@ export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content
 export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> &
   Partial<Pick<PassageRow, MatchColumn>> & { readonly _rowid?: bigint };
 
-const hitColumns = (extra: readonly MatchColumn[]): string[] => [...HIT_COLUMNS, ...extra];
+const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
 
 /** Arrow rows (lazy proxies over the batch) as plain objects the caller may keep and annotate. */
 function plainRows<T>(rows: readonly unknown[]): T[] {
@@ -298,6 +299,7 @@ export class PassageIndex implements PageSink {
   #ftsReady = false;
   #imageFtsReady = false;
   #keyIndexes = false;
+  #titleStats = new TitleStats();
   #vectorIndex = false;
   #closed = false;
 
@@ -361,7 +363,8 @@ export class PassageIndex implements PageSink {
   }
 
   async #loadState(): Promise<void> {
-    const rows = (await this.#pages.query().select(['host', 'host_id', 'lang']).toArray()) as { host: string; host_id: number; lang: string | null }[];
+    const rows = (await this.#pages.query().select(['host', 'host_id', 'lang', 'title']).toArray()) as { host: string; host_id: number; lang: string | null; title: string }[];
+    this.#titleStats = TitleStats.of(rows.map((r) => r.title));
     for (const r of rows) {
       this.#hostIds.set(r.host, r.host_id);
       this.#nextHostId = Math.max(this.#nextHostId, r.host_id + 1);
@@ -516,6 +519,7 @@ export class PassageIndex implements PageSink {
       await this.#images.delete(pageFilter);
       if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
       for (const r of pageRows) if (typeof r.lang === 'string') this.#langs.add(r.lang);
+      for (const p of list) this.#titleStats.add(p.title);
       await this.#afterWrite(list.length);
     });
   }
@@ -622,7 +626,23 @@ export class PassageIndex implements PageSink {
         this.#log?.info({ vectors: n, partitions }, 'vector index built');
       }
     }
+    if (this.#titleStats.stale) await this.#rebuildTitleStats();
     this.#lastOptimizeMs = Date.now() - started;
+  }
+
+  /** Recounts the title statistics from the stored titles (see title-stats.ts); readers keep the old ones meanwhile. */
+  async #rebuildTitleStats(): Promise<void> {
+    try {
+      const rows = (await this.#pages.query().select(['title']).toArray()) as { title: string }[];
+      this.#titleStats = TitleStats.of(rows.map((r) => r.title));
+    } catch (err) {
+      this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'title statistics rebuild failed');
+    }
+  }
+
+  /** BM25 of a title for query terms (`titleTerms`), from the title statistics: the BM25 arm's title boost. */
+  titleScore(queryTerms: readonly string[], title: string): number {
+    return this.#titleStats.score(queryTerms, title);
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */

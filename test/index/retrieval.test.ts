@@ -203,8 +203,8 @@ t.test('diversify: at most 2 per host per page, collapsed counts, stable paging,
 });
 
 t.test('title boost: of two passages with the same text, the one whose title has the query word ranks first', async (t) => {
-  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
-  t.teardown(() => idx.close());
+  const dir = t.testdir();
+  const idx = await PassageIndex.open({ dir, embedder: null });
   const body = 'Zinc uptake in the gut depends on dietary phytate and on the transporter expression of enterocytes.';
   const filler = (i: number) => `Unrelated note ${i} about weather stations, river gauges and snowfall records in the north.`;
   const pages: PageInput[] = [];
@@ -218,4 +218,8 @@ t.test('title boost: of two passages with the same text, the one whose title has
   t.ok(r.passages[0]!.score > r.passages[1]!.score, 'the title adds to the score');
   const any = await idx.search({ query: 'zinc enterocytes', mode: 'bm25', termMode: 'any' });
   t.same(any.passages.map((p) => p.row.page_ref), [2, 1], 'any-term mode too');
+  await idx.close();
+  const reopened = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => reopened.close());
+  t.same((await reopened.search({ query: 'zinc transporter', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [2, 1], 'title statistics are rebuilt on open');
 });
