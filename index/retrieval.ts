@@ -138,7 +138,6 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
 
   // The two arms run concurrently (LanceDB executes on its own thread pool).
   /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
-  /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
   let wordMissing = false;
   const extra = compiled.hitColumns;
   const bm25Arm = async (): Promise<RankedPassage[]> => {

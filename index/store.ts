@@ -586,7 +586,7 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * B-tree indexes on `page_ref`: the BM25 arm's title stage, the vector-hit check, whole-row reads, page reads and
+   * B-tree indexes on `page_ref`: the vector-hit check, whole-row reads, page reads and
    * deletes all restrict by page_ref; without an index each such predicate scans the column (≈ 30 ms at 1M
    * passages). Created once (also for an index written before they existed); `optimize()` keeps them up to date.
    */
