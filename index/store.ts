@@ -364,7 +364,7 @@ export class PassageIndex implements PageSink {
 
   async #loadState(): Promise<void> {
     const rows = (await this.#pages.query().select(['host', 'host_id', 'lang', 'title']).toArray()) as { host: string; host_id: number; lang: string | null; title: string }[];
-    this.#titleStats = TitleStats.of(rows.map((r) => r.title));
+    this.#titleStats = await TitleStats.build(rows.map((r) => r.title));
     for (const r of rows) {
       this.#hostIds.set(r.host, r.host_id);
       this.#nextHostId = Math.max(this.#nextHostId, r.host_id + 1);
@@ -634,7 +634,7 @@ export class PassageIndex implements PageSink {
   async #rebuildTitleStats(): Promise<void> {
     try {
       const rows = (await this.#pages.query().select(['title']).toArray()) as { title: string }[];
-      this.#titleStats = TitleStats.of(rows.map((r) => r.title));
+      this.#titleStats = await TitleStats.build(rows.map((r) => r.title));
     } catch (err) {
       this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'title statistics rebuild failed');
     }

@@ -10,7 +10,7 @@
  *
  * Upkeep is approximate by design: every written page adds its title, a replaced or removed page subtracts
  * nothing, and the owner rebuilds from the stored titles once the writes since the last build exceed a fifth of
- * the titles (amortised O(1) per write). IDF drifts slowly, and only within that bound.
+ * the titles (amortised O(1) per write; the rebuild yields to the event loop as it counts). IDF drifts slowly, and only within that bound.
  */
 import { titleTerms } from './query.js';
 
@@ -29,6 +29,20 @@ export class TitleStats {
   static of(titles: Iterable<string>): TitleStats {
     const s = new TitleStats();
     for (const t of titles) s.add(t);
+    s.#added = 0;
+    return s;
+  }
+
+  /**
+   * The same full build in slices, yielding to the event loop between them: counting is ≈ 10 µs per title (2.2 s
+   * for 222k titles), which must not stall a serving process.
+   */
+  static async build(titles: readonly string[], slice = 5000): Promise<TitleStats> {
+    const s = new TitleStats();
+    for (let i = 0; i < titles.length; i += slice) {
+      for (const t of titles.slice(i, i + slice)) s.add(t);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     s.#added = 0;
     return s;
   }

@@ -30,3 +30,15 @@ t.test('staleness: a full build resets it; adds beyond a fifth of the titles (at
   t.ok(s.stale, '3000 adds to 13000 titles: stale');
   t.notOk(TitleStats.of(['a b']).stale);
 });
+
+t.test('the sliced build counts exactly what the one-pass build counts', async (t) => {
+  const titles = Array.from({ length: 12_345 }, (_, i) => `Report ${i % 97} on ${i % 3 ? 'zinc' : 'water'} levels ${i}`);
+  const a = TitleStats.of(titles);
+  const b = await TitleStats.build(titles, 1000);
+  t.equal(b.size, a.size);
+  for (const q of ['zinc', 'water levels', 'report 5']) {
+    const terms = titleTerms(q);
+    t.equal(b.score(terms, `Report 5 on ${q}`), a.score(terms, `Report 5 on ${q}`), q);
+  }
+  t.notOk(b.stale);
+});
