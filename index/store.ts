@@ -157,6 +157,13 @@ export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content
 export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> &
   Partial<Pick<PassageRow, MatchColumn>> & { readonly _rowid?: bigint };
 
+/** How a passage is found again: its key, and the row id it was read with (when it was). */
+export interface PassageKey {
+  readonly page_ref: number;
+  readonly ordinal: number;
+  readonly _rowid?: bigint;
+}
+
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
 
 /** Arrow rows (lazy proxies over the batch) as plain objects the caller may keep and annotate. */
@@ -736,17 +743,10 @@ export class PassageIndex implements PageSink {
     return plainRows<PassageHit>(await q.toArray());
   }
 
-  /** Text and title of one passage (by row id when it still points at it, else by key); null when it is gone. */
-  async passageText(hit: { page_ref: number; ordinal: number; _rowid?: bigint }): Promise<{ text: string; title: string } | null> {
-    const cols = ['page_ref', 'ordinal', 'text', 'title'];
-    const same = (r: { page_ref: number; ordinal: number }) => r.page_ref === hit.page_ref && r.ordinal === hit.ordinal;
-    type Row = { page_ref: number; ordinal: number; text: string; title: string };
-    if (typeof hit._rowid === 'bigint') {
-      const byId = plainRows<Row>(await this.#passages.takeRowIds([hit._rowid]).select(cols).toArray()).find(same);
-      if (byId) return byId;
-    }
-    const where = `page_ref = ${Math.trunc(hit.page_ref)} AND ordinal = ${Math.trunc(hit.ordinal)}`;
-    return plainRows<Row>(await this.#passages.query().where(where).select(cols).limit(1).toArray()).find(same) ?? null;
+  /** Text and title of one passage (see `passageRows`); null when it is gone. */
+  async passageText(hit: PassageKey): Promise<{ text: string; title: string } | null> {
+    const rows = await this.#readPassages<PassageKey & { text: string; title: string }>([hit], ['page_ref', 'ordinal', 'text', 'title']);
+    return rows.get(`${hit.page_ref}:${hit.ordinal}`) ?? null;
   }
 
   /**
@@ -755,30 +755,27 @@ export class PassageIndex implements PageSink {
    * the id, and its rows move); whatever that does not return is read by page_ref and ordinal (integers, through
    * the key index). Every row is checked against the key it was asked for.
    */
-  async passageRows(keys: readonly { page_ref: number; ordinal: number; _rowid?: bigint }[]): Promise<Map<string, PassageRow>> {
-    const out = new Map<string, PassageRow>();
+  passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
+    return this.#readPassages<PassageRow>(keys, PASSAGE_ROW_COLUMNS);
+  }
+
+  async #readPassages<T extends PassageKey>(keys: readonly PassageKey[], columns: readonly string[]): Promise<Map<string, T>> {
+    const out = new Map<string, T>();
     const want = new Set(keys.map((k) => `${k.page_ref}:${k.ordinal}`));
-    const keep = (rows: PassageRow[]) => {
+    const keep = (rows: T[]) => {
       for (const r of rows) {
         const key = `${r.page_ref}:${r.ordinal}`;
         if (want.has(key)) out.set(key, r);
       }
     };
     const ids = keys.flatMap((k) => (typeof k._rowid === 'bigint' ? [k._rowid] : []));
-    if (ids.length > 0) keep(plainRows<PassageRow>(await this.#passages.takeRowIds(ids).select([...PASSAGE_ROW_COLUMNS]).toArray()));
+    if (ids.length > 0) keep(plainRows<T>(await this.#passages.takeRowIds(ids).select([...columns]).toArray()));
     const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
-    keep(
-      plainRows<PassageRow>(
-        await this.#passages
-          .query()
-          .where(`page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`)
-          .select([...PASSAGE_ROW_COLUMNS])
-          .toArray(),
-      ),
-    );
+    const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
+    keep(plainRows<T>(await this.#passages.query().where(where).select([...columns]).toArray()));
     return out;
   }
 
