@@ -40,16 +40,16 @@ export interface QueryAst {
 /** The row fields a compiled predicate looks at. */
 export interface MatchableRow {
   readonly host: string;
+  readonly title: string;
   /** The optional fields are read only when `CompiledQuery.hitColumns` names them (their absence then is a
    *  programming error, and throws). */
   readonly text?: string;
-  readonly title?: string;
   readonly url?: string;
   readonly filetype?: string;
 }
 
 /** The optional MatchableRow fields. */
-export type MatchColumn = 'text' | 'title' | 'url' | 'filetype';
+export type MatchColumn = 'text' | 'url' | 'filetype';
 
 function need<T>(v: T | undefined, what: MatchColumn): T {
   if (v === undefined) throw new Error(`compiled query: the candidate was fetched without its ${what}`);
@@ -88,12 +88,14 @@ export interface CompiledQuery {
   /**
    * LanceDB's AND match ignores a query token the index has never seen (lancedb 0.31: "cells zzzq" matches every
    * passage with "cells"), so an all-terms query could return rows missing a word. Every word the index knows is in
-   * every candidate; so, given one candidate's text and title, this returns a single-token probe for each required
-   * word token the row does not visibly contain (usually none). A probe that finds nothing means the word is absent
-   * from the index and the query matches nothing. Always empty when the AND query has a single token (then
-   * LanceDB's answer is already right).
+   * every candidate; so, given text seen in candidates, this returns the required word tokens it does not visibly
+   * contain (usually none), each to be checked with `wordProbe`. Always empty when the AND query has a single token
+   * (then LanceDB's answer is already right).
    */
-  missingWordProbes(row: { readonly text: string; readonly title: string }): FullTextQuery[];
+  unseenWords(seenText: string): string[];
+  /** A single-token query for one word of `unseenWords`: finding nothing means the word is absent from the index
+   *  and the query matches nothing. */
+  wordProbe(word: string): FullTextQuery;
 }
 
 /** The FTS column holding "title + passage" for every passage. */
@@ -322,7 +324,6 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   const checksTitle = ast.inTitle.length > 0 || ast.notInTitle.length > 0 || bodyChecks;
   const hitColumns: MatchColumn[] = [
     ...(bodyChecks ? (['text'] as const) : []),
-    ...(checksTitle ? (['title'] as const) : []),
     ...(checksUrl ? (['url'] as const) : []),
     ...(checksFiletype ? (['filetype'] as const) : []),
   ];
@@ -343,7 +344,7 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
     }
     const strictBody = o.strictWords && mode === 'all' && wordStems.length > 0;
     if (!checksTitle && !strictBody) return true;
-    const titleToks = wordTokens(need(row.title, 'title'));
+    const titleToks = wordTokens(row.title);
     if (!ast.inTitle.every((p) => containsSeq(titleToks, p))) return false;
     if (ast.notInTitle.some((p) => containsSeq(titleToks, p))) return false;
     if (!bodyChecks && !strictBody) return true;
@@ -362,17 +363,18 @@ export function compileQuery(ast: QueryAst, opts: { termMode?: TermMode } = {}):
   const requiredTokens =
     mode === 'all' ? [...new Set(ast.words.flatMap(wordTokens))].filter((w) => !INDEX_STOP_WORDS.has(w) && w.length <= INDEX_MAX_TOKEN_LENGTH) : [];
   const andTokens = requiredTokens.length + ast.phrases.flat().filter((w) => !INDEX_STOP_WORDS.has(w)).length;
-  const missingWordProbes = (row: { readonly text: string; readonly title: string }): FullTextQuery[] => {
+  const unseenWords = (seenText: string): string[] => {
     if (andTokens < 2 || requiredTokens.length === 0) return [];
-    const seen = new Set([...wordTokens(row.text), ...wordTokens(row.title)].map(lightStem));
-    return requiredTokens.filter((w) => !seen.has(lightStem(w))).map((w) => new MatchQuery(w, SEARCH_COLUMN));
+    const seen = new Set(wordTokens(seenText).map(lightStem));
+    return requiredTokens.filter((w) => !seen.has(lightStem(w)));
   };
 
   return {
     ast,
     fts,
     titleTerms: titleQueryTerms,
-    missingWordProbes,
+    unseenWords,
+    wordProbe: (word: string) => new MatchQuery(word, SEARCH_COLUMN),
     hitColumns,
     semanticText,
     highlightTerms,

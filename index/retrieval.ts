@@ -6,7 +6,6 @@
  * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
  * else a user typed is checked in code by the compiled query's predicate.
  */
-
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type TermMode } from './query.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageIndex, PassageRow, RankingMode } from './store.js';
@@ -136,19 +135,15 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
     ast.filetypes.length + ast.notFiletypes.length + ast.inTitle.length + ast.notInTitle.length;
   const k = Math.max(10, Math.min(5000, req.candidates ?? (codeFilters > 0 ? 1000 : 200)));
 
-  // The two arms run concurrently (LanceDB executes on its own thread pool).
-  /** A required word occurs nowhere in the index: the query matches nothing, whichever arm found candidates. */
-  let wordMissing = false;
+  // The two arms run concurrently (LanceDB executes on its own thread pool). `null` from the BM25 arm: a required
+  // word occurs nowhere in the index, so the query matches nothing, whichever arm found candidates.
   const extra = compiled.hitColumns;
-  const bm25Arm = async (): Promise<RankedPassage[]> => {
+  const bm25Arm = async (): Promise<RankedPassage[] | null> => {
     const out: RankedPassage[] = [];
     if (!useBm25) return out;
     if (compiled.fts) {
       const rows = await index.ftsCandidates(compiled.fts, where, k, extra);
-      if (await wordIsMissing(index, compiled, rows)) {
-        wordMissing = true;
-        return out;
-      }
+      if (await wordIsMissing(index, compiled, rows)) return null;
       // Title boost: the title field's BM25, from the index's title statistics (no index call).
       if (compiled.titleTerms.length > 0) for (const r of rows) r._score += TITLE_BOOST * index.titleScore(compiled.titleTerms, r.title);
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
@@ -170,8 +165,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
       .filter((r) => compiled.matches(r, { strictWords: false }));
   };
   const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
-  if (!wordMissing && !useBm25 && compiled.fts) wordMissing = await wordIsMissing(index, compiled, vecRows);
-  if (wordMissing) return empty;
+  if (bm25 === null || (!useBm25 && compiled.fts && (await wordIsMissing(index, compiled, vecRows)))) return empty;
   let rows = vecRows;
   const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
   if (compiled.fts && required > 0 && rows.length > 0) {
@@ -195,7 +189,7 @@ export async function retrieve(index: PassageIndex, req: RetrievalRequest): Prom
 }
 
 /**
- * Whether a required word occurs nowhere in the index (see `CompiledQuery.missingWordProbes`). A word visible in any
+ * Whether a required word occurs nowhere in the index (see `CompiledQuery.unseenWords`). A word visible in any
  * candidate's title is in the index; for the others the first candidate's text is read, and only the words still
  * not visible are probed. Usually the titles settle it without an index call.
  */
@@ -203,11 +197,11 @@ async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageTex
   const first = hits[0];
   if (!first) return false;
   const titles = hits.map((h) => h.title).join(' \u0000 ');
-  if (compiled.missingWordProbes({ text: '', title: titles }).length === 0) return false;
-  const row = first.text !== undefined ? { text: first.text, title: first.title } : await index.passageText(first);
-  const probes = compiled.missingWordProbes({ text: row?.text ?? '', title: titles });
-  if (probes.length === 0) return false;
-  const found = await Promise.all(probes.map((p) => index.ftsScores(p, null, 1)));
+  if (compiled.unseenWords(titles).length === 0) return false;
+  const text = first.text ?? (await index.passageText(first))?.text ?? '';
+  const unseen = compiled.unseenWords(`${titles} \u0000 ${text}`);
+  if (unseen.length === 0) return false;
+  const found = await Promise.all(unseen.map((w) => index.ftsScores(compiled.wordProbe(w), null, 1)));
   return found.some((r) => r.length === 0);
 }
 
