@@ -10,6 +10,8 @@
  *
  * Run: node --import tsx bench/crawl.ts [--hosts 8] [--gap-ms 200] [--seconds 15] [--sink lance|none] [--only svc|crawlee]
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import dns from 'node:dns';
 import { isIP } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';

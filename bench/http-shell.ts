@@ -8,6 +8,8 @@
  *
  *   node --import tsx bench/http-shell.ts [--seconds 8] [--connections 16]
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import autocannon from 'autocannon';
 import Koa from 'koa';
 import { createServer } from 'node:http';
