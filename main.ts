@@ -35,6 +35,8 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly tools?: readonly ToolDefinition[];
+  /** The embedder to use instead of the configured model (tests and evaluation with the hashing stand-in). */
+  readonly embedder?: Embedder | null;
 }
 
 /** The SQLite state file inside the data dir. */
@@ -48,7 +50,7 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
     log.info('no SVC_MODEL_DIR: ranking is BM25 only');
     return null;
   }
-  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, log });
+  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype, log });
 }
 
 /**
@@ -59,7 +61,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
   const db = openStateDb(stateFile(config));
-  const embedder = await openEmbedder(config, log);
+  const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
   const documents = new Documents(db);
   const entities = new EntityStore(db);

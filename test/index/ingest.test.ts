@@ -1,4 +1,5 @@
 import t from 'tap';
+import { retrieve } from '../../index/retrieval.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -60,7 +61,7 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   const page = await idx.getPage(row!.pageRef);
   t.equal(page?.externalId, 'd2');
   t.equal(page?.dateSource, 'corpus');
-  const hits = await idx.search({ query: 'memory sleep' });
+  const hits = await retrieve(idx, { query: 'memory sleep' });
   t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['d2']);
 });
 
