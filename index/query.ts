@@ -18,7 +18,7 @@
  */
 import { BooleanQuery, MatchQuery, Occur, Operator, type FullTextQuery } from '@lancedb/lancedb';
 import { domainToASCII } from 'node:url';
-import { analyze, analyzerLang, fold, QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
+import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
 
 export { fold, wordTokens } from './analyzer.js';
 
@@ -473,11 +473,6 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
   if (clauses.length === 0) return null;
   if (clauses.length === 1) return clauses[0]![1];
   return new BooleanQuery(clauses);
-}
-
-/** Title terms of a candidate, analysed in its language (for the title boost). */
-export function candidateTitleTerms(title: string, lang: string | null | undefined): string[] {
-  return analyze(title, analyzerLang(lang));
 }
 
 /** Whether the AST has anything positive to look for (text or at least one include operator). */
