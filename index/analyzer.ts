@@ -120,7 +120,7 @@ export function indexText(title: string, text: string, lang: AnalyzerLang): stri
 export function queryLangs(query: string): AnalyzerLang[] {
   const raw = query.toLowerCase();
   const toks = wordTokens(query);
-  const frOnly = /[àâçèêëîïôœùûüÿ]/.test(raw) ? 2 : 0;
+  const frOnly = /[àâçéèêëîïôœùûüÿ]/.test(raw) ? 2 : 0;
   const fr = toks.filter((t) => STOP_WORDS.fr.has(t) && !STOP_WORDS.en.has(t)).length + frOnly;
   const en = toks.filter((t) => STOP_WORDS.en.has(t) && !STOP_WORDS.fr.has(t)).length;
   if (fr > en) return ['fr'];

@@ -2,7 +2,7 @@
  * Retrieval: the one verb behind svc_search, svc_context and svc eval.
  *
  * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (LanceDB full-text, then the
- * title boost and the coordination factor) and the vector arm (cosine kNN on the real model's embeddings) → every
+ * title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
  * strict constraint verified in code on every candidate → reciprocal rank fusion → pages (near-duplicates
  * collapsed) → host diversity (search) or the relevance floor (context). Tools only shape the response.
  *
@@ -68,11 +68,11 @@ export interface RetrievalRequest {
  */
 export interface RankedPassage<R extends PassageHit = PassageHit> {
   readonly row: R;
-  /** The score of the ranking mode: RRF sum (hybrid), coordinated BM25 (bm25), cosine similarity (vector). */
+  /** The score of the ranking mode: RRF sum (hybrid), BM25 (bm25), cosine similarity (vector). */
   readonly score: number;
   readonly bm25Rank: number | null;
   readonly vectorRank: number | null;
-  /** Coordinated BM25 (with the title boost) of the passage, when the BM25 arm found it. */
+  /** BM25 (with the title boost) of the passage, when the BM25 arm found it. */
   readonly bm25Score: number | null;
   /** Cosine similarity to the query, when the vector arm found it. */
   readonly similarity: number | null;
@@ -374,7 +374,7 @@ export async function searchPages(
 
 /**
  * The relevance floor of svc_context, relative to the best candidate: a page is offered only when its best passage
- * reaches at least `RELEVANCE_FLOOR_BM25` of the best coordinated BM25 score, or `RELEVANCE_FLOOR_SIMILARITY` of the
+ * reaches at least `RELEVANCE_FLOOR_BM25` of the best BM25 score, or `RELEVANCE_FLOOR_SIMILARITY` of the
  * best cosine similarity, among the candidates. The two differ because the scales do: BM25 is a sum over shared
  * terms (a passage sharing one term of a five-term question scores a small fraction of one sharing all five), while
  * sentence-embedding cosines are compressed (unrelated passages still score a sizeable fraction of the best).

@@ -125,8 +125,8 @@ t.test('property: the parser never throws and always yields bounded lists', asyn
       const lists = [ast.required, ast.phrases, ast.excludedWords, ast.excludedPhrases, ...Object.values(ast.ops).flatMap((o) => [o.include, o.exclude])];
       for (const list of lists) if (list.length > 32) throw new Error('unbounded');
       if (ast.words.length > 128) throw new Error('unbounded words');
-      for (const s of [...ast.ops.site.include, ...ast.ops.site.exclude]) if (s !== null && !/^[a-z0-9.-]+$/.test(s)) throw new Error(`bad site ${s}`);
-      for (const f of [...ast.ops.filetype.include, ...ast.ops.filetype.exclude]) if (f !== null && !/^[a-z0-9]+$/.test(f)) throw new Error(`bad ext ${f}`);
+      for (const s of [...ast.ops.site.include, ...ast.ops.site.exclude]) if (s !== null && (typeof s !== "string" || !/^[a-z0-9.-]+$/.test(s))) throw new Error(`bad site ${s}`);
+      for (const f of [...ast.ops.filetype.include, ...ast.ops.filetype.exclude]) if (f !== null && (typeof f !== "string" || !/^[a-z0-9]+$/.test(f))) throw new Error(`bad ext ${f}`);
     }),
     { numRuns: 400 },
   );
