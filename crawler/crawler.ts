@@ -69,6 +69,12 @@ export interface RunOptions {
   readonly maxPages?: number;
   /** Give up waiting after this long (ms). @default unlimited */
   readonly timeoutMs?: number;
+  /**
+   * Idle means "nothing due within this horizon" (ms): when nothing is in flight and the next unfinished item is
+   * due later than this (a robots.txt 503's retry, a long back-off), the run ends and leaves it queued for a later
+   * run or for svc serve. @default unlimited: wait for every unfinished item
+   */
+  readonly idleHorizonMs?: number;
 }
 
 /** The crawler handle main.ts, the CLI and URL requests use. */
@@ -324,6 +330,10 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       }
       if (dispatched) continue;
       if (untilIdle && inflight.size === 0 && (frontier.pending() === 0 || !budgetLeft())) break;
+      if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
+        const next = frontier.nextPendingAt();
+        if (next === null || next > now() + ro.idleHorizonMs) break;
+      }
       if (!budgetLeft() && inflight.size === 0) break;
       // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
       let wakeAt = now() + 1000;

@@ -210,4 +210,12 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX frontier_host_next_at ON frontier (host, next_at);
     `,
   },
+  {
+    id: 'crawler-003-frontier-scope',
+    sql: `
+      -- Where links found under an entry may lead: a JSON array of hosts, or NULL for the open web. Links and sitemap
+      -- entries inherit it, so every process crawling the frontier keeps a seed's scope (issue 13).
+      ALTER TABLE frontier ADD COLUMN scope TEXT;
+    `,
+  },
 ];
