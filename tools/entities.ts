@@ -59,15 +59,25 @@ export const entitySchema = z
             })
             .describe('Licence of this source.'),
           observed_at: z.string().describe('When svc last observed this source (ISO 8601).'),
+          verified_at: z.string().describe('When the source itself last confirmed it: the page fetch, or the dataset version’s release date (ISO 8601).'),
         }),
       )
       .describe('Each source with provenance and licence.'),
-    last_verified_at: z.string().describe('Most recent observation of any source (ISO 8601).'),
+    last_verified_at: z
+      .string()
+      .describe('When a source last confirmed this record: the newest verified_at of its sources (a page fetch, an open-data release), not an import time (ISO 8601).'),
   })
   .describe('A structured Canadian establishment, organization or place.');
 
 const input = z.object({
-  q: z.string().min(1).max(200).optional().describe('Words of the name (accents and case ignored; the last word may be a prefix), e.g. "hopital sainte".'),
+  q: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Words of the name (accents and case ignored; the last word may be a prefix), e.g. "gabrielle roy". Kind words in English or French (library/bibliothèque, school/école, hospital/hôpital, museum/musée…) match that kind or the word in either language.',
+    ),
   province: z
     .string()
     .min(2)
