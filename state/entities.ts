@@ -404,7 +404,9 @@ export class EntityStore implements EntitySink {
       params.push(foldText(query.locality));
     }
     if (query.kind !== undefined && query.kind.trim() !== '') {
-      const kinds = withSubtypes(query.kind.trim());
+      // A schema.org type ("Library"), or a kind word in either language ("bibliothèque", "hospital").
+      const typed = query.kind.trim();
+      const kinds = withSubtypes(typed).length > 0 ? withSubtypes(typed) : withSubtypes(kindWord(typed)?.kind ?? '');
       if (kinds.length === 0) throw new EntityQueryError('kind', `unknown kind: use a schema.org type such as LocalBusiness, Hospital, Library or Organization`);
       where.push(`e.kind IN (${kinds.map(() => '?').join(', ')})`);
       params.push(...kinds);

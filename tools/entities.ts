@@ -90,7 +90,7 @@ const input = z.object({
     .min(2)
     .max(60)
     .optional()
-    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). Unknown type → 422.'),
+    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). A kind word in English or French works too (library, bibliothèque, hôpital). Unknown → 422.'),
   limit: z.number().int().min(1).max(20).default(10).describe('Records to return, 1–20. Default 10.'),
   id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): returns just that record (404 when unknown). Other filters are ignored.'),
 });

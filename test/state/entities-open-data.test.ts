@@ -65,6 +65,7 @@ t.test('issue 13: accents fold and kind words match in French and English', asyn
   const musee = store.search({ q: 'musée', locality: 'Montréal', limit: 20 });
   t.ok(musee.length > 0 && musee.every((e) => e.kind === 'Museum' || /mus[eé]e|museum/i.test(e.name)));
   t.same(ids('gabrielle roy'), ids('GABRIELLE-ROY'), 'punctuation and case fold');
+  t.same(ids('', { kind: 'bibliothèque', locality: 'Gatineau' }), ids('', { kind: 'Library', locality: 'Gatineau' }), 'kind accepts a kind word too');
 });
 
 t.test('issue 13: one establishment from ODCAF and the city page is one entity; every source keeps its licence', async (t) => {
