@@ -15,7 +15,7 @@ import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome,
 import { createResolver, type Resolver } from './resolver.js';
 import { RobotsCache } from './robots.js';
 import { PolitenessScheduler } from './scheduler.js';
-import { normalizeUrl } from './url.js';
+import { hostOf, normalizeUrl } from './url.js';
 
 /** The crawler's version in its User-Agent. */
 export const CRAWLER_VERSION = '0.1.0';
@@ -400,7 +400,14 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       const norm = normalizeUrl(url);
       if (norm === null)
         return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
-      const e = frontier.enqueue(norm, { priority: PRIORITY.submitted, reason: po.reason, refresh: true, ...(po.requestId ? { requestId: po.requestId } : {}) });
+      // A URL this brings into the frontier stays on its own host (like a URL request); a known one keeps its scope.
+      const e = frontier.enqueue(norm, {
+        priority: PRIORITY.submitted,
+        reason: po.reason,
+        refresh: true,
+        scope: [hostOf(norm)],
+        ...(po.requestId ? { requestId: po.requestId } : {}),
+      });
       if (e === null)
         return { url, finalUrl: null, status: null, outcome: 'excluded:frontier_full', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
       for (let i = 0; i < 100; i++) {

@@ -12,6 +12,10 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { crawlCommand } from '../../cli/crawl.js';
+import { loadConfig } from '../../config.js';
+import { createCrawler } from '../../crawler/crawler.js';
+import { Documents } from '../../state/documents.js';
+import { EntityStore } from '../../state/entities.js';
 import { Frontier, inScope } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { openStateDb } from '../../state/db.js';
@@ -129,4 +133,20 @@ t.test('issue 13: a seed dead-lettered because loopback was not allowed is reviv
   f.fail(item, { error: 'blocked_address', retryable: false });
   t.equal(f.enqueue('http://dead.test/x', { reason: 'link' })!.state, 'dead');
   t.equal(f.enqueue('http://dead.test/x', { reason: 'request:discovery', priority: 'submitted' })!.state, 'queued');
+});
+
+t.test('issue 13: a URL fetched on request (processNow) that was not known stays on its host', async (t) => {
+  const dir = t.testdir();
+  const db = openStateDb(join(dir, 'state.sqlite'));
+  t.teardown(() => db.close());
+  const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 0 } });
+  const crawler = createCrawler({ config, db, documents: new Documents(db), sink: { upsertPage: async () => {}, removePage: async () => {} }, entities: new EntityStore(db) });
+  const before = web.requests('gen-1.test').length;
+  const o = await crawler.processNow(web.url('gen-0.test', '/'), { reason: 'request:removal' });
+  t.equal(o.outcome, 'indexed');
+  const f = new Frontier(db);
+  t.same(f.get(web.url('gen-0.test', '/'))!.scope, ['gen-0.test']);
+  t.equal(f.get(web.url('gen-1.test', '/p/2.html')), undefined, 'its off-site link is not admitted');
+  t.ok(f.get(web.url('gen-0.test', '/p/1.html')), 'its on-site link is');
+  t.equal(web.requests('gen-1.test').length, before);
 });
