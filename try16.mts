@@ -1,0 +1,12 @@
+import { makeEncryptedPdf, makeScannedPdf, makePdf } from './test/helpers/pdf-fixtures.ts';
+import { PdfExtractor, pdfDocument } from './crawler/extract-pdf.ts';
+const x = new PdfExtractor();
+const enc = await makeEncryptedPdf();
+console.log('enc', await x.extract(enc));
+console.log('scan', JSON.stringify(await x.extract(await makeScannedPdf())).slice(0, 300));
+const n = await makePdf([{ heading: 'Water report', paragraphs: ['The water of Halifax is tested weekly.', 'Second paragraph here with more text.'] }, { heading: 'Results', paragraphs: ['Lead levels were low on page two.'] }], { title: 'Water Quality 2025', language: 'en-CA', created: new Date('2025-02-03T04:05:06Z'), modified: new Date('2025-03-04T00:00:00Z') });
+const r = await x.extract(n);
+console.log(JSON.stringify(r).slice(0, 800));
+if (r.ok) console.log(JSON.stringify(pdfDocument(r, { headers: {} }), null, 1));
+console.log('trunc', await x.extract(n.slice(0, Math.floor(n.length * 0.6))));
+await x.close();
