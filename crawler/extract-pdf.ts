@@ -168,8 +168,11 @@ export class PdfExtractor {
       return { ok: false, reason: 'parse_error', detail: `worker failed to start: ${(err as Error).message}`.slice(0, 200) };
     }
     const id = this.#nextId++;
-    // A copy the worker owns (transferred, not cloned): the caller's buffer stays intact.
-    const data = bytes.slice().buffer;
+    // A copy the worker owns (transferred, not cloned): the caller's buffer stays intact. Copied element-wise: a
+    // Buffer's .slice() shares memory, and its .buffer may be a pool holding other data around it.
+    const copy = new Uint8Array(bytes.byteLength);
+    copy.set(bytes);
+    const data = copy.buffer;
     return new Promise<PdfRawResult>((resolve) => {
       const done = (r: PdfRawResult): void => {
         clearTimeout(timer);
