@@ -13,9 +13,12 @@
  */
 import type { StateDb } from './db.js';
 
-/** Reasons a known URL is not indexed (svc_site `excluded.by_reason` keys). */
+/**
+ * Reasons a known URL is not indexed (svc_site `excluded.by_reason` keys). rel=canonical is a grouping hint only
+ * (spec §1.3), never a reason to leave a page out, so it is not one of them.
+ */
 export const EXCLUSION_REASONS = [
-  'robots', 'noindex', 'unavailable_after', 'canonical_elsewhere', 'redirect', 'removal', 'gone', 'http_error',
+  'robots', 'noindex', 'unavailable_after', 'redirect', 'removal', 'gone', 'http_error',
   'unsupported_type', 'too_large', 'encrypted', 'no_text_layer', 'parse_error', 'empty', 'error', 'unprocessed',
 ] as const;
 export type ExclusionReason = (typeof EXCLUSION_REASONS)[number];
@@ -40,7 +43,6 @@ export function exclusionReason(status: string | null, reason: string | null): E
   if (code === 'robots' || r.startsWith('redirect to a robots-disallowed')) return 'robots';
   if (code === 'noindex') return 'noindex';
   if (code === 'unavailable_after') return 'unavailable_after';
-  if (code === 'canonical' || code === 'canonical_elsewhere') return 'canonical_elsewhere';
   if (code === 'redirected' || code === 'redirect') return 'redirect';
   if (code === 'removal' || code === 'removed') return 'removal';
   if (code === 'not_html' || code === 'unsupported_type') return 'unsupported_type';

@@ -67,15 +67,15 @@ const output = z.object({
           by_reason: z
             .partialRecord(z.enum(EXCLUSION_REASONS), z.number().int())
             .describe(
-              'Counts per reason, only reasons that occur: robots (robots.txt disallows SvcBot), noindex, unavailable_after, canonical_elsewhere, ' +
+              'Counts per reason, only reasons that occur: robots (robots.txt disallows SvcBot), noindex, unavailable_after, ' +
                 'redirect (the URL redirects elsewhere), removal, gone (404/410), http_error (other 4xx, odd statuses), unsupported_type ' +
                 '(not HTML, PDF, text or Markdown), too_large, encrypted, no_text_layer, parse_error (PDF), empty (no text), error, unprocessed.',
             ),
         })
         .describe('URLs not in the index, by reason.'),
-      queued: z.number().int().describe('URLs not crawled yet, waiting in the crawl queue (including ones being fetched now).'),
-      retrying: z.number().int().describe('URLs not in the index, backing off after a failed attempt.'),
-      dead_lettered: z.number().int().describe('URLs not in the index the crawler gave up on after repeated failures.'),
+      queued: z.number().int().describe('URLs without an index verdict yet, waiting in the crawl queue (including ones being fetched now).'),
+      retrying: z.number().int().describe('URLs without an index verdict, backing off after a failed attempt.'),
+      dead_lettered: z.number().int().describe('URLs without an index verdict the crawler gave up on after repeated failures.'),
     })
     .describe('URL counts by state.'),
   links: z
