@@ -50,17 +50,20 @@ export interface PdfWorkerRequest {
   readonly id: number;
   readonly data: ArrayBuffer;
   readonly maxPages: number;
+  /** Response headers (Last-Modified, Content-Language) the document's dates and language may fall back to. */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
-/** @internal Message from the worker. */
-export type PdfWorkerReply =
-  | { readonly id: number; readonly ok: true; readonly numPages: number; readonly info: PdfInfo; readonly pages: readonly PdfRawPage[] }
-  | { readonly id: number; readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
-
-/** What the worker read from one document. */
+/** What pdf.js read from one document (inside the worker). */
 export type PdfRawResult =
   | { readonly ok: true; readonly numPages: number; readonly info: PdfInfo; readonly pages: readonly PdfRawPage[] }
   | { readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
+
+/** What {@link PdfExtractor.extract} gives: the document ready to index, or why it is not indexed. */
+export type PdfResult = { readonly ok: true; readonly doc: PdfDocument } | { readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
+
+/** @internal Message from the worker. */
+export type PdfWorkerReply = PdfResult & { readonly id: number };
 
 /** Caps of {@link PdfExtractor}. */
 export interface PdfExtractorOptions {
@@ -96,12 +99,15 @@ export class PdfExtractor {
     this.#maxHeapMb = opts.maxHeapMb ?? 512;
   }
 
-  /** Reads one document. Never throws for a bad document: its failure is the result. */
-  extract(bytes: Uint8Array): Promise<PdfRawResult> {
+  /**
+   * Reads one document into its indexable form (parse and passages both in the worker). Never throws for a bad
+   * document: its failure is the result. `headers`: the response's, for date and language fallbacks.
+   */
+  extract(bytes: Uint8Array, headers: Readonly<Record<string, string>> = {}): Promise<PdfResult> {
     if (bytes.byteLength > this.maxBytes) {
       return Promise.resolve({ ok: false, reason: 'too_large', detail: `${bytes.byteLength} bytes > ${this.maxBytes}` });
     }
-    const run = (): Promise<PdfRawResult> => this.#run(bytes);
+    const run = (): Promise<PdfResult> => this.#run(bytes, headers);
     const next = this.#tail.then(run, run);
     this.#tail = next.catch(() => undefined);
     return next;
@@ -160,7 +166,7 @@ export class PdfExtractor {
     }
   }
 
-  async #run(bytes: Uint8Array): Promise<PdfRawResult> {
+  async #run(bytes: Uint8Array, headers: Readonly<Record<string, string>>): Promise<PdfResult> {
     let w: Worker;
     try {
       w = await this.#spawn();
@@ -173,8 +179,8 @@ export class PdfExtractor {
     const copy = new Uint8Array(bytes.byteLength);
     copy.set(bytes);
     const data = copy.buffer;
-    return new Promise<PdfRawResult>((resolve) => {
-      const done = (r: PdfRawResult): void => {
+    return new Promise<PdfResult>((resolve) => {
+      const done = (r: PdfResult): void => {
         clearTimeout(timer);
         w.off('message', onMsg);
         w.off('exit', onExit);
@@ -196,7 +202,7 @@ export class PdfExtractor {
       w.on('message', onMsg);
       w.once('exit', onExit);
       w.once('error', onError);
-      w.postMessage({ id, data, maxPages: this.maxPages } satisfies PdfWorkerRequest, [data]);
+      w.postMessage({ id, data, maxPages: this.maxPages, headers: { ...headers } } satisfies PdfWorkerRequest, [data]);
     });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Worker thread of the PDF extractor (extract-pdf.ts): parses one document at a time with Mozilla's pdf.js
- * (legacy build, the one meant for Node) and posts back its metadata and the text lines of its first pages.
+ * (legacy build, the one meant for Node), builds its passages (pdfDocument) and posts back the finished document,
+ * so the main thread only receives the result.
  *
  * It runs off the main thread because pdf.js parses synchronously between its awaits: a 200-page document would
  * otherwise hold the crawler's event loop for seconds. The parent caps time (it terminates this thread) and memory
@@ -8,7 +9,7 @@
  * or fetch anything (no font face, no system fonts, no worker fetch): text extraction needs none of it.
  */
 import { parentPort } from 'node:worker_threads';
-import type { PdfLine, PdfRawPage, PdfWorkerReply, PdfWorkerRequest } from './extract-pdf.js';
+import { pdfDocument, type PdfLine, type PdfRawPage, type PdfRawResult, type PdfWorkerReply, type PdfWorkerRequest } from './extract-pdf.js';
 
 // pdf.js warns on stderr about fonts it cannot load; verbosity 0 keeps the crawler's output its own.
 const { getDocument, VerbosityLevel } = await import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -52,7 +53,7 @@ function toLines(items: readonly TextItemLike[]): PdfLine[] {
   return lines;
 }
 
-async function parse(req: PdfWorkerRequest): Promise<PdfWorkerReply> {
+async function parse(req: PdfWorkerRequest): Promise<PdfRawResult> {
   let doc;
   try {
     doc = await getDocument({
@@ -69,8 +70,8 @@ async function parse(req: PdfWorkerRequest): Promise<PdfWorkerReply> {
   } catch (err) {
     const name = (err as Error)?.name ?? '';
     // A PasswordException: the document needs a user password (its text is encrypted for us).
-    if (name === 'PasswordException') return { id: req.id, ok: false, reason: 'encrypted', detail: 'password required' };
-    return { id: req.id, ok: false, reason: 'parse_error', detail: `${name}: ${(err as Error)?.message ?? String(err)}`.slice(0, 200) };
+    if (name === 'PasswordException') return { ok: false, reason: 'encrypted', detail: 'password required' };
+    return { ok: false, reason: 'parse_error', detail: `${name}: ${(err as Error)?.message ?? String(err)}`.slice(0, 200) };
   }
   try {
     const meta = await doc.getMetadata().catch(() => null);
@@ -85,7 +86,6 @@ async function parse(req: PdfWorkerRequest): Promise<PdfWorkerReply> {
       page.cleanup();
     }
     return {
-      id: req.id,
       ok: true,
       numPages: doc.numPages,
       info: {
@@ -100,13 +100,25 @@ async function parse(req: PdfWorkerRequest): Promise<PdfWorkerReply> {
     };
   } catch (err) {
     const name = (err as Error)?.name ?? '';
-    return { id: req.id, ok: false, reason: 'parse_error', detail: `${name}: ${(err as Error)?.message ?? String(err)}`.slice(0, 200) };
+    return { ok: false, reason: 'parse_error', detail: `${name}: ${(err as Error)?.message ?? String(err)}`.slice(0, 200) };
   } finally {
     await doc.destroy().catch(() => undefined);
   }
 }
 
+async function handle(req: PdfWorkerRequest): Promise<PdfWorkerReply> {
+  const raw = await parse(req);
+  if (!raw.ok) return { id: req.id, ...raw };
+  try {
+    const doc = pdfDocument(raw, { headers: req.headers });
+    if ('excluded' in doc) return { id: req.id, ok: false, reason: doc.excluded, detail: `${raw.numPages} page(s) without text` };
+    return { id: req.id, ok: true, doc };
+  } catch (err) {
+    return { id: req.id, ok: false, reason: 'parse_error', detail: `passages: ${(err as Error)?.message ?? String(err)}`.slice(0, 200) };
+  }
+}
+
 parentPort?.on('message', (req: PdfWorkerRequest) => {
-  void parse(req).then((reply) => parentPort?.postMessage(reply));
+  void handle(req).then((reply) => parentPort?.postMessage(reply));
 });
 parentPort?.postMessage({ ready: true });

@@ -16,7 +16,7 @@ import type { Hosts } from '../state/hosts.js';
 import { classifyAddress, ipLiteralOf } from './address.js';
 import { parseDirectives, type Directives } from './directives.js';
 import { decodeHtml, extractPage, normalizedTextForHash, parseLlmsTxt } from './extract.js';
-import { pdfDocument, type PdfExtractor } from './extract-pdf.js';
+import type { PdfExtractor } from './extract-pdf.js';
 import { plainDocument } from './extract-plain.js';
 import { FetchError, parseRetryAfter, type FetchOptions, type FetchResult, type Fetcher } from './fetcher.js';
 import { PRIORITY, type Frontier, type FrontierItem } from './frontier.js';
@@ -458,14 +458,13 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     }
     let doc: { title: string; description: string; lang: string | null; publishedAt: string | null; modifiedAt: string | null; dateSource: PageInput['dateSource']; mainText: string; passages: PageInput['passages'] };
     if (doctype.indexed === 'pdf') {
-      const raw = await deps.pdf!.extract(res.body);
-      const built = raw.ok ? pdfDocument(raw, { headers: res.headers }) : { excluded: raw.reason };
-      if ('excluded' in built) {
-        if (!raw.ok) deps.log.info({ url: finalUrl, reason: raw.reason, detail: raw.detail }, 'crawler: PDF not indexed');
-        const pageRef = await withdraw(deps, finalUrl, 'excluded', built.excluded, at, true);
-        return finish(outcome({ ...base, outcome: `excluded:${built.excluded}`, pageRef }), null, RECRAWL_GONE_MS);
+      const got = await deps.pdf!.extract(res.body, res.headers);
+      if (!got.ok) {
+        deps.log.info({ url: finalUrl, reason: got.reason, detail: got.detail }, 'crawler: PDF not indexed');
+        const pageRef = await withdraw(deps, finalUrl, 'excluded', got.reason, at, true);
+        return finish(outcome({ ...base, outcome: `excluded:${got.reason}`, pageRef }), null, RECRAWL_GONE_MS);
       }
-      const { numPages: _n, pagesRead: _p, ...fields } = built;
+      const { numPages: _n, pagesRead: _p, ...fields } = got.doc;
       doc = { ...fields, description: '' };
     } else {
       const text = plainDocument(decodeHtml(res.body, type), doctype.indexed === 'md');
