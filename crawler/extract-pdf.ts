@@ -255,12 +255,33 @@ function median(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** A bare page number: "12", "- 12 -", "Page 12", "p. 12", "12 of 40", "Page 12 / 40". */
+const PAGE_NUMBER = /^(?:[-–—]\s*)?(?:(?:page|p\.|pg\.?)\s*)?\d{1,4}(?:\s*(?:of|\/|de|sur)\s*\d{1,4})?(?:\s*[-–—])?$/i;
+
+/**
+ * Running headers and footers: a line among the first or last two of a page whose exact text recurs there on at
+ * least half of the pages (three at least) is page furniture, as are bare page numbers. Dropped so they neither
+ * repeat in every passage nor pass for headings. Exact text, not digits ignored: "Section 3" on page 3 is a heading.
+ */
+function dropFurniture(pages: readonly PdfRawPage[]): PdfRawPage[] {
+  const key = (l: PdfLine): string => l.text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const edges = (p: PdfRawPage): PdfLine[] => (p.lines.length <= 4 ? [...p.lines] : [...p.lines.slice(0, 2), ...p.lines.slice(-2)]);
+  const seen = new Map<string, number>();
+  for (const p of pages) for (const k of new Set(edges(p).map(key))) seen.set(k, (seen.get(k) ?? 0) + 1);
+  const minPages = Math.max(3, Math.ceil(pages.length / 2));
+  return pages.map((p) => {
+    const edge = new Set(edges(p));
+    return { number: p.number, lines: p.lines.filter((l) => !(PAGE_NUMBER.test(l.text.trim()) || (edge.has(l) && (seen.get(key(l)) ?? 0) >= minPages))) };
+  });
+}
+
 /**
  * Lines → blocks: a line clearly larger than the body text (≥ 1.25× the median size) and short is a heading (level 1
  * for the largest size in the document, else 2); body lines join into paragraphs until the vertical gap grows
  * beyond 1.8 lines or the size changes. Each block carries its page.
  */
-function toBlocks(pages: readonly PdfRawPage[]): (TextBlock & { page: number })[] {
+function toBlocks(allPages: readonly PdfRawPage[]): (TextBlock & { page: number })[] {
+  const pages = dropFurniture(allPages);
   const sizes = pages.flatMap((p) => p.lines.flatMap((l) => Array<number>(Math.min(50, Math.max(1, Math.round(l.text.length / 20)))).fill(l.size)));
   const body = median(sizes);
   const maxSize = Math.max(0, ...pages.flatMap((p) => p.lines.map((l) => l.size)));

@@ -72,6 +72,20 @@ t.test('issue 16: a multi-page PDF: passages stay on one page and keep its numbe
   }
 });
 
+t.test('issue 16: running headers, footers and page numbers are page furniture, not text', async (t) => {
+  const pages = Array.from({ length: 4 }, (_, i) => ({
+    number: i + 1,
+    lines: [
+      { text: 'Town of Example — Annual Report 2025', size: 9, y: 820 },
+      { text: `Body text of page ${i + 1} about the budget.`, size: 11, y: 700 },
+      { text: `Page ${i + 1} of 4`, size: 9, y: 30 },
+    ],
+  }));
+  const doc = pdfDocument({ ok: true, numPages: 4, info: { title: 'Report', author: null, creationDate: null, modDate: null, language: null, encrypted: false }, pages }, { headers: {} });
+  if ('excluded' in doc) throw new Error('expected a document');
+  t.same(doc.passages.map((p) => [p.page, p.text]), [1, 2, 3, 4].map((n) => [n, `Body text of page ${n} about the budget.`]));
+});
+
 t.test('issue 16: pages past maxPages are not read', async (t) => {
   const small = new PdfExtractor({ maxPages: 3 });
   t.teardown(() => small.close());
