@@ -328,8 +328,10 @@ function primaryLang(v: string | null | undefined): string | null {
  * Language: the catalog's /Lang, else the Content-Language header (declarations, as for HTML pages).
  */
 export function pdfDocument(raw: Extract<PdfRawResult, { ok: true }>, ctx: { headers: Readonly<Record<string, string>> }): PdfDocument | { excluded: 'no_text_layer' } {
-  const blocks = toBlocks(raw.pages);
-  if (!blocks.some((b) => b.kind === 'text' || b.kind === 'heading')) return { excluded: 'no_text_layer' };
+  let blocks = toBlocks(raw.pages);
+  if (blocks.length === 0) return { excluded: 'no_text_layer' };
+  // Only large type (a poster, a one-line notice): its lines are the text, not headings of nothing.
+  if (!blocks.some((b) => b.kind === 'text')) blocks = blocks.map((b) => ({ kind: 'text', text: b.text, snippetText: b.snippetText, page: b.page }));
   const passages = buildPassages(blocks);
   const firstHeading = blocks.find((b) => b.kind === 'heading')?.text ?? null;
   const firstLine = raw.pages.flatMap((p) => p.lines)[0]?.text ?? '';

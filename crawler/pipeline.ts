@@ -247,7 +247,6 @@ export function documentType(contentType: string, url: string): { mime: string; 
   return { mime, indexed, filetype: indexed ?? ext };
 }
 
-
 /** Takes a page out of every surface (index, entities, host link aggregates) and records why. */
 async function withdraw(deps: PipelineDeps, url: string, status: 'excluded' | 'removed' | 'gone', reason: string, at: string, allocate: boolean): Promise<number | null> {
   const doc = deps.documents.byUrl(url);

@@ -86,6 +86,16 @@ t.test('issue 16: running headers, footers and page numbers are page furniture, 
   t.same(doc.passages.map((p) => [p.page, p.text]), [1, 2, 3, 4].map((n) => [n, `Body text of page ${n} about the budget.`]));
 });
 
+t.test('issue 16: a document in large type only is text, not headings of nothing', async (t) => {
+  const doc = pdfDocument(
+    { ok: true, numPages: 1, info: { title: null, author: null, creationDate: null, modDate: null, language: null, encrypted: false }, pages: [{ number: 1, lines: [{ text: 'Road closed on Sunday', size: 40, y: 500 }] }] },
+    { headers: {} },
+  );
+  if ('excluded' in doc) throw new Error('expected a document');
+  t.same(doc.passages.map((p) => [p.page, p.text]), [[1, 'Road closed on Sunday']]);
+  t.equal(doc.title, 'Road closed on Sunday');
+});
+
 t.test('issue 16: pages past maxPages are not read', async (t) => {
   const small = new PdfExtractor({ maxPages: 3 });
   t.teardown(() => small.close());
