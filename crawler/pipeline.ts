@@ -448,42 +448,20 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     return finish(outcome({ ...base, outcome: 'excluded:unsupported_type', pageRef }), null, RECRAWL_GONE_MS);
   }
   if (doctype.indexed !== 'html') {
-    // PDF, text and Markdown have one directive channel: the X-Robots-Tag header. No links are followed from them.
-    const directives = parseDirectives({ headers: res.headers, now: new Date(deps.now()) });
-    if (directives.noindex) {
-      const why = directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
-      const pageRef = await withdraw(deps, finalUrl, 'excluded', why, at, true);
-      return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef }), null);
-    }
-    let doc: { title: string; description: string; lang: string | null; publishedAt: string | null; modifiedAt: string | null; dateSource: PageInput['dateSource']; mainText: string; passages: PageInput['passages'] };
-    if (doctype.indexed === 'pdf') {
-      const got = await deps.pdf!.extract(res.body, res.headers);
-      if (!got.ok) {
-        deps.log.info({ url: finalUrl, reason: got.reason, detail: got.detail }, 'crawler: PDF not indexed');
-        const pageRef = await withdraw(deps, finalUrl, 'excluded', got.reason, at, true);
-        return finish(outcome({ ...base, outcome: `excluded:${got.reason}`, pageRef }), null, RECRAWL_GONE_MS);
+    // PDFs wait their turn for the one extraction worker and can take long to write: the item's lease is kept alive
+    // until it completes, so the dispatcher never hands the same URL out again while it is still being worked on.
+    const keepAlive = setInterval(() => {
+      try {
+        frontier.renew(item);
+      } catch {
+        // Lost anyway: completing the item reports it.
       }
-      const { numPages: _n, pagesRead: _p, ...fields } = got.doc;
-      doc = { ...fields, description: '' };
-    } else {
-      const text = plainDocument(decodeHtml(res.body, type), doctype.indexed === 'md');
-      const lm = res.headers['last-modified'] ? Date.parse(res.headers['last-modified']) : NaN;
-      const modifiedAt = Number.isFinite(lm) ? new Date(lm).toISOString() : null;
-      const lang = /^\s*([a-z]{2,3})\b/i.exec(res.headers['content-language'] ?? '')?.[1]?.toLowerCase() ?? null;
-      doc = { ...text, description: '', lang, publishedAt: null, modifiedAt, dateSource: modifiedAt ? 'http-last-modified' : 'none' };
+    }, Math.max(250, frontier.leaseMs / 3));
+    try {
+      return await handleDocument(deps, res, { base, host, at, finish, type, doctype: doctype.indexed, filetype: doctype.filetype });
+    } finally {
+      clearInterval(keepAlive);
     }
-    if (doc.passages.length === 0) {
-      const pageRef = await withdraw(deps, finalUrl, 'excluded', 'empty', at, true);
-      return finish(outcome({ ...base, outcome: 'excluded:empty', pageRef }), null, RECRAWL_GONE_MS);
-    }
-    return commitPage(deps, { base, host, at, finish }, {
-      canonicalUrl: null,
-      ...doc,
-      snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
-      filetype: doctype.filetype,
-      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-      images: [],
-    }, { entities: [], linkHosts: new Map(), linksAdmitted: 0, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
   }
 
   const html = decodeHtml(res.body, type);
@@ -523,6 +501,53 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     passages: page.passages,
     images: directives.noimageindex ? [] : page.images,
   }, { entities: page.jsonLd.entities, linkHosts, linksAdmitted, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+}
+
+/** PDF, text and Markdown: X-Robots-Tag, extraction, then the same commit as a page (no links are followed). */
+async function handleDocument(
+  deps: PipelineDeps,
+  res: FetchResult,
+  c: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish; type: string; doctype: Exclude<IndexedType, 'html'>; filetype: string },
+): Promise<ItemOutcome> {
+  const { base, host, at, finish, type, filetype } = c;
+  const kind = c.doctype;
+  const finalUrl = base.finalUrl!;
+  // PDF, text and Markdown have one directive channel: the X-Robots-Tag header. No links are followed from them.
+  const directives = parseDirectives({ headers: res.headers, now: new Date(deps.now()) });
+  if (directives.noindex) {
+    const why = directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
+    const pageRef = await withdraw(deps, finalUrl, 'excluded', why, at, true);
+    return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef }), null);
+  }
+  let doc: { title: string; description: string; lang: string | null; publishedAt: string | null; modifiedAt: string | null; dateSource: PageInput['dateSource']; mainText: string; passages: PageInput['passages'] };
+  if (kind === 'pdf') {
+    const got = await deps.pdf!.extract(res.body, res.headers);
+    if (!got.ok) {
+      deps.log.info({ url: finalUrl, reason: got.reason, detail: got.detail }, 'crawler: PDF not indexed');
+      const pageRef = await withdraw(deps, finalUrl, 'excluded', got.reason, at, true);
+      return finish(outcome({ ...base, outcome: `excluded:${got.reason}`, pageRef }), null, RECRAWL_GONE_MS);
+    }
+    const { numPages: _n, pagesRead: _p, ...fields } = got.doc;
+    doc = { ...fields, description: '' };
+  } else {
+    const text = plainDocument(decodeHtml(res.body, type), kind === 'md');
+    const lm = res.headers['last-modified'] ? Date.parse(res.headers['last-modified']) : NaN;
+    const modifiedAt = Number.isFinite(lm) ? new Date(lm).toISOString() : null;
+    const lang = /^\s*([a-z]{2,3})\b/i.exec(res.headers['content-language'] ?? '')?.[1]?.toLowerCase() ?? null;
+    doc = { ...text, description: '', lang, publishedAt: null, modifiedAt, dateSource: modifiedAt ? 'http-last-modified' : 'none' };
+  }
+  if (doc.passages.length === 0) {
+    const pageRef = await withdraw(deps, finalUrl, 'excluded', 'empty', at, true);
+    return finish(outcome({ ...base, outcome: 'excluded:empty', pageRef }), null, RECRAWL_GONE_MS);
+  }
+  return commitPage(deps, { base, host, at, finish }, {
+    canonicalUrl: null,
+    ...doc,
+    snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
+    filetype,
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+    images: [],
+  }, { entities: [], linkHosts: new Map(), linksAdmitted: 0, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
 }
 
 type Finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null) => ItemOutcome;
