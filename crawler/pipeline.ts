@@ -307,7 +307,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     const headers: FetchOptions['headers'] = conditional
       ? { ...(item.etag ? { 'if-none-match': item.etag } : {}), ...(item.lastModified ? { 'if-modified-since': item.lastModified } : {}) }
       : {};
-    const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
+    // Pages: every type the crawler indexes (docs/api-crawler.md, Documents), HTML first.
+    const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,text/markdown;q=0.7,text/plain;q=0.7,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
     let chain: FetchChain;
     try {
       chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item));
