@@ -8,6 +8,7 @@ import { answerClientError } from './rest/client-error.js';
 import { openStateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
+import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
@@ -36,6 +37,8 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly tools?: readonly ToolDefinition[];
+  /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
+  readonly lookup?: LookupFn;
 }
 
 /** The SQLite state file inside the data dir. */
@@ -70,7 +73,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
   const limiter = new RateLimiter(db);
-  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler };
+  const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler, resolver };
   let closed = false;
   let started = false;
   return {
