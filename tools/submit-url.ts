@@ -153,6 +153,8 @@ const input = z.object({
   type: z
     .string()
     .max(32)
+    // Checked in run() so that another value is a 400 (the spec: "bad host, URL or type"); documented as the closed set.
+    .meta({ enum: [...REQUEST_TYPES] })
     .describe(
       'What to do: "discovery" (suggest a URL the crawler may not know), "recrawl" (fetch a known URL again soon), ' +
         '"correction" (recrawl with priority; say what is wrong in `note`), "removal" (remove exactly this URL: done only ' +
