@@ -6,7 +6,7 @@
  * X-RateLimit-* headers. The same generated arguments go to /mcp tools/call, where no call may end in -32603.
  * Bounded: FUZZ_RUNS examples per operation (default 25; about 10 s here).
  */
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import t from 'tap';
 import { errorTable } from '../../errors.js';
