@@ -6,15 +6,45 @@
  * the tables, then deletes the journal. A journal found at open means a write never finished: every table is
  * restored to its recorded version (a new version equal to the old one), so a restart sees the index exactly as
  * it was before the interrupted write, and the writer (crawler, ingest) writes the pages again on its next pass.
+ *
+ * Other processes open the same index while a writer runs (`svc status`, `svc eval` beside `svc serve`): a journal
+ * is only rolled back when its writer is gone, i.e. it was written on this machine by a process that no longer
+ * exists (or by this process through a write that is no longer running).
  */
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Table } from '@lancedb/lancedb';
 
 const FILE = 'svc-write-journal.json';
 
-/** Table name → version before the write. */
-export type JournalEntry = Record<string, number>;
+/** Who is writing, and each table's version before the write. */
+export interface JournalEntry {
+  readonly pid: number;
+  readonly host: string;
+  readonly token: string;
+  readonly versions: Record<string, number>;
+}
+
+/** Writes of this process still running (their journals must not be rolled back by another open). */
+const running = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether the write a journal describes can no longer finish: its process is gone (or it is ours and over). */
+export function writerGone(entry: JournalEntry): boolean {
+  if (entry.host !== hostname()) return false; // another machine's writer: not ours to judge
+  if (entry.pid === process.pid) return !running.has(entry.token);
+  return !alive(entry.pid);
+}
 
 function syncWrite(path: string, text: string): void {
   const fd = openSync(path, 'w');
@@ -28,17 +58,22 @@ function syncWrite(path: string, text: string): void {
 
 /** Records the tables' versions before a write; returns a function that ends the write (deletes the journal). */
 export async function beginWrite(dir: string, tables: Readonly<Record<string, Table>>): Promise<() => void> {
-  const entry: JournalEntry = {};
-  for (const [name, table] of Object.entries(tables)) entry[name] = await table.version();
+  const versions: Record<string, number> = {};
+  for (const [name, table] of Object.entries(tables)) versions[name] = await table.version();
+  const entry: JournalEntry = { pid: process.pid, host: hostname(), token: randomUUID(), versions };
   const path = join(dir, FILE);
+  running.add(entry.token);
   syncWrite(`${path}.tmp`, JSON.stringify(entry));
   renameSync(`${path}.tmp`, path);
-  return () => unlinkSync(path);
+  return () => {
+    unlinkSync(path);
+    running.delete(entry.token);
+  };
 }
 
 /**
- * At open: when a write was interrupted, restores each table to its version before that write and deletes the
- * journal. Returns the tables rolled back (empty when there was nothing to do).
+ * At open: when a write was interrupted (its writer is gone), restores each table to its version before that write
+ * and deletes the journal. Returns the tables rolled back (empty when there was nothing to do).
  */
 export async function recoverInterruptedWrite(dir: string, tables: Readonly<Record<string, Table>>): Promise<string[]> {
   const path = join(dir, FILE);
@@ -51,8 +86,9 @@ export async function recoverInterruptedWrite(dir: string, tables: Readonly<Reco
     unlinkSync(path);
     return [];
   }
+  if (!writerGone(entry)) return [];
   const rolledBack: string[] = [];
-  for (const [name, version] of Object.entries(entry)) {
+  for (const [name, version] of Object.entries(entry.versions ?? {})) {
     const table = tables[name];
     if (!table || typeof version !== 'number') continue;
     if ((await table.version()) === version) continue;

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
@@ -65,11 +65,20 @@ t.test('issue 12 item 7: an interrupted write is rolled back at open (determinis
   const passages = await db.openTable('passages');
   const pagesTable = await db.openTable('pages');
   const images = await db.openTable('images');
-  await beginWrite(dir, { passages, pages: pagesTable, images });
+  const endWrite = await beginWrite(dir, { passages, pages: pagesTable, images });
   const orphan = (await passages.query().where('page_ref = 1').limit(1).toArray())[0] as Record<string, unknown>;
   await passages.add([{ ...orphan, page_ref: 2, text: 'orphan' }]);
   t.equal(await passages.countRows('page_ref = 2'), 1, 'the orphan passage is there before recovery');
   db.close();
+  const journal = join(dir, 'svc-write-journal.json');
+  const entry = readFileSync(journal, 'utf8');
+  // While its writer runs, another open (svc status beside svc serve) leaves the write alone.
+  await (await PassageIndex.open({ dir, embedder: null })).close();
+  t.ok(existsSync(journal), 'a running write is not rolled back');
+  endWrite();
+  // Now as if the writer had been killed: the journal of a process that no longer exists.
+  const deadPid = spawnSync(process.execPath, ['-e', '0']).pid;
+  writeFileSync(journal, JSON.stringify({ ...JSON.parse(entry), pid: deadPid }));
   idx = await PassageIndex.open({ dir, embedder: null });
   t.teardown(() => idx.close());
   t.notOk(existsSync(join(dir, 'svc-write-journal.json')), 'journal consumed');
