@@ -257,3 +257,23 @@ t.test('issue 12 item 6: a slow resolver does not hold a submission', async (t) 
   );
   await t.resolves(refuseBlockedAddresses('https://pinned.example.ca/', { resolver: { resolve: async () => ['127.0.0.1'] }, allowLoopback: true }));
 });
+
+t.test('issue 12 item 1: served names from the configuration (SVC_ALLOWED_HOSTS, wildcard binds)', async (t) => {
+  const { loadConfig } = await import('../../config.js');
+  const { servedHosts } = await import('../../rest/served-host.js');
+  const cfg = loadConfig({ env: { SVC_ALLOWED_HOSTS: 'search.example.org, api.example.org:8443' } });
+  t.same(cfg.allowedHosts, ['search.example.org', 'api.example.org:8443']);
+  const served = servedHosts({ bindHost: '0.0.0.0', allowedHosts: cfg.allowedHosts, allowedOrigins: ['https://search.example.org'] });
+  for (const ok of ['127.0.0.1', 'localhost:1', '[::1]:8787', 'search.example.org', 'search.example.org.:443', 'api.example.org:8443']) {
+    t.ok(served.hostAllowed(ok), `${ok} served`);
+  }
+  for (const no of ['', 'evil.example', 'api.example.org', 'api.example.org:443', 'a b', '[zz]', 'localhost.evil.example', '127.0.0.1.nip.io']) {
+    t.notOk(served.hostAllowed(no), `${JSON.stringify(no)} refused`);
+  }
+  t.ok(served.originAllowed('https://search.example.org', 'search.example.org'), 'the TLS front end origin, listed');
+  t.ok(served.originAllowed('http://search.example.org', 'search.example.org'), 'own origin through an allowed Host');
+  t.notOk(served.originAllowed('https://evil.example', 'search.example.org'));
+  t.notOk(served.originAllowed('http://evil.example', 'evil.example'), 'a rebinding name is never its own origin');
+  const narrow = servedHosts({ bindHost: '127.0.0.1', allowedHosts: [], allowedOrigins: [] });
+  t.notOk(narrow.hostAllowed('192.0.2.10'), 'an address the service is not bound to');
+});
