@@ -15,7 +15,7 @@ import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome,
 import { createResolver, type Resolver } from './resolver.js';
 import { RobotsCache } from './robots.js';
 import { PolitenessScheduler } from './scheduler.js';
-import { normalizeUrl } from './url.js';
+import { hostOf, normalizeUrl } from './url.js';
 
 /** The crawler's version in its User-Agent. */
 export const CRAWLER_VERSION = '0.1.0';
@@ -69,6 +69,12 @@ export interface RunOptions {
   readonly maxPages?: number;
   /** Give up waiting after this long (ms). @default unlimited */
   readonly timeoutMs?: number;
+  /**
+   * Idle means "nothing due within this horizon" (ms): when nothing is in flight and the next unfinished item is
+   * due later than this (a robots.txt 503's retry, a long back-off), the run ends and leaves it queued for a later
+   * run or for svc serve. @default unlimited: wait for every unfinished item
+   */
+  readonly idleHorizonMs?: number;
 }
 
 /** The crawler handle main.ts, the CLI and URL requests use. */
@@ -324,6 +330,10 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       }
       if (dispatched) continue;
       if (untilIdle && inflight.size === 0 && (frontier.pending() === 0 || !budgetLeft())) break;
+      if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
+        const next = frontier.nextPendingAt();
+        if (next === null || next > now() + ro.idleHorizonMs) break;
+      }
       if (!budgetLeft() && inflight.size === 0) break;
       // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
       let wakeAt = now() + 1000;
@@ -390,7 +400,14 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       const norm = normalizeUrl(url);
       if (norm === null)
         return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
-      const e = frontier.enqueue(norm, { priority: PRIORITY.submitted, reason: po.reason, refresh: true, ...(po.requestId ? { requestId: po.requestId } : {}) });
+      // A URL this brings into the frontier stays on its own host (like a URL request); a known one keeps its scope.
+      const e = frontier.enqueue(norm, {
+        priority: PRIORITY.submitted,
+        reason: po.reason,
+        refresh: true,
+        scope: [hostOf(norm)],
+        ...(po.requestId ? { requestId: po.requestId } : {}),
+      });
       if (e === null)
         return { url, finalUrl: null, status: null, outcome: 'excluded:frontier_full', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
       for (let i = 0; i < 100; i++) {

@@ -17,7 +17,7 @@ import { classifyAddress, ipLiteralOf } from './address.js';
 import { parseDirectives, type Directives } from './directives.js';
 import { decodeHtml, extractPage, normalizedTextForHash, parseLlmsTxt } from './extract.js';
 import { FetchError, parseRetryAfter, type FetchOptions, type FetchResult, type Fetcher } from './fetcher.js';
-import { PRIORITY, type Frontier, type FrontierItem } from './frontier.js';
+import { inScope, PRIORITY, type CrawlScope, type Frontier, type FrontierItem } from './frontier.js';
 import type { RobotsCache } from './robots.js';
 import type { PolitenessScheduler } from './scheduler.js';
 import { gunzipIfNeeded, parseSitemap } from './sitemaps.js';
@@ -138,7 +138,7 @@ type RobotsVerdict = { allowed: true } | { allowed: false; retry: boolean; reaso
  * Robots check of one URL, recording the origin's robots facts (and admitting its sitemaps and llms.txt) the
  * first time this process sees a fresh copy.
  */
-async function robotsCheck(deps: PipelineDeps, url: string): Promise<RobotsVerdict> {
+async function robotsCheck(deps: PipelineDeps, url: string, scope: CrawlScope = null): Promise<RobotsVerdict> {
   const literal = ipLiteralOf(new URL(url).hostname);
   if (literal !== null && !classifyAddress(literal).allowed({ allowLoopback: deps.allowLoopback })) {
     return { allowed: false, retry: false, reason: 'error:blocked_address' };
@@ -159,7 +159,7 @@ async function robotsCheck(deps: PipelineDeps, url: string): Promise<RobotsVerdi
       crawlDelaySec: info.crawlDelaySec,
     });
     if (info.status === 'ok' || info.status === 'not_found') {
-      for (const sm of info.sitemaps) deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap' });
+      for (const sm of info.sitemaps) deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap', scope });
       deps.frontier.enqueue(`${origin}/llms.txt`, { priority: PRIORITY.sitemap, reason: 'llms', kind: 'llms' });
     }
   }
@@ -175,12 +175,12 @@ type FetchChain =
   | { kind: 'refused'; at: string; verdict: Exclude<RobotsVerdict, { allowed: true }> };
 
 /** Fetches `url` following redirects by hand: robots and politeness of every hop's host are honoured. */
-async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => void): Promise<FetchChain> {
+async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => void, scope: CrawlScope = null): Promise<FetchChain> {
   let current = url;
   const seen = new Set([url]);
   for (let hop = 0; ; hop++) {
     if (hop > 0) {
-      const v = await robotsCheck(deps, current);
+      const v = await robotsCheck(deps, current, scope);
       if (!v.allowed) return { kind: 'refused', at: current, verdict: v };
     }
     // Politeness waits and slow hops add up: keep the lease ahead of them so the item is never handed out twice.
@@ -257,7 +257,7 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
   };
 
   try {
-    const v = await robotsCheck(deps, item.url);
+    const v = await robotsCheck(deps, item.url, item.scope);
     if (!v.allowed) {
       if (v.retry) return fail(v.reason.replace(/^retry:/, ''), true, {});
       if (v.reason === 'error:blocked_address') return fail('blocked_address', false, { outcome: v.reason });
@@ -275,7 +275,7 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
     let chain: FetchChain;
     try {
-      chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item));
+      chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item), item.scope);
     } finally {
       doneWithNetwork();
     }
@@ -367,11 +367,12 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
   for (const e of parsed.entries) {
     if (parsed.kind === 'index') {
       if (item.depth + 1 > MAX_SITEMAP_DEPTH) continue;
-      if (deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1 })) admitted++;
+      if (deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1, scope: item.scope })) admitted++;
     } else {
-      // The operator's scope rule applies to sitemap entries as it does to links.
+      // The entry's stored scope and the operator's rule apply to sitemap entries as they do to links.
+      if (!inScope(item.scope, e.url)) continue;
       if (deps.admit && !deps.admit(e.url, finalUrl)) continue;
-      if (deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0 })) admitted++;
+      if (deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0, scope: item.scope })) admitted++;
     }
   }
   deps.frontier.complete(item, { outcome: 'sitemap', status: res.status, etag: res.headers['etag'] ?? null, lastModified: res.headers['last-modified'] ?? null });
@@ -394,7 +395,7 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   const lastModified = res.headers['last-modified'] ?? null;
   const finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null): ItemOutcome => {
     const c = { outcome: o.outcome, status, changed, etag, lastModified, ...(recrawlInMs === undefined ? {} : { recrawlInMs }), recrawlBy: recrawlBy ?? null };
-    if (redirected) frontier.markFetched(finalUrl, { ...c, reason: 'redirect' });
+    if (redirected) frontier.markFetched(finalUrl, { ...c, reason: 'redirect', scope: item.scope });
     frontier.complete(item, redirected ? { ...c, outcome: o.outcome === 'indexed' || o.outcome === 'unchanged' ? 'redirected' : o.outcome } : c);
     return o;
   };
@@ -417,8 +418,9 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     linkHosts.set(h, (linkHosts.get(h) ?? 0) + 1);
     if (directives.nofollow || l.nofollow) continue;
     if (deps.maxDepth !== undefined && item.depth + 1 > deps.maxDepth) continue;
+    if (!inScope(item.scope, l.url)) continue;
     if (deps.admit && !deps.admit(l.url, finalUrl)) continue;
-    if (frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1 })) linksAdmitted++;
+    if (frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1, scope: item.scope })) linksAdmitted++;
   }
 
   if (directives.noindex) {
