@@ -100,6 +100,8 @@ export interface EvalResult {
   readonly relevantSourceShare: number | null;
   /** context: share of quoted pages that are judged relevant. */
   readonly sourcePrecision: number | null;
+  /** Share of queries whose first page (search) or context quotes a page from outside the corpus (e.g. crawled web pages in the same index). */
+  readonly outsideShare: number;
   readonly p50Ms: number;
   readonly p95Ms: number;
 }
@@ -129,6 +131,7 @@ export async function evaluate(
   let withRelevant = 0;
   let quoted = 0;
   let quotedRelevant = 0;
+  let outside = 0;
   let n = 0;
   let ranking = '';
   const times: number[] = [];
@@ -146,6 +149,7 @@ export async function evaluate(
       if (first.results.length === 0) empty++;
       const ids = (rs: readonly { url: string }[]) => rs.map((r) => docId(r.url, opts.name) ?? `web:${r.url}`);
       ndcg += ndcgAt(ids(first.results), rel, 10);
+      if (first.results.some((r) => docId(r.url, opts.name) === null)) outside++;
       const deep: string[] = [];
       for (let offset = 0; offset < DEPTH && offset <= 90; offset += PAGE) {
         const page = await callTool(searchTool, { q: text, limit: PAGE, offset }, ctx);
@@ -160,6 +164,7 @@ export async function evaluate(
       ranking = res.ranking;
       if (res.context.length === 0) empty++;
       const pages = [...new Set(res.context.map((c) => docId(c.source, opts.name) ?? `web:${c.source}`))];
+      if (pages.some((p) => p.startsWith('web:'))) outside++;
       ndcg += ndcgAt(pages, rel, 10);
       recall += recallAt(pages, rel, pages.length);
       const hits = pages.filter((p) => (rel.get(p) ?? 0) > 0).length;
@@ -181,6 +186,7 @@ export async function evaluate(
     emptyShare: avg(empty),
     relevantSourceShare: opts.tool === 'context' ? avg(withRelevant) : null,
     sourcePrecision: opts.tool === 'context' ? (quoted ? quotedRelevant / quoted : 0) : null,
+    outsideShare: avg(outside),
     p50Ms: percentile(times, 50),
     p95Ms: percentile(times, 95),
   };
@@ -238,9 +244,9 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
     else {
       const pct = (x: number | null) => (x === null ? '–' : `${(100 * x).toFixed(1)} %`);
       io.stdout.write(
-        `| dataset | tool | mode | ranking | queries | nDCG@10 | ${tool === 'search' ? 'recall@100' : 'recall'} | empty | relevant source | source precision | p50 ms | p95 ms |\n` +
-          `|---|---|---|---|---|---|---|---|---|---|---|---|\n` +
-          `| ${r.dataset} | ${r.tool} | ${r.mode} | ${r.ranking} | ${r.queries} | ${r.ndcg10.toFixed(4)} | ${r.recall.toFixed(4)} | ${pct(r.emptyShare)} | ${pct(r.relevantSourceShare)} | ${pct(r.sourcePrecision)} | ${r.p50Ms.toFixed(1)} | ${r.p95Ms.toFixed(1)} |\n`,
+        `| dataset | tool | mode | ranking | queries | nDCG@10 | ${tool === 'search' ? 'recall@100' : 'recall'} | empty | relevant source | source precision | outside the corpus | p50 ms | p95 ms |\n` +
+          `|---|---|---|---|---|---|---|---|---|---|---|---|---|\n` +
+          `| ${r.dataset} | ${r.tool} | ${r.mode} | ${r.ranking} | ${r.queries} | ${r.ndcg10.toFixed(4)} | ${r.recall.toFixed(4)} | ${pct(r.emptyShare)} | ${pct(r.relevantSourceShare)} | ${pct(r.sourcePrecision)} | ${pct(r.outsideShare)} | ${r.p50Ms.toFixed(1)} | ${r.p95Ms.toFixed(1)} |\n`,
       );
     }
     return 0;
