@@ -37,6 +37,8 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly tools?: readonly ToolDefinition[];
+  /** The embedder to use instead of the configured model (tests and evaluation with the hashing stand-in). */
+  readonly embedder?: Embedder | null;
   /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
   readonly lookup?: LookupFn;
 }
@@ -52,7 +54,7 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
     log.info('no SVC_MODEL_DIR: ranking is BM25 only');
     return null;
   }
-  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, log });
+  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype, log });
 }
 
 /**
@@ -63,7 +65,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
   const db = openStateDb(stateFile(config));
-  const embedder = await openEmbedder(config, log);
+  const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
