@@ -24,7 +24,7 @@ import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
-import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN, type MatchColumn } from './query.js';
+import { INDEX_MAX_TOKEN_LENGTH, INDEX_STOP_WORDS, SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
 
@@ -38,6 +38,10 @@ export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing
  * index has an unindexed tail ("Max offset … exceeds length of values", lance-format/lance#7653) — and on a 2-core
  * machine the failure shows up as a deadlocked `optimize()` that never settles. Exact phrases are therefore
  * matched as "all words" by the index and checked for order and adjacency in code (query.ts `matches`).
+ *
+ * `customStopWords` pins the stop-word list to INDEX_STOP_WORDS (Lucene's English list, LanceDB's built-in list up
+ * to 0.31): from 0.38 the built-in English list is a larger one ("were", "which", "have", "from", "than"… give no
+ * token), and query.ts must know exactly which query words the analyzer drops (the unknown-word check).
  */
 export const FTS_OPTIONS = {
   withPosition: false,
@@ -46,6 +50,7 @@ export const FTS_OPTIONS = {
   asciiFolding: true,
   stem: true,
   removeStopWords: true,
+  customStopWords: [...INDEX_STOP_WORDS] as string[],
   language: 'English',
   maxTokenLength: INDEX_MAX_TOKEN_LENGTH,
 } as const;
@@ -255,7 +260,20 @@ interface IndexMeta {
   /** Vector space of the `vector` column, or null when the table has none. */
   vectorModelId: string | null;
   vectorDim: number | null;
+  /**
+   * The analyzer the full-text indexes were built with (`FTS_ANALYZER`); absent in indexes written before it was
+   * recorded (LanceDB 0.31). Queries are tokenized with the parameters stored in the index, so an index built with
+   * other options is rebuilt when opened (see `#loadState`).
+   */
+  ftsAnalyzer?: string;
 }
+
+/**
+ * Identifies FTS_OPTIONS as built by this code. An index of LanceDB 0.31 stored no custom stop-word list, and
+ * LanceDB 0.38+ then applies its larger built-in English list to queries ("were", "which", "have" give no token),
+ * which disagrees with both the stored postings and INDEX_STOP_WORDS; rebuilding with FTS_OPTIONS fixes that.
+ */
+const FTS_ANALYZER = JSON.stringify(FTS_OPTIONS);
 
 /** Languages are stored as a lower-case primary subtag so they can be compared as closed-set literals. */
 export function normaliseLang(lang: string | null): string | null {
@@ -346,7 +364,7 @@ export class PassageIndex implements PageSink {
       meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
       passages = await db.openTable('passages');
     } else {
-      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null };
+      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, ftsAnalyzer: FTS_ANALYZER };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
       writeFileSync(metaFile, JSON.stringify(meta));
     }
@@ -382,6 +400,20 @@ export class PassageIndex implements PageSink {
     if (this.#ftsReady) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
+    if (this.#meta.ftsAnalyzer !== FTS_ANALYZER) await this.#rebuildFts();
+  }
+
+  /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
+  async #rebuildFts(): Promise<void> {
+    const started = Date.now();
+    if (this.#ftsReady) {
+      await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+      await this.#passages.createIndex('title', { config: Index.fts(FTS_OPTIONS), replace: true });
+    }
+    if (this.#imageFtsReady) await this.#images.createIndex('alt', { config: Index.fts(FTS_OPTIONS), replace: true });
+    this.#meta.ftsAnalyzer = FTS_ANALYZER;
+    writeFileSync(join(this.#dir, 'svc-index-meta.json'), JSON.stringify(this.#meta));
+    if (this.#ftsReady || this.#imageFtsReady) this.#log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
   }
 
   /** Folder of the database. */

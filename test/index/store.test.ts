@@ -1,8 +1,12 @@
 import t from 'tap';
+import * as lancedb from '@lancedb/lancedb';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { hydrate } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { SEARCH_COLUMN } from '../../index/query.js';
+import { FTS_OPTIONS, PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {}): PageInput => {
@@ -169,4 +173,31 @@ t.test('issue 4 regression: host ids are never reused after a host disappears an
   t.equal(new Set(ids.flat()).size, 3, 'three hosts, three distinct ids');
   t.same((await b.search({ query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
   t.same((await b.search({ query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
+});
+
+t.test('issue 14 regression: full-text indexes built with other analyzer options are rebuilt when the index opens', async (t) => {
+  // A LanceDB 0.31 index stored no custom stop-word list; LanceDB 0.38+ then tokenizes queries with its larger built-in
+  // English list, so "were" gave no token and "zebras were" matched nothing. Simulated here by building the FTS
+  // indexes without `customStopWords` and forgetting the analyzer in the meta file, as a 0.31 index has it.
+  const dir = t.testdir();
+  const a = await PassageIndex.open({ dir, embedder: null });
+  await a.upsertPages([page(1, { texts: ['Zebras were seen which have stripes'] }), page(2, { texts: ['Zebras graze'] })]);
+  await a.close();
+  const db = await lancedb.connect(dir);
+  const table = await db.openTable('passages');
+  const { customStopWords: _, ...builtIn } = FTS_OPTIONS;
+  for (const column of [SEARCH_COLUMN, 'title']) await table.createIndex(column, { config: lancedb.Index.fts(builtIn), replace: true });
+  t.equal((await table.query().fullTextSearch(new lancedb.MatchQuery('were', SEARCH_COLUMN)).limit(5).toArray()).length, 0, 'the built-in list drops "were"');
+  table.close();
+  db.close();
+  const metaFile = join(dir, 'svc-index-meta.json');
+  const { ftsAnalyzer, ...old } = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>;
+  t.type(ftsAnalyzer, 'string', 'a new index records its analyzer');
+  writeFileSync(metaFile, JSON.stringify(old));
+
+  const b = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => b.close());
+  t.equal((await b.ftsScores(new lancedb.MatchQuery('were', SEARCH_COLUMN), null, 5)).length, 1, '"were" is a token again');
+  t.same((await b.search({ query: 'zebras were', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [1]);
+  t.equal((JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>).ftsAnalyzer, ftsAnalyzer, 'the rebuild is recorded');
 });
