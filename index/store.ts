@@ -34,10 +34,12 @@ export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing
 /**
  * FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md.
  *
- * `withPosition: false` on purpose: with positions, LanceDB 0.37 (lance 8.0; seen before the pin moved to 0.31, not re-tried since) fails to compact a table whose FTS
- * index has an unindexed tail ("Max offset … exceeds length of values", lance-format/lance#7653) — and on a 2-core
- * machine the failure shows up as a deadlocked `optimize()` that never settles. Exact phrases are therefore
- * matched as "all words" by the index and checked for order and adjacency in code (query.ts `matches`).
+ * `withPosition: false`: LanceDB 0.31 and 0.37 could not compact a positions index with an unindexed tail (0.31:
+ * "Error decoding batch: LanceError(Arrow)…" on every optimize; 0.37: lance-format/lance#7653; on 2 cores a hang).
+ * 0.39 compacts it and PhraseQuery finds phrases in the tail before and after optimize (bench/lance-engine.ts,
+ * docs/bench-index.md "LanceDB 0.39"), so positions are possible now; they stay off until query.ts matches phrases
+ * with PhraseQuery, because they cost 2–3× the optimize time for nothing while phrases are "all words" + a code
+ * check (query.ts `matches`). Changing any option here rebuilds the FTS indexes of an existing index when it opens.
  *
  * `customStopWords` pins the stop-word list to INDEX_STOP_WORDS (Lucene's English list, LanceDB's built-in list up
  * to 0.31): from 0.38 the built-in English list is a larger one ("were", "which", "have", "from", "than"… give no
@@ -351,9 +353,11 @@ export class PassageIndex implements PageSink {
    */
   static async open(opts: OpenOptions): Promise<PassageIndex> {
     mkdirSync(opts.dir, { recursive: true });
-    // Lance sizes its CPU pool to the core count; with 2 cores, index builds and compaction were seen to deadlock
-    // (0 % CPU, the promise never settles) where 8 threads complete. Read once, at the pool's first use in the
-    // process; an operator's own LANCE_CPU_THREADS wins.
+    // Lance sizes its CPU pool to the core count; with 2 cores, LanceDB 0.31 index builds and compaction were seen to
+    // deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build did not settle in 180 s) where 8 threads
+    // complete. 0.39 with the 2-thread default completed every build and optimize measured (10k/100k passages, FTS with
+    // and without positions, a 100k IVF-PQ build) but was not tried at 1M: kept as insurance, since a hang costs far
+    // more than an oversubscribed pool. Read once, at the pool's first use; an operator's own LANCE_CPU_THREADS wins.
     process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
     const db = await lancedb.connect(opts.dir);
     const names = new Set(await db.tableNames());
