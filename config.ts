@@ -60,11 +60,17 @@ export const configSchema = z.object({
   crawlGapMs: int(0, 3_600_000).default(1000),
   /** Largest decoded body the crawler reads, in bytes. @default 5 MiB */
   crawlMaxBytes: int(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
-  /** Page the crawler's User-Agent points at. */
-  crawlerInfoUrl: z.string().url().default('https://svc.invalid/webmasters'),
+  /**
+   * The address people reach this deployment at (e.g. "https://search.example.ca"): the crawler's User-Agent points
+   * at its /webmasters page. @default "http://<host>:<port>", the listen address
+   */
+  publicUrl: z.string().url().optional(),
+  /** Page the crawler's User-Agent points at. @default "<publicUrl>/webmasters" */
+  crawlerInfoUrl: z.string().url().optional(),
 });
 
-export type Config = z.output<typeof configSchema>;
+/** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
+export type Config = Omit<z.output<typeof configSchema>, 'crawlerInfoUrl'> & { readonly crawlerInfoUrl: string };
 export type ConfigInput = z.input<typeof configSchema>;
 
 /** Environment variable for each key. */
@@ -88,6 +94,7 @@ export const envBindings = {
   crawlConcurrency: 'SVC_CRAWL_CONCURRENCY',
   crawlGapMs: 'SVC_CRAWL_GAP_MS',
   crawlMaxBytes: 'SVC_CRAWL_MAX_BYTES',
+  publicUrl: 'SVC_PUBLIC_URL',
   crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',
 } as const satisfies Record<keyof Config, string>;
 
@@ -120,5 +127,13 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; flags?: Partial<Reco
     throw new ConfigError(`invalid configuration: ${msg}`);
   }
   const cfg = parsed.data;
-  return { ...cfg, dataDir: resolve(cfg.dataDir), ...(cfg.modelDir ? { modelDir: resolve(cfg.modelDir) } : {}) };
+  // The crawler names a page webmasters can actually open: this deployment's own /webmasters, never a placeholder.
+  const listen = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
+  const base = (cfg.publicUrl ?? `http://${listen}:${cfg.port}`).replace(/\/+$/, '');
+  return {
+    ...cfg,
+    dataDir: resolve(cfg.dataDir),
+    ...(cfg.modelDir ? { modelDir: resolve(cfg.modelDir) } : {}),
+    crawlerInfoUrl: cfg.crawlerInfoUrl ?? `${base}/webmasters`,
+  };
 }

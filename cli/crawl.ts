@@ -15,19 +15,10 @@ import type { EntitySink, PageSink } from '../page-model.js';
 import { openStateDb, type StateDb } from '../state/db.js';
 import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
+import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
 
-const USAGE = `usage: svc crawl --seeds URL… | --seeds-file F [--max-pages N] [--resolve HOST:PORT:ADDR]… [--allow-loopback]
-                 [--data-dir D] [--gap-ms MS] [--concurrency N] [--stay-on-hosts] [--timeout S]
-  --seeds URL…          start URLs (repeat the flag or list them after it)
-  --seeds-file F        one start URL per line (# comments allowed)
-  --max-pages N         stop after N pages have been dispatched
-  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
-  --allow-loopback      let the crawler reach loopback addresses (env SVC_CRAWL_ALLOW_LOOPBACK=1)
-  --gap-ms MS           minimum gap between two requests to one host (env SVC_CRAWL_GAP_MS, default 1000)
-  --concurrency N       hosts fetched at once (env SVC_CRAWL_CONCURRENCY, default 8)
-  --stay-on-hosts       admit discovered links only on the seeds' hosts
-  --timeout S           give up after S seconds`;
+const USAGE = COMMAND_HELP['crawl']!;
 
 /** The index and entity sinks the crawl writes to, and how to close them. */
 export interface CrawlSinks {
@@ -91,6 +82,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
       concurrency: { type: 'string' },
       'stay-on-hosts': { type: 'boolean' },
       timeout: { type: 'string' },
+      wait: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,6 +102,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   };
   const maxPages = num('max-pages', values['max-pages'], 1);
   const timeoutS = num('timeout', values.timeout, 1);
+  const waitS = num('wait', values.wait, 0) ?? 30;
   const envResolve = (io.env['SVC_RESOLVE'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   const config = loadConfig({
     env: io.env,
@@ -135,7 +128,8 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
 
   const db = openStateDb(stateFile(config));
   const sinks = await (deps.openSinks ?? defaultSinks)(config, db);
-  const seedHosts = new Set(seeds.map(hostOf));
+  // --stay-on-hosts is stored with every entry (crawler/frontier.ts CrawlScope), so svc serve keeps to it too.
+  const scope = values['stay-on-hosts'] ? [...new Set(seeds.map(hostOf))] : null;
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, destination: io.stderr as never });
   const crawler = createCrawler({
     config,
@@ -144,11 +138,11 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     sink: sinks.sink,
     entities: sinks.entities,
     log,
-    ...(values['stay-on-hosts'] ? { admit: (url: string) => seedHosts.has(hostOf(url)) } : {}),
   });
   // Seeds already known keep their state: running the same command again resumes the crawl (nothing is redone);
-  // known pages come back on their recrawl schedule.
-  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed' });
+  // known pages come back on their recrawl schedule. A dead-lettered seed is revived, and a seed given with
+  // another scope takes it (with the pages admitted under its old one).
+  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed', scope, rescope: true });
 
   const tty = io.stdout.isTTY === true;
   const started = Date.now();
@@ -162,7 +156,11 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   process.once('SIGINT', onSignal);
   let stats: CrawlStats;
   try {
-    stats = await crawler.runUntilIdle({ ...(maxPages !== undefined ? { maxPages } : {}), ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}) });
+    stats = await crawler.runUntilIdle({
+      idleHorizonMs: waitS * 1000,
+      ...(maxPages !== undefined ? { maxPages } : {}),
+      ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
+    });
   } finally {
     process.removeListener('SIGINT', onSignal);
     if (timer) clearInterval(timer);
@@ -170,6 +168,8 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   }
   const secs = (Date.now() - started) / 1000;
   const dead = crawler.frontier.deadLetters({ limit: 5 });
+  const later = crawler.frontier.pendingItems(5);
+  const when = (at: number): string => (at <= Date.now() ? 'due now' : `due ${new Date(at).toISOString().replace(/\.\d+Z$/, 'Z')} (in ${Math.ceil((at - Date.now()) / 1000)} s)`);
   await sinks.close();
   db.close();
   io.stdout.write(
@@ -183,6 +183,8 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
       `  queued    ${stats.queued}`,
       `  rate      ${(stats.fetched / Math.max(secs, 0.001)).toFixed(2)} responses/s`,
       ...dead.map((d) => `  dead: ${d.url} (${d.deadReason ?? d.lastError ?? 'unknown'})`),
+      ...later.map((p) => `  later: ${p.url} ${when(p.nextAt)}${p.lastError ? ` after ${p.lastError}` : ''}`),
+      ...(stats.queued > 0 ? [`  ${stats.queued} item(s) stay queued: run this command again later, or let svc serve continue them.`] : []),
     ].join('\n') + '\n',
   );
   return 0;

@@ -11,6 +11,7 @@ import { loadConfig } from '../config.js';
 import { openStateDb } from '../state/db.js';
 import { EntityStore, KNOWN_DATASETS, type DatasetInfo } from '../state/entities.js';
 import { datasetFacts, type RejectReason } from '../state/entity-facts.js';
+import { COMMAND_HELP } from './help.js';
 
 /** Where the SQLite state lives inside the data directory. */
 export const STATE_FILE = 'state.sqlite';
@@ -284,6 +285,8 @@ export async function importDataset(
   file: string,
   observedAt: string,
   onBatch?: (r: Readonly<ImportReport>) => void,
+  /** When the publisher last confirmed the rows. @default the dataset version's release date (KNOWN_DATASETS) */
+  verifiedAt?: string,
 ): Promise<ImportReport> {
   const m = MAPPINGS[dataset];
   store.registerDataset(m.info);
@@ -334,7 +337,7 @@ export async function importDataset(
           reject(f.reason);
           continue;
         }
-        const out = store.upsertDatasetRow(dataset, rowId, f.facts, observedAt);
+        const out = store.upsertDatasetRow(dataset, rowId, f.facts, observedAt, verifiedAt);
         if (out.outcome === 'created') report.admitted++;
         else if (out.outcome === 'merged') report.merged++;
         else report.updated++;
@@ -369,9 +372,7 @@ export async function importDataset(
   return report;
 }
 
-const USAGE = `usage: svc entities import --odhf FILE | --odcaf FILE | --odbus FILE | --odef FILE [--data-dir D]
-  Imports a Statistics Canada open database (UTF-8 CSV, .gz accepted) into the entity store.
-  Re-importing the same file updates the same records; nothing is duplicated.`;
+const USAGE = COMMAND_HELP['entities']!;
 
 /** Entry point for `svc entities …`; returns the process exit code. */
 export async function entitiesCommand(argv: readonly string[], io: CliIo): Promise<number> {
@@ -388,6 +389,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
   let dataset: string | null = null;
   let file: string | null = null;
   let dataDir: string | undefined;
+  let asOf: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
     const flag = /^--(odhf|odcaf|odbus|odef)(?:=(.*))?$/.exec(a);
@@ -400,6 +402,14 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
       file = flag[2] ?? rest[++i] ?? null;
     } else if (a === '--data-dir' || a.startsWith('--data-dir=')) {
       dataDir = a.includes('=') ? a.slice(a.indexOf('=') + 1) : rest[++i];
+    } else if (a === '--as-of' || a.startsWith('--as-of=')) {
+      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : rest[++i];
+      const t = v !== undefined && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+      if (Number.isNaN(t)) {
+        write(io.stderr, `svc entities import: --as-of takes an ISO date such as 2020-10-01`);
+        return 2;
+      }
+      asOf = new Date(t).toISOString();
     } else {
       write(io.stderr, `svc entities import: unknown argument ${a}\n${USAGE}`);
       return 2;
@@ -422,7 +432,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     const tty = (io.stdout as NodeJS.WriteStream).isTTY === true;
     // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
     const progress = tty ? (r: Readonly<ImportReport>) => void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`) : undefined;
-    const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress);
+    const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress, asOf);
     if (tty) io.stdout.write('\r\x1b[K');
     const reasons = Object.entries(report.reasons)
       .map(([k, v]) => `${k} ${v}`)

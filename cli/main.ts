@@ -2,6 +2,8 @@ import { ConfigError } from '../config.js';
 import { crawlCommand } from './crawl.js';
 import { entitiesCommand } from './entities.js';
 import { evalCommand } from './eval.js';
+import { fixturesCommand } from './fixtures.js';
+import { COMMAND_HELP, wantsHelp } from './help.js';
 import { ingestCommand } from './ingest.js';
 import { keysCommand } from './keys.js';
 import { openapiCommand } from './openapi.js';
@@ -18,10 +20,11 @@ usage: svc <command> [options]
   ingest     add a BEIR-format corpus (JSONL) to the index
   eval       nDCG@10 / recall@100 of the index on a BEIR dataset
   entities   import Statistics Canada open databases
+  fixtures   serve the local test web on loopback (crawl it end to end without the internet)
   openapi    print the OpenAPI 3.1 document of /api/v1
   status     what the data dir holds: index, documents, frontier, keys
 
-Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR).`;
+Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR). svc <command> --help for its options.`;
 
 const commands: Record<string, Command> = {
   serve: serveCommand,
@@ -30,6 +33,7 @@ const commands: Record<string, Command> = {
   entities: entitiesCommand,
   ingest: ingestCommand,
   eval: evalCommand,
+  fixtures: fixturesCommand,
   openapi: openapiCommand,
   status: statusCommand,
 };
@@ -45,6 +49,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   if (!command) {
     io.stderr.write(`svc: unknown command "${name}"\n\n${USAGE}\n`);
     return 2;
+  }
+  if (wantsHelp(rest)) {
+    io.stdout.write(`${COMMAND_HELP[name] ?? USAGE}\n`);
+    return 0;
   }
   try {
     return await command(rest, io);

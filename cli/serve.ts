@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { createServices, startServer } from '../main.js';
 import type { CliIo } from './io.js';
 
-/** `svc serve [--data-dir D] [--host H] [--port P] [--no-crawl]`: HTTP (REST, /mcp, pages), crawler, indexer. */
+/** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
 export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -28,7 +28,23 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     },
   });
   const services = await createServices(config);
-  const running = await startServer(services);
+  let running;
+  try {
+    running = await startServer(services);
+  } catch (err) {
+    await services.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    // A person reads this, not a stack trace: say what is wrong and what to change.
+    if (code === 'EADDRINUSE') {
+      io.stderr.write(`svc serve: ${config.host}:${config.port} is already in use (another svc serve?); stop it or choose another port with --port P or SVC_PORT\n`);
+      return 1;
+    }
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      io.stderr.write(`svc serve: cannot listen on ${config.host}:${config.port} (${code}); choose another --host or --port\n`);
+      return 1;
+    }
+    throw err;
+  }
   services.start();
   const log = services.deps.log;
   log.info({ url: running.url, data_dir: config.dataDir }, 'svc listening');

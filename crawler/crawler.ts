@@ -9,13 +9,14 @@ import type { EntitySink, PageInput, PageSink } from '../page-model.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import { Hosts } from '../state/hosts.js';
+import { PdfExtractor } from './extract-pdf.js';
 import { createFetcher, svcBotUserAgent, type Fetcher } from './fetcher.js';
 import { Frontier, PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierItem, type FrontierOptions } from './frontier.js';
 import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome, type PipelineDeps } from './pipeline.js';
 import { createResolver, type Resolver } from './resolver.js';
 import { RobotsCache } from './robots.js';
 import { PolitenessScheduler } from './scheduler.js';
-import { normalizeUrl } from './url.js';
+import { hostOf, normalizeUrl } from './url.js';
 
 /** The crawler's version in its User-Agent. */
 export const CRAWLER_VERSION = '0.1.0';
@@ -44,6 +45,8 @@ export interface CrawlerOptions {
   readonly maxDepth?: number;
   /** Group concurrent page writes into batches (see BatchingSink). @default true */
   readonly batchWrites?: boolean;
+  /** PDF text extraction. @default a PdfExtractor capped at config.crawlMaxBytes (its worker starts on the first PDF) */
+  readonly pdf?: PdfExtractor;
   /** Fetcher timeouts (tests shorten them). */
   readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
 }
@@ -69,6 +72,12 @@ export interface RunOptions {
   readonly maxPages?: number;
   /** Give up waiting after this long (ms). @default unlimited */
   readonly timeoutMs?: number;
+  /**
+   * Idle means "nothing due within this horizon" (ms): when nothing is in flight and the next unfinished item is
+   * due later than this (a robots.txt 503's retry, a long back-off), the run ends and leaves it queued for a later
+   * run or for svc serve. @default unlimited: wait for every unfinished item
+   */
+  readonly idleHorizonMs?: number;
 }
 
 /** The crawler handle main.ts, the CLI and URL requests use. */
@@ -191,6 +200,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       maxBytes: config.crawlMaxBytes,
       ...(opts.fetchTimeouts ?? {}),
     });
+  const pdf = opts.pdf ?? new PdfExtractor({ maxBytes: config.crawlMaxBytes });
   const frontier = new Frontier(db, { ...(opts.frontier ?? {}), now });
   const hosts = new Hosts(db);
   const scheduler = new PolitenessScheduler({ gapMs: config.crawlGapMs, concurrency: config.crawlConcurrency, maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000, now });
@@ -221,6 +231,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     maxRedirects: 5,
     maxBytes: config.crawlMaxBytes,
     robotsSeen: new Map(),
+    pdf,
     get signal() {
       return abort.signal;
     },
@@ -324,6 +335,10 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       }
       if (dispatched) continue;
       if (untilIdle && inflight.size === 0 && (frontier.pending() === 0 || !budgetLeft())) break;
+      if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
+        const next = frontier.nextPendingAt();
+        if (next === null || next > now() + ro.idleHorizonMs) break;
+      }
       if (!budgetLeft() && inflight.size === 0) break;
       // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
       let wakeAt = now() + 1000;
@@ -371,6 +386,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       wake();
       await loop;
       await Promise.allSettled([...inflight.values()]);
+      // The PDF worker is idle now; a later run starts a new one.
+      if (!opts.pdf) await pdf.close();
     },
     async runUntilIdle(ro: RunOptions = {}) {
       if (loop) throw new Error('crawler is already running');
@@ -390,7 +407,14 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       const norm = normalizeUrl(url);
       if (norm === null)
         return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
-      const e = frontier.enqueue(norm, { priority: PRIORITY.submitted, reason: po.reason, refresh: true, ...(po.requestId ? { requestId: po.requestId } : {}) });
+      // A URL this brings into the frontier stays on its own host (like a URL request); a known one keeps its scope.
+      const e = frontier.enqueue(norm, {
+        priority: PRIORITY.submitted,
+        reason: po.reason,
+        refresh: true,
+        scope: [hostOf(norm)],
+        ...(po.requestId ? { requestId: po.requestId } : {}),
+      });
       if (e === null)
         return { url, finalUrl: null, status: null, outcome: 'excluded:frontier_full', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
       for (let i = 0; i < 100; i++) {

@@ -18,6 +18,34 @@ import { hostOf, normalizeUrl } from './url.js';
 export const PRIORITY = { submitted: 30, sitemap: 20, discovered: 10, recrawl: 0 } as const;
 export type PriorityName = keyof typeof PRIORITY;
 
+/**
+ * Where links found under an entry may lead: the hosts listed (sorted, lower case), or null for the open web.
+ * It belongs to the entry, is stored with it, and passes to every link and sitemap entry admitted from it, so
+ * every process that crawls the frontier (svc crawl, svc serve) keeps to it.
+ */
+export type CrawlScope = readonly string[] | null;
+
+/** Whether `url` may be admitted under `scope`. */
+export function inScope(scope: CrawlScope, url: string): boolean {
+  return scope === null || scope.includes(hostOf(url));
+}
+
+/** Canonical stored form of a scope (null = open web). */
+function scopeText(scope: CrawlScope | undefined): string | null {
+  if (scope === null || scope === undefined) return null;
+  return JSON.stringify([...new Set(scope.map((h) => h.toLowerCase()))].sort());
+}
+
+function parseScope(text: string | null): CrawlScope {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter((h): h is string => typeof h === 'string') : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What a frontier row is. */
 export type FrontierKind = 'page' | 'sitemap' | 'llms';
 export type FrontierState = 'queued' | 'leased' | 'retrying' | 'done' | 'dead';
@@ -60,6 +88,8 @@ export interface FrontierItem {
   /** Was this URL completed before (so a conditional GET makes sense)? */
   readonly fetchedBefore: boolean;
   readonly depth: number;
+  /** Where links found under this item may lead (null: the open web). */
+  readonly scope: CrawlScope;
   /** The lease token: pass it back to complete() / fail() / release(). */
   readonly lease: string;
 }
@@ -84,6 +114,7 @@ export interface FrontierRow {
   readonly lastOutcome: string | null;
   readonly recrawlMs: number | null;
   readonly completions: number;
+  readonly scope: CrawlScope;
 }
 
 /** Options of {@link Frontier.enqueue}. */
@@ -104,6 +135,13 @@ export interface EnqueueOptions {
    * known URL only raises its priority.
    */
   readonly refresh?: boolean;
+  /** Where links found under this entry may lead (stored with a new row). @default null, the open web */
+  readonly scope?: CrawlScope;
+  /**
+   * A seed given again: a known row takes the new scope, and so does every row admitted under its old scope (the
+   * crawl it started); a done row is made due now so its links are read again under the new scope.
+   */
+  readonly rescope?: boolean;
 }
 
 export interface EnqueueResult {
@@ -171,6 +209,7 @@ interface RawRow {
   recrawl_ms: number | null;
   completions: number;
   depth: number;
+  scope: string | null;
 }
 
 const toRow = (r: RawRow): FrontierRow => ({
@@ -192,6 +231,7 @@ const toRow = (r: RawRow): FrontierRow => ({
   lastOutcome: r.last_outcome,
   recrawlMs: r.recrawl_ms,
   completions: r.completions,
+  scope: parseScope(r.scope),
 });
 
 /** Whether a process id exists on this machine (signal 0 probes without signalling). */
@@ -275,14 +315,26 @@ export class Frontier {
         if (priority <= PRIORITY.discovered && n >= this.#o.maxPerHost) return null;
         this.#hostRows.set(host, n + 1);
         const info = this.#q(
-            `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+            `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
           )
-          .run(norm, host, opts.kind ?? 'page', priority, opts.reason, opts.requestId ?? null, notBefore, opts.depth ?? 0, now, now);
+          .run(norm, host, opts.kind ?? 'page', priority, opts.reason, opts.requestId ?? null, notBefore, opts.depth ?? 0, scopeText(opts.scope), now, now);
         return { id: Number(info.lastInsertRowid), created: true, state: 'queued' };
       }
       let state = cur.state;
-      if (opts.refresh && (cur.state === 'done' || cur.state === 'dead' || cur.state === 'retrying' || cur.state === 'queued')) {
+      let refresh = opts.refresh === true;
+      if (opts.rescope) {
+        const next = scopeText(opts.scope);
+        if (next !== cur.scope) {
+          if (cur.scope !== null) this.#q('UPDATE frontier SET scope = ? WHERE scope = ?').run(next, cur.scope);
+          this.#q('UPDATE frontier SET scope = ? WHERE id = ?').run(next, cur.id);
+          if (cur.state === 'done') refresh = true;
+        }
+      }
+      // A seed given again or a URL submitted again revives a dead-lettered entry (say it died because loopback was
+      // not allowed then); a link found again never does, so traps stay dead.
+      if (cur.state === 'dead' && priority >= PRIORITY.submitted) refresh = true;
+      if (refresh && (cur.state === 'done' || cur.state === 'dead' || cur.state === 'retrying' || cur.state === 'queued')) {
         this.#q(
             `UPDATE frontier SET state = 'queued', next_at = ?, attempts = 0, dead_reason = NULL, priority = max(priority, ?),
                reason = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?`,
@@ -356,6 +408,7 @@ export class Frontier {
       lastModified: r.last_modified,
       fetchedBefore: r.fetched_at !== null,
       depth: r.depth,
+      scope: parseScope(r.scope),
       lease,
     };
   }
@@ -364,6 +417,11 @@ export class Frontier {
     const r = this.#q<[number], RawRow>('SELECT * FROM frontier WHERE id = ?').get(id);
     if (!r || r.state !== 'leased' || r.lease_owner !== lease) throw new LeaseLostError(`lease on frontier item ${id} is no longer held`);
     return r;
+  }
+
+  /** How long a lease lasts (ms) unless renewed. */
+  get leaseMs(): number {
+    return this.#o.leaseMs;
   }
 
   /** Extends a lease (long fetches). */
@@ -481,7 +539,7 @@ export class Frontier {
   }
 
   /** Marks a URL as fetched through another item (the target of a redirect), creating it if needed. */
-  markFetched(url: string, c: CompleteOptions & { reason: string }): void {
+  markFetched(url: string, c: CompleteOptions & { reason: string; scope?: CrawlScope }): void {
     const norm = normalizeUrl(url);
     if (norm === null) return;
     const now = this.#now();
@@ -492,10 +550,10 @@ export class Frontier {
       if (!r) {
         this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, etag, last_modified, last_status,
-               last_outcome, fetched_at, changed_at, recrawl_ms, completions, created_at, updated_at)
-             VALUES (?, ?, 'page', ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+               last_outcome, fetched_at, changed_at, recrawl_ms, completions, scope, created_at, updated_at)
+             VALUES (?, ?, 'page', ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
           )
-          .run(norm, hostOf(norm), PRIORITY.recrawl, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, now, interval, now, now);
+          .run(norm, hostOf(norm), PRIORITY.recrawl, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, now, interval, scopeText(c.scope), now, now);
       } else {
         this.#q(
             `UPDATE frontier SET state = 'done', next_at = ?, etag = ?, last_modified = ?, last_status = ?, last_outcome = ?,
@@ -535,6 +593,21 @@ export class Frontier {
       ? this.#q<[string, number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' AND host = ? ORDER BY updated_at DESC LIMIT ?`).all(opts.host, limit)
       : this.#q<[number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' ORDER BY updated_at DESC LIMIT ?`).all(limit);
     return rows.map(toRow);
+  }
+
+  /**
+   * Earliest instant (ms) at which an unfinished item (queued, leased or retrying) is due, or null when none is
+   * left: how long a run "until idle" would still have to wait.
+   */
+  nextPendingAt(): number | null {
+    return this.#q<[], { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get()?.t ?? null;
+  }
+
+  /** Unfinished items (queued, leased or retrying), soonest due first: what a run leaves for later. */
+  pendingItems(limit = 10): FrontierRow[] {
+    return this.#q<[number], RawRow>(`SELECT * FROM frontier WHERE state IN ('queued', 'leased', 'retrying') ORDER BY next_at, id LIMIT ?`)
+      .all(limit)
+      .map(toRow);
   }
 
   /** Number of items not finished: queued, leased or retrying (done items waiting for recrawl do not count). */

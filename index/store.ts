@@ -84,6 +84,8 @@ export interface PassageRow {
   readonly nosnippet: boolean;
   readonly max_snippet: number | null;
   readonly external_id: string | null;
+  /** 1-based page of a paged document (PDF) the passage is on; null for HTML and text. */
+  readonly page_no: number | null;
 }
 
 /** A page as stored: the PageInput fields (without its passages, images and raw signals) plus what the index derived. */
@@ -102,6 +104,8 @@ export interface StoredPassage {
   readonly snippetText: string;
   readonly headingPath: string[];
   readonly tokens: number;
+  /** 1-based page of a paged document (PDF); null otherwise. */
+  readonly page: number | null;
 }
 
 /** Image metadata hit. */
@@ -147,7 +151,7 @@ export interface OpenOptions {
 const PASSAGE_ROW_COLUMNS = [
   'page_ref', 'ordinal', 'text', 'snippet_text', 'heading_path', 'tokens', 'title', 'url', 'host', 'host_id', 'filetype',
   'lang', 'country', 'province', 'source_type', 'date_ms', 'published_at', 'modified_at', 'fetched_at', 'date_source',
-  'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id',
+  'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id', 'page_no',
 ] as const satisfies readonly (keyof PassageRow)[];
 
 /**
@@ -197,6 +201,7 @@ function passageSchema(dim: number | null): Schema {
     new Field('search_text', new Utf8(), false),
     new Field('snippet_text', new Utf8(), false),
     new Field('heading_path', new Utf8(), false),
+    new Field('page_no', new Int32(), true),
     new Field('tokens', new Int32(), false),
     new Field('title', new Utf8(), false),
     new Field('url', new Utf8(), false),
@@ -367,6 +372,9 @@ export class PassageIndex implements PageSink {
     if (names.has('passages') && existsSync(metaFile)) {
       meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
       passages = await db.openTable('passages');
+      // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
+      // of one nullable column, no rewrite of the rows.
+      if (!(await passages.schema()).fields.some((f) => f.name === 'page_no')) await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
     } else {
       meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, ftsAnalyzer: FTS_ANALYZER };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
@@ -504,6 +512,7 @@ export class PassageIndex implements PageSink {
           search_text: p.title ? `${p.title}\n${s.text}` : s.text,
           snippet_text: s.snippetText,
           heading_path: JSON.stringify(s.headingPath),
+          page_no: s.page ?? null,
           tokens: estimateTokens(s.text),
           ...common,
         });
@@ -714,8 +723,8 @@ export class PassageIndex implements PageSink {
     const rows = (await this.#passages
       .query()
       .where(`page_ref = ${pageRef}`)
-      .select(['ordinal', 'text', 'snippet_text', 'heading_path', 'tokens'])
-      .toArray()) as { ordinal: number; text: string; snippet_text: string; heading_path: string; tokens: number }[];
+      .select(['ordinal', 'text', 'snippet_text', 'heading_path', 'tokens', 'page_no'])
+      .toArray()) as { ordinal: number; text: string; snippet_text: string; heading_path: string; tokens: number; page_no: number | null }[];
     if (rows.length === 0) return null;
     const page = await this.getPage(pageRef);
     if (!page) return null;
@@ -730,6 +739,7 @@ export class PassageIndex implements PageSink {
         snippetText: r.snippet_text,
         headingPath: JSON.parse(r.heading_path) as string[],
         tokens: r.tokens,
+        page: r.page_no ?? null,
       })),
     };
   }

@@ -11,6 +11,7 @@ import type { Statement } from 'better-sqlite3';
 import type { StateDb } from './db.js';
 import { foldText, provinceOf } from './entity-canada.js';
 import { factsFromJsonLd, matchKeys, matchName, withNestedEntities, type EntityFacts, type RejectReason } from './entity-facts.js';
+import { kindWord } from './entity-kind-words.js';
 
 /** The open-data licence every Statistics Canada database here is published under. */
 export const OGL_CANADA = {
@@ -30,12 +31,18 @@ export interface DatasetInfo {
   readonly title: string;
   readonly version: string;
   readonly publisher: string;
+  /**
+   * When this version was published (ISO 8601): its rows were last confirmed by the publisher then, so it is their
+   * verification time (last_verified_at), whatever day they are imported. Null when unknown (then the import time).
+   */
+  readonly releasedAt?: string | null;
 }
 
 /** The Statistics Canada databases the importer reads (provenance titles for their sources). */
 export const KNOWN_DATASETS: readonly DatasetInfo[] = [
-  { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada' },
-  { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada' },
+  // Release dates: the dates of Statistics Canada's distribution zips (../shared/data/ca-open-data/PROVENANCE.md).
+  { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada', releasedAt: '2020-08-06T00:00:00.000Z' },
+  { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada', releasedAt: '2020-10-01T00:00:00.000Z' },
   { id: 'odef', title: 'Open Database of Educational Facilities', version: '2', publisher: 'Statistics Canada' },
   { id: 'odbus', title: 'Open Database of Businesses', version: '1.0', publisher: 'Statistics Canada' },
 ];
@@ -60,7 +67,10 @@ export interface EntitySource {
     readonly row_id: string | null;
   };
   readonly licence: SourceLicence;
+  /** When svc read this source. */
   readonly observed_at: string;
+  /** When the source itself last confirmed it: a page's fetch, a dataset version's release date. */
+  readonly verified_at: string;
 }
 
 /** One fact as one source stated it. */
@@ -134,6 +144,7 @@ interface SourceRow {
   row_id: string | null;
   facts: string;
   observed_at: string;
+  verified_at: string | null;
 }
 
 /** Facts fields reported as observations, in record order. */
@@ -167,11 +178,35 @@ export function entityIdFor(primaryKey: string): string {
   return `ent_${createHash('sha256').update(primaryKey).digest('hex').slice(0, 20)}`;
 }
 
-/** FTS5 query from user words: each word quoted (no operator can be injected), all required, last one a prefix. */
-function ftsQuery(q: string): string | null {
-  const words = foldText(q).split(' ').filter((w) => w !== '');
-  if (words.length === 0) return null;
+/** FTS5 query from folded words: each word quoted (no operator can be injected), all required, last one a prefix. */
+function ftsQuery(words: readonly string[]): string {
   return words.map((w, i) => `"${w}"${i === words.length - 1 ? '*' : ''}`).join(' ');
+}
+
+/** Farthest apart (m) two descriptions of one establishment with the same name may place it. */
+const SAME_PLACE_METRES = 250;
+
+/** Great-circle distance in metres (haversine). */
+function metresBetween(a: { lat: number; lon: number }, b: { lat: number; lon: number }): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLon = (b.lon - a.lon) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6_371_000 * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/**
+ * Whether an entity with the same folded name is the establishment these facts describe, when no key matched
+ * (one side lacks a postal code, the spellings of the locality differ: "Québec" vs "Québec City"): different
+ * postal codes say no; coordinates within 250 m, or the same street in the same locality, say yes.
+ */
+function samePlace(
+  e: { lat: number | null; lon: number | null; postal_code: string | null; street: string | null; locality: string | null },
+  f: EntityFacts,
+): boolean {
+  if (e.postal_code !== null && f.postalCode !== null && e.postal_code !== f.postalCode) return false;
+  if (e.lat !== null && e.lon !== null && f.lat !== null && f.lon !== null) return metresBetween({ lat: e.lat, lon: e.lon }, { lat: f.lat, lon: f.lon }) <= SAME_PLACE_METRES;
+  return e.street !== null && f.street !== null && e.locality !== null && f.locality !== null && foldText(e.street) === foldText(f.street) && foldText(e.locality) === foldText(f.locality);
 }
 
 /**
@@ -250,7 +285,7 @@ export class EntityStore implements EntitySink {
         for (const k of keys) seenKeys.add(k);
         const sourceKey = `page:${page.pageRef}:${n++}`;
         const r = this.#record(
-          { sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null },
+          { sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
           mapped.facts,
           keys,
           observedAt,
@@ -277,12 +312,20 @@ export class EntityStore implements EntitySink {
    * Records one dataset row (idempotent by dataset + row id: a re-import updates the same source of the same
    * entity). Callers batch rows inside `transaction`.
    */
-  upsertDatasetRow(dataset: string, rowId: string, facts: EntityFacts, observedAt: string): { id: string; outcome: UpsertOutcome } {
+  upsertDatasetRow(
+    dataset: string,
+    rowId: string,
+    facts: EntityFacts,
+    observedAt: string,
+    /** When the publisher last confirmed the row. @default the dataset's release date, else observedAt */
+    verifiedAt?: string | null,
+  ): { id: string; outcome: UpsertOutcome } {
+    const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
     return this.#db.transaction(() => {
       const keys = matchKeys(facts);
       if (keys.length === 0) keys.push(`row:${dataset}:${rowId}`);
       const r = this.#record(
-        { sourceKey: `${dataset}:row:${rowId}`, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId },
+        { sourceKey: `${dataset}:row:${rowId}`, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId, verifiedAt: verified },
         facts,
         keys,
         observedAt,
@@ -326,13 +369,29 @@ export class EntityStore implements EntitySink {
     let from = 'entities e';
     let order = 'e.name COLLATE NOCASE, e.seq';
     if (query.q !== undefined && query.q.trim() !== '') {
-      const fts = ftsQuery(query.q);
-      if (fts === null) throw new EntityQueryError('q', 'q has no searchable word');
-      // CROSS JOIN keeps the FTS scan first: otherwise SQLite may walk a filter index and re-run MATCH per row.
-      from = 'entity_names f CROSS JOIN entities e ON e.seq = f.rowid';
-      where.push('entity_names MATCH ?');
-      params.push(fts);
-      order = 'bm25(entity_names), e.seq';
+      const words = foldText(query.q).split(' ').filter((w) => w !== '');
+      if (words.length === 0) throw new EntityQueryError('q', 'q has no searchable word');
+      // Kind words (library, bibliothèque, école, hôpital…) match the kind or the word in either language; the
+      // other words must all be in a name.
+      const nameWords: string[] = [];
+      const kindConds: { kinds: string[]; match: string }[] = [];
+      for (const w of words) {
+        const k = kindWord(w);
+        if (k === null) nameWords.push(w);
+        else kindConds.push({ kinds: withSubtypes(k.kind), match: k.nameWords.map((n) => `"${n}"`).join(' OR ') });
+      }
+      if (nameWords.length > 0) {
+        // CROSS JOIN keeps the FTS scan first: otherwise SQLite may walk a filter index and re-run MATCH per row.
+        from = 'entity_names f CROSS JOIN entities e ON e.seq = f.rowid';
+        where.push('entity_names MATCH ?');
+        params.push(ftsQuery(nameWords));
+        order = 'bm25(entity_names), e.seq';
+      }
+      for (const c of kindConds) {
+        const byKind = c.kinds.length > 0 ? `e.kind IN (${c.kinds.map(() => '?').join(', ')}) OR ` : '';
+        where.push(`(${byKind}e.seq IN (SELECT rowid FROM entity_names WHERE entity_names MATCH ?))`);
+        params.push(...c.kinds, c.match);
+      }
     }
     if (query.province !== undefined && query.province.trim() !== '') {
       const p = provinceOf(query.province);
@@ -345,7 +404,9 @@ export class EntityStore implements EntitySink {
       params.push(foldText(query.locality));
     }
     if (query.kind !== undefined && query.kind.trim() !== '') {
-      const kinds = withSubtypes(query.kind.trim());
+      // A schema.org type ("Library"), or a kind word in either language ("bibliothèque", "hospital").
+      const typed = query.kind.trim();
+      const kinds = withSubtypes(typed).length > 0 ? withSubtypes(typed) : withSubtypes(kindWord(typed)?.kind ?? '');
       if (kinds.length === 0) throw new EntityQueryError('kind', `unknown kind: use a schema.org type such as LocalBusiness, Hospital, Library or Organization`);
       where.push(`e.kind IN (${kinds.map(() => '?').join(', ')})`);
       params.push(...kinds);
@@ -362,7 +423,15 @@ export class EntityStore implements EntitySink {
    * entity this page fed before under one of these keys, else a new entity named after the first key.
    */
   #record(
-    src: { sourceKey: string; type: 'page' | 'dataset'; pageRef: number | null; pageUrl: string | null; dataset: string | null; rowId: string | null },
+    src: {
+      sourceKey: string;
+      type: 'page' | 'dataset';
+      pageRef: number | null;
+      pageUrl: string | null;
+      dataset: string | null;
+      rowId: string | null;
+      verifiedAt: string | null;
+    },
     facts: EntityFacts,
     keys: readonly string[],
     observedAt: string,
@@ -398,19 +467,33 @@ export class EntityStore implements EntitySink {
         }
       }
     }
+    // The same name across sources (ODCAF without a postal code, a page with one; "Québec" vs "Québec City"):
+    // one establishment when the places agree (samePlace). The name key only finds candidates; it never names an id.
+    const nameKey = `nm:${matchName(facts.name)}`;
+    if (seq === undefined && nameKey !== 'nm:') {
+      const candidates = this.#prep<
+        [string, string],
+        { entity_seq: number; lat: number | null; lon: number | null; postal_code: string | null; street: string | null; locality: string | null }
+      >(
+        `SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
+         JOIN entities e ON e.seq = k.entity_seq WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 20`,
+      ).all(nameKey, src.sourceKey);
+      const hit = candidates.find((c) => samePlace(c, facts));
+      if (hit) seq = hit.entity_seq;
+    }
     if (seq === undefined) {
       seq = this.#create(keys[0]!, facts, observedAt);
       outcome = 'created';
     }
     this.#prep(
-      `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at, verified_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
-         facts = excluded.facts, observed_at = excluded.observed_at`,
-    ).run(src.sourceKey, seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt);
+         facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
+    ).run(src.sourceKey, seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt);
     this.#prep('DELETE FROM entity_keys WHERE source_key = ?').run(src.sourceKey);
     const addKey = this.#prep('INSERT OR IGNORE INTO entity_keys (key, source_key, entity_seq) VALUES (?, ?, ?)');
-    for (const k of keys) addKey.run(k, src.sourceKey, seq);
+    for (const k of nameKey !== 'nm:' ? [...keys, nameKey] : keys) addKey.run(k, src.sourceKey, seq);
     const id = this.#prep<[number], { id: string }>('SELECT id FROM entities WHERE seq = ?').get(seq)!.id;
     return { seq, id, outcome };
   }
@@ -429,12 +512,14 @@ export class EntityStore implements EntitySink {
   }
 
   /**
-   * Recomputes an entity from its sources: each field from the most recently observed source that states it;
-   * the kind is the most specific type any source declares. No source left → the entity is deleted.
+   * Recomputes an entity from its sources: each field from the most recently confirmed source that states it (a
+   * page fetched last week over a 2020 dataset imported today); the kind is the most specific type any source
+   * declares; last_verified_at is the newest confirmation. No source left → the entity is deleted.
    */
   #refresh(seq: number): void {
-    const sources = this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY observed_at DESC, source_key')
-      .all(seq);
+    const sources = this.#prep<[number], SourceRow>(
+      'SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY coalesce(verified_at, observed_at) DESC, observed_at DESC, source_key',
+    ).all(seq);
     this.#prep('DELETE FROM entity_names WHERE rowid = ?').run(seq);
     if (sources.length === 0) {
       this.#prep('DELETE FROM entities WHERE seq = ?').run(seq);
@@ -473,8 +558,8 @@ export class EntityStore implements EntitySink {
       geoFrom?.lon ?? null,
       pick('telephone'),
       pick('url'),
-      sources[0]!.observed_at,
-      sources[0]!.observed_at,
+      sources[0]!.verified_at ?? sources[0]!.observed_at,
+      sources.reduce((m, x) => (x.observed_at > m ? x.observed_at : m), sources[0]!.observed_at),
       seq,
     );
     // All names the sources use are searchable (ODHF upper case, a page's own spelling, French names).
@@ -505,6 +590,7 @@ export class EntityStore implements EntitySink {
             ? { name: OGL_CANADA.name, url: OGL_CANADA.url, statement: OGL_CANADA.attribution }
             : { name: null, url: null, statement: PAGE_LICENCE_NOTE },
         observed_at: s.observed_at,
+        verified_at: s.verified_at ?? s.observed_at,
       });
       const f = JSON.parse(s.facts) as EntityFacts;
       for (const k of OBSERVED_FIELDS) {

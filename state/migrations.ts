@@ -210,4 +210,20 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX frontier_host_next_at ON frontier (host, next_at);
     `,
   },
+  {
+    id: 'entities-002-source-verified-at',
+    sql: `
+      -- When the source itself last confirmed its statement (a dataset's release date, a page's fetch), as opposed to
+      -- observed_at, when svc read it. last_verified_at is the newest of these (issue 13). NULL: use observed_at.
+      ALTER TABLE entity_sources ADD COLUMN verified_at TEXT;
+    `,
+  },
+  {
+    id: 'crawler-003-frontier-scope',
+    sql: `
+      -- Where links found under an entry may lead: a JSON array of hosts, or NULL for the open web. Links and sitemap
+      -- entries inherit it, so every process crawling the frontier keeps a seed's scope (issue 13).
+      ALTER TABLE frontier ADD COLUMN scope TEXT;
+    `,
+  },
 ];

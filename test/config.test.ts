@@ -41,3 +41,16 @@ t.test('every key has a distinct SVC_ binding', async (t) => {
   t.equal(new Set(names).size, names.length);
   t.ok(names.every((n) => n.startsWith('SVC_')));
 });
+
+t.test("issue 13: the crawler's info URL is this deployment's /webmasters page, never a placeholder", async (t) => {
+  t.equal(loadConfig({ env: {} }).crawlerInfoUrl, 'http://127.0.0.1:8787/webmasters', 'default: the listen address');
+  t.equal(loadConfig({ env: { SVC_HOST: '::1', SVC_PORT: '9000' } }).crawlerInfoUrl, 'http://[::1]:9000/webmasters');
+  t.equal(loadConfig({ env: { SVC_HOST: '0.0.0.0' } }).crawlerInfoUrl, 'http://localhost:8787/webmasters');
+  t.equal(loadConfig({ env: { SVC_PUBLIC_URL: 'https://search.example.ca/' } }).crawlerInfoUrl, 'https://search.example.ca/webmasters', 'SVC_PUBLIC_URL');
+  t.equal(
+    loadConfig({ env: { SVC_PUBLIC_URL: 'https://search.example.ca', SVC_CRAWLER_INFO_URL: 'https://example.ca/bot' } }).crawlerInfoUrl,
+    'https://example.ca/bot',
+    'SVC_CRAWLER_INFO_URL wins',
+  );
+  t.throws(() => loadConfig({ env: { SVC_PUBLIC_URL: 'not a url' } }), ConfigError);
+});

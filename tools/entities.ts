@@ -59,15 +59,25 @@ export const entitySchema = z
             })
             .describe('Licence of this source.'),
           observed_at: z.string().describe('When svc last observed this source (ISO 8601).'),
+          verified_at: z.string().describe('When the source itself last confirmed it: the page fetch, or the dataset version’s release date (ISO 8601).'),
         }),
       )
       .describe('Each source with provenance and licence.'),
-    last_verified_at: z.string().describe('Most recent observation of any source (ISO 8601).'),
+    last_verified_at: z
+      .string()
+      .describe('When a source last confirmed this record: the newest verified_at of its sources (a page fetch, an open-data release), not an import time (ISO 8601).'),
   })
   .describe('A structured Canadian establishment, organization or place.');
 
 const input = z.object({
-  q: z.string().min(1).max(200).optional().describe('Words of the name (accents and case ignored; the last word may be a prefix), e.g. "hopital sainte".'),
+  q: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Words of the name (accents and case ignored; the last word may be a prefix), e.g. "gabrielle roy". Kind words in English or French (library/bibliothèque, school/école, hospital/hôpital, museum/musée…) match that kind or the word in either language.',
+    ),
   province: z
     .string()
     .min(2)
@@ -80,7 +90,7 @@ const input = z.object({
     .min(2)
     .max(60)
     .optional()
-    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). Unknown type → 422.'),
+    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). A kind word in English or French works too (library, bibliothèque, hôpital). Unknown → 422.'),
   limit: z.number().int().min(1).max(20).default(10).describe('Records to return, 1–20. Default 10.'),
   id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): returns just that record (404 when unknown). Other filters are ignored.'),
 });

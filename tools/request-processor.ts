@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { PRIORITY, type Frontier, type FrontierRow } from '../crawler/frontier.js';
+import { hostOf } from '../crawler/url.js';
 import type { Documents } from '../state/documents.js';
 import type { RequestOutcome, RequestStore, UrlRequest } from '../state/requests.js';
 
@@ -156,8 +157,11 @@ export class RequestProcessor {
       priority: priorityFor(r.type),
       reason: `request:${r.type}`,
       requestId: r.id,
-      // Recrawl and correction make an already crawled URL due now; discovery of a known URL only raises priority.
+      // Recrawl and correction make an already crawled URL due now; discovery of a known URL only raises priority
+      // (a dead-lettered one is revived).
       refresh: r.type !== 'discovery',
+      // A submitted URL brings its own site into the crawl, not the open web: links found under it stay on its host.
+      scope: [hostOf(r.url)],
     });
     if (res === null) {
       this.#o.requests.transition(r.id, 'completed', { outcome: 'rejected', reason: 'the crawler does not accept this URL' });

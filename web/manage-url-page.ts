@@ -22,6 +22,13 @@ export function renderManageUrlMain(): SafeHtml {
   return html`<h1>Manage a URL</h1>
 <p>Ask svc to discover a URL, crawl it again, correct what it shows, or remove it. Requests are processed by
   SvcBot through its normal path: robots.txt, noindex and politeness always apply.</p>
+<div class="notice" id="who-note">
+  <p><strong>This form needs an API key.</strong> svc is a closed beta: the operators issue keys to the people and
+    programs they work with, and every request counts against that key's daily quota. There is no public,
+    key-less form, because one would need abuse protection svc does not have yet. Without a key, a webmaster does not
+    need this form: SvcBot finds pages through links and sitemaps, reads your robots.txt, and drops a page whose
+    fetch answers 404, 410 or <code>noindex</code> (see <a href="/webmasters#changes">the webmaster guide</a>).</p>
+</div>
 <div class="notice" id="guarantee-note">
   <p><strong>A submission guarantees neither indexing nor position.</strong> It asks SvcBot to look at the URL; what
     the page allows and contains decides the rest.</p>

@@ -55,6 +55,9 @@ ${OPERATOR_HELP.map((o) => html`      <tr><th scope="row">${o.operator}</th><td>
     <li>A <code>-</code> before an operator excludes it, for example <code>-site:example.com</code> or <code>-filetype:pdf</code>.</li>
     <li>Several positive <code>site:</code> or several positive <code>filetype:</code> operators are alternatives (any of them).</li>
     <li>All other terms must all match.</li>
+    <li id="no-or-operator">There is no <code>OR</code> operator: <code>OR</code>, <code>AND</code> and <code>NOT</code> are
+      searched as ordinary words. Use <code>-word</code> to exclude, and several <code>site:</code> or
+      <code>filetype:</code> for alternatives.</li>
     <li>Example: <code>intitle:"budget" site:ontario.ca filetype:html -draft -inurl:archive</code></li>
   </ul>
 </details>

@@ -116,9 +116,14 @@ ${renderDirectiveTable()}
 
 <section id="changes" aria-labelledby="h-changes">
 <h2 id="h-changes">Asking for changes</h2>
-<p>Use the <a href="/manage-url">Manage a URL</a> form (or the request API) to ask for the discovery of a new URL,
-  a recrawl, a correction (with a note saying what is wrong) or the exact removal of a URL. A submission guarantees
-  neither indexing nor position: the URL goes through the same robots.txt, noindex and politeness rules as any other.</p>
+<p><strong>Without an API key</strong> you need no form: list your pages in a sitemap (named in robots.txt), and
+  SvcBot finds them and comes back to them; to keep a page out, disallow it in robots.txt or answer 404, 410 or
+  <code>noindex</code>, and it is dropped at its next fetch.</p>
+<p><strong>With an API key</strong> (svc is a closed beta: the operators issue keys; there is no sign-up and no
+  key-less form), use the <a href="/manage-url">Manage a URL</a> form or the request API to ask for the discovery of
+  a new URL, a recrawl, a correction (with a note saying what is wrong) or the exact removal of a URL, within the
+  key's daily quota. A submission guarantees neither indexing nor position: the URL goes through the same
+  robots.txt, noindex and politeness rules as any other.</p>
 <p>An exact removal is carried out only when a fresh fetch of that exact URL shows it is gone (HTTP 404 or 410) or
   asks not to be indexed (noindex). A page that is still live and indexable is never removed on request. To keep
   a page out for good, answer 404/410 or add noindex.</p>

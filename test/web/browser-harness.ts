@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
-/** Where Debian installs Chromium (.ci/run installs the package when it is missing). */
+/** Where Debian installs Chromium (npm test's pretest step, test/harness/ensure-chromium.sh, installs it). */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The flags the project runs Chromium with (besides the user-data-dir playwright passes). */
@@ -54,7 +54,7 @@ export interface Browser {
 export function chromiumMissing(): string | null {
   return existsSync(CHROMIUM)
     ? null
-    : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it on CI) to run the browser tests`;
+    : `${CHROMIUM} is missing: install Debian's chromium (npm test's pretest step installs it when run as root; else apt-get install chromium) to run the browser tests`;
 }
 
 /** Launches Chromium with a fresh profile in a temp dir. */

@@ -138,8 +138,10 @@ function renderResult(r, index, warnings) {
   if (r.excerpt && typeof r.excerpt.text === 'string') article.append(excerptNode(r.excerpt.text, r.excerpt.highlights));
   else article.append(el('p', decision === 'nosnippet' ? 'No excerpt: this page does not allow snippets.' : 'No quotable text for this page.', 'excerpt-none'));
 
+  // A corpus document (svc ingest) was imported, never fetched: its provenance says so instead of naming the crawler.
+  const fromCorpus = r.provenance?.date_source === 'corpus';
   const dates = el('p', null, 'result-dates');
-  const parts = [timeNode('Published', r.dates?.published), timeNode('Modified', r.dates?.modified), timeNode('Fetched', r.dates?.fetched)].filter(Boolean);
+  const parts = [timeNode('Published', r.dates?.published), timeNode('Modified', r.dates?.modified), timeNode(fromCorpus ? 'Imported' : 'Fetched', r.dates?.fetched)].filter(Boolean);
   parts.forEach((p, i) => {
     if (i > 0) dates.append(' · ');
     dates.append(p);
@@ -149,9 +151,14 @@ function renderResult(r, index, warnings) {
   const prov = el('p', null, 'provenance');
   const pv = r.provenance ?? {};
   prov.append(el('span', 'Provenance:', 'provenance-label'), ' ');
+  const corpusName = fromCorpus ? String(r.host ?? '').replace(/\.corpus\.invalid$/, '') : '';
   const facts = [
-    pv.fetched_at ? `fetched by SvcBot ${isoTime(pv.fetched_at)}` : null,
-    pv.date_source === 'none' ? 'no date found on the page' : pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
+    fromCorpus
+      ? `from the corpus ${corpusName}${pv.fetched_at ? `, imported ${isoTime(pv.fetched_at)}` : ''} (not crawled; no page dates)`
+      : pv.fetched_at
+        ? `fetched by SvcBot ${isoTime(pv.fetched_at)}`
+        : null,
+    fromCorpus ? null : pv.date_source === 'none' ? 'no date found on the page' : pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
     decision ? SNIPPET_DECISIONS[decision] ?? decision : null,
     Number.isInteger(pv.passage_ordinal) ? `best passage #${pv.passage_ordinal + 1}` : null,
     Number.isInteger(r.page_ref) ? `page_ref ${r.page_ref}` : null,
@@ -169,10 +176,13 @@ function renderResult(r, index, warnings) {
   return li;
 }
 
-/** "n more from host": a link that repeats the query restricted to that host (a positive site: lifts the cap). */
+/**
+ * "Show n more from host": a link that repeats the query restricted to that host (a positive site: lifts the cap).
+ * Worded as an action, so a short page ("Results 1–2") reads as "2 per site here, the rest one click away".
+ */
 function moreFromHostNode(state, host, n) {
   const p = el('p', null, 'more-from-host');
-  const a = el('a', `${n} more from ${host}`);
+  const a = el('a', `Show ${n} more from ${host}`);
   const params = new URLSearchParams({ q: `${state.q} site:${host}`.slice(0, 300) });
   if (state.language) params.set('language', state.language);
   a.href = `/?${params.toString()}`;
@@ -202,6 +212,7 @@ function render(state, data) {
   // Host-diversity collapse: attach "n more from host" after that host's last result on this page.
   collapsedBox.replaceChildren();
   const collapsed = data?.collapsed_per_host && typeof data.collapsed_per_host === 'object' ? data.collapsed_per_host : {};
+  const collapsedTotal = Object.values(collapsed).reduce((a, n) => a + (Number.isInteger(n) && n > 0 ? n : 0), 0);
   for (const [host, n] of Object.entries(collapsed)) {
     if (!Number.isInteger(n) || n <= 0) continue;
     const items = [...list.querySelectorAll('li.result')].filter((li) => li.dataset.host === host);
@@ -217,12 +228,13 @@ function render(state, data) {
   } else {
     const dup = Number.isInteger(data.duplicates_collapsed) && data.duplicates_collapsed > 0 ? ` · ${data.duplicates_collapsed} near-duplicate pages left out` : '';
     const lang = state.language ? ` · pages in ${language.selectedOptions[0]?.textContent ?? state.language}` : '';
-    status.textContent = `Results ${state.offset + 1}–${state.offset + results.length} for “${state.q}”${lang} · ranking: ${data.ranking ?? 'unknown'}${dup}`;
+    // A page lists at most 2 results per site: say so, or "Results 1–2" next to "7 more from …" looks broken.
+    const capped = collapsedTotal > 0 ? ` · at most 2 per site on a page: ${collapsedTotal} more one click away` : '';
+    status.textContent = `Results ${state.offset + 1}–${state.offset + results.length} for “${state.q}”${lang} · ranking: ${data.ranking ?? 'unknown'}${dup}${capped}`;
   }
 
   // The API fills a page with at most 2 results per host, so a page can be shorter than LIMIT while more results
   // follow: the next page starts after the results shown, and exists while this page was full or hosts were capped.
-  const collapsedTotal = Object.values(collapsed).reduce((a, n) => a + (Number.isInteger(n) && n > 0 ? n : 0), 0);
   const nextOffset = state.offset + results.length;
   const hasPrev = state.offset > 0;
   const hasNext = results.length > 0 && (results.length >= LIMIT || collapsedTotal > 0) && nextOffset <= MAX_OFFSET;

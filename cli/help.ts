@@ -1,0 +1,64 @@
+/**
+ * The help text of every `svc` command, in one place: `svc <command> --help` (or `-h`) prints it and exits 0, before
+ * the command parses anything, so help works the same for every command and never needs a data dir.
+ */
+
+const DATA_DIR = '  --data-dir D          data folder (env SVC_DATA_DIR, default ./data)';
+
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
+  Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
+  The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).
+  --host H              listen address (env SVC_HOST, default 127.0.0.1)
+  --port P              listen port (env SVC_PORT, default 8787; 0 = any free port)
+${DATA_DIR}
+  --no-crawl            serve only: no crawler, no URL-request processing (env SVC_CRAWL=0)
+  --allow-loopback      let the crawler reach loopback addresses, e.g. svc fixtures serve (env SVC_CRAWL_ALLOW_LOOPBACK=1)
+  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)`,
+  keys: `usage:
+  svc keys create --name NAME [--per-minute N] [--per-day N] [--json] [--data-dir D]
+  svc keys list [--json] [--data-dir D]
+  svc keys revoke ID [--data-dir D]
+  Issues, lists and revokes API keys. A new key is printed once; only its SHA-256 digest is stored.`,
+  crawl: `usage: svc crawl --seeds URL… | --seeds-file F [--max-pages N] [--stay-on-hosts] [--wait S] [--timeout S]
+                 [--resolve HOST:PORT:ADDR]… [--allow-loopback] [--data-dir D] [--gap-ms MS] [--concurrency N]
+  Crawls from the seeds into the index, then exits 0 when nothing is due within --wait seconds (what is still
+  queued for later is listed, with when it is due). Running it again resumes; svc serve continues the same frontier.
+  --seeds URL…          start URLs (repeat the flag or list them after it)
+  --seeds-file F        one start URL per line (# comments allowed)
+  --max-pages N         stop after N pages have been dispatched
+  --stay-on-hosts       follow links only on the seeds' hosts; the scope is stored with every entry, so svc serve
+                        keeps to it too (without it: links lead anywhere on the open web)
+  --wait S              wait at most S seconds for an item that is not due yet (a retry, a back-off) (default 30)
+  --timeout S           give up after S seconds
+  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
+  --allow-loopback      let the crawler reach loopback addresses (env SVC_CRAWL_ALLOW_LOOPBACK=1)
+${DATA_DIR}
+  --gap-ms MS           minimum gap between two requests to one host (env SVC_CRAWL_GAP_MS, default 1000)
+  --concurrency N       hosts fetched at once (env SVC_CRAWL_CONCURRENCY, default 8)`,
+  ingest: `usage: svc ingest --jsonl FILE [--name N] [--embedder auto|none|hashing] [--batch N] [--data-dir D]
+  Adds a BEIR-format corpus (JSONL, .gz accepted) to the index through the same path as crawled pages.
+  --name N              corpus name (default: from the file or folder name)
+  --embedder E          auto (the model of SVC_MODEL_DIR if present), none (BM25 only) or hashing
+  --batch N             documents written per batch (default 256)
+${DATA_DIR}`,
+  eval: `usage: svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--name N] [--embedder auto|none|hashing] [--data-dir D]
+  nDCG@10 and recall@100 of the index on a BEIR dataset (corpus ingested first with svc ingest), through the same
+  search path REST and MCP callers use.`,
+  entities: `usage: svc entities import --odhf FILE | --odcaf FILE | --odbus FILE | --odef FILE [--as-of DATE] [--data-dir D]
+  Imports a Statistics Canada open database (UTF-8 CSV, .gz accepted) into the entity store.
+  Re-importing the same file updates the same records; nothing is duplicated. Rows of the same establishment in
+  several databases (and on crawled pages) become one entity, every source kept as an observation with its licence.
+  --as-of DATE          when the source last confirmed its rows (ISO date; default: the known release date of
+                        the dataset version), reported as last_verified_at`,
+  fixtures: `usage: svc fixtures serve [--port P] [--host 127.0.0.1]
+  Serves the local test web (virtual hosts such as alpha.test, ville-quebec.test) on loopback and prints the
+  --resolve pins and a ready-to-run svc crawl command. Stops on Ctrl-C.`,
+  openapi: `usage: svc openapi
+  Prints the OpenAPI 3.1 document of /api/v1 (docs/openapi.json is this output).`,
+  status: `usage: svc status [--json] [--data-dir D]
+  What the data dir holds: index pages and passages, documents by status, the frontier by state, keys.`,
+};
+
+/** True when argv asks for help (`--help` or `-h` anywhere). */
+export const wantsHelp = (argv: readonly string[]): boolean => argv.includes('--help') || argv.includes('-h');

@@ -1,0 +1,43 @@
+/** `svc fixtures serve` (issue 13): the local test web on loopback, with the pins and a crawl command to copy. */
+import { request } from 'node:http';
+import { Writable } from 'node:stream';
+import t from 'tap';
+import { fixturesCommand } from '../../cli/fixtures.js';
+import { UsageError } from '../../cli/io.js';
+
+const get = (port: number, host: string, path: string): Promise<{ status: number; body: string }> =>
+  new Promise((ok, fail) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host: `${host}:${port}` } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += String(c)));
+      res.on('end', () => ok({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+
+t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and prints a crawl command for them', async (t) => {
+  let out = '';
+  const stdout = new Writable({
+    write(c, _e, cb) {
+      out += String(c);
+      cb();
+    },
+  });
+  const stop = new AbortController();
+  const running = fixturesCommand(['serve', '--port', '0'], { stdout, stderr: stdout, env: {} }, { signal: stop.signal });
+  while (!out.includes('Ctrl-C')) await new Promise((r) => setTimeout(r, 20));
+  const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+  t.ok(port > 0, out);
+  t.match(out, new RegExp(`npx svc crawl --allow-loopback --stay-on-hosts --resolve ville-quebec\\.test:${port}:127\\.0\\.0\\.1`));
+  t.match(out, new RegExp(`--seeds http://ville-quebec\\.test:${port}/`));
+  const page = await get(port, 'ville-quebec.test', '/bibliotheques/gabrielle-roy.html');
+  t.equal(page.status, 200);
+  t.match(page.body, /Bibliothèque Gabrielle-Roy/);
+  t.match(page.body, new RegExp(`"url": "http://ville-quebec\\.test:${port}/bibliotheques/gabrielle-roy\\.html"`), 'origins filled in');
+  stop.abort();
+  t.equal(await running, 0);
+  await t.rejects(get(port, 'ville-quebec.test', '/'), 'stopped: nothing listens any more');
+  await t.rejects(fixturesCommand(['serve', '--host', '0.0.0.0'], { stdout, stderr: stdout, env: {} }), UsageError, 'loopback only');
+  await t.rejects(fixturesCommand([], { stdout, stderr: stdout, env: {} }), UsageError);
+});
