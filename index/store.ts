@@ -9,7 +9,9 @@
  * - `images`: image metadata (never bytes), FTS on alt text.
  *
  * Atomicity: a page's passages are replaced by ONE merge-insert commit (update matching (page_ref, ordinal),
- * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half.
+ * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half. That
+ * commit comes after the page rows', so no passage is ever visible without its page row; a write journal
+ * (write-journal.ts) rolls a write killed between the tables' commits back at the next open.
  * Writes are serialised through one queue. Unindexed rows stay searchable (LanceDB searches them flat) until
  * `optimize()` folds them into the indexes; optimize runs every `optimizeEvery` writes.
  */
@@ -27,6 +29,7 @@ import { estimateTokens } from './tokens.js';
 import { INDEX_MAX_TOKEN_LENGTH, INDEX_STOP_WORDS, SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
+import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
@@ -390,6 +393,9 @@ export class PassageIndex implements PageSink {
     }
     const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
     const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
+    // A write killed half-way (kill -9 between two table commits) is rolled back before anyone reads.
+    const rolledBack = await recoverInterruptedWrite(opts.dir, { passages, pages, images });
+    if (rolledBack.length > 0) opts.log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
     const idx = new PassageIndex({
       db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
@@ -555,8 +561,14 @@ export class PassageIndex implements PageSink {
     const refs = list.map((p) => p.pageRef).join(', ');
     await this.#queue.run(async () => {
       this.#assertOpen();
-      // Passages first, in one commit: search reads only this table, so this is the moment the page changes.
+      // Page rows and images first, passages last: search reads only the passages table, so its commit is the
+      // moment the page changes, and by then the page row is there (no reader sees passages of an absent page).
+      // The journal makes the three commits one: a crash between them is rolled back at the next open.
+      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
+      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
+      await this.#images.delete(pageFilter);
+      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
       if (rows.length > 0) {
         await this.#passages
           .mergeInsert(['page_ref', 'ordinal'])
@@ -567,9 +579,7 @@ export class PassageIndex implements PageSink {
       } else {
         await this.#passages.delete(pageFilter);
       }
-      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
-      await this.#images.delete(pageFilter);
-      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
+      endWrite();
       for (const r of pageRows) if (typeof r.lang === 'string') this.#langs.add(r.lang);
       for (const p of list) this.#titleStats.add(p.title);
       await this.#afterWrite(list.length);
@@ -593,9 +603,11 @@ export class PassageIndex implements PageSink {
     return this.#queue.run(async () => {
       this.#assertOpen();
       const f = `page_ref = ${pageRef}`;
+      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       await this.#passages.delete(f);
       await this.#pages.delete(f);
       await this.#images.delete(f);
+      endWrite();
       await this.#afterWrite(1);
     });
   }

@@ -14,7 +14,8 @@ import { defineTool } from './define-tool.js';
 import { CONTENT_TRUST } from './search.js';
 
 const input = z.object({
-  page_ref: z.number().int().min(1).describe('Reference of an indexed page (page_ref from svc_search, svc_context or svc_fresh).'),
+  // The index stores page_ref as Int32: a larger number can name no page, and is a 422 here, not a storage error.
+  page_ref: z.number().int().min(1).max(2 ** 31 - 1).describe('Reference of an indexed page (page_ref from svc_search, svc_context or svc_fresh).'),
   offset: z.number().int().min(0).max(100_000).default(0).describe('Position of the first passage to return (0 = start). Use next_offset to continue.'),
   limit: z.number().int().min(1).max(40).default(10).describe('Passages to return, 1–40. Default 10.'),
 });

@@ -38,6 +38,8 @@ const input = z.object({
     .string()
     .min(1)
     .max(253)
+    // Documents the ASCII form; normalizeHostParam also takes IDN and IP literals (malformed → 400 invalid_host).
+    .meta({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$' })
     .describe('Host name, e.g. "www.example.ca" (no scheme, path or port). Malformed → 400 invalid_host; never seen by SvcBot → 404.'),
 });
 
