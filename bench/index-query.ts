@@ -3,7 +3,7 @@
  * passages in the same run.
  *
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
- *                                          [--keep DIR] [--only "svc bm25,FTS5"]
+ *                                          [--keep DIR] [--only "svc bm25,FTS5"] [--query-model ../shared/data/models]
  *
  * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
  * (building 1M passages takes minutes), so query changes can be measured on the same index.
@@ -12,6 +12,9 @@
  * (../shared/data/beir/scifact), spread over 500 hosts. Vectors come from the deterministic HASHING STAND-IN
  * embedder (dim 384, the size of all-MiniLM-L6-v2) because the model weights are absent: "hybrid" rows measure the
  * index and fusion path, not the cost of a real query embedding (see bench/embedding.ts for that).
+ * `--query-model DIR` adds hybrid rows whose QUERY embedding is real (all-MiniLM-L6-v2 int8 from DIR, the service's
+ * embedder): the index vectors stay synthetic (same dimension), so these rows measure the latency of the served
+ * hybrid path including the real query embedding, not its relevance.
  * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
@@ -22,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { createHashingEmbedder } from '../index/embedder.js';
+import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
 import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     // No vectors at all: the BM25 rows only (builds 1M passages without IVF-PQ training).
     'bm25-only': { type: 'boolean', default: false },
     keep: { type: 'string' },
+    'query-model': { type: 'string' },
     // Only the cases whose label contains one of these (comma-separated), e.g. "svc bm25".
     only: { type: 'string' },
   },
@@ -132,6 +136,19 @@ for (const size of SIZES) {
       const stmt = sqlite.prepare(`SELECT page_ref, ordinal, bm25(p, 2.0, 1.0) AS s FROM p WHERE p MATCH ? ORDER BY s LIMIT 10`);
       return (q: string) => stmt.all(fts5Query(q, op));
     };
+    // The real model embeds the query; the index accepts it as the stand-in it was built with (same dimension).
+    let realQuery: PassageIndex | null = null;
+    let model: Embedder | null = null;
+    if (values['query-model'] && !BM25_ONLY) {
+      model = await createEmbedder({ modelDir: values['query-model'] });
+      if (!model) throw new Error('--query-model: the model did not load');
+      const real = model;
+      const stand = createHashingEmbedder(384);
+      const wrapped: Embedder = { dim: stand.dim, modelId: stand.modelId, kind: 'hashing-stand-in', embed: (texts) => real.embed(texts), close: async () => {} };
+      realQuery = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: wrapped, optimizeEvery: Number.MAX_SAFE_INTEGER, refreshAfterMs: 0 });
+    }
+    const realSearch = (termMode: 'all' | 'any') => async (q: string) =>
+      searchPages(realQuery!, { query: termMode === 'all' ? q.split(' ').map((w) => `+${w}`).join(' ') : q, mode: 'hybrid', limit: 10, offset: 0 });
     const cases: [string, string[], (q: string) => unknown][] = [
       ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
       ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
@@ -139,6 +156,12 @@ for (const size of SIZES) {
       ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
+      ...(realQuery
+        ? ([
+            ['svc hybrid, REAL query embedding (3 words, all)', shorts, realSearch('all')],
+            ['svc hybrid, REAL query embedding (claim, any term)', claims, realSearch('any')],
+          ] as [string, string[], (q: string) => unknown][])
+        : []),
     ];
     const only = values.only?.split(',');
     const wanted = cases.filter(([label]) => !(BM25_ONLY && label.includes('hybrid')) && (!only || only.some((o) => label.includes(o))));
@@ -148,6 +171,8 @@ for (const size of SIZES) {
       process.stderr.write(`${rows[rows.length - 1]}\n`);
     }
     await idx.close();
+    await realQuery?.close();
+    await model?.close();
     sqlite.close();
   } finally {
     if (!values.keep) rmSync(dir, { recursive: true, force: true });
