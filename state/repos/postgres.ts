@@ -222,7 +222,7 @@ class PgFrontier implements FrontierRepo {
       const picked = await c.query<FrontierRow & { gap_ms: number }>(
         `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, h.gap_ms
          FROM frontier f JOIN host_politeness h ON h.host = f.host
-         WHERE f.state IN ('queued', 'retrying', 'leased') AND f.next_at <= $1 AND h.next_fetch_at <= $1
+         WHERE f.state <> 'dead' AND f.next_at <= $1 AND h.next_fetch_at <= $1
          ORDER BY f.priority DESC, f.next_at, f.id
          LIMIT 1
          FOR UPDATE OF f, h SKIP LOCKED`,
@@ -277,7 +277,7 @@ class PgFrontier implements FrontierRepo {
       `state = $1, lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, last_error = $2, dead_reason = $3,
        next_at = $4, updated_at = $5`,
       item,
-      [state, opts.error, state === 'dead' ? opts.error : null, opts.retryAt ?? now, now],
+      [state, opts.error, state === 'dead' ? opts.error : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now],
     );
     return state;
   }

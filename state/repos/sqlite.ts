@@ -154,7 +154,7 @@ class SqliteFrontier implements FrontierRepo {
     // LEFT JOIN: rows enqueued by crawler/frontier.ts before this layer existed have no politeness row yet.
     const pick = db.prepare<[number, number], FrontierRow & { gap_ms: number | null }>(
       `SELECT f.*, h.gap_ms FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
-       WHERE f.state IN ('queued', 'retrying', 'leased') AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?
+       WHERE f.state <> 'dead' AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?
        ORDER BY f.priority DESC, f.next_at, f.id LIMIT 1`,
     );
     const hostNext = db.prepare<[string, number, number, number]>(
@@ -226,7 +226,7 @@ class SqliteFrontier implements FrontierRepo {
       state,
       opts.error,
       state === 'dead' ? opts.error : null,
-      opts.retryAt ?? now,
+      opts.retryAt ?? Number.MAX_SAFE_INTEGER,
       now,
     );
     return state;

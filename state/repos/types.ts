@@ -63,6 +63,8 @@ export interface ClaimedItem {
  * The crawl frontier with per-host politeness. claim() picks the best due URL whose host may be fetched now and,
  * in the same transaction, moves that host's next_fetch_at by its gap, so the gap holds for every worker sharing
  * the database. Leases expire by time only (no process-id checks): an expired lease is simply due again.
+ * Due = next_at <= now in every state but dead (a leased row's next_at is its lease expiry, a done row's its
+ * recrawl date), as in crawler/frontier.ts.
  */
 export interface FrontierRepo {
   /** Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false). */
@@ -70,7 +72,7 @@ export interface FrontierRepo {
   claim(opts: { owner: string; leaseMs: number; now?: number }): Promise<ClaimedItem | null>;
   /** Pushes the lease expiry to now + leaseMs. Throws LeaseLostError when the lease is no longer held. */
   extend(item: ClaimedItem, leaseMs: number, now?: number): Promise<ClaimedItem>;
-  /** Marks done; due again at recrawlAt. Throws LeaseLostError when the lease is no longer held. */
+  /** Marks done; due again at recrawlAt (Number.MAX_SAFE_INTEGER: never). Throws LeaseLostError when the lease is no longer held. */
   complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }): Promise<void>;
   /** Records a failure: retried at retryAt, or dead-lettered when retryAt is null. Throws LeaseLostError. */
   fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }): Promise<'retrying' | 'dead'>;
