@@ -2,7 +2,9 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
+import { main } from '../../cli/main.js';
 import { openRepositories } from '../../state/repos/open.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { LeaseLostError, type ClaimedItem, type Repositories } from '../../state/repos/types.js';
@@ -54,6 +56,23 @@ if (why) {
     const again = await openRepositories({ dataDir: t.testdir(), databaseUrl: url });
     t.same(again.applied, []);
     await again.close();
+  });
+
+  t.test('issue 10: svc migrate on SVC_DATABASE_URL applies the PostgreSQL migrations and never prints the password', async (t) => {
+    const url = (await fresh('cli')).replace('postgres://svc@', 'postgres://svc:hunter2@');
+    const run = async () => {
+      const out = new PassThrough();
+      let text = '';
+      out.on('data', (c: Buffer) => (text += c.toString()));
+      const code = await main(['migrate', '--json', '--data-dir', t.testdir()], { stdout: out, stderr: out, env: { SVC_DATABASE_URL: url } });
+      return { code, text };
+    };
+    const first = await run();
+    t.equal(first.code, 0, first.text);
+    t.notMatch(first.text, /hunter2/);
+    t.match(JSON.parse(first.text), { backend: 'postgres', target: /^postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/cli_\d+$/ });
+    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, 5);
+    t.same(JSON.parse((await run()).text).applied, [], 'up to date the second time');
   });
 
   t.test('issue 10: 200 concurrent quota checks over two replicas admit exactly Q', async (t) => {
