@@ -37,6 +37,12 @@ export const configSchema = z.object({
   images: bool.default(false),
   /** Origins allowed to call /mcp from a browser (exact match, e.g. "http://localhost:3000"). */
   allowedOrigins: list.default([]),
+  /**
+   * Host names (optionally `name:port`) this service answers to, besides the loopback names and the bind address.
+   * Any other Host header gets 403 on every route (DNS-rebinding protection). Deployments behind a name set it,
+   * e.g. "search.example.org". @default []
+   */
+  allowedHosts: list.default([]),
   /** Default per-minute quota of a new key. @default 60 */
   keyPerMinute: int(1, 1_000_000).default(60),
   /** Default per-day quota of a new key. @default 10000 */
@@ -89,6 +95,7 @@ export const envBindings = {
   embedThreads: 'SVC_EMBED_THREADS',
   images: 'SVC_IMAGES',
   allowedOrigins: 'SVC_ALLOWED_ORIGINS',
+  allowedHosts: 'SVC_ALLOWED_HOSTS',
   keyPerMinute: 'SVC_KEY_PER_MINUTE',
   keyPerDay: 'SVC_KEY_PER_DAY',
   submissionsPerDay: 'SVC_SUBMISSIONS_PER_DAY',

@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
+import { answerClientError } from './rest/client-error.js';
 import { openStateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
+import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
@@ -35,6 +37,8 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly tools?: readonly ToolDefinition[];
+  /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
+  readonly lookup?: LookupFn;
 }
 
 /** The SQLite state file inside the data dir. */
@@ -69,7 +73,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
   const limiter = new RateLimiter(db);
-  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler };
+  const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler, resolver };
   let closed = false;
   let started = false;
   return {
@@ -128,13 +133,24 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** HTTP timeouts (tests shorten them). */
+export interface ServerTimeouts {
+  /** Whole request (headers and body) must arrive within this. @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Headers must arrive within this. @default 10000 */
+  readonly headersTimeoutMs?: number;
+  /** How often Node checks those two timeouts. @default 1000 */
+  readonly checkIntervalMs?: number;
+}
+
 /** Starts the HTTP server (REST, /mcp, pages, health) on the configured host and port. */
-export async function startServer(services: Services): Promise<RunningServer> {
+export async function startServer(services: Services, timeouts: ServerTimeouts = {}): Promise<RunningServer> {
   const { config } = services.deps;
   const app = createHttpApp(services);
-  const server = createServer(app.callback());
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 10_000;
+  const server = createServer({ connectionsCheckingInterval: timeouts.checkIntervalMs ?? 1000 }, app.callback());
+  server.requestTimeout = timeouts.requestTimeoutMs ?? 30_000;
+  server.headersTimeout = timeouts.headersTimeoutMs ?? 10_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -24,6 +24,8 @@ export interface PassageInput {
   readonly snippetText: string;
   /** Headings above the passage, outermost first (h1 > h2 > …). */
   readonly headingPath: readonly string[];
+  /** 1-based page of a paged document (PDF) the passage is on, so a cite can say "p. 12"; absent for HTML. */
+  readonly page?: number;
 }
 
 /** An image the page shows: metadata only (no bytes are ever fetched or stored). */
@@ -37,7 +39,7 @@ export interface ImageInput {
 }
 
 /** Where the page's published/modified dates came from. */
-export type DateSource = 'schema.org' | 'article-meta' | 'http-last-modified' | 'time-element' | 'corpus' | 'none';
+export type DateSource = 'schema.org' | 'article-meta' | 'http-last-modified' | 'time-element' | 'pdf-metadata' | 'corpus' | 'none';
 
 /** Hints the index turns into country / province / source_type signals (it owns that classification). */
 export interface PageSignals {
@@ -72,7 +74,10 @@ export interface PageInput {
   /** sha256 hex of the normalised main text (change detection, near-duplicate collapse). */
   readonly contentHash: string;
   readonly snippet: SnippetPolicy;
-  /** Lower-case file extension of the URL path ("html" when none). */
+  /**
+   * The document's real type as a lower-case extension: from its Content-Type (html, pdf, txt, md), else the URL
+   * path's extension ("html" when none). What `filetype:` matches.
+   */
   readonly filetype: string;
   readonly signals: PageSignals;
   readonly passages: readonly PassageInput[];

@@ -9,6 +9,7 @@ import type { EntitySink, PageInput, PageSink } from '../page-model.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import { Hosts } from '../state/hosts.js';
+import { PdfExtractor } from './extract-pdf.js';
 import { createFetcher, svcBotUserAgent, type Fetcher } from './fetcher.js';
 import { Frontier, PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierItem, type FrontierOptions } from './frontier.js';
 import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome, type PipelineDeps } from './pipeline.js';
@@ -44,6 +45,8 @@ export interface CrawlerOptions {
   readonly maxDepth?: number;
   /** Group concurrent page writes into batches (see BatchingSink). @default true */
   readonly batchWrites?: boolean;
+  /** PDF text extraction. @default a PdfExtractor capped at config.crawlMaxBytes (its worker starts on the first PDF) */
+  readonly pdf?: PdfExtractor;
   /** Fetcher timeouts (tests shorten them). */
   readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
 }
@@ -197,6 +200,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       maxBytes: config.crawlMaxBytes,
       ...(opts.fetchTimeouts ?? {}),
     });
+  const pdf = opts.pdf ?? new PdfExtractor({ maxBytes: config.crawlMaxBytes });
   const frontier = new Frontier(db, { ...(opts.frontier ?? {}), now });
   const hosts = new Hosts(db);
   const scheduler = new PolitenessScheduler({ gapMs: config.crawlGapMs, concurrency: config.crawlConcurrency, maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000, now });
@@ -227,6 +231,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     maxRedirects: 5,
     maxBytes: config.crawlMaxBytes,
     robotsSeen: new Map(),
+    pdf,
     get signal() {
       return abort.signal;
     },
@@ -381,6 +386,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       wake();
       await loop;
       await Promise.allSettled([...inflight.values()]);
+      // The PDF worker is idle now; a later run starts a new one.
+      if (!opts.pdf) await pdf.close();
     },
     async runUntilIdle(ro: RunOptions = {}) {
       if (loop) throw new Error('crawler is already running');

@@ -58,26 +58,32 @@ function splitLong(p: Piece): Piece[] {
 
 /** Builds passages from blocks. Ordinals are 0-based in reading order. */
 export function buildPassages(blocks: readonly TextBlock[]): PassageInput[] {
-  const passages: { text: string; snippetText: string; headingPath: string[] }[] = [];
+  const passages: { text: string; snippetText: string; headingPath: string[]; page: number | undefined }[] = [];
   const path: { level: number; text: string }[] = [];
   let cur: Piece[] = [];
   let curTokens = 0;
   let curPath: string[] = [];
+  let curPage: number | undefined;
 
   const flush = (): void => {
     if (cur.length === 0) return;
     const text = cur.map((p) => p.text).join('\n\n');
     const snippetText = cur.map((p) => p.snippetText).filter((s) => s !== '').join('\n\n');
     const prev = passages[passages.length - 1];
-    if (prev && curTokens < TAIL_MERGE_TOKENS && sameArr(prev.headingPath, curPath) && estimateTokens(prev.text) + curTokens <= PASSAGE_MAX_TOKENS) {
+    if (prev && curTokens < TAIL_MERGE_TOKENS && prev.page === curPage && sameArr(prev.headingPath, curPath) && estimateTokens(prev.text) + curTokens <= PASSAGE_MAX_TOKENS) {
       prev.text += `\n\n${text}`;
       prev.snippetText = [prev.snippetText, snippetText].filter((s) => s !== '').join('\n\n');
-    } else passages.push({ text, snippetText, headingPath: curPath });
+    } else passages.push({ text, snippetText, headingPath: curPath, page: curPage });
     cur = [];
     curTokens = 0;
   };
 
   for (const b of blocks) {
+    // A passage stays on one page of a paged document, so its cite can name that page.
+    if (b.page !== curPage) {
+      flush();
+      curPage = b.page;
+    }
     if (b.kind === 'heading') {
       flush();
       while (path.length > 0 && path[path.length - 1]!.level >= b.level) path.pop();
@@ -95,7 +101,7 @@ export function buildPassages(blocks: readonly TextBlock[]): PassageInput[] {
     }
   }
   flush();
-  return passages.map((p, i) => ({ ordinal: i, text: p.text, snippetText: p.snippetText, headingPath: p.headingPath }));
+  return passages.map((p, i) => ({ ordinal: i, text: p.text, snippetText: p.snippetText, headingPath: p.headingPath, ...(p.page === undefined ? {} : { page: p.page }) }));
 }
 
 function sameArr(a: readonly string[], b: readonly string[]): boolean {

@@ -9,9 +9,13 @@
 import { NodeType, type HTMLElement, type Node } from 'node-html-parser';
 
 /** One block of main text in reading order. */
-export type TextBlock =
+export type TextBlock = (
   | { readonly kind: 'heading'; readonly level: number; readonly text: string; readonly snippetText: string }
-  | { readonly kind: 'text'; readonly text: string; readonly snippetText: string };
+  | { readonly kind: 'text'; readonly text: string; readonly snippetText: string }
+) & {
+  /** 1-based page of a paged document (PDF) the block is on; absent for HTML. Passages never cross pages. */
+  readonly page?: number;
+};
 
 /** Elements never part of the main text. */
 const DROP_TAGS = new Set([

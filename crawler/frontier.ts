@@ -419,6 +419,11 @@ export class Frontier {
     return r;
   }
 
+  /** How long a lease lasts (ms) unless renewed. */
+  get leaseMs(): number {
+    return this.#o.leaseMs;
+  }
+
   /** Extends a lease (long fetches). */
   renew(item: FrontierItem): void {
     const now = this.#now();

@@ -10,12 +10,14 @@
  * index and registries are idempotent), never lose the links it discovered.
  */
 import { createHash } from 'node:crypto';
-import type { EntitySink, PageInput, PageSink } from '../page-model.js';
+import type { EntitySink, JsonLdNode, PageInput, PageSink } from '../page-model.js';
 import type { Documents } from '../state/documents.js';
 import type { Hosts } from '../state/hosts.js';
 import { classifyAddress, ipLiteralOf } from './address.js';
 import { parseDirectives, type Directives } from './directives.js';
 import { decodeHtml, extractPage, normalizedTextForHash, parseLlmsTxt } from './extract.js';
+import type { PdfExtractor } from './extract-pdf.js';
+import { plainDocument } from './extract-plain.js';
 import { FetchError, parseRetryAfter, type FetchOptions, type FetchResult, type Fetcher } from './fetcher.js';
 import { inScope, PRIORITY, type CrawlScope, type Frontier, type FrontierItem } from './frontier.js';
 import type { RobotsCache } from './robots.js';
@@ -41,8 +43,9 @@ export interface ItemOutcome {
   /** Final HTTP status, null when there was no response (robots refusal, network error). */
   readonly status: number | null;
   /**
-   * indexed | unchanged | excluded:noindex | excluded:unavailable_after | excluded:robots | excluded:not_html |
-   * excluded:http_<status> | gone | redirected | sitemap | llms | retry:<why> | error:<kind> | dead:<why>.
+   * indexed | unchanged | excluded:noindex | excluded:unavailable_after | excluded:robots | excluded:unsupported_type |
+   * excluded:too_large | excluded:encrypted | excluded:no_text_layer | excluded:parse_error | excluded:http_<status> |
+   * gone | redirected | sitemap | llms | retry:<why> | error:<kind> | dead:<why>.
    */
   readonly outcome: string;
   /** True when the response carried noindex (meta robots, meta svcbot, X-Robots-Tag, unavailable_after passed). */
@@ -79,6 +82,8 @@ export interface PipelineDeps {
   readonly maxDepth?: number;
   /** Origins whose robots facts were already written to state in this process (with the fetch time). */
   readonly robotsSeen: Map<string, number>;
+  /** PDF text extraction (worker thread, capped); without it PDFs are excluded as an unsupported type. */
+  readonly pdf?: PdfExtractor;
   readonly signal?: AbortSignal;
 }
 
@@ -206,10 +211,40 @@ function contentHash(mainText: string): string {
 }
 
 /** Lower-case extension of the URL path's last segment ("html" when none). */
-export function filetypeOf(url: string): string {
+export function extensionOf(url: string): string {
   const seg = new URL(url).pathname.split('/').pop() ?? '';
   const m = /\.([a-z0-9]{1,8})$/i.exec(seg);
   return m ? m[1]!.toLowerCase() : 'html';
+}
+
+/** Media types the crawler indexes, and the filetype each is indexed as. */
+const INDEXED_TYPES: Readonly<Record<string, IndexedType>> = {
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/pdf': 'pdf',
+  'application/x-pdf': 'pdf',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/x-markdown': 'md',
+};
+/** Extensions that stand for an indexed type when the server names none (or only a generic binary type). */
+const EXTENSION_TYPES: Readonly<Record<string, IndexedType>> = { html: 'html', htm: 'html', xhtml: 'html', pdf: 'pdf', txt: 'txt', text: 'txt', md: 'md', markdown: 'md' };
+/** Content-Types that say nothing about the document (the URL's extension decides then). */
+const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download', 'application/download']);
+
+/** The document types the crawler indexes (also their `filetype`). */
+export type IndexedType = 'html' | 'pdf' | 'txt' | 'md';
+
+/**
+ * The document's real type: its Content-Type first, the URL's extension when the type is missing or generic
+ * (application/octet-stream). `indexed` is null for a type the crawler does not index; `filetype` is what the
+ * `filetype:` operator matches (the indexed type, else the URL's extension).
+ */
+export function documentType(contentType: string, url: string): { mime: string; indexed: IndexedType | null; filetype: string } {
+  const mime = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  const ext = extensionOf(url);
+  const indexed = GENERIC_TYPES.has(mime) ? (EXTENSION_TYPES[ext] ?? (mime === '' ? 'html' : null)) : (INDEXED_TYPES[mime] ?? null);
+  return { mime, indexed, filetype: indexed ?? ext };
 }
 
 /** Takes a page out of every surface (index, entities, host link aggregates) and records why. */
@@ -272,7 +307,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     const headers: FetchOptions['headers'] = conditional
       ? { ...(item.etag ? { 'if-none-match': item.etag } : {}), ...(item.lastModified ? { 'if-modified-since': item.lastModified } : {}) }
       : {};
-    const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
+    // Pages: every type the crawler indexes (docs/api-crawler.md, Documents), HTML first.
+    const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,text/markdown;q=0.7,text/plain;q=0.7,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
     let chain: FetchChain;
     try {
       chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item), item.scope);
@@ -339,6 +375,14 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     }
     return await handlePage(deps, item, res, finalUrl, at);
   } catch (err) {
+    if (err instanceof FetchError && err.kind === 'too_large' && item.kind === 'page') {
+      // A document over the byte cap is a fact about the document, not a failure to retry: excluded, seen again
+      // at the slow recrawl pace (it may shrink).
+      const at = new Date(deps.now()).toISOString();
+      const pageRef = await withdraw(deps, item.url, 'excluded', 'too_large', at, true);
+      frontier.complete(item, { outcome: 'excluded:too_large', status: null, recrawlInMs: RECRAWL_GONE_MS });
+      return outcome({ url: item.url, outcome: 'excluded:too_large', pageRef, fetched: true });
+    }
     if (err instanceof FetchError) return fail(err.kind, err.retryable, { outcome: `error:${err.kind}` });
     if ((err as Error)?.name === 'LeaseLostError') throw err;
     if (deps.signal?.aborted) {
@@ -380,7 +424,7 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
 }
 
 async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResult, finalUrl: string, at: string): Promise<ItemOutcome> {
-  const { frontier, documents } = deps;
+  const { frontier } = deps;
   const status = res.status;
   const base = { url: item.url, finalUrl, status, fetched: true };
   const host = hostOf(finalUrl);
@@ -400,10 +444,26 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     return o;
   };
 
-  if (type !== '' && !HTML_TYPES.test(type)) {
-    const mime = type.split(';')[0]!.trim().toLowerCase();
-    const pageRef = await withdraw(deps, finalUrl, 'excluded', `not_html:${mime}`, at, true);
-    return finish(outcome({ ...base, outcome: 'excluded:not_html', pageRef }), null, RECRAWL_GONE_MS);
+  const doctype = documentType(type, finalUrl);
+  if (doctype.indexed === null || (doctype.indexed === 'pdf' && !deps.pdf)) {
+    const pageRef = await withdraw(deps, finalUrl, 'excluded', `unsupported_type:${doctype.mime || 'unknown'}`, at, true);
+    return finish(outcome({ ...base, outcome: 'excluded:unsupported_type', pageRef }), null, RECRAWL_GONE_MS);
+  }
+  if (doctype.indexed !== 'html') {
+    // PDFs wait their turn for the one extraction worker and can take long to write: the item's lease is kept alive
+    // until it completes, so the dispatcher never hands the same URL out again while it is still being worked on.
+    const keepAlive = setInterval(() => {
+      try {
+        frontier.renew(item);
+      } catch {
+        // Lost anyway: completing the item reports it.
+      }
+    }, Math.max(250, frontier.leaseMs / 3));
+    try {
+      return await handleDocument(deps, res, { base, host, at, finish, type, doctype: doctype.indexed, filetype: doctype.filetype });
+    } finally {
+      clearInterval(keepAlive);
+    }
   }
 
   const html = decodeHtml(res.body, type);
@@ -429,38 +489,96 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef, linksAdmitted }), null);
   }
 
-  const pageRef = documents.allocate(finalUrl, host);
-  const hash = contentHash(page.mainText);
-  const input: PageInput = {
-    pageRef,
-    url: finalUrl,
+  return commitPage(deps, { base, host, at, finish }, {
     canonicalUrl: page.canonicalUrl,
-    host,
     title: page.title,
     description: page.description,
     lang: page.lang,
     publishedAt: page.publishedAt,
     modifiedAt: page.modifiedAt,
     dateSource: page.dateSource,
-    fetchedAt: at,
-    contentHash: hash,
+    mainText: page.mainText,
     snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
-    filetype: filetypeOf(finalUrl),
+    filetype: doctype.filetype,
     signals: { declaredTypes: page.jsonLd.declaredTypes, addressCountries: page.jsonLd.addressCountries, addressRegions: page.jsonLd.addressRegions },
     passages: page.passages,
     images: directives.noimageindex ? [] : page.images,
-  };
+  }, { entities: page.jsonLd.entities, linkHosts, linksAdmitted, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+}
+
+/** PDF, text and Markdown: X-Robots-Tag, extraction, then the same commit as a page (no links are followed). */
+async function handleDocument(
+  deps: PipelineDeps,
+  res: FetchResult,
+  c: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish; type: string; doctype: Exclude<IndexedType, 'html'>; filetype: string },
+): Promise<ItemOutcome> {
+  const { base, host, at, finish, type, filetype } = c;
+  const kind = c.doctype;
+  const finalUrl = base.finalUrl!;
+  // PDF, text and Markdown have one directive channel: the X-Robots-Tag header. No links are followed from them.
+  const directives = parseDirectives({ headers: res.headers, now: new Date(deps.now()) });
+  if (directives.noindex) {
+    const why = directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
+    const pageRef = await withdraw(deps, finalUrl, 'excluded', why, at, true);
+    return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef }), null);
+  }
+  let doc: { title: string; description: string; lang: string | null; publishedAt: string | null; modifiedAt: string | null; dateSource: PageInput['dateSource']; mainText: string; passages: PageInput['passages'] };
+  if (kind === 'pdf') {
+    const got = await deps.pdf!.extract(res.body, res.headers);
+    if (!got.ok) {
+      deps.log.info({ url: finalUrl, reason: got.reason, detail: got.detail }, 'crawler: PDF not indexed');
+      const pageRef = await withdraw(deps, finalUrl, 'excluded', got.reason, at, true);
+      return finish(outcome({ ...base, outcome: `excluded:${got.reason}`, pageRef }), null, RECRAWL_GONE_MS);
+    }
+    const { numPages: _n, pagesRead: _p, ...fields } = got.doc;
+    doc = { ...fields, description: '' };
+  } else {
+    const text = plainDocument(decodeHtml(res.body, type), kind === 'md');
+    const lm = res.headers['last-modified'] ? Date.parse(res.headers['last-modified']) : NaN;
+    const modifiedAt = Number.isFinite(lm) ? new Date(lm).toISOString() : null;
+    const lang = /^\s*([a-z]{2,3})\b/i.exec(res.headers['content-language'] ?? '')?.[1]?.toLowerCase() ?? null;
+    doc = { ...text, description: '', lang, publishedAt: null, modifiedAt, dateSource: modifiedAt ? 'http-last-modified' : 'none' };
+  }
+  if (doc.passages.length === 0) {
+    const pageRef = await withdraw(deps, finalUrl, 'excluded', 'empty', at, true);
+    return finish(outcome({ ...base, outcome: 'excluded:empty', pageRef }), null, RECRAWL_GONE_MS);
+  }
+  return commitPage(deps, { base, host, at, finish }, {
+    canonicalUrl: null,
+    ...doc,
+    snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
+    filetype,
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+    images: [],
+  }, { entities: [], linkHosts: new Map(), linksAdmitted: 0, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+}
+
+type Finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null) => ItemOutcome;
+
+/** Indexes one document (HTML page, PDF, text): PageInput to the sink, registry, entities, host facts, frontier. */
+async function commitPage(
+  deps: PipelineDeps,
+  at: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish },
+  content: Omit<PageInput, 'pageRef' | 'url' | 'host' | 'fetchedAt' | 'contentHash'> & { mainText: string },
+  extra: { entities: readonly JsonLdNode[]; linkHosts: ReadonlyMap<string, number>; linksAdmitted: number; recrawlBy: number | null },
+): Promise<ItemOutcome> {
+  const { documents } = deps;
+  const { base, host, finish } = at;
+  const finalUrl = base.finalUrl!;
+  const pageRef = documents.allocate(finalUrl, host);
+  const hash = contentHash(content.mainText);
+  const { mainText: _m, ...fields } = content;
+  const input: PageInput = { ...fields, pageRef, url: finalUrl, host, fetchedAt: at.at, contentHash: hash };
   const before = documents.get(pageRef);
   await deps.sink.upsertPage(input);
-  const change = documents.recordIndexed(pageRef, { contentHash: hash, title: page.title, at });
-  deps.entities.observePage({ pageRef, url: finalUrl, host, lang: page.lang }, page.jsonLd.entities, at);
-  deps.hosts.recordPageLinks(pageRef, host, linkHosts);
-  if (change === 'changed' && before?.lastChanged) deps.hosts.recordChangeInterval(host, Date.parse(at) - Date.parse(before.lastChanged), at);
-  const recrawlBy = directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null;
+  const change = documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
+  deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at);
+  deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);
+  if (change === 'changed' && before?.lastChanged) deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
   return finish(
-    outcome({ ...base, outcome: change === 'unchanged' ? 'unchanged' : 'indexed', pageRef, linksAdmitted }),
+    outcome({ ...base, outcome: change === 'unchanged' ? 'unchanged' : 'indexed', pageRef, linksAdmitted: extra.linksAdmitted }),
     change === 'unchanged' ? false : change === 'changed' ? true : null,
     undefined,
-    recrawlBy,
+    extra.recrawlBy,
   );
 }

@@ -1,6 +1,6 @@
 /**
- * Citation text for a passage: "title — host — YYYY-MM-DD" (spec §2.1 `cite`). Missing parts are dropped, never
- * rendered as "undefined" or an empty segment.
+ * Citation text for a passage: "title — host — YYYY-MM-DD", plus "p. N" for a passage of a paged document (PDF)
+ * (spec §2.1 `cite`). Missing parts are dropped, never rendered as "undefined" or an empty segment.
  */
 
 /** Longest title kept in a citation, in characters (ellipsis included). */
@@ -11,6 +11,8 @@ export interface CiteParts {
   readonly title?: string | null;
   readonly host?: string | null;
   readonly date?: string | Date | null;
+  /** 1-based page of a paged document (PDF) the passage is on; null/undefined for HTML and text. */
+  readonly page?: number | null;
 }
 
 /** Collapses whitespace (titles come from HTML and carry newlines and runs of spaces). */
@@ -45,13 +47,16 @@ export function formatCiteDate(date: string | Date | null | undefined): string {
 }
 
 /**
- * Formats a citation: `title — host — YYYY-MM-DD`, dropping whichever parts are missing.
+ * Formats a citation: `title — host — YYYY-MM-DD — p. N`, dropping whichever parts are missing.
  * @example formatCite({ title: 'Budget 2024', host: 'www.canada.ca', date: '2024-04-16T12:00:00Z' })
  *   // → 'Budget 2024 — www.canada.ca — 2024-04-16'
+ * @example formatCite({ title: 'Annual report', host: 'ville.example', page: 12 })
+ *   // → 'Annual report — ville.example — p. 12'
  */
 export function formatCite(parts: CiteParts): string {
   const title = clean(parts.title);
   const host = clean(parts.host).toLowerCase();
-  const segments = [title === '' ? '' : shortenTitle(title, MAX_CITE_TITLE_CHARS), host, formatCiteDate(parts.date)];
+  const page = typeof parts.page === 'number' && Number.isInteger(parts.page) && parts.page > 0 ? `p. ${parts.page}` : '';
+  const segments = [title === '' ? '' : shortenTitle(title, MAX_CITE_TITLE_CHARS), host, formatCiteDate(parts.date), page];
   return segments.filter((s) => s !== '').join(' — ');
 }

@@ -27,11 +27,11 @@ export const PASSAGE_JOINER = '\n\n';
 
 /**
  * Fixed per-item token overhead besides the URL, the cite text and the dates: the JSON keys of a context item
- * (source, passage, page_ref, cite, content_trust, dates{published, modified, fetched}), the page_ref number, the
+ * (source, passage, page_ref, filetype, cite, content_trust, dates{published, modified, fetched}), the page_ref number, the
  * constant "untrusted_web_content" and punctuation. Calibrated with o200k on the spec §2.1 item shape (about 40 tokens,
  * plus a few for URL estimates, which run low on URLs).
  */
-export const ITEM_FIXED_OVERHEAD_TOKENS = 43;
+export const ITEM_FIXED_OVERHEAD_TOKENS = 48;
 
 /** Smallest truncated passage worth including (tokens) once something is already in the context. */
 export const MIN_TRUNCATED_TOKENS = 48;
@@ -56,6 +56,10 @@ export interface PackCandidate {
   readonly fetchedAt: string | null;
   /** 0-based position of the passage in its page. */
   readonly ordinal: number;
+  /** 1-based page of a paged document (PDF) the passage is on (the cite names it); null/absent otherwise. */
+  readonly page?: number | null;
+  /** The document's type (html, pdf, txt, md, …), reported with the item. */
+  readonly filetype?: string;
 }
 
 /** One item of the packed context. Candidate fields come from the item's best-ranked passage. */
@@ -68,7 +72,7 @@ export type PackedPassage = PackCandidate & {
   readonly truncated: boolean;
   /** Ordinals of the page's passages included, ascending (more than one when consecutive passages were merged). */
   readonly ordinals: readonly number[];
-  /** Citation text "title — host — date" (cite.ts). */
+  /** Citation text "title — host — date" (+ " — p. N" for a PDF passage; cite.ts), of the best passage. */
   readonly cite: string;
   /** Estimated tokens of the item's source URL, cite and fixed fields, counted in `tokensEstimated`. */
   readonly overheadTokens: number;
@@ -127,8 +131,8 @@ function itemText(parts: readonly { text: string }[]): string {
  * Tokens an item costs besides its passage: source URL, cite text, the three date strings as returned, and the
  * fixed JSON scaffolding ({@link ITEM_FIXED_OVERHEAD_TOKENS}).
  */
-export function itemOverheadTokens(c: Pick<PackCandidate, 'url' | 'title' | 'host' | 'publishedAt' | 'modifiedAt' | 'fetchedAt'>): number {
-  const cite = formatCite({ title: c.title, host: c.host, date: citeDate(c) });
+export function itemOverheadTokens(c: Pick<PackCandidate, 'url' | 'title' | 'host' | 'publishedAt' | 'modifiedAt' | 'fetchedAt' | 'page'>): number {
+  const cite = formatCite({ title: c.title, host: c.host, date: citeDate(c), page: c.page ?? null });
   const dates = estimateTokens(c.publishedAt ?? '') + estimateTokens(c.modifiedAt ?? '') + estimateTokens(c.fetchedAt ?? '');
   return estimateTokens(c.url) + estimateTokens(cite) + dates + ITEM_FIXED_OVERHEAD_TOKENS;
 }
@@ -326,7 +330,7 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
     truncated: it.truncated,
     ordinals: it.parts.map((p) => p.ordinal),
     ordinal: it.parts[0]!.ordinal,
-    cite: formatCite({ title: it.best.title, host: it.best.host, date: citeDate(it.best) }),
+    cite: formatCite({ title: it.best.title, host: it.best.host, date: citeDate(it.best), page: it.best.page ?? null }),
     overheadTokens: it.overhead,
     rank: it.rank,
   }));

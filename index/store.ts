@@ -9,7 +9,9 @@
  * - `images`: image metadata (never bytes), FTS on alt text.
  *
  * Atomicity: a page's passages are replaced by ONE merge-insert commit (update matching (page_ref, ordinal),
- * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half.
+ * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half. That
+ * commit comes after the page rows', so no passage is ever visible without its page row; a write journal
+ * (write-journal.ts) rolls a write killed between the tables' commits back at the next open.
  * Writes are serialised through one queue. Unindexed rows stay searchable (LanceDB searches them flat) until
  * `optimize()` folds them into the indexes; optimize runs every `optimizeEvery` writes.
  */
@@ -27,6 +29,7 @@ import { estimateTokens } from './tokens.js';
 import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
+import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
@@ -77,6 +80,8 @@ export interface PassageRow {
   readonly nosnippet: boolean;
   readonly max_snippet: number | null;
   readonly external_id: string | null;
+  /** 1-based page of a paged document (PDF) the passage is on; null for HTML and text. */
+  readonly page_no: number | null;
 }
 
 /** A page as stored: the PageInput fields (without its passages, images and raw signals) plus what the index derived. */
@@ -95,6 +100,8 @@ export interface StoredPassage {
   readonly snippetText: string;
   readonly headingPath: string[];
   readonly tokens: number;
+  /** 1-based page of a paged document (PDF); null otherwise. */
+  readonly page: number | null;
 }
 
 /** Image metadata hit. */
@@ -140,7 +147,7 @@ export interface OpenOptions {
 const PASSAGE_ROW_COLUMNS = [
   'page_ref', 'ordinal', 'text', 'snippet_text', 'heading_path', 'tokens', 'title', 'url', 'host', 'host_id', 'filetype',
   'lang', 'country', 'province', 'source_type', 'date_ms', 'published_at', 'modified_at', 'fetched_at', 'date_source',
-  'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id',
+  'group_key', 'content_hash', 'nosnippet', 'max_snippet', 'external_id', 'page_no',
 ] as const satisfies readonly (keyof PassageRow)[];
 
 /**
@@ -190,6 +197,7 @@ function passageSchema(dim: number | null): Schema {
     new Field('search_text', new Utf8(), false),
     new Field('snippet_text', new Utf8(), false),
     new Field('heading_path', new Utf8(), false),
+    new Field('page_no', new Int32(), true),
     new Field('tokens', new Int32(), false),
     new Field('title', new Utf8(), false),
     new Field('url', new Utf8(), false),
@@ -345,6 +353,9 @@ export class PassageIndex implements PageSink {
     if (names.has('passages') && existsSync(metaFile)) {
       meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
       passages = await db.openTable('passages');
+      // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
+      // of one nullable column, no rewrite of the rows.
+      if (!(await passages.schema()).fields.some((f) => f.name === 'page_no')) await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
     } else {
       meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
@@ -360,6 +371,9 @@ export class PassageIndex implements PageSink {
     }
     const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
     const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
+    // A write killed half-way (kill -9 between two table commits) is rolled back before anyone reads.
+    const rolledBack = await recoverInterruptedWrite(opts.dir, { passages, pages, images });
+    if (rolledBack.length > 0) opts.log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
     const idx = new PassageIndex({
       db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
@@ -468,6 +482,7 @@ export class PassageIndex implements PageSink {
           search_text: p.title ? `${p.title}\n${s.text}` : s.text,
           snippet_text: s.snippetText,
           heading_path: JSON.stringify(s.headingPath),
+          page_no: s.page ?? null,
           tokens: estimateTokens(s.text),
           ...common,
         });
@@ -510,8 +525,14 @@ export class PassageIndex implements PageSink {
     const refs = list.map((p) => p.pageRef).join(', ');
     await this.#queue.run(async () => {
       this.#assertOpen();
-      // Passages first, in one commit: search reads only this table, so this is the moment the page changes.
+      // Page rows and images first, passages last: search reads only the passages table, so its commit is the
+      // moment the page changes, and by then the page row is there (no reader sees passages of an absent page).
+      // The journal makes the three commits one: a crash between them is rolled back at the next open.
+      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
+      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
+      await this.#images.delete(pageFilter);
+      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
       if (rows.length > 0) {
         await this.#passages
           .mergeInsert(['page_ref', 'ordinal'])
@@ -522,9 +543,7 @@ export class PassageIndex implements PageSink {
       } else {
         await this.#passages.delete(pageFilter);
       }
-      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
-      await this.#images.delete(pageFilter);
-      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
+      endWrite();
       for (const r of pageRows) if (typeof r.lang === 'string') this.#langs.add(r.lang);
       for (const p of list) this.#titleStats.add(p.title);
       await this.#afterWrite(list.length);
@@ -548,9 +567,11 @@ export class PassageIndex implements PageSink {
     return this.#queue.run(async () => {
       this.#assertOpen();
       const f = `page_ref = ${pageRef}`;
+      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       await this.#passages.delete(f);
       await this.#pages.delete(f);
       await this.#images.delete(f);
+      endWrite();
       await this.#afterWrite(1);
     });
   }
@@ -678,8 +699,8 @@ export class PassageIndex implements PageSink {
     const rows = (await this.#passages
       .query()
       .where(`page_ref = ${pageRef}`)
-      .select(['ordinal', 'text', 'snippet_text', 'heading_path', 'tokens'])
-      .toArray()) as { ordinal: number; text: string; snippet_text: string; heading_path: string; tokens: number }[];
+      .select(['ordinal', 'text', 'snippet_text', 'heading_path', 'tokens', 'page_no'])
+      .toArray()) as { ordinal: number; text: string; snippet_text: string; heading_path: string; tokens: number; page_no: number | null }[];
     if (rows.length === 0) return null;
     const page = await this.getPage(pageRef);
     if (!page) return null;
@@ -694,6 +715,7 @@ export class PassageIndex implements PageSink {
         snippetText: r.snippet_text,
         headingPath: JSON.parse(r.heading_path) as string[],
         tokens: r.tokens,
+        page: r.page_no ?? null,
       })),
     };
   }

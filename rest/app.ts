@@ -6,9 +6,11 @@ import type { KeyStore } from '../state/keys.js';
 import type { RateLimiter } from '../state/rate-limits.js';
 import type { ToolContext, ToolDefinition } from '../tools/define-tool.js';
 import type { ServiceDeps } from '../tools/deps.js';
-import { authenticate, enforceRate } from './auth.js';
+import { assertUtf8Url } from './body.js';
+import { authenticate, enforceRate, setRateHeaders } from './auth.js';
 import { mcpHandler } from './mcp-route.js';
 import { buildOpenApi } from './openapi.js';
+import { servedHosts } from './served-host.js';
 import { mountToolRoutes } from './tool-routes.js';
 
 /** What the HTTP layer needs; built by main.ts. */
@@ -34,6 +36,20 @@ const statusCodes: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
   501: 'method_not_allowed',
 };
+
+/**
+ * What the operator's log keeps of an unexpected failure: its class and stack frames, never its message (a
+ * storage error quotes the filter it ran, i.e. the caller's values) and never the request.
+ */
+export function internalErrorLog(err: unknown): { name: string; frames: string[] } {
+  if (!(err instanceof Error)) return { name: typeof err, frames: [] };
+  const frames = (err.stack ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('at '))
+    .slice(0, 12);
+  return { name: err.name, frames };
+}
 
 /** Maps anything thrown to an SvcError; unknown failures become `internal` (no details leave the process). */
 function asSvcError(err: unknown): SvcError {
@@ -67,12 +83,14 @@ export function createHttpApp(s: AppServices): Koa {
   app.use(async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
-        throw new SvcError('route_not_found', `no route ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined && ctx.respond !== false) {
+        if (ctx.status === 404) throw new SvcError('route_not_found', `no route ${ctx.method} ${ctx.path.slice(0, 200)}`);
+        // The router set 405/501 and `Allow`; the body is ours.
+        if (ctx.status === 405 || ctx.status === 501) throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
       }
     } catch (err) {
       const e = asSvcError(err);
-      if (e.code === 'internal') log.error({ err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'internal error');
+      if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
       if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
       ctx.status = e.status;
       ctx.type = 'application/problem+json';
@@ -85,6 +103,15 @@ export function createHttpApp(s: AppServices): Koa {
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
     ctx.set('Cache-Control', 'no-store');
+    await next();
+  });
+
+  // DNS-rebinding protection on every route: the Host must be a name this service is served under.
+  const served = servedHosts({ bindHost: config.host, allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins });
+  app.use(async (ctx: Context, next: Next) => {
+    if (!served.hostAllowed(ctx.get('host'))) throw new SvcError('forbidden_host', 'this Host header does not name this service');
+    // Text is refused when it is not UTF-8, never repaired with U+FFFD behind the caller's back.
+    assertUtf8Url(ctx.url);
     await next();
   });
 
@@ -113,24 +140,25 @@ export function createHttpApp(s: AppServices): Koa {
       tools: s.tools,
       version: s.version,
       bodyLimit: config.bodyLimit,
-      allowedOrigins: config.allowedOrigins,
+      originAllowed: served.originAllowed,
       authenticate: (ctx) => {
         const key = authenticate(ctx, s.keys);
+        const limits = { perMinute: key.perMinute, perDay: key.perDay };
         return {
           ctx: { deps: s.deps, caller: { keyId: key.id, digest: key.digest } },
           countCall: (set) => enforceRate(s.limiter, key, set, s.deps.now()),
+          showQuota: (set) => setRateHeaders(set, s.limiter.peek(key.digest, limits, s.deps.now())),
         };
       },
-      onInternalError: (err, tool) =>
-        log.error({ tool, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'internal tool error'),
+      onInternalError: (err, tool) => log.error({ tool, err: internalErrorLog(err) }, 'internal tool error'),
     }),
   );
   s.mountExtra?.(router);
   const api = new Router({ prefix: '/api/v1' });
   mountToolRoutes(api, s.tools, { bodyLimit: config.bodyLimit, context: toolContext });
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods());
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: true }));
+  app.use(api.allowedMethods());
   return app;
 }

@@ -10,6 +10,10 @@ const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
  * get the same 401 body, so the answer says nothing about which keys exist.
  */
 export function authenticate(ctx: Context, keys: KeyStore): VerifiedKey {
+  // Node keeps only the first of repeated Authorization headers; two credentials are ambiguous, so refuse them.
+  if ((ctx.req.headersDistinct.authorization?.length ?? 0) > 1) {
+    throw new SvcError('bad_request', 'send exactly one Authorization header');
+  }
   const header = ctx.get('authorization');
   const m = BEARER.exec(header);
   const verified = m?.[1] ? keys.verify(m[1]) : null;

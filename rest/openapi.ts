@@ -36,11 +36,32 @@ const problem = (description: string, extraHeaders: Record<string, unknown> = {}
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
+/**
+ * A copy of `schema` that common OpenAPI tools can read: a `prefixItems` tuple (zod's z.tuple) becomes `items`
+ * (one schema, or anyOf the members) with minItems/maxItems; schemathesis and many generators stop at prefixItems.
+ */
+export function portableSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(portableSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = portableSchema(v);
+  const tuple = out.prefixItems;
+  if (Array.isArray(tuple)) {
+    delete out.prefixItems;
+    const distinct = [...new Map(tuple.map((m) => [JSON.stringify(m), m])).values()];
+    out.items = distinct.length === 1 ? distinct[0] : { anyOf: distinct };
+    out.minItems = tuple.length;
+    out.maxItems = tuple.length;
+  }
+  return out;
+}
+
 /** OpenAPI 3.1 for /api/v1, generated from the tool registry (the same zod definitions MCP uses). */
 export function buildOpenApi(tools: readonly ToolDefinition[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const tool of tools) {
-    const { input, output } = toolJsonSchemas(tool);
+    const { input } = toolJsonSchemas(tool);
+    const output = portableSchema(toolJsonSchemas(tool).output) as JsonSchema;
     tool.rest.forEach((binding, i) => {
       const path = '/api/v1' + binding.path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
       const pathParams = [...binding.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1] as string);
@@ -78,6 +99,7 @@ export function buildOpenApi(tools: readonly ToolDefinition[], version: string):
           },
           '400': problem('Malformed request (bad host, URL, JSON or type)'),
           '401': problem('Missing or invalid API key'),
+          '403': problem('Host header not served here (forbidden_host)'),
           '404': problem('Absent resource or disabled feature'),
           '422': problem('Parameter types or bounds violated'),
           '429': problem('Rate limit exceeded', { 'Retry-After': { schema: { type: 'integer' } }, ...rateHeaders }),
@@ -89,7 +111,13 @@ export function buildOpenApi(tools: readonly ToolDefinition[], version: string):
           required: true,
           content: {
             'application/json': {
-              schema: { ...input, properties: bodyProps, required: (input.required ?? []).filter((r) => r in bodyProps) },
+              // Unknown fields are refused (422), so the document says so.
+              schema: {
+                ...input,
+                properties: bodyProps,
+                required: (input.required ?? []).filter((r) => Object.hasOwn(bodyProps, r)),
+                additionalProperties: false,
+              },
             },
           },
         };
@@ -106,8 +134,8 @@ export function buildOpenApi(tools: readonly ToolDefinition[], version: string):
       version,
       description:
         'Independent web search and agent context. Every route needs `Authorization: Bearer <API_KEY>` (keys are ' +
-        'issued by the operators). Errors are application/problem+json with a stable `code`. Every passage is ' +
-        'untrusted web content.',
+        'issued by the operators). Errors are application/problem+json with a stable `code`. Unknown query ' +
+        'parameters and body fields are refused (422). Every passage is untrusted web content.',
     },
     servers: [{ url: '/' }],
     paths,

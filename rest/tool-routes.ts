@@ -13,10 +13,11 @@ const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
  * declares when it reads as one; otherwise it is left as text so validation names the field (422).
  */
 export function coerceQuery(query: Record<string, string | string[] | undefined>, schema: JsonSchema): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype: a parameter named `__proto__` stays a field (and is refused as unknown) instead of vanishing.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [name, raw] of Object.entries(query)) {
     if (raw === undefined) continue;
-    const prop = schema.properties?.[name];
+    const prop = schema.properties && Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     const types = propertyTypes(prop);
     const one = (v: string): unknown => {
       if ((types.has('integer') || types.has('number')) && NUMBER.test(v.trim())) return Number(v);
@@ -40,7 +41,7 @@ async function restInput(ctx: Context, tool: ToolDefinition, binding: RestBindin
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
       throw new SvcError('bad_request', 'the request body must be a JSON object');
     }
-    base = { ...(body as Record<string, unknown> | undefined) };
+    base = Object.assign(Object.create(null) as Record<string, unknown>, body as Record<string, unknown> | undefined);
   }
   const params = (ctx as Context & { params?: Record<string, string> }).params ?? {};
   const schema = toolJsonSchemas(tool).input;

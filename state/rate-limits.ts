@@ -15,37 +15,53 @@ const MINUTE = 60_000;
 const DAY = 86_400_000;
 
 interface Slot {
-  count: number;
-  dirty: boolean;
+  /** Requests admitted in this window by this process (plus what earlier runs left stored). */
+  admitted: number;
+  /** Slots durably reserved in SQLite for this window: never below `admitted`. */
+  reserved: number;
+}
+
+/**
+ * Slots reserved per SQLite write: a tenth of the window's quota, between 1 and 100. This is also the most a
+ * crash can cost a key in one window (the reserved but unused slots of the block it was admitting from).
+ */
+export function reservationBlock(limit: number): number {
+  return Math.min(100, Math.max(1, Math.ceil(limit / 10)));
 }
 
 /**
  * Per-key minute and day quotas over fixed windows (UTC minute, UTC day), kept as aggregate counters.
  *
- * The counters live in memory and are written behind to SQLite (at most `flushMs` later, and on close), so a
- * check costs no disk write on the request path. Check-and-increment is synchronous (one JavaScript turn), so
- * concurrent requests are admitted exactly up to the quota. A window's counter is read from SQLite the first time
- * it is used, so a restart resumes the day's count (a crash can forget at most the last `flushMs` of counts).
+ * Admission is decided in memory, synchronously (one JavaScript turn), so concurrent requests are admitted exactly
+ * up to the quota and most checks cost no disk write. It is durable all the same: before admitting beyond what is
+ * reserved, the limiter reserves a block of slots (`reservationBlock`) in SQLite, synchronously, and only then
+ * admits from it. The stored counter is therefore never below what was admitted, so a crash (kill -9) can only
+ * under-admit: by at most one block less one slot per key and window. A clean `close()` gives the unused slots
+ * back. A window's counter is read from SQLite the first time it is used, so a restart resumes the day's count.
  * One API process per data dir owns the counters; a scaled-out deployment moves them to a shared store.
  */
 export class RateLimiter {
   readonly #db: StateDb;
   readonly #get;
-  readonly #put;
+  readonly #reserve;
+  readonly #giveBack;
   readonly #slots = new Map<string, Slot>();
   readonly #timer: NodeJS.Timeout;
   #lastPrune = 0;
 
-  constructor(db: StateDb, opts: { flushMs?: number } = {}) {
+  constructor(db: StateDb, opts: { pruneMs?: number } = {}) {
     this.#db = db;
     this.#get = db.prepare<[Buffer, string, number], { count: number }>(
       'SELECT count FROM usage_counters WHERE digest = ? AND window = ? AND window_start = ?',
     );
-    this.#put = db.prepare<[Buffer, string, number, number]>(
+    this.#reserve = db.prepare<[Buffer, string, number, number]>(
       `INSERT INTO usage_counters (digest, window, window_start, count) VALUES (?, ?, ?, ?)
        ON CONFLICT (digest, window, window_start) DO UPDATE SET count = max(count, excluded.count)`,
     );
-    this.#timer = setInterval(() => this.flush(), opts.flushMs ?? 1000);
+    this.#giveBack = db.prepare<[number, Buffer, string, number]>(
+      'UPDATE usage_counters SET count = ? WHERE digest = ? AND window = ? AND window_start = ?',
+    );
+    this.#timer = setInterval(() => this.flush(), opts.pruneMs ?? 10_000);
     this.#timer.unref();
   }
 
@@ -53,58 +69,80 @@ export class RateLimiter {
     const k = `${digest}|${window}|${start}`;
     let s = this.#slots.get(k);
     if (!s) {
-      s = { count: this.#get.get(Buffer.from(digest, 'hex'), window, start)?.count ?? 0, dirty: false };
+      const stored = this.#get.get(Buffer.from(digest, 'hex'), window, start)?.count ?? 0;
+      s = { admitted: stored, reserved: stored };
       this.#slots.set(k, s);
     }
     return s;
   }
 
-  /** Consumes one unit of both quotas if both have room; otherwise consumes nothing. */
-  consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()): RateDecision {
-    const t = now.getTime();
-    const minuteStart = Math.floor(t / MINUTE) * MINUTE;
-    const dayStart = Math.floor(t / DAY) * DAY;
-    const minute = this.#slot(digestHex, 'minute', minuteStart);
-    const day = this.#slot(digestHex, 'day', dayStart);
-    const base = { limitMinute: limits.perMinute, limitDay: limits.perDay };
-    if (day.count >= limits.perDay || minute.count >= limits.perMinute) {
-      const waitMs = day.count >= limits.perDay ? dayStart + DAY - t : minuteStart + MINUTE - t;
-      return {
-        ...base,
-        allowed: false,
-        remainingMinute: Math.max(0, limits.perMinute - minute.count),
-        remainingDay: Math.max(0, limits.perDay - day.count),
-        retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
-      };
-    }
-    minute.count++;
-    day.count++;
-    minute.dirty = day.dirty = true;
+  #decision(limits: { perMinute: number; perDay: number }, minute: Slot, day: Slot, allowed: boolean, retryAfter: number): RateDecision {
     return {
-      ...base,
-      allowed: true,
-      remainingMinute: limits.perMinute - minute.count,
-      remainingDay: limits.perDay - day.count,
-      retryAfter: 0,
+      allowed,
+      limitMinute: limits.perMinute,
+      limitDay: limits.perDay,
+      remainingMinute: Math.max(0, limits.perMinute - minute.admitted),
+      remainingDay: Math.max(0, limits.perDay - day.admitted),
+      retryAfter,
     };
   }
 
-  /** Writes changed counters to SQLite in one transaction and forgets windows that can no longer matter. */
-  flush(now: number = Date.now()): void {
-    const dirty = [...this.#slots.entries()].filter(([, s]) => s.dirty);
-    if (dirty.length > 0 && this.#db.open) {
+  #windows(digestHex: string, t: number) {
+    const minuteStart = Math.floor(t / MINUTE) * MINUTE;
+    const dayStart = Math.floor(t / DAY) * DAY;
+    return { minuteStart, dayStart, minute: this.#slot(digestHex, 'minute', minuteStart), day: this.#slot(digestHex, 'day', dayStart) };
+  }
+
+  /** The quota state without consuming anything (for the rate headers of calls that do not count). */
+  peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()): RateDecision {
+    const { minute, day } = this.#windows(digestHex, now.getTime());
+    return this.#decision(limits, minute, day, true, 0);
+  }
+
+  /** Consumes one unit of both quotas if both have room; otherwise consumes nothing. */
+  consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()): RateDecision {
+    const t = now.getTime();
+    const { minuteStart, dayStart, minute, day } = this.#windows(digestHex, t);
+    if (day.admitted >= limits.perDay || minute.admitted >= limits.perMinute) {
+      const waitMs = day.admitted >= limits.perDay ? dayStart + DAY - t : minuteStart + MINUTE - t;
+      return this.#decision(limits, minute, day, false, Math.max(1, Math.ceil(waitMs / 1000)));
+    }
+    if (minute.admitted >= minute.reserved || day.admitted >= day.reserved) {
+      // Durable before admitting: the stored counter covers this request before it is answered.
+      const key = Buffer.from(digestHex, 'hex');
+      const minuteTo = Math.max(minute.reserved, Math.min(limits.perMinute, minute.admitted + reservationBlock(limits.perMinute)));
+      const dayTo = Math.max(day.reserved, Math.min(limits.perDay, day.admitted + reservationBlock(limits.perDay)));
       this.#db.transaction(() => {
-        for (const [k, s] of dirty) {
+        if (minuteTo !== minute.reserved) this.#reserve.run(key, 'minute', minuteStart, minuteTo);
+        if (dayTo !== day.reserved) this.#reserve.run(key, 'day', dayStart, dayTo);
+      })();
+      minute.reserved = minuteTo;
+      day.reserved = dayTo;
+    }
+    minute.admitted++;
+    day.admitted++;
+    return this.#decision(limits, minute, day, true, 0);
+  }
+
+  /**
+   * Forgets windows that can no longer matter (giving back their unused slots is pointless: they are over) and
+   * prunes old rows. `giveBack` also lowers each stored counter to what was admitted (used on close).
+   */
+  flush(now: number = Date.now(), giveBack = false): void {
+    if (giveBack && this.#db.open) {
+      this.#db.transaction(() => {
+        for (const [k, s] of this.#slots) {
+          if (s.reserved === s.admitted) continue;
           const [digest, window, start] = k.split('|') as [string, string, string];
-          this.#put.run(Buffer.from(digest, 'hex'), window, Number(start), s.count);
-          s.dirty = false;
+          this.#giveBack.run(s.admitted, Buffer.from(digest, 'hex'), window, Number(start));
+          s.reserved = s.admitted;
         }
       })();
     }
-    for (const [k, s] of this.#slots) {
+    for (const k of this.#slots.keys()) {
       const [, window, start] = k.split('|') as [string, string, string];
       const end = Number(start) + (window === 'minute' ? MINUTE : DAY);
-      if (!s.dirty && end < now) this.#slots.delete(k);
+      if (end < now) this.#slots.delete(k);
     }
     if (now - this.#lastPrune >= MINUTE && this.#db.open) {
       this.#lastPrune = now;
@@ -112,9 +150,9 @@ export class RateLimiter {
     }
   }
 
-  /** Stops the flush timer and writes what is pending. Call before closing the database. */
+  /** Stops the timer and gives unused reserved slots back. Call before closing the database. */
   close(): void {
     clearInterval(this.#timer);
-    this.flush();
+    this.flush(Date.now(), true);
   }
 }

@@ -14,9 +14,10 @@ export function toFieldIssues(error: z.ZodError): FieldIssue[] {
 export function parseToolInput<I extends AnyObjectSchema>(tool: ToolDefinition<I, AnyObjectSchema>, raw: unknown): z.output<I> {
   const parsed = tool.input.safeParse(raw ?? {});
   // Unknown fields are refused rather than ignored: a misspelt `limt` silently doing nothing helps nobody.
+  // Own-property test: `__proto__`, `constructor` or `toString` are unknown fields too, not inherited members.
   const unknown =
     raw !== null && typeof raw === 'object' && !Array.isArray(raw)
-      ? Object.keys(raw).filter((k) => !(k in tool.input.shape))
+      ? Object.keys(raw).filter((k) => !Object.hasOwn(tool.input.shape, k))
       : [];
   if (!parsed.success || unknown.length > 0) {
     const errors = [

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Resolver } from '../crawler/resolver.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import type { PassageIndex } from '../index/store.js';
@@ -26,4 +27,9 @@ export interface ServiceDeps {
   readonly requests: RequestStore;
   /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */
   readonly crawler: CrawlerHandle | null;
+  /**
+   * Name resolution (the crawler's: operator pins, then DNS) for checks at submission time. Absent: submissions are
+   * not resolved (the crawler still classifies every address at fetch time).
+   */
+  readonly resolver?: Resolver;
 }

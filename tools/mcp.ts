@@ -1,7 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ErrorCode as RpcCode,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { SvcError, isSvcError, toProblem } from '../errors.js';
-import { callTool } from './call-tool.js';
+import { callTool, parseToolInput } from './call-tool.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
 
 /** Runs before each tool call (rate limits): throws an SvcError to refuse the call. */
@@ -12,7 +19,7 @@ export interface McpBuildOptions {
   readonly ctx: ToolContext;
   readonly version: string;
   readonly beforeCall?: BeforeCall;
-  /** Called with any unexpected (non-SvcError) failure, for the operator's log. */
+  /** Called with any unexpected (non-SvcError) failure, for the operator's log (tool name only, no input). */
   readonly onInternalError?: (err: unknown, tool: string) => void;
 }
 
@@ -24,18 +31,30 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 /**
- * Builds an MCP server exposing the enabled tools of the registry. tools/list comes from the SDK (JSON Schemas
- * derived from the same zod definitions); tools/call goes through `callTool`, the call path REST uses too, so
- * both adapters return the same value and the same error codes (an isError result whose text is the problem JSON).
+ * From this protocol version on, the MCP spec reports arguments that fail the tool's input schema as a tool
+ * execution error (an isError result the model can read and correct, SEP-1303); before it, as JSON-RPC -32602.
  */
-export function buildMcpServer(opts: McpBuildOptions): McpServer {
+const ARGUMENT_ERRORS_AS_RESULTS = '2025-11-25';
+
+const errorResult = (e: SvcError): CallToolResult => ({ isError: true, content: [{ type: 'text', text: JSON.stringify(toProblem(e)) }] });
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Builds the MCP server for one caller with the SDK's `registerTool` (one definition per tool: name, title,
+ * description, zod input and output schemas, annotations). Each handler runs `callTool`, the call path REST uses
+ * too, so MCP structuredContent and REST JSON are the same value; a refusal (an SvcError) is an isError result
+ * whose text is the problem JSON with its code.
+ *
+ * `rawArguments` carries each tools/call's arguments as the caller sent them (set by `serveMcp`'s screen), so
+ * `callTool` parses the caller's input itself, unknown-field check included, exactly as REST does.
+ */
+function buildMcpServer(opts: McpBuildOptions, rawArguments: Map<RequestId, unknown>): McpServer {
   const server = new McpServer(
     { name: 'svc', version: opts.version },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  const enabled = opts.tools.filter((t) => !t.enabled || t.enabled(opts.ctx.deps.config));
-  const byName = new Map<string, ToolDefinition>(enabled.map((t) => [t.name, t]));
-  for (const tool of enabled) {
+  for (const tool of enabledTools(opts)) {
     server.registerTool(
       tool.name,
       {
@@ -45,24 +64,99 @@ export function buildMcpServer(opts: McpBuildOptions): McpServer {
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },
-      // Never reached: tools/call is answered by the handler installed below.
-      () => {
-        throw new SvcError('internal');
+      async (parsed: unknown, extra): Promise<CallToolResult> => {
+        const raw = rawArguments.has(extra.requestId) ? rawArguments.get(extra.requestId) : parsed;
+        rawArguments.delete(extra.requestId);
+        try {
+          const out = await callTool(tool, raw ?? {}, opts.ctx);
+          return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out as Record<string, unknown> };
+        } catch (err) {
+          const e = isSvcError(err) ? err : new SvcError('internal', undefined, { cause: err });
+          if (e.code === 'internal') opts.onInternalError?.(err, tool.name);
+          return errorResult(e);
+        }
       },
     );
   }
-  server.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const tool = byName.get(request.params.name);
-    try {
-      if (!tool) throw new SvcError('not_found', `no tool named ${request.params.name}`);
-      opts.beforeCall?.(tool);
-      const out = await callTool(tool, request.params.arguments ?? {}, opts.ctx);
-      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out as Record<string, unknown> };
-    } catch (err) {
-      const e = isSvcError(err) ? err : new SvcError('internal', undefined, { cause: err });
-      if (e.code === 'internal') opts.onInternalError?.(err, request.params.name);
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(toProblem(e)) }] };
-    }
+  return server;
+}
+
+const enabledTools = (opts: McpBuildOptions): ToolDefinition[] => opts.tools.filter((t) => !t.enabled || t.enabled(opts.ctx.deps.config));
+
+/**
+ * What the adapter answers for one incoming message before the SDK sees it, or null to pass it on. Only
+ * tools/call is screened, because the SDK's own tools/call path folds every failure into an isError result:
+ * - params that are not `{name: string, arguments?: object}` → JSON-RPC -32602 (the SDK would answer -32603 with
+ *   a raw validation dump);
+ * - a tool that does not exist (or is disabled) → JSON-RPC -32602, as the spec lists unknown tools among protocol
+ *   errors;
+ * - the call counts against the quota (`beforeCall`); refused → an isError result with code rate_limited;
+ * - arguments the tool's schema refuses → -32602 with a short message (problem JSON in `error.data`) for protocol
+ *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on.
+ */
+function screen(
+  message: JSONRPCMessage,
+  protocolVersion: string,
+  byName: ReadonlyMap<string, ToolDefinition>,
+  opts: McpBuildOptions,
+  rawArguments: Map<RequestId, unknown>,
+): JSONRPCMessage | null {
+  if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return null;
+  const id = message.id;
+  const rpcError = (code: number, text: string, data?: unknown): JSONRPCMessage => ({
+    jsonrpc: '2.0',
+    id,
+    error: { code, message: text, ...(data === undefined ? {} : { data }) },
   });
+  const result = (r: CallToolResult): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: r });
+  const params: unknown = message.params;
+  if (!isPlainObject(params) || typeof params.name !== 'string' || (params.arguments !== undefined && !isPlainObject(params.arguments))) {
+    return rpcError(RpcCode.InvalidParams, 'Invalid params: tools/call takes {"name": string, "arguments": object}');
+  }
+  const tool = byName.get(params.name);
+  if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
+  try {
+    opts.beforeCall?.(tool);
+  } catch (err) {
+    if (isSvcError(err)) return result(errorResult(err));
+    throw err;
+  }
+  const args = params.arguments ?? {};
+  try {
+    parseToolInput(tool, args);
+  } catch (err) {
+    if (!isSvcError(err)) throw err;
+    if (protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS) return result(errorResult(err));
+    return rpcError(RpcCode.InvalidParams, `Invalid params: ${err.message}`, toProblem(err));
+  }
+  rawArguments.set(id, args);
+  return null;
+}
+
+/**
+ * Builds the server for one caller, connects it to `transport` and screens incoming tools/call messages (see
+ * `screen`) on the transport's public `onmessage` hook, so batches and single messages alike get one answer per
+ * request id from the transport itself.
+ */
+export async function serveMcp(opts: McpBuildOptions, transport: Transport): Promise<McpServer> {
+  const rawArguments = new Map<RequestId, unknown>();
+  const server = buildMcpServer(opts, rawArguments);
+  const byName = new Map<string, ToolDefinition>(enabledTools(opts).map((t) => [t.name, t]));
+  await server.connect(transport);
+  const deliver = transport.onmessage;
+  if (!deliver) throw new Error('MCP server did not attach to the transport');
+  transport.onmessage = (message, extra) => {
+    const header = extra?.requestInfo?.headers?.['mcp-protocol-version'];
+    const version = typeof header === 'string' && header !== '' ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+    let answer: JSONRPCMessage | null;
+    try {
+      answer = screen(message, version, byName, opts, rawArguments);
+    } catch (err) {
+      opts.onInternalError?.(err, 'tools/call');
+      answer = 'id' in message ? { jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } } : null;
+    }
+    if (answer === null) deliver.call(transport, message, extra);
+    else void transport.send(answer);
+  };
   return server;
 }

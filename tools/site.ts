@@ -1,14 +1,15 @@
 /**
  * svc_site / GET /api/v1/site/{host}: technical evidence about one host as SvcBot sees it — robots.txt, URL scope
  * counts, link aggregates, freshness and llms.txt (docs/api-tools.md). Aggregates only: no visitor data.
- * Sources: state/hosts.ts (robots, llms.txt, last crawl, change intervals, links), the document registry (indexed,
- * excluded by reason) and the crawl frontier (queued, retrying, dead-lettered).
+ * Sources: state/hosts.ts (robots, llms.txt, last crawl, change intervals, links) and state/site-scope.ts, which
+ * counts every known URL of the host once (indexed, excluded by reason, queued, retrying, dead-lettered), so the
+ * scope adds up: known = indexed + excluded.total + queued + retrying + dead_lettered.
  */
 import { z } from 'zod';
-import { Frontier } from '../crawler/frontier.js';
 import { ipLiteralOf } from '../crawler/address.js';
 import { SvcError } from '../errors.js';
 import { Hosts } from '../state/hosts.js';
+import { EXCLUSION_REASONS, hostScope } from '../state/site-scope.js';
 import { defineTool } from './define-tool.js';
 
 /**
@@ -37,6 +38,8 @@ const input = z.object({
     .string()
     .min(1)
     .max(253)
+    // Documents the ASCII form; normalizeHostParam also takes IDN and IP literals (malformed → 400 invalid_host).
+    .meta({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$' })
     .describe('Host name, e.g. "www.example.ca" (no scheme, path or port). Malformed → 400 invalid_host; never seen by SvcBot → 404.'),
 });
 
@@ -55,17 +58,26 @@ const output = z.object({
     .describe('robots.txt as SvcBot last saw it; null when not fetched yet.'),
   scope: z
     .object({
-      known: z.number().int().describe('Distinct URLs of this host SvcBot knows (queued, crawled or excluded).'),
+      known: z
+        .number()
+        .int()
+        .describe('Distinct page URLs of this host SvcBot knows; each is counted in exactly one state: known = indexed + excluded.total + queued + retrying + dead_lettered.'),
       indexed: z.number().int().describe('URLs in the index now.'),
       excluded: z
         .object({
-          total: z.number().int().describe('URLs known but not indexed.'),
-          by_reason: z.record(z.string(), z.number().int()).describe('Counts per reason (noindex, robots, gone, removal, non-html, …).'),
+          total: z.number().int().describe('URLs known but not indexed (the sum of by_reason).'),
+          by_reason: z
+            .partialRecord(z.enum(EXCLUSION_REASONS), z.number().int())
+            .describe(
+              'Counts per reason, only reasons that occur: robots (robots.txt disallows SvcBot), noindex, unavailable_after, ' +
+                'redirect (the URL redirects elsewhere), removal, gone (404/410), http_error (other 4xx, odd statuses), unsupported_type ' +
+                '(not HTML, PDF, text or Markdown), too_large, encrypted, no_text_layer, parse_error (PDF), empty (no text), error, unprocessed.',
+            ),
         })
         .describe('URLs not in the index, by reason.'),
-      queued: z.number().int().describe('URLs waiting in the crawl queue (including ones being fetched now).'),
-      retrying: z.number().int().describe('URLs backing off after a failed attempt.'),
-      dead_lettered: z.number().int().describe('URLs the crawler gave up on after repeated failures.'),
+      queued: z.number().int().describe('URLs without an index verdict yet, waiting in the crawl queue (including ones being fetched now).'),
+      retrying: z.number().int().describe('URLs without an index verdict, backing off after a failed attempt.'),
+      dead_lettered: z.number().int().describe('URLs without an index verdict the crawler gave up on after repeated failures.'),
     })
     .describe('URL counts by state.'),
   links: z
@@ -94,12 +106,6 @@ const output = z.object({
     .describe('llms.txt evidence; null when not checked yet.'),
 });
 
-interface ExclRow {
-  status: string;
-  reason: string | null;
-  n: number;
-}
-
 export const siteTool = defineTool({
   name: 'svc_site',
   title: 'Host evidence',
@@ -119,26 +125,10 @@ export const siteTool = defineTool({
         errors: [{ path: ['host'], issue: 'not a valid host name' }],
       });
     }
-    const { db, documents } = ctx.deps;
+    const { db } = ctx.deps;
     const facts = new Hosts(db).get(host);
-    const queue = new Frontier(db).countsForHost(host);
-    const docs = documents.countsForHost(host);
-    const known =
-      db
-        .prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM (SELECT url FROM documents WHERE host = ? UNION SELECT url FROM frontier WHERE host = ?)')
-        .get(host, host)?.n ?? 0;
-    if (facts === null && known === 0) throw new SvcError('not_found', `SvcBot has no record of ${host}`);
-    const byReason: Record<string, number> = {};
-    let excluded = 0;
-    for (const r of db
-      .prepare<[string], ExclRow>(
-        `SELECT status, reason, count(*) AS n FROM documents WHERE host = ? AND status IN ('excluded', 'removed', 'gone') GROUP BY status, reason`,
-      )
-      .all(host)) {
-      const key = r.reason ?? r.status;
-      byReason[key] = (byReason[key] ?? 0) + r.n;
-      excluded += r.n;
-    }
+    const scope = hostScope(db, host);
+    if (facts === null && scope.known === 0) throw new SvcError('not_found', `SvcBot has no record of ${host}`);
     return {
       host,
       robots: facts?.robots
@@ -152,12 +142,12 @@ export const siteTool = defineTool({
           }
         : null,
       scope: {
-        known,
-        indexed: docs.indexed,
-        excluded: { total: excluded, by_reason: byReason },
-        queued: queue.queued + queue.leased,
-        retrying: queue.retrying,
-        dead_lettered: queue.dead,
+        known: scope.known,
+        indexed: scope.indexed,
+        excluded: { total: scope.excluded.total, by_reason: { ...scope.excluded.byReason } },
+        queued: scope.queued,
+        retrying: scope.retrying,
+        dead_lettered: scope.dead,
       },
       links: { outbound: facts?.outboundLinks ?? 0, inbound_hosts: facts?.inboundHosts ?? 0 },
       freshness: {

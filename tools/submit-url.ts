@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { classifyAddress, ipLiteralOf } from '../crawler/address.js';
+import type { Resolver } from '../crawler/resolver.js';
 import { normalizeUrl } from '../crawler/url.js';
 import { SvcError } from '../errors.js';
 import { REQUEST_LIMITS, REQUEST_OUTCOMES, REQUEST_STATUSES, REQUEST_TYPES, SUBMISSION_NOTICE, type UrlRequest } from '../state/requests.js';
@@ -67,6 +68,36 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
   return { url, host };
 }
 
+/** How long a submission waits for DNS before accepting the URL unresolved (the fetch-time check still applies). */
+export const SUBMISSION_RESOLVE_TIMEOUT_MS = 2000;
+
+/**
+ * Refuses a URL whose host resolves only to addresses the crawler would never connect to (loopback, private,
+ * link-local, …: the same classifier and the same rule as at fetch time, where every address must be allowed), so
+ * the caller hears 400 blocked_address now instead of a request failing later. A name that does not resolve, or
+ * not within `timeoutMs`, is accepted as before: DNS may change, and the fetch-time check still decides.
+ */
+export async function refuseBlockedAddresses(
+  url: string,
+  opts: { resolver: Resolver; allowLoopback: boolean; timeoutMs?: number },
+): Promise<void> {
+  const u = new URL(url);
+  if (ipLiteralOf(u.hostname) !== null) return; // literals were classified by validateSubmissionUrl
+  const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), opts.timeoutMs ?? SUBMISSION_RESOLVE_TIMEOUT_MS);
+  });
+  const addresses = await Promise.race([opts.resolver.resolve(u.hostname, port).catch(() => null), timeout]).finally(() => clearTimeout(timer));
+  if (addresses === null || addresses.length === 0) return;
+  const refused = addresses.map(classifyAddress).filter((c) => !c.allowed({ allowLoopback: opts.allowLoopback }));
+  if (refused.length === 0) return;
+  const kinds = [...new Set(refused.map((c) => c.kind))].join(', ');
+  throw new SvcError('blocked_address', `url: the host resolves to addresses SvcBot never connects to (${kinds})`, {
+    errors: [{ path: ['url'], issue: `resolves to non-public addresses (${kinds})` }],
+  });
+}
+
 /** The public shape of a request (shared with svc_request_status). */
 export const requestRecordSchema = z
   .object({
@@ -122,6 +153,8 @@ const input = z.object({
   type: z
     .string()
     .max(32)
+    // Checked in run() so that another value is a 400 (the spec: "bad host, URL or type"); documented as the closed set.
+    .meta({ enum: [...REQUEST_TYPES] })
     .describe(
       'What to do: "discovery" (suggest a URL the crawler may not know), "recrawl" (fetch a known URL again soon), ' +
         '"correction" (recrawl with priority; say what is wrong in `note`), "removal" (remove exactly this URL: done only ' +
@@ -131,7 +164,10 @@ const input = z.object({
     .string()
     .min(1)
     .max(REQUEST_LIMITS.urlMaxLength)
-    .describe('Absolute http(s) URL of a public page, at most 2048 characters, without user:password@. Private addresses are refused (400).'),
+    .describe(
+      'Absolute http(s) URL of a public page, at most 2048 characters, without user:password@. Private addresses, and names ' +
+        'that resolve only to them, are refused (400 invalid_host / blocked_address).',
+    ),
   note: z
     .string()
     .max(REQUEST_LIMITS.noteMaxLength)
@@ -186,6 +222,7 @@ export const submitUrlTool = defineTool({
       });
     }
     const { url, host } = validateSubmissionUrl(inp.url, { allowLoopback: config.crawlAllowLoopback, pins: config.resolve });
+    if (ctx.deps.resolver) await refuseBlockedAddresses(url, { resolver: ctx.deps.resolver, allowLoopback: config.crawlAllowLoopback });
     const { request, deduplicated } = requests.submit(ctx.caller.digest, {
       type: inp.type,
       url,

@@ -301,20 +301,24 @@ t.test('the operator scope rule applies to sitemap entries as to links', async (
   t.notOk(r.crawler.frontier.get(web.url('alpha.test', '/images.html')), 'out-of-scope gzip-sitemap entry refused');
 });
 
-t.test('dead letter after N failures with the reason; non-HTML is not indexed (reason recorded)', async (t) => {
+t.test('dead letter after N failures with the reason; an unsupported type is not indexed (reason recorded); text/plain is (issue 16)', async (t) => {
   const r = await rig(t);
   web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
   t.teardown(() => web.setPage('gen-2.test', '/p/5.html', null));
   r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
   r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
-  await r.crawler.runUntilIdle({ maxPages: 6, timeoutMs: 20_000 });
+  r.crawler.enqueue(web.url('alpha.test', '/data.json'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
   const row = r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html'))!;
   t.equal(row.state, 'dead');
   t.equal(row.deadReason, 'http_500 (after 3 attempts)');
   t.equal(onlyPages(r, 'gen-2.test').filter((e) => e.path === '/p/5.html').length, 3);
   t.same(r.crawler.frontier.countsForHost('gen-2.test').dead, 1);
   const txt = r.documents.byUrl(web.url('alpha.test', '/plain.txt'))!;
-  t.same([txt.status, txt.reason], ['excluded', 'not_html:text/plain']);
+  t.same([txt.status, txt.reason], ['indexed', null]);
+  t.match(r.sent.get(txt.pageRef), { filetype: 'txt', title: 'Plain text document served as text/plain.' });
+  const json = r.documents.byUrl(web.url('alpha.test', '/data.json'))!;
+  t.same([json.status, json.reason], ['excluded', 'unsupported_type:application/json']);
 });
 
 t.test('host facts: link aggregates and change intervals', async (t) => {

@@ -89,6 +89,12 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   const site = await both('svc_site', { host: 'alpha.test' }, api(s, '/api/v1/site/alpha.test'));
   t.match(site, { host: 'alpha.test' });
   t.match(JSON.stringify(site), /private/, 'robots rules that apply to SvcBot are shown');
+  // issue 16: the scope adds up on a real crawl of alpha.test, and robots-disallowed links are known, as robots.
+  type Scope = { known: number; indexed: number; excluded: { total: number; by_reason: Record<string, number> }; queued: number; retrying: number; dead_lettered: number };
+  const scope = (site as { scope: Scope }).scope;
+  t.equal(scope.known, scope.indexed + scope.excluded.total + scope.queued + scope.retrying + scope.dead_lettered, `issue 16: alpha.test scope adds up ${JSON.stringify(scope)}`);
+  t.equal(scope.excluded.total, Object.values(scope.excluded.by_reason).reduce((a, b) => a + b, 0));
+  t.ok((scope.excluded.by_reason['robots'] ?? 0) >= 3, 'private/, no-svcbot/x.html and file.pdf are known and excluded as robots');
   const ents = (await both('svc_entities', { q: 'Gabrielle-Roy' }, api(s, '/api/v1/entities?q=Gabrielle-Roy'))) as { entities: { id: string; name: string; address: { province: string | null } }[] };
   t.ok(ents.entities.some((e) => /Gabrielle-Roy/.test(e.name)), 'the library declared in JSON-LD is an entity');
   const imgs = (await both('svc_images', { q: 'Façade Bibliothèque' }, api(s, '/api/v1/images?q=' + encodeURIComponent('Façade Bibliothèque')))) as { images: { image_url: string }[] };

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config, type ConfigInput } from '../../config.js';
+import type { LookupFn } from '../../crawler/resolver.js';
 import { createLogger } from '../../logger.js';
-import { createServices, startServer, type RunningServer, type Services, type ServiceOptions } from '../../main.js';
+import { createServices, startServer, type RunningServer, type ServerTimeouts, type Services, type ServiceOptions } from '../../main.js';
 
 export interface TestService {
   readonly url: string;
@@ -25,7 +26,7 @@ export interface TestService {
  * (use `t.teardown(s.close)`).
  */
 export async function startTestService(
-  opts: { config?: Partial<ConfigInput>; perMinute?: number; perDay?: number } & Omit<ServiceOptions, 'log'> = {},
+  opts: { config?: Partial<ConfigInput>; perMinute?: number; perDay?: number; timeouts?: ServerTimeouts } & Omit<ServiceOptions, 'log'> = {},
 ): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, logLevel: 'info', ...opts.config } });
@@ -37,9 +38,13 @@ export async function startTestService(
     },
   });
   const log = createLogger({ level: 'debug', destination });
-  const services = await createServices(config, { ...opts, log });
+  // No test sends a DNS query: names resolve through `opts.lookup` (a table) or not at all.
+  const offline: LookupFn = async (host) => {
+    throw Object.assign(new Error(`offline test: no DNS for ${host}`), { code: 'ENOTFOUND' });
+  };
+  const services = await createServices(config, { lookup: offline, ...opts, log });
   const { record, key } = services.keys.create({ name: 'test', perMinute: opts.perMinute ?? 60, perDay: opts.perDay ?? 10_000 });
-  const running = await startServer(services);
+  const running = await startServer(services, opts.timeouts);
   let closed = false;
   return {
     url: running.url,

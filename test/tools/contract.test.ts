@@ -38,9 +38,8 @@ t.test('tools/list shows exactly the eight enabled tools, with schemas and annot
   const images = await api(s, '/api/v1/images?q=bridge');
   t.equal(images.status, 404);
   t.match(images.body, { code: 'feature_disabled' });
-  const call = await client.callTool({ name: 'svc_images', arguments: { q: 'bridge' } });
-  t.equal(call.isError, true);
-  t.match(problemOf(call), { code: 'not_found' }, 'an absent tool is not callable');
+  // An absent tool is a protocol error, as the MCP spec lists unknown tools (issue 12), not an isError result.
+  await t.rejects(client.callTool({ name: 'svc_images', arguments: { q: 'bridge' } }), { code: -32602, message: /Unknown tool: svc_images/ });
 });
 
 t.test('with SVC_IMAGES=1 the images tool is listed and answers', async (t) => {

@@ -96,7 +96,8 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
       sitemaps: ['https://www.example.ca/sitemap.xml'],
       crawl_delay_seconds: 2,
     },
-    scope: { known: 6, indexed: 1, excluded: { total: 3, by_reason: { noindex: 2, http_410: 1 } }, queued: 3, retrying: 0, dead_lettered: 0 },
+    // issue 16: each URL in one state — /a is indexed (its queued recrawl does not count it twice): 6 = 1 + 3 + 2.
+    scope: { known: 6, indexed: 1, excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } }, queued: 2, retrying: 0, dead_lettered: 0 },
     links: { outbound: 4, inbound_hosts: 1 },
     freshness: { last_crawl_at: '2026-03-02T00:00:00.000Z', pages_fetched: 1, median_change_interval_seconds: 7200, change_intervals_observed: 3 },
     llms_txt: { present: true, fetched_at: '2026-03-01T00:01:00.000Z', title: 'Example', summary: 'A site', link_count: 3 },
