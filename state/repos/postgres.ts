@@ -24,6 +24,7 @@ import {
 import {
   decide,
   LeaseLostError,
+  peeked,
   windows,
   type ClaimedItem,
   type DocumentsRepo,
@@ -185,6 +186,18 @@ class PgUsage implements UsageCountersRepo {
       }
       return decision;
     });
+  }
+
+  async peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    const w = windows(now);
+    const rows = (
+      await this.pool.query<{ window: string; count: number }>(
+        `SELECT "window", count FROM usage_counters
+         WHERE digest = $1 AND (("window" = 'day' AND window_start = $2) OR ("window" = 'minute' AND window_start = $3))`,
+        [Buffer.from(digestHex, 'hex'), w.dayStart, w.minuteStart],
+      )
+    ).rows;
+    return peeked(limits, rows.find((r) => r.window === 'minute')?.count ?? 0, rows.find((r) => r.window === 'day')?.count ?? 0);
   }
 
   async prune(before: number) {

@@ -23,6 +23,7 @@ import {
 import {
   decide,
   LeaseLostError,
+  peeked,
   windows,
   type ClaimedItem,
   type DocumentsRepo,
@@ -111,11 +112,12 @@ class SqliteKeys implements KeysRepo {
 
 class SqliteUsage implements UsageCountersRepo {
   readonly #consume;
+  readonly #get;
 
   constructor(readonly db: StateDb) {
-    const get = db.prepare<[Buffer, string, number], { count: number }>(
+    const get = (this.#get = db.prepare<[Buffer, string, number], { count: number }>(
       'SELECT count FROM usage_counters WHERE digest = ? AND window = ? AND window_start = ?',
-    );
+    ));
     const bump = db.prepare<[Buffer, string, number]>(
       `INSERT INTO usage_counters (digest, window, window_start, count) VALUES (?, ?, ?, 1)
        ON CONFLICT (digest, window, window_start) DO UPDATE SET count = count + 1`,
@@ -137,6 +139,12 @@ class SqliteUsage implements UsageCountersRepo {
 
   async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
     return this.#consume.immediate(digestHex, limits, now);
+  }
+
+  async peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    const w = windows(now);
+    const d = Buffer.from(digestHex, 'hex');
+    return peeked(limits, this.#get.get(d, 'minute', w.minuteStart)?.count ?? 0, this.#get.get(d, 'day', w.dayStart)?.count ?? 0);
   }
 
   async prune(before: number) {

@@ -25,6 +25,11 @@ export interface KeysRepo {
  */
 export interface UsageCountersRepo {
   consume(digestHex: string, limits: { perMinute: number; perDay: number }, now?: Date): Promise<RateDecision>;
+  /**
+   * The quota state without consuming anything (rate headers of calls that do not count). Like RateLimiter.peek,
+   * `allowed` is always true and retryAfter 0, so the headers carry no Retry-After.
+   */
+  peek(digestHex: string, limits: { perMinute: number; perDay: number }, now?: Date): Promise<RateDecision>;
   /** Deletes windows that started before `before` (ms); returns how many rows went. */
   prune(before: number): Promise<number>;
 }
@@ -192,4 +197,16 @@ export function decide(
     };
   }
   return { ...base, allowed: true, remainingMinute: limits.perMinute - minute - 1, remainingDay: limits.perDay - day - 1, retryAfter: 0 };
+}
+
+/** What peek() reports for the current counts. */
+export function peeked(limits: { perMinute: number; perDay: number }, minute: number, day: number): RateDecision {
+  return {
+    allowed: true,
+    limitMinute: limits.perMinute,
+    limitDay: limits.perDay,
+    remainingMinute: Math.max(0, limits.perMinute - minute),
+    remainingDay: Math.max(0, limits.perDay - day),
+    retryAfter: 0,
+  };
 }

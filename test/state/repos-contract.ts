@@ -36,10 +36,12 @@ export function repoContract(t: Test, open: OpenRepos): void {
     const d = 'ab'.repeat(32);
     const limits = { perMinute: 3, perDay: 5 };
     const at = (ms: number) => new Date(T0 + ms);
+    t.same(await r.usage.peek(d, limits, at(0)), { allowed: true, limitMinute: 3, limitDay: 5, remainingMinute: 3, remainingDay: 5, retryAfter: 0 });
     t.match(await r.usage.consume(d, limits, at(0)), { allowed: true, remainingMinute: 2, remainingDay: 4, retryAfter: 0 });
     await r.usage.consume(d, limits, at(1000));
     t.match(await r.usage.consume(d, limits, at(2000)), { allowed: true, remainingMinute: 0, remainingDay: 2 });
     t.match(await r.usage.consume(d, limits, at(3000)), { allowed: false, remainingMinute: 0, remainingDay: 2, retryAfter: 47 });
+    t.match(await r.usage.peek(d, limits, at(3500)), { allowed: true, remainingMinute: 0, remainingDay: 2, retryAfter: 0 }, 'peek consumes nothing');
     t.match(await r.usage.consume('cd'.repeat(32), limits, at(3000)), { allowed: true, remainingMinute: 2 }, 'other keys are independent');
     // Next minute: the minute window resets, the day keeps counting (3 used; the refusal consumed nothing).
     t.match(await r.usage.consume(d, limits, at(60_000)), { allowed: true, remainingMinute: 2, remainingDay: 1 });
