@@ -120,4 +120,36 @@ export const pgMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 'repos-002-consume-quota-function',
+    sql: `
+      -- One quota decision in one round trip: make sure both counter rows exist, lock them in a fixed order
+      -- (day, then minute: no deadlocks), and increment both only when both have room. Every replica serialises on
+      -- these two rows, so N concurrent calls against a remaining quota Q admit exactly Q. Counts are before the call.
+      CREATE FUNCTION svc_consume_quota(p_digest BYTEA, p_day BIGINT, p_minute BIGINT, p_per_day INTEGER, p_per_minute INTEGER)
+      RETURNS TABLE (admitted BOOLEAN, day_count INTEGER, minute_count INTEGER)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        d INTEGER;
+        m INTEGER;
+      BEGIN
+        INSERT INTO usage_counters (digest, "window", window_start, count)
+          VALUES (p_digest, 'day', p_day, 0), (p_digest, 'minute', p_minute, 0)
+          ON CONFLICT DO NOTHING;
+        SELECT u.count INTO d FROM usage_counters u
+          WHERE u.digest = p_digest AND u."window" = 'day' AND u.window_start = p_day FOR UPDATE;
+        SELECT u.count INTO m FROM usage_counters u
+          WHERE u.digest = p_digest AND u."window" = 'minute' AND u.window_start = p_minute FOR UPDATE;
+        IF d < p_per_day AND m < p_per_minute THEN
+          UPDATE usage_counters u SET count = u.count + 1
+            WHERE u.digest = p_digest
+              AND ((u."window" = 'day' AND u.window_start = p_day) OR (u."window" = 'minute' AND u.window_start = p_minute));
+          RETURN QUERY SELECT true, d, m;
+        ELSE
+          RETURN QUERY SELECT false, d, m;
+        END IF;
+      END
+      $$;
+    `,
+  },
 ];

@@ -157,35 +157,17 @@ class PgUsage implements UsageCountersRepo {
 
   async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
     const w = windows(now);
-    const d = Buffer.from(digestHex, 'hex');
-    return inTransaction(this.pool, async (c) => {
-      // Make sure both rows exist, then lock them in one fixed order ('day' < 'minute': no deadlocks) and increment
-      // only when both have room. Every replica serialises on these two rows, so exactly the quota is admitted.
-      await c.query(
-        `INSERT INTO usage_counters (digest, "window", window_start, count) VALUES ($1, 'day', $2, 0), ($1, 'minute', $3, 0)
-         ON CONFLICT DO NOTHING`,
-        [d, w.dayStart, w.minuteStart],
-      );
-      const rows = (
-        await c.query<{ window: string; count: number }>(
-          `SELECT "window", count FROM usage_counters
-           WHERE digest = $1 AND (("window" = 'day' AND window_start = $2) OR ("window" = 'minute' AND window_start = $3))
-           ORDER BY "window" FOR UPDATE`,
-          [d, w.dayStart, w.minuteStart],
-        )
-      ).rows;
-      const day = rows.find((r) => r.window === 'day')?.count ?? 0;
-      const minute = rows.find((r) => r.window === 'minute')?.count ?? 0;
-      const decision = decide(limits, w, minute, day);
-      if (decision.allowed) {
-        await c.query(
-          `UPDATE usage_counters SET count = count + 1
-           WHERE digest = $1 AND (("window" = 'day' AND window_start = $2) OR ("window" = 'minute' AND window_start = $3))`,
-          [d, w.dayStart, w.minuteStart],
-        );
-      }
-      return decision;
-    });
+    // The whole decision runs in the database (migration repos-002): one round trip, exact for every replica.
+    const r = await this.pool.query<{ admitted: boolean; day_count: number; minute_count: number }>(
+      'SELECT * FROM svc_consume_quota($1, $2, $3, $4, $5)',
+      [Buffer.from(digestHex, 'hex'), w.dayStart, w.minuteStart, limits.perDay, limits.perMinute],
+    );
+    const row = r.rows[0];
+    if (!row) throw new Error('svc_consume_quota returned no row');
+    const decision = decide(limits, w, row.minute_count, row.day_count);
+    // decide() and the database apply the same rule to the same counts; a mismatch would be a bug in one of them.
+    if (decision.allowed !== row.admitted) throw new Error('quota decision mismatch between svc_consume_quota and decide()');
+    return decision;
   }
 
   async peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
