@@ -20,6 +20,10 @@ const pinList = z
  * The one configuration schema. Each key is bound to an `SVC_*` environment variable (see `envBindings`).
  * Precedence: CLI flag > environment > default.
  */
+/** Ranking settings: `auto` = the best the index offers (hybrid when vectors exist); the others force one arm or both. */
+export const RANKING_SETTINGS = ['auto', 'bm25', 'vector', 'hybrid'] as const;
+export type RankingSetting = (typeof RANKING_SETTINGS)[number];
+
 export const configSchema = z.object({
   /** Where LanceDB tables and the SQLite state file live. @default "./data" */
   dataDir: z.string().min(1).default('./data'),
@@ -31,8 +35,12 @@ export const configSchema = z.object({
   modelDir: z.string().min(1).optional(),
   /** Embedding model folder name inside modelDir. @default "all-MiniLM-L6-v2" */
   modelName: z.string().min(1).default('all-MiniLM-L6-v2'),
-  /** Threads the embedder's ONNX runtime may use. @default 1 */
-  embedThreads: int(1, 64).default(1),
+  /** Threads the embedder's ONNX runtime may use. @default the machine's cores */
+  embedThreads: int(1, 64).optional(),
+  /** Embedding weights: q8 (int8 `model_quantized.onnx`) or fp32 (`model.onnx`). @default "q8" */
+  embedDtype: z.enum(['q8', 'fp32']).default('q8'),
+  /** Which retrieval arms svc_search and svc_context use (operators' setting; evaluation compares arms with it). @default "auto" */
+  ranking: z.enum(RANKING_SETTINGS).default('auto'),
   /** Serve svc_images and GET /api/v1/images. @default false */
   images: bool.default(false),
   /** Origins allowed to call /mcp from a browser (exact match, e.g. "http://localhost:3000"). */
@@ -93,6 +101,8 @@ export const envBindings = {
   modelDir: 'SVC_MODEL_DIR',
   modelName: 'SVC_MODEL_NAME',
   embedThreads: 'SVC_EMBED_THREADS',
+  embedDtype: 'SVC_EMBED_DTYPE',
+  ranking: 'SVC_RANKING',
   images: 'SVC_IMAGES',
   allowedOrigins: 'SVC_ALLOWED_ORIGINS',
   allowedHosts: 'SVC_ALLOWED_HOSTS',

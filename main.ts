@@ -37,6 +37,8 @@ export interface ServiceOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly tools?: readonly ToolDefinition[];
+  /** The embedder to use instead of the configured model (tests and evaluation with the hashing stand-in). */
+  readonly embedder?: Embedder | null;
   /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
   readonly lookup?: LookupFn;
 }
@@ -52,7 +54,7 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
     log.info('no SVC_MODEL_DIR: ranking is BM25 only');
     return null;
   }
-  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, log });
+  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype, log });
 }
 
 /**
@@ -68,7 +70,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     log.warn('SVC_DATABASE_URL is set, but svc serve still keeps its state in the SQLite file in the data dir (see docs/deploy.md)');
   }
   const db = openStateDb(stateFile(config));
-  const embedder = await openEmbedder(config, log);
+  const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
   const documents = new Documents(db);
   const entities = new EntityStore(db);

@@ -2,10 +2,13 @@
  * Embedding throughput (passages/s): our embedder (transformers.js in a worker thread, batched) beside bare
  * onnxruntime-node running the same ONNX file with the same thread count, same tokenizer, same batch size.
  *
- *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--threads 1] [--passages 512] [--batch 32]
+ *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--threads 2] [--passages 512] [--batch 32] [--rounds 2]
  *
- * Skips with a printed reason (exit 0) when the weights file is absent or does not match its LFS pointer.
- * Passages: the first N SciFact abstracts (title + text), the same texts for both paths.
+ * Skips with a printed reason (exit 0) when the weights file is absent or does not match SHA256SUMS.
+ * Passages: the first N SciFact abstracts (title + text), the same texts for both paths. Both paths use the model's
+ * 256-token window and the same batches: the texts in length order (the order the service embeds in, which wastes
+ * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
+ * paths; the best round of each is reported.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -16,7 +19,11 @@ const { values } = parseArgs({
   options: {
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     model: { type: 'string', default: 'all-MiniLM-L6-v2' },
-    threads: { type: 'string', default: '1' },
+    threads: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '2' },
+    // Internal: time the bare path once in this process and print passages/s (onnxruntime's addon cannot be loaded in
+    // the main thread and in the service's embedding worker of one process, so the bare path runs in a child).
+    'bare-once': { type: 'boolean', default: false },
     passages: { type: 'string', default: '512' },
     batch: { type: 'string', default: '32' },
   },
@@ -40,18 +47,21 @@ for await (const d of readCorpus(fileURLToPath(new URL('../../shared/data/beir/s
   if (texts.length >= n) break;
 }
 
-async function ours(): Promise<number> {
+const rounds = Math.max(1, Number(values.rounds));
+const byLength = [...texts].sort((a, b) => a.length - b.length);
+
+async function ours(): Promise<() => Promise<number>> {
   const e = await createEmbedder({ modelDir, modelName: model, threads, batchSize: batch });
   if (!e) throw new Error('embedder failed to load');
   await e.embed(texts.slice(0, batch)); // warm-up
-  const t0 = performance.now();
-  await e.embed(texts);
-  const s = (performance.now() - t0) / 1000;
-  await e.close();
-  return texts.length / s;
+  return async () => {
+    const t0 = performance.now();
+    await e.embed(texts); // sorts by length itself
+    return texts.length / ((performance.now() - t0) / 1000);
+  };
 }
 
-async function bare(): Promise<number> {
+async function bare(): Promise<() => Promise<number>> {
   const ort = await import('onnxruntime-node');
   const { AutoTokenizer, env } = await import('@huggingface/transformers');
   env.allowRemoteModels = false;
@@ -59,7 +69,7 @@ async function bare(): Promise<number> {
   const tokenizer = await AutoTokenizer.from_pretrained(model);
   const session = await ort.InferenceSession.create(weightsPath(modelDir, model), { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const run = async (chunk: string[]) => {
-    const enc = tokenizer(chunk, { padding: true, truncation: true });
+    const enc = tokenizer(chunk, { padding: true, truncation: true, max_length: 256 });
     const toOrt = (x: { data: BigInt64Array; dims: number[] }) => new ort.Tensor('int64', x.data, x.dims);
     const feeds: Record<string, unknown> = { input_ids: toOrt(enc.input_ids), attention_mask: toOrt(enc.attention_mask) };
     if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = toOrt(enc.token_type_ids);
@@ -85,14 +95,32 @@ async function bare(): Promise<number> {
     return vectors;
   };
   await run(texts.slice(0, batch));
-  const t0 = performance.now();
-  for (let i = 0; i < texts.length; i += batch) await run(texts.slice(i, i + batch));
-  return texts.length / ((performance.now() - t0) / 1000);
+  return async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < byLength.length; i += batch) await run(byLength.slice(i, i + batch));
+    return texts.length / ((performance.now() - t0) / 1000);
+  };
 }
 
-const a = await ours();
-const b = await bare();
-console.log(`\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s)\n`);
+if (values['bare-once']) {
+  console.log(JSON.stringify({ rate: await (await bare())() }));
+  process.exit(0);
+}
+
+const { execFileSync } = await import('node:child_process');
+const bareInChild = (): number => {
+  const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--bare-once', '--model-dir', modelDir, '--model', model, '--threads', String(threads), '--passages', String(n), '--batch', String(batch)];
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
+  return (JSON.parse(out.trim().split('\n').pop()!) as { rate: number }).rate;
+};
+const runOurs = await ours();
+let a = 0;
+let b = 0;
+for (let r = 0; r < rounds; r++) {
+  a = Math.max(a, await runOurs());
+  b = Math.max(b, bareInChild());
+}
+console.log(`\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), 256-token window, best of ${rounds} rounds\n`);
 console.log('| path | passages/s | share of bare |');
 console.log('|---|---|---|');
 console.log(`| svc embedder (transformers.js, worker thread) | ${a.toFixed(1)} | ${((a / b) * 100).toFixed(0)}% |`);

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
 import { readCorpus } from '../cli/ingest.js';
 import { createHashingEmbedder } from '../index/embedder.js';
-import { diversify, groupPages, hydratePages } from '../index/retrieval.js';
+import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
 
@@ -189,12 +189,10 @@ for (const size of SIZES) {
     const st = await idx.stats();
     process.stderr.write(`${reuse ? 'reused' : 'built'} ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
 
-    const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) => {
-      const r = await idx.search({ query: q, mode, termMode });
-      const { pages } = groupPages(r.passages, { collapseNearDuplicates: true });
-      const { window } = diversify(pages.map((p) => ({ host: p.best.row.host, p })), { limit: 10, offset: 0, exempt: false });
-      return hydratePages(idx, window.map((w) => w.p)); // whole rows of the result page, as svc_search reads them
-    };
+    // svc_search's retrieval (searchPages: result page hydrated, as svc_search reads it). "all" requires every word
+    // (+word), "any" is the default ranked query.
+    const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) =>
+      searchPages(idx, { query: termMode === 'all' ? q.split(' ').map((w) => `+${w}`).join(' ') : q, mode, limit: 10, offset: 0 });
     const fts5 = (op: 'AND' | 'OR') => {
       // bm25 weights: title 2, text 1; 10 best rows, like one result page.
       const stmt = sqlite.prepare(`SELECT page_ref, ordinal, bm25(p, 2.0, 1.0) AS s FROM p WHERE p MATCH ? ORDER BY s LIMIT 10`);

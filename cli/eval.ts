@@ -1,19 +1,32 @@
 /**
- * `svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--data-dir D] [--name N] [--embedder auto|none|hashing]`:
- * runs the test-split queries of a BEIR dataset against the index (after `svc ingest --jsonl DIR/corpus.jsonl.gz`)
- * and prints nDCG@10 and recall@100 (pytrec_eval definitions: linear gain, binary/graded qrels as given).
+ * `svc eval --beir DIR [--tool search|context] [--mode auto|bm25|vector|hybrid] [--split test|train] [--json]
+ *  [--data-dir D] [--name N] [--embedder auto|model|none|hashing] [--limit N]`
  *
- * Protocol: a BEIR query is a natural-language claim, scored as a bag of words (termMode `any`), not with the
- * all-terms-must-match rule of interactive search; operator characters are neutralised so a claim starting with
- * "-" is not read as an exclusion. A document's score is its best passage's (max-passage).
+ * Relevance measured on the served path: each BEIR query is sent, as its raw text, through the same tool call an
+ * agent makes (`callTool`: input parsing, the tool's handler, output check) on the services `svc serve` builds,
+ * with the tool's defaults. Nothing is ranked differently for eval.
+ *
+ * - `--tool search` (default): nDCG@10 of the first page (limit 10, the default); recall@100 from the pages an agent
+ *   reads by paging (limit 20, offsets 0–80); the share of queries answered empty; p50/p95 latency of the first page.
+ * - `--tool context`: svc_context with its defaults; the packed passages' pages, in order, are the ranking (nDCG@10);
+ *   also the share of queries whose context quotes at least one judged-relevant page, and the share of quoted pages
+ *   that are judged relevant.
+ * - `--mode` is the service's ranking setting (`SVC_RANKING`), so the arms are compared on the same served path.
+ *
+ * Metrics follow pytrec_eval (linear gain, qrels as given). Results outside the corpus (crawled pages in the same
+ * index) count as non-relevant, as they would for a user.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
-import { groupPages, hydrate } from '../index/retrieval.js';
-import { PassageIndex } from '../index/store.js';
-import { corpusName, pickEmbedder } from './ingest.js';
+import { loadConfig, RANKING_SETTINGS, type Config, type RankingSetting } from '../config.js';
+import { createHashingEmbedder } from '../index/embedder.js';
+import { createLogger } from '../logger.js';
+import { createServices, type Services } from '../main.js';
+import { callTool } from '../tools/call-tool.js';
+import { contextTool } from '../tools/context.js';
+import { searchTool } from '../tools/search.js';
+import { corpusDomain, corpusName, corpusUrl } from './ingest.js';
 import { UsageError, type CliIo } from './io.js';
 
 /** qrels: query id → (doc id → relevance). */
@@ -64,46 +77,119 @@ export function recallAt(ranked: readonly string[], rel: ReadonlyMap<string, num
   return relevant.filter((d) => top.has(d)).length / relevant.length;
 }
 
-/** Neutralises operator syntax in a natural-language query (quotes, leading dashes, `x:` prefixes). */
-export function plainQuery(text: string): string {
-  return text.replace(/["\u201c\u201d]/g, ' ').replace(/(^|\s)-+/g, '$1').replace(/:/g, ' ').trim();
+/** Nearest-rank percentile of a list of numbers. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
 export interface EvalResult {
   readonly dataset: string;
-  readonly mode: string;
+  readonly tool: 'search' | 'context';
+  readonly mode: RankingSetting;
+  /** The ranking the service reported (e.g. hybrid-rrf, bm25). */
   readonly ranking: string;
   readonly queries: number;
   readonly ndcg10: number;
-  readonly recall100: number;
-  readonly msPerQuery: number;
+  /** search: recall@100 over the pages an agent can read; context: recall of the packed sources. */
+  readonly recall: number;
+  /** Share of queries answered with no result (search) or no passage (context). */
+  readonly emptyShare: number;
+  /** context: share of queries whose context quotes at least one judged-relevant page. */
+  readonly relevantSourceShare: number | null;
+  /** context: share of quoted pages that are judged relevant. */
+  readonly sourcePrecision: number | null;
+  /** Share of queries whose first page (search) or context quotes a page from outside the corpus (e.g. crawled web pages in the same index). */
+  readonly outsideShare: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
 }
 
-/** Runs the evaluation against an open index. */
-export async function evaluate(index: PassageIndex, dir: string, opts: { mode: 'bm25' | 'vector' | 'hybrid'; name: string }): Promise<EvalResult> {
-  const qrels = readQrels(join(dir, 'qrels', 'test.tsv'));
+/** The corpus document id of a result URL (`corpus:<name>/<id>`), or null for any other page. */
+function docId(url: string, name: string): string | null {
+  const prefix = corpusUrl(name, '');
+  return url.startsWith(prefix) ? decodeURIComponent(url.slice(prefix.length)) : null;
+}
+
+/** Page size and offsets an agent uses to read the first 100 results (the spec's bounds: limit ≤ 20, offset ≤ 90). */
+const PAGE = 20;
+const DEPTH = 100;
+
+/** Runs the queries of one split through a tool of the running services. */
+export async function evaluate(
+  services: Pick<Services, 'deps'>,
+  dir: string,
+  opts: { tool: 'search' | 'context'; name: string; mode: RankingSetting; split?: 'test' | 'train'; limit?: number },
+): Promise<EvalResult> {
+  const qrels = readQrels(join(dir, 'qrels', `${opts.split ?? 'test'}.tsv`));
   const queries = readQueries(join(dir, 'queries.jsonl'));
-  const host = `${opts.name}.corpus.invalid`;
+  const ctx = { deps: services.deps, caller: { keyId: 'eval', digest: '0'.repeat(64) } };
   let ndcg = 0;
   let recall = 0;
+  let empty = 0;
+  let withRelevant = 0;
+  let quoted = 0;
+  let quotedRelevant = 0;
+  let outside = 0;
   let n = 0;
   let ranking = '';
-  const t0 = performance.now();
+  const times: number[] = [];
   for (const [qid, rel] of qrels) {
-    const text = queries.get(qid);
-    if (text === undefined) continue;
-    const res = await index.search({ query: plainQuery(text), termMode: 'any', mode: opts.mode, candidates: 300 });
-    ranking = res.ranking;
-    const ours = res.passages.filter((p) => p.row.host === host);
-    const { pages } = groupPages(ours, { collapseNearDuplicates: false });
-    const best = await hydrate(index, pages.slice(0, 100).map((p) => p.best));
-    const ranked = best.map((p) => p.row.external_id ?? '');
-    ndcg += ndcgAt(ranked, rel, 10);
-    recall += recallAt(ranked, rel, 100);
+    const raw = queries.get(qid);
+    if (raw === undefined) continue;
+    if (opts.limit !== undefined && n >= opts.limit) break;
+    // The query as an agent sends it: the text itself, within the tool's 300-character bound.
+    const text = raw.slice(0, 300);
+    if (opts.tool === 'search') {
+      const t0 = performance.now();
+      const first = await callTool(searchTool, { q: text }, ctx);
+      times.push(performance.now() - t0);
+      ranking = first.ranking;
+      if (first.results.length === 0) empty++;
+      const ids = (rs: readonly { url: string }[]) => rs.map((r) => docId(r.url, opts.name) ?? `web:${r.url}`);
+      ndcg += ndcgAt(ids(first.results), rel, 10);
+      if (first.results.some((r) => docId(r.url, opts.name) === null)) outside++;
+      const deep: string[] = [];
+      for (let offset = 0; offset < DEPTH && offset <= 90; offset += PAGE) {
+        const page = await callTool(searchTool, { q: text, limit: PAGE, offset }, ctx);
+        deep.push(...ids(page.results));
+        if (page.results.length < PAGE) break;
+      }
+      recall += recallAt(deep, rel, DEPTH);
+    } else {
+      const t0 = performance.now();
+      const res = await callTool(contextTool, { query: text }, ctx);
+      times.push(performance.now() - t0);
+      ranking = res.ranking;
+      if (res.context.length === 0) empty++;
+      const pages = [...new Set(res.context.map((c) => docId(c.source, opts.name) ?? `web:${c.source}`))];
+      if (pages.some((p) => p.startsWith('web:'))) outside++;
+      ndcg += ndcgAt(pages, rel, 10);
+      recall += recallAt(pages, rel, pages.length);
+      const hits = pages.filter((p) => (rel.get(p) ?? 0) > 0).length;
+      if (hits > 0) withRelevant++;
+      quoted += pages.length;
+      quotedRelevant += hits;
+    }
     n++;
   }
-  const ms = (performance.now() - t0) / Math.max(1, n);
-  return { dataset: opts.name, mode: opts.mode, ranking, queries: n, ndcg10: n ? ndcg / n : 0, recall100: n ? recall / n : 0, msPerQuery: ms };
+  const avg = (x: number) => (n ? x / n : 0);
+  return {
+    dataset: opts.name,
+    tool: opts.tool,
+    mode: opts.mode,
+    ranking,
+    queries: n,
+    ndcg10: avg(ndcg),
+    recall: avg(recall),
+    emptyShare: avg(empty),
+    relevantSourceShare: opts.tool === 'context' ? avg(withRelevant) : null,
+    sourcePrecision: opts.tool === 'context' ? (quoted ? quotedRelevant / quoted : 0) : null,
+    outsideShare: avg(outside),
+    p50Ms: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+  };
 }
 
 /** `svc eval`. */
@@ -112,40 +198,59 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
     args: argv,
     options: {
       beir: { type: 'string' },
+      tool: { type: 'string', default: 'search' },
       mode: { type: 'string' },
+      split: { type: 'string', default: 'test' },
       json: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       name: { type: 'string' },
       embedder: { type: 'string', default: 'auto' },
+      limit: { type: 'string' },
     },
   });
-  if (!values.beir) throw new UsageError('usage: svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--data-dir D]');
+  const usage = 'usage: svc eval --beir DIR [--tool search|context] [--mode auto|bm25|vector|hybrid] [--split test|train] [--json] [--data-dir D] [--embedder auto|model|none|hashing]';
+  if (!values.beir) throw new UsageError(usage);
   const dir = values.beir;
-  if (!existsSync(join(dir, 'qrels', 'test.tsv')) || !existsSync(join(dir, 'queries.jsonl'))) throw new UsageError(`${dir}: needs queries.jsonl and qrels/test.tsv`);
-  const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
-  const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
-  const index = await PassageIndex.open({ dir: join(config.dataDir, 'lance'), embedder });
+  const split = values.split === 'train' ? 'train' : values.split === 'test' ? 'test' : null;
+  if (!split) throw new UsageError('--split must be test or train');
+  if (!existsSync(join(dir, 'qrels', `${split}.tsv`)) || !existsSync(join(dir, 'queries.jsonl'))) throw new UsageError(`${dir}: needs queries.jsonl and qrels/${split}.tsv`);
+  const tool = values.tool === 'context' ? 'context' : values.tool === 'search' ? 'search' : null;
+  if (!tool) throw new UsageError('--tool must be search or context');
+  const mode = (values.mode ?? 'auto') as RankingSetting;
+  if (!(RANKING_SETTINGS as readonly string[]).includes(mode)) throw new UsageError('--mode must be auto, bm25, vector or hybrid');
+  const limit = values.limit === undefined ? undefined : Math.max(1, Number(values.limit) || 1);
+  const base = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
+  // The embedder as `svc serve` would open it; `none` hides the model directory, `hashing` is for tests.
+  const embedder = values.embedder ?? 'auto';
+  if (!['auto', 'model', 'none', 'hashing'].includes(embedder)) throw new UsageError('--embedder must be auto, model, none or hashing');
+  if (embedder === 'model' && !base.modelDir) throw new UsageError('--embedder model needs SVC_MODEL_DIR');
+  const config: Config = { ...base, crawl: false, ranking: mode, ...(embedder === 'none' ? { modelDir: undefined } : {}) };
+  const services = await createServices(config, {
+    log: createLogger({ level: 'warn' }),
+    ...(embedder === 'hashing' ? { embedder: createHashingEmbedder() } : {}),
+  });
   try {
     const name = corpusName(values.name ?? join(dir, 'corpus.jsonl'));
-    if (index.hostIdsUnder(`${name}.corpus.invalid`).length === 0) {
+    if (services.deps.index.hostIdsUnder(corpusDomain(name)).length === 0) {
       io.stderr.write(`eval: corpus "${name}" is not in the index (run svc ingest --jsonl ${join(dir, 'corpus.jsonl.gz')} first)\n`);
       return 1;
     }
-    const mode = (values.mode ?? (index.embedder ? 'hybrid' : 'bm25')) as 'bm25' | 'vector' | 'hybrid';
-    if (!['bm25', 'vector', 'hybrid'].includes(mode)) throw new UsageError('--mode must be bm25, vector or hybrid');
-    if (mode !== 'bm25' && !index.embedder) {
+    if ((mode === 'vector' || mode === 'hybrid') && !services.deps.index.embedder) {
       io.stderr.write(`eval: --mode ${mode} needs embeddings, and none are available for this index (weights absent?)\n`);
       return 1;
     }
-    const r = await evaluate(index, dir, { mode, name });
+    const r = await evaluate(services, dir, { tool, name, mode, split, ...(limit !== undefined ? { limit } : {}) });
     if (values.json) io.stdout.write(JSON.stringify(r) + '\n');
     else {
-      io.stdout.write(`| dataset | mode | ranking | queries | nDCG@10 | recall@100 | ms/query |\n|---|---|---|---|---|---|---|\n`);
-      io.stdout.write(`| ${r.dataset} | ${r.mode} | ${r.ranking} | ${r.queries} | ${r.ndcg10.toFixed(4)} | ${r.recall100.toFixed(4)} | ${r.msPerQuery.toFixed(1)} |\n`);
+      const pct = (x: number | null) => (x === null ? '–' : `${(100 * x).toFixed(1)} %`);
+      io.stdout.write(
+        `| dataset | tool | mode | ranking | queries | nDCG@10 | ${tool === 'search' ? 'recall@100' : 'recall'} | empty | relevant source | source precision | outside the corpus | p50 ms | p95 ms |\n` +
+          `|---|---|---|---|---|---|---|---|---|---|---|---|---|\n` +
+          `| ${r.dataset} | ${r.tool} | ${r.mode} | ${r.ranking} | ${r.queries} | ${r.ndcg10.toFixed(4)} | ${r.recall.toFixed(4)} | ${pct(r.emptyShare)} | ${pct(r.relevantSourceShare)} | ${pct(r.sourcePrecision)} | ${pct(r.outsideShare)} | ${r.p50Ms.toFixed(1)} | ${r.p95Ms.toFixed(1)} |\n`,
+      );
     }
     return 0;
   } finally {
-    await index.close();
-    await embedder?.close();
+    await services.close();
   }
 }

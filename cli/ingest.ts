@@ -79,7 +79,7 @@ export function corpusPage(doc: CorpusDoc, pageRef: number, name: string, fetche
     pageRef,
     url: corpusUrl(name, doc._id),
     canonicalUrl: null,
-    host: `${name}.corpus.invalid`,
+    host: corpusHost(name, doc._id),
     title: doc.title,
     description: '',
     lang: null,
@@ -97,6 +97,21 @@ export function corpusPage(doc: CorpusDoc, pageRef: number, name: string, fetche
   };
 }
 
+/**
+ * The source identity of a corpus record: its own host name under the corpus' reserved domain
+ * (`<record>.<corpus>.corpus.invalid`, RFC 2606 `.invalid`: never resolvable, never crawled). Every record of a
+ * collection is a separate source, like pages of different sites, so the per-host diversity cap of svc_search and
+ * svc_context never hides a record behind another, and `site:<corpus>.corpus.invalid` still selects the collection.
+ * A record id that is not already a DNS label is replaced by a stable digest of it.
+ */
+export function corpusHost(name: string, id: string): string {
+  const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(id) ? id : `x${createHash('sha256').update(id).digest('hex').slice(0, 24)}`;
+  return `${label}.${corpusDomain(name)}`;
+}
+
+/** The reserved domain of a corpus: every record's host is under it. */
+export const corpusDomain = (name: string) => `${name}.corpus.invalid`;
+
 /** The registry URL of a corpus document. */
 export const corpusUrl = (name: string, id: string) => `corpus:${name}/${encodeURIComponent(id)}`;
 
@@ -110,7 +125,7 @@ export async function pickEmbedder(kind: string, config: Config, io: CliIo): Pro
     io.stderr.write('embedder: no model directory configured (SVC_MODEL_DIR): BM25 only\n');
     return null;
   }
-  const e = await createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads });
+  const e = await createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype });
   if (!e) {
     if (kind === 'model') throw new UsageError('embedding model weights are not available');
     io.stderr.write('embedder: model weights absent or invalid: BM25 only\n');
@@ -167,7 +182,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   try {
     for await (const doc of readCorpus(values.jsonl)) {
       const url = corpusUrl(name, doc._id);
-      const ref = documents.allocate(url, `${name}.corpus.invalid`);
+      const ref = documents.allocate(url, corpusHost(name, doc._id));
       const page = corpusPage(doc, ref, name, fetchedAt);
       batch.push(page);
       n++;

@@ -1,46 +1,93 @@
 /**
- * Worker thread of the real embedder (see embedder.ts): loads the sentence-embedding model from a local folder
- * with remote downloads disabled, then answers `{ id, texts }` messages with mean-pooled, L2-normalised vectors.
+ * The embedding worker (see embedder.ts `EmbeddingHost`): loads sentence-embedding models from local folders with
+ * remote downloads disabled, answers `embed` messages with mean-pooled, L2-normalised vectors, and unloads models.
+ *
+ * Tokenisation is done here rather than by transformers.js' feature-extraction pipeline because the pipeline
+ * truncates at the tokenizer's `model_max_length` (512 in the shipped config) and, when it truncates, drops the
+ * closing `[SEP]`. sentence-transformers encodes all-MiniLM-L6-v2 with a 256-token window that ends in `[SEP]`;
+ * so do we (`maxTokens`), which keeps long passages within 1e-3 of the reference embedding
+ * (shared/data/models/PROVENANCE.md: cosine 0.781 with the pipeline's default on a 756-token text).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { env, pipeline } from '@huggingface/transformers';
+import { parentPort } from 'node:worker_threads';
+import { AutoModel, AutoTokenizer, env, mean_pooling, type Tensor } from '@huggingface/transformers';
 
-interface Init {
+interface Load {
+  op: 'load';
+  id: number;
+  handle: number;
   modelDir: string;
   modelName: string;
   threads: number;
+  dtype: 'q8' | 'fp32';
+  maxTokens: number;
 }
+type Message = Load | { op: 'embed'; id: number; handle: number; texts: string[] } | { op: 'unload'; id: number; handle: number };
 
-const init = workerData as Init;
 const port = parentPort;
 if (!port) throw new Error('embedder-worker must run in a worker thread');
 
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
-env.localModelPath = init.modelDir.endsWith('/') ? init.modelDir : `${init.modelDir}/`;
+// No file cache: transformers.js keys it by "<model name>/<file>", so two model folders with the same model name
+// would be served each other's weights (seen: a corrupt test copy answered for the real model).
+env.useFSCache = false;
+env.useBrowserCache = false;
 
-try {
-  const extractor = await pipeline('feature-extraction', init.modelName, {
-    dtype: 'q8',
+type Embed = (texts: string[]) => Promise<Float32Array[]>;
+const models = new Map<number, { embed: Embed; dispose: () => Promise<unknown> }>();
+
+async function load(m: Load): Promise<number> {
+  env.localModelPath = m.modelDir.endsWith('/') ? m.modelDir : `${m.modelDir}/`;
+  const tokenizer = await AutoTokenizer.from_pretrained(m.modelName);
+  const model = await AutoModel.from_pretrained(m.modelName, {
+    dtype: m.dtype,
     device: 'cpu',
-    session_options: { intraOpNumThreads: init.threads, interOpNumThreads: 1 },
+    session_options: { intraOpNumThreads: m.threads, interOpNumThreads: 1 },
   });
-  const probe = await extractor(['probe'], { pooling: 'mean', normalize: true });
-  const dim = probe.dims[probe.dims.length - 1] ?? 0;
-  port.postMessage({ ready: true, dim });
-  port.on('message', (m: { id: number; texts: string[] }) => {
-    void (async () => {
-      try {
-        const out = await extractor(m.texts, { pooling: 'mean', normalize: true });
-        const data = out.data as Float32Array;
-        const vectors: Float32Array[] = [];
-        for (let i = 0; i < m.texts.length; i++) vectors.push(data.slice(i * dim, (i + 1) * dim));
-        port.postMessage({ id: m.id, ok: true, vectors });
-      } catch (e) {
-        port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
-      }
-    })();
-  });
-} catch (e) {
-  port.postMessage({ ready: false, error: e instanceof Error ? e.message : String(e) });
+  const sepId = BigInt(tokenizer.sep_token_id ?? 102);
+  const embed: Embed = async (texts) => {
+    const enc = tokenizer(texts, { padding: true, truncation: true, max_length: m.maxTokens }) as Record<string, Tensor>;
+    const ids = enc.input_ids!;
+    const mask = enc.attention_mask!;
+    const [rows, cols] = ids.dims as [number, number];
+    // A truncated row is exactly `cols` long and lost its [SEP]: put it back in the last position.
+    const idData = ids.data as BigInt64Array;
+    const maskData = mask.data as BigInt64Array;
+    for (let r = 0; r < rows; r++) {
+      const last = r * cols + cols - 1;
+      if (maskData[last] === 1n && idData[last] !== sepId) idData[last] = sepId;
+    }
+    const out = (await model(enc)) as { last_hidden_state: Tensor };
+    const pooled = mean_pooling(out.last_hidden_state, mask).normalize(2, -1);
+    const dim = pooled.dims[1] ?? 0;
+    const data = pooled.data as Float32Array;
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < rows; i++) vectors.push(data.slice(i * dim, (i + 1) * dim));
+    return vectors;
+  };
+  const probe = await embed(['probe']);
+  models.set(m.handle, { embed, dispose: () => model.dispose() });
+  return probe[0]?.length ?? 0;
 }
+
+// Messages are handled one at a time, in order: inference already uses the model's threads.
+let queue: Promise<unknown> = Promise.resolve();
+port.on('message', (m: Message) => {
+  queue = queue.then(async () => {
+    try {
+      if (m.op === 'load') port.postMessage({ id: m.id, ok: true, dim: await load(m) });
+      else if (m.op === 'embed') {
+        const model = models.get(m.handle);
+        if (!model) throw new Error('model not loaded');
+        port.postMessage({ id: m.id, ok: true, vectors: await model.embed(m.texts) });
+      } else {
+        const model = models.get(m.handle);
+        models.delete(m.handle);
+        await model?.dispose();
+        port.postMessage({ id: m.id, ok: true });
+      }
+    } catch (e) {
+      port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
+    }
+  });
+});

@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 
@@ -34,119 +35,172 @@ export interface EmbedderOptions {
   readonly modelDir: string;
   /** Model folder name. @default "all-MiniLM-L6-v2" */
   readonly modelName?: string;
-  /** ONNX intra-op threads. @default 1 */
+  /** ONNX intra-op threads. @default the machine's cores */
   readonly threads?: number;
   /** Texts per inference call. @default 32 */
   readonly batchSize?: number;
+  /** Weights: `q8` (int8, `model_quantized.onnx`) or `fp32` (`model.onnx`). @default 'q8' */
+  readonly dtype?: EmbedderDtype;
+  /** Token window (the model's own: sentence-transformers encodes all-MiniLM-L6-v2 with 256). @default 256 */
+  readonly maxTokens?: number;
   readonly log?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** The weights file the real embedder loads (quantised int8, `dtype: 'q8'` in transformers.js). */
-export function weightsPath(modelDir: string, modelName = 'all-MiniLM-L6-v2'): string {
-  return join(modelDir, modelName, 'onnx', 'model_quantized.onnx');
+/** Weight precisions the embedder can load (transformers.js `dtype`). */
+export const EMBEDDER_DTYPES = ['q8', 'fp32'] as const;
+export type EmbedderDtype = (typeof EMBEDDER_DTYPES)[number];
+
+const WEIGHTS_FILE: Record<EmbedderDtype, string> = { q8: 'model_quantized.onnx', fp32: 'model.onnx' };
+
+/** The weights file the real embedder loads for `dtype`. */
+export function weightsPath(modelDir: string, modelName = 'all-MiniLM-L6-v2', dtype: EmbedderDtype = 'q8'): string {
+  return join(modelDir, modelName, 'onnx', WEIGHTS_FILE[dtype]);
 }
 
 /**
- * Checks the weights file against the LFS pointer beside it (size and sha256), when the pointer exists.
- * Returns null when the file is usable, or the reason it is not.
+ * Checks the weights file: present, and equal to its line in `onnx/SHA256SUMS` (sha256sum format) when that file
+ * exists. Returns null when the file is usable, or the reason it is not.
  */
-export function checkWeights(modelDir: string, modelName = 'all-MiniLM-L6-v2', opts: { verifyHash?: boolean } = {}): string | null {
-  const file = weightsPath(modelDir, modelName);
+export function checkWeights(
+  modelDir: string,
+  modelName = 'all-MiniLM-L6-v2',
+  opts: { verifyHash?: boolean; dtype?: EmbedderDtype } = {},
+): string | null {
+  const file = weightsPath(modelDir, modelName, opts.dtype ?? 'q8');
   if (!existsSync(file)) return `weights file absent: ${file}`;
-  const pointer = `${file}.lfs-pointer.txt`;
-  if (!existsSync(pointer)) return null;
-  const text = readFileSync(pointer, 'utf8');
-  const size = /size (\d+)/.exec(text)?.[1];
-  const oid = /sha256:([0-9a-f]{64})/.exec(text)?.[1];
-  const st = statSync(file);
-  if (size && st.size !== Number(size)) return `weights file has ${st.size} bytes, pointer says ${size}`;
-  if (oid && opts.verifyHash !== false) {
-    const h = createHash('sha256').update(readFileSync(file)).digest('hex');
-    if (h !== oid) return `weights sha256 ${h} does not match pointer ${oid}`;
-  }
+  if (statSync(file).size === 0) return `weights file is empty: ${file}`;
+  const sums = join(dirname(file), 'SHA256SUMS');
+  if (!existsSync(sums) || opts.verifyHash === false) return null;
+  const name = basename(file);
+  const line = readFileSync(sums, 'utf8')
+    .split(/\r?\n/)
+    .map((l) => /^([0-9a-f]{64})\s+\*?(.+)$/.exec(l.trim()))
+    .find((m) => m?.[2] === name);
+  if (!line) return `${name} is not listed in ${sums}`;
+  const h = createHash('sha256').update(readFileSync(file)).digest('hex');
+  if (h !== line[1]) return `weights sha256 ${h} does not match SHA256SUMS (${line[1]})`;
   return null;
 }
 
-type WorkerReply = { id: number; ok: true; vectors: Float32Array[] } | { id: number; ok: false; error: string } | { ready: true; dim: number } | { ready: false; error: string };
+type HostReply =
+  | { id: number; ok: true; vectors?: Float32Array[]; dim?: number }
+  | { id: number; ok: false; error: string };
 
 /**
- * Starts the real embedder in a worker thread. Resolves to null (with a logged reason) when the weights are
- * absent or do not match their pointer, or when the model fails to load.
+ * The process's embedding host: ONE worker thread that loads models, embeds and unloads them, and lives as long as
+ * the process (unref'd while idle, so it never keeps the process alive). One worker rather than one per embedder
+ * because onnxruntime's native addon registers itself only when its shared library is first opened: after the
+ * worker that opened it exits, another worker in the same process finds it loaded but unregistered ("Module did not
+ * self-register"), and tearing a worker down while the library is held elsewhere was seen to abort the process.
+ */
+class EmbeddingHost {
+  static #instance: EmbeddingHost | null = null;
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: (m: HostReply & { ok: true }) => void; reject: (e: Error) => void }>();
+  #nextId = 1;
+
+  static get(): EmbeddingHost {
+    return (EmbeddingHost.#instance ??= new EmbeddingHost());
+  }
+
+  private constructor() {
+    // The worker is JavaScript once built; from source (tsx) it is TypeScript, and a worker does not inherit the
+    // parent's tsx loader, so a one-line bootstrap registers tsx inside the worker before importing it.
+    const here = new URL('.', import.meta.url);
+    const jsUrl = new URL('embedder-worker.js', here);
+    const tsUrl = new URL('embedder-worker.ts', here);
+    if (!existsSync(jsUrl) && existsSync(tsUrl)) {
+      const api = import.meta.resolve('tsx/esm/api');
+      const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(tsUrl.href)}); })`;
+      this.#worker = new Worker(code, { eval: true });
+    } else {
+      this.#worker = new Worker(jsUrl);
+    }
+    this.#worker.unref();
+    this.#worker.on('message', (m: HostReply) => {
+      const p = this.#pending.get(m.id);
+      if (!p) return;
+      this.#pending.delete(m.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      if (m.ok) p.resolve(m);
+      else p.reject(new Error(m.error));
+    });
+    const fail = (e: unknown) => {
+      for (const p of this.#pending.values()) p.reject(e instanceof Error ? e : new Error(String(e)));
+      this.#pending.clear();
+      EmbeddingHost.#instance = null; // a dead host is replaced at the next use
+    };
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', () => fail(new Error('embedding worker exited')));
+  }
+
+  call(msg: Record<string, unknown>): Promise<HostReply & { ok: true }> {
+    return new Promise((resolve, reject) => {
+      const id = this.#nextId++;
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.ref();
+      this.#worker.postMessage({ ...msg, id });
+    });
+  }
+}
+
+let nextModelHandle = 1;
+
+/**
+ * Loads the real embedder in the process's embedding worker. Resolves to null (with a logged reason) when the
+ * weights are absent or do not match SHA256SUMS, or when the model fails to load.
  */
 export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | null> {
   const modelName = opts.modelName ?? 'all-MiniLM-L6-v2';
-  const problem = checkWeights(opts.modelDir, modelName);
+  const dtype = opts.dtype ?? 'q8';
+  const problem = checkWeights(opts.modelDir, modelName, { dtype });
   if (problem) {
     opts.log?.warn({ reason: problem }, 'embedder unavailable: ranking falls back to BM25');
     return null;
   }
-  const threads = opts.threads ?? 1;
+  const threads = opts.threads ?? availableParallelism();
   const batchSize = opts.batchSize ?? 32;
-  // The worker is JavaScript once built; from source (tsx) it is TypeScript, and a worker does not inherit the
-  // parent's tsx loader, so a one-line bootstrap registers tsx inside the worker before importing it.
-  const here = new URL('.', import.meta.url);
-  const jsUrl = new URL('embedder-worker.js', here);
-  const tsUrl = new URL('embedder-worker.ts', here);
-  const workerData = { modelDir: opts.modelDir, modelName, threads };
-  let worker: Worker;
-  if (!existsSync(jsUrl) && existsSync(tsUrl)) {
-    const api = import.meta.resolve('tsx/esm/api');
-    const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(tsUrl.href)}); })`;
-    worker = new Worker(code, { eval: true, workerData });
-  } else {
-    worker = new Worker(jsUrl, { workerData });
-  }
-  worker.unref();
-  const ready = await new Promise<{ dim: number } | string>((resolve) => {
-    const onMsg = (m: WorkerReply) => {
-      if ('ready' in m) {
-        worker.off('message', onMsg);
-        resolve(m.ready ? { dim: m.dim } : m.error);
-      }
-    };
-    worker.on('message', onMsg);
-    worker.once('error', (e) => resolve(String(e)));
-  });
-  if (typeof ready === 'string') {
-    opts.log?.warn({ reason: ready }, 'embedder failed to load: ranking falls back to BM25');
-    await worker.terminate();
+  const maxTokens = opts.maxTokens ?? 256;
+  const handle = nextModelHandle++;
+  const host = EmbeddingHost.get();
+  let dim: number;
+  try {
+    const r = await host.call({ op: 'load', handle, modelDir: opts.modelDir, modelName, threads, dtype, maxTokens });
+    dim = r.dim ?? 0;
+  } catch (e) {
+    opts.log?.warn({ reason: e instanceof Error ? e.message : String(e) }, 'embedder failed to load: ranking falls back to BM25');
     return null;
   }
-  let nextId = 1;
-  const pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
-  worker.on('message', (m: WorkerReply) => {
-    if (!('id' in m)) return;
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    if (m.ok) p.resolve(m.vectors);
-    else p.reject(new Error(`embedder: ${m.error}`));
-  });
-  worker.on('error', (e) => {
-    for (const p of pending.values()) p.reject(e instanceof Error ? e : new Error(String(e)));
-    pending.clear();
-  });
-  const call = (texts: string[]) =>
-    new Promise<Float32Array[]>((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, texts });
-    }).finally(() => {
-      if (pending.size === 0) worker.unref();
-    });
-  opts.log?.info({ model: modelName, threads, dim: ready.dim }, 'embedder ready');
+  opts.log?.info({ model: modelName, dtype, threads, maxTokens, dim }, 'embedder ready');
+  let closed = false;
   return {
-    dim: ready.dim,
-    modelId: `${modelName}/q8`,
+    dim,
+    // The vector space: model and precision (int8 and fp32 vectors agree to ~0.99 cosine, not exactly).
+    modelId: `${modelName}/${dtype}`,
     kind: 'model',
     async embed(texts) {
-      const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += batchSize) out.push(...(await call(texts.slice(i, i + batchSize).map((t) => t || ' '))));
+      if (closed) throw new Error('embedder: closed');
+      // Batches of similar length waste little on padding: embed in length order, answer in input order.
+      const order = texts.map((t, i) => ({ i, n: t.length })).sort((a, b) => a.n - b.n);
+      const out = new Array<Float32Array>(texts.length);
+      for (let s = 0; s < order.length; s += batchSize) {
+        const part = order.slice(s, s + batchSize);
+        let r: HostReply & { ok: true };
+        try {
+          r = await EmbeddingHost.get().call({ op: 'embed', handle, texts: part.map((p) => texts[p.i] || ' ') });
+        } catch (e) {
+          throw new Error(`embedder: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        part.forEach((p, j) => (out[p.i] = r.vectors![j]!));
+      }
       return out;
     },
     async close() {
-      await worker.terminate();
+      if (closed) return;
+      closed = true;
+      await EmbeddingHost.get()
+        .call({ op: 'unload', handle })
+        .catch(() => undefined);
     },
   };
 }

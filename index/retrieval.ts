@@ -1,14 +1,22 @@
 /**
- * Retrieval: BM25 arm + vector arm, fused by reciprocal rank fusion (RRF), filtered, then grouped into pages with
- * near-duplicate collapse and host diversity.
+ * Retrieval: the one verb behind svc_search, svc_context and svc eval.
+ *
+ * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (LanceDB full-text, then the
+ * title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
+ * strict constraint verified in code on every candidate → reciprocal rank fusion → pages (near-duplicates
+ * collapsed) → host diversity (search) or the relevance floor (context). Tools only shape the response.
+ *
+ * The index is reached through `CandidateSource`, a narrow interface the store implements; nothing here imports the
+ * store's implementation, and the store does not call back into retrieval.
  *
  * Filters run inside LanceDB only as predicates built from numbers and closed sets (host ids the index already
  * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
  * else a user typed is checked in code by the compiled query's predicate.
  */
-import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type TermMode } from './query.js';
+import type { Embedder } from './embedder.js';
+import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type MatchColumn } from './query.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
-import type { PassageHit, PassageIndex, PassageRow, RankingMode } from './store.js';
+import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
 
 /** Freshness windows (how recent the page's modified/published/fetched date must be). */
 export const FRESHNESS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '365d': 365 * 86_400_000 } as const;
@@ -25,15 +33,31 @@ export interface SearchFilters {
   readonly freshness?: Freshness | undefined;
 }
 
+/** What retrieval needs from an index. `PassageIndex` (store.ts) implements it. */
+export interface CandidateSource {
+  /** The embedder whose vectors the index holds (null: no usable vectors). */
+  readonly embedder: Embedder | null;
+  /** Integer ids of every known host equal to `domain` or under it. */
+  hostIdsUnder(domain: string): number[];
+  /** Whether a language value occurs in the index. */
+  hasLang(lang: string): boolean;
+  /** Title-field BM25 of a title (in `lang`) for analysed query terms. */
+  titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number;
+  /** BM25 arm: passages matching `fts`, best first, with their score. */
+  ftsCandidates(fts: NonNullable<CompiledQuery['fts']>, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _score: number })[]>;
+  /** Vector arm: nearest passages by cosine distance. */
+  vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _distance: number })[]>;
+  /** Filter-only scan (queries made of operators only), in storage order. */
+  scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
+  /** Whole rows of the given passages, keyed `page_ref:ordinal`. */
+  passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>>;
+}
+
 export interface RetrievalRequest {
   readonly query: string;
-  /** @default 'all' */
-  readonly termMode?: TermMode;
   /** `auto`: the best the index offers (hybrid when vectors exist). @default 'auto' */
   readonly mode?: 'auto' | 'bm25' | 'vector' | 'hybrid';
   readonly filters?: SearchFilters;
-  /** Candidates each arm returns before fusion. @default 200 (more when code-side filters are present) */
-  readonly candidates?: number;
   /** Reference time for freshness. @default new Date() */
   readonly now?: Date;
 }
@@ -48,6 +72,10 @@ export interface RankedPassage<R extends PassageHit = PassageHit> {
   readonly score: number;
   readonly bm25Rank: number | null;
   readonly vectorRank: number | null;
+  /** BM25 (with the title boost) of the passage, when the BM25 arm found it. */
+  readonly bm25Score: number | null;
+  /** Cosine similarity to the query, when the vector arm found it. */
+  readonly similarity: number | null;
 }
 
 export interface RetrievalResult {
@@ -58,26 +86,44 @@ export interface RetrievalResult {
   readonly embedderUnavailable: boolean;
 }
 
-/** RRF constant (Cormack et al. 2009). */
+/**
+ * RRF constant, k = 60 (Cormack, Clarke & Büttcher 2009, set there once for every collection; not tuned here).
+ * Each arm contributes 1/(k + rank), so a passage both arms rank well beats one ranked first by a single arm.
+ */
 export const RRF_K = 60;
+
+/**
+ * Candidates each arm returns (passages). Fixed, whatever page is asked for, so every page of results comes from
+ * the same ranking (paging never repeats or skips a result). Queries whose code-side checks can reject many
+ * candidates (operators, exclusions, phrases) read deeper lists.
+ */
+export const ARM_DEPTH = 300;
+/**
+ * Least cosine similarity for a vector-arm candidate. Sentence embeddings place unrelated texts near 0 (about
+ * 0–0.15 for all-MiniLM-L6-v2; exactly 0 for the hashing stand-in when no word is shared), so below 0.2 a
+ * "nearest" passage is only the least unrelated one: it is not offered, and a query that matches nothing answers
+ * empty. Set once from that property of the embedding space, not tuned on an evaluation set.
+ */
+export const VECTOR_MIN_SIMILARITY = 0.2;
+export const ARM_DEPTH_SELECTIVE = 1000;
 
 /** Builds the LanceDB predicate from typed values only; `impossible` when a filter can match nothing. */
 export function buildWhere(
-  index: Pick<PassageIndex, 'hostIdsUnder' | 'hasLang'>,
+  index: Pick<CandidateSource, 'hostIdsUnder' | 'hasLang'>,
   compiled: CompiledQuery,
   filters: SearchFilters,
   now: Date,
 ): { where: string | null; impossible: boolean } {
   const parts: string[] = [];
-  const ast = compiled.ast;
-  if (ast.sites.length > 0) {
+  const site = compiled.ast.ops.site;
+  if (site.include.length > 0) {
     const ids = new Set<number>();
-    for (const d of ast.sites) if (d !== null) for (const id of index.hostIdsUnder(d)) ids.add(id);
+    for (const d of site.include) if (typeof d === 'string') for (const id of index.hostIdsUnder(d)) ids.add(id);
     if (ids.size === 0) return { where: null, impossible: true };
     parts.push(`host_id IN (${[...ids].map((n) => String(Math.trunc(n))).join(', ')})`);
   }
   const notIds = new Set<number>();
-  for (const d of ast.notSites) if (d !== null) for (const id of index.hostIdsUnder(d)) notIds.add(id);
+  for (const d of site.exclude) if (typeof d === 'string') for (const id of index.hostIdsUnder(d)) notIds.add(id);
   if (notIds.size > 0) parts.push(`host_id NOT IN (${[...notIds].map((n) => String(Math.trunc(n))).join(', ')})`);
   if (filters.language !== undefined) {
     const l = filters.language.toLowerCase();
@@ -112,104 +158,72 @@ export function buildWhere(
 
 const key = (r: Pick<PassageHit, 'page_ref' | 'ordinal'>) => `${r.page_ref}:${r.ordinal}`;
 
-/** Runs the arms, filters in code, fuses. Passage-level; see `groupPages` for page results. */
-export async function retrieve(index: PassageIndex, req: RetrievalRequest): Promise<RetrievalResult> {
-  const compiled = compileQuery(parseQuery(req.query), { termMode: req.termMode ?? 'all' });
-  const ast = compiled.ast;
-  const wantMode = req.mode ?? 'auto';
-  const embedder = index.embedder;
+/** The ranking mode a request gets from this index. */
+function rankingFor(source: CandidateSource, compiled: CompiledQuery, wantMode: NonNullable<RetrievalRequest['mode']>) {
+  const embedder = source.embedder;
   const hashing = embedder?.kind === 'hashing-stand-in';
-  const embedderUnavailable = (wantMode === 'hybrid' || wantMode === 'vector') && !embedder;
   let useBm25 = wantMode !== 'vector';
   const useVector = !!embedder && wantMode !== 'bm25' && compiled.semanticText.length > 0;
   if (wantMode === 'vector' && !useVector) useBm25 = true; // nothing to embed or no embedder: fall back
-  if (!compiled.fts && !useVector) useBm25 = true;
   const ranking: RankingMode =
     useBm25 && useVector ? (hashing ? 'hybrid-rrf-hashing' : 'hybrid-rrf') : useVector ? (hashing ? 'vector-hashing' : 'vector') : 'bm25';
+  return { useBm25, useVector, ranking, embedderUnavailable: (wantMode === 'hybrid' || wantMode === 'vector') && !embedder };
+}
+
+/**
+ * Ranked passages for a query: both arms, every strict constraint verified on every candidate, fused. Passage
+ * level; `searchPages` and `contextPassages` build on it.
+ */
+export async function retrieve(source: CandidateSource, req: RetrievalRequest): Promise<RetrievalResult> {
+  const compiled = compileQuery(parseQuery(req.query));
+  const ast = compiled.ast;
+  const { useBm25, useVector, ranking, embedderUnavailable } = rankingFor(source, compiled, req.mode ?? 'auto');
   const empty: RetrievalResult = { compiled, ranking, passages: [], embedderUnavailable };
   if (!hasPositiveConstraint(ast)) return empty;
-  const { where, impossible } = buildWhere(index, compiled, req.filters ?? {}, req.now ?? new Date());
+  const { where, impossible } = buildWhere(source, compiled, req.filters ?? {}, req.now ?? new Date());
   if (impossible) return empty;
-  const codeFilters =
-    ast.phrases.length + ast.excludedPhrases.length + ast.excludedWords.length + ast.inUrl.length + ast.notInUrl.length +
-    ast.filetypes.length + ast.notFiletypes.length + ast.inTitle.length + ast.notInTitle.length;
-  const k = Math.max(10, Math.min(5000, req.candidates ?? (codeFilters > 0 ? 1000 : 200)));
-
-  // The two arms run concurrently (LanceDB executes on its own thread pool). `null` from the BM25 arm: a required
-  // word occurs nowhere in the index, so the query matches nothing, whichever arm found candidates.
+  const k = compiled.selective ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
   const extra = compiled.hitColumns;
-  const bm25Arm = async (): Promise<RankedPassage[] | null> => {
-    const out: RankedPassage[] = [];
-    if (!useBm25) return out;
+  // Text to find with, or only operators (e.g. "site:example.org -inurl:archive"): then a filtered scan.
+  const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;
+
+  const bm25Arm = async (): Promise<RankedPassage[]> => {
+    if (!useBm25) return [];
     if (compiled.fts) {
-      const rows = await index.ftsCandidates(compiled.fts, where, k, extra);
-      if (await wordIsMissing(index, compiled, rows)) return null;
-      // Title boost: the title field's BM25, from the index's title statistics (no index call).
-      if (compiled.titleTerms.length > 0) for (const r of rows) r._score += TITLE_BOOST * index.titleScore(compiled.titleTerms, r.title);
+      const rows = (await source.ftsCandidates(compiled.fts, where, k, extra)).filter((r) => compiled.matches(r));
+      const scored = rows.map((r) => {
+        const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r.title, r.lang) : 0;
+        return { r, s: (r._score + title) * compiled.coordination(r) };
+      });
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
-      rows.sort(byScoreThenPosition);
-      for (const r of rows) if (compiled.matches(r, { strictWords: false })) out.push({ row: r, score: r._score, bm25Rank: out.length + 1, vectorRank: null });
-    } else {
-      // Operators only (e.g. "site:example.org -inurl:archive"): a filtered scan, every match scores equally.
-      const rows = (await index.scanCandidates(where, k, extra)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
-      for (const r of rows) if (compiled.matches(r, { strictWords: true })) out.push({ row: r, score: 0, bm25Rank: out.length + 1, vectorRank: null });
+      scored.sort((a, b) => b.s - a.s || a.r.page_ref - b.r.page_ref || a.r.ordinal - b.r.ordinal);
+      return scored.map(({ r, s }, i) => ({ row: r, score: s, bm25Rank: i + 1, vectorRank: null, bm25Score: s, similarity: null }));
     }
-    return out;
+    if (!textless) return []; // words the analyzer drops entirely (stop words only): nothing to match on
+    const rows = (await source.scanCandidates(where, k, extra)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+    return rows.filter((r) => compiled.matches(r)).map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
   };
-  const vectorArm = async () => {
-    if (!useVector || !embedder) return [];
-    const [qv] = await embedder.embed([compiled.semanticText]);
+  const vectorArm = async (): Promise<RankedPassage[]> => {
+    if (!useVector || !source.embedder) return [];
+    const [qv] = await source.embedder.embed([compiled.semanticText]);
     if (!qv) return [];
-    return (await index.vectorCandidates(qv, where, k, extra))
-      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
-      .filter((r) => compiled.matches(r, { strictWords: false }));
+    const rows = (await source.vectorCandidates(qv, where, k, extra))
+      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY && compiled.matches(r))
+      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+    return rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));
   };
-  const [bm25, vecRows] = await Promise.all([bm25Arm(), vectorArm()]);
-  if (bm25 === null || (!useBm25 && compiled.fts && (await wordIsMissing(index, compiled, vecRows)))) return empty;
-  let rows = vecRows;
-  const required = ast.phrases.length + ast.inTitle.length + ((req.termMode ?? 'all') === 'all' ? ast.words.length : 0);
-  if (compiled.fts && required > 0 && rows.length > 0) {
-    // Vector hits must satisfy the same required terms as BM25 hits, judged by the same analyzer (stemming). Hits
-    // the BM25 arm also returned are verified already; the others are checked by re-running the full-text query
-    // restricted to their page_refs (integers only).
-    const seen = new Set(bm25.map((p) => key(p.row)));
-    const unverified = rows.filter((r) => !seen.has(key(r)));
-    if (unverified.length > 0) {
-      const refs = [...new Set(unverified.map((r) => Math.trunc(r.page_ref)))];
-      const restrict = `page_ref IN (${refs.join(', ')})`;
-      const ok = await index.ftsScores(compiled.fts, where ? `(${where}) AND (${restrict})` : restrict, unverified.length * 8 + 50);
-      for (const r of ok) seen.add(key(r));
-    }
-    rows = rows.filter((r) => seen.has(key(r)));
-  }
-  const vec: RankedPassage[] = rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1 }));
+  // The two arms run concurrently (LanceDB executes on its own thread pool, the embedder in a worker).
+  const [bm25, vec] = await Promise.all([bm25Arm(), vectorArm()]);
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
 }
 
 /**
- * Whether a required word occurs nowhere in the index (see `CompiledQuery.unseenWords`). A word visible in any
- * candidate's title is in the index; for the others the first candidate's text is read, and only the words still
- * not visible are probed. Usually the titles settle it without an index call.
- */
-async function wordIsMissing(index: Pick<PassageIndex, 'ftsScores' | 'passageText'>, compiled: CompiledQuery, hits: readonly PassageHit[]): Promise<boolean> {
-  const first = hits[0];
-  if (!first) return false;
-  const titles = hits.map((h) => h.title).join(' \u0000 ');
-  if (compiled.unseenWords(titles).length === 0) return false;
-  const text = first.text ?? (await index.passageText(first))?.text ?? '';
-  const unseen = compiled.unseenWords(`${titles} \u0000 ${text}`);
-  if (unseen.length === 0) return false;
-  const found = await Promise.all(unseen.map((w) => index.ftsScores(compiled.wordProbe(w), null, 1)));
-  return found.some((r) => r.length === 0);
-}
-
-/**
  * The whole rows of `passages` (same order). A passage whose page was replaced or removed since it was found
  * (its row is gone or its content hash changed) is left out: a response never mixes two versions of a page.
  */
-export async function hydrate(index: Pick<PassageIndex, 'passageRows'>, passages: readonly RankedPassage[]): Promise<RankedPassage<PassageRow>[]> {
+export async function hydrate(index: Pick<CandidateSource, 'passageRows'>, passages: readonly RankedPassage[]): Promise<RankedPassage<PassageRow>[]> {
   const rows = await index.passageRows(passages.map((p) => p.row));
   const out: RankedPassage<PassageRow>[] = [];
   for (const p of passages) {
@@ -219,40 +233,16 @@ export async function hydrate(index: Pick<PassageIndex, 'passageRows'>, passages
   return out;
 }
 
-/** Best BM25 score first; ties by page_ref then ordinal, so equal scores always rank the same way. */
-function byScoreThenPosition(a: PassageHit & { _score: number }, b: PassageHit & { _score: number }): number {
-  return b._score - a._score || a.page_ref - b.page_ref || a.ordinal - b.ordinal;
-}
-
 /** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
-  const acc = new Map<string, { row: PassageHit; score: number; bm25Rank: number | null; vectorRank: number | null }>();
-  a.forEach((p, i) => acc.set(key(p.row), { row: p.row, score: 1 / (k + i + 1), bm25Rank: i + 1, vectorRank: null }));
+  const acc = new Map<string, RankedPassage & { score: number }>();
+  a.forEach((p, i) => acc.set(key(p.row), { ...p, score: 1 / (k + i + 1), bm25Rank: i + 1 }));
   b.forEach((p, i) => {
     const cur = acc.get(key(p.row));
-    if (cur) {
-      cur.score += 1 / (k + i + 1);
-      cur.vectorRank = i + 1;
-    } else acc.set(key(p.row), { row: p.row, score: 1 / (k + i + 1), bm25Rank: null, vectorRank: i + 1 });
+    if (cur) acc.set(key(p.row), { ...cur, score: cur.score + 1 / (k + i + 1), vectorRank: i + 1, similarity: p.similarity });
+    else acc.set(key(p.row), { ...p, score: 1 / (k + i + 1), vectorRank: i + 1 });
   });
   return [...acc.values()].sort((x, y) => y.score - x.score || x.row.page_ref - y.row.page_ref || x.row.ordinal - y.row.ordinal);
-}
-
-/**
- * `hydrate` for page results: the whole rows of each page's first `perPage` passages. A page whose best passage is
- * gone or changed since retrieval is left out.
- */
-export async function hydratePages(index: Pick<PassageIndex, 'passageRows'>, pages: readonly PageHit[], perPage = 8): Promise<PageHit<PassageRow>[]> {
-  const full = await hydrate(index, pages.flatMap((p) => p.passages.slice(0, perPage)));
-  const byKey = new Map(full.map((p) => [key(p.row), p]));
-  const out: PageHit<PassageRow>[] = [];
-  for (const page of pages) {
-    const best = byKey.get(key(page.best.row));
-    if (!best) continue;
-    const passages = page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []);
-    out.push({ best, passages });
-  }
-  return out;
 }
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
@@ -293,6 +283,26 @@ export function groupPages<R extends PassageHit>(passages: readonly RankedPassag
 }
 
 /**
+ * `hydrate` for page results: the whole rows of each page's first `perPage` passages. A page whose best passage is
+ * gone or changed since retrieval is left out.
+ */
+export async function hydratePages(index: Pick<CandidateSource, 'passageRows'>, pages: readonly PageHit[], perPage = 8): Promise<PageHit<PassageRow>[]> {
+  const full = await hydrate(index, pages.flatMap((p) => p.passages.slice(0, perPage)));
+  const byKey = new Map(full.map((p) => [key(p.row), p]));
+  const out: PageHit<PassageRow>[] = [];
+  for (const page of pages) {
+    const best = byKey.get(key(page.best.row));
+    if (!best) continue;
+    const passages = page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []);
+    out.push({ best, passages });
+  }
+  return out;
+}
+
+/** Results of one host a result page holds at most (a positive site: query is exempt). */
+export const PER_HOST = 2;
+
+/**
  * Host diversity: a result page holds at most `perHost` results of one host (a positive site: query is exempt).
  * Results over the cap move to later pages rather than vanish. Earlier pages (before `offset`) are consumed the
  * same way, so paging is stable. Returns the requested window and, for it, how many results of each host were
@@ -302,7 +312,7 @@ export function diversify<T extends { host: string }>(
   ranked: readonly T[],
   opts: { limit: number; offset: number; perHost?: number; exempt: boolean },
 ): { window: T[]; collapsedPerHost: Record<string, number> } {
-  const perHost = opts.perHost ?? 2;
+  const perHost = opts.perHost ?? PER_HOST;
   if (opts.exempt) return { window: ranked.slice(opts.offset, opts.offset + opts.limit), collapsedPerHost: {} };
   let queue = [...ranked];
   const takeBlock = (size: number): { block: T[]; skipped: Record<string, number> } => {
@@ -336,4 +346,76 @@ export function diversify<T extends { host: string }>(
   if (consumed < opts.offset) return { window: [], collapsedPerHost: {} };
   const { block, skipped } = takeBlock(opts.limit);
   return { window: block, collapsedPerHost: skipped };
+}
+
+/** What `searchPages` answers. */
+export interface SearchPagesResult {
+  readonly compiled: CompiledQuery;
+  readonly ranking: RankingMode;
+  readonly embedderUnavailable: boolean;
+  /** The requested window of page results, whole rows read. */
+  readonly pages: PageHit<PassageRow>[];
+  readonly collapsedPerHost: Record<string, number>;
+  readonly duplicates: number;
+}
+
+/** svc_search's retrieval: page results, near-duplicates collapsed, host-diverse, the requested window hydrated. */
+export async function searchPages(
+  source: CandidateSource,
+  req: RetrievalRequest & { readonly limit: number; readonly offset: number },
+): Promise<SearchPagesResult> {
+  const res = await retrieve(source, req);
+  const { pages, duplicates } = groupPages(res.passages, { collapseNearDuplicates: true });
+  const ranked = pages.map((p) => ({ host: p.best.row.host, hit: p }));
+  const { window, collapsedPerHost } = diversify(ranked, { limit: req.limit, offset: req.offset, exempt: res.compiled.hasPositiveSite });
+  const full = await hydratePages(source, window.map((w) => w.hit));
+  return { compiled: res.compiled, ranking: res.ranking, embedderUnavailable: res.embedderUnavailable, pages: full, collapsedPerHost, duplicates };
+}
+
+/**
+ * The relevance floor of svc_context, relative to the best candidate: a page is offered only when its best passage
+ * reaches at least `RELEVANCE_FLOOR_BM25` of the best BM25 score, or `RELEVANCE_FLOOR_SIMILARITY` of the
+ * best cosine similarity, among the candidates. The two differ because the scales do: BM25 is a sum over shared
+ * terms (a passage sharing one term of a five-term question scores a small fraction of one sharing all five), while
+ * sentence-embedding cosines are compressed (unrelated passages still score a sizeable fraction of the best).
+ * Set once from these properties, not tuned on an evaluation set.
+ */
+export const RELEVANCE_FLOOR_BM25 = 0.4;
+export const RELEVANCE_FLOOR_SIMILARITY = 0.8;
+
+/** What `contextPassages` answers. */
+export interface ContextPassagesResult {
+  readonly compiled: CompiledQuery;
+  readonly ranking: RankingMode;
+  readonly embedderUnavailable: boolean;
+  /** Candidate passages of the pages above the floor, best first, whole rows read, near-duplicates collapsed. */
+  readonly passages: RankedPassage<PassageRow>[];
+  /** Pages left out by the relevance floor. */
+  readonly belowFloor: number;
+}
+
+/** svc_context's retrieval: passages of relevant pages (relevance floor applied), best first, hydrated. */
+export async function contextPassages(source: CandidateSource, req: RetrievalRequest & { readonly maxPassages: number }): Promise<ContextPassagesResult> {
+  const res = await retrieve(source, req);
+  const { pages } = groupPages(res.passages, { collapseNearDuplicates: true });
+  const bestOf = (f: (p: RankedPassage) => number | null) =>
+    Math.max(0, ...pages.flatMap((pg) => pg.passages.map(f)).filter((x): x is number => x !== null));
+  const bestBm25 = bestOf((p) => p.bm25Score);
+  const bestSim = bestOf((p) => p.similarity);
+  const relevant = (pg: PageHit): boolean => {
+    // Operators-only queries (no text) have nothing to be relevant to beyond the operators: every match stays.
+    if (bestBm25 <= 0 && bestSim <= 0) return true;
+    return pg.passages.some(
+      (p) => (p.bm25Score !== null && bestBm25 > 0 && p.bm25Score >= RELEVANCE_FLOOR_BM25 * bestBm25) || (p.similarity !== null && bestSim > 0 && p.similarity >= RELEVANCE_FLOOR_SIMILARITY * bestSim),
+    );
+  };
+  const kept = new Set(pages.filter(relevant).map((p) => p.best.row.page_ref));
+  const usable = res.passages.filter((p) => kept.has(p.row.page_ref)).slice(0, req.maxPassages);
+  return {
+    compiled: res.compiled,
+    ranking: res.ranking,
+    embedderUnavailable: res.embedderUnavailable,
+    passages: await hydrate(source, usable),
+    belowFloor: pages.length - kept.size,
+  };
 }

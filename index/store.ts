@@ -26,23 +26,34 @@ import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
-import { INDEX_MAX_TOKEN_LENGTH, SEARCH_COLUMN, type MatchColumn } from './query.js';
+import { analyzerLang, indexText, MAX_TERM_LENGTH } from './analyzer.js';
+import { SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
-import { retrieve, type RetrievalRequest, type RetrievalResult } from './retrieval.js';
 import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
 
 /**
- * FTS analyzer. Chosen for a general (English + French) web index, not tuned to a benchmark: see docs/bench-index.md.
+ * FTS index options. The text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
+ * and stemming), so the index only splits on white space: what it matches and what retrieval verifies in code are
+ * the same terms by construction.
  *
- * `withPosition: false` on purpose: with positions, LanceDB 0.37 (lance 8.0; seen before the pin moved to 0.31, not re-tried since) fails to compact a table whose FTS
- * index has an unindexed tail ("Max offset … exceeds length of values", lance-format/lance#7653) — and on a 2-core
- * machine the failure shows up as a deadlocked `optimize()` that never settles. Exact phrases are therefore
- * matched as "all words" by the index and checked for order and adjacency in code (query.ts `matches`).
+ * `withPosition: false`: phrases are matched as "all words" by the index and checked for order and adjacency in code
+ * (query.ts `matches`); positions were seen to break compaction in LanceDB 0.37 (lance-format/lance#7653).
  */
 export const FTS_OPTIONS = {
+  withPosition: false,
+  baseTokenizer: 'whitespace',
+  lowercase: false,
+  asciiFolding: false,
+  stem: false,
+  removeStopWords: false,
+  maxTokenLength: MAX_TERM_LENGTH + 1,
+} as const;
+
+/** Options of the image alt-text index (raw text, analysed by LanceDB's English analyzer). */
+const IMAGE_FTS_OPTIONS = {
   withPosition: false,
   baseTokenizer: 'simple',
   lowercase: true,
@@ -50,8 +61,13 @@ export const FTS_OPTIONS = {
   stem: true,
   removeStopWords: true,
   language: 'English',
-  maxTokenLength: INDEX_MAX_TOKEN_LENGTH,
 } as const;
+
+/**
+ * Version of the text analysis stored in `search_text`. An index written with an older analysis (LanceDB's own
+ * English analyzer over raw text: version 1) is re-analysed from its stored text when opened.
+ */
+const ANALYSIS_VERSION = 2;
 
 /** A stored passage row (the fields search reads). */
 export interface PassageRow {
@@ -155,14 +171,14 @@ const PASSAGE_ROW_COLUMNS = [
  * near-duplicates, cap hosts and apply the snippet policy. Every column read costs a random access per candidate,
  * so the rest of the row is read only for the passages a response uses (`passageRows`, via `hydrate`).
  */
-export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash', 'title'] as const satisfies readonly (keyof PassageRow)[];
+export const HIT_COLUMNS = ['page_ref', 'ordinal', 'host', 'group_key', 'content_hash', 'title', 'lang'] as const satisfies readonly (keyof PassageRow)[];
 
 /**
  * A candidate passage: the hit columns, the optional ones the query's code checks read, and LanceDB's row id (a
  * fast path back to the whole row while the table is not compacted in between).
  */
 export type PassageHit = Pick<PassageRow, (typeof HIT_COLUMNS)[number]> &
-  Partial<Pick<PassageRow, MatchColumn>> & { readonly _rowid?: bigint };
+  Partial<Pick<PassageRow, Exclude<MatchColumn, 'search_text'>>> & { readonly search_text?: string; readonly _rowid?: bigint };
 
 /** How a passage is found again: its key, and the row id it was read with (when it was). */
 export interface PassageKey {
@@ -263,6 +279,8 @@ interface IndexMeta {
   /** Vector space of the `vector` column, or null when the table has none. */
   vectorModelId: string | null;
   vectorDim: number | null;
+  /** Analysis of `search_text` (absent: version 1). */
+  analysis?: number;
 }
 
 /** Languages are stored as a lower-case primary subtag so they can be compared as closed-set literals. */
@@ -357,7 +375,7 @@ export class PassageIndex implements PageSink {
       // of one nullable column, no rewrite of the rows.
       if (!(await passages.schema()).fields.some((f) => f.name === 'page_no')) await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
     } else {
-      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null };
+      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, analysis: ANALYSIS_VERSION };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
       writeFileSync(metaFile, JSON.stringify(meta));
     }
@@ -379,20 +397,50 @@ export class PassageIndex implements PageSink {
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
     });
+    if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
+      await idx.#reanalyse();
+      meta.analysis = ANALYSIS_VERSION;
+      writeFileSync(metaFile, JSON.stringify(meta));
+    }
     await idx.#loadState();
     return idx;
   }
 
+  /**
+   * Rewrites `search_text` of every passage with the current analysis (from its stored title, text and language) and
+   * rebuilds the full-text index. Runs once, when an index written by an older version is opened; pages are
+   * rewritten in slices of page_refs, each slice one merge-insert commit (a page is never half-rewritten).
+   */
+  async #reanalyse(): Promise<void> {
+    const total = await this.#passages.countRows();
+    this.#log?.info({ passages: total }, 'index: re-analysing search_text (new text analysis)');
+    if (total > 0) {
+      const refs = ((await this.#pages.query().select(['page_ref']).toArray()) as { page_ref: number }[]).map((r) => r.page_ref).sort((a, b) => a - b);
+      const schema = await this.#passages.schema();
+      for (let i = 0; i < refs.length; i += 2000) {
+        const slice = refs.slice(i, i + 2000);
+        const rows = plainRows<Record<string, unknown>>(await this.#passages.query().where(`page_ref IN (${slice.join(', ')})`).toArray());
+        if (rows.length === 0) continue;
+        for (const r of rows) {
+          r.search_text = indexText(String(r.title ?? ''), String(r.text ?? ''), analyzerLang(r.lang as string | null));
+          if (r.vector && !Array.isArray(r.vector)) r.vector = Array.from(r.vector as Iterable<number>);
+        }
+        await this.#passages.mergeInsert(['page_ref', 'ordinal']).whenMatchedUpdateAll().execute(this.#arrowRows(rows, schema));
+      }
+      await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+    }
+  }
+
   async #loadState(): Promise<void> {
     const rows = (await this.#pages.query().select(['host', 'host_id', 'lang', 'title']).toArray()) as { host: string; host_id: number; lang: string | null; title: string }[];
-    this.#titleStats = await TitleStats.build(rows.map((r) => r.title));
+    this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
     for (const r of rows) {
       this.#hostIds.set(r.host, r.host_id);
       this.#nextHostId = Math.max(this.#nextHostId, r.host_id + 1);
       if (r.lang) this.#langs.add(r.lang);
     }
     const idx = await this.#passages.listIndices();
-    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN)) && idx.some((i) => i.columns.includes('title'));
+    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
     if (this.#ftsReady) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
@@ -479,7 +527,7 @@ export class PassageIndex implements PageSink {
           page_ref: p.pageRef,
           ordinal: s.ordinal,
           text: s.text,
-          search_text: p.title ? `${p.title}\n${s.text}` : s.text,
+          search_text: indexText(p.title, s.text, analyzerLang(lang)),
           snippet_text: s.snippetText,
           heading_path: JSON.stringify(s.headingPath),
           page_no: s.page ?? null,
@@ -545,7 +593,7 @@ export class PassageIndex implements PageSink {
       }
       endWrite();
       for (const r of pageRows) if (typeof r.lang === 'string') this.#langs.add(r.lang);
-      for (const p of list) this.#titleStats.add(p.title);
+      for (const p of list) this.#titleStats.add(p.title, normaliseLang(p.lang));
       await this.#afterWrite(list.length);
     });
   }
@@ -579,7 +627,7 @@ export class PassageIndex implements PageSink {
   async #afterWrite(n: number): Promise<void> {
     if (!this.#ftsReady) await this.#ensureFts();
     if (!this.#imageFtsReady && (await this.#images.countRows()) > 0) {
-      await this.#images.createIndex('alt', { config: Index.fts(FTS_OPTIONS), replace: true });
+      await this.#images.createIndex('alt', { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
       this.#imageFtsReady = true;
     }
     this.#writes += n;
@@ -608,7 +656,6 @@ export class PassageIndex implements PageSink {
   async #ensureFts(): Promise<void> {
     if ((await this.#passages.countRows()) === 0) return;
     await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
-    await this.#passages.createIndex('title', { config: Index.fts(FTS_OPTIONS), replace: true });
     this.#ftsReady = true;
     await this.#ensureKeyIndexes();
   }
@@ -661,16 +708,16 @@ export class PassageIndex implements PageSink {
   /** Recounts the title statistics from the stored titles (see title-stats.ts); readers keep the old ones meanwhile. */
   async #rebuildTitleStats(): Promise<void> {
     try {
-      const rows = (await this.#pages.query().select(['title']).toArray()) as { title: string }[];
-      this.#titleStats = await TitleStats.build(rows.map((r) => r.title));
+      const rows = (await this.#pages.query().select(['title', 'lang']).toArray()) as { title: string; lang: string | null }[];
+      this.#titleStats = await TitleStats.build(rows);
     } catch (err) {
       this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'title statistics rebuild failed');
     }
   }
 
-  /** BM25 of a title for query terms (`titleTerms`), from the title statistics: the BM25 arm's title boost. */
-  titleScore(queryTerms: readonly string[], title: string): number {
-    return this.#titleStats.score(queryTerms, title);
+  /** BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost. */
+  titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
+    return this.#titleStats.score(queryTerms, title, lang);
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
@@ -741,14 +788,6 @@ export class PassageIndex implements PageSink {
     return plainRows<PassageHit & { _score: number }>(await q.toArray());
   }
 
-  /** Keys and scores only (no row payload): passages matching `fts`, best first. */
-  async ftsScores(fts: FullTextQuery, where: string | null, k: number): Promise<{ page_ref: number; ordinal: number; _score: number }[]> {
-    if (!this.#ftsReady) return [];
-    let q = this.#passages.query().fullTextSearch(fts).select(['page_ref', 'ordinal', '_score']).limit(k);
-    if (where) q = q.where(where);
-    return (await q.toArray()) as { page_ref: number; ordinal: number; _score: number }[];
-  }
-
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
   async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
@@ -763,12 +802,6 @@ export class PassageIndex implements PageSink {
     let q = this.#passages.query().select(hitColumns(extra)).withRowId().limit(k);
     if (where) q = q.where(where);
     return plainRows<PassageHit>(await q.toArray());
-  }
-
-  /** Text and title of one passage (see `passageRows`); null when it is gone. */
-  async passageText(hit: PassageKey): Promise<{ text: string; title: string } | null> {
-    const rows = await this.#readPassages<PassageKey & { text: string; title: string }>([hit], ['page_ref', 'ordinal', 'text', 'title']);
-    return rows.get(`${hit.page_ref}:${hit.ordinal}`) ?? null;
   }
 
   /**
@@ -799,11 +832,6 @@ export class PassageIndex implements PageSink {
     const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
     keep(plainRows<T>(await this.#passages.query().where(where).select([...columns]).toArray()));
     return out;
-  }
-
-  /** Ranked passages for a query (see retrieval.ts). */
-  search(req: RetrievalRequest): Promise<RetrievalResult> {
-    return retrieve(this, req);
   }
 
   /** The best ranking mode available now. */

@@ -5,18 +5,27 @@
  * many titles there are and their mean length. Scoring a candidate then needs only its title, so the title boost
  * costs no index call (a restricted title query in LanceDB was ≈ 7–15 ms of a 1M-passage search).
  *
- * Terms are our own analysis (`titleTerms`: the index's tokenizer and stop words, light stemming), the same for
- * statistics and queries, so the score is self-consistent even where it differs from LanceDB's stemmer.
+ * Terms are the index's own analysis (analyzer.ts), in each page's language, the same for statistics, candidates
+ * and queries.
  *
  * Upkeep is approximate by design: every written page adds its title, a replaced or removed page subtracts
  * nothing, and the owner rebuilds from the stored titles once the writes since the last build exceed a fifth of
  * the titles (amortised O(1) per write; the rebuild yields to the event loop as it counts). IDF drifts slowly, and only within that bound.
  */
-import { titleTerms } from './query.js';
+import { analyze, analyzerLang } from './analyzer.js';
+
+/** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
+const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
 
 /** BM25 parameters (the same defaults as LanceDB's full-text index). */
 const K1 = 1.2;
 const B = 0.75;
+
+/** A page title and its language. */
+export interface TitleInput {
+  readonly title: string;
+  readonly lang: string | null;
+}
 
 export class TitleStats {
   readonly #df = new Map<string, number>();
@@ -26,9 +35,9 @@ export class TitleStats {
   #added = 0;
 
   /** Statistics of a set of titles (a full build). */
-  static of(titles: Iterable<string>): TitleStats {
+  static of(titles: Iterable<TitleInput>): TitleStats {
     const s = new TitleStats();
-    for (const t of titles) s.add(t);
+    for (const t of titles) s.add(t.title, t.lang);
     s.#added = 0;
     return s;
   }
@@ -37,10 +46,10 @@ export class TitleStats {
    * The same full build in slices, yielding to the event loop between them: counting is ≈ 10 µs per title (2.2 s
    * for 222k titles), which must not stall a serving process.
    */
-  static async build(titles: readonly string[], slice = 5000): Promise<TitleStats> {
+  static async build(titles: readonly TitleInput[], slice = 5000): Promise<TitleStats> {
     const s = new TitleStats();
     for (let i = 0; i < titles.length; i += slice) {
-      for (const t of titles.slice(i, i + slice)) s.add(t);
+      for (const t of titles.slice(i, i + slice)) s.add(t.title, t.lang);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     s.#added = 0;
@@ -48,8 +57,8 @@ export class TitleStats {
   }
 
   /** Counts one more title. */
-  add(title: string): void {
-    const terms = titleTerms(title);
+  add(title: string, lang: string | null | undefined): void {
+    const terms = titleTerms(title, lang);
     this.#titles++;
     this.#terms += terms.length;
     this.#added++;
@@ -66,10 +75,10 @@ export class TitleStats {
     return this.#titles;
   }
 
-  /** BM25 of `title` for the query terms (`titleTerms` of the query; duplicates count once). */
-  score(queryTerms: readonly string[], title: string): number {
+  /** BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). */
+  score(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const terms = titleTerms(title);
+    const terms = titleTerms(title, lang);
     if (terms.length === 0) return 0;
     const tf = new Map<string, number>();
     for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);

@@ -12,6 +12,7 @@ import { z } from 'zod';
  * - truncated_passage: a passage was cut. snippet_restricted: nosnippet / max-snippet limited what is shown.
  * - embedder_unavailable: no embedding model, ranking fell back to BM25.
  * - query_ignored_terms: some operator values could not be used (e.g. a site: value that is not a host name).
+ * - low_relevance_omitted: matching sources were left out of a context as far less relevant than the best one.
  */
 export const warningCodes = [
   'no_results',
@@ -22,6 +23,7 @@ export const warningCodes = [
   'snippet_restricted',
   'embedder_unavailable',
   'query_ignored_terms',
+  'low_relevance_omitted',
 ] as const;
 
 /** One of {@link warningCodes}. */

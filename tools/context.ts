@@ -4,9 +4,10 @@
  */
 import { z } from 'zod';
 import { packContext, type PackCandidate } from '../index/context-packer.js';
-import { FRESHNESS_WINDOWS, groupPages, hydrate, type Freshness, type RetrievalResult } from '../index/retrieval.js';
+import { QUERY_RULE } from '../index/query.js';
+import { contextPassages, FRESHNESS_WINDOWS, RELEVANCE_FLOOR_BM25, RELEVANCE_FLOOR_SIMILARITY, type Freshness, type RankedPassage } from '../index/retrieval.js';
 import { PROVINCES, SOURCE_TYPE_FILTERS, type Province } from '../index/source-type.js';
-import type { PassageIndex } from '../index/store.js';
+import type { PassageRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
 import { CONTENT_TRUST, countrySchema, datesSchema, languageSchema, operatorWarnings, rankingSchema } from './search.js';
@@ -26,10 +27,7 @@ const input = z.object({
     .string()
     .min(1)
     .max(300)
-    .describe(
-      'What the context is for, 1–300 characters; a question or keywords. Understands the svc_search operators ' +
-        '("phrase", -word, intitle:, site:, inurl:, filetype:).',
-    ),
+    .describe(`What the context is for, 1–300 characters: a question or keywords. ${QUERY_RULE}`),
   max_tokens: z
     .number()
     .int()
@@ -79,7 +77,7 @@ const output = z.object({
       hosts: z.number().int().describe('Distinct hosts among them.'),
     })
     .describe('How much the context covers.'),
-  warnings: z.array(warningSchema).describe('Typed warnings: budget_exhausted, no_results, stale_sources, instruction_like_text, truncated_passage, snippet_restricted, …'),
+  warnings: z.array(warningSchema).describe('Typed warnings: budget_exhausted, no_results, low_relevance_omitted, stale_sources, instruction_like_text, truncated_passage, snippet_restricted, …'),
   tokens_estimated: z.number().int().describe('Estimated tokens of the context (passages plus source and cite overhead); never above token_budget.'),
   token_budget: z.number().int().describe('The requested max_tokens.'),
   ranking: rankingSchema,
@@ -93,16 +91,11 @@ function clip(text: string, n: number): string {
   return (sp >= n * 0.6 ? cut.slice(0, sp) : cut).trimEnd();
 }
 
-/** Turns ranked passages into packer candidates, applying snippet rules and near-duplicate collapse. */
-export async function toCandidates(index: Pick<PassageIndex, 'passageRows'>, res: RetrievalResult, warnings: Warning[]): Promise<PackCandidate[]> {
-  const { pages } = groupPages(res.passages, { collapseNearDuplicates: true });
-  const keep = new Set(pages.map((p) => p.best.row.page_ref));
+/** Turns ranked passages (whole rows) into packer candidates, applying snippet rules. */
+export function toCandidates(passages: readonly RankedPassage<PassageRow>[], warnings: Warning[]): PackCandidate[] {
   const restricted = new Set<string>();
-  // Whole rows are read only for the passages that can be packed (with spares for the ones the snippet policy or
-  // an empty quotable text leaves out).
-  const usable = res.passages.filter((p) => keep.has(p.row.page_ref)).slice(0, CANDIDATE_PASSAGES + 16);
   const out: PackCandidate[] = [];
-  for (const p of await hydrate(index, usable)) {
+  for (const p of passages) {
     const r = p.row;
     if (r.nosnippet) {
       restricted.add(r.url);
@@ -135,13 +128,6 @@ export async function toCandidates(index: Pick<PassageIndex, 'passageRows'>, res
   return out;
 }
 
-/** Retrieval for context: all terms must match; if nothing does, bare words fall back to any-term ranking. */
-export async function retrieveForContext(index: PassageIndex, query: string, filters: Parameters<PassageIndex['search']>[0]['filters'], now: Date): Promise<RetrievalResult> {
-  const strict = await index.search({ query, termMode: 'all', filters, now });
-  if (strict.passages.length > 0 || strict.compiled.ast.words.length < 2) return strict;
-  return index.search({ query, termMode: 'any', filters, now });
-}
-
 export const contextTool = defineTool({
   name: 'svc_context',
   title: 'Agent context',
@@ -158,10 +144,9 @@ export const contextTool = defineTool({
   rest: [{ method: 'POST', path: '/context', source: 'body', summary: 'Agent context within a token budget' }],
   async run(args, ctx) {
     const now = ctx.deps.now();
-    const res = await retrieveForContext(
-      ctx.deps.index,
-      args.query,
-      {
+    const res = await contextPassages(ctx.deps.index, {
+      query: args.query,
+      filters: {
         language: args.language?.toLowerCase().split('-')[0],
         country: args.country?.toLowerCase(),
         province: args.province,
@@ -169,9 +154,20 @@ export const contextTool = defineTool({
         freshness: args.freshness,
       },
       now,
-    );
-    const warnings: Warning[] = operatorWarnings(res.compiled.ast);
-    const candidates = await toCandidates(ctx.deps.index, res, warnings);
+      mode: ctx.deps.config.ranking,
+      // Whole rows are read only for passages that can be packed, with spares for the ones the snippet policy or an
+      // empty quotable text leaves out.
+      maxPassages: CANDIDATE_PASSAGES + 16,
+    });
+    const warnings: Warning[] = operatorWarnings(res.compiled);
+    if (res.belowFloor > 0)
+      warnings.push(
+        makeWarning(
+          'low_relevance_omitted',
+          `${res.belowFloor} matching source(s) were left out as much less relevant than the best one (below ${RELEVANCE_FLOOR_BM25 * 100} % of its keyword score and ${RELEVANCE_FLOOR_SIMILARITY * 100} % of its semantic similarity).`,
+        ),
+      );
+    const candidates = toCandidates(res.passages, warnings);
     const packed = packContext(candidates, { maxTokens: args.max_tokens, maxSources: args.max_sources, now });
     warnings.push(...packed.warnings);
     return {

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { looksLikeInstructions } from '../index/instruction-guard.js';
-import { diversify, groupPages, hydratePages, type PageHit } from '../index/retrieval.js';
+import { QUERY_RULE, type QueryAst } from '../index/query.js';
+import { PER_HOST, searchPages, type PageHit } from '../index/retrieval.js';
 import { buildExcerpt } from '../index/snippets.js';
 import type { PassageRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
@@ -46,11 +47,7 @@ const input = z.object({
     .string()
     .min(1)
     .max(300)
-    .describe(
-      'Search query, 1–300 characters. Operators: "exact phrase", -word or --word (exclude), intitle:"phrase", ' +
-        'site:domain (host and its subdomains), inurl:text, filetype:ext; prefix an operator with - to exclude it. ' +
-        'Several positive site: or filetype: are alternatives; all other terms must match.',
-    ),
+    .describe(`Search query, 1–300 characters: a question or keywords. ${QUERY_RULE}`),
   limit: z.number().int().min(1).max(20).default(10).describe('Results per page, 1–20. Default 10.'),
   offset: z.number().int().min(0).max(90).default(0).describe('Results to skip (paging), 0–90. Default 0.'),
   country: countrySchema.optional(),
@@ -91,7 +88,7 @@ const resultSchema = z.object({
 });
 
 const output = z.object({
-  results: z.array(resultSchema).describe('Ranked results, at most 2 per host per page unless the query has a positive site:.'),
+  results: z.array(resultSchema).describe(`Ranked results, at most ${PER_HOST} per host per page unless the query has a positive site:.`),
   ranking: rankingSchema,
   limit: z.number().int().describe('The page size used.'),
   offset: z.number().int().describe('The offset used.'),
@@ -144,14 +141,15 @@ export function toResult(hit: PageHit<PassageRow>, terms: readonly string[], war
 }
 
 /** Warnings for operator values that could not be understood (they match nothing or are ignored). */
-export function operatorWarnings(ast: { sites: readonly (string | null)[]; notSites: readonly (string | null)[]; filetypes: readonly (string | null)[]; notFiletypes: readonly (string | null)[] }): Warning[] {
-  const bad = [...ast.sites, ...ast.filetypes].filter((v) => v === null).length;
-  const badNeg = [...ast.notSites, ...ast.notFiletypes].filter((v) => v === null).length;
+export function operatorWarnings(compiled: { invalid: { positive: number; negated: number } }): Warning[] {
+  const { positive, negated } = compiled.invalid;
   const out: Warning[] = [];
-  if (bad > 0) out.push(makeWarning('query_ignored_terms', `${bad} site:/filetype: value(s) are not a host name or file extension and match nothing.`));
-  if (badNeg > 0) out.push(makeWarning('query_ignored_terms', `${badNeg} negated site:/filetype: value(s) are not a host name or file extension and were ignored.`));
+  if (positive > 0) out.push(makeWarning('query_ignored_terms', `${positive} site:/filetype: value(s) are not a host name or file extension and match nothing.`));
+  if (negated > 0) out.push(makeWarning('query_ignored_terms', `${negated} negated site:/filetype: value(s) are not a host name or file extension and were ignored.`));
   return out;
 }
+
+export type { QueryAst };
 
 export const searchTool = defineTool({
   name: 'svc_search',
@@ -169,28 +167,24 @@ export const searchTool = defineTool({
   rest: [{ method: 'GET', path: '/search', source: 'query', summary: 'Web search over the index' }],
   async run(args, ctx) {
     const index = ctx.deps.index;
-    const need = args.offset + args.limit;
-    const res = await index.search({
+    const res = await searchPages(index, {
       query: args.q,
-      termMode: 'all',
       filters: { language: args.language?.toLowerCase().split('-')[0], country: args.country?.toLowerCase() },
-      candidates: need > 40 ? 600 : 200,
       now: ctx.deps.now(),
+      mode: ctx.deps.config.ranking,
+      limit: args.limit,
+      offset: args.offset,
     });
-    const { pages, duplicates } = groupPages(res.passages, { collapseNearDuplicates: true });
-    const ranked = pages.map((p) => ({ host: p.best.row.host, hit: p }));
-    const { window, collapsedPerHost } = diversify(ranked, { limit: args.limit, offset: args.offset, exempt: res.compiled.hasPositiveSite });
-    const warnings: Warning[] = operatorWarnings(res.compiled.ast);
-    const full = await hydratePages(index, window.map((w) => w.hit));
-    const results = full.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings));
+    const warnings: Warning[] = operatorWarnings(res.compiled);
+    const results = res.pages.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings));
     if (results.length === 0) warnings.push(makeWarning('no_results', 'No indexed page matched the query and filters.'));
     return {
       results,
       ranking: res.ranking,
       limit: args.limit,
       offset: args.offset,
-      collapsed_per_host: collapsedPerHost,
-      duplicates_collapsed: duplicates,
+      collapsed_per_host: res.collapsedPerHost,
+      duplicates_collapsed: res.duplicates,
       warnings,
     };
   },

@@ -135,7 +135,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
   t.match(bylawHit, { url: web.url('docs.test', '/bylaws/zoning'), filetype: 'pdf', title: 'Zoning Bylaw 2024-17', provenance: { passage_page: 7 } });
   t.match((await search('"council chamber" hearing loop'))[0], { url: web.url('docs.test', '/readme'), filetype: 'md', title: 'Council chamber accessibility' });
   // Nothing of the excluded documents is searchable.
-  for (const q of ['confidential closed session', 'truncated documents', 'huge atlas']) t.same(await search(q), [], `${q}: not indexed`);
+  for (const q of ['+confidential +closed +session', '+truncated +documents', '+huge +atlas']) t.same(await search(q), [], `${q}: not indexed`);
 
   // Context: the cite names the PDF page, the item says the filetype; filetype: works there too.
   type Item = { source: string; page_ref: number; cite: string; filetype: string; passage: string };

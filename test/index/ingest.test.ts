@@ -1,4 +1,5 @@
 import t from 'tap';
+import { retrieve } from '../../index/retrieval.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -59,8 +60,9 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   t.same([st.pages, st.passages, st.vectors], [3, 3, 3]);
   const page = await idx.getPage(row!.pageRef);
   t.equal(page?.externalId, 'd2');
+  t.equal(page?.host, 'd2.tiny.corpus.invalid', 'issue 15: every record is its own source, under the corpus domain');
   t.equal(page?.dateSource, 'corpus');
-  const hits = await idx.search({ query: 'memory sleep' });
+  const hits = await retrieve(idx, { query: 'memory sleep' });
   t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['d2']);
 });
 

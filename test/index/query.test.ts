@@ -9,35 +9,34 @@ import {
   type MatchableRow,
 } from '../../index/query.js';
 import { buildWhere } from '../../index/retrieval.js';
+import { analyzerLang, indexText } from '../../index/analyzer.js';
 
-const row = (over: Partial<MatchableRow>): MatchableRow => ({
-  text: 'The quick brown fox jumps over the lazy dog',
-  title: 'Fox facts',
-  url: 'https://www.example.org/animals/fox.html',
-  host: 'www.example.org',
-  filetype: 'html',
-  ...over,
-});
+const row = (over: Partial<MatchableRow>): MatchableRow => {
+  const r = { text: 'The quick brown fox jumps over the lazy dog', title: 'Fox facts', url: 'https://www.example.org/animals/fox.html', host: 'www.example.org', filetype: 'html', lang: 'en', ...over };
+  return { ...r, search_text: indexText(r.title, r.text, analyzerLang(r.lang)) };
+};
 
 t.test('parses every operator of spec §1.1', async (t) => {
   const ast = parseQuery('intitle:"Passport Renewal" site:canada.ca filetype:PDF -fees --delay -inurl:archive "adult passport" renew');
-  t.same(ast.inTitle, [['passport', 'renewal']]);
-  t.same(ast.sites, ['canada.ca']);
-  t.same(ast.filetypes, ['pdf']);
+  t.same(ast.ops.intitle.include, [['passport', 'renewal']]);
+  t.same(ast.ops.site.include, ['canada.ca']);
+  t.same(ast.ops.filetype.include, ['pdf']);
   t.same(ast.excludedWords, ['fees', 'delay']);
-  t.same(ast.notInUrl, ['archive']);
+  t.same(ast.ops.inurl.exclude, ['archive']);
   t.same(ast.phrases, [['adult', 'passport']]);
   t.same(ast.words, ['renew']);
-  t.same(ast.notSites, []);
+  t.equal(ast.kind, 'strict', 'a query with operators is strict');
+  t.same(ast.required, ['renew'], 'so its bare words are required');
+  t.same(ast.ops.site.exclude, []);
 });
 
 t.test('negated operators and alternatives', async (t) => {
   const ast = parseQuery('-site:spam.example site:a.example site:b.example -filetype:pdf filetype:html filetype:txt -intitle:"draft" -"exact junk"');
-  t.same(ast.notSites, ['spam.example']);
-  t.same(ast.sites, ['a.example', 'b.example']);
-  t.same(ast.notFiletypes, ['pdf']);
-  t.same(ast.filetypes, ['html', 'txt']);
-  t.same(ast.notInTitle, [['draft']]);
+  t.same(ast.ops.site.exclude, ['spam.example']);
+  t.same(ast.ops.site.include, ['a.example', 'b.example']);
+  t.same(ast.ops.filetype.exclude, ['pdf']);
+  t.same(ast.ops.filetype.include, ['html', 'txt']);
+  t.same(ast.ops.intitle.exclude, [['draft']]);
   t.same(ast.excludedPhrases, [['exact', 'junk']]);
 });
 
@@ -53,11 +52,11 @@ t.test('site values are normalised to host names; junk matches nothing', async (
   t.ok(hostMatchesSite('canada.ca', 'canada.ca'));
   t.notOk(hostMatchesSite('notcanada.ca', 'canada.ca'), 'a suffix that is not a label boundary does not match');
   const c = compileQuery(parseQuery("fox site:a'b"));
-  t.notOk(c.matches(row({}), { strictWords: false }), 'an invalid site: matches nothing rather than everything');
+  t.notOk(c.matches(row({})), 'an invalid site: matches nothing rather than everything');
 });
 
 t.test('compiled predicate: phrases, negations, inurl, filetype, intitle, site alternatives', async (t) => {
-  const m = (q: string, r: Partial<MatchableRow> = {}, strict = false) => compileQuery(parseQuery(q)).matches(row(r), { strictWords: strict });
+  const m = (q: string, r: Partial<MatchableRow> = {}) => compileQuery(parseQuery(q)).matches(row(r));
   t.ok(m('"brown fox"'));
   t.notOk(m('"fox brown"'));
   t.ok(m('"BRÖWN fox"'), 'phrases are case and diacritic insensitive');
@@ -77,13 +76,18 @@ t.test('compiled predicate: phrases, negations, inurl, filetype, intitle, site a
   t.ok(m('fox site:other.example site:example.org'), 'several positive sites are alternatives');
   t.notOk(m('fox site:other.example'));
   t.notOk(m('fox -site:example.org'));
-  t.ok(m('foxes jumping', {}, true), 'strict word check agrees with the stemmer on plurals and -ing');
-  t.notOk(m('fox cat', {}, true), 'all bare words must match (strict check)');
+  t.ok(m('+foxes +jumping'), 'the required-word check uses the index analysis (plurals, -ing)');
+  t.notOk(m('fox cat -zzz'), 'with an operator, all bare words must match');
+  t.ok(m('fox cat'), 'without operators, no bare word is required (ranked)');
+  t.notOk(m('+cat fox'), '+word is required');
+  t.notOk(m('"cat" fox'), 'a quoted word is required');
+  t.ok(m('"ÉCOLES" fox', { title: 'Écoles', lang: 'fr' }), 'folded and stemmed in the page language');
 });
 
 t.test('compiled clauses: FTS object only when there is positive text', async (t) => {
   t.equal(compileQuery(parseQuery('site:example.org')).fts, null);
   t.equal(compileQuery(parseQuery('-fox')).fts, null);
+  t.equal(compileQuery(parseQuery('the of')).fts, null, 'only stop words: no full-text query');
   t.ok(compileQuery(parseQuery('fox')).fts);
   t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
   t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
@@ -117,10 +121,12 @@ t.test('property: the parser never throws and always yields bounded lists', asyn
       const q = parts.join(' ');
       const ast = parseQuery(q);
       const c = compileQuery(ast);
-      c.matches(row({}), { strictWords: true });
-      for (const list of Object.values(ast)) if (list.length > 32) throw new Error('unbounded');
-      for (const s of [...ast.sites, ...ast.notSites]) if (s !== null && !/^[a-z0-9.-]+$/.test(s)) throw new Error(`bad site ${s}`);
-      for (const f of [...ast.filetypes, ...ast.notFiletypes]) if (f !== null && !/^[a-z0-9]+$/.test(f)) throw new Error(`bad ext ${f}`);
+      c.matches(row({}));
+      const lists = [ast.required, ast.phrases, ast.excludedWords, ast.excludedPhrases, ...Object.values(ast.ops).flatMap((o) => [o.include, o.exclude])];
+      for (const list of lists) if (list.length > 32) throw new Error('unbounded');
+      if (ast.words.length > 128) throw new Error('unbounded words');
+      for (const s of [...ast.ops.site.include, ...ast.ops.site.exclude]) if (s !== null && (typeof s !== "string" || !/^[a-z0-9.-]+$/.test(s))) throw new Error(`bad site ${s}`);
+      for (const f of [...ast.ops.filetype.include, ...ast.ops.filetype.exclude]) if (f !== null && (typeof f !== "string" || !/^[a-z0-9]+$/.test(f))) throw new Error(`bad ext ${f}`);
     }),
     { numRuns: 400 },
   );
@@ -141,14 +147,14 @@ t.test('property: hostile operator values cannot change what is matched', async 
       const d = normaliseSite(token.startsWith('"') ? token.slice(1).split('"')[0] ?? '' : token);
       for (const r of rows) {
         const expected = d !== null && hostMatchesSite(r.host, d);
-        if (c.matches(r, { strictWords: false }) !== expected) throw new Error(`site:${token} on ${r.host}`);
+        if (c.matches(r) !== expected) throw new Error(`site:${token} on ${r.host}`);
       }
       const w = buildWhere(fakeIndex, c, {}, new Date(0));
       if (w.where !== null && !/^\(host_id IN \([0-9, ]+\)\)$/.test(w.where)) throw new Error(`where leaked: ${w.where}`);
       // A quoted hostile value stays data inside its phrase: no operator or other clause appears.
       const inner = v.replace(/["\u201c\u201d]/g, '');
       const a = parseQuery(`intitle:"${inner}"`);
-      if (a.sites.length + a.filetypes.length + a.words.length + a.excludedWords.length + a.inUrl.length !== 0) throw new Error('leak from quoted value');
+      if (a.ops.site.include.length + a.ops.filetype.include.length + a.words.length + a.required.length + a.excludedWords.length + a.ops.inurl.include.length !== 0) throw new Error('leak from quoted value');
     }),
     { numRuns: 400 },
   );

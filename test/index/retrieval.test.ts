@@ -2,9 +2,8 @@ import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
-import { MatchQuery } from '@lancedb/lancedb';
-import { INDEX_STOP_WORDS, lightStem, SEARCH_COLUMN, wordTokens } from '../../index/query.js';
-import { diversify, fuseRrf, groupPages, hydrate, type RankedPassage } from '../../index/retrieval.js';
+import { analyze, analyzerLang, stem, wordTokens } from '../../index/analyzer.js';
+import { diversify, fuseRrf, groupPages, hydrate, retrieve, type RankedPassage } from '../../index/retrieval.js';
 import { PassageIndex, type PassageRow } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
@@ -34,11 +33,14 @@ async function buildCorpus(): Promise<PageInput[]> {
   return pages;
 }
 
-// Test-side check, looser than the index's stemmer on purpose (expression ~ expressed): a token sharing the stem prefix.
+// Test-side check, looser than the index's analysis on purpose (expression ~ expressed): a token sharing the stem prefix.
 const has = (r: PassageRow, word: string) => {
-  const stem = lightStem(word).slice(0, Math.max(4, Math.min(6, lightStem(word).length)));
-  return wordTokens(`${r.title} ${r.text}`).some((tok) => tok.startsWith(stem));
+  const s = stem(word, 'en');
+  const prefix = s.slice(0, Math.max(4, Math.min(6, s.length)));
+  return wordTokens(`${r.title} ${r.text}`).some((tok) => tok.startsWith(prefix));
 };
+// Exact check with the index's analysis (what the code verifies).
+const holds = (r: PassageRow, word: string) => analyze(`${r.title}\n${r.text}`, analyzerLang(r.lang)).includes(stem(word, analyzerLang(r.lang)));
 
 t.test('operators on a small real corpus', async (t) => {
   const pages = await buildCorpus();
@@ -47,7 +49,7 @@ t.test('operators on a small real corpus', async (t) => {
   await idx.upsertPages(pages);
   // Whole rows for every candidate, so the assertions can read any column.
   const q = async (query: string, extra: object = {}) => {
-    const r = await idx.search({ query, ...extra });
+    const r = await retrieve(idx, { query, ...extra });
     const passages = await hydrate(idx, r.passages);
     t.equal(passages.length, r.passages.length, 'every candidate hydrates');
     return { ...r, passages };
@@ -57,12 +59,35 @@ t.test('operators on a small real corpus', async (t) => {
   t.ok(base.passages.length > 20, 'a common word finds many passages');
   t.equal(base.ranking, 'hybrid-rrf-hashing');
 
-  await t.test('all bare words must match', async (t) => {
-    const r = await q('cells protein expression', { mode: 'bm25' });
+  await t.test('issue 15: a query with an operator requires every bare word (spec §1.1); +word requires one', async (t) => {
+    const r = await q('cells protein expression -zebrafishnonexistentword', { mode: 'bm25' });
     t.ok(r.passages.length > 0);
-    t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => has(p.row, w))));
-    const h = await q('cells protein expression');
-    t.ok(h.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => has(p.row, w))), 'vector-arm candidates obey the same rule');
+    t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w))));
+    const h = await q('cells protein expression -zebrafishnonexistentword');
+    t.ok(h.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w))), 'vector-arm candidates obey the same rule');
+    const plus = await q('+cells +protein expression');
+    t.ok(plus.passages.length > 0 && plus.passages.every((p) => holds(p.row, 'cells') && holds(p.row, 'protein')), '+word is required');
+    const quoted = await q('"cells" protein');
+    t.ok(quoted.passages.length > 0 && quoted.passages.every((p) => holds(p.row, 'cells')), 'a quoted single word is required');
+  });
+
+  await t.test('issue 15: a query without operators is ranked: any word matches, more of them rank higher', async (t) => {
+    const r = await q('cells protein expression', { mode: 'bm25' });
+    const all3 = (p: (typeof r.passages)[number]) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w));
+    t.ok(r.passages.some((p) => !all3(p)), 'passages holding only some of the words are answers too');
+    t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].some((w) => holds(p.row, w))), 'every answer holds at least one word');
+    const firstPartial = r.passages.findIndex((p) => !all3(p));
+    const lastFull = r.passages.map(all3).lastIndexOf(true);
+    t.ok(lastFull >= 0 && firstPartial >= 0);
+    const fullShare = r.passages.slice(0, 10).filter(all3).length;
+    t.ok(fullShare >= 8, `the first 10 answers hold all three words (${fullShare}/10): coordination ranks them first`);
+    const question = await q('what does protein expression do in the cells', { mode: 'bm25' });
+    const plain = await q('protein expression in cells', { mode: 'bm25' });
+    t.same(
+      question.passages.slice(0, 10).map((p) => p.row.page_ref),
+      plain.passages.slice(0, 10).map((p) => p.row.page_ref),
+      'question and stop words do not drive the ranking',
+    );
   });
 
   await t.test('exact phrase', async (t) => {
@@ -130,30 +155,32 @@ t.test('operators on a small real corpus', async (t) => {
     t.same((await q('cells', { filters: { language: 'de' } })).passages, []);
   });
 
-  await t.test('modes: bm25, vector, any-term', async (t) => {
+  await t.test('modes: bm25, vector; an unknown word', async (t) => {
     t.equal((await q('cells', { mode: 'bm25' })).ranking, 'bm25');
     t.equal((await q('cells', { mode: 'vector' })).ranking, 'vector-hashing');
-    const strict = await q('cells zebrafishnonexistentword', { mode: 'bm25' });
-    t.same(strict.passages, []);
-    const any = await q('cells zebrafishnonexistentword', { mode: 'bm25', termMode: 'any' });
-    t.ok(any.passages.length > 0, 'any-term mode ranks on the words that exist');
+    const ranked = await q('cells zebrafishnonexistentword', { mode: 'bm25' });
+    t.ok(ranked.passages.length > 0, 'a ranked query answers with the words that exist');
+    t.same((await q('zebrafishnonexistentword', { mode: 'bm25' })).passages, [], 'nothing matches: empty');
+    t.same((await q('zebrafishnonexistentword qqqxxyyzz', { mode: 'bm25' })).passages, [], 'no word matches: empty');
   });
 
-  await t.test('a word the index has never seen empties an all-terms query, wherever it stands', async (t) => {
-    for (const query of ['zebrafishnonexistentword cells', 'cells protein zebrafishnonexistentword', 'cells-zebrafishnonexistentword']) {
+  await t.test('a required word the index has never seen empties the query, wherever it stands', async (t) => {
+    for (const query of ['+zebrafishnonexistentword cells', 'cells protein +zebrafishnonexistentword', 'cells "zebrafishnonexistentword"', 'cells zebrafishnonexistentword site:example']) {
       t.same((await q(query, { mode: 'bm25' })).passages, [], query);
       t.same((await q(query)).passages, [], `${query} (hybrid)`);
     }
-    const words = await q('cells protein', { mode: 'bm25' });
+    const words = await q('+cells +protein', { mode: 'bm25' });
     t.ok(words.passages.length > 0, 'the same words without the unknown one match');
   });
 
-  await t.test("stop words neither match nor exclude; INDEX_STOP_WORDS is the analyzer's list", async (t) => {
+  await t.test('stop words neither match nor exclude', async (t) => {
     const ids = (r: Awaited<ReturnType<typeof q>>) => r.passages.map((p) => `${p.row.page_ref}:${p.row.ordinal}`);
-    t.same(ids(await q('the cells', { mode: 'bm25' })), ids(await q('cells', { mode: 'bm25' })));
-    for (const w of INDEX_STOP_WORDS) t.equal((await idx.ftsScores(new MatchQuery(w, SEARCH_COLUMN), null, 1)).length, 0, `"${w}" gives no token`);
-    // Common words of the corpus that are NOT on the list do match.
-    for (const w of ['were', 'have', 'which', 'from', 'than']) t.equal((await idx.ftsScores(new MatchQuery(w, SEARCH_COLUMN), null, 1)).length, 1, `"${w}" is indexed`);
+    // (Compared within English: "cells" alone is read in English and French, "the cells" in English only.)
+    t.same(ids(await q('the cells', { mode: 'bm25' })), ids(await q('cells of', { mode: 'bm25' })));
+    t.ok((await q('the cells', { mode: 'bm25' })).passages.length > 0);
+    t.same(ids(await q('+the +cells', { mode: 'bm25' })), ids(await q('+cells +of', { mode: 'bm25' })));
+    t.same(ids(await q('cells the -the', { mode: 'bm25' })), ids(await q('+cells +the', { mode: 'bm25' })), 'an excluded stop word excludes nothing');
+    t.same((await q('the of and', { mode: 'bm25' })).passages, [], 'only stop words: nothing to match on');
   });
 
   await t.test('a removed page disappears', async (t) => {
@@ -168,6 +195,8 @@ const rp = (ref: number, ordinal: number, host = 'h', extra: Partial<PassageRow>
   score: 0,
   bm25Rank: null,
   vectorRank: null,
+  bm25Score: null,
+  similarity: null,
 });
 
 t.test('RRF fusion', async (t) => {
@@ -213,13 +242,13 @@ t.test('title boost: of two passages with the same text, the one whose title has
   pages.push(makePage(2, 'b.example', [body], { title: 'Zinc transporters' }));
   await idx.upsertPages(pages);
   await idx.optimize();
-  const r = await idx.search({ query: 'zinc transporter', mode: 'bm25' });
+  const r = await retrieve(idx, { query: 'zinc transporter', mode: 'bm25' });
   t.same(r.passages.map((p) => p.row.page_ref), [2, 1]);
   t.ok(r.passages[0]!.score > r.passages[1]!.score, 'the title adds to the score');
-  const any = await idx.search({ query: 'zinc enterocytes', mode: 'bm25', termMode: 'any' });
-  t.same(any.passages.map((p) => p.row.page_ref), [2, 1], 'any-term mode too');
+  const strict = await retrieve(idx, { query: '+zinc +enterocytes', mode: 'bm25' });
+  t.same(strict.passages.map((p) => p.row.page_ref), [2, 1], 'required words too');
   await idx.close();
   const reopened = await PassageIndex.open({ dir, embedder: null });
   t.teardown(() => reopened.close());
-  t.same((await reopened.search({ query: 'zinc transporter', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [2, 1], 'title statistics are rebuilt on open');
+  t.same((await retrieve(reopened, { query: 'zinc transporter', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [2, 1], 'title statistics are rebuilt on open');
 });

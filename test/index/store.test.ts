@@ -1,4 +1,5 @@
 import t from 'tap';
+import { retrieve } from '../../index/retrieval.js';
 import { fileURLToPath } from 'node:url';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { hydrate } from '../../index/retrieval.js';
@@ -33,7 +34,7 @@ const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {})
 t.test('empty index: searches return nothing, stats are zero', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
   t.teardown(() => idx.close());
-  const r = await idx.search({ query: 'anything' });
+  const r = await retrieve(idx, { query: 'anything' });
   t.same(r.passages, []);
   t.equal(r.ranking, 'bm25');
   t.same(await idx.stats(), { pages: 0, passages: 0, vectors: 0, images: 0, rankingMode: 'bm25', embedder: null, vectorIndex: false });
@@ -68,18 +69,18 @@ t.test('upsert, read back, replace atomically, remove from every surface', async
   // Replace page 1 with a single, different passage: old ordinals and old text disappear in the same commit.
   await idx.upsertPage(page(1, { texts: ['Completely new wording about citizenship'] }));
   t.equal((await idx.pagePassages(1, 0, 10))?.total, 1);
-  t.same((await idx.search({ query: 'fees' })).passages.map((p) => p.row.page_ref), [], 'old passage text is gone');
-  t.same((await idx.search({ query: 'citizenship' })).passages.map((p) => p.row.page_ref), [1]);
+  t.same((await retrieve(idx, { query: 'fees' })).passages.map((p) => p.row.page_ref), [], 'old passage text is gone');
+  t.same((await retrieve(idx, { query: 'citizenship' })).passages.map((p) => p.row.page_ref), [1]);
   t.same(await idx.searchImages('passport', 5), [], 'images are replaced with the page');
 
   await idx.removePage(1);
   t.equal(await idx.getPage(1), null);
   t.equal(await idx.pagePassages(1, 0, 10), null);
-  t.same((await idx.search({ query: 'citizenship' })).passages, []);
+  t.same((await retrieve(idx, { query: 'citizenship' })).passages, []);
   st = await idx.stats();
   t.same([st.pages, st.passages], [1, 1]);
   await idx.optimize();
-  t.same((await idx.search({ query: 'ontario' })).passages.map((p) => p.row.page_ref), [2], 'search still works after optimize');
+  t.same((await retrieve(idx, { query: 'ontario' })).passages.map((p) => p.row.page_ref), [2], 'search still works after optimize');
 });
 
 t.test('a reader never sees half a page during concurrent replacements', async (t) => {
@@ -95,7 +96,7 @@ t.test('a reader never sees half a page during concurrent replacements', async (
   let complete = 0;
   while (reads < 30) {
     // Candidates, then their whole rows (a second read): a page replaced in between is left out, never mixed.
-    const r = await hydrate(idx, (await idx.search({ query: 'shared words' })).passages);
+    const r = await hydrate(idx, (await retrieve(idx, { query: 'shared words' })).passages);
     const versions = new Set(r.map((p) => /version(\d+)/.exec(p.row.text)?.[1]));
     if (r.length === 4 && versions.size === 1) complete++;
     else if (r.length !== 0) torn++;
@@ -116,11 +117,11 @@ t.test('reopening keeps pages, hosts and the FTS index; another embedder disable
   const b = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
   t.same(b.hostIdsUnder('example.com'), [2]);
   t.equal(b.rankingMode(), 'hybrid-rrf-hashing');
-  t.equal((await b.search({ query: 'passports site:news.example.com' })).passages.length, 1);
+  t.equal((await retrieve(b, { query: 'passports site:news.example.com' })).passages.length, 1);
   await b.close();
   const c = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
   t.equal(c.rankingMode(), 'bm25', 'vectors of another space are never compared');
-  t.equal((await c.search({ query: 'passports', mode: 'hybrid' })).embedderUnavailable, true);
+  t.equal((await retrieve(c, { query: 'passports', mode: 'hybrid' })).embedderUnavailable, true);
   await c.close();
 });
 
@@ -152,8 +153,8 @@ t.test('issue 4 regression: optimize settles on a table with vectors and an unin
   await idx.optimize();
   const st = await idx.stats();
   t.equal(st.pages, 1201);
-  t.ok((await idx.search({ query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000), 'the row added after compaction is found');
-  t.ok((await idx.search({ query: '"stem cells"' })).passages.length > 0, 'phrases still match after compaction');
+  t.ok((await retrieve(idx, { query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000), 'the row added after compaction is found');
+  t.ok((await retrieve(idx, { query: '"stem cells"' })).passages.length > 0, 'phrases still match after compaction');
 });
 
 t.test('issue 4 regression: host ids are never reused after a host disappears and the index reopens', async (t) => {
@@ -167,6 +168,6 @@ t.test('issue 4 regression: host ids are never reused after a host disappears an
   await b.upsertPage(page(4, { host: 'd.example' }));
   const ids = ['a.example', 'c.example', 'd.example'].map((h) => b.hostIdsUnder(h));
   t.equal(new Set(ids.flat()).size, 3, 'three hosts, three distinct ids');
-  t.same((await b.search({ query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
-  t.same((await b.search({ query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
+  t.same((await retrieve(b, { query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
+  t.same((await retrieve(b, { query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
 });
