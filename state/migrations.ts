@@ -245,4 +245,14 @@ export const repoMigrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 'repos-002-host-ids',
+    sql: `
+      -- Host ids from the database (the index's host_id column is Int32), so several index writers agree (issue 10).
+      CREATE TABLE host_ids (
+        host_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        host TEXT NOT NULL UNIQUE
+      );
+    `,
+  },
 ];

@@ -121,7 +121,17 @@ export const pgMigrations: readonly Migration[] = [
     `,
   },
   {
-    id: 'repos-002-consume-quota-function',
+    id: 'repos-002-host-ids',
+    sql: `
+      -- Host ids from the database; INTEGER because the index stores host_id as Int32.
+      CREATE TABLE host_ids (
+        host_id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        host TEXT NOT NULL UNIQUE
+      );
+    `,
+  },
+  {
+    id: 'repos-003-consume-quota-function',
     sql: `
       -- One quota decision in one round trip: make sure both counter rows exist, lock them in a fixed order
       -- (day, then minute: no deadlocks), and increment both only when both have room. Every replica serialises on

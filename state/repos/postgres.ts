@@ -30,6 +30,7 @@ import {
   type DocumentsRepo,
   type FrontierRepo,
   type FrontierState,
+  type HostIdsRepo,
   type KeysRepo,
   type PolitenessRepo,
   type Repositories,
@@ -105,6 +106,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       usage: new PgUsage(pool),
       frontier: new PgFrontier(pool, gap),
       politeness: new PgPoliteness(pool),
+      hostIds: new PgHostIds(pool),
       documents: new PgDocuments(pool),
       requests: new PgRequests(pool),
       applied,
@@ -157,7 +159,7 @@ class PgUsage implements UsageCountersRepo {
 
   async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
     const w = windows(now);
-    // The whole decision runs in the database (migration repos-002): one round trip, exact for every replica.
+    // The whole decision runs in the database (migration repos-003): one round trip, exact for every replica.
     const r = await this.pool.query<{ admitted: boolean; day_count: number; minute_count: number }>(
       'SELECT * FROM svc_consume_quota($1, $2, $3, $4, $5)',
       [Buffer.from(digestHex, 'hex'), w.dayStart, w.minuteStart, limits.perDay, limits.perMinute],
@@ -314,6 +316,24 @@ class PgPoliteness implements PolitenessRepo {
     const r = (await this.pool.query<{ host: string; gap_ms: number; next_fetch_at: number }>('SELECT * FROM host_politeness WHERE host = $1', [host]))
       .rows[0];
     return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
+  }
+}
+
+class PgHostIds implements HostIdsRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async idFor(host: string) {
+    const known = (await this.pool.query<{ host_id: number }>('SELECT host_id FROM host_ids WHERE host = $1', [host])).rows[0];
+    if (known) return known.host_id;
+    const r = await this.pool.query<{ host_id: number }>(
+      'INSERT INTO host_ids (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id',
+      [host],
+    );
+    return (r.rows[0] as { host_id: number }).host_id;
+  }
+
+  async hostOf(id: number) {
+    return (await this.pool.query<{ host: string }>('SELECT host FROM host_ids WHERE host_id = $1', [id])).rows[0]?.host ?? null;
   }
 }
 

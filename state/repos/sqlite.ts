@@ -29,6 +29,7 @@ import {
   type DocumentsRepo,
   type FrontierRepo,
   type FrontierState,
+  type HostIdsRepo,
   type KeysRepo,
   type PolitenessRepo,
   type Repositories,
@@ -72,6 +73,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     usage: new SqliteUsage(db),
     frontier: new SqliteFrontier(db, gap),
     politeness: new SqlitePoliteness(db, gap),
+    hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
     applied: opts.applied ?? [],
@@ -274,6 +276,21 @@ class SqlitePoliteness implements PolitenessRepo {
   async get(host: string) {
     const r = this.db.prepare('SELECT * FROM host_politeness WHERE host = ?').get(host) as { host: string; gap_ms: number; next_fetch_at: number } | undefined;
     return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
+  }
+}
+
+class SqliteHostIds implements HostIdsRepo {
+  constructor(readonly db: StateDb) {}
+
+  async idFor(host: string) {
+    const known = this.db.prepare('SELECT host_id FROM host_ids WHERE host = ?').get(host) as { host_id: number } | undefined;
+    if (known) return known.host_id;
+    return (this.db.prepare('INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(host) as { host_id: number })
+      .host_id;
+  }
+
+  async hostOf(id: number) {
+    return (this.db.prepare('SELECT host FROM host_ids WHERE host_id = ?').get(id) as { host: string } | undefined)?.host ?? null;
   }
 }
 

@@ -103,6 +103,14 @@ export interface PolitenessRepo {
   get(host: string): Promise<HostPoliteness | null>;
 }
 
+/** Host ids for the index (its host_id column): allocated by the database, stable per host, never reused. */
+export interface HostIdsRepo {
+  /** The host's id, allocated on first sight. */
+  idFor(host: string): Promise<number>;
+  /** The host of an id, or null. */
+  hostOf(id: number): Promise<string | null>;
+}
+
 /** The durable page_ref registry: ids come from the database and are never reused. */
 export interface DocumentsRepo {
   allocate(url: string, host: string): Promise<number>;
@@ -156,6 +164,7 @@ export interface Repositories {
   readonly usage: UsageCountersRepo;
   readonly frontier: FrontierRepo;
   readonly politeness: PolitenessRepo;
+  readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */

@@ -135,6 +135,19 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(new Set(got.filter((x) => x !== null).map((x) => x.host)).size, 20, 'no host twice within its gap');
   });
 
+  t.test('issue 10: host ids from the database, one per host however many writers ask', async (t) => {
+    const r = await withRepos(t, open, 'hostids');
+    const a = await r.hostIds.idFor('a.test');
+    t.equal(await r.hostIds.idFor('a.test'), a, 'stable');
+    const many = await Promise.all(['b.test', 'c.test', 'b.test', 'c.test', 'b.test'].map((h) => r.hostIds.idFor(h)));
+    t.equal(many[0], many[2]);
+    t.equal(many[1], many[3]);
+    t.equal(new Set([a, ...many]).size, 3, 'distinct per host');
+    t.ok([a, ...many].every((id) => Number.isInteger(id) && id > 0 && id < 2 ** 31), 'fits the index\'s Int32 host_id');
+    t.equal(await r.hostIds.hostOf(many[1]!), 'c.test');
+    t.equal(await r.hostIds.hostOf(123_456), null);
+  });
+
   t.test('documents: page_ref from the database, change history', async (t) => {
     const r = await withRepos(t, open, 'documents');
     const a = await r.documents.allocate('http://a.test/', 'a.test');
