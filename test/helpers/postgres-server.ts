@@ -84,6 +84,10 @@ export async function startPostgres(): Promise<PostgresServer> {
   let log = '';
   child.stderr?.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process that ends without stop() (a failed assertion path, process.exit) must not leave a server behind.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  void exited.then(() => process.off('exit', reap));
   const url = `postgres://svc@127.0.0.1:${port}/postgres`;
   const deadline = Date.now() + 30_000;
   for (;;) {
