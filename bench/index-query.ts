@@ -20,14 +20,13 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { readCorpus } from '../cli/ingest.js';
 import { createHashingEmbedder } from '../index/embedder.js';
 import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
+import { pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,78 +44,13 @@ const BM25_ONLY = values['bm25-only'] === true;
 const SIZES = values.sizes!.split(',').map(Number);
 const NQ = Number(values.queries);
 const CONC = Number(values.concurrency);
-const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
 
-function mulberry32(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-async function sentencePool(): Promise<{ sentences: string[]; titles: string[] }> {
-  const sentences: string[] = [];
-  const titles: string[] = [];
-  for await (const d of readCorpus(join(SCIFACT, 'corpus.jsonl.gz'))) {
-    titles.push(d.title);
-    for (const s of d.text.split(/(?<=[.!?])\s+/)) if (s.length > 30) sentences.push(s);
-  }
-  return { sentences, titles };
-}
-
-function* syntheticPages(n: number, pool: { sentences: string[]; titles: string[] }): Generator<PageInput> {
-  const rnd = mulberry32(42);
-  const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)]!;
-  let made = 0;
-  for (let ref = 1; made < n; ref++) {
-    const host = `host${ref % 500}.example`;
-    const count = Math.min(n - made, 1 + Math.floor(rnd() * 8));
-    const passages = Array.from({ length: count }, (_, ordinal) => {
-      const text = Array.from({ length: 3 + Math.floor(rnd() * 4) }, () => pick(pool.sentences)).join(' ');
-      return { ordinal, text, snippetText: text, headingPath: [] };
-    });
-    made += count;
-    yield {
-      pageRef: ref,
-      url: `https://${host}/doc/${ref}.html`,
-      canonicalUrl: null,
-      host,
-      title: pick(pool.titles),
-      description: '',
-      lang: 'en',
-      publishedAt: null,
-      modifiedAt: '2026-01-01T00:00:00Z',
-      dateSource: 'schema.org',
-      fetchedAt: '2026-11-20T00:00:00Z',
-      contentHash: `h${ref}`,
-      snippet: { nosnippet: false, maxSnippet: null },
-      filetype: 'html',
-      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-      passages,
-      images: [],
-    };
-  }
-}
-
-const STOP = new Set('the a an of in on and or to for with by is are was were be that this from as at it its not no than which into their have has had does do can'.split(' '));
-function shortQuery(q: string): string {
-  const words = (q.toLowerCase().match(/[a-z][a-z0-9-]{3,}/g) ?? []).filter((w) => !STOP.has(w));
-  return [...new Set(words)].sort((a, b) => b.length - a.length).slice(0, 3).join(' ');
-}
 const fts5Query = (q: string, op: 'AND' | 'OR') =>
   q
     .split(/\s+/)
     .filter(Boolean)
     .map((w) => `"${w.replace(/"/g, '')}"`)
     .join(` ${op} `);
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-}
 
 async function measure(queries: string[], run: (q: string) => Promise<unknown> | unknown): Promise<{ p50: number; p95: number; qps: number }> {
   for (const q of queries.slice(0, 10)) await run(q); // warm-up

@@ -26,7 +26,7 @@ import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
 import { classifySource, type Province, type SourceType } from './source-type.js';
 import { estimateTokens } from './tokens.js';
-import { analyzerLang, indexText, MAX_TERM_LENGTH } from './analyzer.js';
+import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from './analyzer.js';
 import { SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
@@ -40,7 +40,10 @@ export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing
  * the same terms by construction.
  *
  * `withPosition: false`: phrases are matched as "all words" by the index and checked for order and adjacency in code
- * (query.ts `matches`); positions were seen to break compaction in LanceDB 0.37 (lance-format/lance#7653).
+ * (query.ts `matches`). LanceDB 0.31 and 0.37 could not compact a positions index with an unindexed tail (0.31:
+ * "Error decoding batch: LanceError(Arrow)…"; 0.37: lance-format/lance#7653; on 2 cores a hang); 0.39 can
+ * (docs/bench-index.md "LanceDB 0.39"), but positions cost 2–3× the optimize time and the code check is exact anyway.
+ * Changing any option here rebuilds the FTS indexes of an existing index when it opens (`FTS_ANALYZER`).
  */
 export const FTS_OPTIONS = {
   withPosition: false,
@@ -60,6 +63,8 @@ const IMAGE_FTS_OPTIONS = {
   asciiFolding: true,
   stem: true,
   removeStopWords: true,
+  // Pinned: LanceDB 0.38+ applies a larger built-in English list than 0.31 did.
+  customStopWords: [...STOP_WORDS.en] as string[],
   language: 'English',
 } as const;
 
@@ -281,7 +286,19 @@ interface IndexMeta {
   vectorDim: number | null;
   /** Analysis of `search_text` (absent: version 1). */
   analysis?: number;
+  /**
+   * The analyzer the full-text indexes were built with (`FTS_ANALYZER`); absent in indexes written before it was
+   * recorded (LanceDB 0.31). Queries are tokenized with the parameters stored in the index, so an index built with
+   * other options is rebuilt when opened (see `#loadState`).
+   */
+  ftsAnalyzer?: string;
 }
+
+/**
+ * Identifies the full-text index options as built by this code: an index built with others (an older analysis, or
+ * LanceDB 0.31's defaults, which 0.38+ reads with a larger stop-word list) is rebuilt when opened.
+ */
+const FTS_ANALYZER = JSON.stringify({ passages: FTS_OPTIONS, images: IMAGE_FTS_OPTIONS });
 
 /** Languages are stored as a lower-case primary subtag so they can be compared as closed-set literals. */
 export function normaliseLang(lang: string | null): string | null {
@@ -359,9 +376,11 @@ export class PassageIndex implements PageSink {
    */
   static async open(opts: OpenOptions): Promise<PassageIndex> {
     mkdirSync(opts.dir, { recursive: true });
-    // Lance sizes its CPU pool to the core count; with 2 cores, index builds and compaction were seen to deadlock
-    // (0 % CPU, the promise never settles) where 8 threads complete. Read once, at the pool's first use in the
-    // process; an operator's own LANCE_CPU_THREADS wins.
+    // Lance sizes its CPU pool to the core count; with 2 cores, LanceDB 0.31 index builds and compaction were seen to
+    // deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build did not settle in 180 s) where 8 threads
+    // complete. 0.39 with the 2-thread default completed every build and optimize measured (10k/100k passages, FTS with
+    // and without positions, a 100k IVF-PQ build) but was not tried at 1M: kept as insurance, since a hang costs far
+    // more than an oversubscribed pool. Read once, at the pool's first use; an operator's own LANCE_CPU_THREADS wins.
     process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
     const db = await lancedb.connect(opts.dir);
     const names = new Set(await db.tableNames());
@@ -375,7 +394,7 @@ export class PassageIndex implements PageSink {
       // of one nullable column, no rewrite of the rows.
       if (!(await passages.schema()).fields.some((f) => f.name === 'page_no')) await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
     } else {
-      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, analysis: ANALYSIS_VERSION };
+      meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, analysis: ANALYSIS_VERSION, ftsAnalyzer: FTS_ANALYZER };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
       writeFileSync(metaFile, JSON.stringify(meta));
     }
@@ -427,7 +446,8 @@ export class PassageIndex implements PageSink {
         }
         await this.#passages.mergeInsert(['page_ref', 'ordinal']).whenMatchedUpdateAll().execute(this.#arrowRows(rows, schema));
       }
-      await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+      // The full-text index is rebuilt by #loadState (`FTS_ANALYZER` differs).
+      this.#meta.ftsAnalyzer = undefined;
     }
   }
 
@@ -444,6 +464,19 @@ export class PassageIndex implements PageSink {
     if (this.#ftsReady) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
+    if (this.#meta.ftsAnalyzer !== FTS_ANALYZER) await this.#rebuildFts();
+  }
+
+  /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
+  async #rebuildFts(): Promise<void> {
+    const started = Date.now();
+    if (this.#ftsReady) {
+      await this.#passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+    }
+    if (this.#imageFtsReady) await this.#images.createIndex('alt', { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
+    this.#meta.ftsAnalyzer = FTS_ANALYZER;
+    writeFileSync(join(this.#dir, 'svc-index-meta.json'), JSON.stringify(this.#meta));
+    if (this.#ftsReady || this.#imageFtsReady) this.#log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
   }
 
   /** Folder of the database. */

@@ -1,9 +1,13 @@
 import t from 'tap';
+import * as lancedb from '@lancedb/lancedb';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { retrieve } from '../../index/retrieval.js';
 import { fileURLToPath } from 'node:url';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { hydrate } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { SEARCH_COLUMN } from '../../index/query.js';
+import { FTS_OPTIONS, PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {}): PageInput => {
@@ -170,4 +174,30 @@ t.test('issue 4 regression: host ids are never reused after a host disappears an
   t.equal(new Set(ids.flat()).size, 3, 'three hosts, three distinct ids');
   t.same((await retrieve(b, { query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
   t.same((await retrieve(b, { query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
+});
+
+t.test('issue 14 regression: full-text indexes built with other analyzer options are rebuilt when the index opens', async (t) => {
+  // An index whose full-text index was built with LanceDB's own English analyzer (as LanceDB 0.31 left it; 0.38+ reads
+  // it with a larger built-in stop-word list, so "were" gives no token): rebuilt with FTS_OPTIONS when it opens.
+  const dir = t.testdir();
+  const a = await PassageIndex.open({ dir, embedder: null });
+  await a.upsertPages([page(1, { texts: ['Zebras were seen which have stripes'] }), page(2, { texts: ['Zebras graze'] })]);
+  await a.close();
+  const db = await lancedb.connect(dir);
+  const table = await db.openTable('passages');
+  const builtIn = { baseTokenizer: 'simple', lowercase: true, stem: true, removeStopWords: true, language: 'English' } as const;
+  await table.createIndex(SEARCH_COLUMN, { config: lancedb.Index.fts(builtIn), replace: true });
+  t.equal((await table.query().fullTextSearch(new lancedb.MatchQuery('were', SEARCH_COLUMN)).limit(5).toArray()).length, 0, 'the built-in list drops "were"');
+  table.close();
+  db.close();
+  const metaFile = join(dir, 'svc-index-meta.json');
+  const { ftsAnalyzer, ...old } = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>;
+  t.type(ftsAnalyzer, 'string', 'a new index records its analyzer');
+  writeFileSync(metaFile, JSON.stringify(old));
+
+  const b = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => b.close());
+  t.same((await retrieve(b, { query: '+zebras +were', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [1], '"were" is a term again');
+  t.equal(FTS_OPTIONS.baseTokenizer, 'whitespace');
+  t.equal((JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>).ftsAnalyzer, ftsAnalyzer, 'the rebuild is recorded');
 });

@@ -151,7 +151,8 @@ function renderResult(r, index, warnings) {
   const prov = el('p', null, 'provenance');
   const pv = r.provenance ?? {};
   prov.append(el('span', 'Provenance:', 'provenance-label'), ' ');
-  const corpusName = fromCorpus ? String(r.host ?? '').replace(/\.corpus\.invalid$/, '') : '';
+  // A record's URL is corpus:<name>/<id> (its host, <id>.<name>.corpus.invalid, is the record's own source identity).
+  const corpusName = fromCorpus ? (/^corpus:([^/]+)\//.exec(String(r.url ?? ''))?.[1] ?? String(r.host ?? '').replace(/\.corpus\.invalid$/, '')) : '';
   const facts = [
     fromCorpus
       ? `from the corpus ${corpusName}${pv.fetched_at ? `, imported ${isoTime(pv.fetched_at)}` : ''} (not crawled; no page dates)`
