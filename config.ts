@@ -81,6 +81,12 @@ export const configSchema = z.object({
   publicUrl: z.string().url().optional(),
   /** Page the crawler's User-Agent points at. @default "<publicUrl>/webmasters" */
   crawlerInfoUrl: z.string().url().optional(),
+  /**
+   * Shared state on PostgreSQL (`postgres://user:password@host:5432/db`) instead of the SQLite file in dataDir.
+   * Read by `svc migrate` and the state repositories (state/repos/); may carry a password, so it is never logged.
+   * @default unset (embedded SQLite)
+   */
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL').optional(),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -113,6 +119,7 @@ export const envBindings = {
   crawlMaxBytes: 'SVC_CRAWL_MAX_BYTES',
   publicUrl: 'SVC_PUBLIC_URL',
   crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',
+  databaseUrl: 'SVC_DATABASE_URL',
 } as const satisfies Record<keyof Config, string>;
 
 /** Raised when configuration does not parse; the message names the variable or flag. */

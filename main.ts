@@ -64,6 +64,11 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
+  if (config.databaseUrl) {
+    // Only `svc migrate` and the state repositories use PostgreSQL so far (issue 10, docs/deploy.md); say so rather
+    // than let an operator believe replicas share state. The URL may hold a password: it is not logged.
+    log.warn('SVC_DATABASE_URL is set, but svc serve still keeps its state in the SQLite file in the data dir (see docs/deploy.md)');
+  }
   const db = openStateDb(stateFile(config));
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });

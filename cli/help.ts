@@ -58,6 +58,9 @@ ${DATA_DIR}`,
   Prints the OpenAPI 3.1 document of /api/v1 (docs/openapi.json is this output).`,
   status: `usage: svc status [--json] [--data-dir D]
   What the data dir holds: index pages and passages, documents by status, the frontier by state, keys.`,
+  migrate: `usage: svc migrate [--json] [--data-dir D]
+  Applies pending state migrations and lists them: to PostgreSQL when SVC_DATABASE_URL=postgres://… is set, else to
+  the SQLite file in the data dir. Every command also migrates when it opens the state.`,
 };
 
 /** True when argv asks for help (`--help` or `-h` anywhere). */

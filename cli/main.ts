@@ -6,6 +6,7 @@ import { fixturesCommand } from './fixtures.js';
 import { COMMAND_HELP, wantsHelp } from './help.js';
 import { ingestCommand } from './ingest.js';
 import { keysCommand } from './keys.js';
+import { migrateCommand } from './migrate.js';
 import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
@@ -23,6 +24,7 @@ usage: svc <command> [options]
   fixtures   serve the local test web on loopback (crawl it end to end without the internet)
   openapi    print the OpenAPI 3.1 document of /api/v1
   status     what the data dir holds: index, documents, frontier, keys
+  migrate    apply pending state migrations (SQLite in the data dir, or PostgreSQL with SVC_DATABASE_URL)
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR). svc <command> --help for its options.`;
 
@@ -36,6 +38,7 @@ const commands: Record<string, Command> = {
   fixtures: fixturesCommand,
   openapi: openapiCommand,
   status: statusCommand,
+  migrate: migrateCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */

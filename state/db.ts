@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { migrations, type Migration } from './migrations.js';
+import { migrations, repoMigrations, type Migration } from './migrations.js';
 
 /** The transactional store: one SQLite file in WAL mode. */
 export type StateDb = Database.Database;
@@ -17,7 +17,7 @@ export function openStateDb(file: string, extra: readonly Migration[] = []): Sta
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db, [...migrations, ...extra]);
+  migrate(db, [...migrations, ...repoMigrations, ...extra]);
   return db;
 }
 

@@ -67,6 +67,14 @@ export function parseKey(key: string): { id: string } | null {
   return checksum(`svc_${id}_${secret}`) === check ? { id } : null;
 }
 
+/** A fresh key and its public id (the repositories store only its digest). */
+export function mintKey(): { id: string; key: string } {
+  const id = base62(randomBytes(8), 10);
+  const secret = base62(randomBytes(24), 33);
+  const body = `svc_${id}_${secret}`;
+  return { id, key: body + checksum(body) };
+}
+
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 interface KeyRow {
@@ -99,10 +107,7 @@ export class KeyStore {
 
   /** Creates a key; the returned `key` is the only time the plaintext exists outside the caller. */
   create(opts: { name: string; perMinute: number; perDay: number; now?: Date }): { record: KeyRecord; key: string } {
-    const id = base62(randomBytes(8), 10);
-    const secret = base62(randomBytes(24), 33);
-    const body = `svc_${id}_${secret}`;
-    const key = body + checksum(body);
+    const { id, key } = mintKey();
     const createdAt = (opts.now ?? new Date()).toISOString();
     this.#db
       .prepare('INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)')

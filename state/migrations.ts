@@ -227,3 +227,32 @@ export const migrations: readonly Migration[] = [
     `,
   },
 ];
+
+/**
+ * Migrations of the repository layer (state/repos/), appended after every area's own. Kept in their own list so
+ * other areas can keep appending to `migrations` without id clashes; openStateDb applies both.
+ */
+export const repoMigrations: readonly Migration[] = [
+  {
+    id: 'repos-001-host-politeness',
+    sql: `
+      -- Per-host politeness shared by every crawler worker: a fetch of the host may start at next_fetch_at (ms) at
+      -- the earliest; claiming a URL moves it by gap_ms in the same transaction (issue 10).
+      CREATE TABLE host_politeness (
+        host TEXT PRIMARY KEY,
+        gap_ms INTEGER NOT NULL,
+        next_fetch_at INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+    `,
+  },
+  {
+    id: 'repos-002-host-ids',
+    sql: `
+      -- Host ids from the database (the index's host_id column is Int32), so several index writers agree (issue 10).
+      CREATE TABLE host_ids (
+        host_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        host TEXT NOT NULL UNIQUE
+      );
+    `,
+  },
+];

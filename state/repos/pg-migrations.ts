@@ -1,0 +1,165 @@
+/**
+ * Versioned PostgreSQL migrations of the repositories, applied in order and recorded in schema_migrations (same
+ * ids as the SQLite migrations where the tables match). Never edit a shipped migration: append one.
+ * Times stay ISO-8601 TEXT and ms BIGINT exactly as in SQLite, so both backends share row mappers.
+ */
+import type { Migration } from '../migrations.js';
+
+export const pgMigrations: readonly Migration[] = [
+  {
+    id: 'keys-001-keys-and-counters',
+    sql: `
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        digest BYTEA NOT NULL UNIQUE,
+        per_minute INTEGER NOT NULL,
+        per_day INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+      -- Aggregate counters only ("window" is a reserved word in PostgreSQL, hence the quotes).
+      CREATE TABLE usage_counters (
+        digest BYTEA NOT NULL,
+        "window" TEXT NOT NULL CHECK ("window" IN ('minute', 'day')),
+        window_start BIGINT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (digest, "window", window_start)
+      );
+    `,
+  },
+  {
+    id: 'documents-001-documents',
+    sql: `
+      CREATE TABLE documents (
+        page_ref BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        host TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        content_hash TEXT,
+        first_seen TEXT,
+        last_changed TEXT,
+        last_fetched TEXT,
+        status TEXT NOT NULL DEFAULT 'known' CHECK (status IN ('known', 'indexed', 'excluded', 'removed', 'gone')),
+        reason TEXT
+      );
+      CREATE INDEX documents_host ON documents (host);
+      CREATE INDEX documents_last_changed ON documents (last_changed) WHERE status = 'indexed';
+      CREATE INDEX documents_first_seen ON documents (first_seen) WHERE status = 'indexed';
+    `,
+  },
+  {
+    id: 'requests-001-requests',
+    sql: `
+      CREATE TABLE url_requests (
+        id TEXT PRIMARY KEY,
+        key_digest TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('discovery', 'recrawl', 'correction', 'removal')),
+        url TEXT NOT NULL,
+        host TEXT NOT NULL,
+        note TEXT,
+        idempotency_digest TEXT,
+        status TEXT NOT NULL CHECK (status IN ('received', 'queued', 'in_progress', 'completed', 'failed')),
+        outcome TEXT,
+        reason TEXT,
+        history TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX url_requests_open ON url_requests (key_digest, type, url) WHERE status IN ('received', 'queued', 'in_progress');
+      CREATE UNIQUE INDEX url_requests_idem ON url_requests (key_digest, idempotency_digest) WHERE idempotency_digest IS NOT NULL;
+      CREATE INDEX url_requests_quota ON url_requests (key_digest, received_at);
+      CREATE INDEX url_requests_status ON url_requests (status, updated_at);
+    `,
+  },
+  {
+    id: 'crawler-001-frontier',
+    sql: `
+      -- The crawl frontier; a leased row's next_at is its lease expiry, so "due" is next_at <= now for every state.
+      CREATE TABLE frontier (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        host TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'page' CHECK (kind IN ('page', 'sitemap', 'llms')),
+        priority INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        request_id TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'retrying', 'done', 'dead')),
+        next_at BIGINT NOT NULL,
+        lease_owner TEXT,
+        lease_until BIGINT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        dead_reason TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        last_status INTEGER,
+        last_outcome TEXT,
+        fetched_at BIGINT,
+        changed_at BIGINT,
+        recrawl_ms BIGINT,
+        completions INTEGER NOT NULL DEFAULT 0,
+        depth INTEGER NOT NULL DEFAULT 0,
+        scope TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      CREATE INDEX frontier_due ON frontier (state, next_at);
+      CREATE INDEX frontier_host_next_at ON frontier (host, next_at);
+    `,
+  },
+  {
+    id: 'repos-001-host-politeness',
+    sql: `
+      -- Per-host politeness shared by every crawler worker (see the SQLite migration of the same id).
+      CREATE TABLE host_politeness (
+        host TEXT PRIMARY KEY,
+        gap_ms INTEGER NOT NULL,
+        next_fetch_at BIGINT NOT NULL DEFAULT 0
+      );
+    `,
+  },
+  {
+    id: 'repos-002-host-ids',
+    sql: `
+      -- Host ids from the database; INTEGER because the index stores host_id as Int32.
+      CREATE TABLE host_ids (
+        host_id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        host TEXT NOT NULL UNIQUE
+      );
+    `,
+  },
+  {
+    id: 'repos-003-consume-quota-function',
+    sql: `
+      -- One quota decision in one round trip: make sure both counter rows exist, lock them in a fixed order
+      -- (day, then minute: no deadlocks), and increment both only when both have room. Every replica serialises on
+      -- these two rows, so N concurrent calls against a remaining quota Q admit exactly Q. Counts are before the call.
+      CREATE FUNCTION svc_consume_quota(p_digest BYTEA, p_day BIGINT, p_minute BIGINT, p_per_day INTEGER, p_per_minute INTEGER)
+      RETURNS TABLE (admitted BOOLEAN, day_count INTEGER, minute_count INTEGER)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        d INTEGER;
+        m INTEGER;
+      BEGIN
+        INSERT INTO usage_counters (digest, "window", window_start, count)
+          VALUES (p_digest, 'day', p_day, 0), (p_digest, 'minute', p_minute, 0)
+          ON CONFLICT DO NOTHING;
+        SELECT u.count INTO d FROM usage_counters u
+          WHERE u.digest = p_digest AND u."window" = 'day' AND u.window_start = p_day FOR UPDATE;
+        SELECT u.count INTO m FROM usage_counters u
+          WHERE u.digest = p_digest AND u."window" = 'minute' AND u.window_start = p_minute FOR UPDATE;
+        IF d < p_per_day AND m < p_per_minute THEN
+          UPDATE usage_counters u SET count = u.count + 1
+            WHERE u.digest = p_digest
+              AND ((u."window" = 'day' AND u.window_start = p_day) OR (u."window" = 'minute' AND u.window_start = p_minute));
+          RETURN QUERY SELECT true, d, m;
+        ELSE
+          RETURN QUERY SELECT false, d, m;
+        END IF;
+      END
+      $$;
+    `,
+  },
+];

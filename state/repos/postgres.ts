@@ -1,0 +1,414 @@
+/**
+ * The PostgreSQL backend of the repositories (npm `pg`), selected by SVC_DATABASE_URL=postgres://…. Everything
+ * that must hold for a fleet is decided inside the database: frontier claims take the URL row and its host's
+ * politeness row with FOR UPDATE SKIP LOCKED in one transaction; quota checks lock their counter rows and increment
+ * only when both have room; ids come from identity columns and gen_random_uuid(); idempotency is a unique index.
+ */
+import pg from 'pg';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { digestKey, mintKey, parseKey } from '../keys.js';
+import type { Migration } from '../migrations.js';
+import { pgMigrations } from './pg-migrations.js';
+import {
+  classifyChange,
+  FRONTIER_STATES,
+  toClaimed,
+  toDocument,
+  toKeyRecord,
+  toRequest,
+  type DocRow,
+  type FrontierRow,
+  type KeyRow,
+  type RequestRow,
+} from './rows.js';
+import {
+  decide,
+  LeaseLostError,
+  peeked,
+  windows,
+  type ClaimedItem,
+  type DocumentsRepo,
+  type FrontierRepo,
+  type FrontierState,
+  type HostIdsRepo,
+  type KeysRepo,
+  type PolitenessRepo,
+  type Repositories,
+  type RequestsRepo,
+  type UsageCountersRepo,
+} from './types.js';
+
+export interface PgRepoOptions {
+  /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
+  readonly defaultGapMs?: number;
+  /** Connections this process may hold. @default 10 */
+  readonly poolSize?: number;
+}
+
+const INT8 = 20;
+// ms timestamps and identity ids are BIGINT; they stay far below 2^53, so numbers are exact and rows match SQLite's.
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** True when `url` names a PostgreSQL database (what selects this backend). */
+export const isPostgresUrl = (url: string | undefined): url is string => !!url && /^postgres(ql)?:\/\//i.test(url);
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * Applies pending migrations in one transaction under an advisory lock, so processes starting together neither
+ * race nor half-apply (DDL is transactional in PostgreSQL). Returns the ids applied now.
+ */
+export async function migratePostgres(pool: pg.Pool, list: readonly Migration[] = pgMigrations): Promise<string[]> {
+  return inTransaction(pool, async (c) => {
+    await c.query(`SELECT pg_advisory_xact_lock(hashtext('svc:migrate'))`);
+    await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
+    const seen = new Set((await c.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id));
+    const applied: string[] = [];
+    for (const m of list) {
+      if (seen.has(m.id)) continue;
+      await c.query(m.sql);
+      await c.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [m.id, new Date().toISOString()]);
+      applied.push(m.id);
+    }
+    return applied;
+  });
+}
+
+/** Connects to PostgreSQL, applies pending migrations and returns the repositories (close() ends the pool). */
+export async function openPostgresRepositories(url: string, opts: PgRepoOptions = {}): Promise<Repositories> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  // An idle client's error (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  try {
+    const applied = await migratePostgres(pool);
+    const gap = opts.defaultGapMs ?? 1000;
+    return {
+      backend: 'postgres',
+      keys: new PgKeys(pool),
+      usage: new PgUsage(pool),
+      frontier: new PgFrontier(pool, gap),
+      politeness: new PgPoliteness(pool),
+      hostIds: new PgHostIds(pool),
+      documents: new PgDocuments(pool),
+      requests: new PgRequests(pool),
+      applied,
+      close: () => pool.end(),
+    };
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+class PgKeys implements KeysRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async create(opts: { name: string; perMinute: number; perDay: number; now?: Date }) {
+    const { id, key } = mintKey();
+    const createdAt = (opts.now ?? new Date()).toISOString();
+    await this.pool.query('INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      id,
+      opts.name,
+      digestKey(key),
+      opts.perMinute,
+      opts.perDay,
+      createdAt,
+    ]);
+    return { record: { id, name: opts.name, perMinute: opts.perMinute, perDay: opts.perDay, createdAt, revokedAt: null }, key };
+  }
+
+  async list() {
+    return (await this.pool.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(toKeyRecord);
+  }
+
+  async revoke(id: string, now: Date = new Date()) {
+    const r = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now.toISOString(), id]);
+    return r.rowCount === 1;
+  }
+
+  async verify(key: string) {
+    const parsed = parseKey(key);
+    const digest = digestKey(key);
+    const row = parsed ? (await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [parsed.id])).rows[0] : undefined;
+    const same = timingSafeEqual(row?.digest ?? Buffer.alloc(32), digest);
+    if (!row || !same || row.revoked_at !== null) return null;
+    return { ...toKeyRecord(row), digest: digest.toString('hex') };
+  }
+}
+
+class PgUsage implements UsageCountersRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    const w = windows(now);
+    // The whole decision runs in the database (migration repos-003): one round trip, exact for every replica.
+    const r = await this.pool.query<{ admitted: boolean; day_count: number; minute_count: number }>(
+      'SELECT * FROM svc_consume_quota($1, $2, $3, $4, $5)',
+      [Buffer.from(digestHex, 'hex'), w.dayStart, w.minuteStart, limits.perDay, limits.perMinute],
+    );
+    const row = r.rows[0];
+    if (!row) throw new Error('svc_consume_quota returned no row');
+    const decision = decide(limits, w, row.minute_count, row.day_count);
+    // decide() and the database apply the same rule to the same counts; a mismatch would be a bug in one of them.
+    if (decision.allowed !== row.admitted) throw new Error('quota decision mismatch between svc_consume_quota and decide()');
+    return decision;
+  }
+
+  async peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    const w = windows(now);
+    const rows = (
+      await this.pool.query<{ window: string; count: number }>(
+        `SELECT "window", count FROM usage_counters
+         WHERE digest = $1 AND (("window" = 'day' AND window_start = $2) OR ("window" = 'minute' AND window_start = $3))`,
+        [Buffer.from(digestHex, 'hex'), w.dayStart, w.minuteStart],
+      )
+    ).rows;
+    return peeked(limits, rows.find((r) => r.window === 'minute')?.count ?? 0, rows.find((r) => r.window === 'day')?.count ?? 0);
+  }
+
+  async prune(before: number) {
+    return (await this.pool.query('DELETE FROM usage_counters WHERE window_start < $1', [before])).rowCount ?? 0;
+  }
+}
+
+class PgFrontier implements FrontierRepo {
+  constructor(
+    readonly pool: pg.Pool,
+    readonly defaultGapMs: number,
+  ) {}
+
+  async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
+    return inTransaction(this.pool, async (c) => {
+      await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [e.host, this.defaultGapMs]);
+      const ins = await c.query<{ id: number }>(
+        `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $8) ON CONFLICT (url) DO NOTHING RETURNING id`,
+        [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now],
+      );
+      if (ins.rows[0]) return { id: ins.rows[0].id, added: true };
+      const prior = await c.query<{ id: number }>('SELECT id FROM frontier WHERE url = $1', [e.url]);
+      return { id: (prior.rows[0] as { id: number }).id, added: false };
+    });
+  }
+
+  async claim(opts: { owner: string; leaseMs: number; now?: number }) {
+    const now = opts.now ?? Date.now();
+    return inTransaction(this.pool, async (c) => {
+      // The URL and its host are locked together and rows another worker holds are skipped. If another worker
+      // committed a claim on this host after our snapshot, the re-check on the locked row sees its new
+      // next_fetch_at and drops the row, so two workers never start on one host within its gap. An expired lease
+      // (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id checks.
+      const picked = await c.query<FrontierRow & { gap_ms: number }>(
+        `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, h.gap_ms
+         FROM frontier f JOIN host_politeness h ON h.host = f.host
+         WHERE f.state <> 'dead' AND f.next_at <= $1 AND h.next_fetch_at <= $1
+         ORDER BY f.priority DESC, f.next_at, f.id
+         LIMIT 1
+         FOR UPDATE OF f, h SKIP LOCKED`,
+        [now],
+      );
+      const r = picked.rows[0];
+      if (!r) return null;
+      await c.query('UPDATE host_politeness SET next_fetch_at = $1 WHERE host = $2', [now + r.gap_ms, r.host]);
+      const token = `${opts.owner}:${randomUUID()}`;
+      await c.query(`UPDATE frontier SET state = 'leased', lease_owner = $1, lease_until = $2, next_at = $2, updated_at = $3 WHERE id = $4`, [
+        token,
+        now + opts.leaseMs,
+        now,
+        r.id,
+      ]);
+      return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
+    });
+  }
+
+  /** Runs `UPDATE frontier SET … WHERE id AND lease held`; `sets` uses $1…$n, the guard takes the next two. */
+  async #guarded(q: Queryable, sets: string, item: ClaimedItem, args: unknown[]): Promise<void> {
+    const n = args.length;
+    const r = await q.query(`UPDATE frontier SET ${sets} WHERE id = $${n + 1} AND state = 'leased' AND lease_owner = $${n + 2}`, [
+      ...args,
+      item.id,
+      item.lease,
+    ]);
+    if (r.rowCount !== 1) throw new LeaseLostError(`lease on frontier item ${item.id} is no longer held`);
+  }
+
+  async extend(item: ClaimedItem, leaseMs: number, now: number = Date.now()) {
+    await this.#guarded(this.pool, 'lease_until = $1, next_at = $1, updated_at = $2', item, [now + leaseMs, now]);
+    return { ...item, leaseUntil: now + leaseMs };
+  }
+
+  async complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }) {
+    const now = opts.now ?? Date.now();
+    await this.#guarded(
+      this.pool,
+      `state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL, next_at = $1, last_status = $2,
+       fetched_at = $3, completions = completions + 1, updated_at = $3`,
+      item,
+      [opts.recrawlAt, opts.status ?? null, now],
+    );
+  }
+
+  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }) {
+    const now = opts.now ?? Date.now();
+    const state = opts.retryAt === null ? 'dead' : 'retrying';
+    await this.#guarded(
+      this.pool,
+      `state = $1, lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, last_error = $2, dead_reason = $3,
+       next_at = $4, updated_at = $5`,
+      item,
+      [state, opts.error, state === 'dead' ? opts.error : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now],
+    );
+    return state;
+  }
+
+  async release(item: ClaimedItem, at?: number, now: number = Date.now()) {
+    await this.#guarded(
+      this.pool,
+      `state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL, lease_until = NULL, next_at = $1,
+       updated_at = $2`,
+      item,
+      [at ?? now, now],
+    );
+  }
+
+  async counts() {
+    const out = Object.fromEntries(FRONTIER_STATES.map((s) => [s, 0])) as Record<FrontierState, number>;
+    const rows = (await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state')).rows;
+    for (const r of rows) out[r.state] = r.n;
+    return out;
+  }
+
+  async unfinished() {
+    const r = await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`);
+    return r.rows[0]?.n ?? 0;
+  }
+}
+
+class PgPoliteness implements PolitenessRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async setGap(host: string, gapMs: number) {
+    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms', [
+      host,
+      gapMs,
+    ]);
+  }
+
+  async get(host: string) {
+    const r = (await this.pool.query<{ host: string; gap_ms: number; next_fetch_at: number }>('SELECT * FROM host_politeness WHERE host = $1', [host]))
+      .rows[0];
+    return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
+  }
+}
+
+class PgHostIds implements HostIdsRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async idFor(host: string) {
+    const known = (await this.pool.query<{ host_id: number }>('SELECT host_id FROM host_ids WHERE host = $1', [host])).rows[0];
+    if (known) return known.host_id;
+    const r = await this.pool.query<{ host_id: number }>(
+      'INSERT INTO host_ids (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id',
+      [host],
+    );
+    return (r.rows[0] as { host_id: number }).host_id;
+  }
+
+  async hostOf(id: number) {
+    return (await this.pool.query<{ host: string }>('SELECT host FROM host_ids WHERE host_id = $1', [id])).rows[0]?.host ?? null;
+  }
+}
+
+class PgDocuments implements DocumentsRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async allocate(url: string, host: string) {
+    // Known URLs (the common case) cost one read and write nothing. For a new one, DO UPDATE (a no-op) rather than
+    // DO NOTHING so RETURNING also gives the page_ref a concurrent allocator of the same URL just created.
+    const known = (await this.pool.query<{ page_ref: number }>('SELECT page_ref FROM documents WHERE url = $1', [url])).rows[0];
+    if (known) return known.page_ref;
+    const r = await this.pool.query<{ page_ref: number }>(
+      'INSERT INTO documents (url, host) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING page_ref',
+      [url, host],
+    );
+    return (r.rows[0] as { page_ref: number }).page_ref;
+  }
+
+  async get(pageRef: number) {
+    const r = (await this.pool.query<DocRow>('SELECT * FROM documents WHERE page_ref = $1', [pageRef])).rows[0];
+    return r ? toDocument(r) : null;
+  }
+
+  async byUrl(url: string) {
+    const r = (await this.pool.query<DocRow>('SELECT * FROM documents WHERE url = $1', [url])).rows[0];
+    return r ? toDocument(r) : null;
+  }
+
+  async recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }) {
+    return inTransaction(this.pool, async (c) => {
+      const cur = (await c.query<DocRow>('SELECT * FROM documents WHERE page_ref = $1 FOR UPDATE', [pageRef])).rows[0];
+      if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
+      const ch = classifyChange(cur, obs.contentHash, obs.at);
+      await c.query(
+        `UPDATE documents SET title = $1, content_hash = $2, first_seen = $3, last_changed = $4, last_fetched = $5,
+           status = 'indexed', reason = NULL WHERE page_ref = $6`,
+        [obs.title, obs.contentHash, ch.firstSeen, ch.lastChanged, obs.at, pageRef],
+      );
+      return ch.change;
+    });
+  }
+
+  async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
+    await this.pool.query('UPDATE documents SET status = $1, reason = $2, last_fetched = $3 WHERE page_ref = $4', [status, reason, at, pageRef]);
+  }
+}
+
+class PgRequests implements RequestsRepo {
+  constructor(readonly pool: pg.Pool) {}
+
+  async create(sub: Parameters<RequestsRepo['create']>[0]) {
+    const at = sub.at ?? new Date().toISOString();
+    const idem = sub.idempotencyDigest ?? null;
+    const history = JSON.stringify([{ status: 'received', at }]);
+    const inserted = (
+      await this.pool.query<RequestRow>(
+        `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+         VALUES ('req_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6, 'received', $7, $8, $8)
+         ON CONFLICT (key_digest, idempotency_digest) WHERE idempotency_digest IS NOT NULL DO NOTHING RETURNING *`,
+        [sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at],
+      )
+    ).rows[0];
+    if (inserted) return { request: toRequest(inserted), deduplicated: false };
+    // ON CONFLICT DO NOTHING waited for the winner to commit, so its row is visible to this new statement.
+    const prior = (await this.pool.query<RequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [sub.keyDigest, idem]))
+      .rows[0] as RequestRow;
+    return prior.type === sub.type && prior.url === sub.url ? { request: toRequest(prior), deduplicated: true } : { conflict: toRequest(prior) };
+  }
+
+  async get(id: string) {
+    const r = (await this.pool.query<RequestRow>('SELECT * FROM url_requests WHERE id = $1', [id])).rows[0];
+    return r ? toRequest(r) : null;
+  }
+
+  async setStatus(id: string, status: Parameters<RequestsRepo['setStatus']>[1], at: string = new Date().toISOString()) {
+    return (await this.pool.query('UPDATE url_requests SET status = $1, updated_at = $2 WHERE id = $3', [status, at, id])).rowCount === 1;
+  }
+}

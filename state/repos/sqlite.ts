@@ -1,0 +1,365 @@
+/**
+ * The SQLite backend of the repositories: the embedded default, one file in the data dir. Every operation is one
+ * synchronous better-sqlite3 transaction (BEGIN IMMEDIATE where it reads then writes), so the semantics are the
+ * PostgreSQL backend's ones for every process sharing the file; the async signatures are only for parity.
+ */
+import Database from 'better-sqlite3';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { openStateDb, type StateDb } from '../db.js';
+import { digestKey, mintKey, parseKey } from '../keys.js';
+import {
+  classifyChange,
+  FRONTIER_STATES,
+  toClaimed,
+  toDocument,
+  toKeyRecord,
+  toRequest,
+  type DocRow,
+  type FrontierRow,
+  type KeyRow,
+  type RequestRow,
+} from './rows.js';
+import {
+  decide,
+  LeaseLostError,
+  peeked,
+  windows,
+  type ClaimedItem,
+  type DocumentsRepo,
+  type FrontierRepo,
+  type FrontierState,
+  type HostIdsRepo,
+  type KeysRepo,
+  type PolitenessRepo,
+  type Repositories,
+  type RequestsRepo,
+  type UsageCountersRepo,
+} from './types.js';
+
+export interface SqliteRepoOptions {
+  /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
+  readonly defaultGapMs?: number;
+}
+
+/** Migration ids already recorded in an existing state file (so open can say what it applied). */
+function recordedMigrations(file: string): Set<string> {
+  if (file === ':memory:' || !existsSync(file)) return new Set();
+  const db = new Database(file, { readonly: true });
+  try {
+    const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
+    return new Set(has ? (db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id) : []);
+  } finally {
+    db.close();
+  }
+}
+
+/** Opens (creating and migrating) the SQLite state file and returns its repositories. */
+export function openSqliteRepositories(file: string, opts: SqliteRepoOptions = {}): Repositories {
+  const before = recordedMigrations(file);
+  const db = openStateDb(file);
+  const applied = (db.prepare('SELECT id FROM schema_migrations ORDER BY rowid').all() as { id: string }[])
+    .map((r) => r.id)
+    .filter((id) => !before.has(id));
+  return sqliteRepositories(db, { ...opts, applied, close: () => db.close() });
+}
+
+/** Repositories over an already open state database (the caller keeps owning it unless `close` is given). */
+export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { applied?: string[]; close?: () => void } = {}): Repositories {
+  const gap = opts.defaultGapMs ?? 1000;
+  return {
+    backend: 'sqlite',
+    keys: new SqliteKeys(db),
+    usage: new SqliteUsage(db),
+    frontier: new SqliteFrontier(db, gap),
+    politeness: new SqlitePoliteness(db, gap),
+    hostIds: new SqliteHostIds(db),
+    documents: new SqliteDocuments(db),
+    requests: new SqliteRequests(db),
+    applied: opts.applied ?? [],
+    close: async () => opts.close?.(),
+  };
+}
+
+class SqliteKeys implements KeysRepo {
+  constructor(readonly db: StateDb) {}
+
+  async create(opts: { name: string; perMinute: number; perDay: number; now?: Date }) {
+    const { id, key } = mintKey();
+    const createdAt = (opts.now ?? new Date()).toISOString();
+    this.db
+      .prepare('INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(id, opts.name, digestKey(key), opts.perMinute, opts.perDay, createdAt);
+    return { record: { id, name: opts.name, perMinute: opts.perMinute, perDay: opts.perDay, createdAt, revokedAt: null }, key };
+  }
+
+  async list() {
+    return (this.db.prepare('SELECT * FROM api_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKeyRecord);
+  }
+
+  async revoke(id: string, now: Date = new Date()) {
+    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes === 1;
+  }
+
+  async verify(key: string) {
+    const parsed = parseKey(key);
+    const digest = digestKey(key);
+    const row = parsed ? (this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(parsed.id) as KeyRow | undefined) : undefined;
+    // Compare against a dummy when there is no row so both paths do the same work.
+    const same = timingSafeEqual(row?.digest ?? Buffer.alloc(32), digest);
+    if (!row || !same || row.revoked_at !== null) return null;
+    return { ...toKeyRecord(row), digest: digest.toString('hex') };
+  }
+}
+
+class SqliteUsage implements UsageCountersRepo {
+  readonly #consume;
+  readonly #get;
+
+  constructor(readonly db: StateDb) {
+    const get = (this.#get = db.prepare<[Buffer, string, number], { count: number }>(
+      'SELECT count FROM usage_counters WHERE digest = ? AND window = ? AND window_start = ?',
+    ));
+    const bump = db.prepare<[Buffer, string, number]>(
+      `INSERT INTO usage_counters (digest, window, window_start, count) VALUES (?, ?, ?, 1)
+       ON CONFLICT (digest, window, window_start) DO UPDATE SET count = count + 1`,
+    );
+    // Read and conditional increment in one write transaction: exact for every process sharing the file.
+    this.#consume = db.transaction((digestHex: string, limits: { perMinute: number; perDay: number }, now: Date) => {
+      const w = windows(now);
+      const d = Buffer.from(digestHex, 'hex');
+      const minute = get.get(d, 'minute', w.minuteStart)?.count ?? 0;
+      const day = get.get(d, 'day', w.dayStart)?.count ?? 0;
+      const decision = decide(limits, w, minute, day);
+      if (decision.allowed) {
+        bump.run(d, 'minute', w.minuteStart);
+        bump.run(d, 'day', w.dayStart);
+      }
+      return decision;
+    });
+  }
+
+  async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    return this.#consume.immediate(digestHex, limits, now);
+  }
+
+  async peek(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
+    const w = windows(now);
+    const d = Buffer.from(digestHex, 'hex');
+    return peeked(limits, this.#get.get(d, 'minute', w.minuteStart)?.count ?? 0, this.#get.get(d, 'day', w.dayStart)?.count ?? 0);
+  }
+
+  async prune(before: number) {
+    return this.db.prepare('DELETE FROM usage_counters WHERE window_start < ?').run(before).changes;
+  }
+}
+
+class SqliteFrontier implements FrontierRepo {
+  readonly #claim;
+
+  constructor(
+    readonly db: StateDb,
+    readonly defaultGapMs: number,
+  ) {
+    // LEFT JOIN: rows enqueued by crawler/frontier.ts before this layer existed have no politeness row yet.
+    const pick = db.prepare<[number, number], FrontierRow & { gap_ms: number | null }>(
+      `SELECT f.*, h.gap_ms FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
+       WHERE f.state <> 'dead' AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?
+       ORDER BY f.priority DESC, f.next_at, f.id LIMIT 1`,
+    );
+    const hostNext = db.prepare<[string, number, number, number]>(
+      `INSERT INTO host_politeness (host, gap_ms, next_fetch_at) VALUES (?, ?, ?)
+       ON CONFLICT (host) DO UPDATE SET next_fetch_at = ? `,
+    );
+    const lease = db.prepare<[string, number, number, number, number]>(
+      `UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`,
+    );
+    this.#claim = db.transaction((owner: string, leaseMs: number, now: number): ClaimedItem | null => {
+      const r = pick.get(now, now);
+      if (!r) return null;
+      const gap = r.gap_ms ?? this.defaultGapMs;
+      hostNext.run(r.host, gap, now + gap, now + gap);
+      const token = `${owner}:${randomUUID()}`;
+      lease.run(token, now + leaseMs, now + leaseMs, now, r.id);
+      return toClaimed({ ...r, lease_owner: token, lease_until: now + leaseMs });
+    });
+  }
+
+  async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
+    return this.db.transaction(() => {
+      this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(e.host, this.defaultGapMs);
+      const ins = this.db
+        .prepare(
+          `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
+        )
+        .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, now);
+      const id = (this.db.prepare('SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
+      return { id, added: ins.changes === 1 };
+    })();
+  }
+
+  async claim(opts: { owner: string; leaseMs: number; now?: number }) {
+    return this.#claim.immediate(opts.owner, opts.leaseMs, opts.now ?? Date.now());
+  }
+
+  #guarded(sql: string, item: ClaimedItem, ...args: unknown[]): void {
+    const n = this.db.prepare(`${sql} WHERE id = ? AND state = 'leased' AND lease_owner = ?`).run(...args, item.id, item.lease).changes;
+    if (n !== 1) throw new LeaseLostError(`lease on frontier item ${item.id} is no longer held`);
+  }
+
+  async extend(item: ClaimedItem, leaseMs: number, now: number = Date.now()) {
+    this.#guarded('UPDATE frontier SET lease_until = ?, next_at = ?, updated_at = ?', item, now + leaseMs, now + leaseMs, now);
+    return { ...item, leaseUntil: now + leaseMs };
+  }
+
+  async complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }) {
+    const now = opts.now ?? Date.now();
+    this.#guarded(
+      `UPDATE frontier SET state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL,
+         next_at = ?, last_status = ?, fetched_at = ?, completions = completions + 1, updated_at = ?`,
+      item,
+      opts.recrawlAt,
+      opts.status ?? null,
+      now,
+      now,
+    );
+  }
+
+  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }) {
+    const now = opts.now ?? Date.now();
+    const state = opts.retryAt === null ? 'dead' : 'retrying';
+    this.#guarded(
+      `UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?,
+         dead_reason = ?, next_at = ?, updated_at = ?`,
+      item,
+      state,
+      opts.error,
+      state === 'dead' ? opts.error : null,
+      opts.retryAt ?? Number.MAX_SAFE_INTEGER,
+      now,
+    );
+    return state;
+  }
+
+  async release(item: ClaimedItem, at?: number, now: number = Date.now()) {
+    this.#guarded(
+      `UPDATE frontier SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL,
+         lease_until = NULL, next_at = ?, updated_at = ?`,
+      item,
+      at ?? now,
+      now,
+    );
+  }
+
+  async counts() {
+    const out = Object.fromEntries(FRONTIER_STATES.map((s) => [s, 0])) as Record<FrontierState, number>;
+    for (const r of this.db.prepare('SELECT state, count(*) AS n FROM frontier GROUP BY state').all() as { state: FrontierState; n: number }[]) out[r.state] = r.n;
+    return out;
+  }
+
+  async unfinished() {
+    return (this.db.prepare(`SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get() as { n: number }).n;
+  }
+}
+
+class SqlitePoliteness implements PolitenessRepo {
+  constructor(
+    readonly db: StateDb,
+    readonly defaultGapMs: number,
+  ) {}
+
+  async setGap(host: string, gapMs: number) {
+    this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(host, gapMs);
+  }
+
+  async get(host: string) {
+    const r = this.db.prepare('SELECT * FROM host_politeness WHERE host = ?').get(host) as { host: string; gap_ms: number; next_fetch_at: number } | undefined;
+    return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
+  }
+}
+
+class SqliteHostIds implements HostIdsRepo {
+  constructor(readonly db: StateDb) {}
+
+  async idFor(host: string) {
+    const known = this.db.prepare('SELECT host_id FROM host_ids WHERE host = ?').get(host) as { host_id: number } | undefined;
+    if (known) return known.host_id;
+    return (this.db.prepare('INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(host) as { host_id: number })
+      .host_id;
+  }
+
+  async hostOf(id: number) {
+    return (this.db.prepare('SELECT host FROM host_ids WHERE host_id = ?').get(id) as { host: string } | undefined)?.host ?? null;
+  }
+}
+
+class SqliteDocuments implements DocumentsRepo {
+  constructor(readonly db: StateDb) {}
+
+  async allocate(url: string, host: string) {
+    const r = this.db
+      .prepare('INSERT INTO documents (url, host) VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING page_ref')
+      .get(url, host) as { page_ref: number };
+    return r.page_ref;
+  }
+
+  async get(pageRef: number) {
+    const r = this.db.prepare('SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
+    return r ? toDocument(r) : null;
+  }
+
+  async byUrl(url: string) {
+    const r = this.db.prepare('SELECT * FROM documents WHERE url = ?').get(url) as DocRow | undefined;
+    return r ? toDocument(r) : null;
+  }
+
+  async recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }) {
+    return this.db.transaction(() => {
+      const cur = this.db.prepare('SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
+      if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
+      const c = classifyChange(cur, obs.contentHash, obs.at);
+      this.db
+        .prepare(
+          `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
+             status = 'indexed', reason = NULL WHERE page_ref = ?`,
+        )
+        .run(obs.title, obs.contentHash, c.firstSeen, c.lastChanged, obs.at, pageRef);
+      return c.change;
+    }).immediate();
+  }
+
+  async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
+    this.db.prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
+  }
+}
+
+class SqliteRequests implements RequestsRepo {
+  constructor(readonly db: StateDb) {}
+
+  async create(sub: Parameters<RequestsRepo['create']>[0]) {
+    const at = sub.at ?? new Date().toISOString();
+    const idem = sub.idempotencyDigest ?? null;
+    const history = JSON.stringify([{ status: 'received', at }]);
+    // The id is made by the database; the partial unique index on (key_digest, idempotency_digest) decides races.
+    const inserted = this.db
+      .prepare(
+        `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+         VALUES ('req_' || lower(hex(randomblob(16))), ?, ?, ?, ?, ?, ?, 'received', ?, ?, ?)
+         ON CONFLICT (key_digest, idempotency_digest) WHERE idempotency_digest IS NOT NULL DO NOTHING RETURNING *`,
+      )
+      .get(sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at, at) as RequestRow | undefined;
+    if (inserted) return { request: toRequest(inserted), deduplicated: false };
+    const prior = this.db.prepare('SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(sub.keyDigest, idem) as RequestRow;
+    return prior.type === sub.type && prior.url === sub.url ? { request: toRequest(prior), deduplicated: true } : { conflict: toRequest(prior) };
+  }
+
+  async get(id: string) {
+    const r = this.db.prepare('SELECT * FROM url_requests WHERE id = ?').get(id) as RequestRow | undefined;
+    return r ? toRequest(r) : null;
+  }
+
+  async setStatus(id: string, status: Parameters<RequestsRepo['setStatus']>[1], at: string = new Date().toISOString()) {
+    return this.db.prepare('UPDATE url_requests SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id).changes === 1;
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * Async repository interfaces, one per concern of shared state. Each has a SQLite backend (the embedded default,
+ * one file) and a PostgreSQL backend (SVC_DATABASE_URL), held to one contract suite (test/state/repos-contract.ts).
+ * Consumers receive these, never a database handle, so the same code runs on one machine or a fleet.
+ */
+import type { KeyRecord, VerifiedKey } from '../keys.js';
+import type { RateDecision } from '../rate-limits.js';
+import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
+
+export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
+
+/** API keys: only SHA-256 digests are stored; the plaintext exists once, in create()'s answer. */
+export interface KeysRepo {
+  create(opts: { name: string; perMinute: number; perDay: number; now?: Date }): Promise<{ record: KeyRecord; key: string }>;
+  list(): Promise<KeyRecord[]>;
+  /** false when there is no such active key. */
+  revoke(id: string, now?: Date): Promise<boolean>;
+  /** The active key matching `key`, or null (unknown, malformed and revoked keys look alike). */
+  verify(key: string): Promise<VerifiedKey | null>;
+}
+
+/**
+ * Per-key minute and day quotas over fixed UTC windows. consume() is one atomic conditional increment in the
+ * database: N concurrent calls from any number of processes against a remaining quota Q admit exactly Q.
+ */
+export interface UsageCountersRepo {
+  consume(digestHex: string, limits: { perMinute: number; perDay: number }, now?: Date): Promise<RateDecision>;
+  /**
+   * The quota state without consuming anything (rate headers of calls that do not count). Like RateLimiter.peek,
+   * `allowed` is always true and retryAfter 0, so the headers carry no Retry-After.
+   */
+  peek(digestHex: string, limits: { perMinute: number; perDay: number }, now?: Date): Promise<RateDecision>;
+  /** Deletes windows that started before `before` (ms); returns how many rows went. */
+  prune(before: number): Promise<number>;
+}
+
+export type FrontierKind = 'page' | 'sitemap' | 'llms';
+export type FrontierState = 'queued' | 'leased' | 'retrying' | 'done' | 'dead';
+
+export interface FrontierEntry {
+  readonly url: string;
+  readonly host: string;
+  readonly reason: string;
+  /** Higher first. @default 0 */
+  readonly priority?: number;
+  /** @default "page" */
+  readonly kind?: FrontierKind;
+  /** When it becomes due (ms). @default now */
+  readonly at?: number;
+  readonly depth?: number;
+}
+
+/** A claimed item: the lease token must be passed back to complete(), fail(), extend() or release(). */
+export interface ClaimedItem {
+  readonly id: number;
+  readonly url: string;
+  readonly host: string;
+  readonly kind: FrontierKind;
+  readonly priority: number;
+  readonly attempts: number;
+  readonly depth: number;
+  readonly lease: string;
+  /** Lease expiry (ms): after it the item may be claimed again by anyone. */
+  readonly leaseUntil: number;
+}
+
+/**
+ * The crawl frontier with per-host politeness. claim() picks the best due URL whose host may be fetched now and,
+ * in the same transaction, moves that host's next_fetch_at by its gap, so the gap holds for every worker sharing
+ * the database. Leases expire by time only (no process-id checks): an expired lease is simply due again.
+ * Due = next_at <= now in every state but dead (a leased row's next_at is its lease expiry, a done row's its
+ * recrawl date), as in crawler/frontier.ts.
+ */
+export interface FrontierRepo {
+  /** Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false). */
+  enqueue(entry: FrontierEntry, now?: number): Promise<{ id: number; added: boolean }>;
+  claim(opts: { owner: string; leaseMs: number; now?: number }): Promise<ClaimedItem | null>;
+  /** Pushes the lease expiry to now + leaseMs. Throws LeaseLostError when the lease is no longer held. */
+  extend(item: ClaimedItem, leaseMs: number, now?: number): Promise<ClaimedItem>;
+  /** Marks done; due again at recrawlAt (Number.MAX_SAFE_INTEGER: never). Throws LeaseLostError when the lease is no longer held. */
+  complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }): Promise<void>;
+  /** Records a failure: retried at retryAt, or dead-lettered when retryAt is null. Throws LeaseLostError. */
+  fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }): Promise<'retrying' | 'dead'>;
+  /** Gives the item back unchanged (due at `at`, default now). Throws LeaseLostError. */
+  release(item: ClaimedItem, at?: number, now?: number): Promise<void>;
+  counts(): Promise<Record<FrontierState, number>>;
+  /** Items queued, leased or retrying. */
+  unfinished(): Promise<number>;
+}
+
+export interface HostPoliteness {
+  readonly host: string;
+  /** Minimum time between two fetch starts on this host, for the whole fleet (ms). */
+  readonly gapMs: number;
+  /** Earliest instant the next fetch of this host may start (ms). */
+  readonly nextFetchAt: number;
+}
+
+/** Per-host politeness state shared by every crawler worker (the gap comes from config and robots Crawl-delay). */
+export interface PolitenessRepo {
+  /** Sets a host's gap (e.g. from robots.txt Crawl-delay), creating the host when new. */
+  setGap(host: string, gapMs: number): Promise<void>;
+  get(host: string): Promise<HostPoliteness | null>;
+}
+
+/** Host ids for the index (its host_id column): allocated by the database, stable per host, never reused. */
+export interface HostIdsRepo {
+  /** The host's id, allocated on first sight. */
+  idFor(host: string): Promise<number>;
+  /** The host of an id, or null. */
+  hostOf(id: number): Promise<string | null>;
+}
+
+/** The durable page_ref registry: ids come from the database and are never reused. */
+export interface DocumentsRepo {
+  allocate(url: string, host: string): Promise<number>;
+  get(pageRef: number): Promise<DocumentRow | null>;
+  byUrl(url: string): Promise<DocumentRow | null>;
+  recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }): Promise<ContentChange>;
+  recordExcluded(pageRef: number, status: Exclude<DocumentStatus, 'indexed' | 'known'>, reason: string, at: string): Promise<void>;
+}
+
+export type UrlRequestType = 'discovery' | 'recrawl' | 'correction' | 'removal';
+export type UrlRequestStatus = 'received' | 'queued' | 'in_progress' | 'completed' | 'failed';
+
+export interface StoredUrlRequest {
+  readonly id: string;
+  readonly keyDigest: string;
+  readonly type: UrlRequestType;
+  readonly url: string;
+  readonly host: string;
+  readonly note: string | null;
+  readonly status: UrlRequestStatus;
+  readonly receivedAt: string;
+  readonly updatedAt: string;
+}
+
+/**
+ * URL requests. The id comes from the database; (key digest, idempotency digest) is unique in the database, so a
+ * retried submission on any replica finds the first one instead of creating a second.
+ */
+export interface RequestsRepo {
+  /**
+   * Stores a request, or returns the one already stored under the same idempotency digest (`deduplicated`), or
+   * `conflict` when that digest was used for another type or URL.
+   */
+  create(sub: {
+    keyDigest: string;
+    type: UrlRequestType;
+    url: string;
+    host: string;
+    note?: string | null;
+    idempotencyDigest?: string | null;
+    at?: string;
+  }): Promise<{ request: StoredUrlRequest; deduplicated: boolean } | { conflict: StoredUrlRequest }>;
+  get(id: string): Promise<StoredUrlRequest | null>;
+  setStatus(id: string, status: UrlRequestStatus, at?: string): Promise<boolean>;
+}
+
+/** Every repository of one backend, opened (and migrated) together. */
+export interface Repositories {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly keys: KeysRepo;
+  readonly usage: UsageCountersRepo;
+  readonly frontier: FrontierRepo;
+  readonly politeness: PolitenessRepo;
+  readonly hostIds: HostIdsRepo;
+  readonly documents: DocumentsRepo;
+  readonly requests: RequestsRepo;
+  /** Migration ids applied when this instance opened the database (empty when it was up to date). */
+  readonly applied: readonly string[];
+  close(): Promise<void>;
+}
+
+/** Raised when an operation names a lease that is no longer held (it lapsed and the item went to someone else). */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  readonly code = 'lease_lost';
+}
+
+/** Quota arithmetic shared by both backends (fixed UTC windows). */
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+export function windows(now: Date): { t: number; minuteStart: number; dayStart: number } {
+  const t = now.getTime();
+  return { t, minuteStart: Math.floor(t / MINUTE_MS) * MINUTE_MS, dayStart: Math.floor(t / DAY_MS) * DAY_MS };
+}
+
+/** The decision given current counts (before this request); `allowed` means both counts were incremented. */
+export function decide(
+  limits: { perMinute: number; perDay: number },
+  w: { t: number; minuteStart: number; dayStart: number },
+  minute: number,
+  day: number,
+): RateDecision {
+  const base = { limitMinute: limits.perMinute, limitDay: limits.perDay };
+  if (day >= limits.perDay || minute >= limits.perMinute) {
+    const waitMs = day >= limits.perDay ? w.dayStart + DAY_MS - w.t : w.minuteStart + MINUTE_MS - w.t;
+    return {
+      ...base,
+      allowed: false,
+      remainingMinute: Math.max(0, limits.perMinute - minute),
+      remainingDay: Math.max(0, limits.perDay - day),
+      retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+    };
+  }
+  return { ...base, allowed: true, remainingMinute: limits.perMinute - minute - 1, remainingDay: limits.perDay - day - 1, retryAfter: 0 };
+}
+
+/** What peek() reports for the current counts. */
+export function peeked(limits: { perMinute: number; perDay: number }, minute: number, day: number): RateDecision {
+  return {
+    allowed: true,
+    limitMinute: limits.perMinute,
+    limitDay: limits.perDay,
+    remainingMinute: Math.max(0, limits.perMinute - minute),
+    remainingDay: Math.max(0, limits.perDay - day),
+    retryAfter: 0,
+  };
+}

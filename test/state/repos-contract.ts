@@ -1,0 +1,200 @@
+/**
+ * The one contract of the state repositories, run against both backends (repos-sqlite.test.ts,
+ * repos-postgres.test.ts). `open` must give fresh, empty, migrated repositories each time it is called.
+ */
+import type { Test } from 'tap';
+import { LeaseLostError, type Repositories } from '../../state/repos/types.js';
+
+export type OpenRepos = (name: string) => Promise<Repositories>;
+
+const T0 = Date.UTC(2026, 10, 21, 10, 0, 10);
+
+async function withRepos(t: Test, open: OpenRepos, name: string): Promise<Repositories> {
+  const r = await open(name);
+  t.teardown(() => r.close());
+  return r;
+}
+
+export function repoContract(t: Test, open: OpenRepos): void {
+  t.test('keys: create, verify by digest, list, revoke', async (t) => {
+    const r = await withRepos(t, open, 'keys');
+    const { record, key } = await r.keys.create({ name: 'ci', perMinute: 5, perDay: 50, now: new Date(T0) });
+    t.match(key, /^svc_[0-9A-Za-z]{10}_[0-9A-Za-z]{39}$/);
+    const v = await r.keys.verify(key);
+    t.match(v, { id: record.id, name: 'ci', perMinute: 5, perDay: 50, revokedAt: null });
+    t.equal(v?.digest.length, 64, 'hex SHA-256 of the key');
+    t.equal(await r.keys.verify(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')), null, 'a typo is not a key');
+    t.same((await r.keys.list()).map((k) => k.id), [record.id]);
+    t.equal(await r.keys.revoke(record.id, new Date(T0 + 1000)), true);
+    t.equal(await r.keys.revoke(record.id), false, 'already revoked');
+    t.equal(await r.keys.verify(key), null, 'revoked keys do not verify');
+    t.equal((await r.keys.list())[0]?.revokedAt, new Date(T0 + 1000).toISOString());
+  });
+
+  t.test('usage counters: minute and day windows, a refusal consumes nothing', async (t) => {
+    const r = await withRepos(t, open, 'usage');
+    const d = 'ab'.repeat(32);
+    const limits = { perMinute: 3, perDay: 5 };
+    const at = (ms: number) => new Date(T0 + ms);
+    t.same(await r.usage.peek(d, limits, at(0)), { allowed: true, limitMinute: 3, limitDay: 5, remainingMinute: 3, remainingDay: 5, retryAfter: 0 });
+    t.match(await r.usage.consume(d, limits, at(0)), { allowed: true, remainingMinute: 2, remainingDay: 4, retryAfter: 0 });
+    await r.usage.consume(d, limits, at(1000));
+    t.match(await r.usage.consume(d, limits, at(2000)), { allowed: true, remainingMinute: 0, remainingDay: 2 });
+    t.match(await r.usage.consume(d, limits, at(3000)), { allowed: false, remainingMinute: 0, remainingDay: 2, retryAfter: 47 });
+    t.match(await r.usage.peek(d, limits, at(3500)), { allowed: true, remainingMinute: 0, remainingDay: 2, retryAfter: 0 }, 'peek consumes nothing');
+    t.match(await r.usage.consume('cd'.repeat(32), limits, at(3000)), { allowed: true, remainingMinute: 2 }, 'other keys are independent');
+    // Next minute: the minute window resets, the day keeps counting (3 used; the refusal consumed nothing).
+    t.match(await r.usage.consume(d, limits, at(60_000)), { allowed: true, remainingMinute: 2, remainingDay: 1 });
+    t.match(await r.usage.consume(d, limits, at(61_000)), { allowed: true, remainingDay: 0 });
+    const full = await r.usage.consume(d, limits, at(62_000));
+    t.match(full, { allowed: false, remainingDay: 0 });
+    t.equal(full.retryAfter, 50_328, 'seconds until the next UTC day');
+    t.equal(await r.usage.prune(T0 + 2 * 86_400_000), 5, 'every window row is older than two days later');
+  });
+
+  t.test('issue 10: concurrent quota checks admit exactly the remaining quota', async (t) => {
+    const r = await withRepos(t, open, 'quota');
+    const d = 'ef'.repeat(32);
+    const limits = { perMinute: 1000, perDay: 37 };
+    const now = new Date(T0);
+    const out = await Promise.all(Array.from({ length: 200 }, () => r.usage.consume(d, limits, now)));
+    t.equal(out.filter((x) => x.allowed).length, 37);
+    t.same(out.filter((x) => x.allowed).map((x) => x.remainingDay).sort((a, b) => a - b), Array.from({ length: 37 }, (_, i) => i), 'each slot once');
+  });
+
+  t.test('frontier: enqueue dedupes, claims by priority, politeness per host', async (t) => {
+    const r = await withRepos(t, open, 'frontier');
+    t.same(await r.frontier.enqueue({ url: 'http://a.test/1', host: 'a.test', reason: 'seed' }, T0), { id: 1, added: true });
+    t.match(await r.frontier.enqueue({ url: 'http://a.test/1', host: 'a.test', reason: 'link', priority: 9 }, T0), { id: 1, added: false });
+    await r.frontier.enqueue({ url: 'http://a.test/2', host: 'a.test', reason: 'link', priority: 5 }, T0);
+    await r.frontier.enqueue({ url: 'http://b.test/1', host: 'b.test', reason: 'seed', priority: 1 }, T0);
+    await r.frontier.enqueue({ url: 'http://c.test/later', host: 'c.test', reason: 'seed', priority: 99, at: T0 + 10_000 }, T0);
+    await r.politeness.setGap('a.test', 2000);
+    t.same(await r.politeness.get('a.test'), { host: 'a.test', gapMs: 2000, nextFetchAt: 0 });
+    t.same(await r.politeness.get('b.test'), { host: 'b.test', gapMs: 1000, nextFetchAt: 0 }, 'the default gap');
+    const first = await r.frontier.claim({ owner: 'w1', leaseMs: 60_000, now: T0 });
+    t.match(first, { url: 'http://a.test/2', host: 'a.test', priority: 5, attempts: 0, leaseUntil: T0 + 60_000 });
+    t.equal((await r.politeness.get('a.test'))?.nextFetchAt, T0 + 2000, 'the claim moved the host on by its gap');
+    const second = await r.frontier.claim({ owner: 'w2', leaseMs: 60_000, now: T0 + 10 });
+    t.equal(second?.url, 'http://b.test/1', 'a.test waits for its gap; b.test is free');
+    t.equal(await r.frontier.claim({ owner: 'w2', leaseMs: 60_000, now: T0 + 1999 }), null, 'nothing is due yet');
+    const third = await r.frontier.claim({ owner: 'w2', leaseMs: 60_000, now: T0 + 2000 });
+    t.equal(third?.url, 'http://a.test/1');
+    t.same(await r.frontier.counts(), { queued: 1, leased: 3, retrying: 0, done: 0, dead: 0 });
+    t.equal(await r.frontier.unfinished(), 4);
+  });
+
+  t.test('frontier: leases expire by time; a stale lease cannot complete', async (t) => {
+    const r = await withRepos(t, open, 'lease');
+    await r.frontier.enqueue({ url: 'http://a.test/x', host: 'a.test', reason: 'seed' }, T0);
+    await r.politeness.setGap('a.test', 0);
+    const a = await r.frontier.claim({ owner: 'dead-worker', leaseMs: 100, now: T0 });
+    t.ok(a);
+    t.equal(await r.frontier.claim({ owner: 'w2', leaseMs: 100, now: T0 + 99 }), null, 'held until the lease ends');
+    const b = await r.frontier.claim({ owner: 'w2', leaseMs: 1000, now: T0 + 100 });
+    t.equal(b?.id, a?.id, 'the expired lease came back');
+    t.not(b?.lease, a?.lease);
+    const lost = await r.frontier.complete(a!, { recrawlAt: T0 + 10_000, now: T0 + 150 }).catch((e: unknown) => e);
+    t.ok(lost instanceof LeaseLostError);
+    t.equal((lost as LeaseLostError).code, 'lease_lost');
+    await t.rejects(r.frontier.release(a!), LeaseLostError);
+    const extended = await r.frontier.extend(b!, 5000, T0 + 900);
+    t.equal(extended.leaseUntil, T0 + 5900);
+    t.equal(await r.frontier.claim({ owner: 'w3', leaseMs: 100, now: T0 + 1500 }), null, 'extended past the first expiry');
+    await r.frontier.complete(extended, { recrawlAt: T0 + 86_400_000, status: 200, now: T0 + 1600 });
+    t.same(await r.frontier.counts(), { queued: 0, leased: 0, retrying: 0, done: 1, dead: 0 });
+    t.equal(await r.frontier.claim({ owner: 'w3', leaseMs: 100, now: T0 + 86_399_999 }), null);
+    t.equal((await r.frontier.claim({ owner: 'w3', leaseMs: 100, now: T0 + 86_400_000 }))?.url, 'http://a.test/x', 'recrawl when due');
+  });
+
+  t.test('frontier: fail retries later or dead-letters; release gives back', async (t) => {
+    const r = await withRepos(t, open, 'fail');
+    await r.frontier.enqueue({ url: 'http://a.test/f', host: 'a.test', reason: 'seed' }, T0);
+    await r.politeness.setGap('a.test', 0);
+    const a = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 });
+    t.equal(await r.frontier.fail(a!, { error: 'timeout', retryAt: T0 + 500, now: T0 + 10 }), 'retrying');
+    t.same(await r.frontier.counts(), { queued: 0, leased: 0, retrying: 1, done: 0, dead: 0 });
+    t.equal(await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 499 }), null);
+    const b = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 500 });
+    t.equal(b?.attempts, 1);
+    await r.frontier.release(b!, T0 + 700, T0 + 600);
+    t.same(await r.frontier.counts(), { queued: 0, leased: 0, retrying: 1, done: 0, dead: 0 }, 'a released retry stays a retry');
+    const c = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 700 });
+    t.equal(await r.frontier.fail(c!, { error: 'HTTP 500 three times', retryAt: null, now: T0 + 710 }), 'dead');
+    t.same(await r.frontier.counts(), { queued: 0, leased: 0, retrying: 0, done: 0, dead: 1 });
+    t.equal(await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 10_000_000 }), null, 'dead items are never handed out');
+  });
+
+  t.test('issue 10: concurrent claims never hand out one URL twice', async (t) => {
+    const r = await withRepos(t, open, 'claims');
+    for (let i = 0; i < 40; i++) await r.frontier.enqueue({ url: `http://h${i % 20}.test/${i}`, host: `h${i % 20}.test`, reason: 'seed' }, T0);
+    const got = await Promise.all(Array.from({ length: 60 }, (_, i) => r.frontier.claim({ owner: `w${i}`, leaseMs: 60_000, now: T0 })));
+    const urls = got.filter((x) => x !== null).map((x) => x.url);
+    t.equal(urls.length, 20, 'one per host: the other URL of each host waits for the gap');
+    t.equal(new Set(urls).size, 20, 'no URL twice');
+    t.equal(new Set(got.filter((x) => x !== null).map((x) => x.host)).size, 20, 'no host twice within its gap');
+  });
+
+  t.test('issue 10: host ids from the database, one per host however many writers ask', async (t) => {
+    const r = await withRepos(t, open, 'hostids');
+    const a = await r.hostIds.idFor('a.test');
+    t.equal(await r.hostIds.idFor('a.test'), a, 'stable');
+    const many = await Promise.all(['b.test', 'c.test', 'b.test', 'c.test', 'b.test'].map((h) => r.hostIds.idFor(h)));
+    t.equal(many[0], many[2]);
+    t.equal(many[1], many[3]);
+    t.equal(new Set([a, ...many]).size, 3, 'distinct per host');
+    t.ok([a, ...many].every((id) => Number.isInteger(id) && id > 0 && id < 2 ** 31), 'fits the index\'s Int32 host_id');
+    t.equal(await r.hostIds.hostOf(many[1]!), 'c.test');
+    t.equal(await r.hostIds.hostOf(123_456), null);
+  });
+
+  t.test('documents: page_ref from the database, change history', async (t) => {
+    const r = await withRepos(t, open, 'documents');
+    const a = await r.documents.allocate('http://a.test/', 'a.test');
+    const b = await r.documents.allocate('http://a.test/b', 'a.test');
+    t.ok(b > a, 'increasing');
+    t.equal(await r.documents.allocate('http://a.test/', 'a.test'), a, 'stable per URL');
+    const same = await Promise.all(Array.from({ length: 10 }, () => r.documents.allocate('http://c.test/', 'c.test')));
+    t.equal(new Set(same).size, 1, 'concurrent allocation of one URL agrees');
+    t.match(await r.documents.get(a), { pageRef: a, url: 'http://a.test/', host: 'a.test', status: 'known', firstSeen: null });
+    t.equal(await r.documents.recordIndexed(a, { contentHash: 'h1', title: 'A', at: '2026-11-21T10:00:00.000Z' }), 'new');
+    t.equal(await r.documents.recordIndexed(a, { contentHash: 'h1', title: 'A', at: '2026-11-21T11:00:00.000Z' }), 'unchanged');
+    t.equal(await r.documents.recordIndexed(a, { contentHash: 'h2', title: 'A2', at: '2026-11-21T12:00:00.000Z' }), 'changed');
+    t.match(await r.documents.byUrl('http://a.test/'), {
+      title: 'A2',
+      contentHash: 'h2',
+      firstSeen: '2026-11-21T10:00:00.000Z',
+      lastChanged: '2026-11-21T12:00:00.000Z',
+      lastFetched: '2026-11-21T12:00:00.000Z',
+      status: 'indexed',
+    });
+    await r.documents.recordExcluded(a, 'removed', 'removal request', '2026-11-21T13:00:00.000Z');
+    t.match(await r.documents.get(a), { status: 'removed', reason: 'removal request' });
+    t.equal(await r.documents.recordIndexed(a, { contentHash: 'h2', title: 'A2', at: '2026-11-21T14:00:00.000Z' }), 'new', 'back after removal');
+    t.equal(await r.documents.get(999_999), null);
+    await t.rejects(r.documents.recordIndexed(999_999, { contentHash: 'x', title: '', at: 'x' }), /unknown page_ref/);
+  });
+
+  t.test('requests: ids from the database, idempotency unique in the database', async (t) => {
+    const r = await withRepos(t, open, 'requests');
+    const sub = { keyDigest: 'k1', type: 'discovery' as const, url: 'http://a.test/', host: 'a.test', idempotencyDigest: 'i1', at: '2026-11-21T10:00:00.000Z' };
+    const first = await r.requests.create(sub);
+    if (!('request' in first)) throw new Error('expected a request');
+    t.match(first, { deduplicated: false, request: { keyDigest: 'k1', type: 'discovery', status: 'received', receivedAt: sub.at } });
+    t.match(first.request.id, /^req_[0-9a-f]{32}$/);
+    t.match(await r.requests.create(sub), { deduplicated: true, request: { id: first.request.id } });
+    t.match(await r.requests.create({ ...sub, url: 'http://a.test/other' }), { conflict: { id: first.request.id } });
+    t.match(await r.requests.create({ ...sub, keyDigest: 'k2' }), { deduplicated: false }, 'idempotency keys are per API key');
+    const plain = await Promise.all([r.requests.create({ ...sub, idempotencyDigest: null }), r.requests.create({ ...sub, idempotencyDigest: null })]);
+    const ids = plain.map((p) => ('request' in p ? p.request.id : ''));
+    t.equal(new Set(ids).size, 2, 'without an idempotency key every submission is its own request');
+    const race = await Promise.all(Array.from({ length: 20 }, () => r.requests.create({ ...sub, idempotencyDigest: 'i-race' })));
+    const raceIds = new Set(race.map((p) => ('request' in p ? p.request.id : 'conflict')));
+    t.equal(raceIds.size, 1, 'one request for one idempotency key, however many arrive together');
+    t.equal(race.filter((p) => 'request' in p && !p.deduplicated).length, 1);
+    t.equal(await r.requests.setStatus(first.request.id, 'queued', '2026-11-21T10:00:01.000Z'), true);
+    t.match(await r.requests.get(first.request.id), { status: 'queued', updatedAt: '2026-11-21T10:00:01.000Z' });
+    t.equal(await r.requests.get('req_unknown'), null);
+    t.equal(await r.requests.setStatus('req_unknown', 'queued'), false);
+  });
+}

@@ -1,0 +1,42 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { openStateDb } from '../../state/db.js';
+import { openSqliteRepositories } from '../../state/repos/sqlite.js';
+import { openRepositories } from '../../state/repos/open.js';
+import { repoContract } from './repos-contract.js';
+
+t.test('repository contract on SQLite', async (t) => {
+  const dir = t.testdir();
+  repoContract(t, async (name) => openSqliteRepositories(join(dir, `${name}.sqlite`)));
+});
+
+t.test('issue 10: opening migrates once; no SVC_DATABASE_URL means the state file in the data dir', async (t) => {
+  const dir = t.testdir();
+  const first = await openRepositories({ dataDir: dir });
+  t.equal(first.backend, 'sqlite');
+  t.ok(first.applied.includes('repos-001-host-politeness'));
+  t.ok(first.applied.includes('keys-001-keys-and-counters'));
+  await first.keys.create({ name: 'kept', perMinute: 1, perDay: 1 });
+  await first.close();
+  const again = await openRepositories({ dataDir: dir, databaseUrl: undefined });
+  t.same(again.applied, [], 'up to date');
+  t.same((await again.keys.list()).map((k) => k.name), ['kept']);
+  await again.close();
+  // The service's own opener sees the same file and schema.
+  const db = openStateDb(join(dir, 'state.sqlite'));
+  t.equal((db.prepare('SELECT count(*) AS n FROM api_keys').get() as { n: number }).n, 1);
+  db.close();
+});
+
+t.test('issue 10: rows the existing crawler frontier wrote are claimable (no politeness row yet)', async (t) => {
+  const db = openStateDb(join(t.testdir(), 'state.sqlite'));
+  t.teardown(() => db.close());
+  db.prepare(
+    `INSERT INTO frontier (url, host, priority, reason, state, next_at, created_at, updated_at) VALUES ('http://old.test/', 'old.test', 0, 'seed', 'queued', 0, 0, 0)`,
+  ).run();
+  const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
+  const r = sqliteRepositories(db, { defaultGapMs: 700 });
+  const item = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: 5000 });
+  t.equal(item?.url, 'http://old.test/');
+  t.same(await r.politeness.get('old.test'), { host: 'old.test', gapMs: 700, nextFetchAt: 5700 });
+});
