@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
+import { refusedTargets } from '../../fixtures/loopback-only.js';
 import { allTools } from '../../tools/registry.js';
 import { api, startTestService, type TestService } from '../helpers/service.js';
 import { probePostTool, probeTool } from '../helpers/probe-tool.js';
@@ -223,6 +224,8 @@ t.test('issue 12 item 6: a name resolving only to non-public addresses is refuse
   const table: Record<string, string[]> = {
     'localtest.me': ['127.0.0.1'],
     'mixed.example.ca': ['203.0.113.9', '10.1.2.3'],
+    // A public address is needed for the accepted case (every reserved range is refused by design). It is only
+    // classified: this service does not crawl, and the process-wide loopback guard refuses any other connection.
     'public.example.ca': ['8.8.8.8'],
   };
   const s = await startTestService({
@@ -238,8 +241,12 @@ t.test('issue 12 item 6: a name resolving only to non-public addresses is refuse
   t.match(blocked, { status: 400, body: { code: 'blocked_address', errors: [{ path: ['url'] }] } });
   t.match((blocked.body as { detail: string }).detail, /loopback/);
   t.match(await submit('https://mixed.example.ca/'), { status: 400, body: { code: 'blocked_address' } }, 'any private address: SvcBot would refuse the fetch');
-  t.equal((await submit('https://public.example.ca/')).status, 202);
+  const accepted = await submit('https://public.example.ca/');
+  t.equal(accepted.status, 202);
   t.equal((await submit('https://unknown-name.example.ca/')).status, 202, 'unresolvable names are accepted as before');
+  const id = (accepted.body as { request: { id: string } }).request.id;
+  t.match((await api(s, `/api/v1/requests/${id}`)).body, { request: { status: 'received' } }, 'accepted, never fetched here');
+  t.same(refusedTargets, [], 'no connection to any non-loopback address was even attempted');
 });
 
 t.test('issue 12 item 6: a slow resolver does not hold a submission', async (t) => {
