@@ -20,7 +20,8 @@ export interface DocumentRow {
 /** What an observation of fresh content changed, for the fresh feed. */
 export type ContentChange = 'new' | 'changed' | 'unchanged';
 
-interface RawRow {
+/** A `documents` row (the same columns in SQLite and PostgreSQL). */
+export interface DocRow {
   page_ref: number;
   url: string;
   host: string;
@@ -33,7 +34,17 @@ interface RawRow {
   reason: string | null;
 }
 
-const toRow = (r: RawRow): DocumentRow => ({
+/**
+ * What an indexed observation changes for the fresh feed: new (first time live), changed (other content) or
+ * unchanged, and the first-seen / last-changed times that follow. One rule for every backend.
+ */
+export function classifyChange(cur: DocRow, contentHash: string, at: string): { change: ContentChange; firstSeen: string | null; lastChanged: string | null } {
+  const change: ContentChange = cur.status !== 'indexed' || cur.first_seen === null ? 'new' : cur.content_hash !== contentHash ? 'changed' : 'unchanged';
+  return { change, firstSeen: change === 'new' ? at : cur.first_seen, lastChanged: change === 'unchanged' ? cur.last_changed : at };
+}
+
+/** A `documents` row as a DocumentRow. */
+export const toDocument = (r: DocRow): DocumentRow => ({
   pageRef: r.page_ref,
   url: r.url,
   host: r.host,
@@ -55,12 +66,12 @@ export class Documents {
   readonly #byUrl;
   readonly #byRef;
   readonly #insert;
-  #fresh: Statement<[string, number], RawRow> | undefined;
+  #fresh: Statement<[string, number], DocRow> | undefined;
 
   constructor(db: StateDb) {
     this.#db = db;
-    this.#byUrl = db.prepare<[string], RawRow>('SELECT * FROM documents WHERE url = ?');
-    this.#byRef = db.prepare<[number], RawRow>('SELECT * FROM documents WHERE page_ref = ?');
+    this.#byUrl = db.prepare<[string], DocRow>('SELECT * FROM documents WHERE url = ?');
+    this.#byRef = db.prepare<[number], DocRow>('SELECT * FROM documents WHERE page_ref = ?');
     this.#insert = db.prepare<[string, string]>('INSERT INTO documents (url, host) VALUES (?, ?) ON CONFLICT (url) DO NOTHING');
   }
 
@@ -74,12 +85,12 @@ export class Documents {
 
   byUrl(url: string): DocumentRow | undefined {
     const r = this.#byUrl.get(url);
-    return r ? toRow(r) : undefined;
+    return r ? toDocument(r) : undefined;
   }
 
   get(pageRef: number): DocumentRow | undefined {
     const r = this.#byRef.get(pageRef);
-    return r ? toRow(r) : undefined;
+    return r ? toDocument(r) : undefined;
   }
 
   /**
@@ -90,13 +101,7 @@ export class Documents {
     return this.#db.transaction((): ContentChange => {
       const cur = this.#byRef.get(pageRef);
       if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
-      const wasLive = cur.status === 'indexed';
-      let change: ContentChange;
-      if (!wasLive || cur.first_seen === null) change = 'new';
-      else if (cur.content_hash !== obs.contentHash) change = 'changed';
-      else change = 'unchanged';
-      const firstSeen = change === 'new' ? obs.at : cur.first_seen;
-      const lastChanged = change === 'unchanged' ? cur.last_changed : obs.at;
+      const { change, firstSeen, lastChanged } = classifyChange(cur, obs.contentHash, obs.at);
       this.#db
         .prepare(
           `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
@@ -116,12 +121,12 @@ export class Documents {
 
   /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first. */
   fresh(since: string, limit: number): (DocumentRow & { change: 'new' | 'changed' })[] {
-    this.#fresh ??= this.#db.prepare<[string, number], RawRow>(
+    this.#fresh ??= this.#db.prepare<[string, number], DocRow>(
       `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= ?
        ORDER BY last_changed DESC, page_ref DESC LIMIT ?`,
     );
     const rows = this.#fresh.all(since, limit);
-    return rows.map((r) => ({ ...toRow(r), change: r.first_seen === r.last_changed ? 'new' : 'changed' }));
+    return rows.map((r) => ({ ...toDocument(r), change: r.first_seen === r.last_changed ? 'new' : 'changed' }));
   }
 
   /** Counts per status for a host (site evidence). */

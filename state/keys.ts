@@ -77,7 +77,8 @@ export function mintKey(): { id: string; key: string } {
 
 export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
-interface KeyRow {
+/** A `keys` row (the same columns in SQLite and PostgreSQL). */
+export interface KeyRow {
   id: string;
   name: string;
   digest: Buffer;
@@ -87,7 +88,8 @@ interface KeyRow {
   revoked_at: string | null;
 }
 
-const toRecord = (r: KeyRow): KeyRecord => ({
+/** A `keys` row as a KeyRecord. */
+export const toKeyRecord = (r: KeyRow): KeyRecord => ({
   id: r.id,
   name: r.name,
   perMinute: r.per_minute,
@@ -116,7 +118,7 @@ export class KeyStore {
   }
 
   list(): KeyRecord[] {
-    return (this.#db.prepare('SELECT * FROM api_keys ORDER BY created_at, id').all() as KeyRow[]).map(toRecord);
+    return (this.#db.prepare('SELECT * FROM api_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKeyRecord);
   }
 
   /** Revokes a key by id; false when there is no such active key. */
@@ -136,7 +138,7 @@ export class KeyStore {
     const stored = row?.digest ?? Buffer.alloc(32);
     const same = timingSafeEqual(stored, digest);
     if (!row || !same || row.revoked_at !== null) return null;
-    return { ...toRecord(row), digest: digest.toString('hex') };
+    return { ...toKeyRecord(row), digest: digest.toString('hex') };
   }
 }
 

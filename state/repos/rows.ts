@@ -1,50 +1,9 @@
 /** Row shapes and mappers shared by the SQLite and PostgreSQL backends (both use the same column names). */
-import type { ClaimedItem, DocumentRow, DocumentStatus, FrontierKind, KeyRecord, StoredUrlRequest, UrlRequestStatus, UrlRequestType } from './types.js';
+import type { ClaimedItem, FrontierKind, StoredUrlRequest, UrlRequestStatus, UrlRequestType } from './types.js';
 
-export interface KeyRow {
-  id: string;
-  name: string;
-  digest: Buffer;
-  per_minute: number;
-  per_day: number;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-export const toKeyRecord = (r: KeyRow): KeyRecord => ({
-  id: r.id,
-  name: r.name,
-  perMinute: r.per_minute,
-  perDay: r.per_day,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
-
-export interface DocRow {
-  page_ref: number;
-  url: string;
-  host: string;
-  title: string;
-  content_hash: string | null;
-  first_seen: string | null;
-  last_changed: string | null;
-  last_fetched: string | null;
-  status: DocumentStatus;
-  reason: string | null;
-}
-
-export const toDocument = (r: DocRow): DocumentRow => ({
-  pageRef: r.page_ref,
-  url: r.url,
-  host: r.host,
-  title: r.title,
-  contentHash: r.content_hash,
-  firstSeen: r.first_seen,
-  lastChanged: r.last_changed,
-  lastFetched: r.last_fetched,
-  status: r.status,
-  reason: r.reason,
-});
+// The keys and documents rows are today's SQLite stores' own: one definition each.
+export { toKeyRecord, type KeyRow } from '../keys.js';
+export { classifyChange, toDocument, type DocRow } from '../documents.js';
 
 export interface RequestRow {
   id: string;
@@ -93,11 +52,5 @@ export const toClaimed = (r: FrontierRow): ClaimedItem => ({
   lease: r.lease_owner,
   leaseUntil: r.lease_until,
 });
-
-/** What recordIndexed decides from the current row: shared so both backends classify changes identically. */
-export function classifyChange(cur: DocRow, contentHash: string, at: string): { change: 'new' | 'changed' | 'unchanged'; firstSeen: string | null; lastChanged: string | null } {
-  const change = cur.status !== 'indexed' || cur.first_seen === null ? 'new' : cur.content_hash !== contentHash ? 'changed' : 'unchanged';
-  return { change, firstSeen: change === 'new' ? at : cur.first_seen, lastChanged: change === 'unchanged' ? cur.last_changed : at };
-}
 
 export const FRONTIER_STATES = ['queued', 'leased', 'retrying', 'done', 'dead'] as const;
