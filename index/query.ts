@@ -337,7 +337,13 @@ export interface CompiledQuery {
   readonly selective: boolean;
 }
 
-const termSet = (row: MatchableRow): Set<string> => new Set(need(row.search_text, 'search_text').split(' '));
+/** A candidate's analysed terms as a set, built once per candidate (the predicate and the coordination both read it). */
+const termSets = new WeakMap<MatchableRow, Set<string>>();
+function termSet(row: MatchableRow): Set<string> {
+  let set = termSets.get(row);
+  if (!set) termSets.set(row, (set = new Set(need(row.search_text, 'search_text').split(' '))));
+  return set;
+}
 const holds = (terms: Set<string>, w: WordTerms) => w.terms.some((t) => terms.has(t));
 
 /** Compiles an AST into typed clauses. */

@@ -2,9 +2,9 @@
  * The passage index: LanceDB tables in `<dataDir>/lance`.
  *
  * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
- *   it, so a search reads ONE table version (a consistent snapshot) and never joins. BM25 FTS indexes on
- *   `search_text` (page title + passage) and `title` (phrases: see FTS_OPTIONS); a `vector` column when an
- *   embedder exists.
+ *   it, so a search reads ONE table version (a consistent snapshot) and never joins. A BM25 FTS index on
+ *   `search_text` (the analysed terms of page title + passage, analyzer.ts); a `vector` column when an embedder
+ *   exists.
  * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
  * - `images`: image metadata (never bytes), FTS on alt text.
  *
