@@ -255,4 +255,12 @@ export const repoMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 'repos-004-politeness-holder',
+    sql: `
+      -- Who holds a host's slot (a frontier lease token): claim() reserves the host for the item it hands out, so
+      -- that item's first request starts at once while other workers wait for the gap (issue 10).
+      ALTER TABLE host_politeness ADD COLUMN holder TEXT;
+    `,
+  },
 ];

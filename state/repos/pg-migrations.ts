@@ -162,4 +162,11 @@ export const pgMigrations: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    id: 'repos-004-politeness-holder',
+    sql: `
+      -- Who holds a host's slot (see the SQLite migration of the same id).
+      ALTER TABLE host_politeness ADD COLUMN holder TEXT;
+    `,
+  },
 ];

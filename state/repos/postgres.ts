@@ -105,7 +105,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       keys: new PgKeys(pool),
       usage: new PgUsage(pool),
       frontier: new PgFrontier(pool, gap),
-      politeness: new PgPoliteness(pool),
+      politeness: new PgPoliteness(pool, gap),
       hostIds: new PgHostIds(pool),
       documents: new PgDocuments(pool),
       requests: new PgRequests(pool),
@@ -217,7 +217,8 @@ class PgFrontier implements FrontierRepo {
       // next_fetch_at and drops the row, so two workers never start on one host within its gap. An expired lease
       // (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id checks.
       const picked = await c.query<FrontierRow & { gap_ms: number }>(
-        `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, h.gap_ms
+        `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, f.reason, f.request_id, f.etag, f.last_modified,
+                f.fetched_at, f.scope, h.gap_ms
          FROM frontier f JOIN host_politeness h ON h.host = f.host
          WHERE f.state <> 'dead' AND f.next_at <= $1 AND h.next_fetch_at <= $1
          ORDER BY f.priority DESC, f.next_at, f.id
@@ -227,8 +228,8 @@ class PgFrontier implements FrontierRepo {
       );
       const r = picked.rows[0];
       if (!r) return null;
-      await c.query('UPDATE host_politeness SET next_fetch_at = $1 WHERE host = $2', [now + r.gap_ms, r.host]);
       const token = `${opts.owner}:${randomUUID()}`;
+      await c.query('UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3', [now + r.gap_ms, token, r.host]);
       await c.query(`UPDATE frontier SET state = 'leased', lease_owner = $1, lease_until = $2, next_at = $2, updated_at = $3 WHERE id = $4`, [
         token,
         now + opts.leaseMs,
@@ -237,6 +238,16 @@ class PgFrontier implements FrontierRepo {
       ]);
       return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
     });
+  }
+
+  async nextClaimAt(opts: { unfinished?: boolean } = {}) {
+    const states = opts.unfinished ? `f.state IN ('queued', 'leased', 'retrying')` : `f.state <> 'dead'`;
+    const r = await this.pool.query<{ t: number | null }>(
+      `SELECT min(greatest(f.next_at, coalesce(h.next_fetch_at, 0))) AS t FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
+       WHERE ${states} AND f.next_at < $1`,
+      [Number.MAX_SAFE_INTEGER],
+    );
+    return r.rows[0]?.t ?? null;
   }
 
   /** Runs `UPDATE frontier SET … WHERE id AND lease held`; `sets` uses $1…$n, the guard takes the next two. */
@@ -303,7 +314,31 @@ class PgFrontier implements FrontierRepo {
 }
 
 class PgPoliteness implements PolitenessRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(
+    readonly pool: pg.Pool,
+    readonly defaultGapMs: number,
+  ) {}
+
+  async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
+    // One statement: the row lock serialises concurrent takers, the loser sees the winner's next_fetch_at.
+    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [host, this.defaultGapMs]);
+    const taken = await this.pool.query(
+      'UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3 AND (next_fetch_at <= $4 OR holder = $2)',
+      [now + holdMs, token, host, now],
+    );
+    if (taken.rowCount === 1) return { acquired: true } as const;
+    const r = await this.pool.query<{ next_fetch_at: number }>('SELECT next_fetch_at FROM host_politeness WHERE host = $1', [host]);
+    return { acquired: false, retryAt: r.rows[0]?.next_fetch_at ?? now } as const;
+  }
+
+  async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {
+    await this.pool.query('UPDATE host_politeness SET next_fetch_at = greatest($1::bigint, $2::bigint + gap_ms), holder = NULL WHERE host = $3 AND holder = $4', [
+      nextFetchAt,
+      now,
+      host,
+      token,
+    ]);
+  }
 
   async setGap(host: string, gapMs: number) {
     await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms', [

@@ -37,8 +37,25 @@ export interface FrontierRow {
   priority: number;
   attempts: number;
   depth: number;
+  reason: string;
+  request_id: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  fetched_at: number | null;
+  scope: string | null;
   lease_owner: string;
   lease_until: number;
+}
+
+/** The stored scope (JSON list of hosts, or NULL for the open web), tolerant of bad text like crawler/frontier.ts. */
+function parseScope(text: string | null): readonly string[] | null {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter((h): h is string => typeof h === 'string') : null;
+  } catch {
+    return null;
+  }
 }
 
 export const toClaimed = (r: FrontierRow): ClaimedItem => ({
@@ -49,6 +66,12 @@ export const toClaimed = (r: FrontierRow): ClaimedItem => ({
   priority: r.priority,
   attempts: r.attempts,
   depth: r.depth,
+  reason: r.reason,
+  requestId: r.request_id,
+  etag: r.etag,
+  lastModified: r.last_modified,
+  fetchedBefore: r.fetched_at !== null,
+  scope: parseScope(r.scope),
   lease: r.lease_owner,
   leaseUntil: r.lease_until,
 });

@@ -167,9 +167,9 @@ class SqliteFrontier implements FrontierRepo {
        WHERE f.state <> 'dead' AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?
        ORDER BY f.priority DESC, f.next_at, f.id LIMIT 1`,
     );
-    const hostNext = db.prepare<[string, number, number, number]>(
-      `INSERT INTO host_politeness (host, gap_ms, next_fetch_at) VALUES (?, ?, ?)
-       ON CONFLICT (host) DO UPDATE SET next_fetch_at = ? `,
+    const hostNext = db.prepare<[string, number, number, string, number, string]>(
+      `INSERT INTO host_politeness (host, gap_ms, next_fetch_at, holder) VALUES (?, ?, ?, ?)
+       ON CONFLICT (host) DO UPDATE SET next_fetch_at = ?, holder = ?`,
     );
     const lease = db.prepare<[string, number, number, number, number]>(
       `UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`,
@@ -178,8 +178,8 @@ class SqliteFrontier implements FrontierRepo {
       const r = pick.get(now, now);
       if (!r) return null;
       const gap = r.gap_ms ?? this.defaultGapMs;
-      hostNext.run(r.host, gap, now + gap, now + gap);
       const token = `${owner}:${randomUUID()}`;
+      hostNext.run(r.host, gap, now + gap, token, now + gap, token);
       lease.run(token, now + leaseMs, now + leaseMs, now, r.id);
       return toClaimed({ ...r, lease_owner: token, lease_until: now + leaseMs });
     });
@@ -201,6 +201,17 @@ class SqliteFrontier implements FrontierRepo {
 
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
     return this.#claim.immediate(opts.owner, opts.leaseMs, opts.now ?? Date.now());
+  }
+
+  async nextClaimAt(opts: { unfinished?: boolean } = {}) {
+    const states = opts.unfinished ? `f.state IN ('queued', 'leased', 'retrying')` : `f.state <> 'dead'`;
+    const r = this.db
+      .prepare(
+        `SELECT min(max(f.next_at, coalesce(h.next_fetch_at, 0))) AS t FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
+         WHERE ${states} AND f.next_at < ${Number.MAX_SAFE_INTEGER}`,
+      )
+      .get() as { t: number | null };
+    return r.t;
   }
 
   #guarded(sql: string, item: ClaimedItem, ...args: unknown[]): void {
@@ -271,6 +282,24 @@ class SqlitePoliteness implements PolitenessRepo {
 
   async setGap(host: string, gapMs: number) {
     this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(host, gapMs);
+  }
+
+  async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
+    return this.db.transaction((): { acquired: true } | { acquired: false; retryAt: number } => {
+      this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(host, this.defaultGapMs);
+      const taken = this.db
+        .prepare('UPDATE host_politeness SET next_fetch_at = ?, holder = ? WHERE host = ? AND (next_fetch_at <= ? OR holder = ?)')
+        .run(now + holdMs, token, host, now, token).changes;
+      if (taken === 1) return { acquired: true };
+      const r = this.db.prepare('SELECT next_fetch_at FROM host_politeness WHERE host = ?').get(host) as { next_fetch_at: number };
+      return { acquired: false, retryAt: r.next_fetch_at };
+    }).immediate();
+  }
+
+  async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {
+    this.db
+      .prepare('UPDATE host_politeness SET next_fetch_at = max(?, ? + gap_ms), holder = NULL WHERE host = ? AND holder = ?')
+      .run(nextFetchAt, now, host, token);
   }
 
   async get(host: string) {

@@ -59,6 +59,15 @@ export interface ClaimedItem {
   readonly priority: number;
   readonly attempts: number;
   readonly depth: number;
+  readonly reason: string;
+  readonly requestId: string | null;
+  /** Validators of the last fetch (a conditional GET when the page is known). */
+  readonly etag: string | null;
+  readonly lastModified: string | null;
+  /** Was this URL completed before? */
+  readonly fetchedBefore: boolean;
+  /** Where links found under this item may lead: the hosts listed, or null for the open web. */
+  readonly scope: readonly string[] | null;
   readonly lease: string;
   /** Lease expiry (ms): after it the item may be claimed again by anyone. */
   readonly leaseUntil: number;
@@ -74,7 +83,18 @@ export interface ClaimedItem {
 export interface FrontierRepo {
   /** Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false). */
   enqueue(entry: FrontierEntry, now?: number): Promise<{ id: number; added: boolean }>;
+  /**
+   * Leases the best due URL whose host may be fetched now and reserves that host for the claim: next_fetch_at moves
+   * by the host's gap and the host's holder becomes the lease token, so the item's first request may start at once
+   * (PolitenessRepo.acquire with that token) while every other worker waits for the gap.
+   */
   claim(opts: { owner: string; leaseMs: number; now?: number }): Promise<ClaimedItem | null>;
+  /**
+   * Earliest instant (ms) at which claim() could hand something out: max(URL due, host's next_fetch_at) over the
+   * rows not dead-lettered (`unfinished`: queued, leased or retrying only, i.e. done rows waiting for a recrawl do
+   * not count). Null when there is none. The dispatcher sleeps until then.
+   */
+  nextClaimAt(opts?: { unfinished?: boolean }): Promise<number | null>;
   /** Pushes the lease expiry to now + leaseMs. Throws LeaseLostError when the lease is no longer held. */
   extend(item: ClaimedItem, leaseMs: number, now?: number): Promise<ClaimedItem>;
   /** Marks done; due again at recrawlAt (Number.MAX_SAFE_INTEGER: never). Throws LeaseLostError when the lease is no longer held. */
@@ -96,11 +116,26 @@ export interface HostPoliteness {
   readonly nextFetchAt: number;
 }
 
-/** Per-host politeness state shared by every crawler worker (the gap comes from config and robots Crawl-delay). */
+/**
+ * Per-host politeness state shared by every crawler worker (the gap comes from config and robots Crawl-delay).
+ * Every request to a host takes the host's slot with acquire() and gives it back with release(): one request per
+ * host at a time for the whole fleet, and the next one no earlier than the gap after the previous one ended.
+ * A slot is held until `holdMs` at most, so a worker killed mid-fetch blocks its host only that long.
+ */
 export interface PolitenessRepo {
   /** Sets a host's gap (e.g. from robots.txt Crawl-delay), creating the host when new. */
   setGap(host: string, gapMs: number): Promise<void>;
   get(host: string): Promise<HostPoliteness | null>;
+  /**
+   * Takes the host's slot for `token` when its next_fetch_at has passed or the host is reserved for that very
+   * token (claim()); the slot is then held until now + holdMs. Otherwise says when to try again.
+   */
+  acquire(host: string, token: string, holdMs: number, now?: number): Promise<{ acquired: true } | { acquired: false; retryAt: number }>;
+  /**
+   * Gives the slot back: the next request may start at max(`nextFetchAt`, now + the host's gap). A token that no
+   * longer holds the slot (its hold lapsed and someone else took it) changes nothing.
+   */
+  release(host: string, token: string, nextFetchAt: number, now?: number): Promise<void>;
 }
 
 /** Host ids for the index (its host_id column): allocated by the database, stable per host, never reused. */

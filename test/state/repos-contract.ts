@@ -135,6 +135,28 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(new Set(got.filter((x) => x !== null).map((x) => x.host)).size, 20, 'no host twice within its gap');
   });
 
+  t.test('issue 10: a claim reserves its host for the claimed item; acquire/release hold the host slot fleet-wide', async (t) => {
+    const r = await withRepos(t, open, 'slots');
+    await r.frontier.enqueue({ url: 'http://s.test/1', host: 's.test', reason: 'seed' }, T0);
+    await r.frontier.enqueue({ url: 'http://s.test/2', host: 's.test', reason: 'seed', at: T0 + 50 }, T0);
+    await r.politeness.setGap('s.test', 1000);
+    t.equal(await r.frontier.nextClaimAt(), T0, 'due now');
+    const item = (await r.frontier.claim({ owner: 'w1', leaseMs: 60_000, now: T0 }))!;
+    t.equal(await r.frontier.nextClaimAt({ unfinished: true }), T0 + 1000, 'the other URL waits for the host gap');
+    t.same(await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 10), { acquired: false, retryAt: T0 + 1000 }, 'reserved for the claim');
+    t.same(await r.politeness.acquire('s.test', item.lease, 5000, T0 + 10), { acquired: true }, 'the claimed item starts at once');
+    t.same(await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 1500), { acquired: false, retryAt: T0 + 5010 }, 'held while fetching');
+    await r.politeness.release('s.test', 'someone-else', T0 + 1600, T0 + 1600);
+    t.equal((await r.politeness.get('s.test'))?.nextFetchAt, T0 + 5010, 'a release by a non-holder changes nothing');
+    await r.politeness.release('s.test', item.lease, T0 + 1700, T0 + 1600);
+    t.equal((await r.politeness.get('s.test'))?.nextFetchAt, T0 + 2600, 'the gap counts from the end of the request');
+    t.same(await r.politeness.acquire('s.test', item.lease, 5000, T0 + 2000), { acquired: false, retryAt: T0 + 2600 }, 'the same item waits for the gap too');
+    t.same(await r.politeness.acquire('new.test', 'x', 5000, T0), { acquired: true }, 'an unknown host is created free');
+    t.same(await r.politeness.get('new.test'), { host: 'new.test', gapMs: 1000, nextFetchAt: T0 + 5000 });
+    t.same(await r.politeness.acquire('s.test', 'other', 100, T0 + 2600), { acquired: true }, 'free again after the gap');
+    t.same(await r.politeness.acquire('s.test', 'third', 100, T0 + 2700), { acquired: true }, 'a lapsed hold (killed worker) frees the host');
+  });
+
   t.test('issue 10: host ids from the database, one per host however many writers ask', async (t) => {
     const r = await withRepos(t, open, 'hostids');
     const a = await r.hostIds.idFor('a.test');

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { main } from '../../cli/main.js';
 import { openRepositories } from '../../state/repos/open.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
+import { pgMigrations } from '../../state/repos/pg-migrations.js';
 import { LeaseLostError, type ClaimedItem, type Repositories } from '../../state/repos/types.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { repoContract } from './repos-contract.js';
@@ -45,15 +46,7 @@ if (why) {
     const url = await fresh('migrate');
     const both = await Promise.all([openRepositories({ dataDir: t.testdir(), databaseUrl: url }), openRepositories({ dataDir: t.testdir(), databaseUrl: url })]);
     t.same(both.map((r) => r.backend), ['postgres', 'postgres']);
-    t.same([...both[0]!.applied, ...both[1]!.applied].sort(), [
-      'crawler-001-frontier',
-      'documents-001-documents',
-      'keys-001-keys-and-counters',
-      'repos-001-host-politeness',
-      'repos-002-host-ids',
-      'repos-003-consume-quota-function',
-      'requests-001-requests',
-    ], 'two processes starting together apply each migration once');
+    t.same([...both[0]!.applied, ...both[1]!.applied].sort(), pgMigrations.map((m) => m.id).sort(), 'two processes starting together apply each migration once');
     await Promise.all(both.map((r) => r.close()));
     const again = await openRepositories({ dataDir: t.testdir(), databaseUrl: url });
     t.same(again.applied, []);
@@ -73,7 +66,7 @@ if (why) {
     t.equal(first.code, 0, first.text);
     t.notMatch(first.text, /hunter2/);
     t.match(JSON.parse(first.text), { backend: 'postgres', target: /^postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/cli_\d+$/ });
-    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, 7);
+    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, pgMigrations.length);
     t.same(JSON.parse((await run()).text).applied, [], 'up to date the second time');
   });
 
