@@ -83,6 +83,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
       'stay-on-hosts': { type: 'boolean' },
       timeout: { type: 'string' },
       wait: { type: 'string' },
+      'lease-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -103,6 +104,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   const maxPages = num('max-pages', values['max-pages'], 1);
   const timeoutS = num('timeout', values.timeout, 1);
   const waitS = num('wait', values.wait, 0) ?? 30;
+  const leaseMs = num('lease-ms', values['lease-ms'], 100);
   const envResolve = (io.env['SVC_RESOLVE'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   const config = loadConfig({
     env: io.env,
@@ -138,6 +140,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     sink: sinks.sink,
     entities: sinks.entities,
     log,
+    ...(leaseMs !== undefined ? { frontier: { leaseMs } } : {}),
   });
   // Seeds already known keep their state: running the same command again resumes the crawl (nothing is redone);
   // known pages come back on their recrawl schedule. A dead-lettered seed is revived, and a seed given with

@@ -22,6 +22,7 @@ ${DATA_DIR}
   Issues, lists and revokes API keys. A new key is printed once; only its SHA-256 digest is stored.`,
   crawl: `usage: svc crawl --seeds URL… | --seeds-file F [--max-pages N] [--stay-on-hosts] [--wait S] [--timeout S]
                  [--resolve HOST:PORT:ADDR]… [--allow-loopback] [--data-dir D] [--gap-ms MS] [--concurrency N]
+                 [--lease-ms MS]
   Crawls from the seeds into the index, then exits 0 when nothing is due within --wait seconds (what is still
   queued for later is listed, with when it is due). Running it again resumes; svc serve continues the same frontier.
   --seeds URL…          start URLs (repeat the flag or list them after it)
@@ -35,7 +36,9 @@ ${DATA_DIR}
   --allow-loopback      let the crawler reach loopback addresses (env SVC_CRAWL_ALLOW_LOOPBACK=1)
 ${DATA_DIR}
   --gap-ms MS           minimum gap between two requests to one host (env SVC_CRAWL_GAP_MS, default 1000)
-  --concurrency N       hosts fetched at once (env SVC_CRAWL_CONCURRENCY, default 8)`,
+  --concurrency N       hosts fetched at once (env SVC_CRAWL_CONCURRENCY, default 8)
+  --lease-ms MS         lease of a claimed URL, kept alive while it is worked on: after a crash (kill -9) the URLs the
+                        dead process held come back to any crawler after at most this long (default 40000)`,
   ingest: `usage: svc ingest --jsonl FILE [--name N] [--embedder auto|none|hashing] [--batch N] [--data-dir D]
   Adds a BEIR-format corpus (JSONL, .gz accepted) to the index through the same path as crawled pages.
   --name N              corpus name (default: from the file or folder name)

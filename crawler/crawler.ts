@@ -1,21 +1,26 @@
 /**
- * The crawler orchestrator: picks due work from the frontier host by host, at most one item in flight per host
- * and `crawlConcurrency` in total, only for hosts whose politeness gap has elapsed, and runs each item through
- * the pipeline. `start()` runs until `stop()`; `runUntilIdle()` runs until nothing is pending (or a page budget is
- * spent); `processNow()` serves single-URL requests through the very same path.
+ * The crawler orchestrator: claims due work through the frontier repository (state/repos), which hands out a URL
+ * only when its host's shared next_fetch_at has passed and reserves the host for it, at most `crawlConcurrency`
+ * items in their network phase, and runs each item through the pipeline under a time-based lease that is extended
+ * while the item runs. Every request takes the host's shared slot (FleetScheduler), so any number of crawler
+ * processes on one database keep the per-host gap and Crawl-delay together. A killed worker's leases and host slots
+ * simply lapse: nothing checks process ids. `start()` runs until `stop()`; `runUntilIdle()` runs until nothing is
+ * pending (or a page budget is spent); `processNow()` serves single-URL requests through the very same path.
  */
 import type { Config } from '../config.js';
 import type { EntitySink, PageInput, PageSink } from '../page-model.js';
 import type { StateDb } from '../state/db.js';
 import type { Documents } from '../state/documents.js';
 import { Hosts } from '../state/hosts.js';
+import { sqliteRepositories } from '../state/repos/sqlite.js';
+import type { ClaimedItem, FrontierRepo, PolitenessRepo } from '../state/repos/types.js';
 import { PdfExtractor } from './extract-pdf.js';
 import { createFetcher, svcBotUserAgent, type Fetcher } from './fetcher.js';
 import { Frontier, PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierItem, type FrontierOptions } from './frontier.js';
 import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome, type PipelineDeps } from './pipeline.js';
 import { createResolver, type Resolver } from './resolver.js';
 import { RobotsCache } from './robots.js';
-import { PolitenessScheduler } from './scheduler.js';
+import { FleetScheduler, hostSlotToken, type PolitenessScheduler } from './scheduler.js';
 import { hostOf, normalizeUrl } from './url.js';
 
 /** The crawler's version in its User-Agent. */
@@ -49,7 +54,20 @@ export interface CrawlerOptions {
   readonly pdf?: PdfExtractor;
   /** Fetcher timeouts (tests shorten them). */
   readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
+  /**
+   * The shared frontier and politeness state claims go through. @default the SQLite repositories over `db` (the
+   * embedded default); a fleet passes the PostgreSQL ones.
+   */
+  readonly repos?: { readonly frontier: FrontierRepo; readonly politeness: PolitenessRepo };
+  /** Names this worker in lease tokens (logs, diagnosis). @default crawler-<pid> */
+  readonly workerName?: string;
 }
+
+/**
+ * Lease of a claimed item unless extended (ms). It is extended every third of it while the item runs, so it only
+ * matters when a worker dies: its items come back after at most this long.
+ */
+export const DEFAULT_LEASE_MS = 40_000;
 
 /** Counters for progress displays and svc status. */
 export interface CrawlStats {
@@ -185,6 +203,26 @@ export class BatchingSink implements PageSink {
   }
 }
 
+/** The pipeline's view of a claimed item. */
+function toItem(c: ClaimedItem): FrontierItem {
+  return {
+    id: c.id,
+    url: c.url,
+    host: c.host,
+    kind: c.kind,
+    priority: c.priority,
+    reason: c.reason,
+    requestId: c.requestId,
+    attempts: c.attempts,
+    etag: c.etag,
+    lastModified: c.lastModified,
+    fetchedBefore: c.fetchedBefore,
+    depth: c.depth,
+    scope: c.scope,
+    lease: c.lease,
+  };
+}
+
 /** Builds a crawler. Nothing runs until start(), runUntilIdle() or processNow(). */
 export function createCrawler(opts: CrawlerOptions): Crawler {
   const { config, db, documents } = opts;
@@ -201,9 +239,21 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       ...(opts.fetchTimeouts ?? {}),
     });
   const pdf = opts.pdf ?? new PdfExtractor({ maxBytes: config.crawlMaxBytes });
-  const frontier = new Frontier(db, { ...(opts.frontier ?? {}), now });
+  const leaseMs = opts.frontier?.leaseMs ?? DEFAULT_LEASE_MS;
+  const frontier = new Frontier(db, { ...(opts.frontier ?? {}), leaseMs, now });
+  const repos = opts.repos ?? sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
+  const owner = opts.workerName ?? `crawler-${process.pid}`;
   const hosts = new Hosts(db);
-  const scheduler = new PolitenessScheduler({ gapMs: config.crawlGapMs, concurrency: config.crawlConcurrency, maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000, now });
+  const scheduler = new FleetScheduler({
+    gapMs: config.crawlGapMs,
+    concurrency: config.crawlConcurrency,
+    maxCrawlDelayMs: opts.maxCrawlDelayMs ?? 30_000,
+    now,
+    politeness: repos.politeness,
+    // Renewed while a request runs; lapses with a dead worker's leases.
+    holdMs: leaseMs,
+    onError: (err) => log.warn({ err }, 'crawler: shared politeness state'),
+  });
   // Aborted by stop() (waits for politeness end at once); a fresh one for every run, so a crawler can run again.
   let abort = new AbortController();
   const polite = politeFetcher({
@@ -245,30 +295,18 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
   const busyHosts = new Map<string, number>();
   /** Items extracted and written after their fetch, at most this many in flight. */
   const maxInflight = config.crawlConcurrency * 4;
-  /**
-   * An item is handed out this long before its host's gap ends, so the claim and the robots check are done when
-   * the gap ends; the request itself still waits for the scheduler, which enforces the gap exactly.
-   */
-  const leadMs = Math.min(100, Math.floor(config.crawlGapMs / 2));
   const inflight = new Map<number, Promise<ItemOutcome>>();
-  /** When each host was last given an item (fair rotation among equally urgent hosts). */
-  const lastServed = new Map<string, number>();
   let kick: (() => void) | null = null;
   let loop: Promise<void> | null = null;
   let stopping = false;
-  let recovered = false;
 
+  /** Counts wake() calls: one that comes while the loop is between claims (not asleep) must not be lost. */
+  let pokes = 0;
   const wake = (): void => {
+    pokes++;
     const k = kick;
     kick = null;
     k?.();
-  };
-
-  const recoverOnce = (): void => {
-    if (recovered) return;
-    recovered = true;
-    const n = frontier.recoverLeases();
-    if (n > 0) log.info({ recovered: n }, 'crawler: leases of an earlier run returned to the queue');
   };
 
   const account = (o: ItemOutcome): void => {
@@ -285,12 +323,21 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
 
   const run = (item: FrontierItem): Promise<ItemOutcome> => {
     busyHosts.set(item.host, item.id);
-    const p = processItem(deps, item, {
-      networkDone: () => {
-        freeHost(item);
-        wake();
-      },
-    })
+    // The lease is time-based: kept alive while the item runs (long fetches, PDF extraction, slow writes), so it
+    // lapses only when this worker is gone.
+    const claimed: ClaimedItem = { ...item, leaseUntil: now() + leaseMs };
+    const keepAlive = setInterval(() => {
+      repos.frontier.extend(claimed, leaseMs, now()).catch(() => undefined); // lost: completing the item says so
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    const p = hostSlotToken
+      .run(item.lease, () =>
+        processItem(deps, item, {
+          networkDone: () => {
+            freeHost(item);
+            wake();
+          },
+        }),
+      )
       .catch((err: unknown): ItemOutcome => {
         log.warn({ err, url: item.url }, 'crawler: item aborted');
         return { url: item.url, finalUrl: null, status: null, outcome: 'error:internal', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
@@ -300,6 +347,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         return o;
       })
       .finally(() => {
+        clearInterval(keepAlive);
         freeHost(item);
         inflight.delete(item.id);
         wake();
@@ -309,43 +357,37 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
   };
 
   async function mainLoop(untilIdle: boolean, ro: RunOptions): Promise<void> {
-    recoverOnce();
     if (abort.signal.aborted) abort = new AbortController();
     const deadline = ro.timeoutMs === undefined ? Infinity : now() + ro.timeoutMs;
     let pages = 0;
     const budgetLeft = (): boolean => ro.maxPages === undefined || pages < ro.maxPages;
     while (!stopping) {
       if (now() >= deadline) break;
-      let dispatched = false;
+      const poked = pokes;
       const canDispatch = (): boolean => budgetLeft() && inflight.size < maxInflight && busyHosts.size < config.crawlConcurrency;
-      // Equal priorities: the host served longest ago goes first, so no host starves when more hosts are ready
-      // than there are slots.
-      const ready = frontier.readyHosts().sort((a, b) => b.priority - a.priority || (lastServed.get(a.host) ?? 0) - (lastServed.get(b.host) ?? 0));
-      if (canDispatch()) {
-        for (const { host } of ready) {
-          if (!canDispatch()) break;
-          if (busyHosts.has(host) || scheduler.isBusy(host) || scheduler.readyAt(host) - leadMs > now()) continue;
-          const item = frontier.claim(host);
-          if (!item) continue;
-          lastServed.set(host, now());
-          if (item.kind === 'page') pages++;
-          void run(item);
-          dispatched = true;
-        }
+      // The repository picks the best due URL whose host's shared next_fetch_at has passed, and reserves that host:
+      // fairness among hosts and the gap come from the database, for every worker sharing it.
+      while (canDispatch() && !stopping) {
+        const c = await repos.frontier.claim({ owner, leaseMs, now: now() });
+        if (!c) break;
+        if (c.kind === 'page') pages++;
+        void run(toItem(c));
       }
-      if (dispatched) continue;
-      if (untilIdle && inflight.size === 0 && (frontier.pending() === 0 || !budgetLeft())) break;
+      if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
       if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
-        const next = frontier.nextPendingAt();
+        const next = await repos.frontier.nextClaimAt({ unfinished: true });
         if (next === null || next > now() + ro.idleHorizonMs) break;
       }
       if (!budgetLeft() && inflight.size === 0) break;
-      // Sleep until a host's gap ends, an item becomes due, an item finishes or something is enqueued.
+      // Sleep until something may be claimed (a host's gap ends, an item becomes due, a lease lapses), an item
+      // finishes or something is enqueued; at most a second, since other workers change the shared state too.
       let wakeAt = now() + 1000;
-      for (const { host } of ready) if (!busyHosts.has(host)) wakeAt = Math.min(wakeAt, Math.max(scheduler.readyAt(host) - leadMs, now() + 1));
-      const due = frontier.nextDueAt();
-      if (due !== null) wakeAt = Math.min(wakeAt, Math.max(due, now() + 1));
+      if (canDispatch()) {
+        const next = await repos.frontier.nextClaimAt();
+        if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now() + 1));
+      }
       wakeAt = Math.min(wakeAt, deadline);
+      if (pokes !== poked) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.max(1, wakeAt - now()));
         kick = () => {
@@ -402,7 +444,6 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       return r;
     },
     async processNow(url, po) {
-      recoverOnce();
       if (abort.signal.aborted && !loop) abort = new AbortController();
       const norm = normalizeUrl(url);
       if (norm === null)

@@ -1,7 +1,8 @@
 /**
  * The durable crawl frontier (SQLite, table `frontier`). One row per normalised URL, so enqueueing is idempotent
  * and deduplicated. Work is handed out under a lease: a worker that dies (kill -9) never completes its item, the
- * lease lapses (or is released when the crawler restarts) and the item is handed out again; completion is one
+ * lease lapses by time (no process-id checks: the holder may be on another machine) and the item is handed out
+ * again; completion is one
  * transaction guarded by the lease token, so every URL is completed exactly once per due date.
  *
  * Priorities: submitted (URL requests) > sitemap > discovered links > recrawls of known pages.
@@ -234,16 +235,6 @@ const toRow = (r: RawRow): FrontierRow => ({
   scope: parseScope(r.scope),
 });
 
-/** Whether a process id exists on this machine (signal 0 probes without signalling). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Raised when an operation names a lease that is no longer held (it lapsed and the item went to someone else). */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -392,7 +383,7 @@ export class Frontier {
   }
 
   #lease(r: RawRow, now: number): FrontierItem {
-    const lease = `${this.owner}:${process.pid}:${randomUUID()}`;
+    const lease = `${this.owner}:${randomUUID()}`;
     this.#q(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`)
       .run(lease, now + this.#o.leaseMs, now + this.#o.leaseMs, now, r.id);
     return {
@@ -511,31 +502,6 @@ export class Frontier {
       this.#q('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?')
         .run(back, at ?? now, now, item.id);
     })();
-  }
-
-  /**
-   * Returns to the queue the leases of crawler processes that are gone (kill -9, crash): a lease names its holder's
-   * process id, and a holder that no longer exists on this machine cannot finish. Leases of live processes (say a
-   * `svc crawl` next to `svc serve` on the same state file) are left alone; they also lapse by themselves.
-   * Returns how many were recovered.
-   */
-  recoverLeases(isAlive: (pid: number) => boolean = processAlive): number {
-    const now = this.#now();
-    const rows = this.#q<[], { id: number; lease_owner: string | null }>(`SELECT id, lease_owner FROM frontier WHERE state = 'leased'`).all();
-    let n = 0;
-    this.#db.transaction(() => {
-      for (const r of rows) {
-        const owner = r.lease_owner ?? '';
-        if (owner.startsWith(`${this.owner}:`)) continue;
-        const pid = Number(/^[^:]+:(\d+):/.exec(owner)?.[1] ?? NaN);
-        if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) continue;
-        n += this.#q(
-          `UPDATE frontier SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'queued' END, lease_owner = NULL,
-             lease_until = NULL, next_at = min(next_at, ?), updated_at = ? WHERE id = ? AND state = 'leased'`,
-        ).run(now, now, r.id).changes;
-      }
-    })();
-    return n;
   }
 
   /** Marks a URL as fetched through another item (the target of a redirect), creating it if needed. */

@@ -10,6 +10,9 @@
  *  - at most `concurrency` requests in flight across all hosts.
  * The host is the politeness unit (the hostname: http and https of one host share it).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { PolitenessRepo } from '../state/repos/types.js';
 import { parseRetryAfter } from './fetcher.js';
 
 /** Options of {@link PolitenessScheduler}. */
@@ -191,5 +194,86 @@ export class PolitenessScheduler {
   deferUntil(host: string, at: number): void {
     const s = this.#state(host);
     s.readyAt = Math.max(s.readyAt, at);
+  }
+}
+
+/**
+ * The frontier lease token of the item whose requests run in this async context (crawler.ts sets it around each
+ * item): a claim reserves the host for that token, so the item's first request may start at once.
+ */
+export const hostSlotToken = new AsyncLocalStorage<string>();
+
+/** Options of {@link FleetScheduler}. */
+export interface FleetSchedulerOptions extends SchedulerOptions {
+  /** The shared per-host state (next_fetch_at, gap, holder) every worker of the fleet uses. */
+  readonly politeness: PolitenessRepo;
+  /**
+   * How long a host slot is held unless renewed (ms); it is renewed every third of it while the request runs, so
+   * only a worker killed mid-request leaves its host blocked, for at most this long.
+   */
+  readonly holdMs: number;
+  /** Errors of the shared state that are not fatal (a failed release only delays the host until its hold lapses). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/**
+ * Politeness for a fleet of crawler processes: the in-process rules of {@link PolitenessScheduler} (one connection
+ * per host, gap from the end of the last response, Crawl-delay floor, 429/503 back-off, global concurrency) plus the
+ * host's slot in the shared database, taken for every request and given back with the instant the next request
+ * may start (this process's gap or back-off, and never before the shared gap after now). So the gap and Crawl-delay
+ * hold for the whole fleet, whichever worker makes the next request.
+ */
+export class FleetScheduler extends PolitenessScheduler {
+  readonly #repo: PolitenessRepo;
+  readonly #holdMs: number;
+  readonly #clock: () => number;
+  readonly #pause: (ms: number) => Promise<void>;
+  readonly #onError: (err: unknown) => void;
+
+  constructor(opts: FleetSchedulerOptions) {
+    super(opts);
+    this.#repo = opts.politeness;
+    this.#holdMs = opts.holdMs;
+    this.#clock = opts.now ?? Date.now;
+    this.#pause = opts.sleep ?? realSleep;
+    this.#onError = opts.onError ?? (() => undefined);
+  }
+
+  override setCrawlDelay(host: string, seconds: number | null): void {
+    super.setCrawlDelay(host, seconds);
+    // Shared: a worker that never read this robots.txt still keeps the delay (release uses the stored gap).
+    this.#repo.setGap(host.toLowerCase(), this.gapFor(host)).catch(this.#onError);
+  }
+
+  override async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
+    const slot = await super.acquire(host, signal);
+    const token = hostSlotToken.getStore() ?? `request:${randomUUID()}`;
+    try {
+      for (;;) {
+        if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+        const r = await this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock());
+        if (r.acquired) break;
+        // Another worker's request or gap: re-try when it ends (bounded, so an abort is noticed).
+        await this.#pause(Math.min(Math.max(1, r.retryAt - this.#clock()), 250));
+      }
+    } catch (err) {
+      slot.release({ status: null });
+      throw err;
+    }
+    // Kept while the request runs, so a hold can be short: a killed worker blocks its host only until it lapses.
+    const keep = setInterval(() => {
+      this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock()).catch(this.#onError);
+    }, Math.max(50, Math.floor(this.#holdMs / 3)));
+    let released = false;
+    return {
+      host: slot.host,
+      release: (outcome: RequestOutcome) => {
+        if (released) return;
+        released = true;
+        clearInterval(keep);
+        slot.release(outcome);
+        this.#repo.release(slot.host, token, this.readyAt(slot.host), this.#clock()).catch(this.#onError);
+      },
+    };
   }
 }

@@ -86,7 +86,9 @@ t.test('kill -9 mid-crawl, then resume: every URL completed exactly once, none l
   const dataDir = join(dir, 'data');
   const seedsFile = join(dir, 'seeds.txt');
   writeFileSync(seedsFile, ['gen-0.test', 'gen-1.test', 'gen-2.test'].map((h) => web.url(h, '/')).join('\n'));
-  const args = ['--seeds-file', seedsFile, '--allow-loopback', '--data-dir', dataDir, '--gap-ms', '60', '--stay-on-hosts', ...pinArgs()];
+  // Leases lapse by time only (no process-id checks, issue 10): a short lease lets the resumed run take back the
+  // killed run's items quickly.
+  const args = ['--seeds-file', seedsFile, '--allow-loopback', '--data-dir', dataDir, '--gap-ms', '60', '--stay-on-hosts', '--lease-ms', '1500', ...pinArgs()];
   const start = web.accessLog.length;
   const pageHits = () => web.accessLog.slice(start).filter((e) => e.path.startsWith('/p/')).length;
 

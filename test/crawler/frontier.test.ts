@@ -72,33 +72,6 @@ t.test('leases: an expired lease returns the item; the old holder can no longer 
   t.equal(f.get('http://a.test/x')!.state, 'done');
 });
 
-t.test('recoverLeases returns leases of an earlier process at start-up', async (t) => {
-  const { db, f, now } = setup(t);
-  f.enqueue('http://a.test/x', { reason: 'seed' });
-  f.enqueue('http://a.test/y', { reason: 'seed' });
-  const crashed = f.claim('a.test')!;
-  t.ok(crashed);
-  const restarted = new Frontier(db, { now });
-  t.equal(restarted.recoverLeases(), 1);
-  t.equal(restarted.get('http://a.test/x')!.state, 'queued');
-  t.equal(restarted.recoverLeases(), 0, 'idempotent');
-  const mine = restarted.claim('a.test')!;
-  t.equal(restarted.recoverLeases(), 0, 'its own leases are kept');
-  restarted.complete(mine, { outcome: 'indexed' });
-});
-
-t.test('recoverLeases leaves the leases of a live process alone (svc crawl next to svc serve)', async (t) => {
-  const { db, f, now } = setup(t);
-  f.enqueue('http://a.test/x', { reason: 'seed' });
-  const held = f.claim('a.test')!;
-  // Pretend the holder is another, live process.
-  db.prepare('UPDATE frontier SET lease_owner = ? WHERE id = ?').run(`other-owner:999999:${held.lease}`, held.id);
-  const second = new Frontier(db, { now });
-  t.equal(second.recoverLeases(() => true), 0, 'holder alive: kept');
-  t.equal(second.recoverLeases(() => false), 1, 'holder gone: recovered');
-  t.equal(second.get('http://a.test/x')!.state, 'queued');
-});
-
 t.test('retries: exponential backoff with jitter, Retry-After respected, dead letter after N attempts', async (t) => {
   let r = 0.5;
   const dir = t.testdir();

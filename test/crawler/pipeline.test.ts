@@ -29,6 +29,8 @@ interface Rig {
   sent: Map<number, PageInput>;
   outcomes: ItemOutcome[];
   since: number;
+  dir: string;
+  sink: PageSink;
 }
 
 async function rig(t: Test, opts: { gapMs?: number; concurrency?: number; crawler?: Partial<CrawlerOptions> } = {}): Promise<Rig> {
@@ -70,7 +72,7 @@ async function rig(t: Test, opts: { gapMs?: number; concurrency?: number; crawle
     await index.close();
     db.close();
   });
-  return { crawler, index, entities, documents, sent, outcomes, since: web.accessLog.length };
+  return { crawler, index, entities, documents, sent, outcomes, since: web.accessLog.length, dir, sink };
 }
 
 const log = (r: Rig) => web.accessLog.slice(r.since);
@@ -95,6 +97,39 @@ t.test('politeness: the per-host gap is never violated (access log), one request
   const pages = r.outcomes.filter((o) => o.outcome === 'indexed');
   t.equal(pages.length, 4 * 9, 'every generated page (/ and /p/0…7) indexed once');
   t.equal(new Set(pages.map((o) => o.url)).size, 36);
+});
+
+t.test('issue 10: two crawler workers on one state file keep each per-host gap together, no URL fetched twice', async (t) => {
+  const gap = 150;
+  const r = await rig(t, { gapMs: gap, concurrency: 4 });
+  // A second worker: its own database connection, scheduler and robots cache; only the shared state is common.
+  const db = openStateDb(join(r.dir, 'state.sqlite'));
+  const config = loadConfig({ env: {}, flags: { dataDir: r.dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: gap, crawlConcurrency: 4 } });
+  const second = createCrawler({ config, db, documents: new Documents(db), sink: r.sink, entities: new EntityStore(db), workerName: 'second', maxCrawlDelayMs: 200 });
+  const outcomes: ItemOutcome[] = [];
+  second.onItem((o) => outcomes.push(o));
+  t.teardown(async () => {
+    await second.stop();
+    db.close();
+  });
+  for (let i = 0; i < 3; i++) r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+  const [a, b] = await Promise.all([r.crawler.runUntilIdle({ timeoutMs: 40_000 }), second.runUntilIdle({ timeoutMs: 40_000 })]);
+  t.equal(a.queued + b.queued, 0, 'crawl finished');
+  t.ok(r.outcomes.length > 0 && outcomes.length > 0, `both workers took items (${r.outcomes.length} and ${outcomes.length})`);
+  for (let i = 0; i < 3; i++) {
+    const host = `gen-${i}.test`;
+    const entries = onlyPages(r, host);
+    for (let k = 1; k < entries.length; k++) {
+      const d = entries[k]!.at - entries[k - 1]!.at;
+      if (d < gap) t.fail(`${host}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart across workers`);
+    }
+    // robots.txt is read by each worker once (each keeps its own robots cache); every other URL once in all.
+    const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
+    t.same(paths.filter((p, k) => paths.indexOf(p) !== k), [], `${host}: no URL fetched twice`);
+  }
+  const pages = [...r.outcomes, ...outcomes].filter((o) => o.outcome === 'indexed');
+  t.equal(pages.length, 3 * 9, 'every generated page indexed');
+  t.equal(new Set(pages.map((o) => o.url)).size, 27, 'each by one worker only');
 });
 
 t.test('429 + Retry-After: the host is left alone for the delay, then the page is fetched', async (t) => {
