@@ -312,6 +312,14 @@ export interface CompiledQuery {
    * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause.
    */
   readonly fts: FullTextQuery | null;
+  /**
+   * Repeated query words, scored apart: LanceDB counts a token once per match query, where Lucene's BM25 counts a
+   * query word once per occurrence. Entry i is an OR match of the terms of the words occurring at least i + 2 times;
+   * retrieval adds each one's BM25 on the arm's own candidates (`CandidateSource.ftsScores`), so `fts` stays a single
+   * WAND-pruned match query (as one boolean query with a repeats clause, a claim with a repeated word took ≈ 10× as
+   * long at 1M passages: docs/bench-index.md).
+   */
+  readonly repeatFts: readonly FullTextQuery[];
   /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
   readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (the words, required words, phrases and intitle phrases); empty when none. */
@@ -367,6 +375,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const excluded = indexed(ast.excludedWords.map(toTerms));
 
   const fts = buildFts(mustWords, ranked);
+  const repeatFts = buildRepeats(ranked);
   const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
 
   const semanticText = [
@@ -437,6 +446,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   return {
     ast,
     fts,
+    repeatFts,
     titleTerms: titleTermsList,
     semanticText,
     highlightTerms,
@@ -459,8 +469,7 @@ function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
  * The BM25 arm's full-text query.
  * - Required words only: one AND match of their terms (a word read in two languages becomes an OR of its terms,
  *   inside a boolean query).
- * - Ranked words: one OR match of their terms. LanceDB counts a repeated token once, so the repeats of a word
- *   (Lucene scores a repeated query word once per occurrence) are a second OR clause.
+ * - Ranked words: one OR match of their distinct terms (repeats: `buildRepeats`).
  * The index's answer is a candidate list; `matches` decides.
  */
 function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): FullTextQuery | null {
@@ -470,19 +479,28 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
     else for (const w of must) clauses.push([Occur.Must, new MatchQuery(w.terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (ranked.length > 0) {
-    const seen = new Set<string>();
-    const first: string[] = [];
-    const repeats: string[] = [];
-    for (const w of ranked) {
-      (seen.has(w.word) ? repeats : first).push(...w.terms);
-      seen.add(w.word);
-    }
-    clauses.push([Occur.Should, new MatchQuery(first.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-    if (repeats.length > 0) clauses.push([Occur.Should, new MatchQuery(repeats.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
+    const terms = [...new Set(ranked.flatMap((w) => w.terms))];
+    clauses.push([Occur.Should, new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (clauses.length === 0) return null;
   if (clauses.length === 1) return clauses[0]![1];
   return new BooleanQuery(clauses);
+}
+
+/** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */
+function buildRepeats(ranked: readonly WordTerms[]): FullTextQuery[] {
+  const count = new Map<string, { w: WordTerms; n: number }>();
+  for (const w of ranked) {
+    const cur = count.get(w.word);
+    if (cur) cur.n++;
+    else count.set(w.word, { w, n: 1 });
+  }
+  const out: FullTextQuery[] = [];
+  for (let level = 2; ; level++) {
+    const terms = [...new Set([...count.values()].filter((x) => x.n >= level).flatMap((x) => x.w.terms))];
+    if (terms.length === 0) return out;
+    out.push(new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or }));
+  }
 }
 
 /** Whether the AST has anything positive to look for (text or at least one include operator). */
