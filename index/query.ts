@@ -345,14 +345,17 @@ export interface CompiledQuery {
   readonly selective: boolean;
 }
 
-/** A candidate's analysed terms as a set, built once per candidate (the predicate and the coordination both read it). */
-const termSets = new WeakMap<MatchableRow, Set<string>>();
-function termSet(row: MatchableRow): Set<string> {
-  let set = termSets.get(row);
-  if (!set) termSets.set(row, (set = new Set(need(row.search_text, 'search_text').split(' '))));
-  return set;
+/**
+ * Whether a candidate's analysed text holds a term: a substring test on the space-delimited `search_text` (a native
+ * scan), not a set of every term of the passage (building those sets was ≈ 4 ms of a 300-candidate query).
+ */
+const padded = new WeakMap<MatchableRow, string>();
+function hasTerm(row: MatchableRow, term: string): boolean {
+  let text = padded.get(row);
+  if (text === undefined) padded.set(row, (text = ` ${need(row.search_text, 'search_text')} `));
+  return text.includes(` ${term} `);
 }
-const holds = (terms: Set<string>, w: WordTerms) => w.terms.some((t) => terms.has(t));
+const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => hasTerm(row, t));
 
 /** Compiles an AST into typed clauses. */
 export function compileQuery(ast: QueryAst): CompiledQuery {
@@ -411,9 +414,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
       if (o[op].exclude.some((v) => v !== null && def.test(field, v))) return false;
     }
     if (mustWords.length > 0 || excluded.length > 0) {
-      const terms = termSet(row);
-      if (!mustWords.every((w) => holds(terms, w))) return false;
-      if (excluded.some((w) => holds(terms, w))) return false;
+      if (!mustWords.every((w) => holds(row, w))) return false;
+      if (excluded.some((w) => holds(row, w))) return false;
     }
     if (bodyTextChecks) {
       const body = wordTokens(need(row.text, 'text'));
@@ -433,9 +435,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const totalWeight = [...weights.values()].reduce((s, x) => s + x.n, 0);
   const coordination = (row: MatchableRow): number => {
     if (weights.size < 2) return 1;
-    const terms = termSet(row);
     let got = 0;
-    for (const { w, n } of weights.values()) if (holds(terms, w)) got += n;
+    for (const { w, n } of weights.values()) if (holds(row, w)) got += n;
     return 0.5 + (0.5 * got) / totalWeight;
   };
 
