@@ -147,7 +147,7 @@ t.test('issue 11: expiry, rotation with a grace period, revocation, loss on re-v
   r.clock.now += DAY;
   t.same(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'ok', matched: [a.proof.id], owned: true }, 'old still valid, new not yet published');
   dns.setTxt(name, [`svc-site-verification=${a.challenge}`, `svc-site-verification=${b.challenge}`]);
-  t.same((await r.own.verify(ME, property.id, 'dns_txt')).matched.sort(), [a.proof.id, b.proof.id].sort(), 'both valid during the grace period');
+  t.same([...(await r.own.verify(ME, property.id, 'dns_txt')).matched].sort(), [a.proof.id, b.proof.id].sort(), 'both valid during the grace period');
   r.clock.now += 6 * DAY + 1;
   t.same(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'ok', matched: [b.proof.id], owned: true }, 'after the grace only the new one counts');
   t.equal((await r.repos.webmaster.getProof(a.proof.id))?.state, 'expired');
