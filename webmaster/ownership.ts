@@ -196,11 +196,13 @@ export class Ownership {
     const ownedBefore = await this.isOwned(property.id);
     await this.#sweep(property.id);
     const now = this.#now();
-    const live = (await this.#repo.proofs(property.id)).filter((p) => p.method === method && isLive(p, now));
+    const ofMethod = (await this.#repo.proofs(property.id)).filter((p) => p.method === method);
+    const live = ofMethod.filter((p) => isLive(p, now));
     let outcome: AuditOutcome;
     let matched = new Set<string>();
     if (live.length === 0) {
-      outcome = 'expired';
+      // Nothing to look for: say whether the newest proof of the method was revoked or ran out of time.
+      outcome = ofMethod.at(-1)?.state === 'revoked' ? 'revoked' : 'expired';
       await this.#audit('proof_check_failed', property.id, method, outcome);
     } else {
       const found = await this.#check(property, method);

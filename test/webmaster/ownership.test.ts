@@ -119,6 +119,13 @@ t.test('issue 11: meta tag on the home page and a /.well-known/ file, through th
   t.same(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'ok', matched: [file.proof.id], owned: true });
   t.ok(r.attempts.every((a) => a.address === '127.0.0.1' && !a.refused), 'only the test web was reached');
 
+  // The size cap holds: a challenge beyond the first 256 KiB of the file is not read.
+  const big = await r.own.issueProof(ME, property.id, 'well_known');
+  web.setPage('alpha.test', WELL_KNOWN_PATH, { type: 'text/plain', body: `${'#'.repeat(300 * 1024)}\n${big.challenge}\n` });
+  t.match(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'not_found' }, 'cut at the cap');
+  web.setPage('alpha.test', WELL_KNOWN_PATH, { type: 'text/plain', body: `${'#'.repeat(100 * 1024)}\n${big.challenge}\n` });
+  t.match(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'ok', matched: [big.proof.id] }, 'the same file under the cap is read');
+
   // A proof behind a redirect to another host does not count for this one.
   const again = await r.own.rotate(ME, property.id, 'well_known');
   web.setPage('alpha.test', WELL_KNOWN_PATH, { status: 302, headers: { location: `http://beta.test:${web.port}${WELL_KNOWN_PATH}` } });
@@ -163,7 +170,7 @@ t.test('issue 11: expiry, rotation with a grace period, revocation, loss on re-v
   dns.setTxt(name, [`svc-site-verification=${c.challenge}`]);
   t.match(await r.own.verify(ME, property.id, 'dns_txt'), { owned: true });
   t.same(await r.own.revoke(ME, c.proof.id), { owned: false });
-  t.match(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'expired', owned: false }, 'a revoked proof is never live again');
+  t.match(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'revoked', owned: false }, 'a revoked proof is never live again');
   await t.rejects(r.own.revoke(ME, c.proof.id), { code: 'proof_ended' });
 
   // A verified proof nobody re-verifies expires after 30 days.
