@@ -312,6 +312,14 @@ export interface CompiledQuery {
    * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause.
    */
   readonly fts: FullTextQuery | null;
+  /**
+   * Repeated query words, scored apart: LanceDB counts a token once per match query, where Lucene's BM25 counts a
+   * query word once per occurrence. Entry i is an OR match of the terms of the words occurring at least i + 2 times;
+   * retrieval adds each one's BM25 on the arm's own candidates (`CandidateSource.ftsScores`), so `fts` stays a single
+   * WAND-pruned match query (as one boolean query with a repeats clause, a claim with a repeated word took ≈ 10× as
+   * long at 1M passages: docs/bench-index.md).
+   */
+  readonly repeatFts: readonly FullTextQuery[];
   /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
   readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (the words, required words, phrases and intitle phrases); empty when none. */
@@ -337,14 +345,17 @@ export interface CompiledQuery {
   readonly selective: boolean;
 }
 
-/** A candidate's analysed terms as a set, built once per candidate (the predicate and the coordination both read it). */
-const termSets = new WeakMap<MatchableRow, Set<string>>();
-function termSet(row: MatchableRow): Set<string> {
-  let set = termSets.get(row);
-  if (!set) termSets.set(row, (set = new Set(need(row.search_text, 'search_text').split(' '))));
-  return set;
+/**
+ * Whether a candidate's analysed text holds a term: a substring test on the space-delimited `search_text` (a native
+ * scan), not a set of every term of the passage (building those sets was ≈ 4 ms of a 300-candidate query).
+ */
+const padded = new WeakMap<MatchableRow, string>();
+function hasTerm(row: MatchableRow, term: string): boolean {
+  let text = padded.get(row);
+  if (text === undefined) padded.set(row, (text = ` ${need(row.search_text, 'search_text')} `));
+  return text.includes(` ${term} `);
 }
-const holds = (terms: Set<string>, w: WordTerms) => w.terms.some((t) => terms.has(t));
+const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => hasTerm(row, t));
 
 /** Compiles an AST into typed clauses. */
 export function compileQuery(ast: QueryAst): CompiledQuery {
@@ -367,6 +378,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const excluded = indexed(ast.excludedWords.map(toTerms));
 
   const fts = buildFts(mustWords, ranked);
+  const repeatFts = buildRepeats(ranked);
   const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
 
   const semanticText = [
@@ -402,9 +414,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
       if (o[op].exclude.some((v) => v !== null && def.test(field, v))) return false;
     }
     if (mustWords.length > 0 || excluded.length > 0) {
-      const terms = termSet(row);
-      if (!mustWords.every((w) => holds(terms, w))) return false;
-      if (excluded.some((w) => holds(terms, w))) return false;
+      if (!mustWords.every((w) => holds(row, w))) return false;
+      if (excluded.some((w) => holds(row, w))) return false;
     }
     if (bodyTextChecks) {
       const body = wordTokens(need(row.text, 'text'));
@@ -424,9 +435,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const totalWeight = [...weights.values()].reduce((s, x) => s + x.n, 0);
   const coordination = (row: MatchableRow): number => {
     if (weights.size < 2) return 1;
-    const terms = termSet(row);
     let got = 0;
-    for (const { w, n } of weights.values()) if (holds(terms, w)) got += n;
+    for (const { w, n } of weights.values()) if (holds(row, w)) got += n;
     return 0.5 + (0.5 * got) / totalWeight;
   };
 
@@ -437,6 +447,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   return {
     ast,
     fts,
+    repeatFts,
     titleTerms: titleTermsList,
     semanticText,
     highlightTerms,
@@ -459,8 +470,7 @@ function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
  * The BM25 arm's full-text query.
  * - Required words only: one AND match of their terms (a word read in two languages becomes an OR of its terms,
  *   inside a boolean query).
- * - Ranked words: one OR match of their terms. LanceDB counts a repeated token once, so the repeats of a word
- *   (Lucene scores a repeated query word once per occurrence) are a second OR clause.
+ * - Ranked words: one OR match of their distinct terms (repeats: `buildRepeats`).
  * The index's answer is a candidate list; `matches` decides.
  */
 function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): FullTextQuery | null {
@@ -470,19 +480,28 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
     else for (const w of must) clauses.push([Occur.Must, new MatchQuery(w.terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (ranked.length > 0) {
-    const seen = new Set<string>();
-    const first: string[] = [];
-    const repeats: string[] = [];
-    for (const w of ranked) {
-      (seen.has(w.word) ? repeats : first).push(...w.terms);
-      seen.add(w.word);
-    }
-    clauses.push([Occur.Should, new MatchQuery(first.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-    if (repeats.length > 0) clauses.push([Occur.Should, new MatchQuery(repeats.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
+    const terms = [...new Set(ranked.flatMap((w) => w.terms))];
+    clauses.push([Occur.Should, new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (clauses.length === 0) return null;
   if (clauses.length === 1) return clauses[0]![1];
   return new BooleanQuery(clauses);
+}
+
+/** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */
+function buildRepeats(ranked: readonly WordTerms[]): FullTextQuery[] {
+  const count = new Map<string, { w: WordTerms; n: number }>();
+  for (const w of ranked) {
+    const cur = count.get(w.word);
+    if (cur) cur.n++;
+    else count.set(w.word, { w, n: 1 });
+  }
+  const out: FullTextQuery[] = [];
+  for (let level = 2; ; level++) {
+    const terms = [...new Set([...count.values()].filter((x) => x.n >= level).flatMap((x) => x.w.terms))];
+    if (terms.length === 0) return out;
+    out.push(new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or }));
+  }
 }
 
 /** Whether the AST has anything positive to look for (text or at least one include operator). */

@@ -45,6 +45,11 @@ export interface CandidateSource {
   titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number;
   /** BM25 arm: passages matching `fts`, best first, with their score. */
   ftsCandidates(fts: NonNullable<CompiledQuery['fts']>, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _score: number })[]>;
+  /**
+   * BM25 of `fts` for the given passages only (row-id prefilter), keyed `page_ref:ordinal`; a passage the query does
+   * not match is absent. Scores equal those of an unfiltered query (the index's statistics are global).
+   */
+  ftsScores(fts: NonNullable<CompiledQuery['fts']>, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /** Vector arm: nearest passages by cosine distance. */
   vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _distance: number })[]>;
   /** Filter-only scan (queries made of operators only), in storage order. */
@@ -191,9 +196,12 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     if (!useBm25) return [];
     if (compiled.fts) {
       const rows = (await source.ftsCandidates(compiled.fts, where, k, extra)).filter((r) => compiled.matches(r));
+      // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
+      const repeats = rows.length > 0 ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
       const scored = rows.map((r) => {
         const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r.title, r.lang) : 0;
-        return { r, s: (r._score + title) * compiled.coordination(r) };
+        const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);
+        return { r, s: (bm25 + title) * compiled.coordination(r) };
       });
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       scored.sort((a, b) => b.s - a.s || a.r.page_ref - b.r.page_ref || a.r.ordinal - b.r.ordinal);

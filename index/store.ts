@@ -821,6 +821,21 @@ export class PassageIndex implements PageSink {
     return plainRows<PassageHit & { _score: number }>(await q.toArray());
   }
 
+  /** BM25 of `fts` on the given passages (a row-id prefilter: only their postings are scored), keyed `page_ref:ordinal`. */
+  async ftsScores(fts: FullTextQuery, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const ids = [...new Set(passages.flatMap((p) => (typeof p._rowid === 'bigint' ? [p._rowid] : [])))];
+    if (!this.#ftsReady || ids.length === 0) return out;
+    const q = this.#passages
+      .query()
+      .fullTextSearch(fts)
+      .where(`_rowid IN (${ids.join(', ')})`)
+      .select(['page_ref', 'ordinal', '_score'])
+      .limit(ids.length);
+    for (const r of plainRows<PassageKey & { _score: number }>(await q.toArray())) out.set(`${r.page_ref}:${r.ordinal}`, r._score);
+    return out;
+  }
+
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
   async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
