@@ -15,7 +15,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
     proof verify --property ID --method M      (exit 1 when not found)
     proof revoke --proof ID
     status --property ID
-    reverify                                   (periodic re-verification of every verified proof)
+    reverify [--every S]                       (re-verify every verified proof; --every: again every S seconds until stopped)
     audit [--property ID]
     diagnostics --property ID                  (verified properties only)
     submit --property ID --url URL [--idempotency-key K]   (fast lane; env SVC_WEBMASTER_FAST_LANE_PER_DAY)

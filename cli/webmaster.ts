@@ -17,7 +17,7 @@ import { IdentityError, type OidcIdentity } from '../webmaster/accounts.js';
 import { createProofCheckers, createTxtLookup, DNS_TXT_LABEL, META_NAME, TXT_PREFIX, WELL_KNOWN_PATH } from '../webmaster/checkers.js';
 import { propertyDiagnostics } from '../webmaster/diagnostics.js';
 import { FastLane } from '../webmaster/fast-lane.js';
-import { Ownership, OwnershipError } from '../webmaster/ownership.js';
+import { Ownership, OwnershipError, reverifyPeriodically } from '../webmaster/ownership.js';
 import { PropertyNameError } from '../webmaster/properties.js';
 import { UsageError, type CliIo } from './io.js';
 
@@ -58,6 +58,7 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
       'proof-origin': { type: 'string' },
       resolve: { type: 'string', multiple: true },
       'allow-loopback': { type: 'boolean' },
+      every: { type: 'string' },
       'data-dir': { type: 'string' },
     },
   });
@@ -106,9 +107,30 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
       case 'status':
         out(await ownership.status(identity(), need(values.property, '--property')));
         return 0;
-      case 'reverify':
-        out(await ownership.reverifyAll());
+      case 'reverify': {
+        const every = values.every === undefined ? null : Number(values.every);
+        if (every === null) {
+          out(await ownership.reverifyAll());
+          return 0;
+        }
+        if (!Number.isInteger(every) || every < 1) throw new UsageError('webmaster: --every takes whole seconds ≥ 1');
+        // Periodic mode: one JSON line per pass until SIGINT / SIGTERM (an operator's service or container).
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          await reverifyPeriodically(ownership, {
+            everyMs: every * 1000,
+            signal: stop.signal,
+            onPass: (r) => ('error' in r ? io.stderr.write(`svc webmaster: re-verification pass failed: ${(r.error as Error).message}\n`) : out({ at: new Date().toISOString(), ...r })),
+          });
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
         return 0;
+      }
       case 'audit':
         out({ audit: await repos.webmaster.auditLog(values.property) });
         return 0;

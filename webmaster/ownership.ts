@@ -306,3 +306,33 @@ export class Ownership {
     return this.#repo.listProperties(accountIdOf(identity));
   }
 }
+
+/**
+ * Runs `ownership.reverifyAll()` now and then every `everyMs` until `signal` aborts (svc webmaster reverify --every).
+ * One pass at a time: the next starts `everyMs` after the previous one ended. A failing pass is reported and the
+ * loop goes on (a DNS outage must not stop re-verification for good).
+ */
+export async function reverifyPeriodically(
+  ownership: Pick<Ownership, 'reverifyAll'>,
+  opts: { everyMs: number; signal: AbortSignal; onPass?: (r: { checked: number; lost: number; expired: number } | { error: unknown }) => void },
+): Promise<number> {
+  let passes = 0;
+  while (!opts.signal.aborted) {
+    try {
+      opts.onPass?.(await ownership.reverifyAll());
+    } catch (error) {
+      opts.onPass?.({ error });
+    }
+    passes++;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, opts.everyMs);
+      function done(): void {
+        clearTimeout(timer);
+        opts.signal.removeEventListener('abort', done);
+        resolve();
+      }
+      opts.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+  return passes;
+}

@@ -11,7 +11,7 @@ import { openSqliteRepositories } from '../../state/repos/sqlite.js';
 import type { Repositories } from '../../state/repos/types.js';
 import { accountIdOf } from '../../webmaster/accounts.js';
 import { createProofCheckers, createTxtLookup, META_NAME, WELL_KNOWN_PATH } from '../../webmaster/checkers.js';
-import { hashChallenge, Ownership } from '../../webmaster/ownership.js';
+import { hashChallenge, Ownership, reverifyPeriodically } from '../../webmaster/ownership.js';
 import { guardedConnector, offlineLookup } from '../fixtures/net-guard.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 
@@ -211,4 +211,26 @@ t.test('issue 11: a proof host resolving to a private address is refused by the 
   t.same(prod.attempts, [], 'loopback refused before any connect');
   const audit = await r.repos.webmaster.auditLog();
   t.ok(audit.some((e) => e.outcome === 'blocked_address'));
+});
+
+t.test('issue 11: re-verification runs periodically and a lost proof ends ownership', async (t) => {
+  const r = rig(t);
+  const { property } = await r.own.createProperty(ME, 'domain', 'periodic.test');
+  const p = await r.own.issueProof(ME, property.id, 'dns_txt');
+  dns.setTxt('_svc-verification.periodic.test', [`svc-site-verification=${p.challenge}`]);
+  t.match(await r.own.verify(ME, property.id, 'dns_txt'), { owned: true });
+  const stop = new AbortController();
+  const passes: unknown[] = [];
+  const loop = reverifyPeriodically(r.own, { everyMs: 25, signal: stop.signal, onPass: (x) => passes.push(x) });
+  while (passes.length < 2) await new Promise((res) => setTimeout(res, 10));
+  t.equal(await r.own.isOwned(property.id), true, 'still owned while the record is there');
+  dns.setTxt('_svc-verification.periodic.test', null);
+  const deadline = Date.now() + 5000;
+  while ((await r.own.isOwned(property.id)) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+  stop.abort();
+  const n = await loop;
+  t.equal(await r.own.isOwned(property.id), false, 'ownership ended by a later pass');
+  t.ok(n >= 3, `${n} passes`);
+  t.ok(passes.some((x) => (x as { lost?: number }).lost === 1), 'the pass that found it gone reports one lost proof');
+  t.equal((await r.repos.webmaster.getProof(p.proof.id))?.state, 'lost');
 });
