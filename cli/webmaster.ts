@@ -137,7 +137,7 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
       case 'diagnostics': {
         const id = need(values.property, '--property');
         await ownership.status(identity(), id); // ownership of the record
-        if (!(await ownership.isOwned(id))) throw new OwnershipError('not_owner', 'the property is not verified');
+        if (!(await ownership.isOwned(id))) throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
         if (repos.backend !== 'sqlite') throw new UsageError('webmaster diagnostics reads the embedded SQLite state (not available with SVC_DATABASE_URL yet)');
         const property = await repos.webmaster.getProperty(id);
         const db = openStateDb(stateFile(config));

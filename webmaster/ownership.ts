@@ -42,7 +42,7 @@ export interface OwnershipOptions {
 export class OwnershipError extends Error {
   override readonly name = 'OwnershipError';
   constructor(
-    readonly code: 'no_such_property' | 'not_owner' | 'method_not_allowed' | 'no_such_proof' | 'proof_ended',
+    readonly code: 'no_such_property' | 'not_owner' | 'not_verified' | 'method_not_allowed' | 'no_such_proof' | 'proof_ended',
     message: string,
   ) {
     super(message);
