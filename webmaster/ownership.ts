@@ -201,8 +201,9 @@ export class Ownership {
     let outcome: AuditOutcome;
     let matched = new Set<string>();
     if (live.length === 0) {
-      // Nothing to look for: say whether the newest proof of the method was revoked or ran out of time.
-      outcome = ofMethod.at(-1)?.state === 'revoked' ? 'revoked' : 'expired';
+      // Nothing to look for: say whether the proof that ended last was revoked or ran out of time.
+      const lastEnd = ofMethod.reduce((m, p) => (p.endedAt !== null && p.endedAt > m ? p.endedAt : m), '');
+      outcome = ofMethod.some((p) => p.state === 'revoked' && p.endedAt === lastEnd) ? 'revoked' : 'expired';
       await this.#audit('proof_check_failed', property.id, method, outcome);
     } else {
       const found = await this.#check(property, method);

@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { createResolver } from '../../crawler/resolver.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { openSqliteRepositories } from '../../state/repos/sqlite.js';
 import type { Repositories } from '../../state/repos/types.js';
 import { accountIdOf } from '../../webmaster/accounts.js';
@@ -14,6 +15,7 @@ import { createProofCheckers, createTxtLookup, META_NAME, WELL_KNOWN_PATH } from
 import { hashChallenge, Ownership, reverifyPeriodically } from '../../webmaster/ownership.js';
 import { guardedConnector, offlineLookup } from '../fixtures/net-guard.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
 
 const ME = { issuer: 'https://id.example.ca', subject: 'owner-1' };
 const SOMEONE_ELSE = { issuer: 'https://id.example.ca', subject: 'owner-2' };
@@ -37,8 +39,8 @@ interface Rig {
   attempts: ReturnType<typeof guardedConnector>['attempts'];
 }
 
-function rig(t: Test, opts: { allowLoopback?: boolean; pins?: string[] } = {}): Rig {
-  const repos = openSqliteRepositories(join(t.testdir(), 'state.sqlite'));
+function rig(t: Test, opts: { allowLoopback?: boolean; pins?: string[]; repos?: Repositories } = {}): Rig {
+  const repos = opts.repos ?? openSqliteRepositories(join(t.testdir(), 'state.sqlite'));
   t.teardown(() => repos.close());
   const { connector, attempts } = guardedConnector([web.port]);
   const clock = { now: Date.UTC(2026, 10, 22, 12, 0, 0) };
@@ -134,8 +136,7 @@ t.test('issue 11: meta tag on the home page and a /.well-known/ file, through th
   t.match(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'not_found' });
 });
 
-t.test('issue 11: expiry, rotation with a grace period, revocation, loss on re-verification', async (t) => {
-  const r = rig(t);
+async function lifecycle(t: Test, r: Rig): Promise<void> {
   const { property } = await r.own.createProperty(ME, 'domain', 'rotate.test');
   const name = '_svc-verification.rotate.test';
 
@@ -183,6 +184,20 @@ t.test('issue 11: expiry, rotation with a grace period, revocation, loss on re-v
   const events = (await r.repos.webmaster.auditLog(property.id)).map((e) => e.event);
   for (const e of ['proof_expired', 'proof_rotated', 'proof_reverified', 'proof_lost', 'proof_revoked', 'ownership_gained', 'ownership_lost'])
     t.ok(events.includes(e as never), `audited: ${e}`);
+}
+
+t.test('issue 11: expiry, rotation with a grace period, revocation, loss on re-verification', async (t) => lifecycle(t, rig(t)));
+
+t.test('issue 11: the same lifecycle on the PostgreSQL backend', async (t) => {
+  const why = postgresUnavailable();
+  if (why) {
+    if (process.env.CI) t.fail(`issue 11: PostgreSQL tests cannot run: ${why}`);
+    else t.comment(`PostgreSQL not available here: ${why}`);
+    return;
+  }
+  const server = await startPostgres();
+  t.teardown(() => server.stop());
+  await lifecycle(t, rig(t, { repos: await openPostgresRepositories(await server.createDatabase('webmaster_lifecycle')) }));
 });
 
 t.test('issue 11: a proof host resolving to a private address is refused by the SSRF path, never reached', async (t) => {
