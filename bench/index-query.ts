@@ -76,13 +76,13 @@ function tantivyPython(): string {
 interface AnchorResult {
   readonly docs: number;
   readonly build_s: number;
-  readonly rows: Record<'3 words, AND' | 'claim, OR', { p50: number; p95: number; n: number }>;
+  readonly rows: Record<'3 words, AND' | 'claim, OR' | 'NFCorpus query, OR', { p50: number; p95: number; n: number }>;
 }
 
 /** Runs the tantivy anchor over the FTS5 table's passages (index kept in `dir/tantivy`). */
-function runTantivy(dir: string, shorts: string[], claims: string[]): AnchorResult {
+function runTantivy(dir: string, shorts: string[], claims: string[], nfcorpus: string[]): AnchorResult {
   const qfile = join(dir, 'anchor-queries.json');
-  writeFileSync(qfile, JSON.stringify({ shorts, claims, warmup: 10 }));
+  writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warmup: 10 }));
   const script = join(import.meta.dirname, 'anchors', 'tantivy_anchor.py');
   const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], { encoding: 'utf8', maxBuffer: 1 << 20 });
   return JSON.parse(out.trim().split('\n').pop()!) as AnchorResult;
@@ -146,6 +146,8 @@ const ratios: string[] = [];
 const pool = await sentencePool();
 const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
+// NFCorpus queries: short natural-language titles ("How Fruits and Vegetables Can Treat Asthma"), a second query set.
+const nfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()].slice(0, NQ);
 const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
 
 for (const size of SIZES) {
@@ -196,10 +198,13 @@ for (const size of SIZES) {
       ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
+      ['svc bm25 (NFCorpus query, any term)', nfq, svcSearch('bm25', 'any')],
+      ['SQLite FTS5 bm25 (NFCorpus query, OR)', nfq, fts5('OR')],
       ...(realQuery
         ? ([
             ['svc hybrid, REAL query embedding (3 words, all)', shorts, realSearch('all')],
             ['svc hybrid, REAL query embedding (claim, any term)', claims, realSearch('any')],
+            ['svc hybrid, REAL query embedding (NFCorpus query, any term)', nfq, realSearch('any')],
           ] as [string, string[], (q: string) => unknown][])
         : []),
     ];
@@ -213,7 +218,7 @@ for (const size of SIZES) {
       process.stderr.write(`${rows[rows.length - 1]}\n`);
     }
     if (values.anchor === 'tantivy') {
-      const a = runTantivy(dir, shorts, claims);
+      const a = runTantivy(dir, shorts, claims, nfq);
       process.stderr.write(`  tantivy: ${a.docs} docs${a.build_s > 0 ? `, built in ${a.build_s.toFixed(0)} s` : ' (reused)'}\n`);
       for (const [kind, r] of Object.entries(a.rows)) {
         p95.set(`tantivy ${kind}`, r.p95);
@@ -226,6 +231,8 @@ for (const size of SIZES) {
       ['3 words', 'svc bm25 (3 words, all must match)', 'tantivy 3 words, AND'],
       ['claims', 'svc bm25 (claim, any term)', 'SQLite FTS5 bm25 (claim, OR)'],
       ['claims', 'svc bm25 (claim, any term)', 'tantivy claim, OR'],
+      ['NFCorpus', 'svc bm25 (NFCorpus query, any term)', 'SQLite FTS5 bm25 (NFCorpus query, OR)'],
+      ['NFCorpus', 'svc bm25 (NFCorpus query, any term)', 'tantivy NFCorpus query, OR'],
     ];
     for (const [kind, svc, anchor] of pairs) {
       const x = p95.get(svc);

@@ -332,8 +332,14 @@ export interface CompiledQuery {
   readonly invalid: { readonly positive: number; readonly negated: number };
   /** Every strict constraint holds for the row (required words, phrases, exclusions, prefix operators). */
   matches(row: MatchableRow): boolean;
-  /** The optional row fields `matches` and `coordination` read: candidates are fetched with these. */
+  /** The optional row fields `matches` and `coordination` read: BM25 candidates are fetched with these. */
   readonly hitColumns: readonly MatchColumn[];
+  /**
+   * The optional row fields `matches` alone reads: candidates that are only verified, not coordinated (vector arm,
+   * filter scans), are fetched with these. A ranked natural-language query needs none (reading 300 passages'
+   * `search_text` for nothing was ≈ a third of the vector arm at 1M).
+   */
+  readonly matchColumns: readonly MatchColumn[];
   /**
    * The coordination weight of a ranked query for a row: ½ + ½ × the share of the query's words (repeats counted) the
    * row holds — 1 for a passage holding every word, ½ for one holding almost none. 1 when the query has no ranked
@@ -394,13 +400,15 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   ];
 
   const bodyTextChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0;
-  const termChecks = mustWords.length > 0 || excluded.length > 0 || ranked.length > 1;
+  const termChecks = mustWords.length > 0 || excluded.length > 0;
   const prefixChecks = PREFIX_OPS.filter((op) => o[op].include.length > 0 || o[op].exclude.some((v) => v !== null));
-  const hitColumns: MatchColumn[] = [
+  const matchColumns: MatchColumn[] = [
     ...(termChecks ? (['search_text'] as const) : []),
     ...(bodyTextChecks ? (['text'] as const) : []),
     ...prefixChecks.flatMap((op) => (OPERATORS[op].column === 'url' || OPERATORS[op].column === 'filetype' ? [OPERATORS[op].column] : [])),
   ];
+  // Coordination reads the candidate's terms when the query has two ranked words or more.
+  const hitColumns: MatchColumn[] = !termChecks && ranked.length > 1 ? ['search_text', ...matchColumns] : matchColumns;
 
   const matches = (row: MatchableRow): boolean => {
     for (const op of prefixChecks) {
@@ -455,6 +463,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     invalid,
     matches,
     hitColumns,
+    matchColumns,
     coordination,
     selective: prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
   };

@@ -188,7 +188,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const { where, impossible } = buildWhere(source, compiled, req.filters ?? {}, req.now ?? new Date());
   if (impossible) return empty;
   const k = compiled.selective ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
-  const extra = compiled.hitColumns;
+  const extra = compiled.hitColumns; // the BM25 arm's candidates are coordinated too
   // Text to find with, or only operators (e.g. "site:example.org -inurl:archive"): then a filtered scan.
   const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;
 
@@ -208,14 +208,14 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       return scored.map(({ r, s }, i) => ({ row: r, score: s, bm25Rank: i + 1, vectorRank: null, bm25Score: s, similarity: null }));
     }
     if (!textless) return []; // words the analyzer drops entirely (stop words only): nothing to match on
-    const rows = (await source.scanCandidates(where, k, extra)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+    const rows = (await source.scanCandidates(where, k, compiled.matchColumns)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
     return rows.filter((r) => compiled.matches(r)).map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
   };
   const vectorArm = async (): Promise<RankedPassage[]> => {
     if (!useVector || !source.embedder) return [];
     const [qv] = await source.embedder.embed([compiled.semanticText]);
     if (!qv) return [];
-    const rows = (await source.vectorCandidates(qv, where, k, extra))
+    const rows = (await source.vectorCandidates(qv, where, k, compiled.matchColumns))
       .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY && compiled.matches(r))
       .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal);
     return rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));

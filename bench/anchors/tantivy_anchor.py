@@ -3,7 +3,7 @@
 Usage: python tantivy_anchor.py FTS5_SQLITE INDEX_DIR QUERIES_JSON
   FTS5_SQLITE   the bench's SQLite file (table p: title, text) holding exactly the passages svc indexed
   INDEX_DIR     where the tantivy index is built (reused when it holds a committed index)
-  QUERIES_JSON  {"shorts": [...], "claims": [...], "warmup": 10}
+  QUERIES_JSON  {"shorts": [...], "claims": [...], "nfcorpus": [...], "warmup": 10}
 
 Prints one JSON object: {"docs": N, "build_s": S, "rows": {"3 words, AND": {"p50": .., "p95": .., "n": ..}, ...}}.
 Analysis: tantivy's English stemmer (`en_stem`: lowercase, Porter-style stemming, no stop list), title and text in
@@ -64,11 +64,14 @@ def main() -> None:
     cases = [
         ("3 words, AND", qs["shorts"], True),
         ("claim, OR", qs["claims"], False),
+        ("NFCorpus query, OR", qs.get("nfcorpus", []), False),
     ]
     rows = {}
     for label, queries, conj in cases:
         texts = [" ".join(terms(q)) for q in queries]
         texts = [t for t in texts if t]
+        if not texts:
+            continue
         run = lambda t: searcher.search(index.parse_query(t, ["body"], conjunction_by_default=conj), 10).hits
         for t in texts[: qs.get("warmup", 10)]:
             run(t)
