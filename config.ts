@@ -72,6 +72,8 @@ export const configSchema = z.object({
   crawlConcurrency: int(1, 256).default(8),
   /** Minimum gap between two requests to one origin, in ms. @default 1000 */
   crawlGapMs: int(0, 3_600_000).default(1000),
+  /** Fast-lane URL submissions per verified webmaster property and UTC day (issue 11; planned, not exposed). @default 20 */
+  webmasterFastLanePerDay: int(1, 100_000).default(20),
   /** Largest decoded body the crawler reads, in bytes. @default 5 MiB */
   crawlMaxBytes: int(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
   /**
@@ -116,6 +118,7 @@ export const envBindings = {
   crawlAllowLoopback: 'SVC_CRAWL_ALLOW_LOOPBACK',
   crawlConcurrency: 'SVC_CRAWL_CONCURRENCY',
   crawlGapMs: 'SVC_CRAWL_GAP_MS',
+  webmasterFastLanePerDay: 'SVC_WEBMASTER_FAST_LANE_PER_DAY',
   crawlMaxBytes: 'SVC_CRAWL_MAX_BYTES',
   publicUrl: 'SVC_PUBLIC_URL',
   crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',

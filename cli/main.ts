@@ -11,6 +11,7 @@ import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
 import { statusCommand } from './status.js';
+import { webmasterCommand } from './webmaster.js';
 
 const USAGE = `svc — independent web search and agent context
 
@@ -25,6 +26,7 @@ usage: svc <command> [options]
   openapi    print the OpenAPI 3.1 document of /api/v1
   status     what the data dir holds: index, documents, frontier, keys
   migrate    apply pending state migrations (SQLite in the data dir, or PostgreSQL with SVC_DATABASE_URL)
+  webmaster  operator commands for the webmaster foundation (planned, not exposed: docs/webmaster.md)
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR). svc <command> --help for its options.`;
 
@@ -39,6 +41,7 @@ const commands: Record<string, Command> = {
   openapi: openapiCommand,
   status: statusCommand,
   migrate: migrateCommand,
+  webmaster: webmasterCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */
