@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { packContext, type PackCandidate } from '../index/context-packer.js';
 import { contextPassages, FRESHNESS_WINDOWS, RELEVANCE_FLOOR_BM25, RELEVANCE_FLOOR_SIMILARITY, type Freshness, type RankedPassage } from '../index/retrieval.js';
-import { PROVINCES, SOURCE_TYPE_FILTERS, type Province } from '../index/source-type.js';
+import { PROVINCES, type Province } from '../canada.js';
+import { SOURCE_TYPE_FILTERS } from '../index/source-type.js';
 import type { PassageRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
