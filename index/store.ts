@@ -32,7 +32,9 @@ import { TitleStats } from './title-stats.js';
 import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
-export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
+export const RANKING_MODES = ['hybrid-rrf', 'bm25', 'vector', 'hybrid-rrf-hashing', 'vector-hashing'] as const;
+/** One of {@link RANKING_MODES}. */
+export type RankingMode = (typeof RANKING_MODES)[number];
 
 /**
  * FTS index options. The text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
