@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { loadConfig, type Config } from '../config.js';
 import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
+import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput, PassageInput } from '../page-model.js';
 import { openStateDb } from '../state/db.js';
@@ -166,7 +167,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
   const db = openStateDb(join(config.dataDir, 'state.sqlite'));
   const documents = new Documents(db);
-  const index = await PassageIndex.open({ dir: join(config.dataDir, 'lance'), embedder, optimizeEvery: Number.MAX_SAFE_INTEGER });
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, optimizeEvery: Number.MAX_SAFE_INTEGER });
   const started = Date.now();
   const fetchedAt = new Date().toISOString();
   let n = 0;

@@ -1,4 +1,5 @@
 import { ConfigError } from '../config.js';
+import { IndexOpenError } from '../index/location.js';
 import { crawlCommand } from './crawl.js';
 import { entitiesCommand } from './entities.js';
 import { evalCommand } from './eval.js';
@@ -66,6 +67,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.stderr.write(`svc: ${(err as Error).message}\n`);
       return 2;
+    }
+    // The index location is unreachable or refuses us: a line for the operator (already free of secrets), no stack.
+    if (err instanceof IndexOpenError) {
+      io.stderr.write(`svc: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

@@ -18,8 +18,7 @@
 import * as lancedb from '@lancedb/lancedb';
 import { Index, MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { DateSource, PageInput, PageSink } from '../page-model.js';
@@ -30,6 +29,7 @@ import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from './analyzer
 import { SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
+import { localIndexLocation, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export const RANKING_MODES = ['hybrid-rrf', 'bm25', 'vector', 'hybrid-rrf-hashing', 'vector-hashing'] as const;
@@ -150,8 +150,10 @@ export interface IndexStats {
 }
 
 export interface OpenOptions {
-  /** Folder of the LanceDB database (usually `<dataDir>/lance`). */
-  readonly dir: string;
+  /** Folder of the LanceDB database (usually `<dataDir>/lance`); the same as `location: localIndexLocation(dir)`. */
+  readonly dir?: string;
+  /** Where the index lives: a local folder or an object-storage prefix (index/location.ts). Wins over `dir`. */
+  readonly location?: IndexLocation;
   readonly embedder: Embedder | null;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
   /** Run optimize() after this many writes. @default 200 */
@@ -331,7 +333,7 @@ export class PassageIndex implements PageSink {
   readonly #passages: Table;
   readonly #pages: Table;
   readonly #images: Table;
-  readonly #dir: string;
+  readonly #location: IndexLocation;
   readonly #log: OpenOptions['log'];
   readonly #queue = new WriteQueue();
   readonly #hostIds = new Map<string, number>();
@@ -356,7 +358,7 @@ export class PassageIndex implements PageSink {
   #closed = false;
 
   private constructor(args: {
-    db: lancedb.Connection; passages: Table; pages: Table; images: Table; dir: string; log: OpenOptions['log'];
+    db: lancedb.Connection; passages: Table; pages: Table; images: Table; location: IndexLocation; log: OpenOptions['log'];
     embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta; refreshAfterMs: number;
   }) {
     this.#refreshAfterMs = args.refreshAfterMs;
@@ -365,7 +367,7 @@ export class PassageIndex implements PageSink {
     this.#passages = args.passages;
     this.#pages = args.pages;
     this.#images = args.images;
-    this.#dir = args.dir;
+    this.#location = args.location;
     this.#log = args.log;
     this.embedder = args.embedder;
     this.#optimizeEvery = args.optimizeEvery;
@@ -377,20 +379,34 @@ export class PassageIndex implements PageSink {
    * `embedder` (or the table has no vector column), vectors are not used: ranking is BM25 until re-ingested.
    */
   static async open(opts: OpenOptions): Promise<PassageIndex> {
-    mkdirSync(opts.dir, { recursive: true });
+    const location = opts.location ?? (opts.dir !== undefined ? localIndexLocation(opts.dir) : undefined);
+    if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
+    if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+    mkdirSync(location.journalDir, { recursive: true });
     // Lance sizes its CPU pool to the core count; with 2 cores, LanceDB 0.31 index builds and compaction were seen to
     // deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build did not settle in 180 s) where 8 threads
     // complete. 0.39 with the 2-thread default completed every build and optimize measured (10k/100k passages, FTS with
     // and without positions, a 100k IVF-PQ build) but was not tried at 1M: kept as insurance, since a hang costs far
     // more than an oversubscribed pool. Read once, at the pool's first use; an operator's own LANCE_CPU_THREADS wins.
     process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
-    const db = await lancedb.connect(opts.dir);
-    const names = new Set(await db.tableNames());
-    const metaFile = join(opts.dir, 'svc-index-meta.json');
+    let db: lancedb.Connection;
+    let names: Set<string>;
+    try {
+      db = await lancedb.connect(location.uri, {
+        storageOptions: { ...location.storageOptions },
+        ...(location.readConsistencyS !== undefined ? { readConsistencyInterval: location.readConsistencyS } : {}),
+      });
+      names = new Set(await db.tableNames());
+    } catch (err) {
+      // The first request to object storage is where wrong credentials, a missing bucket or a dead endpoint show:
+      // a startup error that says which, and carries no secret.
+      throw location.kind === 's3' ? openError(err, location) : err;
+    }
+    const stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
     let meta: IndexMeta;
     let passages: Table;
-    if (names.has('passages') && existsSync(metaFile)) {
-      meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
+    if (stored) {
+      meta = stored;
       passages = await db.openTable('passages');
       // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
       // of one nullable column, no rewrite of the rows.
@@ -398,7 +414,7 @@ export class PassageIndex implements PageSink {
     } else {
       meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, analysis: ANALYSIS_VERSION, ftsAnalyzer: FTS_ANALYZER };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
-      writeFileSync(metaFile, JSON.stringify(meta));
+      await writeIndexMeta(db, location, meta);
     }
     let embedder = opts.embedder;
     if (embedder && (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim)) {
@@ -411,17 +427,17 @@ export class PassageIndex implements PageSink {
     const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
     const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
     // A write killed half-way (kill -9 between two table commits) is rolled back before anyone reads.
-    const rolledBack = await recoverInterruptedWrite(opts.dir, { passages, pages, images });
+    const rolledBack = await recoverInterruptedWrite(location.journalDir, { passages, pages, images });
     if (rolledBack.length > 0) opts.log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
     const idx = new PassageIndex({
-      db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
+      db, passages, pages, images, location, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#reanalyse();
       meta.analysis = ANALYSIS_VERSION;
-      writeFileSync(metaFile, JSON.stringify(meta));
+      await writeIndexMeta(db, location, meta);
     }
     await idx.#loadState();
     return idx;
@@ -477,13 +493,18 @@ export class PassageIndex implements PageSink {
     }
     if (this.#imageFtsReady) await this.#images.createIndex('alt', { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
     this.#meta.ftsAnalyzer = FTS_ANALYZER;
-    writeFileSync(join(this.#dir, 'svc-index-meta.json'), JSON.stringify(this.#meta));
+    await writeIndexMeta(this.#db, this.#location, this.#meta);
     if (this.#ftsReady || this.#imageFtsReady) this.#log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
   }
 
-  /** Folder of the database. */
+  /** Folder or object-storage URI of the database. */
   get dir(): string {
-    return this.#dir;
+    return this.#location.uri;
+  }
+
+  /** Where the index lives (log `location.label`, never the object: it holds credentials). */
+  get location(): IndexLocation {
+    return this.#location;
   }
 
   #hostId(host: string): number {
@@ -611,7 +632,7 @@ export class PassageIndex implements PageSink {
       // Page rows and images first, passages last: search reads only the passages table, so its commit is the
       // moment the page changes, and by then the page row is there (no reader sees passages of an absent page).
       // The journal makes the three commits one: a crash between them is rolled back at the next open.
-      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
+      const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
       await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
       await this.#images.delete(pageFilter);
@@ -650,7 +671,7 @@ export class PassageIndex implements PageSink {
     return this.#queue.run(async () => {
       this.#assertOpen();
       const f = `page_ref = ${pageRef}`;
-      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
+      const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       await this.#passages.delete(f);
       await this.#pages.delete(f);
       await this.#images.delete(f);
