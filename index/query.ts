@@ -349,6 +349,11 @@ export interface CompiledQuery {
   coordination(row: MatchableRow): number;
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
   readonly selective: boolean;
+  /**
+   * Every row `matches` accepts is matched by `fts` (the query has required words, and `fts` requires each of them):
+   * an exhaustive `fts` answer then holds every passage either arm could return.
+   */
+  readonly ftsCoversMatches: boolean;
 }
 
 /**
@@ -466,6 +471,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     matchColumns,
     coordination,
     selective: prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
+    ftsCoversMatches: fts !== null && mustWords.length > 0,
   };
 }
 
