@@ -357,16 +357,63 @@ export interface CompiledQuery {
 }
 
 /**
- * Whether a candidate's analysed text holds a term: a substring test on the space-delimited `search_text` (a native
- * scan), not a set of every term of the passage (building those sets was ≈ 4 ms of a 300-candidate query).
+ * Which of a query's terms a candidate's analysed text holds, found in one pass over its space-separated
+ * `search_text`: each token's hash is looked up among the query terms' hashes (a hit is confirmed character by
+ * character), so nothing is allocated per token. One `includes` scan per query term and candidate measured ≈ 3.5 ms
+ * of a 300-candidate natural-language query (15 words), and building a set of every term of each passage ≈ 4 ms.
  */
-const padded = new WeakMap<MatchableRow, string>();
-function hasTerm(row: MatchableRow, term: string): boolean {
-  let text = padded.get(row);
-  if (text === undefined) padded.set(row, (text = ` ${need(row.search_text, 'search_text')} `));
-  return text.includes(` ${term} `);
+export class TermPresence {
+  readonly #terms: readonly string[];
+  readonly #byHash = new Map<number, number[]>();
+  readonly #cache = new WeakMap<MatchableRow, Uint8Array>();
+
+  constructor(terms: readonly string[]) {
+    this.#terms = [...new Set(terms)];
+    this.#terms.forEach((t, i) => {
+      const h = TermPresence.#hash(t, 0, t.length);
+      const list = this.#byHash.get(h);
+      if (list) list.push(i);
+      else this.#byHash.set(h, [i]);
+    });
+  }
+
+  static #hash(s: string, from: number, to: number): number {
+    let h = 0;
+    for (let i = from; i < to; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+    return h;
+  }
+
+  /** Whether the row's analysed text holds `term` (one of the terms given at construction). */
+  has(row: MatchableRow, term: string): boolean {
+    const i = this.#terms.indexOf(term);
+    if (i < 0) throw new Error(`TermPresence: ${term} is not a query term`);
+    return this.#present(row)[i] === 1;
+  }
+
+  #present(row: MatchableRow): Uint8Array {
+    let present = this.#cache.get(row);
+    if (present) return present;
+    present = new Uint8Array(this.#terms.length);
+    const text = need(row.search_text, 'search_text');
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      while (i < n && text.charCodeAt(i) === 32) i++;
+      let j = i;
+      let h = 0;
+      for (; j < n; j++) {
+        const c = text.charCodeAt(j);
+        if (c === 32) break;
+        h = (Math.imul(h, 31) + c) | 0;
+      }
+      const hits = j > i ? this.#byHash.get(h) : undefined;
+      if (hits) for (const k of hits) if (this.#terms[k]!.length === j - i && text.startsWith(this.#terms[k]!, i)) present[k] = 1;
+      i = j;
+    }
+    this.#cache.set(row, present);
+    return present;
+  }
 }
-const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => hasTerm(row, t));
 
 /** Compiles an AST into typed clauses. */
 export function compileQuery(ast: QueryAst): CompiledQuery {
@@ -403,6 +450,9 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     ...o.intitle.include.flatMap((v) => (v === null ? [] : [(v as string[]).join(' ')])),
     ...new Set([...ast.required, ...ast.words]),
   ];
+
+  const presence = new TermPresence([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms));
+  const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => presence.has(row, t));
 
   const bodyTextChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0;
   const termChecks = mustWords.length > 0 || excluded.length > 0;
