@@ -24,6 +24,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
 import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
   options: {

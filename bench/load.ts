@@ -43,6 +43,9 @@ import { loadConfig } from '../config.js';
 import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
   options: {

@@ -1,3 +1,4 @@
+import { setLanceCpuThreads } from '../index/lance-threads.js';
 import { ConfigError } from '../config.js';
 import { IndexOpenError } from '../index/location.js';
 import { crawlCommand } from './crawl.js';
@@ -47,6 +48,7 @@ const commands: Record<string, Command> = {
 
 /** Entry point of the `svc` command; returns the exit code. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  setLanceCpuThreads(); // the process entry owns the environment; an operator's own value wins
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(USAGE + '\n');

@@ -19,7 +19,6 @@ import * as lancedb from '@lancedb/lancedb';
 import { Index, MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
 import { mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
@@ -407,12 +406,7 @@ export class PassageIndex implements PageSink {
     if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
     if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
     mkdirSync(location.journalDir, { recursive: true });
-    // Lance sizes its CPU pool to the core count; with 2 cores, LanceDB 0.31 index builds and compaction were seen to
-    // deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build did not settle in 180 s) where 8 threads
-    // complete. 0.39 with the 2-thread default completed every build and optimize measured (10k/100k passages, FTS with
-    // and without positions, a 100k IVF-PQ build) but was not tried at 1M: kept as insurance, since a hang costs far
-    // more than an oversubscribed pool. Read once, at the pool's first use; an operator's own LANCE_CPU_THREADS wins.
-    process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
+    // LANCE_CPU_THREADS is the process entry's to set (index/lance-threads.ts), never a library's.
     let db: lancedb.Connection;
     let names: Set<string>;
     try {

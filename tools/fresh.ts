@@ -8,7 +8,6 @@ import { defineTool } from './define-tool.js';
 
 /** The windows the spec allows, in milliseconds. */
 export const FRESH_WINDOWS = { '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
-export type FreshWindow = keyof typeof FRESH_WINDOWS;
 
 const input = z.object({
   window: z
