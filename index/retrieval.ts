@@ -43,6 +43,8 @@ export interface CandidateSource {
   hasLang(lang: string): boolean;
   /** Title-field BM25 of a title (in `lang`) for analysed query terms. */
   titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number;
+  /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
+  fullTextReady(): boolean;
   /** BM25 arm: passages matching `fts`, best first, with their score. */
   ftsCandidates(fts: NonNullable<CompiledQuery['fts']>, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _score: number })[]>;
   /**
@@ -234,7 +236,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     return toVectorRanked(rows);
   };
 
-  if (useBm25 && useVector && compiled.ftsCoversMatches) {
+  if (useBm25 && useVector && compiled.ftsCoversMatches && source.fullTextReady()) {
     // Every passage the strict checks accept holds the required words, so the full-text query matches it: when that
     // query's answer is exhaustive, the vector arm could only find a subset of these passages. Their exact cosine
     // distances replace a deep approximate search over the whole index (k = 1000 with refinement, the most expensive

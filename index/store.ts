@@ -854,6 +854,11 @@ export class PassageIndex implements PageSink {
     return rows.map((r) => ({ pageRef: r.page_ref, pageUrl: r.page_url, host: r.host, src: r.src, alt: r.alt, width: r.width, height: r.height }));
   }
 
+  /** Whether the passages' full-text index exists (it is built with the first write). */
+  fullTextReady(): boolean {
+    return this.#ftsReady;
+  }
+
   /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
   async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
     if (!this.#ftsReady) return [];

@@ -34,6 +34,7 @@ t.test('issue 15: a required-words hybrid query ranks the same through exact dis
     embedder: idx.embedder,
     hostIdsUnder: (d) => idx.hostIdsUnder(d),
     hasLang: (l) => idx.hasLang(l),
+    fullTextReady: () => idx.fullTextReady(),
     titleScore: (q, title, lang) => idx.titleScore(q, title, lang),
     ftsCandidates: (f, w, k, e) => idx.ftsCandidates(f, w, k, e),
     ftsScores: (f, p) => idx.ftsScores(f, p),
