@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { Frontier } from '../crawler/frontier.js';
 import { PassageIndex } from '../index/store.js';
-import { lanceDir, stateFile } from '../main.js';
+import { indexLocation } from '../index/location.js';
+import { stateFile } from '../main.js';
 import { openStateDb } from '../state/db.js';
 import type { CliIo } from './io.js';
 
@@ -12,7 +13,7 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
   const db = openStateDb(stateFile(config));
   try {
-    const index = await PassageIndex.open({ dir: lanceDir(config), embedder: null });
+    const index = await PassageIndex.open({ location: indexLocation(config), embedder: null });
     const stats = await index.stats();
     await index.close();
     const documents = Object.fromEntries(

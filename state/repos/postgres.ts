@@ -37,6 +37,7 @@ import {
   type RequestsRepo,
   type UsageCountersRepo,
 } from './types.js';
+import { PgWebmaster } from './webmaster-postgres.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -109,6 +110,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       hostIds: new PgHostIds(pool),
       documents: new PgDocuments(pool),
       requests: new PgRequests(pool),
+      webmaster: new PgWebmaster(pool),
       applied,
       close: () => pool.end(),
     };

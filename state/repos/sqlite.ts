@@ -36,6 +36,7 @@ import {
   type RequestsRepo,
   type UsageCountersRepo,
 } from './types.js';
+import { SqliteWebmaster } from './webmaster-sqlite.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -76,6 +77,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
+    webmaster: new SqliteWebmaster(db),
     applied: opts.applied ?? [],
     close: async () => opts.close?.(),
   };

@@ -6,6 +6,7 @@
 import type { KeyRecord, VerifiedKey } from '../keys.js';
 import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
+import type { WebmasterRepo } from './webmaster-types.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
 
@@ -202,6 +203,8 @@ export interface Repositories {
   readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
+  /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
+  readonly webmaster: WebmasterRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
   close(): Promise<void>;
