@@ -21,6 +21,7 @@ import { RequestProcessor } from './tools/request-processor.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
+import { sqliteRepositories } from './state/repos/sqlite.js';
 
 export const VERSION = '0.1.0';
 
@@ -72,7 +73,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   const db = openStateDb(stateFile(config));
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log });
+  // Host ids from the state database (issue 10): the same ids whichever process writes the index.
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: sqliteRepositories(db).hostIds });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
   const requests = new RequestStore(db, { perDay: config.submissionsPerDay, now });

@@ -18,6 +18,7 @@ import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
+import { sqliteRepositories } from '../state/repos/sqlite.js';
 
 const USAGE = COMMAND_HELP['crawl']!;
 
@@ -39,7 +40,8 @@ export interface CrawlCommandDeps {
 async function defaultSinks(config: Config, db: StateDb): Promise<CrawlSinks> {
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log });
+  // Host ids from the state database (issue 10): the same ids whichever process writes the index.
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: sqliteRepositories(db).hostIds });
   return {
     sink: index,
     entities: new EntityStore(db),

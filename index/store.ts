@@ -166,6 +166,19 @@ export interface OpenOptions {
   readonly refreshAfterMs?: number;
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
+  /**
+   * Where new hosts get their integer id (issue 10: the shared state's HostIdsRepo, so every writer of every
+   * process agrees and ids never collide). Given only by the index's writer: at open it also rewrites rows whose
+   * host id disagrees with the source (an index written before ids came from the database). Without it ids are
+   * allocated here, max + 1 (single-writer `svc ingest`, benchmarks). Either way the ids are cached in memory.
+   */
+  readonly hostIds?: HostIdSource;
+}
+
+/** The allocation seam for host ids (structurally the state's HostIdsRepo; index/ does not import state/). */
+export interface HostIdSource {
+  /** The host's id, allocated on first sight; the same for every caller, forever. */
+  idFor(host: string): Promise<number>;
 }
 
 const PASSAGE_ROW_COLUMNS = [
@@ -373,6 +386,7 @@ export class PassageIndex implements PageSink {
   #lastOptimizeMs = 0;
   readonly #refreshAfterMs: number;
   #nextHostId = 1;
+  readonly #hostIdSource: HostIdSource | null;
   #ftsReady = false;
   #imageFtsReady = false;
   #keyIndexes = false;
@@ -383,7 +397,9 @@ export class PassageIndex implements PageSink {
   private constructor(args: {
     db: lancedb.Connection; passages: Table; pages: Table; images: Table; location: IndexLocation; log: OpenOptions['log'];
     embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta; refreshAfterMs: number;
+    hostIdSource: HostIdSource | null;
   }) {
+    this.#hostIdSource = args.hostIdSource;
     this.#refreshAfterMs = args.refreshAfterMs;
     this.#meta = args.meta;
     this.#db = args.db;
@@ -450,7 +466,7 @@ export class PassageIndex implements PageSink {
     const idx = new PassageIndex({
       db, passages, pages, images, location, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
-      refreshAfterMs: opts.refreshAfterMs ?? 1000,
+      refreshAfterMs: opts.refreshAfterMs ?? 1000, hostIdSource: opts.hostIds ?? null,
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#reanalyse();
@@ -458,6 +474,7 @@ export class PassageIndex implements PageSink {
       await writeIndexMeta(db, location, meta);
     }
     await idx.#loadState();
+    await idx.#adoptHostIds();
     return idx;
   }
 
@@ -501,6 +518,27 @@ export class PassageIndex implements PageSink {
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await this.#images.listIndices()).some((i) => i.columns.includes('alt'));
     if (this.#meta.ftsAnalyzer !== FTS_ANALYZER) await this.#rebuildFts();
+  }
+
+  /**
+   * Makes every stored host id the one the host-id source gives (a no-op when they already agree, as they do for
+   * an index only ever written with the source). Each host's rows are rewritten by one update per table; a crash
+   * in between leaves some rows with the old id, and the next open finishes the job (the update is idempotent).
+   */
+  async #adoptHostIds(): Promise<void> {
+    const source = this.#hostIdSource;
+    if (!source) return;
+    let changed = 0;
+    for (const [host, id] of [...this.#hostIds]) {
+      const wanted = await source.idFor(host);
+      if (wanted === id) continue;
+      const where = `host = '${host.replace(/'/g, "''")}'`;
+      await this.#passages.update({ where, valuesSql: { host_id: `CAST(${wanted} AS INT)` } });
+      await this.#pages.update({ where, valuesSql: { host_id: `CAST(${wanted} AS INT)` } });
+      this.#hostIds.set(host, wanted);
+      changed++;
+    }
+    if (changed > 0) this.#log?.info({ hosts: changed }, 'index: host ids taken from the shared state');
   }
 
   /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
@@ -562,6 +600,13 @@ export class PassageIndex implements PageSink {
     const byRef = new Map<number, PageInput>();
     for (const p of pages) byRef.set(p.pageRef, p); // last one wins within a batch
     const list = [...byRef.values()];
+    // New hosts get their id from the shared source before the rows are built (the cache answers known ones).
+    if (this.#hostIdSource) {
+      for (const p of list) {
+        const host = p.host.toLowerCase();
+        if (!this.#hostIds.has(host)) this.#hostIds.set(host, await this.#hostIdSource.idFor(host));
+      }
+    }
     const rows: Record<string, unknown>[] = [];
     const texts: string[] = [];
     const pageRows: Record<string, unknown>[] = [];
