@@ -270,4 +270,22 @@ export const repoMigrations: readonly Migration[] = [
       ALTER TABLE host_politeness ADD COLUMN holder TEXT;
     `,
   },
+  {
+    id: 'outbox-001-outbox',
+    sql: `
+      -- Extracted pages from crawler workers to the indexer (svc serve --role crawler|indexer, issue 10). An entry
+      -- is claimable while lease_until <= now (0: never claimed); acked entries are deleted.
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        page_ref INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        enqueued_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX outbox_claimable ON outbox (lease_until, id);
+      CREATE INDEX outbox_lease ON outbox (lease);
+    `,
+  },
 ];

@@ -175,4 +175,21 @@ export const pgMigrations: readonly Migration[] = [
       ALTER TABLE host_politeness ADD COLUMN holder TEXT;
     `,
   },
+  {
+    id: 'outbox-001-outbox',
+    sql: `
+      -- Extracted pages from crawler workers to the indexer (see the SQLite migration of the same id).
+      CREATE TABLE outbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        page_ref BIGINT NOT NULL,
+        payload TEXT NOT NULL,
+        enqueued_at BIGINT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease TEXT,
+        lease_until BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE INDEX outbox_claimable ON outbox (lease_until, id);
+      CREATE INDEX outbox_lease ON outbox (lease);
+    `,
+  },
 ];

@@ -31,6 +31,9 @@ import {
   type FrontierState,
   type HostIdsRepo,
   type KeysRepo,
+  type OutboxBatch,
+  type OutboxEntry,
+  type OutboxRepo,
   type PolitenessRepo,
   type Repositories,
   type RequestsRepo,
@@ -78,6 +81,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
     webmaster: new SqliteWebmaster(db),
+    outbox: new SqliteOutbox(db),
     applied: opts.applied ?? [],
     close: async () => opts.close?.(),
   };
@@ -322,6 +326,57 @@ class SqliteHostIds implements HostIdsRepo {
 
   async hostOf(id: number) {
     return (this.db.prepare('SELECT host FROM host_ids WHERE host_id = ?').get(id) as { host: string } | undefined)?.host ?? null;
+  }
+}
+
+interface OutboxRow {
+  id: number;
+  page_ref: number;
+  payload: string;
+  enqueued_at: number;
+  attempts: number;
+}
+
+const toOutboxEntry = (r: OutboxRow): OutboxEntry => ({ id: r.id, pageRef: r.page_ref, payload: r.payload, enqueuedAt: r.enqueued_at, attempts: r.attempts });
+
+class SqliteOutbox implements OutboxRepo {
+  constructor(readonly db: StateDb) {}
+
+  async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
+    return Number(this.db.prepare('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid);
+  }
+
+  async claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null> {
+    const now = opts.now ?? Date.now();
+    const lease = `${opts.owner}:${randomUUID()}`;
+    const leaseUntil = now + opts.leaseMs;
+    const rows = this.db.transaction(() => {
+      const ids = (this.db.prepare('SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]).map((r) => r.id);
+      if (ids.length === 0) return [];
+      const marks = ids.map(() => '?').join(', ');
+      return this.db
+        .prepare(`UPDATE outbox SET lease = ?, lease_until = ?, attempts = attempts + 1 WHERE id IN (${marks}) RETURNING id, page_ref, payload, enqueued_at, attempts`)
+        .all(lease, leaseUntil, ...ids) as OutboxRow[];
+    })();
+    if (rows.length === 0) return null;
+    rows.sort((a, b) => a.id - b.id);
+    return { lease, leaseUntil, entries: rows.map(toOutboxEntry) };
+  }
+
+  async extend(lease: string, leaseMs: number, now: number = Date.now()) {
+    // A lapsed lease is only lost once someone else took the entries (they then carry another lease).
+    return this.db.prepare('UPDATE outbox SET lease_until = ? WHERE lease = ?').run(now + leaseMs, lease).changes > 0;
+  }
+
+  async ack(lease: string) {
+    return this.db.prepare('DELETE FROM outbox WHERE lease = ?').run(lease).changes;
+  }
+
+  async stats(now: number = Date.now()) {
+    const r = this.db
+      .prepare('SELECT count(*) FILTER (WHERE lease_until <= ?) AS pending, count(*) FILTER (WHERE lease_until > ?) AS leased, min(enqueued_at) AS oldest FROM outbox')
+      .get(now, now) as { pending: number; leased: number; oldest: number | null };
+    return { pending: r.pending, leased: r.leased, oldestAt: r.oldest };
   }
 }
 

@@ -147,6 +147,42 @@ export interface HostIdsRepo {
   hostOf(id: number): Promise<string | null>;
 }
 
+/** One extracted page on its way from a crawler worker to the indexer (issue 10, roles). */
+export interface OutboxEntry {
+  readonly id: number;
+  readonly pageRef: number;
+  /** The page as the crawler extracted it (JSON of a PageInput), written to the index as is. */
+  readonly payload: string;
+  readonly enqueuedAt: number;
+  /** How many times it was claimed, this claim included (more than 1: an indexer died holding it). */
+  readonly attempts: number;
+}
+
+/** Entries claimed together under one lease. */
+export interface OutboxBatch {
+  readonly lease: string;
+  readonly leaseUntil: number;
+  readonly entries: readonly OutboxEntry[];
+}
+
+/**
+ * The outbox between crawler workers and the index's one writer: workers enqueue extracted pages, the indexer
+ * claims a batch under a time-based lease, writes it to the index, then acks it. A killed indexer never acks: its
+ * batch is claimable again once the lease lapses (writing a page twice replaces it, so a retried batch is harmless).
+ */
+export interface OutboxRepo {
+  /** Adds a page; returns the entry id. */
+  enqueue(pageRef: number, payload: string, now?: number): Promise<number>;
+  /** Claims up to `limit` entries nobody holds (never held, or their lease lapsed), oldest first; null when none. */
+  claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null>;
+  /** Keeps a batch's lease alive; false when it was lost (lapsed and claimed by another). */
+  extend(lease: string, leaseMs: number, now?: number): Promise<boolean>;
+  /** Removes the entries still held under `lease` (after the index write); returns how many. */
+  ack(lease: string): Promise<number>;
+  /** Entries waiting and held, and when the oldest was enqueued (outbox lag = now - oldestAt). */
+  stats(now?: number): Promise<{ pending: number; leased: number; oldestAt: number | null }>;
+}
+
 /** The durable page_ref registry: ids come from the database and are never reused. */
 export interface DocumentsRepo {
   allocate(url: string, host: string): Promise<number>;
@@ -203,6 +239,8 @@ export interface Repositories {
   readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
+  /** Extracted pages from crawler workers to the indexer (roles, issue 10). */
+  readonly outbox: OutboxRepo;
   /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
   readonly webmaster: WebmasterRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */

@@ -170,6 +170,55 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(await r.hostIds.hostOf(123_456), null);
   });
 
+  t.test('issue 10: outbox: enqueue, claim a batch under a lease, ack after the write', async (t) => {
+    const r = await withRepos(t, open, 'outbox');
+    t.same(await r.outbox.stats(T0), { pending: 0, leased: 0, oldestAt: null });
+    t.equal(await r.outbox.claim({ owner: 'indexer', limit: 10, leaseMs: 1000, now: T0 }), null, 'nothing to claim');
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await r.outbox.enqueue(100 + i, JSON.stringify({ pageRef: 100 + i, title: `p${i}` }), T0 + i));
+    t.same([...ids].sort((a, b) => a - b), ids, 'ids from the database, increasing');
+    t.same(await r.outbox.stats(T0 + 10), { pending: 5, leased: 0, oldestAt: T0 });
+    const a = await r.outbox.claim({ owner: 'indexer-a', limit: 3, leaseMs: 1000, now: T0 + 10 });
+    t.same(a?.entries.map((e) => [e.id, e.pageRef, e.attempts]), ids.slice(0, 3).map((id, i) => [id, 100 + i, 1]), 'oldest first');
+    t.same(JSON.parse(a!.entries[1]!.payload), { pageRef: 101, title: 'p1' }, 'payload as enqueued');
+    t.equal(a?.leaseUntil, T0 + 1010);
+    t.match(a?.lease, /^indexer-a:/);
+    const b = await r.outbox.claim({ owner: 'indexer-b', limit: 10, leaseMs: 1000, now: T0 + 20 });
+    t.same(b?.entries.map((e) => e.id), ids.slice(3), 'held entries are not handed out again');
+    t.equal(await r.outbox.claim({ owner: 'indexer-c', limit: 10, leaseMs: 1000, now: T0 + 30 }), null);
+    t.same(await r.outbox.stats(T0 + 30), { pending: 0, leased: 5, oldestAt: T0 });
+    t.equal(await r.outbox.ack(a!.lease), 3, 'acked after the index write: removed');
+    t.equal(await r.outbox.ack(a!.lease), 0, 'acking twice removes nothing more');
+    t.same(await r.outbox.stats(T0 + 40), { pending: 0, leased: 2, oldestAt: T0 + 3 });
+    t.equal(await r.outbox.extend(b!.lease, 1000, T0 + 900), true, 'kept alive');
+    t.equal(await r.outbox.claim({ owner: 'indexer-c', limit: 10, leaseMs: 1000, now: T0 + 1500 }), null, 'extended: still held after the first lease');
+    t.equal(await r.outbox.ack(b!.lease), 2);
+    t.same(await r.outbox.stats(T0 + 2000), { pending: 0, leased: 0, oldestAt: null }, 'drained');
+  });
+
+  t.test('issue 10: outbox: a killed indexer\'s claimed batch returns after its lease; its late ack removes nothing', async (t) => {
+    const r = await withRepos(t, open, 'outbox-dead');
+    for (let i = 0; i < 3; i++) await r.outbox.enqueue(i + 1, `{"pageRef":${i + 1}}`, T0);
+    const dead = await r.outbox.claim({ owner: 'killed', limit: 10, leaseMs: 5000, now: T0 });
+    t.equal(dead?.entries.length, 3);
+    t.equal(await r.outbox.claim({ owner: 'restarted', limit: 10, leaseMs: 5000, now: T0 + 4999 }), null, 'not before the lease lapses');
+    const again = await r.outbox.claim({ owner: 'restarted', limit: 10, leaseMs: 5000, now: T0 + 5000 });
+    t.same(again?.entries.map((e) => [e.pageRef, e.attempts]), [[1, 2], [2, 2], [3, 2]], 'the whole batch, claimed a second time');
+    t.equal(await r.outbox.extend(dead!.lease, 5000, T0 + 5001), false, 'the old holder lost it');
+    t.equal(await r.outbox.ack(dead!.lease), 0, 'a stale ack removes nothing');
+    t.equal(await r.outbox.ack(again!.lease), 3);
+    t.equal(await r.outbox.claim({ owner: 'restarted', limit: 10, leaseMs: 5000, now: T0 + 20_000 }), null);
+  });
+
+  t.test('issue 10: outbox: concurrent claimers never share an entry', async (t) => {
+    const r = await withRepos(t, open, 'outbox-race');
+    for (let i = 0; i < 40; i++) await r.outbox.enqueue(i, `{"pageRef":${i}}`, T0);
+    const batches = await Promise.all(Array.from({ length: 8 }, (_, k) => r.outbox.claim({ owner: `w${k}`, limit: 7, leaseMs: 60_000, now: T0 + 1 })));
+    const got = batches.flatMap((b) => b?.entries.map((e) => e.pageRef) ?? []);
+    t.equal(got.length, 40, 'every entry handed out');
+    t.equal(new Set(got).size, 40, 'none twice');
+  });
+
   t.test('documents: page_ref from the database, change history', async (t) => {
     const r = await withRepos(t, open, 'documents');
     const a = await r.documents.allocate('http://a.test/', 'a.test');
