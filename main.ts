@@ -22,6 +22,7 @@ import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
 import { sqliteRepositories } from './state/repos/sqlite.js';
+import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
 
 export const VERSION = '0.1.0';
 
@@ -43,7 +44,16 @@ export interface ServiceOptions {
   readonly embedder?: Embedder | null;
   /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
   readonly lookup?: LookupFn;
+  /** What this process does (`svc serve --role`, issue 10; docs/deploy.md). @default 'all' */
+  readonly role?: Role;
 }
+
+/**
+ * Roles of a fleet: `all` is the one-process default (crawler writes the index directly); `api` only serves;
+ * `crawler` fetches and extracts into the outbox; `indexer` is the index's only writer and drains the outbox.
+ */
+export const ROLES = ['all', 'api', 'crawler', 'indexer'] as const;
+export type Role = (typeof ROLES)[number];
 
 /** The SQLite state file inside the data dir. */
 export const stateFile = (config: Config): string => join(config.dataDir, 'state.sqlite');
@@ -71,16 +81,30 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // than let an operator believe replicas share state. The URL may hold a password: it is not logged.
     log.warn('SVC_DATABASE_URL is set, but svc serve still keeps its state in the SQLite file in the data dir (see docs/deploy.md)');
   }
+  const role = opts.role ?? 'all';
   const db = openStateDb(stateFile(config));
+  const repos = sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
-  // Host ids from the state database (issue 10): the same ids whichever process writes the index.
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: sqliteRepositories(db).hostIds });
+  const writesIndex = role === 'all' || role === 'indexer';
+  const location = indexLocation(config);
+  // Host ids from the state database (issue 10), given only to the writer. A process that does not write the index
+  // must look for the writer's new versions (every second unless SVC_INDEX_READ_CONSISTENCY_S says otherwise).
+  const index = await PassageIndex.open({
+    location: writesIndex ? location : { ...location, readConsistencyS: location.readConsistencyS ?? 1 },
+    embedder,
+    log,
+    ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
+  });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
   const requests = new RequestStore(db, { perDay: config.submissionsPerDay, now });
-  const crawler = config.crawl
-    ? createCrawler({ config, db, documents, sink: index, entities, log: log.child({ part: 'crawler' }) })
-    : null;
+  // A crawler worker hands its pages to the indexer through the outbox; in `all` the crawler writes the index
+  // itself (one process: the outbox would only add a round trip; docs/deploy.md).
+  const crawler =
+    config.crawl && (role === 'all' || role === 'crawler')
+      ? createCrawler({ config, db, documents, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index, entities, log: log.child({ part: 'crawler' }) })
+      : null;
+  const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
   const limiter = new RateLimiter(db);
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
@@ -100,6 +124,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       started = true;
       crawler?.start();
       processor?.start();
+      drainer?.start();
     },
     readiness: async () => {
       const checks: Record<string, string> = {};
@@ -120,6 +145,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         checks.index = 'unavailable';
         ok = false;
       }
+      checks.role = role;
+      if (role !== 'all' && role !== 'api') {
+        try {
+          const o = await repos.outbox.stats();
+          checks.outbox = `${o.pending} pending, ${o.leased} leased, lag ${o.oldestAt === null ? 0 : Math.max(0, Date.now() - o.oldestAt)} ms`;
+        } catch {
+          checks.outbox = 'unavailable';
+          ok = false;
+        }
+      }
       return { ok: ok && !closed, checks };
     },
     close: async () => {
@@ -127,6 +162,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       closed = true;
       await processor?.stop();
       await crawler?.stop();
+      await drainer?.stop();
       await index.close();
       await embedder?.close();
       limiter.close();

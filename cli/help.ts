@@ -24,6 +24,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   --resolve H:P:A       pin a host name, curl-style (repeatable; env SVC_RESOLVE)
   --allow-loopback      let proof lookups reach loopback (the local test web; env SVC_CRAWL_ALLOW_LOOPBACK=1)`,
   serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
+                 [--role all|api|crawler|indexer]
   Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
   The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).
   --host H              listen address (env SVC_HOST, default 127.0.0.1)
@@ -31,7 +32,10 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
 ${DATA_DIR}
   --no-crawl            serve only: no crawler, no URL-request processing (env SVC_CRAWL=0)
   --allow-loopback      let the crawler reach loopback addresses, e.g. svc fixtures serve (env SVC_CRAWL_ALLOW_LOOPBACK=1)
-  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)`,
+  --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
+  --role R              all (default: everything in this process); api (serves, never crawls or writes the index);
+                        crawler (fetches and extracts into the outbox); indexer (the index's only writer: drains the
+                        outbox). Every role serves HTTP with /readyz; see docs/deploy.md`,
   keys: `usage:
   svc keys create --name NAME [--per-minute N] [--per-day N] [--json] [--data-dir D]
   svc keys list [--json] [--data-dir D]

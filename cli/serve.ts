@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { createServices, startServer } from '../main.js';
+import { createServices, ROLES, startServer, type Role } from '../main.js';
 import type { CliIo } from './io.js';
 
 /** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
@@ -14,6 +14,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       'no-crawl': { type: 'boolean' },
       'allow-loopback': { type: 'boolean' },
       resolve: { type: 'string', multiple: true },
+      role: { type: 'string' },
     },
   });
   const config = loadConfig({
@@ -27,7 +28,12 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       resolve: values.resolve,
     },
   });
-  const services = await createServices(config);
+  const role = values.role ?? 'all';
+  if (!(ROLES as readonly string[]).includes(role)) {
+    io.stderr.write(`svc serve: --role must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)})\n`);
+    return 2;
+  }
+  const services = await createServices(config, { role: role as Role });
   let running;
   try {
     running = await startServer(services);
@@ -48,7 +54,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   services.start();
   const log = services.deps.log;
   log.info({ url: running.url, data_dir: config.dataDir }, 'svc listening');
-  io.stdout.write(`svc listening on ${running.url} (data in ${config.dataDir}; crawler ${services.crawler ? 'on' : 'off'})\n`);
+  io.stdout.write(`svc listening on ${running.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info({ signal }, 'shutting down');

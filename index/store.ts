@@ -173,6 +173,12 @@ export interface OpenOptions {
    * allocated here, max + 1 (single-writer `svc ingest`, benchmarks). Either way the ids are cached in memory.
    */
   readonly hostIds?: HostIdSource;
+  /**
+   * For a process that reads an index another process writes (`svc serve --role api|crawler`): how often to learn
+   * the hosts the writer added since (site: compiles to host ids), checked only when the pages table has a new
+   * version. Undefined: never (this process is the writer, or the index does not change under it).
+   */
+  readonly followHostsMs?: number;
 }
 
 /** The allocation seam for host ids (structurally the state's HostIdsRepo; index/ does not import state/). */
@@ -475,6 +481,7 @@ export class PassageIndex implements PageSink {
     }
     await idx.#loadState();
     await idx.#adoptHostIds();
+    if (opts.followHostsMs !== undefined) idx.#followHosts(opts.followHostsMs);
     return idx;
   }
 
@@ -539,6 +546,31 @@ export class PassageIndex implements PageSink {
       changed++;
     }
     if (changed > 0) this.#log?.info({ hosts: changed }, 'index: host ids taken from the shared state');
+  }
+
+  #followTimer: NodeJS.Timeout | null = null;
+
+  /** Re-reads the (host, host_id) pairs whenever the writer committed a new version of the pages table. */
+  #followHosts(everyMs: number): void {
+    let seen: number | null = null;
+    const tick = async (): Promise<void> => {
+      if (this.#closed) return;
+      try {
+        const v = await this.#pages.version();
+        if (v !== seen) {
+          seen = v;
+          const rows = (await this.#pages.query().select(['host', 'host_id', 'lang']).toArray()) as { host: string; host_id: number; lang: string | null }[];
+          for (const r of rows) {
+            this.#hostIds.set(r.host, r.host_id);
+            if (r.lang) this.#langs.add(r.lang);
+          }
+        }
+      } catch (err) {
+        this.#log?.debug({ err }, 'index: following the writer\'s hosts failed; next time');
+      }
+      if (!this.#closed) this.#followTimer = setTimeout(() => void tick(), everyMs).unref();
+    };
+    this.#followTimer = setTimeout(() => void tick(), everyMs).unref();
   }
 
   /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
@@ -1037,6 +1069,8 @@ export class PassageIndex implements PageSink {
   async close(): Promise<void> {
     if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
     this.#refreshTimer = null;
+    if (this.#followTimer) clearTimeout(this.#followTimer);
+    this.#followTimer = null;
     await this.#queue.run(async () => {
       if (this.#closed) return;
       this.#closed = true;

@@ -1,0 +1,128 @@
+/**
+ * The hand-over between crawler workers and the index's one writer (issue 10, `svc serve --role crawler|indexer`):
+ * a crawler worker's page sink puts each extracted page (or removal) into the outbox table of the shared state; the
+ * indexer drains it in batches under a time-based lease and acks a batch only after the index write. A killed
+ * indexer never acks: its batch comes back after the lease and is written again (an upsert replaces the page in one
+ * commit, so nothing is half-written and nothing is lost).
+ */
+import type { PageInput, PageSink } from '../page-model.js';
+import type { OutboxBatch, OutboxRepo } from '../state/repos/types.js';
+import type { BatchCapableSink } from './crawler.js';
+import type { CrawlLog } from './pipeline.js';
+
+/** One outbox entry's payload. */
+type OutboxOp = { readonly op: 'upsert'; readonly page: PageInput } | { readonly op: 'remove'; readonly pageRef: number };
+
+/** The crawler worker's sink: every write goes to the outbox instead of the index. */
+export class OutboxSink implements PageSink {
+  constructor(readonly outbox: OutboxRepo) {}
+
+  async upsertPage(page: PageInput): Promise<void> {
+    await this.outbox.enqueue(page.pageRef, JSON.stringify({ op: 'upsert', page } satisfies OutboxOp));
+  }
+
+  async removePage(pageRef: number): Promise<void> {
+    await this.outbox.enqueue(pageRef, JSON.stringify({ op: 'remove', pageRef } satisfies OutboxOp));
+  }
+}
+
+/** Options of {@link OutboxDrainer}. */
+export interface OutboxDrainerOptions {
+  readonly outbox: OutboxRepo;
+  /** The index (the only writer). */
+  readonly sink: BatchCapableSink;
+  readonly log: CrawlLog;
+  /** Entries per batch. @default 64 */
+  readonly batch?: number;
+  /** Lease of a claimed batch, kept alive while it is written. @default 30000 */
+  readonly leaseMs?: number;
+  /** Poll interval when the outbox is empty (ms): the bound on how long a new page waits. @default 500 */
+  readonly idleMs?: number;
+  /** Names this indexer in lease tokens. @default indexer-<pid> */
+  readonly owner?: string;
+}
+
+/** The indexer role's loop: claim a batch, write it to the index in order, ack it. */
+export class OutboxDrainer {
+  readonly #o: Required<OutboxDrainerOptions>;
+  #loop: Promise<void> | null = null;
+  #stopping = false;
+  #wake: (() => void) | null = null;
+  /** Entries written since start (for status and tests). */
+  written = 0;
+
+  constructor(opts: OutboxDrainerOptions) {
+    this.#o = { batch: 64, leaseMs: 30_000, idleMs: 500, owner: `indexer-${process.pid}`, ...opts };
+  }
+
+  start(): void {
+    if (this.#loop) return;
+    this.#stopping = false;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wake?.();
+    await this.#loop;
+    this.#loop = null;
+  }
+
+  /** Claims and writes one batch; returns how many entries it wrote (0: the outbox had nothing claimable). */
+  async drainOnce(): Promise<number> {
+    const b = await this.#o.outbox.claim({ owner: this.#o.owner, limit: this.#o.batch, leaseMs: this.#o.leaseMs });
+    if (!b) return 0;
+    const keep = setInterval(() => void this.#o.outbox.extend(b.lease, this.#o.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.#o.leaseMs / 3)));
+    try {
+      await this.#write(b);
+    } finally {
+      clearInterval(keep);
+    }
+    // Only after the index write: a crash before this line leaves the batch to be claimed again.
+    await this.#o.outbox.ack(b.lease);
+    this.written += b.entries.length;
+    return b.entries.length;
+  }
+
+  async #write(b: OutboxBatch): Promise<void> {
+    // Runs of upserts go in one index commit; a removal keeps its place in the order.
+    let run: PageInput[] = [];
+    const flush = async (): Promise<void> => {
+      if (run.length === 0) return;
+      const pages = run;
+      run = [];
+      if (this.#o.sink.upsertPages) await this.#o.sink.upsertPages(pages);
+      else for (const p of pages) await this.#o.sink.upsertPage(p);
+    };
+    for (const e of b.entries) {
+      const op = JSON.parse(e.payload) as OutboxOp;
+      if (op.op === 'upsert') run.push(op.page);
+      else {
+        await flush();
+        await this.#o.sink.removePage(op.pageRef);
+      }
+    }
+    await flush();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      let n = 0;
+      try {
+        n = await this.drainOnce();
+      } catch (err) {
+        // The batch stays leased and comes back after its lease; back off meanwhile (database or index down).
+        this.#o.log.warn({ err }, 'indexer: outbox batch not written');
+      }
+      if (n > 0 || this.#stopping) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.#o.idleMs);
+        this.#wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.#wake = null;
+    }
+  }
+}
