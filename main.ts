@@ -46,6 +46,8 @@ export interface ServiceOptions {
   readonly lookup?: LookupFn;
   /** What this process does (`svc serve --role`, issue 10; docs/deploy.md). @default 'all' */
   readonly role?: Role;
+  /** Lease of a claimed frontier URL (ms): how soon a killed worker's URLs come back. @default crawler's 40000 */
+  readonly crawlLeaseMs?: number;
 }
 
 /**
@@ -102,7 +104,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // itself (one process: the outbox would only add a round trip; docs/deploy.md).
   const crawler =
     config.crawl && (role === 'all' || role === 'crawler')
-      ? createCrawler({ config, db, documents, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index, entities, log: log.child({ part: 'crawler' }) })
+      ? createCrawler({ config, db, documents, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
+          entities,
+          log: log.child({ part: 'crawler' }),
+          ...(opts.crawlLeaseMs !== undefined ? { frontier: { leaseMs: opts.crawlLeaseMs } } : {}),
+        })
       : null;
   const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;

@@ -24,7 +24,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   --resolve H:P:A       pin a host name, curl-style (repeatable; env SVC_RESOLVE)
   --allow-loopback      let proof lookups reach loopback (the local test web; env SVC_CRAWL_ALLOW_LOOPBACK=1)`,
   serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
-                 [--role all|api|crawler|indexer]
+                 [--role all|api|crawler|indexer] [--lease-ms MS]
   Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
   The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).
   --host H              listen address (env SVC_HOST, default 127.0.0.1)
@@ -35,7 +35,9 @@ ${DATA_DIR}
   --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
   --role R              all (default: everything in this process); api (serves, never crawls or writes the index);
                         crawler (fetches and extracts into the outbox); indexer (the index's only writer: drains the
-                        outbox). Every role serves HTTP with /readyz; see docs/deploy.md`,
+                        outbox). Every role serves HTTP with /readyz; see docs/deploy.md
+  --lease-ms MS         lease of a claimed URL, kept alive while worked on: a killed worker's URLs come back to the
+                        other crawlers after at most this long (default 40000)`,
   keys: `usage:
   svc keys create --name NAME [--per-minute N] [--per-day N] [--json] [--data-dir D]
   svc keys list [--json] [--data-dir D]

@@ -15,6 +15,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       'allow-loopback': { type: 'boolean' },
       resolve: { type: 'string', multiple: true },
       role: { type: 'string' },
+      'lease-ms': { type: 'string' },
     },
   });
   const config = loadConfig({
@@ -33,7 +34,12 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`svc serve: --role must be one of ${ROLES.join(', ')} (got ${JSON.stringify(role)})\n`);
     return 2;
   }
-  const services = await createServices(config, { role: role as Role });
+  const leaseMs = values['lease-ms'] === undefined ? undefined : Number(values['lease-ms']);
+  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 100)) {
+    io.stderr.write(`svc serve: --lease-ms must be an integer ≥ 100 (got ${JSON.stringify(values['lease-ms'])})\n`);
+    return 2;
+  }
+  const services = await createServices(config, { role: role as Role, ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}) });
   let running;
   try {
     running = await startServer(services);
