@@ -5,6 +5,9 @@
  * again; completion is one
  * transaction guarded by the lease token, so every URL is completed exactly once per due date.
  *
+ * Every write transaction is BEGIN IMMEDIATE: several crawler processes share the file (issue 10, roles), and a
+ * deferred transaction that reads then writes fails with SQLITE_BUSY_SNAPSHOT instead of waiting for the lock.
+ *
  * Priorities: submitted (URL requests) > sitemap > discovered links > recrawls of known pages.
  * Failures retry with exponential backoff and jitter, then go to the dead letter with the reason.
  * Completed pages come back for recrawl at an interval that adapts to how often they were seen changing; the
@@ -336,7 +339,7 @@ export class Frontier {
         this.#q('UPDATE frontier SET priority = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?').run(priority, opts.requestId ?? null, now, cur.id);
       }
       return { id: cur.id, created: false, state };
-    })();
+    }).immediate();
   }
 
   /** Hosts that have at least one item due now, with the highest priority due there (for fair host rotation). */
@@ -366,7 +369,7 @@ export class Frontier {
         )
         .get({ now, host });
       return r ? this.#lease(r, now) : null;
-    })();
+    }).immediate();
   }
 
   /** Leases one given URL now if it is not leased by someone else (processNow); null when unknown or busy. */
@@ -379,7 +382,7 @@ export class Frontier {
       if (!r) return null;
       if (r.state === 'leased' && (r.lease_until ?? 0) > now) return null;
       return this.#lease(r, now);
-    })();
+    }).immediate();
   }
 
   #lease(r: RawRow, now: number): FrontierItem {
@@ -421,7 +424,7 @@ export class Frontier {
     this.#db.transaction(() => {
       this.#held(item.id, item.lease);
       this.#q('UPDATE frontier SET lease_until = ?, next_at = ? WHERE id = ?').run(now + this.#o.leaseMs, now + this.#o.leaseMs, item.id);
-    })();
+    }).immediate();
   }
 
   /**
@@ -458,7 +461,7 @@ export class Frontier {
           now,
           item.id,
         );
-    })();
+    }).immediate();
   }
 
   /** Records a failure: retry later with exponential backoff + jitter, or dead-letter after maxAttempts. */
@@ -484,7 +487,7 @@ export class Frontier {
         )
         .run(attempts, f.error, f.status ?? null, nextAt, now, item.id);
       return { state: 'retrying' as const, nextAt };
-    })();
+    }).immediate();
   }
 
   /** Backoff before retry number `attempt` (1-based): base·2^(attempt−1), capped, times a jitter in [0.5, 1.5). */
@@ -501,7 +504,7 @@ export class Frontier {
       const back: FrontierState = r.attempts > 0 ? 'retrying' : 'queued';
       this.#q('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?')
         .run(back, at ?? now, now, item.id);
-    })();
+    }).immediate();
   }
 
   /** Marks a URL as fetched through another item (the target of a redirect), creating it if needed. */
@@ -527,7 +530,7 @@ export class Frontier {
           )
           .run(now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, PRIORITY.recrawl, now, r.id);
       }
-    })();
+    }).immediate();
   }
 
   get(url: string): FrontierRow | undefined {

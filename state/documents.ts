@@ -109,7 +109,7 @@ export class Documents {
         )
         .run(obs.title, obs.contentHash, firstSeen, lastChanged, obs.at, pageRef);
       return change;
-    })();
+    }).immediate();
   }
 
   /** Marks a page as not (or no longer) in the index, with the reason (noindex, robots, removal, 404, …). */

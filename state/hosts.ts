@@ -125,7 +125,7 @@ export class Hosts {
              (SELECT rowid FROM host_change_intervals WHERE host = ? ORDER BY at DESC, rowid DESC LIMIT ?)`,
         )
         .run(h, h, MAX_INTERVALS_PER_HOST);
-    })();
+    }).immediate();
   }
 
   /** Replaces what one page links to, aggregated by target host (`counts`: host → number of links). */
@@ -135,7 +135,7 @@ export class Hosts {
       this.#db.prepare('DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
       const ins = this.#db.prepare('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (?, ?, ?, ?)');
       for (const [to, n] of counts) if (n > 0) ins.run(pageRef, from, to.toLowerCase(), n);
-    })();
+    }).immediate();
   }
 
   /** Forgets a page's links (the page left the index). */

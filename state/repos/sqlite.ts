@@ -202,7 +202,7 @@ class SqliteFrontier implements FrontierRepo {
         .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, now);
       const id = (this.db.prepare('SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
       return { id, added: ins.changes === 1 };
-    })();
+    }).immediate();
   }
 
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
@@ -357,7 +357,8 @@ class SqliteOutbox implements OutboxRepo {
       return this.db
         .prepare(`UPDATE outbox SET lease = ?, lease_until = ?, attempts = attempts + 1 WHERE id IN (${marks}) RETURNING id, page_ref, payload, enqueued_at, attempts`)
         .all(lease, leaseUntil, ...ids) as OutboxRow[];
-    })();
+      // IMMEDIATE: the write lock before the read, so another process's claim waits (busy_timeout) instead of failing.
+    }).immediate();
     if (rows.length === 0) return null;
     rows.sort((a, b) => a.id - b.id);
     return { lease, leaseUntil, entries: rows.map(toOutboxEntry) };

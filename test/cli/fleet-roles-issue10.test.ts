@@ -143,6 +143,7 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
     }
   }
 
+  for (const p of procs) if (p.out.includes('"level":40') || p.out.includes('"level":50')) t.comment(p.out.split('\n').filter((l) => /"level":[45]0/.test(l)).slice(0, 6).join('\n'));
   // Stop the others cleanly, then read the index they wrote.
   for (const p of procs) if (p !== victim) p.child.kill('SIGTERM');
   t.same(await Promise.all(procs.filter((p) => p !== victim).map((p) => p.exited)), [0, 0, 0], 'clean exits');
