@@ -375,7 +375,9 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       }
       if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
       if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
-        const next = await repos.frontier.nextClaimAt({ unfinished: true });
+        // When items are due, not when their host's gap ends: a gap still running (say another run's last request a
+        // moment ago) is part of crawling, not work for later.
+        const next = frontier.nextPendingAt();
         if (next === null || next > now() + ro.idleHorizonMs) break;
       }
       if (!budgetLeft() && inflight.size === 0) break;
