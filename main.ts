@@ -5,16 +5,18 @@ import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
 import { answerClientError } from './rest/client-error.js';
-import { openStateDb } from './state/db.js';
+import { openStateDb, type StateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
-import { KeyStore } from './state/keys.js';
 import { RequestStore } from './state/requests.js';
-import { RateLimiter } from './state/rate-limits.js';
+import { openPostgresRepositories } from './state/repos/postgres.js';
+import { isPostgresUrl } from './state/repos/postgres.js';
+import { sqliteRepositories } from './state/repos/sqlite.js';
+import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
 import type { ServiceDeps } from './tools/deps.js';
@@ -27,6 +29,12 @@ export const VERSION = '0.1.0';
 export interface Services extends AppServices {
   /** The crawler, when this process crawls (config.crawl). */
   readonly crawler: Crawler | null;
+  /**
+   * What the crawler and the indexer still write to directly: the SQLite state file in the data dir and today's
+   * synchronous stores on it (issue 10 slice B moves the crawler onto the repositories). Tools, REST and the CLI
+   * never use these.
+   */
+  readonly local: { readonly db: StateDb; readonly documents: Documents; readonly entities: EntityStore };
   /** Starts the background work: the crawler loop and the URL-request processor. */
   start(): void;
   /** Stops background work, then closes every store (after the HTTP server has stopped). */
@@ -64,12 +72,22 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
-  if (config.databaseUrl) {
-    // Only `svc migrate` and the state repositories use PostgreSQL so far (issue 10, docs/deploy.md); say so rather
-    // than let an operator believe replicas share state. The URL may hold a password: it is not logged.
-    log.warn('SVC_DATABASE_URL is set, but svc serve still keeps its state in the SQLite file in the data dir (see docs/deploy.md)');
-  }
   const db = openStateDb(stateFile(config));
+  // The API state (keys, usage counters, documents, host facts, requests) is the repositories': on PostgreSQL with
+  // SVC_DATABASE_URL, shared by every replica; otherwise on the very SQLite handle the crawler uses (one file, one
+  // connection, as before). The URL may hold a password: it is never logged.
+  let repos: Repositories;
+  if (isPostgresUrl(config.databaseUrl)) {
+    try {
+      repos = await openPostgresRepositories(config.databaseUrl);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    log.warn('SVC_DATABASE_URL: API state is on PostgreSQL; the crawler still keeps its frontier and pages in the SQLite file in the data dir (see docs/deploy.md)');
+  } else {
+    repos = sqliteRepositories(db);
+  }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
   const documents = new Documents(db);
@@ -79,15 +97,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     ? createCrawler({ config, db, documents, sink: index, entities, log: log.child({ part: 'crawler' }) })
     : null;
   const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
-  const limiter = new RateLimiter(db);
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler, resolver };
+  const deps: ServiceDeps = { config, repos, log, now, index, entities, requests, crawler, resolver };
   let closed = false;
   let started = false;
   return {
     deps,
-    keys: new KeyStore(db),
-    limiter,
+    keys: repos.keys,
+    usage: repos.usage,
+    local: { db, documents, entities },
     tools: opts.tools ?? allTools,
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),
@@ -102,12 +120,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       const checks: Record<string, string> = {};
       let ok = true;
       try {
-        db.prepare('SELECT 1').get();
+        await repos.ping();
         checks.state = 'ok';
       } catch {
         checks.state = 'unavailable';
         ok = false;
       }
+      checks.state_backend = repos.backend;
       try {
         const stats = await index.stats();
         checks.index = 'ok';
@@ -126,7 +145,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await crawler?.stop();
       await index.close();
       await embedder?.close();
-      limiter.close();
+      await repos.close();
       db.close();
     },
   };

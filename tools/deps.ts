@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
-import type { StateDb } from '../state/db.js';
-import type { Documents } from '../state/documents.js';
 import type { PassageIndex } from '../index/store.js';
 import type { EntityStore } from '../state/entities.js';
 import type { RequestStore } from '../state/requests.js';
+import type { Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 
 /**
@@ -14,8 +13,11 @@ import type { CrawlerHandle } from './request-processor.js';
  */
 export interface ServiceDeps {
   readonly config: Config;
-  readonly db: StateDb;
-  readonly documents: Documents;
+  /**
+   * The state repositories (keys, usage, documents, host facts, requests, …): SQLite in the data dir by default,
+   * PostgreSQL with SVC_DATABASE_URL. Tools never get a database handle, so the same code serves a fleet.
+   */
+  readonly repos: Repositories;
   readonly log: Logger;
   /** The clock (tests inject a fixed one). */
   readonly now: () => Date;

@@ -7,9 +7,13 @@ import Database from 'better-sqlite3';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { openStateDb, type StateDb } from '../db.js';
+import { Hosts } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
+import { hostScope } from '../site-scope.js';
 import {
   classifyChange,
+  FRESH_SQL,
+  freshRow,
   FRONTIER_STATES,
   toClaimed,
   toDocument,
@@ -28,6 +32,7 @@ import {
   type ClaimedItem,
   type DocumentsRepo,
   type FrontierRepo,
+  type DocumentStatus,
   type FrontierState,
   type HostIdsRepo,
   type KeysRepo,
@@ -76,7 +81,13 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
+    hosts: {
+      evidence: async (host: string) => ({ facts: new Hosts(db).get(host), scope: hostScope(db, host) }),
+    },
     applied: opts.applied ?? [],
+    ping: async () => {
+      db.prepare('SELECT 1').get();
+    },
     close: async () => opts.close?.(),
   };
 }
@@ -331,6 +342,15 @@ class SqliteDocuments implements DocumentsRepo {
 
   async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
     this.db.prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
+  }
+
+  async counts() {
+    const rows = this.db.prepare('SELECT status, count(*) AS n FROM documents GROUP BY status').all() as { status: DocumentStatus; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DocumentStatus, number>>;
+  }
+
+  async fresh(since: string, limit: number) {
+    return (this.db.prepare(FRESH_SQL.replace('$1', '?').replace('$2', '?')).all(since, limit) as DocRow[]).map(freshRow);
   }
 }
 

@@ -6,6 +6,8 @@
 import type { KeyRecord, VerifiedKey } from '../keys.js';
 import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
+import type { HostFacts } from '../hosts.js';
+import type { HostScope } from '../site-scope.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
 
@@ -111,6 +113,15 @@ export interface HostIdsRepo {
   hostOf(id: number): Promise<string | null>;
 }
 
+/**
+ * What svc_site reads about one host: the crawler's host facts (robots.txt, llms.txt, change intervals, link
+ * aggregates) and the URL scope (every known URL in exactly one state, state/site-scope.ts). Read-only here: the
+ * crawler writes the facts.
+ */
+export interface HostFactsRepo {
+  evidence(host: string): Promise<{ facts: HostFacts | null; scope: HostScope }>;
+}
+
 /** The durable page_ref registry: ids come from the database and are never reused. */
 export interface DocumentsRepo {
   allocate(url: string, host: string): Promise<number>;
@@ -118,6 +129,10 @@ export interface DocumentsRepo {
   byUrl(url: string): Promise<DocumentRow | null>;
   recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }): Promise<ContentChange>;
   recordExcluded(pageRef: number, status: Exclude<DocumentStatus, 'indexed' | 'known'>, reason: string, at: string): Promise<void>;
+  /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first (svc_fresh). */
+  fresh(since: string, limit: number): Promise<(DocumentRow & { change: 'new' | 'changed' })[]>;
+  /** How many pages are in each status (svc status). */
+  counts(): Promise<Partial<Record<DocumentStatus, number>>>;
 }
 
 export type UrlRequestType = 'discovery' | 'recrawl' | 'correction' | 'removal';
@@ -167,8 +182,11 @@ export interface Repositories {
   readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
+  readonly hosts: HostFactsRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
+  /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

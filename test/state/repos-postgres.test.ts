@@ -52,6 +52,7 @@ if (why) {
       'repos-001-host-politeness',
       'repos-002-host-ids',
       'repos-003-consume-quota-function',
+      'repos-004-host-facts',
       'requests-001-requests',
     ], 'two processes starting together apply each migration once');
     await Promise.all(both.map((r) => r.close()));
@@ -73,7 +74,7 @@ if (why) {
     t.equal(first.code, 0, first.text);
     t.notMatch(first.text, /hunter2/);
     t.match(JSON.parse(first.text), { backend: 'postgres', target: /^postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/cli_\d+$/ });
-    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, 7);
+    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, 8);
     t.same(JSON.parse((await run()).text).applied, [], 'up to date the second time');
   });
 

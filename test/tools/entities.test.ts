@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { Documents } from '../../state/documents.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
@@ -19,8 +19,7 @@ function setup(t: Test) {
   const entities = new EntityStore(db);
   const deps: ServiceDeps = {
     config: loadConfig({ env: {}, flags: { dataDir: dir } }),
-    db,
-    documents: new Documents(db),
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_entities reads the entity store only

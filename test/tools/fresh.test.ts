@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
@@ -19,8 +20,7 @@ function setup(t: Test, now: string) {
   const documents = new Documents(db);
   const deps: ServiceDeps = {
     config: loadConfig({ env: {}, flags: { dataDir: dir } }),
-    db,
-    documents,
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(now),
     index: null as unknown as PassageIndex, // svc_fresh reads the document registry only

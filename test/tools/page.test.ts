@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
@@ -27,8 +28,7 @@ async function setup(t: Test, images = true) {
   const documents = new Documents(db);
   const deps: ServiceDeps = {
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index,

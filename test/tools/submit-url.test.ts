@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { Documents } from '../../state/documents.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
@@ -21,8 +21,7 @@ function setup(t: Test, flags: Record<string, unknown> = {}) {
   t.teardown(() => db.close());
   const deps: ServiceDeps = {
     config,
-    db,
-    documents: new Documents(db),
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     // The URL tools never touch the passage index.
