@@ -175,6 +175,57 @@ export function repoContract(t: Test, open: OpenRepos): void {
     await t.rejects(r.documents.recordIndexed(999_999, { contentHash: 'x', title: '', at: 'x' }), /unknown page_ref/);
   });
 
+  t.test('issue 10: documents: the fresh feed and counts by status', async (t) => {
+    const r = await withRepos(t, open, 'fresh');
+    const a = await r.documents.allocate('http://f.test/a', 'f.test');
+    const b = await r.documents.allocate('http://f.test/b', 'f.test');
+    const c = await r.documents.allocate('http://f.test/c', 'f.test');
+    await r.documents.allocate('http://f.test/d', 'f.test');
+    await r.documents.recordIndexed(a, { contentHash: 'a1', title: 'A', at: '2026-11-21T10:00:00.000Z' });
+    await r.documents.recordIndexed(b, { contentHash: 'b1', title: 'B', at: '2026-11-20T10:00:00.000Z' });
+    await r.documents.recordIndexed(b, { contentHash: 'b2', title: 'B', at: '2026-11-21T11:00:00.000Z' });
+    await r.documents.recordIndexed(c, { contentHash: 'c1', title: 'C', at: '2026-11-21T12:00:00.000Z' });
+    await r.documents.recordExcluded(c, 'excluded', 'noindex', '2026-11-21T13:00:00.000Z');
+    const fresh = await r.documents.fresh('2026-11-21T00:00:00.000Z', 10);
+    t.same(
+      fresh.map((d) => [d.url, d.change]),
+      [
+        ['http://f.test/b', 'changed'],
+        ['http://f.test/a', 'new'],
+      ],
+      'indexed pages new or changed since, newest change first; excluded ones are not listed',
+    );
+    t.same((await r.documents.fresh('2026-11-21T00:00:00.000Z', 1)).map((d) => d.url), ['http://f.test/b'], 'limit');
+    t.same(await r.documents.counts(), { indexed: 2, excluded: 1, known: 1 });
+  });
+
+  t.test('issue 10: host evidence: URL scope from documents and frontier, facts null for an unseen host', async (t) => {
+    const r = await withRepos(t, open, 'hosts');
+    t.same(await r.hosts.evidence('nobody.test'), {
+      facts: null,
+      scope: { known: 0, indexed: 0, excluded: { total: 0, byReason: {} }, queued: 0, retrying: 0, dead: 0 },
+    });
+    const a = await r.documents.allocate('http://s.test/a', 's.test');
+    const b = await r.documents.allocate('http://s.test/b', 's.test');
+    await r.documents.allocate('http://s.test/crashed', 's.test');
+    await r.documents.recordIndexed(a, { contentHash: 'a', title: 'A', at: '2026-11-21T10:00:00.000Z' });
+    await r.documents.recordExcluded(b, 'excluded', 'robots', '2026-11-21T10:00:00.000Z');
+    await r.frontier.enqueue({ url: 'http://s.test/a', host: 's.test', reason: 'seed' }, T0);
+    await r.frontier.enqueue({ url: 'http://s.test/q', host: 's.test', reason: 'seed' }, T0);
+    await r.frontier.enqueue({ url: 'http://s.test/sitemap.xml', host: 's.test', reason: 'seed', kind: 'sitemap' }, T0);
+    await r.frontier.enqueue({ url: 'http://other.test/', host: 'other.test', reason: 'seed' }, T0);
+    const ev = await r.hosts.evidence('S.test');
+    t.equal(ev.facts, null, 'no crawler facts recorded');
+    t.same(ev.scope, {
+      known: 4,
+      indexed: 1,
+      excluded: { total: 2, byReason: { robots: 1, unprocessed: 1 } },
+      queued: 1,
+      retrying: 0,
+      dead: 0,
+    });
+  });
+
   t.test('requests: ids from the database, idempotency unique in the database', async (t) => {
     const r = await withRepos(t, open, 'requests');
     const sub = { keyDigest: 'k1', type: 'discovery' as const, url: 'http://a.test/', host: 'a.test', idempotencyDigest: 'i1', at: '2026-11-21T10:00:00.000Z' };

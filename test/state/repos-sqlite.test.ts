@@ -40,3 +40,32 @@ t.test('issue 10: rows the existing crawler frontier wrote are claimable (no pol
   t.equal(item?.url, 'http://old.test/');
   t.same(await r.politeness.get('old.test'), { host: 'old.test', gapMs: 700, nextFetchAt: 5700 });
 });
+
+t.test('issue 10: host evidence reads the facts the crawler records (state/hosts.ts writers)', async (t) => {
+  const db = openStateDb(join(t.testdir(), 'state.sqlite'));
+  t.teardown(() => db.close());
+  const { Hosts } = await import('../../state/hosts.js');
+  const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
+  const hosts = new Hosts(db);
+  hosts.recordRobots('h.test', { status: 'ok', httpStatus: 200, fetchedAt: '2026-11-21T10:00:00.000Z', rules: ['Disallow: /x'], sitemaps: [], crawlDelaySec: 2 });
+  hosts.recordCrawl('h.test', '2026-11-21T10:01:00.000Z');
+  hosts.recordChangeInterval('h.test', 1000, '2026-11-21T10:02:00.000Z');
+  hosts.recordChangeInterval('h.test', 3000, '2026-11-21T10:03:00.000Z');
+  hosts.recordPageLinks(1, 'h.test', new Map([['o.test', 3], ['h.test', 9]]));
+  hosts.recordPageLinks(2, 'o.test', new Map([['h.test', 1]]));
+  const ev = await sqliteRepositories(db).hosts.evidence('h.test');
+  t.same(ev.facts, HOST_FACTS_EXPECTED);
+});
+
+/** What both backends must report for the rows above (repos-postgres.test.ts inserts the same rows). */
+const HOST_FACTS_EXPECTED = {
+  host: 'h.test',
+  robots: { status: 'ok', httpStatus: 200, fetchedAt: '2026-11-21T10:00:00.000Z', rules: ['Disallow: /x'], sitemaps: [], crawlDelaySec: 2 },
+  llms: null,
+  lastCrawlAt: '2026-11-21T10:01:00.000Z',
+  pagesFetched: 1,
+  medianChangeIntervalMs: 2000,
+  changeIntervalsObserved: 2,
+  outboundLinks: 3,
+  inboundHosts: 1,
+};
