@@ -12,7 +12,6 @@ import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
-import { RequestStore } from './state/requests.js';
 import { openPostgresRepositories } from './state/repos/postgres.js';
 import { isPostgresUrl } from './state/repos/postgres.js';
 import { sqliteRepositories } from './state/repos/sqlite.js';
@@ -92,13 +91,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
-  const requests = new RequestStore(db, { perDay: config.submissionsPerDay, now });
   const crawler = config.crawl
     ? createCrawler({ config, db, documents, sink: index, entities, log: log.child({ part: 'crawler' }) })
     : null;
-  const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
+  const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  const deps: ServiceDeps = { config, repos, log, now, index, entities, requests, crawler, resolver };
+  const deps: ServiceDeps = { config, repos, log, now, index, entities, crawler, resolver };
   let closed = false;
   let started = false;
   return {

@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
 import type { PassageIndex } from '../index/store.js';
 import type { EntityStore } from '../state/entities.js';
-import type { RequestStore } from '../state/requests.js';
 import type { Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 
@@ -25,8 +24,6 @@ export interface ServiceDeps {
   readonly index: PassageIndex;
   /** Canadian establishments from page JSON-LD and open data (svc_entities). */
   readonly entities: EntityStore;
-  /** URL requests (svc_submit_url, svc_request_status). */
-  readonly requests: RequestStore;
   /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */
   readonly crawler: CrawlerHandle | null;
   /**

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { openStateDb, type StateDb } from '../db.js';
 import { Hosts } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
+import { RequestStore, type RequestOutcome, type RequestStatus, type RequestSubmission } from '../requests.js';
 import { hostScope } from '../site-scope.js';
 import {
   classifyChange,
@@ -356,6 +357,36 @@ class SqliteDocuments implements DocumentsRepo {
 
 class SqliteRequests implements RequestsRepo {
   constructor(readonly db: StateDb) {}
+
+  // The lifecycle is today's RequestStore (one BEGIN IMMEDIATE transaction per submission), unchanged; a store
+  // per call because the clock and the quota come with the call.
+  #store(now: Date = new Date(), perDay = 0): RequestStore {
+    return new RequestStore(this.db, { perDay, now: () => now });
+  }
+
+  async submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }) {
+    return this.#store(opts.now, opts.perDay).submit(keyDigest, sub);
+  }
+
+  async getForKey(id: string, keyDigest: string) {
+    return this.#store().getForKey(id, keyDigest);
+  }
+
+  async find(id: string) {
+    return this.#store().get(id);
+  }
+
+  async listByStatus(status: RequestStatus, limit?: number) {
+    return this.#store().listByStatus(status, limit);
+  }
+
+  async transition(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}, at?: Date) {
+    return this.#store(at).transition(id, to, detail);
+  }
+
+  async counts() {
+    return this.#store().counts();
+  }
 
   async create(sub: Parameters<RequestsRepo['create']>[0]) {
     const at = sub.at ?? new Date().toISOString();

@@ -8,6 +8,7 @@ import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
 import type { HostFacts } from '../hosts.js';
 import type { HostScope } from '../site-scope.js';
+import type { RequestOutcome, RequestStatus, RequestSubmission, UrlRequest } from '../requests.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
 
@@ -170,6 +171,26 @@ export interface RequestsRepo {
   }): Promise<{ request: StoredUrlRequest; deduplicated: boolean } | { conflict: StoredUrlRequest }>;
   get(id: string): Promise<StoredUrlRequest | null>;
   setStatus(id: string, status: UrlRequestStatus, at?: string): Promise<boolean>;
+
+  // The URL-request lifecycle as svc_submit_url, svc_request_status and the request processor use it (the rules
+  // of state/requests.ts, docs/api-requests.md), decided inside the database so they hold for every replica.
+
+  /**
+   * Records a submission for the key `keyDigest`, or returns the request it duplicates (same Idempotency-Key, or
+   * same type + URL still open). Only new requests count against `perDay` (submission_quota_exceeded, Retry-After
+   * at the next UTC midnight); bad input, a reused Idempotency-Key (conflict) and the quota throw SvcError. One
+   * key's submissions are serialised, so the quota and the open-request rule are exact across replicas.
+   */
+  submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }): Promise<{ request: UrlRequest; deduplicated: boolean }>;
+  /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
+  getForKey(id: string, keyDigest: string): Promise<UrlRequest | null>;
+  /** A request by id regardless of key (the processor only). */
+  find(id: string): Promise<UrlRequest | null>;
+  /** Requests in a status, oldest update first (the processor's work list). */
+  listByStatus(status: RequestStatus, limit?: number): Promise<UrlRequest[]>;
+  /** Moves a request on (REQUEST_TRANSITIONS), appending to its history; throws when not allowed. */
+  transition(id: string, to: RequestStatus, detail?: { outcome?: RequestOutcome; reason?: string }, at?: Date): Promise<UrlRequest>;
+  counts(): Promise<Record<RequestStatus, number>>;
 }
 
 /** Every repository of one backend, opened (and migrated) together. */

@@ -5,7 +5,6 @@ import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -24,7 +23,6 @@ function setup(t: Test) {
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_entities reads the entity store only
     entities,
-    requests: new RequestStore(db, { perDay: 10 }),
     crawler: null,
   };
   return { entities, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -6,7 +6,6 @@ import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -25,7 +24,6 @@ function setup(t: Test, now: string) {
     now: () => new Date(now),
     index: null as unknown as PassageIndex, // svc_fresh reads the document registry only
     entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: 10 }),
     crawler: null,
   };
   return { documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

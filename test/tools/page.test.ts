@@ -7,7 +7,6 @@ import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
@@ -33,7 +32,6 @@ async function setup(t: Test, images = true) {
     now: () => new Date(),
     index,
     entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: 10 }),
     crawler: null,
   };
   const ctx = { deps, caller: { keyId: 'k', digest: createHash('sha256').update('k').digest('hex') } };

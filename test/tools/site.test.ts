@@ -6,7 +6,6 @@ import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import { Hosts } from '../../state/hosts.js';
 import { Frontier } from '../../crawler/frontier.js';
 import type { PassageIndex } from '../../index/store.js';
@@ -27,7 +26,6 @@ function setup(t: Test) {
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_site reads SQLite state only
     entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: 10 }),
     crawler: null,
   };
   return { db, documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -6,7 +6,6 @@ import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -27,7 +26,6 @@ function setup(t: Test, flags: Record<string, unknown> = {}) {
     // The URL tools never touch the passage index.
     index: null as unknown as PassageIndex,
     entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: config.submissionsPerDay }),
     crawler: null,
   };
   const ctx = (k = 'a') => ({ deps, caller: { keyId: `key_${k}`, digest: createHash('sha256').update(k).digest('hex') } });

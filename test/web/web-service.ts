@@ -114,7 +114,7 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
     frontier: crawler.frontier,
     processNow: async (url, o) => crawler.processNow(url, o),
   };
-  const processor = new RequestProcessor({ requests: deps.requests, documents: base.local.documents, crawler: handle, intervalMs: 200 });
+  const processor = new RequestProcessor({ requests: deps.repos.requests, documents: base.local.documents, crawler: handle, intervalMs: 200 });
   crawler.start();
   processor.start();
 
