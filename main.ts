@@ -14,7 +14,7 @@ import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
 import { openPostgresRepositories } from './state/repos/postgres.js';
 import { isPostgresUrl } from './state/repos/postgres.js';
-import { sqliteRepositories } from './state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from './state/repos/sqlite.js';
 import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
@@ -96,7 +96,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     : null;
   const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  const deps: ServiceDeps = { config, repos, log, now, index, entities, crawler, resolver };
+  // Entities stay in the data dir's SQLite file on PostgreSQL too (not ported yet): the crawler's sink writes there.
+  const deps: ServiceDeps = { config, repos, log, now, index, entities: repos.entities ?? sqliteEntities(entities), crawler, resolver };
   let closed = false;
   let started = false;
   return {

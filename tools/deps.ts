@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
 import type { PassageIndex } from '../index/store.js';
-import type { EntityStore } from '../state/entities.js';
-import type { Repositories } from '../state/repos/types.js';
+import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 
 /**
@@ -23,7 +22,7 @@ export interface ServiceDeps {
   /** The LanceDB passage index (svc_search, svc_context, page passages). */
   readonly index: PassageIndex;
   /** Canadian establishments from page JSON-LD and open data (svc_entities). */
-  readonly entities: EntityStore;
+  readonly entities: EntitiesRepo;
   /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */
   readonly crawler: CrawlerHandle | null;
   /**

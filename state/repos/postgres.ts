@@ -187,6 +187,8 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       documents: new PgDocuments(db),
       requests: new PgRequests(db),
       hosts: new PgHostFacts(db),
+      // Not on PostgreSQL yet (FTS5 name search to port; docs/deploy.md): callers keep entities in SQLite.
+      entities: null,
       applied,
       ping: async () => {
         await db.query('SELECT 1');

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { openStateDb, type StateDb } from '../db.js';
+import { EntityStore } from '../entities.js';
 import { Hosts } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
 import { RequestStore, type RequestOutcome, type RequestStatus, type RequestSubmission } from '../requests.js';
@@ -32,6 +33,7 @@ import {
   windows,
   type ClaimedItem,
   type DocumentsRepo,
+  type EntitiesRepo,
   type FrontierRepo,
   type DocumentStatus,
   type FrontierState,
@@ -82,6 +84,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
+    entities: sqliteEntities(new EntityStore(db)),
     hosts: {
       evidence: async (host: string) => ({ facts: new Hosts(db).get(host), scope: hostScope(db, host) }),
     },
@@ -413,4 +416,15 @@ class SqliteRequests implements RequestsRepo {
   async setStatus(id: string, status: Parameters<RequestsRepo['setStatus']>[1], at: string = new Date().toISOString()) {
     return this.db.prepare('UPDATE url_requests SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id).changes === 1;
   }
+}
+
+/** The entities repository over today's EntityStore (its synchronous transactions, unchanged). */
+export function sqliteEntities(store: EntityStore): EntitiesRepo {
+  return {
+    get: async (id) => store.get(id),
+    search: async (q) => store.search(q),
+    observePage: async (page, nodes, at) => store.observePage(page, nodes, at),
+    withdrawPage: async (pageRef) => store.withdrawPage(pageRef),
+    counts: async () => store.counts(),
+  };
 }

@@ -8,6 +8,8 @@ import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
 import type { HostFacts } from '../hosts.js';
 import type { HostScope } from '../site-scope.js';
+import type { EntityQuery, EntityRecord } from '../entities.js';
+import type { JsonLdNode } from '../../page-model.js';
 import type { RequestOutcome, RequestStatus, RequestSubmission, UrlRequest } from '../requests.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
@@ -193,6 +195,20 @@ export interface RequestsRepo {
   counts(): Promise<Record<RequestStatus, number>>;
 }
 
+/**
+ * Canadian establishments (svc_entities) and the crawler's entity sink: merge rules, provenance and the name search
+ * of state/entities.ts (EntityStore). search() throws EntityQueryError for an unknown province or kind.
+ */
+export interface EntitiesRepo {
+  get(id: string): Promise<EntityRecord | null>;
+  search(query: EntityQuery): Promise<EntityRecord[]>;
+  /** Replaces what this page contributes with `nodes` (one transaction). */
+  observePage(page: { pageRef: number; url: string; host: string; lang: string | null }, nodes: readonly JsonLdNode[], observedAt: string): Promise<void>;
+  /** Withdraws everything this page contributed; entities left without a source disappear. */
+  withdrawPage(pageRef: number): Promise<void>;
+  counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;
+}
+
 /** Every repository of one backend, opened (and migrated) together. */
 export interface Repositories {
   readonly backend: 'sqlite' | 'postgres';
@@ -204,6 +220,11 @@ export interface Repositories {
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
   readonly hosts: HostFactsRepo;
+  /**
+   * Entities. null on PostgreSQL: that backend does not hold entities yet (their name search is SQLite FTS5; see
+   * docs/deploy.md), so a process keeps them in the SQLite file of its data dir.
+   */
+  readonly entities: EntitiesRepo | null;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
   /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */

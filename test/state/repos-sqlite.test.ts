@@ -69,3 +69,27 @@ const HOST_FACTS_EXPECTED = {
   outboundLinks: 3,
   inboundHosts: 1,
 };
+
+t.test('issue 10: the entities repository (SQLite): page sink, search, get, withdraw, counts', async (t) => {
+  const { openSqliteRepositories: open } = await import('../../state/repos/sqlite.js');
+  const r = open(join(t.testdir(), 'state.sqlite'));
+  t.teardown(() => r.close());
+  const entities = r.entities;
+  if (!entities) throw new Error('SQLite holds entities');
+  const node = {
+    '@context': 'https://schema.org',
+    '@type': 'Library',
+    name: 'Bibliothèque Test',
+    address: { '@type': 'PostalAddress', streetAddress: '1 rue Test', addressLocality: 'Québec', addressRegion: 'QC', postalCode: 'G1R 4S9', addressCountry: 'CA' },
+  };
+  await entities.observePage({ pageRef: 7, url: 'https://lib.example.ca/', host: 'lib.example.ca', lang: 'fr' }, [node], '2026-11-21T10:00:00.000Z');
+  const found = await entities.search({ q: 'bibliotheque test', province: 'QC' });
+  t.equal(found.length, 1);
+  t.match(found[0], { name: 'Bibliothèque Test', kind: 'Library', address: { province: 'CA-QC', postal_code: 'G1R 4S9' } });
+  t.same(await entities.get(found[0]!.id), found[0]);
+  t.same(await entities.counts(), { entities: 1, sources: 1, pageSources: 1, datasetSources: 0 });
+  await t.rejects(entities.search({ province: 'Atlantis' }), { name: 'EntityQueryError', field: 'province' });
+  await entities.withdrawPage(7);
+  t.equal(await entities.get(found[0]!.id), null, 'gone with its only source');
+  t.same(await entities.counts(), { entities: 0, sources: 0, pageSources: 0, datasetSources: 0 });
+});

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { sqliteRepositories } from '../../state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
@@ -22,7 +22,7 @@ function setup(t: Test) {
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_entities reads the entity store only
-    entities,
+    entities: sqliteEntities(entities),
     crawler: null,
   };
   return { entities, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { sqliteRepositories } from '../../state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import type { PassageIndex } from '../../index/store.js';
@@ -23,7 +23,7 @@ function setup(t: Test, now: string) {
     log: createLogger({ level: 'silent' }),
     now: () => new Date(now),
     index: null as unknown as PassageIndex, // svc_fresh reads the document registry only
-    entities: new EntityStore(db),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   return { documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

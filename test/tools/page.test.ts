@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { sqliteRepositories } from '../../state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { PassageIndex } from '../../index/store.js';
@@ -31,7 +31,7 @@ async function setup(t: Test, images = true) {
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index,
-    entities: new EntityStore(db),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   const ctx = { deps, caller: { keyId: 'k', digest: createHash('sha256').update('k').digest('hex') } };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { sqliteRepositories } from '../../state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Hosts } from '../../state/hosts.js';
@@ -25,7 +25,7 @@ function setup(t: Test) {
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_site reads SQLite state only
-    entities: new EntityStore(db),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   return { db, documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { sqliteRepositories } from '../../state/repos/sqlite.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
@@ -25,7 +25,7 @@ function setup(t: Test, flags: Record<string, unknown> = {}) {
     now: () => new Date(),
     // The URL tools never touch the passage index.
     index: null as unknown as PassageIndex,
-    entities: new EntityStore(db),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   const ctx = (k = 'a') => ({ deps, caller: { keyId: `key_${k}`, digest: createHash('sha256').update(k).digest('hex') } });
