@@ -85,7 +85,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     }
     log.warn('SVC_DATABASE_URL: API state is on PostgreSQL; the crawler still keeps its frontier and pages in the SQLite file in the data dir (see docs/deploy.md)');
   } else {
-    repos = sqliteRepositories(db);
+    // One process owns the embedded counters: decided in memory, reserved in blocks (as before issue 10).
+    repos = sqliteRepositories(db, { inProcessUsage: true });
   }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });

@@ -10,6 +10,16 @@ t.test('repository contract on SQLite', async (t) => {
   repoContract(t, async (name) => openSqliteRepositories(join(dir, `${name}.sqlite`)));
 });
 
+t.test('issue 10: repository contract on SQLite with the in-process usage counters svc serve uses', async (t) => {
+  const dir = t.testdir();
+  const { openStateDb: openDb } = await import('../../state/db.js');
+  const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
+  repoContract(t, async (name) => {
+    const db = openDb(join(dir, `${name}.sqlite`));
+    return sqliteRepositories(db, { inProcessUsage: true, close: () => db.close() });
+  });
+});
+
 t.test('issue 10: opening migrates once; no SVC_DATABASE_URL means the state file in the data dir', async (t) => {
   const dir = t.testdir();
   const first = await openRepositories({ dataDir: dir });
