@@ -12,9 +12,8 @@ import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { EntityStore } from './state/entities.js';
-import { openPostgresRepositories } from './state/repos/postgres.js';
-import { isPostgresUrl } from './state/repos/postgres.js';
-import { sqliteEntities, sqliteRepositories } from './state/repos/sqlite.js';
+import { openRepositories } from './state/repos/open.js';
+import { sqliteEntities } from './state/repos/sqlite.js';
 import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
@@ -76,17 +75,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // SVC_DATABASE_URL, shared by every replica; otherwise on the very SQLite handle the crawler uses (one file, one
   // connection, as before). The URL may hold a password: it is never logged.
   let repos: Repositories;
-  if (isPostgresUrl(config.databaseUrl)) {
-    try {
-      repos = await openPostgresRepositories(config.databaseUrl);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-    log.warn('SVC_DATABASE_URL: API state is on PostgreSQL; the crawler still keeps its frontier and pages in the SQLite file in the data dir (see docs/deploy.md)');
-  } else {
-    // One process owns the embedded counters: decided in memory, reserved in blocks (as before issue 10).
-    repos = sqliteRepositories(db, { inProcessUsage: true });
+  try {
+    // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
+    // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
+    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, embedded: { db, inProcessUsage: true } });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  if (repos.backend === 'postgres') {
+    log.warn(
+      'SVC_DATABASE_URL: API state (keys, usage counters, URL requests, documents, host facts) is on PostgreSQL; entities and what this process crawls (frontier, pages) stay in the SQLite file in the data dir (see docs/deploy.md)',
+    );
   }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });

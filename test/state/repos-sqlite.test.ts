@@ -38,6 +38,23 @@ t.test('issue 10: opening migrates once; no SVC_DATABASE_URL means the state fil
   db.close();
 });
 
+t.test('issue 10: openRepositories on an already open state file shares that handle and leaves it open', async (t) => {
+  const db = openStateDb(join(t.testdir(), 'state.sqlite'));
+  t.teardown(() => db.close());
+  const r = await openRepositories({ dataDir: '/nonexistent-not-used', embedded: { db, inProcessUsage: true } });
+  t.equal(r.backend, 'sqlite');
+  const { key } = await r.keys.create({ name: 'shared', perMinute: 2, perDay: 10 });
+  t.equal((db.prepare('SELECT name FROM api_keys').get() as { name: string }).name, 'shared', 'written through the given handle');
+  const v = await r.keys.verify(key);
+  if (!v) throw new Error('key did not verify');
+  const now = new Date('2026-11-22T10:00:30Z');
+  const seen = [];
+  for (let i = 0; i < 3; i++) seen.push((await r.usage.consume(v.digest, { perMinute: 2, perDay: 10 }, now)).allowed);
+  t.same(seen, [true, true, false], 'the minute quota holds');
+  await r.close();
+  t.equal((db.prepare('SELECT 1 AS one').get() as { one: number }).one, 1, "close() leaves the caller's handle open");
+});
+
 t.test('issue 10: rows the existing crawler frontier wrote are claimable (no politeness row yet)', async (t) => {
   const db = openStateDb(join(t.testdir(), 'state.sqlite'));
   t.teardown(() => db.close());
