@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const bool = z
@@ -72,6 +72,8 @@ export const configSchema = z.object({
   crawlConcurrency: int(1, 256).default(8),
   /** Minimum gap between two requests to one origin, in ms. @default 1000 */
   crawlGapMs: int(0, 3_600_000).default(1000),
+  /** Fast-lane URL submissions per verified webmaster property and UTC day (issue 11; planned, not exposed). @default 20 */
+  webmasterFastLanePerDay: int(1, 100_000).default(20),
   /** Largest decoded body the crawler reads, in bytes. @default 5 MiB */
   crawlMaxBytes: int(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
   /**
@@ -87,10 +89,50 @@ export const configSchema = z.object({
    * @default unset (embedded SQLite)
    */
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL').optional(),
+  /**
+   * Where the passage index lives: a local folder, or `s3://bucket/prefix` on S3-compatible object storage (then the
+   * s3* keys say how to reach it; index/location.ts). Every role of a fleet names the same location.
+   * @default "<dataDir>/lance"
+   */
+  indexUri: z.string().min(1).optional(),
+  /**
+   * Endpoint of an S3-compatible store (e.g. "http://127.0.0.1:8333" for SeaweedFS or MinIO); unset = AWS S3 itself.
+   * Falls back to AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL.
+   */
+  s3Endpoint: z.string().url().optional(),
+  /** Region of the bucket. Falls back to AWS_REGION, then AWS_DEFAULT_REGION. @default "us-east-1" */
+  s3Region: z.string().min(1).optional(),
+  /** Access key id for an s3:// index. Falls back to AWS_ACCESS_KEY_ID. Never logged. */
+  s3AccessKeyId: z.string().min(1).optional(),
+  /** Secret access key for an s3:// index. Falls back to AWS_SECRET_ACCESS_KEY. Never logged. */
+  s3SecretAccessKey: z.string().min(1).optional(),
+  /** Session token of temporary credentials. Falls back to AWS_SESSION_TOKEN. Never logged. */
+  s3SessionToken: z.string().min(1).optional(),
+  /**
+   * Allow a plain-http endpoint that is not on loopback (credentials and data then cross the network unencrypted).
+   * A loopback http endpoint is always allowed. @default false
+   */
+  s3AllowHttp: bool.default(false),
+  /**
+   * Virtual-hosted-style requests (bucket.endpoint/key) instead of path-style (endpoint/bucket/key).
+   * @default true for AWS S3 (no endpoint), false with an endpoint (SeaweedFS, MinIO and most others want path-style)
+   */
+  s3VirtualHosted: bool.optional(),
+  /**
+   * How stale, in seconds, a reader's view of the index may get: a read checks the location for a newer table version
+   * once this long has passed since the last check (LanceDB's read consistency interval), so a writer's commit is
+   * seen by another process within about this delay plus one read. 0 = check on every read.
+   * @default 5 for an s3:// index; unset for a local folder (one process writes and reads it: no check)
+   */
+  indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
-export type Config = Omit<z.output<typeof configSchema>, 'crawlerInfoUrl'> & { readonly crawlerInfoUrl: string };
+export type Config = Omit<z.output<typeof configSchema>, 'crawlerInfoUrl' | 'indexUri'> & {
+  readonly crawlerInfoUrl: string;
+  /** Always resolved: an absolute folder, or an `s3://` URI. */
+  readonly indexUri: string;
+};
 export type ConfigInput = z.input<typeof configSchema>;
 
 /** Environment variable for each key. */
@@ -116,11 +158,36 @@ export const envBindings = {
   crawlAllowLoopback: 'SVC_CRAWL_ALLOW_LOOPBACK',
   crawlConcurrency: 'SVC_CRAWL_CONCURRENCY',
   crawlGapMs: 'SVC_CRAWL_GAP_MS',
+  webmasterFastLanePerDay: 'SVC_WEBMASTER_FAST_LANE_PER_DAY',
   crawlMaxBytes: 'SVC_CRAWL_MAX_BYTES',
   publicUrl: 'SVC_PUBLIC_URL',
   crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',
   databaseUrl: 'SVC_DATABASE_URL',
+  indexUri: 'SVC_INDEX_URI',
+  s3Endpoint: 'SVC_S3_ENDPOINT',
+  s3Region: 'SVC_S3_REGION',
+  s3AccessKeyId: 'SVC_S3_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'SVC_S3_SECRET_ACCESS_KEY',
+  s3SessionToken: 'SVC_S3_SESSION_TOKEN',
+  s3AllowHttp: 'SVC_S3_ALLOW_HTTP',
+  s3VirtualHosted: 'SVC_S3_VIRTUAL_HOSTED',
+  indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
 } as const satisfies Record<keyof Config, string>;
+
+/**
+ * The AWS SDKs' standard variables, read when the SVC_ one is unset (an operator with AWS_* already exported need not
+ * repeat them). First non-empty one wins.
+ */
+export const envFallbacks = {
+  s3Endpoint: ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'],
+  s3Region: ['AWS_REGION', 'AWS_DEFAULT_REGION'],
+  s3AccessKeyId: ['AWS_ACCESS_KEY_ID'],
+  s3SecretAccessKey: ['AWS_SECRET_ACCESS_KEY'],
+  s3SessionToken: ['AWS_SESSION_TOKEN'],
+} as const satisfies Partial<Record<keyof Config, readonly string[]>>;
+
+/** Keys holding secrets: their values never appear in logs, errors or status output. */
+export const SECRET_KEYS = ['databaseUrl', 's3AccessKeyId', 's3SecretAccessKey', 's3SessionToken'] as const satisfies readonly (keyof Config)[];
 
 /** Raised when configuration does not parse; the message names the variable or flag. */
 export class ConfigError extends Error {
@@ -138,6 +205,11 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; flags?: Partial<Reco
     const v = env[name];
     if (v !== undefined && v !== '') raw[key] = v;
   }
+  for (const [key, names] of Object.entries(envFallbacks)) {
+    if (raw[key] !== undefined) continue;
+    const v = names.map((n) => env[n]).find((x) => x !== undefined && x !== '');
+    if (v !== undefined) raw[key] = v;
+  }
   for (const [key, v] of Object.entries(opts.flags ?? {})) if (v !== undefined) raw[key] = v;
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -154,10 +226,29 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; flags?: Partial<Reco
   // The crawler names a page webmasters can actually open: this deployment's own /webmasters, never a placeholder.
   const listen = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   const base = (cfg.publicUrl ?? `http://${listen}:${cfg.port}`).replace(/\/+$/, '');
+  const dataDir = resolve(cfg.dataDir);
   return {
     ...cfg,
-    dataDir: resolve(cfg.dataDir),
+    dataDir,
+    indexUri: resolveIndexUri(cfg.indexUri, dataDir),
     ...(cfg.modelDir ? { modelDir: resolve(cfg.modelDir) } : {}),
     crawlerInfoUrl: cfg.crawlerInfoUrl ?? `${base}/webmasters`,
   };
+}
+
+/**
+ * SVC_INDEX_URI → what LanceDB connects to: unset = `<dataDir>/lance` (today's layout), a path = that folder made
+ * absolute, `s3://bucket[/prefix]` as given (without a trailing slash). Other schemes are refused here rather than
+ * handed to LanceDB, which would accept gs:// or az:// with credentials this configuration cannot carry.
+ */
+function resolveIndexUri(uri: string | undefined, dataDir: string): string {
+  if (uri === undefined) return join(dataDir, 'lance');
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri)?.[1]?.toLowerCase();
+  if (scheme === undefined) return resolve(uri);
+  if (scheme === 'file') return resolve(new URL(uri).pathname);
+  if (scheme !== 's3') throw new ConfigError(`invalid configuration: indexUri (SVC_INDEX_URI): only a local path or s3://bucket/prefix is supported, not ${scheme}://`);
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[^?#]*)?$/i.exec(uri);
+  if (!m) throw new ConfigError('invalid configuration: indexUri (SVC_INDEX_URI): expected s3://bucket or s3://bucket/prefix (bucket: 3-63 letters, digits, dots, hyphens)');
+  const prefix = (m[2] ?? '').replace(/\/+$/, '').replace(/^\/+/, '');
+  return prefix ? `s3://${m[1]}/${prefix}` : `s3://${m[1]}`;
 }

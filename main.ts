@@ -11,6 +11,7 @@ import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
+import { indexLocation } from './index/location.js';
 import { EntityStore } from './state/entities.js';
 import { openRepositories } from './state/repos/open.js';
 import { sqliteEntities } from './state/repos/sqlite.js';
@@ -51,7 +52,7 @@ export interface ServiceOptions {
 
 /** The SQLite state file inside the data dir. */
 export const stateFile = (config: Config): string => join(config.dataDir, 'state.sqlite');
-/** The LanceDB folder inside the data dir. */
+/** The LanceDB folder inside the data dir (the default index location; SVC_INDEX_URI may name another). */
 export const lanceDir = (config: Config): string => join(config.dataDir, 'lance');
 
 /** The embedder for this configuration: the local model when its weights are present, else null (BM25 only). */
@@ -89,7 +90,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     );
   }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
-  const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
   const crawler = config.crawl

@@ -39,7 +39,9 @@ export interface ImageInput {
 }
 
 /** Where the page's published/modified dates came from. */
-export type DateSource = 'schema.org' | 'article-meta' | 'http-last-modified' | 'time-element' | 'pdf-metadata' | 'corpus' | 'none';
+export const DATE_SOURCES = ['schema.org', 'article-meta', 'http-last-modified', 'time-element', 'pdf-metadata', 'corpus', 'none'] as const;
+/** One of {@link DATE_SOURCES}. */
+export type DateSource = (typeof DATE_SOURCES)[number];
 
 /** Hints the index turns into country / province / source_type signals (it owns that classification). */
 export interface PageSignals {

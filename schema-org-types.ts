@@ -277,9 +277,6 @@ const ANCESTORS: Readonly<Record<string, string>> = {
   Zoo: 'CivicStructure Place',
 };
 
-/** The three roots every admitted type descends from (or is). */
-export const ENTITY_ROOT_TYPES = ['LocalBusiness', 'Organization', 'Place'] as const;
-
 const ancestorCache = new Map<string, readonly string[]>();
 
 /** The ancestors of an admitted type (without Thing), or null when the type is not an admitted entity type. */
@@ -312,7 +309,3 @@ export function withSubtypes(type: string): string[] {
     .sort();
 }
 
-/** Every admitted type name, sorted. */
-export function entityKinds(): string[] {
-  return Object.keys(ANCESTORS).sort();
-}

@@ -25,6 +25,9 @@ import { PassageIndex } from '../index/store.js';
 import { openStateDb } from '../state/db.js';
 import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
   options: { hosts: { type: 'string', default: '8' }, 'gap-ms': { type: 'string', default: '200' }, seconds: { type: 'string', default: '15' }, sink: { type: 'string', default: 'lance' }, only: { type: 'string' } },

@@ -9,11 +9,24 @@
  * 256-token window and the same batches: the texts in length order (the order the service embeds in, which wastes
  * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
  * paths; the best round of each is reported.
+ *
+ * `--ingest` (issue 14 item 5) adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
+ * passage split, text analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice
+ * of SciFact holding `--passages` passages, timed from the command's start to its end (model load included), beside
+ * bare onnxruntime-node embedding exactly those passage texts. Peak RSS of both processes is reported.
+ *
+ *   node --import tsx bench/embedding.ts --ingest --passages 1000 [--threads 2] [--batch 32]
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { readCorpus } from '../cli/ingest.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
 import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +39,7 @@ const { values } = parseArgs({
     'bare-once': { type: 'boolean', default: false },
     passages: { type: 'string', default: '512' },
     batch: { type: 'string', default: '32' },
+    ingest: { type: 'boolean', default: false },
   },
 });
 const modelDir = values['model-dir']!;
@@ -41,10 +55,30 @@ if (problem) {
   process.exit(0);
 }
 
+const CORPUS = fileURLToPath(new URL('../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
 const texts: string[] = [];
-for await (const d of readCorpus(fileURLToPath(new URL('../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url)))) {
-  texts.push(`${d.title}\n${d.text}`);
+const docs: CorpusDoc[] = [];
+for await (const d of readCorpus(CORPUS)) {
+  if (values.ingest) {
+    // The texts the index embeds for this document's passages (index/store.ts upsertPages), and whole documents
+    // for the ingest slice, until the slice holds n passages.
+    const parts = splitPassages(d.text);
+    for (const p of parts.length ? parts : ['']) texts.push(d.title ? `${d.title}\n${p}` : p);
+    docs.push(d);
+  } else texts.push(`${d.title}\n${d.text}`);
   if (texts.length >= n) break;
+}
+
+/** Peak RSS of this process (worker threads included), sampled every 100 ms while `fn` runs. */
+async function withPeakRss<T>(fn: () => Promise<T>): Promise<{ value: T; peakRss: number }> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+  try {
+    const value = await fn();
+    return { value, peakRss: Math.max(peak, process.memoryUsage().rss) };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 const rounds = Math.max(1, Number(values.rounds));
@@ -103,16 +137,43 @@ async function bare(): Promise<() => Promise<number>> {
 }
 
 if (values['bare-once']) {
-  console.log(JSON.stringify({ rate: await (await bare())() }));
+  const { value: rate, peakRss } = await withPeakRss(async () => (await bare())());
+  console.log(JSON.stringify({ rate, peakRss }));
   process.exit(0);
 }
 
 const { execFileSync } = await import('node:child_process');
+let bareRss = 0;
 const bareInChild = (): number => {
   const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--bare-once', '--model-dir', modelDir, '--model', model, '--threads', String(threads), '--passages', String(n), '--batch', String(batch)];
+  if (values.ingest) args.push('--ingest');
   const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
-  return (JSON.parse(out.trim().split('\n').pop()!) as { rate: number }).rate;
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { rate: number; peakRss: number };
+  bareRss = Math.max(bareRss, r.peakRss);
+  return r.rate;
 };
+
+if (values.ingest) {
+  // The slice as a corpus file, ingested into a fresh data dir with the real model (q8), `threads` ONNX threads.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ingest-bench-'));
+  const file = join(dir, 'slice.jsonl');
+  writeFileSync(file, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+  const io = { stdout: process.stdout, stderr: process.stderr, env: { SVC_MODEL_DIR: modelDir, SVC_MODEL_NAME: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: 'q8' } } as never;
+  const t0 = performance.now();
+  const { value: code, peakRss } = await withPeakRss(() => ingestCommand(['--jsonl', file, '--data-dir', join(dir, 'data'), '--embedder', 'model'], io));
+  const secs = (performance.now() - t0) / 1000;
+  rmSync(dir, { recursive: true, force: true });
+  if (code !== 0) throw new Error(`ingest failed (${code})`);
+  const ingestRate = texts.length / secs;
+  const bareRate = bareInChild();
+  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+  console.log(`\nmodel ${model} (q8), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, 256-token window\n`);
+  console.log('| path | passages/s | share of bare | wall s | peak RSS MiB |');
+  console.log('|---|---:|---:|---:|---:|');
+  console.log(`| svc ingest (whole command: read, split, analyse, embed, write, optimize) | ${ingestRate.toFixed(1)} | ${((ingestRate / bareRate) * 100).toFixed(0)}% | ${secs.toFixed(1)} | ${mib(peakRss)} |`);
+  console.log(`| bare onnxruntime-node (same passage texts, length-sorted batches) | ${bareRate.toFixed(1)} | 100% | ${(texts.length / bareRate).toFixed(1)} | ${mib(bareRss)} |`);
+  process.exit(0);
+}
 const runOurs = await ours();
 let a = 0;
 let b = 0;

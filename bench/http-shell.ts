@@ -21,6 +21,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '16' } } });
 const duration = Math.min(60, Number(values.seconds));

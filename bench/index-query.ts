@@ -4,6 +4,7 @@
  *
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
  *                                          [--keep DIR] [--only "svc bm25,FTS5"] [--query-model ../shared/data/models]
+ *                                          [--anchor tantivy|none]
  *
  * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
  * (building 1M passages takes minutes), so query changes can be measured on the same index.
@@ -15,11 +16,17 @@
  * `--query-model DIR` adds hybrid rows whose QUERY embedding is real (all-MiniLM-L6-v2 int8 from DIR, the service's
  * embedder): the index vectors stay synthetic (same dimension), so these rows measure the latency of the served
  * hybrid path including the real query embedding, not its relevance.
+ * Anchors: SQLite FTS5 bm25 in process, and a Lucene-class engine, tantivy (Rust, block-max WAND; PyPI `tantivy`,
+ * pinned below), run by bench/anchors/tantivy_anchor.py from a venv this script makes under ~/.cache/svc-bench (pip
+ * reaches PyPI; nothing is downloaded at run time of the service). It indexes the very passages of the FTS5 table and
+ * times the same queries in its own process. The closing table gives svc / anchor p95 ratios.
  * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
  */
 import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { homedir } from 'node:os';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +37,9 @@ import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
 import { pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
   options: {
@@ -42,12 +52,44 @@ const { values } = parseArgs({
     'query-model': { type: 'string' },
     // Only the cases whose label contains one of these (comma-separated), e.g. "svc bm25".
     only: { type: 'string' },
+    anchor: { type: 'string', default: 'tantivy' },
   },
 });
 const BM25_ONLY = values['bm25-only'] === true;
 const SIZES = values.sizes!.split(',').map(Number);
 const NQ = Number(values.queries);
 const CONC = Number(values.concurrency);
+
+const TANTIVY = 'tantivy==0.27.0';
+
+/** The venv holding tantivy (made once, reused): its python. */
+function tantivyPython(): string {
+  const venv = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'svc-bench', 'tantivy-venv');
+  const py = join(venv, 'bin', 'python');
+  const ready = join(venv, TANTIVY);
+  if (!existsSync(ready)) {
+    process.stderr.write(`  making ${venv} (pip install ${TANTIVY})…\n`);
+    execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    execFileSync(py, ['-m', 'pip', 'install', '-q', TANTIVY], { stdio: 'inherit' });
+    writeFileSync(ready, new Date().toISOString());
+  }
+  return py;
+}
+
+interface AnchorResult {
+  readonly docs: number;
+  readonly build_s: number;
+  readonly rows: Record<'3 words, AND' | 'claim, OR' | 'NFCorpus query, OR', { p50: number; p95: number; n: number }>;
+}
+
+/** Runs the tantivy anchor over the FTS5 table's passages (index kept in `dir/tantivy`). */
+function runTantivy(dir: string, shorts: string[], claims: string[], nfcorpus: string[]): AnchorResult {
+  const qfile = join(dir, 'anchor-queries.json');
+  writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warmup: 10 }));
+  const script = join(import.meta.dirname, 'anchors', 'tantivy_anchor.py');
+  const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').pop()!) as AnchorResult;
+}
 
 const fts5Query = (q: string, op: 'AND' | 'OR') =>
   q
@@ -103,9 +145,12 @@ async function buildBoth(idx: PassageIndex, sqlite: Database.Database, size: num
 }
 
 const rows: string[] = [];
+const ratios: string[] = [];
 const pool = await sentencePool();
 const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
+// NFCorpus queries: short natural-language titles ("How Fruits and Vegetables Can Treat Asthma"), a second query set.
+const nfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()].slice(0, NQ);
 const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
 
 for (const size of SIZES) {
@@ -156,19 +201,46 @@ for (const size of SIZES) {
       ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
+      ['svc bm25 (NFCorpus query, any term)', nfq, svcSearch('bm25', 'any')],
+      ['SQLite FTS5 bm25 (NFCorpus query, OR)', nfq, fts5('OR')],
       ...(realQuery
         ? ([
             ['svc hybrid, REAL query embedding (3 words, all)', shorts, realSearch('all')],
             ['svc hybrid, REAL query embedding (claim, any term)', claims, realSearch('any')],
+            ['svc hybrid, REAL query embedding (NFCorpus query, any term)', nfq, realSearch('any')],
           ] as [string, string[], (q: string) => unknown][])
         : []),
     ];
     const only = values.only?.split(',');
     const wanted = cases.filter(([label]) => !(BM25_ONLY && label.includes('hybrid')) && (!only || only.some((o) => label.includes(o))));
+    const p95 = new Map<string, number>();
     for (const [label, qs, run] of wanted) {
       const m = await measure(qs, run);
+      p95.set(label, m.p95);
       rows.push(`| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`);
       process.stderr.write(`${rows[rows.length - 1]}\n`);
+    }
+    if (values.anchor === 'tantivy') {
+      const a = runTantivy(dir, shorts, claims, nfq);
+      process.stderr.write(`  tantivy: ${a.docs} docs${a.build_s > 0 ? `, built in ${a.build_s.toFixed(0)} s` : ' (reused)'}\n`);
+      for (const [kind, r] of Object.entries(a.rows)) {
+        p95.set(`tantivy ${kind}`, r.p95);
+        rows.push(`| ${st.passages.toLocaleString('en-US')} | tantivy bm25 (${kind}) | ${r.n} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | – |`);
+      }
+    }
+    // svc / anchor ratios of p95 (the issue's aims: ≤ 1× FTS5 at every size, ≤ 3× the Lucene-class anchor at 1M).
+    const pairs: [string, string, string][] = [
+      ['3 words', 'svc bm25 (3 words, all must match)', 'SQLite FTS5 bm25 (3 words, AND)'],
+      ['3 words', 'svc bm25 (3 words, all must match)', 'tantivy 3 words, AND'],
+      ['claims', 'svc bm25 (claim, any term)', 'SQLite FTS5 bm25 (claim, OR)'],
+      ['claims', 'svc bm25 (claim, any term)', 'tantivy claim, OR'],
+      ['NFCorpus', 'svc bm25 (NFCorpus query, any term)', 'SQLite FTS5 bm25 (NFCorpus query, OR)'],
+      ['NFCorpus', 'svc bm25 (NFCorpus query, any term)', 'tantivy NFCorpus query, OR'],
+    ];
+    for (const [kind, svc, anchor] of pairs) {
+      const x = p95.get(svc);
+      const y = p95.get(anchor);
+      if (x !== undefined && y !== undefined) ratios.push(`| ${st.passages.toLocaleString('en-US')} | ${kind} | ${anchor.startsWith('tantivy') ? 'tantivy' : 'SQLite FTS5'} | ${(x / y).toFixed(2)} |`);
     }
     await idx.close();
     await realQuery?.close();
@@ -183,3 +255,8 @@ console.log(`\nconcurrency for throughput: ${CONC}; machine: 2 cores shared with
 console.log('| passages | engine / query kind | queries | p50 ms | p95 ms | queries/s |');
 console.log('|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
+if (ratios.length > 0) {
+  console.log('\n| passages | queries | anchor | svc p95 / anchor p95 |');
+  console.log('|---|---|---|---|');
+  for (const r of ratios) console.log(r);
+}

@@ -21,6 +21,9 @@ import { join } from 'node:path';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const dir = process.env.SVC_CONFORMANCE_DIR;
 const cli = dir ? join(dir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js') : '';

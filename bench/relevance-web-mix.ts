@@ -18,6 +18,9 @@ import { extractPage } from '../crawler/extract.js';
 import { createLogger } from '../logger.js';
 import { createServices } from '../main.js';
 import type { PageInput } from '../page-model.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, pages: { type: 'string', default: '80' } } });
 if (!values['data-dir']) throw new Error('--data-dir is required (a copy: this benchmark writes into it)');

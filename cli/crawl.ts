@@ -10,7 +10,8 @@ import { createCrawler, type CrawlStats } from '../crawler/crawler.js';
 import { hostOf, normalizeUrl } from '../crawler/url.js';
 import { PassageIndex } from '../index/store.js';
 import { createLogger } from '../logger.js';
-import { lanceDir, openEmbedder, stateFile } from '../main.js';
+import { indexLocation } from '../index/location.js';
+import { openEmbedder, stateFile } from '../main.js';
 import type { EntitySink, PageSink } from '../page-model.js';
 import { openStateDb, type StateDb } from '../state/db.js';
 import { Documents } from '../state/documents.js';
@@ -38,7 +39,7 @@ export interface CrawlCommandDeps {
 async function defaultSinks(config: Config, db: StateDb): Promise<CrawlSinks> {
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
-  const index = await PassageIndex.open({ dir: lanceDir(config), embedder, log });
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log });
   return {
     sink: index,
     entities: new EntityStore(db),

@@ -6,6 +6,23 @@
 const DATA_DIR = '  --data-dir D          data folder (env SVC_DATA_DIR, default ./data)';
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  webmaster: `usage: svc webmaster <sub-command> [--issuer URL --subject SUB] [options] [--data-dir D]
+  Operator commands for the webmaster foundation (issue 11; planned, NOT exposed: no route, tool or page).
+  Owner-scoped commands take the owner's authenticated OIDC identity: --issuer (https URL) and --subject.
+    property create --kind domain|host --name NAME
+    property list
+    proof issue|rotate --property ID --method dns_txt|meta_tag|well_known   (prints the challenge once)
+    proof verify --property ID --method M      (exit 1 when not found)
+    proof revoke --proof ID
+    status --property ID
+    reverify [--every S]                       (re-verify every verified proof; --every: again every S seconds until stopped)
+    audit [--property ID]
+    diagnostics --property ID                  (verified properties only)
+    submit --property ID --url URL [--idempotency-key K]   (fast lane; env SVC_WEBMASTER_FAST_LANE_PER_DAY)
+  --dns-server A:P      DNS server for TXT lookups (repeatable; default the system's)
+  --proof-origin T      origin of the meta-tag / well-known lookups, {host} replaced (default https://{host})
+  --resolve H:P:A       pin a host name, curl-style (repeatable; env SVC_RESOLVE)
+  --allow-loopback      let proof lookups reach loopback (the local test web; env SVC_CRAWL_ALLOW_LOOPBACK=1)`,
   serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
   Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
   The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).

@@ -1,4 +1,6 @@
+import { setLanceCpuThreads } from '../index/lance-threads.js';
 import { ConfigError } from '../config.js';
+import { IndexOpenError } from '../index/location.js';
 import { crawlCommand } from './crawl.js';
 import { entitiesCommand } from './entities.js';
 import { evalCommand } from './eval.js';
@@ -11,6 +13,7 @@ import { openapiCommand } from './openapi.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
 import { statusCommand } from './status.js';
+import { webmasterCommand } from './webmaster.js';
 
 const USAGE = `svc — independent web search and agent context
 
@@ -25,6 +28,7 @@ usage: svc <command> [options]
   openapi    print the OpenAPI 3.1 document of /api/v1
   status     what the data dir holds: index, documents, frontier, keys
   migrate    apply pending state migrations (SQLite in the data dir, or PostgreSQL with SVC_DATABASE_URL)
+  webmaster  operator commands for the webmaster foundation (planned, not exposed: docs/webmaster.md)
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR). svc <command> --help for its options.`;
 
@@ -39,10 +43,12 @@ const commands: Record<string, Command> = {
   openapi: openapiCommand,
   status: statusCommand,
   migrate: migrateCommand,
+  webmaster: webmasterCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  setLanceCpuThreads(); // the process entry owns the environment; an operator's own value wins
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(USAGE + '\n');
@@ -63,6 +69,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.stderr.write(`svc: ${(err as Error).message}\n`);
       return 2;
+    }
+    // The index location is unreachable or refuses us: a line for the operator (already free of secrets), no stack.
+    if (err instanceof IndexOpenError) {
+      io.stderr.write(`svc: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

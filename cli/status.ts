@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { PassageIndex } from '../index/store.js';
-import { lanceDir } from '../main.js';
+import { indexLocation } from '../index/location.js';
 import { openRepositories } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 
@@ -12,7 +12,7 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   // The state through the repositories (PostgreSQL with SVC_DATABASE_URL, else the data dir's SQLite file).
   const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const index = await PassageIndex.open({ dir: lanceDir(config), embedder: null });
+    const index = await PassageIndex.open({ location: indexLocation(config), embedder: null });
     const stats = await index.stats();
     await index.close();
     const documents = await repos.documents.counts();

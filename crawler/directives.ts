@@ -6,10 +6,13 @@
  * permission (see DIRECTIVE_TABLE).
  */
 
-/** The robots.txt product token. */
+/**
+ * The crawler's product token, defined once: robots.txt groups, the User-Agent header (fetcher.ts) and the pages
+ * that explain the crawler all use it.
+ */
 export const USER_AGENT_TOKEN = 'SvcBot';
 /** The meta name and X-Robots-Tag prefix addressed to us (lower-case; matched case-insensitively). */
-export const META_NAME = 'svcbot';
+export const META_NAME = USER_AGENT_TOKEN.toLowerCase();
 
 /** The combined directives of one page. */
 export interface Directives {

@@ -13,6 +13,7 @@ import { pipeline, type Duplex, type Readable } from 'node:stream';
 import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import { createBrotliDecompress, createUnzip, constants as zlibConstants } from 'node:zlib';
 import { classifyAddress, ipLiteralOf } from './address.js';
+import { USER_AGENT_TOKEN } from './directives.js';
 import { ResolveError, type Resolver } from './resolver.js';
 
 /** Why a fetch failed. */
@@ -141,12 +142,9 @@ export interface Fetcher {
   fetch(url: string, opts?: FetchOptions): Promise<FetchResult>;
 }
 
-/** The crawler's product token as robots.txt and meta tags address it. */
-export const SVCBOT_TOKEN = 'SvcBot';
-
 /** `SvcBot/<version> (+<info url>)`. */
 export function svcBotUserAgent(version: string, infoUrl: string): string {
-  return `${SVCBOT_TOKEN}/${version} (+${infoUrl})`;
+  return `${USER_AGENT_TOKEN}/${version} (+${infoUrl})`;
 }
 
 /**

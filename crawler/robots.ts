@@ -11,6 +11,7 @@
  * The {@link RobotsCache} adds the fetching rules of §2.3 and §2.4.
  */
 import type { Fetcher, FetchResult } from './fetcher.js';
+import { USER_AGENT_TOKEN } from './directives.js';
 import { isFetchError } from './fetcher.js';
 
 /** Bytes of robots.txt we parse; RFC 9309 §2.5 requires at least 500 KiB. */
@@ -419,7 +420,7 @@ export class RobotsCache {
     this.ttlMs = Math.min(opts.ttlMs ?? DAY_MS, DAY_MS);
     this.errorTtlMs = Math.min(opts.errorTtlMs ?? 10 * 60 * 1000, this.ttlMs);
     this.now = opts.now ?? Date.now;
-    this.token = opts.token ?? 'SvcBot';
+    this.token = opts.token ?? USER_AGENT_TOKEN;
   }
 
   /** Whether the crawler may fetch `url`, fetching the origin's robots.txt first if needed. */

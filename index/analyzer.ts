@@ -56,13 +56,18 @@ export const QUESTION_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+const NON_ASCII = /[^\p{ASCII}]/u;
+
 /** Case- and diacritic-insensitive form used for every comparison. */
 export function fold(s: string): string {
+  if (!NON_ASCII.test(s)) return s.toLowerCase(); // NFKD leaves ASCII as it is and it has no marks
   return s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 }
 
 /** Folded word tokens (runs of letters and digits), stop words included. */
 export function wordTokens(s: string): string[] {
+  // ASCII text (most of it, on the English web) takes the plain class: the same tokens, without Unicode tables.
+  if (!NON_ASCII.test(s)) return s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   return fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 

@@ -312,6 +312,14 @@ export interface CompiledQuery {
    * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause.
    */
   readonly fts: FullTextQuery | null;
+  /**
+   * Repeated query words, scored apart: LanceDB counts a token once per match query, where Lucene's BM25 counts a
+   * query word once per occurrence. Entry i is an OR match of the terms of the words occurring at least i + 2 times;
+   * retrieval adds each one's BM25 on the arm's own candidates (`CandidateSource.ftsScores`), so `fts` stays a single
+   * WAND-pruned match query (as one boolean query with a repeats clause, a claim with a repeated word took ≈ 10× as
+   * long at 1M passages: docs/bench-index.md).
+   */
+  readonly repeatFts: readonly FullTextQuery[];
   /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
   readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (the words, required words, phrases and intitle phrases); empty when none. */
@@ -324,8 +332,14 @@ export interface CompiledQuery {
   readonly invalid: { readonly positive: number; readonly negated: number };
   /** Every strict constraint holds for the row (required words, phrases, exclusions, prefix operators). */
   matches(row: MatchableRow): boolean;
-  /** The optional row fields `matches` and `coordination` read: candidates are fetched with these. */
+  /** The optional row fields `matches` and `coordination` read: BM25 candidates are fetched with these. */
   readonly hitColumns: readonly MatchColumn[];
+  /**
+   * The optional row fields `matches` alone reads: candidates that are only verified, not coordinated (vector arm,
+   * filter scans), are fetched with these. A ranked natural-language query needs none (reading 300 passages'
+   * `search_text` for nothing was ≈ a third of the vector arm at 1M).
+   */
+  readonly matchColumns: readonly MatchColumn[];
   /**
    * The coordination weight of a ranked query for a row: ½ + ½ × the share of the query's words (repeats counted) the
    * row holds — 1 for a passage holding every word, ½ for one holding almost none. 1 when the query has no ranked
@@ -335,16 +349,71 @@ export interface CompiledQuery {
   coordination(row: MatchableRow): number;
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
   readonly selective: boolean;
+  /**
+   * Every row `matches` accepts is matched by `fts` (the query has required words, and `fts` requires each of them):
+   * an exhaustive `fts` answer then holds every passage either arm could return.
+   */
+  readonly ftsCoversMatches: boolean;
 }
 
-/** A candidate's analysed terms as a set, built once per candidate (the predicate and the coordination both read it). */
-const termSets = new WeakMap<MatchableRow, Set<string>>();
-function termSet(row: MatchableRow): Set<string> {
-  let set = termSets.get(row);
-  if (!set) termSets.set(row, (set = new Set(need(row.search_text, 'search_text').split(' '))));
-  return set;
+/**
+ * Which of a query's terms a candidate's analysed text holds, found in one pass over its space-separated
+ * `search_text`: each token's hash is looked up among the query terms' hashes (a hit is confirmed character by
+ * character), so nothing is allocated per token. One `includes` scan per query term and candidate measured ≈ 3.5 ms
+ * of a 300-candidate natural-language query (15 words), and building a set of every term of each passage ≈ 4 ms.
+ */
+export class TermPresence {
+  readonly #terms: readonly string[];
+  readonly #byHash = new Map<number, number[]>();
+  readonly #cache = new WeakMap<MatchableRow, Uint8Array>();
+
+  constructor(terms: readonly string[]) {
+    this.#terms = [...new Set(terms)];
+    this.#terms.forEach((t, i) => {
+      const h = TermPresence.#hash(t, 0, t.length);
+      const list = this.#byHash.get(h);
+      if (list) list.push(i);
+      else this.#byHash.set(h, [i]);
+    });
+  }
+
+  static #hash(s: string, from: number, to: number): number {
+    let h = 0;
+    for (let i = from; i < to; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+    return h;
+  }
+
+  /** Whether the row's analysed text holds `term` (one of the terms given at construction). */
+  has(row: MatchableRow, term: string): boolean {
+    const i = this.#terms.indexOf(term);
+    if (i < 0) throw new Error(`TermPresence: ${term} is not a query term`);
+    return this.#present(row)[i] === 1;
+  }
+
+  #present(row: MatchableRow): Uint8Array {
+    let present = this.#cache.get(row);
+    if (present) return present;
+    present = new Uint8Array(this.#terms.length);
+    const text = need(row.search_text, 'search_text');
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      while (i < n && text.charCodeAt(i) === 32) i++;
+      let j = i;
+      let h = 0;
+      for (; j < n; j++) {
+        const c = text.charCodeAt(j);
+        if (c === 32) break;
+        h = (Math.imul(h, 31) + c) | 0;
+      }
+      const hits = j > i ? this.#byHash.get(h) : undefined;
+      if (hits) for (const k of hits) if (this.#terms[k]!.length === j - i && text.startsWith(this.#terms[k]!, i)) present[k] = 1;
+      i = j;
+    }
+    this.#cache.set(row, present);
+    return present;
+  }
 }
-const holds = (terms: Set<string>, w: WordTerms) => w.terms.some((t) => terms.has(t));
 
 /** Compiles an AST into typed clauses. */
 export function compileQuery(ast: QueryAst): CompiledQuery {
@@ -367,6 +436,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const excluded = indexed(ast.excludedWords.map(toTerms));
 
   const fts = buildFts(mustWords, ranked);
+  const repeatFts = buildRepeats(ranked);
   const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
 
   const semanticText = [
@@ -381,14 +451,19 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     ...new Set([...ast.required, ...ast.words]),
   ];
 
+  const presence = new TermPresence([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms));
+  const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => presence.has(row, t));
+
   const bodyTextChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0;
-  const termChecks = mustWords.length > 0 || excluded.length > 0 || ranked.length > 1;
+  const termChecks = mustWords.length > 0 || excluded.length > 0;
   const prefixChecks = PREFIX_OPS.filter((op) => o[op].include.length > 0 || o[op].exclude.some((v) => v !== null));
-  const hitColumns: MatchColumn[] = [
+  const matchColumns: MatchColumn[] = [
     ...(termChecks ? (['search_text'] as const) : []),
     ...(bodyTextChecks ? (['text'] as const) : []),
     ...prefixChecks.flatMap((op) => (OPERATORS[op].column === 'url' || OPERATORS[op].column === 'filetype' ? [OPERATORS[op].column] : [])),
   ];
+  // Coordination reads the candidate's terms when the query has two ranked words or more.
+  const hitColumns: MatchColumn[] = !termChecks && ranked.length > 1 ? ['search_text', ...matchColumns] : matchColumns;
 
   const matches = (row: MatchableRow): boolean => {
     for (const op of prefixChecks) {
@@ -402,9 +477,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
       if (o[op].exclude.some((v) => v !== null && def.test(field, v))) return false;
     }
     if (mustWords.length > 0 || excluded.length > 0) {
-      const terms = termSet(row);
-      if (!mustWords.every((w) => holds(terms, w))) return false;
-      if (excluded.some((w) => holds(terms, w))) return false;
+      if (!mustWords.every((w) => holds(row, w))) return false;
+      if (excluded.some((w) => holds(row, w))) return false;
     }
     if (bodyTextChecks) {
       const body = wordTokens(need(row.text, 'text'));
@@ -424,9 +498,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const totalWeight = [...weights.values()].reduce((s, x) => s + x.n, 0);
   const coordination = (row: MatchableRow): number => {
     if (weights.size < 2) return 1;
-    const terms = termSet(row);
     let got = 0;
-    for (const { w, n } of weights.values()) if (holds(terms, w)) got += n;
+    for (const { w, n } of weights.values()) if (holds(row, w)) got += n;
     return 0.5 + (0.5 * got) / totalWeight;
   };
 
@@ -437,6 +510,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   return {
     ast,
     fts,
+    repeatFts,
     titleTerms: titleTermsList,
     semanticText,
     highlightTerms,
@@ -444,8 +518,10 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     invalid,
     matches,
     hitColumns,
+    matchColumns,
     coordination,
     selective: prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
+    ftsCoversMatches: fts !== null && mustWords.length > 0,
   };
 }
 
@@ -459,8 +535,7 @@ function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
  * The BM25 arm's full-text query.
  * - Required words only: one AND match of their terms (a word read in two languages becomes an OR of its terms,
  *   inside a boolean query).
- * - Ranked words: one OR match of their terms. LanceDB counts a repeated token once, so the repeats of a word
- *   (Lucene scores a repeated query word once per occurrence) are a second OR clause.
+ * - Ranked words: one OR match of their distinct terms (repeats: `buildRepeats`).
  * The index's answer is a candidate list; `matches` decides.
  */
 function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): FullTextQuery | null {
@@ -470,19 +545,28 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
     else for (const w of must) clauses.push([Occur.Must, new MatchQuery(w.terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (ranked.length > 0) {
-    const seen = new Set<string>();
-    const first: string[] = [];
-    const repeats: string[] = [];
-    for (const w of ranked) {
-      (seen.has(w.word) ? repeats : first).push(...w.terms);
-      seen.add(w.word);
-    }
-    clauses.push([Occur.Should, new MatchQuery(first.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-    if (repeats.length > 0) clauses.push([Occur.Should, new MatchQuery(repeats.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
+    const terms = [...new Set(ranked.flatMap((w) => w.terms))];
+    clauses.push([Occur.Should, new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (clauses.length === 0) return null;
   if (clauses.length === 1) return clauses[0]![1];
   return new BooleanQuery(clauses);
+}
+
+/** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */
+function buildRepeats(ranked: readonly WordTerms[]): FullTextQuery[] {
+  const count = new Map<string, { w: WordTerms; n: number }>();
+  for (const w of ranked) {
+    const cur = count.get(w.word);
+    if (cur) cur.n++;
+    else count.set(w.word, { w, n: 1 });
+  }
+  const out: FullTextQuery[] = [];
+  for (let level = 2; ; level++) {
+    const terms = [...new Set([...count.values()].filter((x) => x.n >= level).flatMap((x) => x.w.terms))];
+    if (terms.length === 0) return out;
+    out.push(new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or }));
+  }
 }
 
 /** Whether the AST has anything positive to look for (text or at least one include operator). */

@@ -43,8 +43,17 @@ export interface CandidateSource {
   hasLang(lang: string): boolean;
   /** Title-field BM25 of a title (in `lang`) for analysed query terms. */
   titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number;
+  /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
+  fullTextReady(): boolean;
   /** BM25 arm: passages matching `fts`, best first, with their score. */
   ftsCandidates(fts: NonNullable<CompiledQuery['fts']>, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _score: number })[]>;
+  /**
+   * BM25 of `fts` for the given passages only (row-id prefilter), keyed `page_ref:ordinal`; a passage the query does
+   * not match is absent. Scores equal those of an unfiltered query (the index's statistics are global).
+   */
+  ftsScores(fts: NonNullable<CompiledQuery['fts']>, passages: readonly PassageKey[]): Promise<Map<string, number>>;
+  /** Exact cosine distance of the query vector to the given passages, keyed `page_ref:ordinal` (absent: no vector). */
+  vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /** Vector arm: nearest passages by cosine distance. */
   vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _distance: number })[]>;
   /** Filter-only scan (queries made of operators only), in storage order. */
@@ -183,37 +192,69 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const { where, impossible } = buildWhere(source, compiled, req.filters ?? {}, req.now ?? new Date());
   if (impossible) return empty;
   const k = compiled.selective ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
-  const extra = compiled.hitColumns;
+  const extra = compiled.hitColumns; // the BM25 arm's candidates are coordinated too
   // Text to find with, or only operators (e.g. "site:example.org -inurl:archive"): then a filtered scan.
   const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;
 
-  const bm25Arm = async (): Promise<RankedPassage[]> => {
-    if (!useBm25) return [];
+  // The BM25 arm's raw candidates (before the strict checks) and their ranking. `exhaustive`: the index returned
+  // fewer than k, so these are every passage the full-text query matches under `where`.
+  const bm25Arm = async (): Promise<{ ranked: RankedPassage[]; exhaustive: boolean }> => {
+    if (!useBm25) return { ranked: [], exhaustive: false };
     if (compiled.fts) {
-      const rows = (await source.ftsCandidates(compiled.fts, where, k, extra)).filter((r) => compiled.matches(r));
+      const raw = await source.ftsCandidates(compiled.fts, where, k, extra);
+      const rows = raw.filter((r) => compiled.matches(r));
+      // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
+      const repeats = rows.length > 0 ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
       const scored = rows.map((r) => {
         const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r.title, r.lang) : 0;
-        return { r, s: (r._score + title) * compiled.coordination(r) };
+        const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);
+        return { r, s: (bm25 + title) * compiled.coordination(r) };
       });
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       scored.sort((a, b) => b.s - a.s || a.r.page_ref - b.r.page_ref || a.r.ordinal - b.r.ordinal);
-      return scored.map(({ r, s }, i) => ({ row: r, score: s, bm25Rank: i + 1, vectorRank: null, bm25Score: s, similarity: null }));
+      const ranked = scored.map(({ r, s }, i) => ({ row: r, score: s, bm25Rank: i + 1, vectorRank: null, bm25Score: s, similarity: null }));
+      return { ranked, exhaustive: raw.length < k };
     }
-    if (!textless) return []; // words the analyzer drops entirely (stop words only): nothing to match on
-    const rows = (await source.scanCandidates(where, k, extra)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
-    return rows.filter((r) => compiled.matches(r)).map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
+    if (!textless) return { ranked: [], exhaustive: false }; // words the analyzer drops entirely (stop words only): nothing to match on
+    const rows = (await source.scanCandidates(where, k, compiled.matchColumns)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+    const ranked = rows.filter((r) => compiled.matches(r)).map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
+    return { ranked, exhaustive: false };
   };
-  const vectorArm = async (): Promise<RankedPassage[]> => {
-    if (!useVector || !source.embedder) return [];
+  const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] =>
+    rows
+      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
+      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
+      .map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));
+  const queryVector = async (): Promise<Float32Array | null> => {
+    if (!useVector || !source.embedder) return null;
     const [qv] = await source.embedder.embed([compiled.semanticText]);
-    if (!qv) return [];
-    const rows = (await source.vectorCandidates(qv, where, k, extra))
-      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY && compiled.matches(r))
-      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal);
-    return rows.map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));
+    return qv ?? null;
   };
+  const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {
+    if (!qv) return [];
+    const rows = (await source.vectorCandidates(qv, where, k, compiled.matchColumns)).filter((r) => compiled.matches(r));
+    return toVectorRanked(rows);
+  };
+
+  if (useBm25 && useVector && compiled.ftsCoversMatches && source.fullTextReady()) {
+    // Every passage the strict checks accept holds the required words, so the full-text query matches it: when that
+    // query's answer is exhaustive, the vector arm could only find a subset of these passages. Their exact cosine
+    // distances replace a deep approximate search over the whole index (k = 1000 with refinement, the most expensive
+    // step of a selective hybrid query at 1M passages); otherwise the nearest-neighbour search runs as usual.
+    const [{ ranked: bm25, exhaustive }, qv] = await Promise.all([bm25Arm(), queryVector()]);
+    let vec: RankedPassage[];
+    if (!qv) vec = [];
+    else if (exhaustive) {
+      const dist = bm25.length > 0 ? await source.vectorDistances(qv, bm25.map((p) => p.row)) : new Map<string, number>();
+      vec = toVectorRanked(bm25.flatMap((p) => {
+        const d = dist.get(key(p.row));
+        return d === undefined ? [] : [{ ...p.row, _distance: d }];
+      }));
+    } else vec = await vectorArm(qv);
+    return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
+  }
   // The two arms run concurrently (LanceDB executes on its own thread pool, the embedder in a worker).
-  const [bm25, vec] = await Promise.all([bm25Arm(), vectorArm()]);
+  const [{ ranked: bm25 }, vec] = await Promise.all([bm25Arm(), queryVector().then(vectorArm)]);
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };

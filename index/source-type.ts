@@ -24,9 +24,9 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 export const SOURCE_TYPE_FILTERS = ['government', ...SOURCE_TYPES] as const;
 export type SourceTypeFilter = (typeof SOURCE_TYPE_FILTERS)[number];
 
-/** Canadian provinces and territories (ISO 3166-2:CA subdivision codes, lower-case). */
-export const PROVINCES = ['ab', 'bc', 'mb', 'nb', 'nl', 'ns', 'nt', 'nu', 'on', 'pe', 'qc', 'sk', 'yt'] as const;
-export type Province = (typeof PROVINCES)[number];
+// Provinces are defined once in canada.ts; re-exported because the index's signals are stated in them.
+export { PROVINCES, type Province } from '../canada.js';
+import { PROVINCES, type Province } from '../canada.js';
 
 export interface SourceSignals {
   /** ISO 3166-1 alpha-2, lower-case, or null when unknown. */

@@ -18,9 +18,7 @@
 import * as lancedb from '@lancedb/lancedb';
 import { Index, MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { DateSource, PageInput, PageSink } from '../page-model.js';
 import type { Embedder } from './embedder.js';
@@ -30,9 +28,12 @@ import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from './analyzer
 import { SEARCH_COLUMN, type MatchColumn } from './query.js';
 import { TitleStats } from './title-stats.js';
 import { beginWrite, recoverInterruptedWrite } from './write-journal.js';
+import { localIndexLocation, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
-export type RankingMode = 'hybrid-rrf' | 'bm25' | 'vector' | 'hybrid-rrf-hashing' | 'vector-hashing';
+export const RANKING_MODES = ['hybrid-rrf', 'bm25', 'vector', 'hybrid-rrf-hashing', 'vector-hashing'] as const;
+/** One of {@link RANKING_MODES}. */
+export type RankingMode = (typeof RANKING_MODES)[number];
 
 /**
  * FTS index options. The text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
@@ -148,8 +149,10 @@ export interface IndexStats {
 }
 
 export interface OpenOptions {
-  /** Folder of the LanceDB database (usually `<dataDir>/lance`). */
-  readonly dir: string;
+  /** Folder of the LanceDB database (usually `<dataDir>/lance`); the same as `location: localIndexLocation(dir)`. */
+  readonly dir?: string;
+  /** Where the index lives: a local folder or an object-storage prefix (index/location.ts). Wins over `dir`. */
+  readonly location?: IndexLocation;
   readonly embedder: Embedder | null;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
   /** Run optimize() after this many writes. @default 200 */
@@ -193,6 +196,30 @@ export interface PassageKey {
 }
 
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
+
+/** The part of an Arrow table `arrowRows` reads (LanceDB's `toArrow()` result). */
+interface ArrowColumns {
+  readonly numRows: number;
+  readonly schema: { readonly fields: readonly { readonly name: string }[] };
+  getChild(name: string): Iterable<unknown> | null;
+}
+
+/**
+ * An Arrow table as plain row objects, built column by column: each column is iterated once (Arrow's batch
+ * iterator), where per-row `toJSON()` dispatched a visitor for every cell (≈ 3.7 ms of a 300-candidate query,
+ * the largest main-thread cost of a served search after term checks).
+ */
+function arrowRows<T>(table: ArrowColumns): T[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < table.numRows; i++) out.push({});
+  for (const { name } of table.schema.fields) {
+    const col = table.getChild(name);
+    if (!col) continue;
+    let i = 0;
+    for (const v of col) out[i++]![name] = v;
+  }
+  return out as T[];
+}
 
 /** Arrow rows (lazy proxies over the batch) as plain objects the caller may keep and annotate. */
 function plainRows<T>(rows: readonly unknown[]): T[] {
@@ -329,7 +356,7 @@ export class PassageIndex implements PageSink {
   readonly #passages: Table;
   readonly #pages: Table;
   readonly #images: Table;
-  readonly #dir: string;
+  readonly #location: IndexLocation;
   readonly #log: OpenOptions['log'];
   readonly #queue = new WriteQueue();
   readonly #hostIds = new Map<string, number>();
@@ -354,7 +381,7 @@ export class PassageIndex implements PageSink {
   #closed = false;
 
   private constructor(args: {
-    db: lancedb.Connection; passages: Table; pages: Table; images: Table; dir: string; log: OpenOptions['log'];
+    db: lancedb.Connection; passages: Table; pages: Table; images: Table; location: IndexLocation; log: OpenOptions['log'];
     embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta; refreshAfterMs: number;
   }) {
     this.#refreshAfterMs = args.refreshAfterMs;
@@ -363,7 +390,7 @@ export class PassageIndex implements PageSink {
     this.#passages = args.passages;
     this.#pages = args.pages;
     this.#images = args.images;
-    this.#dir = args.dir;
+    this.#location = args.location;
     this.#log = args.log;
     this.embedder = args.embedder;
     this.#optimizeEvery = args.optimizeEvery;
@@ -375,20 +402,29 @@ export class PassageIndex implements PageSink {
    * `embedder` (or the table has no vector column), vectors are not used: ranking is BM25 until re-ingested.
    */
   static async open(opts: OpenOptions): Promise<PassageIndex> {
-    mkdirSync(opts.dir, { recursive: true });
-    // Lance sizes its CPU pool to the core count; with 2 cores, LanceDB 0.31 index builds and compaction were seen to
-    // deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build did not settle in 180 s) where 8 threads
-    // complete. 0.39 with the 2-thread default completed every build and optimize measured (10k/100k passages, FTS with
-    // and without positions, a 100k IVF-PQ build) but was not tried at 1M: kept as insurance, since a hang costs far
-    // more than an oversubscribed pool. Read once, at the pool's first use; an operator's own LANCE_CPU_THREADS wins.
-    process.env.LANCE_CPU_THREADS ??= String(Math.max(8, availableParallelism()));
-    const db = await lancedb.connect(opts.dir);
-    const names = new Set(await db.tableNames());
-    const metaFile = join(opts.dir, 'svc-index-meta.json');
+    const location = opts.location ?? (opts.dir !== undefined ? localIndexLocation(opts.dir) : undefined);
+    if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
+    if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+    mkdirSync(location.journalDir, { recursive: true });
+    // LANCE_CPU_THREADS is the process entry's to set (index/lance-threads.ts), never a library's.
+    let db: lancedb.Connection;
+    let names: Set<string>;
+    try {
+      db = await lancedb.connect(location.uri, {
+        storageOptions: { ...location.storageOptions },
+        ...(location.readConsistencyS !== undefined ? { readConsistencyInterval: location.readConsistencyS } : {}),
+      });
+      names = new Set(await db.tableNames());
+    } catch (err) {
+      // The first request to object storage is where wrong credentials, a missing bucket or a dead endpoint show:
+      // a startup error that says which, and carries no secret.
+      throw location.kind === 's3' ? openError(err, location) : err;
+    }
+    const stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
     let meta: IndexMeta;
     let passages: Table;
-    if (names.has('passages') && existsSync(metaFile)) {
-      meta = JSON.parse(readFileSync(metaFile, 'utf8')) as IndexMeta;
+    if (stored) {
+      meta = stored;
       passages = await db.openTable('passages');
       // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
       // of one nullable column, no rewrite of the rows.
@@ -396,7 +432,7 @@ export class PassageIndex implements PageSink {
     } else {
       meta = { vectorModelId: opts.embedder?.modelId ?? null, vectorDim: opts.embedder?.dim ?? null, analysis: ANALYSIS_VERSION, ftsAnalyzer: FTS_ANALYZER };
       passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
-      writeFileSync(metaFile, JSON.stringify(meta));
+      await writeIndexMeta(db, location, meta);
     }
     let embedder = opts.embedder;
     if (embedder && (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim)) {
@@ -409,17 +445,17 @@ export class PassageIndex implements PageSink {
     const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
     const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
     // A write killed half-way (kill -9 between two table commits) is rolled back before anyone reads.
-    const rolledBack = await recoverInterruptedWrite(opts.dir, { passages, pages, images });
+    const rolledBack = await recoverInterruptedWrite(location.journalDir, { passages, pages, images });
     if (rolledBack.length > 0) opts.log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
     const idx = new PassageIndex({
-      db, passages, pages, images, dir: opts.dir, log: opts.log, embedder, meta,
+      db, passages, pages, images, location, log: opts.log, embedder, meta,
       optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#reanalyse();
       meta.analysis = ANALYSIS_VERSION;
-      writeFileSync(metaFile, JSON.stringify(meta));
+      await writeIndexMeta(db, location, meta);
     }
     await idx.#loadState();
     return idx;
@@ -475,13 +511,18 @@ export class PassageIndex implements PageSink {
     }
     if (this.#imageFtsReady) await this.#images.createIndex('alt', { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
     this.#meta.ftsAnalyzer = FTS_ANALYZER;
-    writeFileSync(join(this.#dir, 'svc-index-meta.json'), JSON.stringify(this.#meta));
+    await writeIndexMeta(this.#db, this.#location, this.#meta);
     if (this.#ftsReady || this.#imageFtsReady) this.#log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
   }
 
-  /** Folder of the database. */
+  /** Folder or object-storage URI of the database. */
   get dir(): string {
-    return this.#dir;
+    return this.#location.uri;
+  }
+
+  /** Where the index lives (log `location.label`, never the object: it holds credentials). */
+  get location(): IndexLocation {
+    return this.#location;
   }
 
   #hostId(host: string): number {
@@ -609,7 +650,7 @@ export class PassageIndex implements PageSink {
       // Page rows and images first, passages last: search reads only the passages table, so its commit is the
       // moment the page changes, and by then the page row is there (no reader sees passages of an absent page).
       // The journal makes the three commits one: a crash between them is rolled back at the next open.
-      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
+      const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
       await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRows, pageSchema));
       await this.#images.delete(pageFilter);
@@ -648,7 +689,7 @@ export class PassageIndex implements PageSink {
     return this.#queue.run(async () => {
       this.#assertOpen();
       const f = `page_ref = ${pageRef}`;
-      const endWrite = await beginWrite(this.#dir, { passages: this.#passages, pages: this.#pages, images: this.#images });
+      const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       await this.#passages.delete(f);
       await this.#pages.delete(f);
       await this.#images.delete(f);
@@ -813,12 +854,68 @@ export class PassageIndex implements PageSink {
     return rows.map((r) => ({ pageRef: r.page_ref, pageUrl: r.page_url, host: r.host, src: r.src, alt: r.alt, width: r.width, height: r.height }));
   }
 
+  /** Whether the passages' full-text index exists (it is built with the first write). */
+  fullTextReady(): boolean {
+    return this.#ftsReady;
+  }
+
   /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
   async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
     if (!this.#ftsReady) return [];
     let q = this.#passages.query().fullTextSearch(fts).select([...hitColumns(extra), '_score']).withRowId().limit(k);
     if (where) q = q.where(where);
-    return plainRows<PassageHit & { _score: number }>(await q.toArray());
+    return arrowRows<PassageHit & { _score: number }>(await q.toArrow());
+  }
+
+  /** BM25 of `fts` on the given passages (a row-id prefilter: only their postings are scored), keyed `page_ref:ordinal`. */
+  async ftsScores(fts: FullTextQuery, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const ids = [...new Set(passages.flatMap((p) => (typeof p._rowid === 'bigint' ? [p._rowid] : [])))];
+    if (!this.#ftsReady || ids.length === 0) return out;
+    const q = this.#passages
+      .query()
+      .fullTextSearch(fts)
+      .where(`_rowid IN (${ids.join(', ')})`)
+      .select(['page_ref', 'ordinal', '_score'])
+      .limit(ids.length);
+    for (const r of arrowRows<PassageKey & { _score: number }>(await q.toArrow())) out.set(`${r.page_ref}:${r.ordinal}`, r._score);
+    return out;
+  }
+
+  /**
+   * Exact cosine distance of the query vector to each of the given passages (row-id prefilter, no vector index), keyed
+   * `page_ref:ordinal`; a passage without a vector, or gone, is absent. For candidate sets the BM25 arm has already
+   * enumerated completely (retrieval.ts), where an approximate nearest-neighbour search over the whole index would
+   * only rediscover a subset of them, approximately and deeper.
+   */
+  async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const ids = [...new Set(passages.flatMap((p) => (typeof p._rowid === 'bigint' ? [p._rowid] : [])))];
+    if (!this.embedder || ids.length === 0) return out;
+    // Taken by row id and compared here: a vector search restricted by `_rowid IN (…)` scanned the table (≈ 700 ms for
+    // 1,000 ids at 1M passages) where the take is a few ms and 1,000 × 384 products are well under one.
+    const table = await this.#passages.takeRowIds(ids).select(['page_ref', 'ordinal', 'vector']).toArrow();
+    const refs = table.getChild('page_ref');
+    const ords = table.getChild('ordinal');
+    const vecs = table.getChild('vector');
+    if (!refs || !ords || !vecs) return out;
+    let qq = 0;
+    for (let i = 0; i < vector.length; i++) qq += vector[i]! * vector[i]!;
+    for (let r = 0; r < table.numRows; r++) {
+      const v = vecs.get(r) as { toArray(): Float32Array } | null;
+      if (!v) continue;
+      const x = v.toArray();
+      if (x.length !== vector.length) continue;
+      let dot = 0;
+      let xx = 0;
+      for (let i = 0; i < x.length; i++) {
+        dot += x[i]! * vector[i]!;
+        xx += x[i]! * x[i]!;
+      }
+      if (xx === 0 || qq === 0) continue;
+      out.set(`${refs.get(r)}:${ords.get(r)}`, 1 - dot / Math.sqrt(xx * qq));
+    }
+    return out;
   }
 
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
@@ -827,14 +924,14 @@ export class PassageIndex implements PageSink {
     let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...hitColumns(extra), '_distance']).withRowId().limit(k);
     if (where) q = q.where(where);
     if (this.#vectorIndex) q = q.nprobes(20).refineFactor(5);
-    return plainRows<PassageHit & { _distance: number }>(await q.toArray());
+    return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
   }
 
   /** Filter-only scan (queries made of operators only), in storage order. */
   async scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
     let q = this.#passages.query().select(hitColumns(extra)).withRowId().limit(k);
     if (where) q = q.where(where);
-    return plainRows<PassageHit>(await q.toArray());
+    return arrowRows<PassageHit>(await q.toArrow());
   }
 
   /**
@@ -857,13 +954,13 @@ export class PassageIndex implements PageSink {
       }
     };
     const ids = keys.flatMap((k) => (typeof k._rowid === 'bigint' ? [k._rowid] : []));
-    if (ids.length > 0) keep(plainRows<T>(await this.#passages.takeRowIds(ids).select([...columns]).toArray()));
+    if (ids.length > 0) keep(arrowRows<T>(await this.#passages.takeRowIds(ids).select([...columns]).toArrow()));
     const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
     const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
-    keep(plainRows<T>(await this.#passages.query().where(where).select([...columns]).toArray()));
+    keep(arrowRows<T>(await this.#passages.query().where(where).select([...columns]).toArrow()));
     return out;
   }
 

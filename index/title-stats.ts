@@ -17,6 +17,24 @@ import { analyze, analyzerLang } from './analyzer.js';
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
 const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
 
+/**
+ * Terms of candidate titles, cached: a query scores the titles of all its BM25 candidates (hundreds), and the same
+ * pages come back for related queries. Bounded; cleared whole when full (cheap, and the hot titles return at once).
+ */
+const SCORED_CACHE_LIMIT = 50_000;
+const scoredTitles = new Map<string, readonly string[]>();
+function candidateTerms(title: string, lang: string | null | undefined): readonly string[] {
+  const l = analyzerLang(lang);
+  const k = `${l}\u0000${title}`;
+  let terms = scoredTitles.get(k);
+  if (terms === undefined) {
+    terms = analyze(title, l);
+    if (scoredTitles.size >= SCORED_CACHE_LIMIT) scoredTitles.clear();
+    scoredTitles.set(k, terms);
+  }
+  return terms;
+}
+
 /** BM25 parameters (the same defaults as LanceDB's full-text index). */
 const K1 = 1.2;
 const B = 0.75;
@@ -78,7 +96,7 @@ export class TitleStats {
   /** BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const terms = titleTerms(title, lang);
+    const terms = candidateTerms(title, lang);
     if (terms.length === 0) return 0;
     const tf = new Map<string, number>();
     for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);

@@ -36,32 +36,12 @@ const problem = (description: string, extraHeaders: Record<string, unknown> = {}
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-/**
- * A copy of `schema` that common OpenAPI tools can read: a `prefixItems` tuple (zod's z.tuple) becomes `items`
- * (one schema, or anyOf the members) with minItems/maxItems; schemathesis and many generators stop at prefixItems.
- */
-export function portableSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(portableSchema);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = portableSchema(v);
-  const tuple = out.prefixItems;
-  if (Array.isArray(tuple)) {
-    delete out.prefixItems;
-    const distinct = [...new Map(tuple.map((m) => [JSON.stringify(m), m])).values()];
-    out.items = distinct.length === 1 ? distinct[0] : { anyOf: distinct };
-    out.minItems = tuple.length;
-    out.maxItems = tuple.length;
-  }
-  return out;
-}
-
 /** OpenAPI 3.1 for /api/v1, generated from the tool registry (the same zod definitions MCP uses). */
 export function buildOpenApi(tools: readonly ToolDefinition[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const tool of tools) {
     const { input } = toolJsonSchemas(tool);
-    const output = portableSchema(toolJsonSchemas(tool).output) as JsonSchema;
+    const output = toolJsonSchemas(tool).output;
     tool.rest.forEach((binding, i) => {
       const path = '/api/v1' + binding.path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
       const pathParams = [...binding.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1] as string);

@@ -4,8 +4,10 @@
  * that decides whether a declared address is Canadian. Pure functions, no I/O.
  */
 
+import { PROVINCES, type Province } from '../canada.js';
+
 /** One province or territory: its ISO 3166-2:CA code, names, and the postal code first letters it uses. */
-export interface Province {
+export interface ProvinceRecord {
   /** ISO 3166-2:CA code, e.g. "CA-ON". */
   readonly code: string;
   /** Two-letter Canada Post / ISO subdivision part, e.g. "ON". */
@@ -16,21 +18,28 @@ export interface Province {
   readonly postalLetters: string;
 }
 
-export const PROVINCES: readonly Province[] = [
-  { code: 'CA-AB', short: 'AB', en: 'Alberta', fr: 'Alberta', postalLetters: 'T' },
-  { code: 'CA-BC', short: 'BC', en: 'British Columbia', fr: 'Colombie-Britannique', postalLetters: 'V' },
-  { code: 'CA-MB', short: 'MB', en: 'Manitoba', fr: 'Manitoba', postalLetters: 'R' },
-  { code: 'CA-NB', short: 'NB', en: 'New Brunswick', fr: 'Nouveau-Brunswick', postalLetters: 'E' },
-  { code: 'CA-NL', short: 'NL', en: 'Newfoundland and Labrador', fr: 'Terre-Neuve-et-Labrador', postalLetters: 'A' },
-  { code: 'CA-NS', short: 'NS', en: 'Nova Scotia', fr: 'Nouvelle-Écosse', postalLetters: 'B' },
-  { code: 'CA-NT', short: 'NT', en: 'Northwest Territories', fr: 'Territoires du Nord-Ouest', postalLetters: 'X' },
-  { code: 'CA-NU', short: 'NU', en: 'Nunavut', fr: 'Nunavut', postalLetters: 'X' },
-  { code: 'CA-ON', short: 'ON', en: 'Ontario', fr: 'Ontario', postalLetters: 'KLMNP' },
-  { code: 'CA-PE', short: 'PE', en: 'Prince Edward Island', fr: 'Île-du-Prince-Édouard', postalLetters: 'C' },
-  { code: 'CA-QC', short: 'QC', en: 'Quebec', fr: 'Québec', postalLetters: 'GHJ' },
-  { code: 'CA-SK', short: 'SK', en: 'Saskatchewan', fr: 'Saskatchewan', postalLetters: 'S' },
-  { code: 'CA-YT', short: 'YT', en: 'Yukon', fr: 'Yukon', postalLetters: 'Y' },
-];
+/** Names and postal letters per province (a Record over canada.ts's codes: none can be missing or extra). */
+const FACTS: Readonly<Record<Province, Pick<ProvinceRecord, 'en' | 'fr' | 'postalLetters'>>> = {
+  ab: { en: 'Alberta', fr: 'Alberta', postalLetters: 'T' },
+  bc: { en: 'British Columbia', fr: 'Colombie-Britannique', postalLetters: 'V' },
+  mb: { en: 'Manitoba', fr: 'Manitoba', postalLetters: 'R' },
+  nb: { en: 'New Brunswick', fr: 'Nouveau-Brunswick', postalLetters: 'E' },
+  nl: { en: 'Newfoundland and Labrador', fr: 'Terre-Neuve-et-Labrador', postalLetters: 'A' },
+  ns: { en: 'Nova Scotia', fr: 'Nouvelle-Écosse', postalLetters: 'B' },
+  nt: { en: 'Northwest Territories', fr: 'Territoires du Nord-Ouest', postalLetters: 'X' },
+  nu: { en: 'Nunavut', fr: 'Nunavut', postalLetters: 'X' },
+  on: { en: 'Ontario', fr: 'Ontario', postalLetters: 'KLMNP' },
+  pe: { en: 'Prince Edward Island', fr: 'Île-du-Prince-Édouard', postalLetters: 'C' },
+  qc: { en: 'Quebec', fr: 'Québec', postalLetters: 'GHJ' },
+  sk: { en: 'Saskatchewan', fr: 'Saskatchewan', postalLetters: 'S' },
+  yt: { en: 'Yukon', fr: 'Yukon', postalLetters: 'Y' },
+};
+
+export const PROVINCE_RECORDS: readonly ProvinceRecord[] = PROVINCES.map((p) => ({
+  code: `CA-${p.toUpperCase()}`,
+  short: p.toUpperCase(),
+  ...FACTS[p],
+}));
 
 /**
  * Folds text for comparison: Unicode NFKD with combining marks removed, lower case, every run of characters that
@@ -45,8 +54,8 @@ export function foldText(s: string): string {
     .trim();
 }
 
-const BY_NAME = new Map<string, Province>();
-for (const p of PROVINCES) {
+const BY_NAME = new Map<string, ProvinceRecord>();
+for (const p of PROVINCE_RECORDS) {
   for (const n of [p.code, p.short, p.en, p.fr]) BY_NAME.set(foldText(n), p);
 }
 // Common alternative spellings and older abbreviations seen in addresses.
@@ -55,7 +64,7 @@ for (const [alias, short] of [
   ['pei', 'PE'], ['p e i', 'PE'], ['yukon territory', 'YT'], ['yk', 'YT'], ['nwt', 'NT'], ['alta', 'AB'],
   ['sask', 'SK'], ['man', 'MB'], ['ont', 'ON'], ['b c', 'BC'], ['la colombie britannique', 'BC'],
 ] as const) {
-  const p = PROVINCES.find((x) => x.short === short);
+  const p = PROVINCE_RECORDS.find((x) => x.short === short);
   if (p) BY_NAME.set(alias, p);
 }
 
@@ -63,7 +72,7 @@ for (const [alias, short] of [
  * The province for a code ("ON", "CA-ON", "on") or an English or French name ("Ontario", "Québec",
  * "Colombie-Britannique"), accents and case ignored; null when none matches.
  */
-export function provinceOf(input: string): Province | null {
+export function provinceOf(input: string): ProvinceRecord | null {
   return BY_NAME.get(foldText(input)) ?? null;
 }
 
@@ -83,9 +92,9 @@ export function findPostalCode(text: string): string | null {
 }
 
 /** The province a postal code belongs to (X is shared by NT and NU: null there). */
-export function provinceOfPostalCode(postal: string): Province | null {
+export function provinceOfPostalCode(postal: string): ProvinceRecord | null {
   const first = postal.charAt(0);
-  const hits = PROVINCES.filter((p) => p.postalLetters.includes(first));
+  const hits = PROVINCE_RECORDS.filter((p) => p.postalLetters.includes(first));
   return hits.length === 1 ? hits[0]! : null;
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { StateDb } from './db.js';
 
 /**
@@ -142,5 +142,3 @@ export class KeyStore {
   }
 }
 
-/** A random request id (logs correlate on it; it says nothing about the caller). */
-export const newRequestId = (): string => randomUUID();

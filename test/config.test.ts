@@ -54,3 +54,32 @@ t.test("issue 13: the crawler's info URL is this deployment's /webmasters page, 
   );
   t.throws(() => loadConfig({ env: { SVC_PUBLIC_URL: 'not a url' } }), ConfigError);
 });
+
+t.test('issue 10: SVC_INDEX_URI defaults to <dataDir>/lance, takes a path or s3://bucket/prefix, refuses other schemes', async (t) => {
+  t.equal(loadConfig({ env: { SVC_DATA_DIR: '/srv/svc' } }).indexUri, '/srv/svc/lance', 'the default is unchanged');
+  t.equal(loadConfig({ env: {}, flags: { dataDir: '/tmp/flagged' } }).indexUri, '/tmp/flagged/lance', 'follows --data-dir');
+  t.equal(loadConfig({ env: { SVC_INDEX_URI: '/mnt/index' } }).indexUri, '/mnt/index');
+  t.match(loadConfig({ env: { SVC_INDEX_URI: 'rel/index' } }).indexUri, /^\/.*\/rel\/index$/, 'a relative path is made absolute');
+  t.equal(loadConfig({ env: { SVC_INDEX_URI: 's3://my-bucket/svc/index/' } }).indexUri, 's3://my-bucket/svc/index', 'no trailing slash');
+  t.equal(loadConfig({ env: { SVC_INDEX_URI: 's3://my-bucket' } }).indexUri, 's3://my-bucket');
+  t.throws(() => loadConfig({ env: { SVC_INDEX_URI: 'gs://bucket/x' } }), /SVC_INDEX_URI.*not gs:\/\//);
+  t.throws(() => loadConfig({ env: { SVC_INDEX_URI: 's3://x/y' } }), /SVC_INDEX_URI/, 'a bucket name is 3-63 characters');
+});
+
+t.test('issue 10: S3 settings come from SVC_S3_* or, when unset, the AWS variables', async (t) => {
+  const aws = loadConfig({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET', AWS_REGION: 'ca-central-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:8333' } });
+  t.equal(aws.s3AccessKeyId, 'AKID');
+  t.equal(aws.s3SecretAccessKey, 'SECRET');
+  t.equal(aws.s3Region, 'ca-central-1');
+  t.equal(aws.s3Endpoint, 'http://127.0.0.1:8333');
+  const svc = loadConfig({ env: { AWS_ACCESS_KEY_ID: 'AKID', SVC_S3_ACCESS_KEY_ID: 'MINE', AWS_DEFAULT_REGION: 'eu-west-1' } });
+  t.equal(svc.s3AccessKeyId, 'MINE', 'the SVC_ variable wins');
+  t.equal(svc.s3Region, 'eu-west-1');
+  try {
+    loadConfig({ env: { SVC_S3_ENDPOINT: 'not a url with SECRET' } });
+    t.fail('should throw');
+  } catch (e) {
+    t.match((e as Error).message, /SVC_S3_ENDPOINT/);
+    t.notMatch((e as Error).message, /SECRET/, 'the value is not echoed');
+  }
+});

@@ -80,7 +80,3 @@ export function defineTool<I extends AnyObjectSchema, O extends AnyObjectSchema>
   return def;
 }
 
-/** Input type of a tool (after parsing). */
-export type ToolInput<T> = T extends ToolDefinition<infer I, AnyObjectSchema> ? z.output<I> : never;
-/** Output type of a tool. */
-export type ToolOutput<T> = T extends ToolDefinition<AnyObjectSchema, infer O> ? z.output<O> : never;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors.js';
 import { EntityQueryError, PAGE_LICENCE_NOTE, type EntityRecord } from '../state/entities.js';
+import { detailSchema, type Detail } from './common-schemas.js';
 import { defineTool } from './define-tool.js';
 
 const addressSchema = z
@@ -27,6 +28,7 @@ export const entitySchema = z
     geo: z.object({ lat: z.number().describe('Latitude (WGS 84).'), lon: z.number().describe('Longitude (WGS 84).') }).nullable().describe('Coordinates, or null.'),
     telephone: z.string().nullable().describe('Telephone as declared, or null.'),
     url: z.string().nullable().describe('Web site the establishment declares, or null.'),
+    source_ids: z.array(z.string()).describe('Ids of the sources of this record ("odcaf:row:…", "odhf:row:…" for open data, "page:…" for a crawled page); detail "full" gives each with provenance and licence.'),
     observations: z
       .array(
         z.object({
@@ -36,7 +38,8 @@ export const entitySchema = z
           observed_at: z.string().describe('When svc observed it (ISO 8601).'),
         }),
       )
-      .describe('Every fact as each source stated it. Declared data is an observation of its source, not guaranteed by svc.'),
+      .optional()
+      .describe('[full] Every fact as each source stated it. Declared data is an observation of its source, not guaranteed by svc.'),
     sources: z
       .array(
         z.object({
@@ -62,7 +65,8 @@ export const entitySchema = z
           verified_at: z.string().describe('When the source itself last confirmed it: the page fetch, or the dataset version’s release date (ISO 8601).'),
         }),
       )
-      .describe('Each source with provenance and licence.'),
+      .optional()
+      .describe('[full] Each source with provenance and licence.'),
     last_verified_at: z
       .string()
       .describe('When a source last confirmed this record: the newest verified_at of its sources (a page fetch, an open-data release), not an import time (ISO 8601).'),
@@ -76,24 +80,36 @@ const input = z.object({
     .max(200)
     .optional()
     .describe(
-      'Words of the name (accents and case ignored; the last word may be a prefix), e.g. "gabrielle roy". Kind words in English or French (library/bibliothèque, school/école, hospital/hôpital, museum/musée…) match that kind or the word in either language.',
+      'Name words, accents and case ignored, last word a prefix (e.g. "gabrielle roy"). English or French kind words (library/bibliothèque, hôpital…) match that kind too.',
     ),
   province: z
     .string()
     .min(2)
     .max(40)
     .optional()
-    .describe('Province or territory: ISO 3166-2:CA code ("CA-QC" or "QC") or English/French name ("Quebec", "Colombie-Britannique"). Unknown → 422.'),
-  locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored), e.g. "Montréal".'),
+    .describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
+  locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored).'),
   kind: z
     .string()
     .min(2)
     .max(60)
     .optional()
-    .describe('schema.org type; its subtypes match too (e.g. MedicalOrganization also finds Hospital). A kind word in English or French works too (library, bibliothèque, hôpital). Unknown → 422.'),
-  limit: z.number().int().min(1).max(20).default(10).describe('Records to return, 1–20. Default 10.'),
-  id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): returns just that record (404 when unknown). Other filters are ignored.'),
+    .describe('schema.org type, subtypes included (MedicalOrganization finds Hospital), or a kind word (library, hôpital).'),
+  limit: z.number().int().min(1).max(20).default(10).describe('Records to return.'),
+  id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): just that record; other filters ignored.'),
+  detail: detailSchema('each source\'s provenance and licence and every per-source observation'),
 });
+
+/**
+ * The record as returned: by default the facts, last_verified_at and the source ids (~130 o200k tokens); "full"
+ * adds the per-source provenance, licences and observations (~300 more for one source, issue 13).
+ */
+function shape(rec: EntityRecord, detail: Detail): z.input<typeof entitySchema> {
+  const { observations, sources, ...facts } = rec;
+  const brief = { ...facts, source_ids: sources.map((x) => x.source_id) };
+  return detail === 'full' ? { ...brief, observations, sources } : brief;
+}
+
 
 const output = z.object({
   entities: z.array(entitySchema).describe('Matching records (best name match first when q is given, else by name). Empty when none.'),
@@ -110,11 +126,10 @@ export const entitiesTool = defineTool({
   name: 'svc_entities',
   title: 'Canadian establishments',
   description:
-    'Structured Canadian establishments, organizations and places (hospitals, clinics, libraries, museums, businesses, ' +
-    'schools, government offices…) from schema.org JSON-LD on crawled pages and Statistics Canada open databases. ' +
-    'Filter by name words (q), province (code or name), locality and kind (a schema.org type, subtypes included); at ' +
-    'most 20. Each record has a durable id, address, geo, telephone, url, per-source observations, provenance, licence ' +
-    'and last_verified_at. Pass id to get one record.',
+    'Canadian establishments, organizations and places (hospitals, libraries, museums, schools, businesses, offices…) ' +
+    'from Statistics Canada open data and schema.org JSON-LD on crawled pages, merged per establishment. Filter by ' +
+    'name words, province, locality, kind. Each record: durable id, name, kind, address, geo, telephone, url, ' +
+    'last_verified_at, source ids.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
@@ -125,7 +140,7 @@ export const entitiesTool = defineTool({
       path: '/entities/:id',
       source: 'query',
       summary: 'One entity by durable id',
-      respond: ((o: { entities: readonly EntityRecord[] }) => o.entities[0]) as (output: never) => unknown,
+      respond: ((o: { entities: readonly unknown[] }) => o.entities[0]) as (output: never) => unknown,
     },
   ],
   run: async (inp, ctx) => {
@@ -133,11 +148,11 @@ export const entitiesTool = defineTool({
     if (inp.id !== undefined) {
       const rec = await store.get(inp.id);
       if (!rec) throw new SvcError('not_found', `no entity with id ${inp.id}`);
-      return { entities: [rec], notice: ENTITY_NOTICE };
+      return { entities: [shape(rec, inp.detail)], notice: ENTITY_NOTICE };
     }
     try {
       const list = await store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
-      return { entities: list, notice: ENTITY_NOTICE };
+      return { entities: list.map((r) => shape(r, inp.detail)), notice: ENTITY_NOTICE };
     } catch (e) {
       if (e instanceof EntityQueryError) {
         throw new SvcError('validation_failed', e.message, { errors: [{ path: [field(e)], issue: e.message }] });

@@ -8,14 +8,13 @@ import { defineTool } from './define-tool.js';
 
 /** The windows the spec allows, in milliseconds. */
 export const FRESH_WINDOWS = { '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
-export type FreshWindow = keyof typeof FRESH_WINDOWS;
 
 const input = z.object({
   window: z
     .enum(['1h', '6h', '24h', '7d', '30d'])
     .default('24h')
-    .describe('How far back to look: 1h, 6h, 24h, 7d or 30d. Default 24h. Any other value → 422.'),
-  limit: z.number().int().min(1).max(50).default(20).describe('Pages to return, 1–50. Default 20.'),
+    .describe('How far back to look.'),
+  limit: z.number().int().min(1).max(50).default(20).describe('Pages to return.'),
 });
 
 const itemSchema = z.object({
@@ -38,10 +37,8 @@ export const freshTool = defineTool({
   name: 'svc_fresh',
   title: 'New and changed pages',
   description:
-    'Pages the svc crawler saw for the first time, or whose content changed, within a recent window (1h, 6h, 24h, ' +
-    '7d or 30d), newest first, at most 50. Each item gives url, title, host, page_ref (read the text with svc_page), ' +
-    'first_seen, last_changed and whether it is new or changed. Reflects only what the crawler has fetched; an ' +
-    'empty list means nothing new was crawled, not that the Web did not change.',
+    'Pages the svc crawler first saw or saw change within a recent window, newest first: url, title, host, page_ref ' +
+    '(read with svc_page), first_seen, last_changed, new or changed. Empty means nothing new was crawled.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },

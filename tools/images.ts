@@ -10,8 +10,8 @@ export const IMAGE_RIGHTS_NOTICE =
   'Metadata only: svc never fetches, stores or serves image bytes or previews. No usage rights are implied; the rights belong to the image owners.';
 
 const input = z.object({
-  q: z.string().min(1).max(300).describe('Words to find in image alt text, 1–300 characters.'),
-  limit: z.number().int().min(1).max(20).default(10).describe('Images to return, 1–20. Default 10.'),
+  q: z.string().min(1).max(300).describe('Words to find in image alt text.'),
+  limit: z.number().int().min(1).max(20).default(10).describe('Images to return.'),
 });
 
 const output = z.object({

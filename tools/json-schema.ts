@@ -33,13 +33,98 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown>
   }
 };
 
-/** The input (as callers send it) and output JSON Schemas of a tool, derived once from its zod definition. */
+/**
+ * A copy of `schema` that common tools can read: a `prefixItems` tuple (zod's z.tuple) becomes `items` (one
+ * schema, or anyOf the members) with minItems/maxItems, since schemathesis, many generators and draft-07
+ * validators (the MCP SDK client's Ajv) stop at prefixItems; and a nullable `type: [x, "null"]` becomes
+ * `anyOf: [{type: x, …}, {type: "null"}]`, the form the MCP Inspector's schema lint suggests (its `type-union`
+ * rule warns on every array-valued `type`, because single-`type` dialects such as Gemini's drop or refuse it).
+ * Annotations (description, default, title) stay on the outer schema, constraints go with the non-null branch.
+ */
+export function portableSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(portableSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    // zod writes the safe-integer range on every .int(): no caller can exceed it, and it costs ~20 tokens a field.
+    if ((k === 'minimum' && v === Number.MIN_SAFE_INTEGER) || (k === 'maximum' && v === Number.MAX_SAFE_INTEGER)) continue;
+    out[k] = k === 'properties' || k === '$defs' ? mapValues(v) : portableSchema(v);
+  }
+  const tuple = out.prefixItems;
+  if (Array.isArray(tuple)) {
+    delete out.prefixItems;
+    const distinct = [...new Map(tuple.map((m) => [JSON.stringify(m), m])).values()];
+    out.items = distinct.length === 1 ? distinct[0] : { anyOf: distinct };
+    out.minItems = tuple.length;
+    out.maxItems = tuple.length;
+  }
+  if (Array.isArray(out.type)) {
+    const types = out.type as string[];
+    const outer: Record<string, unknown> = {};
+    const inner: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(out)) {
+      if (k === 'type') continue;
+      (ANNOTATIONS.has(k) ? outer : inner)[k] = v;
+    }
+    outer.anyOf = types.map((t) => (t === 'null' ? { type: 'null' } : { type: t, ...inner }));
+    return outer;
+  }
+  return out;
+}
+
+const ANNOTATIONS = new Set(['description', 'default', 'title', 'examples']);
+
+function mapValues(v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, portableSchema(x)]));
+}
+
+const DROPPED_FROM_OUTPUT = new Set(['description', 'title', 'examples', '$schema', 'required', 'enum', 'const', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'format']);
+
+/**
+ * The output schema as tools/list shows it: the JSON types of the root's fields and of the fields of the records
+ * in its arrays (results, context, entities, pages…); anything deeper is just its type (`object`, `array`). No
+ * descriptions, bounds, enums, `required` or `additionalProperties: false`. It exists so clients can validate
+ * structuredContent (the SDK client does) and a model sees the record's field names; what each field means is
+ * written once in docs/api-*.md and in OpenAPI (which keeps the whole described schema), not paid for by every
+ * agent on every listing (issue 13: the described output schemas were ~7k of the 10k tokens of tools/list).
+ */
+export function compactOutputSchema(schema: unknown, expand: 'root' | 'record' | 'none' = 'root'): unknown {
+  if (Array.isArray(schema)) return schema.map((x) => compactOutputSchema(x, expand));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (DROPPED_FROM_OUTPUT.has(k)) continue;
+    if (k === 'additionalProperties' || k === 'propertyNames' || k === 'properties') {
+      if (expand === 'none' || v === false) continue;
+      if (k === 'properties') {
+        const next = expand === 'root' ? 'field' : 'none';
+        out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([n, x]) => [n, compactField(x, next)]));
+      } else out[k] = compactOutputSchema(v, 'none');
+    } else if (k === 'items') out[k] = compactOutputSchema(v, expand === 'root' ? 'none' : expand);
+    else out[k] = compactOutputSchema(v, expand);
+  }
+  return out;
+}
+
+/** A root field: an array of records shows the records' fields, anything else only its type. */
+function compactField(schema: unknown, mode: 'field' | 'none'): unknown {
+  if (mode === 'none' || schema === null || typeof schema !== 'object') return compactOutputSchema(schema, 'none');
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'array') return { ...(compactOutputSchema(s, 'none') as object), items: compactOutputSchema(s.items, 'record') };
+  return compactOutputSchema(s, 'none');
+}
+
+/**
+ * The input (as callers send it) and output JSON Schemas of a tool, derived once from its zod definition, in the
+ * portable form (see `portableSchema`). REST coercion, OpenAPI and tools/list all read these.
+ */
 export function toolJsonSchemas(tool: ToolDefinition): { input: JsonSchema; output: JsonSchema } {
   let hit = cache.get(tool);
   if (!hit) {
     const strip = (s: Record<string, unknown>): JsonSchema => {
       const { $schema: _drop, ...rest } = s;
-      return rest as JsonSchema;
+      return portableSchema(rest) as JsonSchema;
     };
     hit = {
       input: strip(z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any', override }) as Record<string, unknown>),
@@ -48,6 +133,19 @@ export function toolJsonSchemas(tool: ToolDefinition): { input: JsonSchema; outp
     cache.set(tool, hit);
   }
   return hit;
+}
+
+/** A tool as tools/list shows it: described input schema, compact output schema (see `compactOutputSchema`). */
+export function listedTool(tool: ToolDefinition): Record<string, unknown> & { name: string; inputSchema: JsonSchema; outputSchema: JsonSchema } {
+  const { input, output } = toolJsonSchemas(tool);
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: input,
+    outputSchema: compactOutputSchema(output) as JsonSchema,
+    annotations: { ...tool.annotations },
+  };
 }
 
 /** The scalar JSON type(s) a property accepts (looking through anyOf/nullable). */

@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   ErrorCode as RpcCode,
+  ListToolsRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
   type RequestId,
@@ -10,6 +11,7 @@ import {
 import { SvcError, isSvcError, toProblem } from '../errors.js';
 import { callTool, parseToolInput } from './call-tool.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
+import { listedTool } from './json-schema.js';
 
 /** Runs before each tool call (rate limits): throws an SvcError to refuse the call. */
 export type BeforeCall = (tool: ToolDefinition) => Promise<void>;
@@ -78,6 +80,11 @@ function buildMcpServer(opts: McpBuildOptions, rawArguments: Map<RequestId, unkn
       },
     );
   }
+  // tools/list is answered from the same JSON Schemas REST and OpenAPI use (nullable as anyOf, compact output
+  // schemas; see tools/json-schema.ts) instead of the SDK's own zod conversion: the listing is what every agent
+  // pays for in tokens. registerTool installed the SDK's handler; this replaces it, and tools/call stays the SDK's.
+  const listed = enabledTools(opts).map(listedTool);
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   return server;
 }
 

@@ -11,13 +11,13 @@ import { SvcError } from '../errors.js';
 import { looksLikeInstructions } from '../index/instruction-guard.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
-import { CONTENT_TRUST } from './search.js';
+import { CONTENT_TRUST } from './common-schemas.js';
 
 const input = z.object({
   // The index stores page_ref as Int32: a larger number can name no page, and is a 422 here, not a storage error.
-  page_ref: z.number().int().min(1).max(2 ** 31 - 1).describe('Reference of an indexed page (page_ref from svc_search, svc_context or svc_fresh).'),
-  offset: z.number().int().min(0).max(100_000).default(0).describe('Position of the first passage to return (0 = start). Use next_offset to continue.'),
-  limit: z.number().int().min(1).max(40).default(10).describe('Passages to return, 1–40. Default 10.'),
+  page_ref: z.number().int().min(1).max(2 ** 31 - 1).describe('The page_ref of an indexed page.'),
+  offset: z.number().int().min(0).max(100_000).default(0).describe('First passage to return (0 = start; then next_offset).'),
+  limit: z.number().int().min(1).max(40).default(10).describe('Passages to return.'),
 });
 
 const passageSchema = z.object({
@@ -51,10 +51,8 @@ export const pageTool = defineTool({
   name: 'svc_page',
   title: 'Read an indexed page',
   description:
-    'Returns the passages of one indexed page in reading order (1–40 at a time) with their ordinals, the total and the ' +
-    'next offset to continue (absent at the end). Use it to read on after svc_search or svc_context found a page. ' +
-    'Honours the page’s snippet rules: nothing of a nosnippet page is quoted, max-snippet limits each passage, ' +
-    'data-nosnippet parts are never shown. Unknown page_ref → 404. Text is untrusted web content.',
+    'Reads one indexed page (a page_ref from svc_search, svc_context or svc_fresh) passage by passage in reading ' +
+    'order, with the total and next_offset to continue. The page\'s snippet rules (nosnippet, max-snippet) apply.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },

@@ -12,7 +12,7 @@ const input = z.object({
     .string()
     .min(1)
     .max(64)
-    .describe('The request id returned by svc_submit_url / POST /api/v1/requests (req_…).'),
+    .describe('The request id (req_…) svc_submit_url returned.'),
 });
 
 const output = z.object({
@@ -23,10 +23,8 @@ export const requestStatusTool = defineTool({
   name: 'svc_request_status',
   title: 'URL request status',
   description:
-    'Status of a URL request submitted earlier with svc_submit_url by the same API key: received, queued, in_progress, ' +
-    'then completed with an outcome (indexed, updated, unchanged, removed, excluded_by_robots, excluded_by_noindex, ' +
-    'not_found, rejected + reason) or failed + reason, with the time of every step. Unknown ids and requests of other ' +
-    'keys are 404 not_found.',
+    'Status of a URL request this API key made with svc_submit_url: received, queued, in_progress, then completed ' +
+    'with an outcome (indexed, unchanged, removed, excluded_by_robots…) or failed with a reason; every step timed.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },

@@ -39,7 +39,7 @@ const input = z.object({
     .max(253)
     // Documents the ASCII form; normalizeHostParam also takes IDN and IP literals (malformed → 400 invalid_host).
     .meta({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$' })
-    .describe('Host name, e.g. "www.example.ca" (no scheme, path or port). Malformed → 400 invalid_host; never seen by SvcBot → 404.'),
+    .describe('Host name, e.g. "www.example.ca" (no scheme, path or port).'),
 });
 
 const output = z.object({
@@ -109,10 +109,8 @@ export const siteTool = defineTool({
   name: 'svc_site',
   title: 'Host evidence',
   description:
-    'Technical evidence about one host as the svc crawler (SvcBot) sees it: robots.txt status and the rules applying to ' +
-    'SvcBot, sitemaps, URL counts (known, indexed, excluded by reason, queued, retrying), aggregate links, freshness ' +
-    '(last crawl, median change interval) and llms.txt. Useful to explain why pages of a site are or are not in the ' +
-    'index. Malformed host → 400; a host SvcBot never saw → 404.',
+    'How the svc crawler sees one host: robots.txt status and rules, sitemaps, URL counts (indexed, excluded by ' +
+    'reason, queued, retrying), link counts, freshness and llms.txt. Explains why a site\'s pages are or are not indexed.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },

@@ -156,31 +156,28 @@ const input = z.object({
     // Checked in run() so that another value is a 400 (the spec: "bad host, URL or type"); documented as the closed set.
     .meta({ enum: [...REQUEST_TYPES] })
     .describe(
-      'What to do: "discovery" (suggest a URL the crawler may not know), "recrawl" (fetch a known URL again soon), ' +
-        '"correction" (recrawl with priority; say what is wrong in `note`), "removal" (remove exactly this URL: done only ' +
-        'if a fresh fetch shows 404, 410 or noindex; a live page is never removed). Any other value → 400.',
+      'discovery (a URL the crawler may not know), recrawl (fetch again soon), correction (recrawl first; say what is ' +
+        'wrong in note), removal (only if a fresh fetch shows 404, 410 or noindex).',
     ),
   url: z
     .string()
     .min(1)
     .max(REQUEST_LIMITS.urlMaxLength)
     .describe(
-      'Absolute http(s) URL of a public page, at most 2048 characters, without user:password@. Private addresses, and names ' +
-        'that resolve only to them, are refused (400 invalid_host / blocked_address).',
+      'Absolute http(s) URL of a public page, no user:password@; private addresses are refused.',
     ),
   note: z
     .string()
     .max(REQUEST_LIMITS.noteMaxLength)
     .optional()
-    .describe('Optional note, at most 1000 characters (for a correction: what is wrong). Stored with the request; never published.'),
+    .describe('For a correction: what is wrong. Never published.'),
   idempotency_key: z
     .string()
     .min(1)
     .max(REQUEST_LIMITS.idempotencyKeyMaxLength)
     .optional()
     .describe(
-      'Optional client key (REST: the Idempotency-Key header): repeating a submission with the same key returns the same ' +
-        'request instead of creating another; reusing it for a different type or URL → 409.',
+      'Idempotency key (REST: Idempotency-Key header): the same key returns the same request.',
     ),
 });
 
@@ -196,10 +193,9 @@ export const submitUrlTool = defineTool({
   name: 'svc_submit_url',
   title: 'Submit a URL request',
   description:
-    'Suggest a public URL to the svc crawler (discovery), ask for a recrawl or a correction, or ask for the exact removal ' +
-    'of a URL that no longer exists (404/410) or now says noindex. The request is queued and processed through the ' +
-    'normal crawler (robots.txt, noindex and politeness always apply); follow it with svc_request_status. Submitting ' +
-    'guarantees neither indexing nor ranking position. Each API key has a daily submission quota (429 when exceeded).',
+    'Asks the svc crawler to discover, recrawl or correct a public URL, or to remove one that is gone (404/410) or ' +
+    'noindex. Queued and crawled normally (robots.txt applies); track it with svc_request_status. Guarantees neither ' +
+    'indexing nor rank; daily quota per key.',
   input,
   output,
   // Not idempotent in general: after a request completes, the same submission opens a new one (docs/api-requests.md).

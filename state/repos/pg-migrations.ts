@@ -4,6 +4,7 @@
  * Times stay ISO-8601 TEXT and ms BIGINT exactly as in SQLite, so both backends share row mappers.
  */
 import type { Migration } from '../migrations.js';
+import { webmasterTablesSql } from './webmaster-types.js';
 
 export const pgMigrations: readonly Migration[] = [
   {
@@ -161,6 +162,11 @@ export const pgMigrations: readonly Migration[] = [
       END
       $$;
     `,
+  },
+  {
+    // Same tables as SQLite's webmaster-001 (issue 11); CHECK vocabularies frozen with it.
+    id: 'webmaster-001-properties-proofs-audit-fast-lane',
+    sql: webmasterTablesSql('postgres'),
   },
   {
     id: 'repos-004-host-facts',

@@ -56,6 +56,7 @@ import {
   type RequestsRepo,
   type UsageCountersRepo,
 } from './types.js';
+import { PgWebmaster } from './webmaster-postgres.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -189,6 +190,8 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       hosts: new PgHostFacts(db),
       // Not on PostgreSQL yet (FTS5 name search to port; docs/deploy.md): callers keep entities in SQLite.
       entities: null,
+      // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
+      webmaster: new PgWebmaster(pool),
       applied,
       ping: async () => {
         await db.query('SELECT 1');

@@ -45,6 +45,7 @@ import {
   type RequestsRepo,
   type UsageCountersRepo,
 } from './types.js';
+import { SqliteWebmaster } from './webmaster-sqlite.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -111,6 +112,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     hosts: {
       evidence: async (host: string) => ({ facts: new Hosts(db).get(host), scope: hostScope(db, host) }),
     },
+    webmaster: new SqliteWebmaster(db),
     applied: opts.applied ?? [],
     ping: async () => {
       db.prepare('SELECT 1').get();

@@ -11,6 +11,7 @@ import type { HostScope } from '../site-scope.js';
 import type { EntityQuery, EntityRecord } from '../entities.js';
 import type { JsonLdNode } from '../../page-model.js';
 import type { RequestOutcome, RequestStatus, RequestSubmission, UrlRequest } from '../requests.js';
+import type { WebmasterRepo } from './webmaster-types.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
 
@@ -225,6 +226,8 @@ export interface Repositories {
    * docs/deploy.md), so a process keeps them in the SQLite file of its data dir.
    */
   readonly entities: EntitiesRepo | null;
+  /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
+  readonly webmaster: WebmasterRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
   /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */

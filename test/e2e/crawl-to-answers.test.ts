@@ -43,15 +43,15 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
 
   // Search: French text, operators, provenance, trust.
   type Result = { url: string; host: string; page_ref: number; content_trust: string; excerpt: { text: string } | null };
-  const search = (await both('svc_search', { q: 'bibliothèque Gabrielle-Roy', limit: 5 }, api(s, '/api/v1/search?q=' + encodeURIComponent('bibliothèque Gabrielle-Roy') + '&limit=5'))) as { results: Result[]; ranking: string };
+  const search = (await both('svc_search', { q: 'bibliothèque Gabrielle-Roy', limit: 5, detail: 'full' }, api(s, '/api/v1/search?q=' + encodeURIComponent('bibliothèque Gabrielle-Roy') + '&limit=5&detail=full'))) as { results: Result[]; ranking: string };
   t.ok(search.results.length > 0, 'found the library page');
   t.equal(search.results[0]?.host, 'ville-quebec.test');
   t.ok(search.results.every((r) => r.content_trust === 'untrusted_web_content'));
   t.equal(search.ranking, 'bm25', 'no model configured: BM25, and the response says so');
   const siteQ = 'site:ontario-gov.test school';
-  const scoped = (await api(s, '/api/v1/search?q=' + encodeURIComponent(siteQ))).body as { results: Result[] };
+  const scoped = (await api(s, '/api/v1/search?q=' + encodeURIComponent(siteQ) + '&detail=full')).body as { results: Result[] };
   t.ok(scoped.results.length > 0 && scoped.results.every((r) => r.host === 'ontario-gov.test'), 'site: restricts hosts');
-  const negated = (await api(s, '/api/v1/search?q=' + encodeURIComponent('school -site:ontario-gov.test'))).body as { results: Result[] };
+  const negated = (await api(s, '/api/v1/search?q=' + encodeURIComponent('school -site:ontario-gov.test') + '&detail=full')).body as { results: Result[] };
   t.ok(negated.results.every((r) => r.host !== 'ontario-gov.test'), '-site: excludes the host');
 
   // Robots and directives held: nothing disallowed or noindex is searchable; data-nosnippet never shown.

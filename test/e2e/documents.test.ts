@@ -111,7 +111,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
   };
   type Result = { url: string; title: string; filetype: string; page_ref: number; dates: { published: string | null; modified: string | null }; provenance: { date_source: string; passage_page: number | null } };
   const search = async (q: string): Promise<Result[]> =>
-    ((await both('svc_search', { q, limit: 20 }, api(s, `/api/v1/search?q=${encodeURIComponent(q)}&limit=20`))) as { results: Result[] }).results;
+    ((await both('svc_search', { q, limit: 20, detail: 'full' }, api(s, `/api/v1/search?q=${encodeURIComponent(q)}&limit=20&detail=full`))) as { results: Result[] }).results;
 
   // filetype:pdf finds the PDF, with its metadata title, dates and their source, and the page of the passage.
   const pdfHits = await search('turbidity filetype:pdf');
@@ -138,9 +138,9 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
   // Nothing of the excluded documents is searchable.
   for (const q of ['+confidential +closed +session', '+truncated +documents', '+huge +atlas']) t.same(await search(q), [], `${q}: not indexed`);
 
-  // Context: the cite names the PDF page, the item says the filetype; filetype: works there too.
+  // Context: the cite names the PDF page, the item says the filetype (detail "full"); filetype: works there too.
   type Item = { source: string; page_ref: number; cite: string; filetype: string; passage: string };
-  const ctxBody = { query: 'heritage district facade cornice', max_tokens: 800, max_sources: 3 };
+  const ctxBody = { query: 'heritage district facade cornice', max_tokens: 800, max_sources: 3, detail: 'full' };
   const ctx = (await both('svc_context', ctxBody, api(s, '/api/v1/context', { method: 'POST', json: ctxBody }))) as { context: Item[] };
   const cited = ctx.context.find((c) => c.source === web.url('docs.test', '/bylaws/zoning'));
   t.ok(cited, 'the bylaw is in the context');

@@ -104,8 +104,8 @@ t.test('issue 15: eval and the served REST route give identical rankings for the
   t.teardown(() => served.close());
   const ctx = { deps: served.services.deps, caller: { keyId: 'eval', digest: '0'.repeat(64) } };
   for (const q of ['Does vitamin D improve bone density?', 'vitamin adults', 'vitamin -bone']) {
-    const viaEval = await callTool(searchTool, { q }, ctx);
-    const rest = await api(served, `/api/v1/search?q=${encodeURIComponent(q)}`);
+    const viaEval = await callTool(searchTool, { q, detail: 'full' }, ctx);
+    const rest = await api(served, `/api/v1/search?q=${encodeURIComponent(q)}&detail=full`);
     t.equal(rest.status, 200);
     const body = rest.body as { results: { url: string; score: number }[]; ranking: string };
     t.same(body.results.map((x) => [x.url, x.score]), viaEval.results.map((x) => [x.url, x.score]), q);

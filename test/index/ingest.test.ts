@@ -66,6 +66,35 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['d2']);
 });
 
+t.test('issue 14: ingest keeps two batches in flight; every record lands once, a repeated id keeps its later line', async (t) => {
+  const dir = t.testdir({ data: {} });
+  const file = join(dir, 'pipelined.jsonl');
+  const lines = [
+    ...Array.from({ length: 9 }, (_, i) => ({ _id: `r${i}`, title: `Record ${i}`, text: `Passage number ${i} about topic${i}.` })),
+    // r3 again, two batches after its first line (batch size 2): the second version must win.
+    { _id: 'r3', title: 'Record 3 revised', text: 'Revised passage about gardening.' },
+    { _id: 'r9', title: 'Record 9', text: 'Passage number 9 about topic9.' },
+  ];
+  writeFileSync(file, lines.map((d) => JSON.stringify(d)).join('\n') + '\n');
+  const dataDir = join(dir, 'data');
+  const a = io();
+  t.equal(await ingestCommand(['--jsonl', file, '--data-dir', dataDir, '--embedder', 'hashing', '--batch', '2'], a.io), 0);
+  t.match(a.out(), /11 docs, 11 passages/);
+  t.match(a.out(), /index: 10 pages, 10 passages, 10 vectors/);
+
+  const db = openStateDb(join(dataDir, 'state.sqlite'));
+  t.teardown(() => db.close());
+  const documents = new Documents(db);
+  for (let i = 0; i < 10; i++) t.equal(documents.byUrl(`corpus:pipelined/r${i}`)?.status, 'indexed', `r${i} recorded as indexed`);
+  const idx = await PassageIndex.open({ dir: join(dataDir, 'lance'), embedder: null });
+  t.teardown(() => idx.close());
+  const r3 = documents.byUrl('corpus:pipelined/r3')!;
+  t.equal((await idx.getPage(r3.pageRef))?.title, 'Record 3 revised');
+  const hits = await retrieve(idx, { query: 'gardening' });
+  t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['r3']);
+  t.same((await hydrate(idx, (await retrieve(idx, { query: 'topic3' })).passages)).map((p) => p.row.external_id), [], 'the first r3 line is gone');
+});
+
 t.test('svc ingest: usage errors', async (t) => {
   const a = io();
   await t.rejects(ingestCommand([], a.io), { name: 'UsageError' });

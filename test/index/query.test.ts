@@ -160,3 +160,14 @@ t.test('property: hostile operator values cannot change what is matched', async 
   );
   t.pass('400 generated cases hold');
 });
+
+t.test('issue 14: candidates fetch only the fields their checks read (vector arm: none for a plain ranked query)', async (t) => {
+  const ranked = compileQuery(parseQuery('vitamin d deficiency and bone density'));
+  t.same(ranked.matchColumns, [], 'nothing to verify: the vector arm reads no passage text');
+  t.same(ranked.hitColumns, ['search_text'], 'the BM25 arm reads the terms for coordination');
+  const strict = compileQuery(parseQuery('+vitamin bone -rickets'));
+  t.same(strict.matchColumns, ['search_text'], 'required and excluded words are verified on every arm');
+  const phrase = compileQuery(parseQuery('"bone density" inurl:health'));
+  t.same([...phrase.matchColumns].sort(), ['search_text', 'text', 'url']);
+  t.same(compileQuery(parseQuery('vitamin')).hitColumns, [], 'one ranked word: no coordination, nothing to read');
+});

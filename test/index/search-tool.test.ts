@@ -20,7 +20,11 @@ async function service(t: { teardown(fn: () => unknown): void }): Promise<TestSe
   return s;
 }
 
-const search = (s: TestService, input: Record<string, unknown>) => callTool(searchTool, input, { deps: s.services.deps, caller });
+// detail "full": these tests read the provenance fields; the default shape has its own test (test/tools/token-budget-issue13.test.ts).
+const search = async (s: TestService, input: Record<string, unknown>) => {
+  const r = await callTool(searchTool, { detail: 'full', ...input }, { deps: s.services.deps, caller });
+  return { ...r, results: r.results.map((x) => x as Required<typeof x>) };
+};
 
 t.test('empty index: well-formed empty result with a no_results warning', async (t) => {
   const s = await service(t);
@@ -66,8 +70,8 @@ t.test('results: excerpt with highlights, dates, provenance, trust; host diversi
   t.equal(first.provenance.fetched_at, '2026-11-20T12:00:00Z');
   t.same(first.dates, { published: '2026-10-01T00:00:00Z', modified: null, fetched: '2026-11-20T12:00:00Z' });
   t.ok(first.excerpt);
-  for (const [a, b] of first.excerpt!.highlights) t.equal(first.excerpt!.text.slice(a, b).toLowerCase(), 'passport');
-  t.ok(first.excerpt!.highlights.length > 0);
+  for (const [a, b] of first.excerpt!.highlights!) t.equal(first.excerpt!.text.slice(a, b).toLowerCase(), 'passport');
+  t.ok(first.excerpt!.highlights!.length > 0);
 
   const page2 = await search(s, { q: 'passport', limit: 4, offset: 4 });
   t.same(page2.results.map((x) => x.host), ['www.canada.ca', 'www.canada.ca'], 'capped results move to later pages');
@@ -118,7 +122,7 @@ t.test('near-duplicates collapse; removed pages disappear; REST equals the tool 
   const r = await search(s, { q: 'passport clinic' });
   t.equal(r.results.length, 2);
   t.equal(r.duplicates_collapsed, 2);
-  const rest = await api(s, '/api/v1/search?q=passport%20clinic');
+  const rest = await api(s, '/api/v1/search?q=passport%20clinic&detail=full');
   t.equal(rest.status, 200);
   t.same(rest.body, r, 'GET /api/v1/search returns the tool output');
   for (const x of r.results) await idx.removePage(x.page_ref);

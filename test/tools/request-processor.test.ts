@@ -162,10 +162,10 @@ t.test('issue 5: tools after a real crawl — entities merged from JSON-LD and o
   s.crawler.enqueue(s.web.url('alpha.test', '/meta/nosnippet.html'), { priority: 'submitted', reason: 'test' });
   await s.crawler.runUntilIdle({ timeoutMs: 30_000 });
 
-  const ents = (await callTool(entitiesTool, { q: 'gabrielle roy', province: 'Québec', kind: 'Library' }, s.ctx())) as Out<typeof entitiesTool>;
+  const ents = (await callTool(entitiesTool, { q: 'gabrielle roy', province: 'Québec', kind: 'Library', detail: 'full' }, s.ctx())) as Out<typeof entitiesTool>;
   t.equal(ents.entities.length, 1);
   const lib = ents.entities[0]!;
-  t.same(lib.sources.map((x) => x.type).sort(), ['dataset', 'page'], 'one entity from both sources');
+  t.same(lib.sources!.map((x) => x.type).sort(), ['dataset', 'page'], 'one entity from both sources');
   t.equal(lib.telephone, '+1-418-641-6789');
   t.equal(lib.address.postal_code, 'G1K 3B2');
   t.match(ents.notice, /Open Government Licence – Canada/);

@@ -268,7 +268,8 @@ async function run(state, { focusResults = false } = {}) {
   list.setAttribute('aria-busy', 'true');
   status.textContent = 'Searching…';
   try {
-    const params = new URLSearchParams({ q: state.q, limit: String(LIMIT), offset: String(state.offset) });
+    // detail=full: the page shows highlights, all dates and provenance (an agent's default answer omits them).
+    const params = new URLSearchParams({ q: state.q, limit: String(LIMIT), offset: String(state.offset), detail: 'full' });
     if (state.language) params.set('language', state.language);
     const data = await apiFetch(`/api/v1/search?${params.toString()}`);
     if (mine !== seq) return;

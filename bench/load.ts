@@ -1,0 +1,326 @@
+/**
+ * Throughput under load on the served path (issue 14 items 3, 5 and 6). A separate svc server process (so its CPU
+ * profile, RSS and event-loop delay are its own) serves a SciFact index, or any index folder; this process drives it
+ * with an undici Pool of `--connections` keep-alive connections:
+ *   1. `GET /healthz` for `--seconds` (the reference rate: Koa, request log, headers, Node's HTTP stack),
+ *   2. `GET /api/v1/search?q=<claim>` for `--seconds`, the SciFact claims in turn (varied natural-language queries),
+ * and prints searches/s, p50/p99, errors, the share of non-empty answers, the server's RSS and event-loop delay, and
+ * the search rate as a share of the /healthz rate measured with the same client in the same run.
+ *
+ *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
+ *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
+ *
+ * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
+ *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
+ *   all-MiniLM-L6-v2 q8, about 12 minutes; none: BM25 only). With `--data-dir D` an index built earlier is reused
+ *   (and built there first when D has none); the server gets the same embedder, so queries are embedded like at
+ *   ingest.
+ * - `--lance DIR` serves an existing LanceDB index folder (e.g. a synthetic 1M index of bench/index-query.ts)
+ *   without writing to it: it is opened through a symlink from a temp data dir, the server's crawler is off and
+ *   nothing is ingested; the server runs BM25 only unless `--embedder hashing` matches the index's vectors.
+ * - `--soak-seconds N` then keeps the search load on for N more seconds and samples the server's RSS every
+ *   `--sample-every` seconds (the no-growth check of item 6).
+ * - `--crawl-hosts H` (item 5) starts the fixture web (loopback) in the server process with H generated hosts and
+ *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
+ *   indexing path costs the serving loop.
+ * - `--cpu-prof DIR` runs the server under `node --cpu-prof` (profile written when the server exits).
+ * Every loop is bounded in time and count; everything talks to loopback only.
+ */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { ingestCommand } from '../cli/ingest.js';
+import type { TestWeb } from '../fixtures/test-web/index.js';
+import { loadConfig } from '../config.js';
+import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
+import { createLogger } from '../logger.js';
+import { createServices, startServer } from '../main.js';
+import { setLanceCpuThreads } from '../index/lance-threads.js';
+
+setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
+
+const { values } = parseArgs({
+  options: {
+    embedder: { type: 'string', default: 'hashing' },
+    'data-dir': { type: 'string' },
+    lance: { type: 'string' },
+    connections: { type: 'string', default: '20' },
+    seconds: { type: 'string', default: '15' },
+    'soak-seconds': { type: 'string', default: '0' },
+    'sample-every': { type: 'string', default: '10' },
+    'crawl-hosts': { type: 'string', default: '0' },
+    'cpu-prof': { type: 'string' },
+    'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
+    'log-level': { type: 'string', default: 'info' },
+    // Internal: this process is the server (started by the driver below).
+    serve: { type: 'boolean', default: false },
+  },
+});
+const embedderKind = values.embedder!;
+if (!['hashing', 'none', 'model'].includes(embedderKind)) throw new Error('--embedder must be hashing, none or model');
+const modelDir = resolve(values['model-dir']!);
+const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
+
+async function benchEmbedder(): Promise<Embedder | null> {
+  if (embedderKind === 'none') return null;
+  // The dimension ingest's `--embedder hashing` uses (createHashingEmbedder's default), so index and queries agree.
+  if (embedderKind === 'hashing') return createHashingEmbedder();
+  const e = await createEmbedder({ modelDir, modelName: 'all-MiniLM-L6-v2', threads: 2 });
+  if (!e) throw new Error(`model weights absent under ${modelDir}`);
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Server side: one svc process with an in-process event-loop monitor; answers "stats" lines on stdin.
+// ---------------------------------------------------------------------------------------------------------------
+if (values.serve) {
+  const dataDir = values['data-dir']!;
+  const crawlHosts = Number(values['crawl-hosts']);
+  let web: TestWeb | null = null;
+  if (crawlHosts > 0) {
+    const { startTestWeb } = await import('../fixtures/test-web/index.js');
+    web = await startTestWeb({ generatedHosts: crawlHosts, generatedPages: 400 });
+  }
+  const config = loadConfig({
+    env: {},
+    flags: {
+      dataDir,
+      port: 0,
+      crawl: crawlHosts > 0,
+      ...(web ? { resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 100, crawlConcurrency: crawlHosts } : {}),
+    },
+  });
+  const log = createLogger({ level: values['log-level'] as 'info' });
+  const services = await createServices(config, { log, embedder: await benchEmbedder() });
+  const { key } = await services.keys.create({ name: 'bench-load', perMinute: 100_000_000, perDay: 1_000_000_000 });
+  const running = await startServer(services);
+  // Event-loop delay, measured twice: Node's monitor (perf_hooks.monitorEventLoopDelay) and a plain 10 ms timer
+  // whose lateness is recorded, because the monitor was seen to record no sample at all over whole 10 s windows of
+  // heavy load (count 0) — the timer's lateness is the delay a request arriving then would wait.
+  const eld = monitorEventLoopDelay({ resolution: 10 });
+  eld.enable();
+  const lag = createHistogram();
+  let expected = performance.now() + 10;
+  const tick = () => {
+    const now = performance.now();
+    lag.record(Math.max(1, Math.round((now - expected) * 1e6)));
+    expected = now + 10;
+    setTimeout(tick, 10).unref();
+  };
+  setTimeout(tick, 10).unref();
+  if (web && services.crawler) {
+    for (let i = 0; i < crawlHosts; i++) services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+    services.start();
+  }
+  // Stats go to stderr as one tagged line: stdout carries the request log.
+  const stats = async () => {
+    const mem = process.memoryUsage();
+    const pages = web ? web.accessLog.filter((x) => x.path.startsWith('/p/') || x.path === '/').length : 0;
+    const s = { tag: 'svc-bench-stats', rss: mem.rss, heap: mem.heapUsed, external: mem.external, eldMax: Math.max(lag.max, eld.count > 0 ? eld.max : 0) / 1e6, eldP99: Math.max(lag.percentile(99), eld.count > 0 ? eld.percentile(99) : 0) / 1e6, eldMean: lag.mean / 1e6, eldMonitorSamples: eld.count, crawled: pages, passages: (await services.deps.index.stats()).passages };
+    eld.reset();
+    lag.reset();
+    process.stderr.write(`${JSON.stringify(s)}\n`);
+  };
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: running.url, key })}\n`);
+  const rl = createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    if (line === 'stats') await stats();
+    if (line === 'stop') break;
+  }
+  await running.close();
+  await services.close();
+  await web?.close();
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Driver.
+// ---------------------------------------------------------------------------------------------------------------
+const connections = Math.max(1, Math.min(64, Number(values.connections)));
+const seconds = Math.max(1, Math.min(120, Number(values.seconds)));
+const soakSeconds = Math.max(0, Math.min(900, Number(values['soak-seconds'])));
+const sampleEvery = Math.max(1, Number(values['sample-every']));
+const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
+const tempDirs: string[] = [];
+
+let dataDir: string;
+if (values.lance) {
+  // A foreign index is only ever read: the server's data dir is a temp dir whose `lance` is a symlink to it.
+  dataDir = mkdtempSync(join(tmpdir(), 'svc-load-'));
+  tempDirs.push(dataDir);
+  symlinkSync(resolve(values.lance), join(dataDir, 'lance'));
+} else {
+  dataDir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'svc-load-'));
+  if (!values['data-dir']) tempDirs.push(dataDir);
+  if (crawlHosts > 0 && existsSync(join(dataDir, 'lance', 'passages.lance'))) {
+    // The crawl writes into the index: it works on a copy, so the reused index stays SciFact only.
+    const copy = mkdtempSync(join(tmpdir(), 'svc-load-crawl-'));
+    tempDirs.push(copy);
+    cpSync(dataDir, copy, { recursive: true });
+    dataDir = copy;
+  }
+  if (!existsSync(join(dataDir, 'lance', 'passages.lance'))) {
+    mkdirSync(dataDir, { recursive: true });
+    const t0 = performance.now();
+    const io = { stdout: process.stdout, stderr: process.stderr, env: { SVC_MODEL_DIR: modelDir } } as never;
+    const code = await ingestCommand(['--jsonl', join(SCIFACT, 'corpus.jsonl.gz'), '--data-dir', dataDir, '--embedder', embedderKind === 'model' ? 'model' : embedderKind], io);
+    if (code !== 0) throw new Error(`ingest failed (${code})`);
+    console.log(`ingested SciFact (${embedderKind} embedder) in ${((performance.now() - t0) / 1000).toFixed(0)} s into ${dataDir}`);
+  }
+}
+
+const claims = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => (JSON.parse(l) as { text: string }).text.slice(0, 300));
+
+interface ServerStats {
+  rss: number;
+  heap: number;
+  external: number;
+  eldMax: number;
+  eldP99: number;
+  eldMean: number;
+  eldMonitorSamples: number;
+  crawled: number;
+  passages: number;
+}
+
+const nodeArgs = ['--import', 'tsx'];
+if (values['cpu-prof']) nodeArgs.unshift('--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof']));
+const childArgs = [...nodeArgs, fileURLToPath(import.meta.url), '--serve', '--data-dir', dataDir, '--embedder', values.lance && embedderKind !== 'hashing' ? 'none' : embedderKind, '--model-dir', modelDir, '--crawl-hosts', String(crawlHosts), '--log-level', values['log-level']!];
+const server: ChildProcess = spawn(process.execPath, childArgs, { stdio: ['pipe', 'ignore', 'pipe'] });
+const pendingStats: ((s: ServerStats) => void)[] = [];
+const ready = new Promise<{ url: string; key: string }>((res, rej) => {
+  server.once('exit', (code) => rej(new Error(`server exited (${code})`)));
+  createInterface({ input: server.stderr! }).on('line', (line) => {
+    if (!line.startsWith('{"tag":"svc-bench-')) {
+      process.stderr.write(`[server] ${line}\n`);
+      return;
+    }
+    const m = JSON.parse(line) as { tag: string } & Record<string, unknown>;
+    if (m.tag === 'svc-bench-ready') res(m as unknown as { url: string; key: string });
+    else pendingStats.shift()?.(m as unknown as ServerStats);
+  });
+});
+const { url, key } = await ready;
+const serverStats = () =>
+  new Promise<ServerStats>((res) => {
+    pendingStats.push(res);
+    server.stdin!.write('stats\n');
+  });
+
+const pool = new Pool(url, { connections, pipelining: 1 });
+const MAX_REQUESTS = 2_000_000;
+
+interface PhaseResult {
+  title: string;
+  requests: number;
+  seconds: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  nonEmpty: number;
+  answered: Set<number>;
+  server: ServerStats;
+}
+
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+
+/** Runs `connections` closed loops for `secs` seconds; `next(i)` gives request i's path. */
+async function phase(title: string, secs: number, next: (i: number) => { path: string; claim?: number }, onSample?: (t: number) => Promise<void>): Promise<PhaseResult> {
+  await serverStats(); // resets the server's event-loop histogram
+  const lat: number[] = [];
+  let errors = 0;
+  let nonEmpty = 0;
+  let issued = 0;
+  const answered = new Set<number>();
+  const t0 = performance.now();
+  const until = t0 + secs * 1000;
+  const worker = async () => {
+    while (performance.now() < until && issued < MAX_REQUESTS) {
+      const { path, claim } = next(issued++);
+      const s = performance.now();
+      try {
+        const r = await pool.request({ path, method: 'GET', headers: { authorization: `Bearer ${key}` } });
+        const text = await r.body.text();
+        lat.push(performance.now() - s);
+        if (r.statusCode !== 200) {
+          errors++;
+          continue;
+        }
+        if (claim !== undefined) {
+          const results = (JSON.parse(text) as { results?: unknown[] }).results ?? [];
+          if (results.length > 0) {
+            nonEmpty++;
+            answered.add(claim);
+          }
+        }
+      } catch {
+        errors++;
+      }
+    }
+  };
+  let sampler: Promise<void> = Promise.resolve();
+  if (onSample) {
+    sampler = (async () => {
+      for (let t = sampleEvery; t <= secs; t += sampleEvery) {
+        await new Promise((r) => setTimeout(r, Math.max(0, t0 + t * 1000 - performance.now())));
+        await onSample(t);
+      }
+    })();
+  }
+  await Promise.all(Array.from({ length: connections }, worker));
+  await sampler;
+  const elapsed = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  return { title, requests: lat.length, seconds: elapsed, rate: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), errors, nonEmpty, answered, server: await serverStats() };
+}
+
+const searchPath = (i: number) => ({ path: `/api/v1/search?q=${encodeURIComponent(claims[i % claims.length]!)}&limit=10`, claim: i % claims.length });
+const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+
+const idle = await serverStats();
+await phase('warm-up (search)', 3, searchPath);
+const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
+const search = await phase('GET /api/v1/search (SciFact claims)', seconds, searchPath);
+const rssSamples: { t: number; rss: number; heap: number; passages: number; eldMax: number; eldP99: number; crawled: number }[] = [];
+let soak: PhaseResult | null = null;
+if (soakSeconds > 0) {
+  soak = await phase(`soak: search for ${soakSeconds} s`, soakSeconds, searchPath, async (t) => {
+    const s = await serverStats();
+    rssSamples.push({ t, rss: s.rss, heap: s.heap, passages: s.passages, eldMax: s.eldMax, eldP99: s.eldP99, crawled: s.crawled });
+  });
+}
+
+server.stdin!.write('stop\n');
+await new Promise((r) => server.once('exit', r));
+await pool.close();
+for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+
+console.log(`\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`);
+console.log(`client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct claims in turn; node ${process.version}; shared 2-core machine\n`);
+console.log('| phase | requests | req/s | share of /healthz | p50 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of [health, search, ...(soak ? [soak] : [])]) {
+  const isSearch = r !== health;
+  console.log(
+    `| ${r.title} | ${r.requests} | ${r.rate.toFixed(1)} | ${((r.rate / health.rate) * 100).toFixed(1)}% | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ` +
+      `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} |`,
+  );
+}
+console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
+if (rssSamples.length) {
+  console.log('\n| t s | server RSS MiB | JS heap MiB | loop delay p99 / max ms | pages fetched | passages |');
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const s of rssSamples) console.log(`| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`);
+}

@@ -1,0 +1,29 @@
+/**
+ * Issue 14 (per-query CPU): TermPresence answers exactly what a substring test of ` term ` on the space-padded
+ * search_text answers, for any analysed text and any query terms (including hash-colliding and prefix-sharing ones).
+ */
+import t from 'tap';
+import fc from 'fast-check';
+import { TermPresence } from '../../index/query.js';
+
+const substring = (text: string, term: string) => ` ${text} `.includes(` ${term} `);
+const row = (search_text: string) => ({ page_ref: 1, ordinal: 0, title: '', lang: 'en', search_text }) as never;
+
+t.test('issue 14: term presence in one pass equals the substring test', async (t) => {
+  const word = fc.stringMatching(/^[a-zé0-9]{1,6}$/);
+  fc.assert(
+    fc.property(fc.array(word, { maxLength: 40 }), fc.array(word, { minLength: 1, maxLength: 12 }), (tokens, terms) => {
+      const text = tokens.join(' ');
+      const p = new TermPresence(terms);
+      const r = row(text);
+      for (const term of terms) if (p.has(r, term) !== substring(text, term)) return false;
+      return true;
+    }),
+    { numRuns: 3000 },
+  );
+  // "Aa" and "BB" share a Java-style 31-hash; prefixes and suffixes of a token are not the token.
+  const p = new TermPresence(['Aa', 'BB', 'cell', 'cells', 'ell']);
+  const r = row('BB cells xcell');
+  t.same(['Aa', 'BB', 'cell', 'cells', 'ell'].map((x) => p.has(r, x)), [false, true, false, true, false]);
+  t.throws(() => p.has(r, 'other'), /not a query term/);
+});
