@@ -52,8 +52,8 @@ export interface SqliteRepoOptions {
   readonly defaultGapMs?: number;
   /**
    * Usage counters decided in memory and reserved in blocks in the file (state/rate-limits.ts RateLimiter) instead
-   * of one write transaction per decision: exact within this process, never over-admitting after a crash, and 3×
-   * (one in flight) to 13× (16 in flight) more decisions per second (docs/benchmarks.md, bench/state-repos.ts).
+   * of one write transaction per decision: exact within this process, never over-admitting after a crash, and
+   * several times more decisions per second (docs/benchmarks.md, bench/state-repos.ts).
    * Right for `svc serve` on the embedded default, where one process owns the data dir's counters; not for several
    * processes sharing one file. close() gives unused slots back.
    * @default false
