@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
 import { answerClientError } from './rest/client-error.js';
-import { openStateDb } from './state/db.js';
+import { openStateDb, type StateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
@@ -13,15 +13,14 @@ import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { indexLocation } from './index/location.js';
 import { EntityStore } from './state/entities.js';
-import { KeyStore } from './state/keys.js';
-import { RequestStore } from './state/requests.js';
-import { RateLimiter } from './state/rate-limits.js';
+import { openRepositories } from './state/repos/open.js';
+import { sqliteEntities } from './state/repos/sqlite.js';
+import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
-import { sqliteRepositories } from './state/repos/sqlite.js';
 import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
 
 export const VERSION = '0.1.0';
@@ -30,6 +29,12 @@ export const VERSION = '0.1.0';
 export interface Services extends AppServices {
   /** The crawler, when this process crawls (config.crawl). */
   readonly crawler: Crawler | null;
+  /**
+   * What the crawler and the indexer still write to directly: the SQLite state file in the data dir and today's
+   * synchronous stores on it (issue 10 slice B moves the crawler onto the repositories). Tools, REST and the CLI
+   * never use these.
+   */
+  readonly local: { readonly db: StateDb; readonly documents: Documents; readonly entities: EntityStore };
   /** Starts the background work: the crawler loop and the URL-request processor. */
   start(): void;
   /** Stops background work, then closes every store (after the HTTP server has stopped). */
@@ -78,14 +83,25 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
-  if (config.databaseUrl) {
-    // Only `svc migrate` and the state repositories use PostgreSQL so far (issue 10, docs/deploy.md); say so rather
-    // than let an operator believe replicas share state. The URL may hold a password: it is not logged.
-    log.warn('SVC_DATABASE_URL is set, but svc serve still keeps its state in the SQLite file in the data dir (see docs/deploy.md)');
-  }
   const role = opts.role ?? 'all';
   const db = openStateDb(stateFile(config));
-  const repos = sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
+  // The API state (keys, usage counters, documents, host facts, requests) is the repositories': on PostgreSQL with
+  // SVC_DATABASE_URL, shared by every replica; otherwise on the very SQLite handle the crawler uses (one file, one
+  // connection, as before). The URL may hold a password: it is never logged.
+  let repos: Repositories;
+  try {
+    // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
+    // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
+    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, embedded: { db, inProcessUsage: true } });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  if (repos.backend === 'postgres') {
+    log.warn(
+      'SVC_DATABASE_URL: API state (keys, usage counters, URL requests, documents, host facts) is on PostgreSQL; entities and what this process crawls (frontier, pages) stay in the SQLite file in the data dir (see docs/deploy.md)',
+    );
+  }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const writesIndex = role === 'all' || role === 'indexer';
   const location = indexLocation(config);
@@ -99,7 +115,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   const documents = new Documents(db);
   const entities = new EntityStore(db);
-  const requests = new RequestStore(db, { perDay: config.submissionsPerDay, now });
   // A crawler worker hands its pages to the indexer through the outbox; in `all` the crawler writes the index
   // itself (one process: the outbox would only add a round trip; docs/deploy.md).
   const crawler =
@@ -111,16 +126,17 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         })
       : null;
   const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
-  const processor = crawler ? new RequestProcessor({ requests, documents, crawler, log: log.child({ part: 'requests' }) }) : null;
-  const limiter = new RateLimiter(db);
+  const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  const deps: ServiceDeps = { config, db, documents, log, now, index, entities, requests, crawler, resolver };
+  // Entities stay in the data dir's SQLite file on PostgreSQL too (not ported yet): the crawler's sink writes there.
+  const deps: ServiceDeps = { config, repos, log, now, index, entities: repos.entities ?? sqliteEntities(entities), crawler, resolver };
   let closed = false;
   let started = false;
   return {
     deps,
-    keys: new KeyStore(db),
-    limiter,
+    keys: repos.keys,
+    usage: repos.usage,
+    local: { db, documents, entities },
     tools: opts.tools ?? allTools,
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),
@@ -136,12 +152,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       const checks: Record<string, string> = {};
       let ok = true;
       try {
-        db.prepare('SELECT 1').get();
+        await repos.ping();
         checks.state = 'ok';
       } catch {
         checks.state = 'unavailable';
         ok = false;
       }
+      checks.state_backend = repos.backend;
       try {
         const stats = await index.stats();
         checks.index = 'ok';
@@ -171,7 +188,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await drainer?.stop();
       await index.close();
       await embedder?.close();
-      limiter.close();
+      await repos.close();
       db.close();
     },
   };

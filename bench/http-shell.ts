@@ -45,7 +45,7 @@ const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
 const config = loadConfig({ env: {}, flags: { dataDir, port: 0, crawl: false } });
 const services = await createServices(config, { log: createLogger({ level: 'silent' }) });
-const { key } = services.keys.create({ name: 'bench', perMinute: 1_000_000, perDay: 100_000_000 });
+const { key } = await services.keys.create({ name: 'bench', perMinute: 1_000_000, perDay: 100_000_000 });
 const running = await startServer(services);
 
 const rows = [];

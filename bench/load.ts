@@ -100,7 +100,7 @@ if (values.serve) {
   });
   const log = createLogger({ level: values['log-level'] as 'info' });
   const services = await createServices(config, { log, embedder: await benchEmbedder() });
-  const { key } = services.keys.create({ name: 'bench-load', perMinute: 100_000_000, perDay: 1_000_000_000 });
+  const { key } = await services.keys.create({ name: 'bench-load', perMinute: 100_000_000, perDay: 1_000_000_000 });
   const running = await startServer(services);
   // Event-loop delay, measured twice: Node's monitor (perf_hooks.monitorEventLoopDelay) and a plain 10 ms timer
   // whose lateness is recorded, because the monitor was seen to record no sample at all over whole 10 s windows of

@@ -36,7 +36,7 @@ if (!dir || !existsSync(cli) || !existsSync(node24)) {
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-conformance-'));
 const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, logLevel: 'warn' } });
 const services = await createServices(config, { log: createLogger({ level: 'warn' }) });
-const { key } = services.keys.create({ name: 'conformance', perMinute: 1000, perDay: 100_000 });
+const { key } = await services.keys.create({ name: 'conformance', perMinute: 1000, perDay: 100_000 });
 const running = await startServer(services);
 const target = new URL(running.url);
 

@@ -37,7 +37,7 @@ try {
     const x = extractPage(gunzipSync(readFileSync(`${web}html/${f}`)).toString('utf8'), { url });
     const host = new URL(url).host;
     pages.push({
-      pageRef: s.deps.documents.allocate(url, host),
+      pageRef: s.local.documents.allocate(url, host),
       url,
       canonicalUrl: null,
       host,

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { openStateDb } from '../state/db.js';
 import { RateLimiter } from '../state/rate-limits.js';
 import { openPostgresRepositories } from '../state/repos/postgres.js';
-import { openSqliteRepositories } from '../state/repos/sqlite.js';
+import { openSqliteRepositories, sqliteRepositories } from '../state/repos/sqlite.js';
 import type { Repositories } from '../state/repos/types.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
 
@@ -62,6 +62,14 @@ try {
     const limiter = new RateLimiter(db);
     for (const conc of [1, 16]) rows.push({ what: 'quota decision', backend: 'RateLimiter (memory, write-behind)', conc, ...(await measure(conc, async (i) => limiter.consume((i % 50).toString(16).padStart(64, '0'), limits))) });
     limiter.close();
+    db.close();
+  }
+  // The embedded default of svc serve since issue 10: that limiter behind the async UsageCountersRepo.
+  {
+    const db = openStateDb(join(dir, 'embedded.sqlite'));
+    const r = sqliteRepositories(db, { inProcessUsage: true });
+    for (const conc of [1, 16]) rows.push({ what: 'quota decision', backend: 'sqlite repo, in-process usage (svc serve default)', conc, ...(await measure(conc, (i) => r.usage.consume((i % 50).toString(16).padStart(64, '0'), limits))) });
+    await r.close();
     db.close();
   }
   const backends: [string, () => Promise<Repositories>][] = [

@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { stateFile } from '../main.js';
-import { openStateDb } from '../state/db.js';
-import { KeyStore } from '../state/keys.js';
+import { openRepositories } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
 
 const USAGE = `usage:
@@ -31,16 +29,17 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
     },
   });
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
-  const db = openStateDb(stateFile(config));
+  // The repositories: with SVC_DATABASE_URL the key lands in PostgreSQL, where every replica verifies it.
+  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const keys = new KeyStore(db);
+    const keys = repos.keys;
     switch (sub) {
       case 'create': {
         const name = values.name?.trim();
         if (!name) throw new UsageError('keys create needs --name NAME');
         const perMinute = positiveInt(values['per-minute'], '--per-minute') ?? config.keyPerMinute;
         const perDay = positiveInt(values['per-day'], '--per-day') ?? config.keyPerDay;
-        const { record, key } = keys.create({ name, perMinute, perDay });
+        const { record, key } = await keys.create({ name, perMinute, perDay });
         if (values.json) io.stdout.write(JSON.stringify({ id: record.id, key }) + '\n');
         else
           io.stdout.write(
@@ -51,7 +50,7 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
         return 0;
       }
       case 'list': {
-        const list = keys.list().map((k) => ({
+        const list = (await keys.list()).map((k) => ({
           id: k.id,
           name: k.name,
           per_minute: k.perMinute,
@@ -69,7 +68,7 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
       case 'revoke': {
         const id = positionals[0];
         if (!id) throw new UsageError('keys revoke needs the key ID (see svc keys list)');
-        if (!keys.revoke(id)) {
+        if (!(await keys.revoke(id))) {
           io.stderr.write(`svc: no active key with id ${id}\n`);
           return 1;
         }
@@ -80,6 +79,6 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
         throw new UsageError(USAGE);
     }
   } finally {
-    db.close();
+    await repos.close();
   }
 }

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { createServices, ROLES, startServer, type Role } from '../main.js';
+import { isSvcError } from '../errors.js';
+import { createServices, ROLES, startServer, type Role, type Services } from '../main.js';
+import { redactDatabaseUrl } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 
 /** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
@@ -39,7 +41,17 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`svc serve: --lease-ms must be an integer ≥ 100 (got ${JSON.stringify(values['lease-ms'])})\n`);
     return 2;
   }
-  const services = await createServices(config, { role: role as Role, ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}) });
+  let services: Services;
+  try {
+    services = await createServices(config, { role: role as Role, ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}) });
+  } catch (err) {
+    // The state database cannot be reached at start: one line (password masked), and a supervisor may retry.
+    if (isSvcError(err) && err.code === 'unavailable' && config.databaseUrl) {
+      io.stderr.write(`svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`);
+      return 1;
+    }
+    throw err;
+  }
   let running;
   try {
     running = await startServer(services);

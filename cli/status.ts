@@ -1,26 +1,25 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { Frontier } from '../crawler/frontier.js';
 import { PassageIndex } from '../index/store.js';
 import { indexLocation } from '../index/location.js';
-import { stateFile } from '../main.js';
-import { openStateDb } from '../state/db.js';
+import { openRepositories } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 
 /** `svc status [--json] [--data-dir D]`: what the data dir holds — index, documents, frontier, keys. */
 export async function statusCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false }, 'data-dir': { type: 'string' } } });
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
-  const db = openStateDb(stateFile(config));
+  // The state through the repositories (PostgreSQL with SVC_DATABASE_URL, else the data dir's SQLite file).
+  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const index = await PassageIndex.open({ location: indexLocation(config), embedder: null });
     const stats = await index.stats();
     await index.close();
-    const documents = Object.fromEntries(
-      (db.prepare('SELECT status, count(*) AS n FROM documents GROUP BY status').all() as { status: string; n: number }[]).map((r) => [r.status, r.n]),
-    );
-    const frontier = new Frontier(db).counts();
-    const keys = db.prepare('SELECT count(*) AS total, count(revoked_at) AS revoked FROM api_keys').get() as { total: number; revoked: number };
+    const documents = await repos.documents.counts();
+    const frontier = await repos.frontier.counts();
+    const allKeys = await repos.keys.list();
+    const revoked = allKeys.filter((k) => k.revokedAt !== null).length;
+    const keys = { total: allKeys.length, revoked };
     const out = {
       data_dir: config.dataDir,
       index: { pages: stats.pages, passages: stats.passages, vectors: stats.vectors },
@@ -38,6 +37,6 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
     }
     return 0;
   } finally {
-    db.close();
+    await repos.close();
   }
 }

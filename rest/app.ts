@@ -2,8 +2,7 @@ import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { SvcError, isSvcError, toProblem, type ErrorCode } from '../errors.js';
-import type { KeyStore } from '../state/keys.js';
-import type { RateLimiter } from '../state/rate-limits.js';
+import type { KeysRepo, UsageCountersRepo } from '../state/repos/types.js';
 import type { ToolContext, ToolDefinition } from '../tools/define-tool.js';
 import type { ServiceDeps } from '../tools/deps.js';
 import { assertUtf8Url } from './body.js';
@@ -16,8 +15,9 @@ import { mountToolRoutes } from './tool-routes.js';
 /** What the HTTP layer needs; built by main.ts. */
 export interface AppServices {
   readonly deps: ServiceDeps;
-  readonly keys: KeyStore;
-  readonly limiter: RateLimiter;
+  /** API keys (verified on every request) and their usage counters: the state repositories' own. */
+  readonly keys: KeysRepo;
+  readonly usage: UsageCountersRepo;
   readonly tools: readonly ToolDefinition[];
   readonly version: string;
   /** Whether the stores are open and usable, with a word per component (for /readyz). */
@@ -115,9 +115,9 @@ export function createHttpApp(s: AppServices): Koa {
     await next();
   });
 
-  const toolContext = (ctx: Context): ToolContext => {
-    const key = authenticate(ctx, s.keys);
-    enforceRate(s.limiter, key, (n, v) => ctx.set(n, v), s.deps.now());
+  const toolContext = async (ctx: Context): Promise<ToolContext> => {
+    const key = await authenticate(ctx, s.keys);
+    await enforceRate(s.usage, key, (n, v) => ctx.set(n, v), s.deps.now());
     return { deps: s.deps, caller: { keyId: key.id, digest: key.digest } };
   };
 
@@ -141,13 +141,13 @@ export function createHttpApp(s: AppServices): Koa {
       version: s.version,
       bodyLimit: config.bodyLimit,
       originAllowed: served.originAllowed,
-      authenticate: (ctx) => {
-        const key = authenticate(ctx, s.keys);
+      authenticate: async (ctx) => {
+        const key = await authenticate(ctx, s.keys);
         const limits = { perMinute: key.perMinute, perDay: key.perDay };
         return {
           ctx: { deps: s.deps, caller: { keyId: key.id, digest: key.digest } },
-          countCall: (set) => enforceRate(s.limiter, key, set, s.deps.now()),
-          showQuota: (set) => setRateHeaders(set, s.limiter.peek(key.digest, limits, s.deps.now())),
+          countCall: (set) => enforceRate(s.usage, key, set, s.deps.now()),
+          showQuota: async (set) => setRateHeaders(set, await s.usage.peek(key.digest, limits, s.deps.now())),
         };
       },
       onInternalError: (err, tool) => log.error({ tool, err: internalErrorLog(err) }, 'internal tool error'),

@@ -21,7 +21,9 @@ export interface McpRouteOptions {
    * against the key's quotas (throws rate_limited; `set` writes the rate headers) and one that writes the rate
    * headers without counting (initialize, tools/list: every successful response carries them).
    */
-  readonly authenticate: (ctx: Context) => { ctx: ToolContext; countCall: (set: SetHeader) => void; showQuota: (set: SetHeader) => void };
+  readonly authenticate: (
+    ctx: Context,
+  ) => Promise<{ ctx: ToolContext; countCall: (set: SetHeader) => Promise<void>; showQuota: (set: SetHeader) => Promise<void> }>;
   readonly onInternalError: (err: unknown, tool: string) => void;
 }
 
@@ -35,7 +37,7 @@ export function mcpHandler(opts: McpRouteOptions) {
   return async (ctx: Context): Promise<void> => {
     const origin = ctx.get('origin');
     if (origin !== '' && !opts.originAllowed(origin, ctx.get('host'))) throw new SvcError('forbidden_origin', 'this Origin may not call /mcp');
-    const { ctx: toolCtx, countCall, showQuota } = opts.authenticate(ctx);
+    const { ctx: toolCtx, countCall, showQuota } = await opts.authenticate(ctx);
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');
       throw new SvcError('method_not_allowed', 'this server is stateless: POST JSON-RPC messages to /mcp');
@@ -52,7 +54,7 @@ export function mcpHandler(opts: McpRouteOptions) {
     }
     const res = ctx.res;
     const set: SetHeader = (n, v) => res.setHeader(n, v);
-    showQuota(set); // a tools/call below overwrites them with the counted values
+    await showQuota(set); // a tools/call below overwrites them with the counted values
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = await serveMcp(
       { tools: opts.tools, ctx: toolCtx, version: opts.version, beforeCall: () => countCall(set), onInternalError: opts.onInternalError },

@@ -59,12 +59,12 @@ async function restInput(ctx: Context, tool: ToolDefinition, binding: RestBindin
 export function mountToolRoutes(
   router: Router,
   tools: readonly ToolDefinition[],
-  opts: { bodyLimit: number; context: (ctx: Context) => ToolContext },
+  opts: { bodyLimit: number; context: (ctx: Context) => Promise<ToolContext> },
 ): void {
   for (const tool of tools) {
     for (const binding of tool.rest) {
       const handler = async (ctx: Context): Promise<void> => {
-        const toolCtx = opts.context(ctx);
+        const toolCtx = await opts.context(ctx);
         const input = await restInput(ctx, tool, binding, opts.bodyLimit);
         const out = await callTool(tool, input, toolCtx);
         ctx.status = binding.successStatus ?? 200;

@@ -146,43 +146,55 @@ export class Hosts {
   /** Everything known about a host, or null when the crawler never touched it. */
   get(host: string): HostFacts | null {
     const h = host.toLowerCase();
-    const r = this.#db.prepare<[string], RawHost>('SELECT * FROM crawl_hosts WHERE host = ?').get(h);
-    const intervals = this.#db
-      .prepare<[string], { interval_ms: number }>('SELECT interval_ms FROM host_change_intervals WHERE host = ? ORDER BY interval_ms')
-      .all(h)
-      .map((x) => x.interval_ms);
-    const outbound =
-      this.#db.prepare<[string, string], { n: number | null }>('SELECT sum(links) AS n FROM page_host_links WHERE from_host = ? AND to_host <> ?').get(h, h)?.n ?? 0;
-    const inbound =
-      this.#db
-        .prepare<[string, string], { n: number }>('SELECT count(DISTINCT from_host) AS n FROM page_host_links WHERE to_host = ? AND from_host <> ?')
-        .get(h, h)?.n ?? 0;
-    if (!r && intervals.length === 0 && outbound === 0 && inbound === 0) return null;
-    return {
-      host: h,
-      robots:
-        r && r.robots_status !== null && r.robots_fetched_at !== null
-          ? {
-              status: r.robots_status,
-              httpStatus: r.robots_http_status,
-              fetchedAt: r.robots_fetched_at,
-              rules: parseList(r.robots_rules),
-              sitemaps: parseList(r.robots_sitemaps),
-              crawlDelaySec: r.robots_crawl_delay,
-            }
-          : null,
-      llms:
-        r && r.llms_fetched_at !== null
-          ? { present: r.llms_present === 1, fetchedAt: r.llms_fetched_at, title: r.llms_title, summary: r.llms_summary, linkCount: r.llms_link_count ?? 0 }
-          : null,
-      lastCrawlAt: r?.last_crawl_at ?? null,
-      pagesFetched: r?.pages_fetched ?? 0,
-      medianChangeIntervalMs: median(intervals),
-      changeIntervalsObserved: intervals.length,
-      outboundLinks: outbound,
-      inboundHosts: inbound,
-    };
+    // $1 becomes the named parameter @h (better-sqlite3 binds names, not numbered positions).
+    const q = <R>(sql: string) => this.#db.prepare<[{ h: string }], R>(sql.replaceAll('$1', '@h'));
+    return hostFacts(
+      h,
+      q<RawHost>(HOST_FACTS_SQL.host).get({ h }),
+      q<{ interval_ms: number }>(HOST_FACTS_SQL.intervals).all({ h }).map((x) => x.interval_ms),
+      q<{ n: number | null }>(HOST_FACTS_SQL.outbound).get({ h })?.n ?? 0,
+      q<{ n: number }>(HOST_FACTS_SQL.inbound).get({ h })?.n ?? 0,
+    );
   }
+}
+
+/** The reads behind HostFacts, host in $1 (both state backends run them; on SQLite $1 is bound as @h). */
+export const HOST_FACTS_SQL = {
+  host: 'SELECT * FROM crawl_hosts WHERE host = $1',
+  intervals: 'SELECT interval_ms FROM host_change_intervals WHERE host = $1 ORDER BY interval_ms',
+  outbound: 'SELECT sum(links) AS n FROM page_host_links WHERE from_host = $1 AND to_host <> $1',
+  inbound: 'SELECT count(DISTINCT from_host) AS n FROM page_host_links WHERE to_host = $1 AND from_host <> $1',
+} as const;
+
+export type { RawHost };
+
+/** HostFacts from the rows of HOST_FACTS_SQL (null when the crawler never touched the host). */
+export function hostFacts(h: string, r: RawHost | undefined, intervals: readonly number[], outbound: number, inbound: number): HostFacts | null {
+  if (!r && intervals.length === 0 && outbound === 0 && inbound === 0) return null;
+  return {
+    host: h,
+    robots:
+      r && r.robots_status !== null && r.robots_fetched_at !== null
+        ? {
+            status: r.robots_status,
+            httpStatus: r.robots_http_status,
+            fetchedAt: r.robots_fetched_at,
+            rules: parseList(r.robots_rules),
+            sitemaps: parseList(r.robots_sitemaps),
+            crawlDelaySec: r.robots_crawl_delay,
+          }
+        : null,
+    llms:
+      r && r.llms_fetched_at !== null
+        ? { present: r.llms_present === 1, fetchedAt: r.llms_fetched_at, title: r.llms_title, summary: r.llms_summary, linkCount: r.llms_link_count ?? 0 }
+        : null,
+    lastCrawlAt: r?.last_crawl_at ?? null,
+    pagesFetched: r?.pages_fetched ?? 0,
+    medianChangeIntervalMs: median(intervals),
+    changeIntervalsObserved: intervals.length,
+    outboundLinks: outbound,
+    inboundHosts: inbound,
+  };
 }
 
 /** Median of a sorted list (mean of the middle two for an even count), null when empty. */

@@ -263,7 +263,7 @@ export const repoMigrations: readonly Migration[] = [
     sql: webmasterTablesSql('sqlite'),
   },
   {
-    id: 'repos-004-politeness-holder',
+    id: 'repos-005-politeness-holder',
     sql: `
       -- Who holds a host's slot (a frontier lease token): claim() reserves the host for the item it hands out, so
       -- that item's first request starts at once while other workers wait for the gap (issue 10).

@@ -91,7 +91,8 @@ export interface RequestStoreOptions {
   readonly now?: () => Date;
 }
 
-interface Raw {
+/** A url_requests row (both state backends: same columns). */
+export interface UrlRequestRow {
   id: string;
   key_digest: string;
   type: RequestType;
@@ -108,7 +109,9 @@ interface Raw {
   attempts: number;
 }
 
-const toRequest = (r: Raw): UrlRequest => ({
+type Raw = UrlRequestRow;
+
+export const toUrlRequest = (r: Raw): UrlRequest => ({
   id: r.id,
   type: r.type,
   url: r.url,
@@ -124,6 +127,57 @@ const toRequest = (r: Raw): UrlRequest => ({
 });
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/**
+ * A submission checked and put in stored form (both backends): the type is one of the four, the note trimmed and
+ * bounded, the Idempotency-Key replaced by its digest under the caller's key. Throws bad_request / validation_failed.
+ */
+export function checkSubmission(keyDigest: string, sub: RequestSubmission): { type: RequestType; url: string; host: string; note: string | null; idem: string | null } {
+  const errors: FieldIssue[] = [];
+  if (!(REQUEST_TYPES as readonly string[]).includes(sub.type)) {
+    errors.push({ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` });
+    throw new SvcError('bad_request', `type must be one of ${REQUEST_TYPES.join(', ')}`, { errors });
+  }
+  const note = sub.note === undefined ? null : sub.note.trim() === '' ? null : sub.note.trim();
+  if (note !== null && note.length > REQUEST_LIMITS.noteMaxLength) {
+    throw new SvcError('validation_failed', `note is longer than ${REQUEST_LIMITS.noteMaxLength} characters`, {
+      errors: [{ path: ['note'], issue: `at most ${REQUEST_LIMITS.noteMaxLength} characters` }],
+    });
+  }
+  const idem = sub.idempotencyKey !== undefined && sub.idempotencyKey !== '' ? sha256(`${keyDigest}\n${sub.idempotencyKey}`) : null;
+  return { type: sub.type as RequestType, url: sub.url, host: sub.host, note, idem };
+}
+
+/** The answer when an Idempotency-Key comes back with another type or URL. */
+export const idempotencyConflict = (): SvcError =>
+  new SvcError('conflict', 'this Idempotency-Key was already used for a different request', {
+    errors: [{ path: ['idempotency_key'], issue: 'already used with another type or url' }],
+  });
+
+/** The answer when a key has used its daily submissions. */
+export const submissionQuotaExceeded = (perDay: number, now: Date): SvcError =>
+  new SvcError('submission_quota_exceeded', `this key may submit ${perDay} URL requests per day (UTC)`, { retryAfter: secondsToUtcMidnight(now) });
+
+/** Start of the UTC day of `now` (ISO), the daily submission quota's window. */
+export const utcDayStart = (now: Date): string => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+
+/**
+ * Checks a transition (REQUEST_TRANSITIONS, outcome and reason rules) and returns the new history event; throws
+ * when it is not allowed.
+ */
+export function nextEvent(cur: UrlRequest, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string }, at: string): RequestEvent {
+  if (!REQUEST_TRANSITIONS[cur.status].includes(to)) throw new Error(`requests: ${cur.status} → ${to} is not allowed (${cur.id})`);
+  if (to === 'completed' && detail.outcome === undefined) throw new Error('requests: completed needs an outcome');
+  if ((to === 'failed' || detail.outcome === 'rejected') && (detail.reason === undefined || detail.reason === '')) {
+    throw new Error('requests: failed and rejected need a reason');
+  }
+  return {
+    status: to,
+    at,
+    ...(detail.outcome !== undefined ? { outcome: detail.outcome } : {}),
+    ...(detail.reason !== undefined ? { reason: detail.reason } : {}),
+  };
+}
 
 /** Seconds from `now` to the next UTC midnight (when the daily quota resets). */
 function secondsToUtcMidnight(now: Date): number {
@@ -153,20 +207,7 @@ export class RequestStore {
    * Bad input (type outside the four, note too long) throws and stores nothing.
    */
   submit(keyDigest: string, sub: RequestSubmission): { request: UrlRequest; deduplicated: boolean } {
-    const errors: FieldIssue[] = [];
-    if (!(REQUEST_TYPES as readonly string[]).includes(sub.type)) {
-      errors.push({ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` });
-      throw new SvcError('bad_request', `type must be one of ${REQUEST_TYPES.join(', ')}`, { errors });
-    }
-    const type = sub.type as RequestType;
-    const note = sub.note === undefined ? null : sub.note.trim() === '' ? null : sub.note.trim();
-    if (note !== null && note.length > REQUEST_LIMITS.noteMaxLength) {
-      throw new SvcError('validation_failed', `note is longer than ${REQUEST_LIMITS.noteMaxLength} characters`, {
-        errors: [{ path: ['note'], issue: `at most ${REQUEST_LIMITS.noteMaxLength} characters` }],
-      });
-    }
-    const { url, host } = sub;
-    const idem = sub.idempotencyKey !== undefined && sub.idempotencyKey !== '' ? sha256(`${keyDigest}\n${sub.idempotencyKey}`) : null;
+    const { type, url, host, note, idem } = checkSubmission(keyDigest, sub);
 
     return this.#db.transaction(() => {
       if (idem !== null) {
@@ -174,12 +215,8 @@ export class RequestStore {
           .prepare<[string, string], Raw>('SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?')
           .get(keyDigest, idem);
         if (prior) {
-          if (prior.type !== type || prior.url !== url) {
-            throw new SvcError('conflict', 'this Idempotency-Key was already used for a different request', {
-              errors: [{ path: ['idempotency_key'], issue: 'already used with another type or url' }],
-            });
-          }
-          return { request: toRequest(prior), deduplicated: true };
+          if (prior.type !== type || prior.url !== url) throw idempotencyConflict();
+          return { request: toUrlRequest(prior), deduplicated: true };
         }
       }
       const open = this.#db
@@ -188,19 +225,15 @@ export class RequestStore {
              AND status IN ('received', 'queued', 'in_progress') ORDER BY received_at LIMIT 1`,
         )
         .get(keyDigest, type, url);
-      if (open) return { request: toRequest(open), deduplicated: true };
+      if (open) return { request: toUrlRequest(open), deduplicated: true };
 
       const now = this.#now();
-      const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+      const dayStart = utcDayStart(now);
       const used =
         this.#db
           .prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = ? AND received_at >= ?')
           .get(keyDigest, dayStart)?.n ?? 0;
-      if (used >= this.#opts.perDay) {
-        throw new SvcError('submission_quota_exceeded', `this key may submit ${this.#opts.perDay} URL requests per day (UTC)`, {
-          retryAfter: secondsToUtcMidnight(now),
-        });
-      }
+      if (used >= this.#opts.perDay) throw submissionQuotaExceeded(this.#opts.perDay, now);
       const at = now.toISOString();
       const id = `req_${randomBytes(16).toString('base64url')}`;
       const history: RequestEvent[] = [{ status: 'received', at }];
@@ -217,7 +250,7 @@ export class RequestStore {
   /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
   getForKey(id: string, keyDigest: string): UrlRequest | null {
     const r = this.#db.prepare<[string, string], Raw>('SELECT * FROM url_requests WHERE id = ? AND key_digest = ?').get(id, keyDigest);
-    return r ? toRequest(r) : null;
+    return r ? toUrlRequest(r) : null;
   }
 
   /** A request by id regardless of key (the processor only). */
@@ -227,7 +260,7 @@ export class RequestStore {
 
   #get(id: string): UrlRequest | null {
     const r = this.#db.prepare<[string], Raw>('SELECT * FROM url_requests WHERE id = ?').get(id);
-    return r ? toRequest(r) : null;
+    return r ? toUrlRequest(r) : null;
   }
 
   /** Requests in a status, oldest update first (the processor's work list). */
@@ -235,7 +268,7 @@ export class RequestStore {
     return this.#db
       .prepare<[string, number], Raw>('SELECT * FROM url_requests WHERE status = ? ORDER BY updated_at, id LIMIT ?')
       .all(status, limit)
-      .map(toRequest);
+      .map(toUrlRequest);
   }
 
   /**
@@ -247,18 +280,8 @@ export class RequestStore {
     return this.#db.transaction(() => {
       const cur = this.#get(id);
       if (!cur) throw new Error(`requests: unknown request ${id}`);
-      if (!REQUEST_TRANSITIONS[cur.status].includes(to)) throw new Error(`requests: ${cur.status} → ${to} is not allowed (${id})`);
-      if (to === 'completed' && detail.outcome === undefined) throw new Error('requests: completed needs an outcome');
-      if ((to === 'failed' || detail.outcome === 'rejected') && (detail.reason === undefined || detail.reason === '')) {
-        throw new Error('requests: failed and rejected need a reason');
-      }
       const at = this.#now().toISOString();
-      const event: RequestEvent = {
-        status: to,
-        at,
-        ...(detail.outcome !== undefined ? { outcome: detail.outcome } : {}),
-        ...(detail.reason !== undefined ? { reason: detail.reason } : {}),
-      };
+      const event = nextEvent(cur, to, detail, at);
       const history = [...cur.history, event];
       this.#db
         .prepare(

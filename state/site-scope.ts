@@ -53,26 +53,28 @@ export function exclusionReason(status: string | null, reason: string | null): E
   return 'error';
 }
 
-interface ScopeRow {
+export interface ScopeRow {
   status: string | null;
   reason: string | null;
   state: string | null;
   last_outcome: string | null;
 }
 
+/** One row per known URL of host $1 (both backends run it; on SQLite $1 is bound as @h). */
+export const SCOPE_SQL = `WITH urls AS (
+    SELECT url FROM documents WHERE host = $1
+    UNION SELECT url FROM frontier WHERE host = $1 AND kind = 'page'
+  )
+  SELECT d.status AS status, d.reason AS reason, f.state AS state, f.last_outcome AS last_outcome
+  FROM urls u LEFT JOIN documents d ON d.url = u.url LEFT JOIN frontier f ON f.url = u.url`;
+
 /** The URL scope of a host (see the module comment for the rules). */
 export function hostScope(db: StateDb, host: string): HostScope {
-  const h = host.toLowerCase();
-  const rows = db
-    .prepare<[string, string], ScopeRow>(
-      `WITH urls AS (
-         SELECT url FROM documents WHERE host = ?
-         UNION SELECT url FROM frontier WHERE host = ? AND kind = 'page'
-       )
-       SELECT d.status AS status, d.reason AS reason, f.state AS state, f.last_outcome AS last_outcome
-       FROM urls u LEFT JOIN documents d ON d.url = u.url LEFT JOIN frontier f ON f.url = u.url`,
-    )
-    .all(h, h);
+  return scopeOf(db.prepare<[{ h: string }], ScopeRow>(SCOPE_SQL.replaceAll('$1', '@h')).all({ h: host.toLowerCase() }));
+}
+
+/** Counts the rows of SCOPE_SQL, each URL in exactly one state. */
+export function scopeOf(rows: readonly ScopeRow[]): HostScope {
   const byReason: Partial<Record<ExclusionReason, number>> = {};
   const out = { indexed: 0, excluded: 0, queued: 0, retrying: 0, dead: 0 };
   const exclude = (r: ExclusionReason): void => {

@@ -1,11 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
-import type { StateDb } from '../state/db.js';
-import type { Documents } from '../state/documents.js';
 import type { PassageIndex } from '../index/store.js';
-import type { EntityStore } from '../state/entities.js';
-import type { RequestStore } from '../state/requests.js';
+import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 
 /**
@@ -14,17 +11,18 @@ import type { CrawlerHandle } from './request-processor.js';
  */
 export interface ServiceDeps {
   readonly config: Config;
-  readonly db: StateDb;
-  readonly documents: Documents;
+  /**
+   * The state repositories (keys, usage, documents, host facts, requests, …): SQLite in the data dir by default,
+   * PostgreSQL with SVC_DATABASE_URL. Tools never get a database handle, so the same code serves a fleet.
+   */
+  readonly repos: Repositories;
   readonly log: Logger;
   /** The clock (tests inject a fixed one). */
   readonly now: () => Date;
   /** The LanceDB passage index (svc_search, svc_context, page passages). */
   readonly index: PassageIndex;
   /** Canadian establishments from page JSON-LD and open data (svc_entities). */
-  readonly entities: EntityStore;
-  /** URL requests (svc_submit_url, svc_request_status). */
-  readonly requests: RequestStore;
+  readonly entities: EntitiesRepo;
   /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */
   readonly crawler: CrawlerHandle | null;
   /**

@@ -146,12 +146,12 @@ export const entitiesTool = defineTool({
   run: async (inp, ctx) => {
     const store = ctx.deps.entities;
     if (inp.id !== undefined) {
-      const rec = store.get(inp.id);
+      const rec = await store.get(inp.id);
       if (!rec) throw new SvcError('not_found', `no entity with id ${inp.id}`);
       return { entities: [shape(rec, inp.detail)], notice: ENTITY_NOTICE };
     }
     try {
-      const list = store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
+      const list = await store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
       return { entities: list.map((r) => shape(r, inp.detail)), notice: ENTITY_NOTICE };
     } catch (e) {
       if (e instanceof EntityQueryError) {

@@ -45,7 +45,7 @@ export const freshTool = defineTool({
   rest: [{ method: 'GET', path: '/fresh', source: 'query', summary: 'Pages first seen or changed within a window' }],
   run: async (inp, ctx) => {
     const since = new Date(ctx.deps.now().getTime() - FRESH_WINDOWS[inp.window]).toISOString();
-    const rows = ctx.deps.documents.fresh(since, inp.limit);
+    const rows = await ctx.deps.repos.documents.fresh(since, inp.limit);
     return {
       window: inp.window,
       since,

@@ -14,7 +14,7 @@ import type { ToolContext, ToolDefinition } from './define-tool.js';
 import { listedTool } from './json-schema.js';
 
 /** Runs before each tool call (rate limits): throws an SvcError to refuse the call. */
-export type BeforeCall = (tool: ToolDefinition) => void;
+export type BeforeCall = (tool: ToolDefinition) => Promise<void>;
 
 export interface McpBuildOptions {
   readonly tools: readonly ToolDefinition[];
@@ -101,13 +101,13 @@ const enabledTools = (opts: McpBuildOptions): ToolDefinition[] => opts.tools.fil
  * - arguments the tool's schema refuses → -32602 with a short message (problem JSON in `error.data`) for protocol
  *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on.
  */
-function screen(
+async function screen(
   message: JSONRPCMessage,
   protocolVersion: string,
   byName: ReadonlyMap<string, ToolDefinition>,
   opts: McpBuildOptions,
   rawArguments: Map<RequestId, unknown>,
-): JSONRPCMessage | null {
+): Promise<JSONRPCMessage | null> {
   if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return null;
   const id = message.id;
   const rpcError = (code: number, text: string, data?: unknown): JSONRPCMessage => ({
@@ -123,7 +123,7 @@ function screen(
   const tool = byName.get(params.name);
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
   try {
-    opts.beforeCall?.(tool);
+    await opts.beforeCall?.(tool);
   } catch (err) {
     if (isSvcError(err)) return result(errorResult(err));
     throw err;
@@ -152,18 +152,21 @@ export async function serveMcp(opts: McpBuildOptions, transport: Transport): Pro
   await server.connect(transport);
   const deliver = transport.onmessage;
   if (!deliver) throw new Error('MCP server did not attach to the transport');
+  // Screening may wait on the state database (the quota check), so each message is handed on when its own check
+  // is done; the transport answers by request id, so a batch's answers need not be produced in order.
   transport.onmessage = (message, extra) => {
     const header = extra?.requestInfo?.headers?.['mcp-protocol-version'];
     const version = typeof header === 'string' && header !== '' ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
-    let answer: JSONRPCMessage | null;
-    try {
-      answer = screen(message, version, byName, opts, rawArguments);
-    } catch (err) {
-      opts.onInternalError?.(err, 'tools/call');
-      answer = 'id' in message ? { jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } } : null;
-    }
-    if (answer === null) deliver.call(transport, message, extra);
-    else void transport.send(answer);
+    void screen(message, version, byName, opts, rawArguments).then(
+      (answer) => {
+        if (answer === null) deliver.call(transport, message, extra);
+        else void transport.send(answer);
+      },
+      (err: unknown) => {
+        opts.onInternalError?.(err, 'tools/call');
+        if ('id' in message) void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } });
+      },
+    );
   };
   return server;
 }

@@ -14,7 +14,8 @@ import type { Logger } from 'pino';
 import { PRIORITY, type Frontier, type FrontierRow } from '../crawler/frontier.js';
 import { hostOf } from '../crawler/url.js';
 import type { Documents } from '../state/documents.js';
-import type { RequestOutcome, RequestStore, UrlRequest } from '../state/requests.js';
+import type { RequestOutcome, RequestStatus, UrlRequest } from '../state/requests.js';
+import type { RequestsRepo } from '../state/repos/types.js';
 
 /** What a fresh single-URL fetch by the crawler showed (crawler `processNow`). */
 export interface ProcessNowResult {
@@ -49,7 +50,8 @@ export function priorityFor(type: UrlRequest['type']): number {
 export const MAX_REMOVAL_ATTEMPTS = 3;
 
 export interface RequestProcessorOptions {
-  readonly requests: RequestStore;
+  /** The URL requests (the state repositories': shared by every replica on PostgreSQL). */
+  readonly requests: RequestsRepo;
   readonly documents: Documents;
   readonly crawler: CrawlerHandle;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
@@ -106,16 +108,16 @@ export class RequestProcessor {
     const { requests } = this.#o;
     const batch = this.#o.batch ?? 50;
     const now = (this.#o.now ?? Date.now)();
-    for (const r of requests.listByStatus('received', batch)) {
+    for (const r of await requests.listByStatus('received', batch)) {
       await this.#guard(r, async () => (r.type === 'removal' ? this.#removal(r) : this.#admit(r)));
     }
-    for (const r of [...requests.listByStatus('queued', batch), ...requests.listByStatus('in_progress', batch)]) {
+    for (const r of [...(await requests.listByStatus('queued', batch)), ...(await requests.listByStatus('in_progress', batch))]) {
       await this.#guard(r, async () => {
-        if (r.type !== 'removal') this.#follow(r);
+        if (r.type !== 'removal') await this.#follow(r);
         // A removal back in the queue (its verification fetch had to wait) is tried again.
         else if (r.status === 'queued') await this.#removal(r);
         else if (now - Date.parse(r.updatedAt) > (this.#o.staleMs ?? 600_000)) {
-          requests.transition(r.id, 'queued', { reason: 'verification interrupted; tried again' });
+          await this.#move(r.id, 'queued', { reason: 'verification interrupted; tried again' });
         }
       });
     }
@@ -152,7 +154,12 @@ export class RequestProcessor {
     await this.#running;
   }
 
-  #admit(r: UrlRequest): void {
+  /** One transition, stamped with this processor's clock. */
+  #move(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}): Promise<UrlRequest> {
+    return this.#o.requests.transition(id, to, detail, new Date((this.#o.now ?? Date.now)()));
+  }
+
+  async #admit(r: UrlRequest): Promise<void> {
     const res = this.#o.crawler.frontier.enqueue(r.url, {
       priority: priorityFor(r.type),
       reason: `request:${r.type}`,
@@ -164,17 +171,17 @@ export class RequestProcessor {
       scope: [hostOf(r.url)],
     });
     if (res === null) {
-      this.#o.requests.transition(r.id, 'completed', { outcome: 'rejected', reason: 'the crawler does not accept this URL' });
+      await this.#move(r.id, 'completed', { outcome: 'rejected', reason: 'the crawler does not accept this URL' });
       return;
     }
-    this.#o.requests.transition(r.id, 'queued');
+    await this.#move(r.id, 'queued');
     if (r.type === 'discovery' && !res.created && (res.state === 'done' || res.state === 'dead')) {
       // Already known and crawled: discovery has nothing left to do; the outcome is what the last crawl found.
       const row = this.#o.crawler.frontier.get(r.url);
       if (row) {
         const doc = this.#o.documents.byUrl(r.url);
         const out = outcomeFromCrawl(row, doc, r.receivedAt);
-        this.#o.requests.transition(r.id, 'completed', {
+        await this.#move(r.id, 'completed', {
           outcome: out.outcome,
           reason: `already known to the crawler${out.reason ? `; ${out.reason}` : ''}`,
         });
@@ -183,23 +190,23 @@ export class RequestProcessor {
   }
 
   /** Reads the frontier row of a queued / in-progress request and moves the request on. */
-  #follow(r: UrlRequest): void {
-    const { requests, documents, crawler } = this.#o;
+  async #follow(r: UrlRequest): Promise<void> {
+    const { documents, crawler } = this.#o;
     const row = crawler.frontier.get(r.url);
     if (!row) return;
     const queuedAt = r.history.find((h) => h.status === 'queued')?.at ?? r.receivedAt;
     const queuedMs = Date.parse(queuedAt);
     if (row.state === 'leased') {
-      if (r.status === 'queued') requests.transition(r.id, 'in_progress');
+      if (r.status === 'queued') await this.#move(r.id, 'in_progress');
       return;
     }
     if (row.state === 'dead') {
-      requests.transition(r.id, 'failed', { reason: `the crawler gave up on this URL: ${row.deadReason ?? row.lastError ?? 'repeated failures'}` });
+      await this.#move(r.id, 'failed', { reason: `the crawler gave up on this URL: ${row.deadReason ?? row.lastError ?? 'repeated failures'}` });
       return;
     }
     if (row.state === 'retrying') {
       // Waiting for back-off: the attempt is over, the request waits in the queue again.
-      if (r.status === 'in_progress') requests.transition(r.id, 'queued');
+      if (r.status === 'in_progress') await this.#move(r.id, 'queued');
       return;
     }
     if (row.state === 'done') {
@@ -209,39 +216,39 @@ export class RequestProcessor {
       // URLs the registry never saw (refused before allocation) count as processed once the frontier completed them.
       const processedAfter = fetched ? Number.isFinite(fetchedAt) && fetchedAt >= queuedMs : row.completions > 0;
       if (!processedAfter) return;
-      if (r.status === 'queued') requests.transition(r.id, 'in_progress');
+      if (r.status === 'queued') await this.#move(r.id, 'in_progress');
       const out = outcomeFromCrawl(row, fetched, queuedAt);
-      requests.transition(r.id, 'completed', out);
+      await this.#move(r.id, 'completed', out);
     }
   }
 
   async #removal(r: UrlRequest): Promise<void> {
-    const { requests, crawler } = this.#o;
-    r = requests.transition(r.id, 'in_progress');
+    const { crawler } = this.#o;
+    r = await this.#move(r.id, 'in_progress');
     let res: ProcessNowResult;
     try {
       res = await crawler.processNow(r.url, { reason: 'request:removal', requestId: r.id });
     } catch (e) {
-      requests.transition(r.id, 'failed', { reason: `the verification fetch failed: ${(e as Error).message}` });
+      await this.#move(r.id, 'failed', { reason: `the verification fetch failed: ${(e as Error).message}` });
       return;
     }
     const o = res.outcome.toLowerCase();
     if (res.status === 404 || res.status === 410 || o === 'gone' || o.startsWith('gone')) {
-      requests.transition(r.id, 'completed', { outcome: 'removed', reason: `a fresh fetch answered ${res.status ?? 'gone'}; this URL was removed from the index` });
+      await this.#move(r.id, 'completed', { outcome: 'removed', reason: `a fresh fetch answered ${res.status ?? 'gone'}; this URL was removed from the index` });
     } else if (res.noindex === true || o.includes('noindex')) {
-      requests.transition(r.id, 'completed', { outcome: 'removed', reason: 'a fresh fetch shows noindex; this URL was removed from the index' });
+      await this.#move(r.id, 'completed', { outcome: 'removed', reason: 'a fresh fetch shows noindex; this URL was removed from the index' });
     } else if (o.includes('robots')) {
-      requests.transition(r.id, 'completed', {
+      await this.#move(r.id, 'completed', {
         outcome: 'rejected',
         reason: 'robots.txt does not let SvcBot fetch this URL, so its removal cannot be verified; robots rules already keep it from being crawled again',
       });
     } else if (o.startsWith('retry') && r.attempts < MAX_REMOVAL_ATTEMPTS) {
       // The host asked to wait (429/503, busy): keep the request and verify on a later tick, under the same back-off.
-      requests.transition(r.id, 'queued', { reason: `verification postponed (${res.outcome})` });
+      await this.#move(r.id, 'queued', { reason: `verification postponed (${res.outcome})` });
     } else if (o.startsWith('error') || o.startsWith('dead') || o.startsWith('retry')) {
-      requests.transition(r.id, 'failed', { reason: `the verification fetch failed (${res.outcome}); submit again later` });
+      await this.#move(r.id, 'failed', { reason: `the verification fetch failed (${res.outcome}); submit again later` });
     } else {
-      requests.transition(r.id, 'completed', {
+      await this.#move(r.id, 'completed', {
         outcome: 'rejected',
         reason: `the page is live (HTTP ${res.status ?? '?'}, indexable): exact removal needs a fresh fetch that shows 404, 410 or noindex`,
       });

@@ -30,7 +30,7 @@ export const requestStatusTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
   rest: [{ method: 'GET', path: '/requests/:id', source: 'query', summary: 'Status of an earlier URL request' }],
   run: async (inp, ctx) => {
-    const r = ctx.deps.requests.getForKey(inp.id, ctx.caller.digest);
+    const r = await ctx.deps.repos.requests.getForKey(inp.id, ctx.caller.digest);
     if (!r) throw new SvcError('not_found', 'no request with this id for this key');
     return { request: publicRequest(r) };
   },

@@ -8,8 +8,7 @@
 import { z } from 'zod';
 import { ipLiteralOf } from '../crawler/address.js';
 import { SvcError } from '../errors.js';
-import { Hosts } from '../state/hosts.js';
-import { EXCLUSION_REASONS, hostScope } from '../state/site-scope.js';
+import { EXCLUSION_REASONS } from '../state/site-scope.js';
 import { defineTool } from './define-tool.js';
 
 /**
@@ -123,9 +122,7 @@ export const siteTool = defineTool({
         errors: [{ path: ['host'], issue: 'not a valid host name' }],
       });
     }
-    const { db } = ctx.deps;
-    const facts = new Hosts(db).get(host);
-    const scope = hostScope(db, host);
+    const { facts, scope } = await ctx.deps.repos.hosts.evidence(host);
     if (facts === null && scope.known === 0) throw new SvcError('not_found', `SvcBot has no record of ${host}`);
     return {
       host,

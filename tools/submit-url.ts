@@ -211,7 +211,7 @@ export const submitUrlTool = defineTool({
     },
   ],
   run: async (inp, ctx) => {
-    const { config, requests } = ctx.deps;
+    const { config, repos } = ctx.deps;
     if (!(REQUEST_TYPES as readonly string[]).includes(inp.type)) {
       throw new SvcError('bad_request', `type must be one of ${REQUEST_TYPES.join(', ')}`, {
         errors: [{ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` }],
@@ -219,13 +219,11 @@ export const submitUrlTool = defineTool({
     }
     const { url, host } = validateSubmissionUrl(inp.url, { allowLoopback: config.crawlAllowLoopback, pins: config.resolve });
     if (ctx.deps.resolver) await refuseBlockedAddresses(url, { resolver: ctx.deps.resolver, allowLoopback: config.crawlAllowLoopback });
-    const { request, deduplicated } = requests.submit(ctx.caller.digest, {
-      type: inp.type,
-      url,
-      host,
-      note: inp.note,
-      idempotencyKey: inp.idempotency_key,
-    });
+    const { request, deduplicated } = await repos.requests.submit(
+      ctx.caller.digest,
+      { type: inp.type, url, host, note: inp.note, idempotencyKey: inp.idempotency_key },
+      { perDay: config.submissionsPerDay, now: ctx.deps.now() },
+    );
     return { request: publicRequest(request), deduplicated, notice: SUBMISSION_NOTICE };
   },
 });

@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { isPostgresUrl, openPostgresRepositories } from './postgres.js';
-import { openSqliteRepositories } from './sqlite.js';
+import type { StateDb } from '../db.js';
+import { openSqliteRepositories, sqliteRepositories } from './sqlite.js';
 import type { Repositories } from './types.js';
 
 export interface OpenRepositoriesOptions {
@@ -12,11 +13,18 @@ export interface OpenRepositoriesOptions {
   readonly databaseUrl?: string | undefined;
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
   readonly defaultGapMs?: number;
+  /**
+   * For the SQLite backend only: the data dir's state file already open in this process (svc serve: the crawler
+   * writes through it), so the repositories share that one connection instead of opening a second one; the caller
+   * keeps owning it. `inProcessUsage` keeps the usage counters in memory (see SqliteRepoOptions).
+   */
+  readonly embedded?: { readonly db: StateDb; readonly inProcessUsage?: boolean };
 }
 
 export async function openRepositories(opts: OpenRepositoriesOptions): Promise<Repositories> {
   const gap = opts.defaultGapMs === undefined ? {} : { defaultGapMs: opts.defaultGapMs };
   if (isPostgresUrl(opts.databaseUrl)) return openPostgresRepositories(opts.databaseUrl, gap);
+  if (opts.embedded) return sqliteRepositories(opts.embedded.db, { ...gap, inProcessUsage: opts.embedded.inProcessUsage ?? false });
   return openSqliteRepositories(join(opts.dataDir, 'state.sqlite'), gap);
 }
 

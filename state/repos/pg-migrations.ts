@@ -169,7 +169,45 @@ export const pgMigrations: readonly Migration[] = [
     sql: webmasterTablesSql('postgres'),
   },
   {
-    id: 'repos-004-politeness-holder',
+    id: 'repos-004-host-facts',
+    sql: `
+      -- Host facts svc_site reads (the SQLite tables of crawler-001, same columns; written by the crawler).
+      CREATE TABLE IF NOT EXISTS crawl_hosts (
+        host TEXT PRIMARY KEY,
+        robots_status TEXT,
+        robots_http_status INTEGER,
+        robots_fetched_at TEXT,
+        robots_rules TEXT,
+        robots_sitemaps TEXT,
+        robots_crawl_delay DOUBLE PRECISION,
+        llms_present INTEGER,
+        llms_fetched_at TEXT,
+        llms_title TEXT,
+        llms_summary TEXT,
+        llms_link_count INTEGER,
+        last_crawl_at TEXT,
+        pages_fetched INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE IF NOT EXISTS host_change_intervals (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        host TEXT NOT NULL,
+        at TEXT NOT NULL,
+        interval_ms BIGINT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS host_change_intervals_host ON host_change_intervals (host, at);
+      CREATE TABLE IF NOT EXISTS page_host_links (
+        page_ref BIGINT NOT NULL,
+        from_host TEXT NOT NULL,
+        to_host TEXT NOT NULL,
+        links INTEGER NOT NULL,
+        PRIMARY KEY (page_ref, to_host)
+      );
+      CREATE INDEX IF NOT EXISTS page_host_links_to ON page_host_links (to_host, from_host);
+      CREATE INDEX IF NOT EXISTS page_host_links_from ON page_host_links (from_host);
+    `,
+  },
+  {
+    id: 'repos-005-politeness-holder',
     sql: `
       -- Who holds a host's slot (see the SQLite migration of the same id).
       ALTER TABLE host_politeness ADD COLUMN holder TEXT;

@@ -6,11 +6,28 @@
  */
 import pg from 'pg';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { SvcError } from '../../errors.js';
+import { HOST_FACTS_SQL, hostFacts, type RawHost } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
+import {
+  checkSubmission,
+  idempotencyConflict,
+  nextEvent,
+  submissionQuotaExceeded,
+  toUrlRequest,
+  utcDayStart,
+  type RequestOutcome,
+  type RequestStatus,
+  type RequestSubmission,
+  type UrlRequestRow,
+} from '../requests.js';
+import { SCOPE_SQL, scopeOf, type ScopeRow } from '../site-scope.js';
 import type { Migration } from '../migrations.js';
 import { pgMigrations } from './pg-migrations.js';
 import {
   classifyChange,
+  FRESH_SQL,
+  freshRow,
   FRONTIER_STATES,
   toClaimed,
   toDocument,
@@ -29,7 +46,9 @@ import {
   type ClaimedItem,
   type DocumentsRepo,
   type FrontierRepo,
+  type DocumentStatus,
   type FrontierState,
+  type HostFactsRepo,
   type HostIdsRepo,
   type KeysRepo,
   type OutboxBatch,
@@ -59,7 +78,62 @@ const types: pg.CustomTypesConfig = {
 /** True when `url` names a PostgreSQL database (what selects this backend). */
 export const isPostgresUrl = (url: string | undefined): url is string => !!url && /^postgres(ql)?:\/\//i.test(url);
 
-type Queryable = pg.Pool | pg.PoolClient;
+/** Seconds a client is told to wait when the database cannot be reached (Retry-After). */
+export const STATE_RETRY_AFTER_S = 5;
+
+// Connection-class failures: the server is down, restarting, refusing connections or out of slots. SQLSTATE
+// classes 08 (connection exception) and 57P (operator intervention: shutdown, crash recovery), plus 53300
+// (too_many_connections) and the socket errors Node reports.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '53300']);
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i;
+
+/** True when `err` says the database cannot be reached right now (as opposed to a bad query). */
+export function isConnectionFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  return err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message);
+}
+
+/**
+ * A temporary outage becomes the service's own `unavailable` error (503 with Retry-After on REST and MCP); the
+ * pool reconnects on its own once the server is back, so nothing else has to recover. Other errors pass unchanged.
+ */
+function translate(err: unknown): never {
+  if (isConnectionFailure(err)) throw new SvcError('unavailable', 'the state database is unreachable; retry shortly', { retryAfter: STATE_RETRY_AFTER_S, cause: err });
+  throw err;
+}
+
+/** What the repositories need of a connection: one query method (pool or a transaction's client). */
+interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** The pool, with connection failures translated (see `translate`). */
+class Db implements Queryable {
+  constructor(readonly pool: pg.Pool) {}
+
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.pool.query<R>(text, values).catch(translate);
+  }
+
+  async transaction<T>(fn: (c: Queryable) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect().catch(translate);
+    let broken: unknown;
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (err) {
+      // A client whose connection failed must not go back to the pool.
+      if (isConnectionFailure(err)) broken = err;
+      await c.query('ROLLBACK').catch(() => undefined);
+      return translate(err);
+    } finally {
+      c.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+}
 
 async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
@@ -98,24 +172,34 @@ export async function migratePostgres(pool: pg.Pool, list: readonly Migration[] 
 
 /** Connects to PostgreSQL, applies pending migrations and returns the repositories (close() ends the pool). */
 export async function openPostgresRepositories(url: string, opts: PgRepoOptions = {}): Promise<Repositories> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  // A connection attempt to a server that is down but whose port still accepts (restarting) gives up after 3 s
+  // rather than holding the request for ever.
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, types, connectionTimeoutMillis: 3000 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   try {
-    const applied = await migratePostgres(pool);
+    const applied = await migratePostgres(pool).catch(translate);
     const gap = opts.defaultGapMs ?? 1000;
+    const db = new Db(pool);
     return {
       backend: 'postgres',
-      keys: new PgKeys(pool),
-      usage: new PgUsage(pool),
-      frontier: new PgFrontier(pool, gap),
-      politeness: new PgPoliteness(pool, gap),
-      hostIds: new PgHostIds(pool),
-      documents: new PgDocuments(pool),
-      requests: new PgRequests(pool),
+      keys: new PgKeys(db),
+      usage: new PgUsage(db),
+      frontier: new PgFrontier(db, gap),
+      politeness: new PgPoliteness(db, gap),
+      hostIds: new PgHostIds(db),
+      documents: new PgDocuments(db),
+      requests: new PgRequests(db),
+      hosts: new PgHostFacts(db),
+      // Not on PostgreSQL yet (FTS5 name search to port; docs/deploy.md): callers keep entities in SQLite.
+      entities: null,
+      // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
       webmaster: new PgWebmaster(pool),
-      outbox: new PgOutbox(pool),
+      outbox: new PgOutbox(db),
       applied,
+      ping: async () => {
+        await db.query('SELECT 1');
+      },
       close: () => pool.end(),
     };
   } catch (err) {
@@ -125,7 +209,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
 }
 
 class PgKeys implements KeysRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
 
   async create(opts: { name: string; perMinute: number; perDay: number; now?: Date }) {
     const { id, key } = mintKey();
@@ -161,7 +245,7 @@ class PgKeys implements KeysRepo {
 }
 
 class PgUsage implements UsageCountersRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
 
   async consume(digestHex: string, limits: { perMinute: number; perDay: number }, now: Date = new Date()) {
     const w = windows(now);
@@ -197,12 +281,12 @@ class PgUsage implements UsageCountersRepo {
 
 class PgFrontier implements FrontierRepo {
   constructor(
-    readonly pool: pg.Pool,
+    readonly pool: Db,
     readonly defaultGapMs: number,
   ) {}
 
   async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
-    return inTransaction(this.pool, async (c) => {
+    return this.pool.transaction(async (c) => {
       await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [e.host, this.defaultGapMs]);
       const ins = await c.query<{ id: number }>(
         `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
@@ -217,7 +301,7 @@ class PgFrontier implements FrontierRepo {
 
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
     const now = opts.now ?? Date.now();
-    return inTransaction(this.pool, async (c) => {
+    return this.pool.transaction(async (c) => {
       // The URL and its host are locked together and rows another worker holds are skipped. If another worker
       // committed a claim on this host after our snapshot, the re-check on the locked row sees its new
       // next_fetch_at and drops the row, so two workers never start on one host within its gap. An expired lease
@@ -321,7 +405,7 @@ class PgFrontier implements FrontierRepo {
 
 class PgPoliteness implements PolitenessRepo {
   constructor(
-    readonly pool: pg.Pool,
+    readonly pool: Db,
     readonly defaultGapMs: number,
   ) {}
 
@@ -371,7 +455,7 @@ interface PgOutboxRow {
 const toPgOutboxEntry = (r: PgOutboxRow): OutboxEntry => ({ id: r.id, pageRef: r.page_ref, payload: r.payload, enqueuedAt: r.enqueued_at, attempts: r.attempts });
 
 class PgOutbox implements OutboxRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
 
   async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
     const r = await this.pool.query<{ id: number }>('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES ($1, $2, $3) RETURNING id', [pageRef, payload, now]);
@@ -414,7 +498,7 @@ class PgOutbox implements OutboxRepo {
 }
 
 class PgHostIds implements HostIdsRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
 
   async idFor(host: string) {
     const known = (await this.pool.query<{ host_id: number }>('SELECT host_id FROM host_ids WHERE host = $1', [host])).rows[0];
@@ -432,7 +516,7 @@ class PgHostIds implements HostIdsRepo {
 }
 
 class PgDocuments implements DocumentsRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
 
   async allocate(url: string, host: string) {
     // Known URLs (the common case) cost one read and write nothing. For a new one, DO UPDATE (a no-op) rather than
@@ -457,7 +541,7 @@ class PgDocuments implements DocumentsRepo {
   }
 
   async recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }) {
-    return inTransaction(this.pool, async (c) => {
+    return this.pool.transaction(async (c) => {
       const cur = (await c.query<DocRow>('SELECT * FROM documents WHERE page_ref = $1 FOR UPDATE', [pageRef])).rows[0];
       if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
       const ch = classifyChange(cur, obs.contentHash, obs.at);
@@ -473,10 +557,94 @@ class PgDocuments implements DocumentsRepo {
   async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
     await this.pool.query('UPDATE documents SET status = $1, reason = $2, last_fetched = $3 WHERE page_ref = $4', [status, reason, at, pageRef]);
   }
+
+  async counts() {
+    const rows = (await this.pool.query<{ status: DocumentStatus; n: number }>('SELECT status, count(*) AS n FROM documents GROUP BY status')).rows;
+    return Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DocumentStatus, number>>;
+  }
+
+  async fresh(since: string, limit: number) {
+    return (await this.pool.query<DocRow>(FRESH_SQL, [since, limit])).rows.map(freshRow);
+  }
 }
 
 class PgRequests implements RequestsRepo {
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: Db) {}
+
+  async submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }) {
+    const { type, url, host, note, idem } = checkSubmission(keyDigest, sub);
+    return this.pool.transaction(async (c) => {
+      // One key's submissions run one at a time across every replica (a transaction-scoped advisory lock on the
+      // key), so the idempotency, open-request and daily-quota checks below see every earlier submission.
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc:requests:${keyDigest}`]);
+      if (idem !== null) {
+        const prior = (await c.query<UrlRequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [keyDigest, idem])).rows[0];
+        if (prior) {
+          if (prior.type !== type || prior.url !== url) throw idempotencyConflict();
+          return { request: toUrlRequest(prior), deduplicated: true };
+        }
+      }
+      const open = (
+        await c.query<UrlRequestRow>(
+          `SELECT * FROM url_requests WHERE key_digest = $1 AND type = $2 AND url = $3
+             AND status IN ('received', 'queued', 'in_progress') ORDER BY received_at LIMIT 1`,
+          [keyDigest, type, url],
+        )
+      ).rows[0];
+      if (open) return { request: toUrlRequest(open), deduplicated: true };
+      const used = (await c.query<{ n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = $1 AND received_at >= $2', [keyDigest, utcDayStart(opts.now)]))
+        .rows[0]?.n ?? 0;
+      if (used >= opts.perDay) throw submissionQuotaExceeded(opts.perDay, opts.now);
+      const at = opts.now.toISOString();
+      const row = (
+        await c.query<UrlRequestRow>(
+          `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+           VALUES ('req_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6, 'received', $7, $8, $8) RETURNING *`,
+          [keyDigest, type, url, host, note, idem, JSON.stringify([{ status: 'received', at }]), at],
+        )
+      ).rows[0] as UrlRequestRow;
+      return { request: toUrlRequest(row), deduplicated: false };
+    });
+  }
+
+  async getForKey(id: string, keyDigest: string) {
+    const r = (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE id = $1 AND key_digest = $2', [id, keyDigest])).rows[0];
+    return r ? toUrlRequest(r) : null;
+  }
+
+  async find(id: string) {
+    const r = (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE id = $1', [id])).rows[0];
+    return r ? toUrlRequest(r) : null;
+  }
+
+  async listByStatus(status: RequestStatus, limit = 100) {
+    return (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE status = $1 ORDER BY updated_at, id LIMIT $2', [status, limit])).rows.map(
+      toUrlRequest,
+    );
+  }
+
+  async transition(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}, at: Date = new Date()) {
+    return this.pool.transaction(async (c) => {
+      const row = (await c.query<UrlRequestRow>('SELECT * FROM url_requests WHERE id = $1 FOR UPDATE', [id])).rows[0];
+      if (!row) throw new Error(`requests: unknown request ${id}`);
+      const cur = toUrlRequest(row);
+      const event = nextEvent(cur, to, detail, at.toISOString());
+      const next = (
+        await c.query<UrlRequestRow>(
+          `UPDATE url_requests SET status = $1, outcome = $2, reason = $3, history = $4, updated_at = $5, attempts = attempts + $6
+           WHERE id = $7 RETURNING *`,
+          [to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify([...cur.history, event]), event.at, to === 'in_progress' ? 1 : 0, id],
+        )
+      ).rows[0] as UrlRequestRow;
+      return toUrlRequest(next);
+    });
+  }
+
+  async counts() {
+    const out: Record<RequestStatus, number> = { received: 0, queued: 0, in_progress: 0, completed: 0, failed: 0 };
+    for (const r of (await this.pool.query<{ status: RequestStatus; n: number }>('SELECT status, count(*) AS n FROM url_requests GROUP BY status')).rows) out[r.status] = r.n;
+    return out;
+  }
 
   async create(sub: Parameters<RequestsRepo['create']>[0]) {
     const at = sub.at ?? new Date().toISOString();
@@ -504,5 +672,25 @@ class PgRequests implements RequestsRepo {
 
   async setStatus(id: string, status: Parameters<RequestsRepo['setStatus']>[1], at: string = new Date().toISOString()) {
     return (await this.pool.query('UPDATE url_requests SET status = $1, updated_at = $2 WHERE id = $3', [status, at, id])).rowCount === 1;
+  }
+}
+
+class PgHostFacts implements HostFactsRepo {
+  constructor(readonly pool: Db) {}
+
+  async evidence(host: string) {
+    const h = host.toLowerCase();
+    // Five independent reads; the pool runs them on separate connections at once.
+    const [raw, intervals, outbound, inbound, scope] = await Promise.all([
+      this.pool.query<RawHost>(HOST_FACTS_SQL.host, [h]),
+      this.pool.query<{ interval_ms: number }>(HOST_FACTS_SQL.intervals, [h]),
+      this.pool.query<{ n: number | null }>(HOST_FACTS_SQL.outbound, [h]),
+      this.pool.query<{ n: number }>(HOST_FACTS_SQL.inbound, [h]),
+      this.pool.query<ScopeRow>(SCOPE_SQL, [h]),
+    ]);
+    return {
+      facts: hostFacts(h, raw.rows[0], intervals.rows.map((x) => x.interval_ms), Number(outbound.rows[0]?.n ?? 0), Number(inbound.rows[0]?.n ?? 0)),
+      scope: scopeOf(scope.rows),
+    };
   }
 }

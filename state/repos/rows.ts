@@ -1,9 +1,19 @@
 /** Row shapes and mappers shared by the SQLite and PostgreSQL backends (both use the same column names). */
+import { toDocument, type DocRow, type DocumentRow } from '../documents.js';
 import type { ClaimedItem, FrontierKind, StoredUrlRequest, UrlRequestStatus, UrlRequestType } from './types.js';
 
 // The keys and documents rows are today's SQLite stores' own: one definition each.
 export { toKeyRecord, type KeyRow } from '../keys.js';
 export { classifyChange, toDocument, type DocRow } from '../documents.js';
+
+/** svc_fresh's query (as state/documents.ts Documents.fresh), in PostgreSQL placeholders. */
+export const FRESH_SQL = `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= $1
+  ORDER BY last_changed DESC, page_ref DESC LIMIT $2`;
+
+export const freshRow = (r: DocRow): DocumentRow & { change: 'new' | 'changed' } => ({
+  ...toDocument(r),
+  change: r.first_seen === r.last_changed ? 'new' : 'changed',
+});
 
 export interface RequestRow {
   id: string;

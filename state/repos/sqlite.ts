@@ -7,9 +7,16 @@ import Database from 'better-sqlite3';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { openStateDb, type StateDb } from '../db.js';
+import { EntityStore } from '../entities.js';
+import { Hosts } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
+import { RateLimiter } from '../rate-limits.js';
+import { RequestStore, type RequestOutcome, type RequestStatus, type RequestSubmission } from '../requests.js';
+import { hostScope } from '../site-scope.js';
 import {
   classifyChange,
+  FRESH_SQL,
+  freshRow,
   FRONTIER_STATES,
   toClaimed,
   toDocument,
@@ -27,7 +34,9 @@ import {
   windows,
   type ClaimedItem,
   type DocumentsRepo,
+  type EntitiesRepo,
   type FrontierRepo,
+  type DocumentStatus,
   type FrontierState,
   type HostIdsRepo,
   type KeysRepo,
@@ -44,6 +53,27 @@ import { SqliteWebmaster } from './webmaster-sqlite.js';
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
   readonly defaultGapMs?: number;
+  /**
+   * Usage counters decided in memory and reserved in blocks in the file (state/rate-limits.ts RateLimiter) instead
+   * of one write transaction per decision: exact within this process, never over-admitting after a crash, and
+   * several times more decisions per second (docs/benchmarks.md, bench/state-repos.ts).
+   * Right for `svc serve` on the embedded default, where one process owns the data dir's counters; not for several
+   * processes sharing one file. close() gives unused slots back.
+   * @default false
+   */
+  readonly inProcessUsage?: boolean;
+}
+
+// Statements by SQL text per database: preparing costs tens of µs, more than running these small queries.
+const statements = new WeakMap<StateDb, Map<string, Database.Statement>>();
+
+/** The prepared statement for `sql` on `db` (prepared once). */
+function stmt(db: StateDb, sql: string): Database.Statement {
+  let byText = statements.get(db);
+  if (!byText) statements.set(db, (byText = new Map()));
+  let st = byText.get(sql);
+  if (!st) byText.set(sql, (st = db.prepare(sql)));
+  return st;
 }
 
 /** Migration ids already recorded in an existing state file (so open can say what it applied). */
@@ -71,19 +101,30 @@ export function openSqliteRepositories(file: string, opts: SqliteRepoOptions = {
 /** Repositories over an already open state database (the caller keeps owning it unless `close` is given). */
 export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { applied?: string[]; close?: () => void } = {}): Repositories {
   const gap = opts.defaultGapMs ?? 1000;
+  const limiter = opts.inProcessUsage ? new RateLimiter(db) : null;
   return {
     backend: 'sqlite',
     keys: new SqliteKeys(db),
-    usage: new SqliteUsage(db),
+    usage: limiter ? limiterUsage(limiter, db) : new SqliteUsage(db),
     frontier: new SqliteFrontier(db, gap),
     politeness: new SqlitePoliteness(db, gap),
     hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
+    entities: sqliteEntities(new EntityStore(db)),
+    hosts: {
+      evidence: async (host: string) => ({ facts: new Hosts(db).get(host), scope: hostScope(db, host) }),
+    },
     webmaster: new SqliteWebmaster(db),
     outbox: new SqliteOutbox(db),
     applied: opts.applied ?? [],
-    close: async () => opts.close?.(),
+    ping: async () => {
+      db.prepare('SELECT 1').get();
+    },
+    close: async () => {
+      limiter?.close();
+      opts.close?.();
+    },
   };
 }
 
@@ -100,17 +141,17 @@ class SqliteKeys implements KeysRepo {
   }
 
   async list() {
-    return (this.db.prepare('SELECT * FROM api_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKeyRecord);
+    return (stmt(this.db, 'SELECT * FROM api_keys ORDER BY created_at, id').all() as KeyRow[]).map(toKeyRecord);
   }
 
   async revoke(id: string, now: Date = new Date()) {
-    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes === 1;
+    return stmt(this.db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes === 1;
   }
 
   async verify(key: string) {
     const parsed = parseKey(key);
     const digest = digestKey(key);
-    const row = parsed ? (this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(parsed.id) as KeyRow | undefined) : undefined;
+    const row = parsed ? (stmt(this.db, 'SELECT * FROM api_keys WHERE id = ?').get(parsed.id) as KeyRow | undefined) : undefined;
     // Compare against a dummy when there is no row so both paths do the same work.
     const same = timingSafeEqual(row?.digest ?? Buffer.alloc(32), digest);
     if (!row || !same || row.revoked_at !== null) return null;
@@ -156,7 +197,7 @@ class SqliteUsage implements UsageCountersRepo {
   }
 
   async prune(before: number) {
-    return this.db.prepare('DELETE FROM usage_counters WHERE window_start < ?').run(before).changes;
+    return stmt(this.db, 'DELETE FROM usage_counters WHERE window_start < ?').run(before).changes;
   }
 }
 
@@ -193,14 +234,14 @@ class SqliteFrontier implements FrontierRepo {
 
   async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
     return this.db.transaction(() => {
-      this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(e.host, this.defaultGapMs);
+      stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(e.host, this.defaultGapMs);
       const ins = this.db
         .prepare(
           `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
         )
         .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, now);
-      const id = (this.db.prepare('SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
+      const id = (stmt(this.db, 'SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
       return { id, added: ins.changes === 1 };
     }).immediate();
   }
@@ -221,7 +262,7 @@ class SqliteFrontier implements FrontierRepo {
   }
 
   #guarded(sql: string, item: ClaimedItem, ...args: unknown[]): void {
-    const n = this.db.prepare(`${sql} WHERE id = ? AND state = 'leased' AND lease_owner = ?`).run(...args, item.id, item.lease).changes;
+    const n = stmt(this.db, `${sql} WHERE id = ? AND state = 'leased' AND lease_owner = ?`).run(...args, item.id, item.lease).changes;
     if (n !== 1) throw new LeaseLostError(`lease on frontier item ${item.id} is no longer held`);
   }
 
@@ -271,12 +312,12 @@ class SqliteFrontier implements FrontierRepo {
 
   async counts() {
     const out = Object.fromEntries(FRONTIER_STATES.map((s) => [s, 0])) as Record<FrontierState, number>;
-    for (const r of this.db.prepare('SELECT state, count(*) AS n FROM frontier GROUP BY state').all() as { state: FrontierState; n: number }[]) out[r.state] = r.n;
+    for (const r of stmt(this.db, 'SELECT state, count(*) AS n FROM frontier GROUP BY state').all() as { state: FrontierState; n: number }[]) out[r.state] = r.n;
     return out;
   }
 
   async unfinished() {
-    return (this.db.prepare(`SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get() as { n: number }).n;
+    return (stmt(this.db, `SELECT count(*) AS n FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get() as { n: number }).n;
   }
 }
 
@@ -287,7 +328,7 @@ class SqlitePoliteness implements PolitenessRepo {
   ) {}
 
   async setGap(host: string, gapMs: number) {
-    this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(host, gapMs);
+    stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(host, gapMs);
   }
 
   async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
@@ -309,7 +350,7 @@ class SqlitePoliteness implements PolitenessRepo {
   }
 
   async get(host: string) {
-    const r = this.db.prepare('SELECT * FROM host_politeness WHERE host = ?').get(host) as { host: string; gap_ms: number; next_fetch_at: number } | undefined;
+    const r = stmt(this.db, 'SELECT * FROM host_politeness WHERE host = ?').get(host) as { host: string; gap_ms: number; next_fetch_at: number } | undefined;
     return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
   }
 }
@@ -318,14 +359,14 @@ class SqliteHostIds implements HostIdsRepo {
   constructor(readonly db: StateDb) {}
 
   async idFor(host: string) {
-    const known = this.db.prepare('SELECT host_id FROM host_ids WHERE host = ?').get(host) as { host_id: number } | undefined;
+    const known = stmt(this.db, 'SELECT host_id FROM host_ids WHERE host = ?').get(host) as { host_id: number } | undefined;
     if (known) return known.host_id;
-    return (this.db.prepare('INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(host) as { host_id: number })
+    return (stmt(this.db, 'INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(host) as { host_id: number })
       .host_id;
   }
 
   async hostOf(id: number) {
-    return (this.db.prepare('SELECT host FROM host_ids WHERE host_id = ?').get(id) as { host: string } | undefined)?.host ?? null;
+    return (stmt(this.db, 'SELECT host FROM host_ids WHERE host_id = ?').get(id) as { host: string } | undefined)?.host ?? null;
   }
 }
 
@@ -392,18 +433,18 @@ class SqliteDocuments implements DocumentsRepo {
   }
 
   async get(pageRef: number) {
-    const r = this.db.prepare('SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
+    const r = stmt(this.db, 'SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
     return r ? toDocument(r) : null;
   }
 
   async byUrl(url: string) {
-    const r = this.db.prepare('SELECT * FROM documents WHERE url = ?').get(url) as DocRow | undefined;
+    const r = stmt(this.db, 'SELECT * FROM documents WHERE url = ?').get(url) as DocRow | undefined;
     return r ? toDocument(r) : null;
   }
 
   async recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }) {
     return this.db.transaction(() => {
-      const cur = this.db.prepare('SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
+      const cur = stmt(this.db, 'SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
       if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
       const c = classifyChange(cur, obs.contentHash, obs.at);
       this.db
@@ -417,12 +458,51 @@ class SqliteDocuments implements DocumentsRepo {
   }
 
   async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
-    this.db.prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
+    stmt(this.db, 'UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
+  }
+
+  async counts() {
+    const rows = stmt(this.db, 'SELECT status, count(*) AS n FROM documents GROUP BY status').all() as { status: DocumentStatus; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DocumentStatus, number>>;
+  }
+
+  async fresh(since: string, limit: number) {
+    return (stmt(this.db, FRESH_SQL.replace('$1', '?').replace('$2', '?')).all(since, limit) as DocRow[]).map(freshRow);
   }
 }
 
 class SqliteRequests implements RequestsRepo {
   constructor(readonly db: StateDb) {}
+
+  // The lifecycle is today's RequestStore (one BEGIN IMMEDIATE transaction per submission), unchanged; a store
+  // per call because the clock and the quota come with the call.
+  #store(now: Date = new Date(), perDay = 0): RequestStore {
+    return new RequestStore(this.db, { perDay, now: () => now });
+  }
+
+  async submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }) {
+    return this.#store(opts.now, opts.perDay).submit(keyDigest, sub);
+  }
+
+  async getForKey(id: string, keyDigest: string) {
+    return this.#store().getForKey(id, keyDigest);
+  }
+
+  async find(id: string) {
+    return this.#store().get(id);
+  }
+
+  async listByStatus(status: RequestStatus, limit?: number) {
+    return this.#store().listByStatus(status, limit);
+  }
+
+  async transition(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}, at?: Date) {
+    return this.#store(at).transition(id, to, detail);
+  }
+
+  async counts() {
+    return this.#store().counts();
+  }
 
   async create(sub: Parameters<RequestsRepo['create']>[0]) {
     const at = sub.at ?? new Date().toISOString();
@@ -437,16 +517,37 @@ class SqliteRequests implements RequestsRepo {
       )
       .get(sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at, at) as RequestRow | undefined;
     if (inserted) return { request: toRequest(inserted), deduplicated: false };
-    const prior = this.db.prepare('SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(sub.keyDigest, idem) as RequestRow;
+    const prior = stmt(this.db, 'SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(sub.keyDigest, idem) as RequestRow;
     return prior.type === sub.type && prior.url === sub.url ? { request: toRequest(prior), deduplicated: true } : { conflict: toRequest(prior) };
   }
 
   async get(id: string) {
-    const r = this.db.prepare('SELECT * FROM url_requests WHERE id = ?').get(id) as RequestRow | undefined;
+    const r = stmt(this.db, 'SELECT * FROM url_requests WHERE id = ?').get(id) as RequestRow | undefined;
     return r ? toRequest(r) : null;
   }
 
   async setStatus(id: string, status: Parameters<RequestsRepo['setStatus']>[1], at: string = new Date().toISOString()) {
-    return this.db.prepare('UPDATE url_requests SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id).changes === 1;
+    return stmt(this.db, 'UPDATE url_requests SET status = ?, updated_at = ? WHERE id = ?').run(status, at, id).changes === 1;
   }
+}
+
+/** The entities repository over today's EntityStore (its synchronous transactions, unchanged). */
+export function sqliteEntities(store: EntityStore): EntitiesRepo {
+  return {
+    get: async (id) => store.get(id),
+    search: async (q) => store.search(q),
+    observePage: async (page, nodes, at) => store.observePage(page, nodes, at),
+    withdrawPage: async (pageRef) => store.withdrawPage(pageRef),
+    counts: async () => store.counts(),
+  };
+}
+
+/** UsageCountersRepo over the in-process RateLimiter (see SqliteRepoOptions.inProcessUsage). */
+function limiterUsage(limiter: RateLimiter, db: StateDb): UsageCountersRepo {
+  return {
+    consume: async (digestHex, limits, now) => limiter.consume(digestHex, limits, now),
+    peek: async (digestHex, limits, now) => limiter.peek(digestHex, limits, now),
+    // The limiter also prunes rows older than two days on its own timer; this is the on-demand form.
+    prune: async (before) => db.prepare('DELETE FROM usage_counters WHERE window_start < ?').run(before).changes,
+  };
 }

@@ -6,6 +6,11 @@
 import type { KeyRecord, VerifiedKey } from '../keys.js';
 import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
+import type { HostFacts } from '../hosts.js';
+import type { HostScope } from '../site-scope.js';
+import type { EntityQuery, EntityRecord } from '../entities.js';
+import type { JsonLdNode } from '../../page-model.js';
+import type { RequestOutcome, RequestStatus, RequestSubmission, UrlRequest } from '../requests.js';
 import type { WebmasterRepo } from './webmaster-types.js';
 
 export type { KeyRecord, VerifiedKey, RateDecision, ContentChange, DocumentRow, DocumentStatus };
@@ -147,6 +152,15 @@ export interface HostIdsRepo {
   hostOf(id: number): Promise<string | null>;
 }
 
+/**
+ * What svc_site reads about one host: the crawler's host facts (robots.txt, llms.txt, change intervals, link
+ * aggregates) and the URL scope (every known URL in exactly one state, state/site-scope.ts). Read-only here: the
+ * crawler writes the facts.
+ */
+export interface HostFactsRepo {
+  evidence(host: string): Promise<{ facts: HostFacts | null; scope: HostScope }>;
+}
+
 /** One extracted page on its way from a crawler worker to the indexer (issue 10, roles). */
 export interface OutboxEntry {
   readonly id: number;
@@ -190,6 +204,10 @@ export interface DocumentsRepo {
   byUrl(url: string): Promise<DocumentRow | null>;
   recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }): Promise<ContentChange>;
   recordExcluded(pageRef: number, status: Exclude<DocumentStatus, 'indexed' | 'known'>, reason: string, at: string): Promise<void>;
+  /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first (svc_fresh). */
+  fresh(since: string, limit: number): Promise<(DocumentRow & { change: 'new' | 'changed' })[]>;
+  /** How many pages are in each status (svc status). */
+  counts(): Promise<Partial<Record<DocumentStatus, number>>>;
 }
 
 export type UrlRequestType = 'discovery' | 'recrawl' | 'correction' | 'removal';
@@ -227,6 +245,40 @@ export interface RequestsRepo {
   }): Promise<{ request: StoredUrlRequest; deduplicated: boolean } | { conflict: StoredUrlRequest }>;
   get(id: string): Promise<StoredUrlRequest | null>;
   setStatus(id: string, status: UrlRequestStatus, at?: string): Promise<boolean>;
+
+  // The URL-request lifecycle as svc_submit_url, svc_request_status and the request processor use it (the rules
+  // of state/requests.ts, docs/api-requests.md), decided inside the database so they hold for every replica.
+
+  /**
+   * Records a submission for the key `keyDigest`, or returns the request it duplicates (same Idempotency-Key, or
+   * same type + URL still open). Only new requests count against `perDay` (submission_quota_exceeded, Retry-After
+   * at the next UTC midnight); bad input, a reused Idempotency-Key (conflict) and the quota throw SvcError. One
+   * key's submissions are serialised, so the quota and the open-request rule are exact across replicas.
+   */
+  submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }): Promise<{ request: UrlRequest; deduplicated: boolean }>;
+  /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
+  getForKey(id: string, keyDigest: string): Promise<UrlRequest | null>;
+  /** A request by id regardless of key (the processor only). */
+  find(id: string): Promise<UrlRequest | null>;
+  /** Requests in a status, oldest update first (the processor's work list). */
+  listByStatus(status: RequestStatus, limit?: number): Promise<UrlRequest[]>;
+  /** Moves a request on (REQUEST_TRANSITIONS), appending to its history; throws when not allowed. */
+  transition(id: string, to: RequestStatus, detail?: { outcome?: RequestOutcome; reason?: string }, at?: Date): Promise<UrlRequest>;
+  counts(): Promise<Record<RequestStatus, number>>;
+}
+
+/**
+ * Canadian establishments (svc_entities) and the crawler's entity sink: merge rules, provenance and the name search
+ * of state/entities.ts (EntityStore). search() throws EntityQueryError for an unknown province or kind.
+ */
+export interface EntitiesRepo {
+  get(id: string): Promise<EntityRecord | null>;
+  search(query: EntityQuery): Promise<EntityRecord[]>;
+  /** Replaces what this page contributes with `nodes` (one transaction). */
+  observePage(page: { pageRef: number; url: string; host: string; lang: string | null }, nodes: readonly JsonLdNode[], observedAt: string): Promise<void>;
+  /** Withdraws everything this page contributed; entities left without a source disappear. */
+  withdrawPage(pageRef: number): Promise<void>;
+  counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;
 }
 
 /** Every repository of one backend, opened (and migrated) together. */
@@ -239,12 +291,20 @@ export interface Repositories {
   readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;
+  readonly hosts: HostFactsRepo;
+  /**
+   * Entities. null on PostgreSQL: that backend does not hold entities yet (their name search is SQLite FTS5; see
+   * docs/deploy.md), so a process keeps them in the SQLite file of its data dir.
+   */
+  readonly entities: EntitiesRepo | null;
   /** Extracted pages from crawler workers to the indexer (roles, issue 10). */
   readonly outbox: OutboxRepo;
   /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
   readonly webmaster: WebmasterRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
+  /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

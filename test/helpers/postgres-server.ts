@@ -17,6 +17,13 @@ export interface PostgresServer {
   readonly port: number;
   /** A fresh empty database on this server (each test file or suite gets its own). */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Stops the server (fast shutdown: sessions end, clients see their connections drop) but keeps its data dir, so
+   * resume() brings the same databases back on the same port: a temporary outage.
+   */
+  halt(): Promise<void>;
+  /** Starts the server again after halt(), on the same port and data dir; resolves once it accepts connections. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -75,36 +82,55 @@ export async function startPostgres(): Promise<PostgresServer> {
     throw new Error(`initdb failed (${init.status}): ${init.stderr || init.stdout}`);
   }
   const port = await freePort();
-  const [cmd, args] = command(
-    join(bin, 'postgres'),
-    ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
-    as,
-  );
-  const child: ChildProcess = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr?.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-8000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // A test process that ends without stop() (a failed assertion path, process.exit) must not leave a server behind.
-  const reap = () => child.kill('SIGKILL');
-  process.once('exit', reap);
-  void exited.then(() => process.off('exit', reap));
   const url = `postgres://svc@127.0.0.1:${port}/postgres`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const c = new pg.Client({ connectionString: url });
-    try {
-      await c.connect();
-      await c.end();
-      break;
-    } catch (err) {
-      await c.end().catch(() => undefined);
-      if (child.exitCode !== null || Date.now() > deadline) {
-        child.kill('SIGKILL');
-        rmSync(dir, { recursive: true, force: true });
-        throw new Error(`PostgreSQL did not start: ${(err as Error).message}\n${log}`);
+  let child: ChildProcess | null = null;
+  let exited: Promise<void> = Promise.resolve();
+  let log = '';
+  // A test process that ends without stop() (a failed assertion path, process.exit) must not leave a server behind.
+  const reap = () => child?.kill('SIGKILL');
+  process.once('exit', reap);
+  const launch = async (): Promise<void> => {
+    const [cmd, args] = command(
+      join(bin, 'postgres'),
+      ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+      as,
+    );
+    const proc: ChildProcess = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    proc.stderr?.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-8000)));
+    exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const c = new pg.Client({ connectionString: url });
+      try {
+        await c.connect();
+        await c.end();
+        return;
+      } catch (err) {
+        await c.end().catch(() => undefined);
+        if (proc.exitCode !== null || Date.now() > deadline) {
+          proc.kill('SIGKILL');
+          throw new Error(`PostgreSQL did not start: ${(err as Error).message}\n${log}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 100));
     }
+  };
+  const shutdown = async (): Promise<void> => {
+    const proc = child;
+    if (!proc) return;
+    // SIGINT = fast shutdown: roll back open transactions, end sessions, exit.
+    if (proc.exitCode === null) proc.kill('SIGINT');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await launch();
+  } catch (err) {
+    process.off('exit', reap);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   }
   let stopped = false;
   return {
@@ -120,14 +146,13 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
       return `postgres://svc@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
+    halt: shutdown,
+    resume: launch,
     async stop() {
       if (stopped) return;
       stopped = true;
-      // SIGINT = fast shutdown: roll back open transactions, end sessions, exit.
-      if (child.exitCode === null) child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+      await shutdown();
+      process.off('exit', reap);
       rmSync(dir, { recursive: true, force: true });
     },
   };

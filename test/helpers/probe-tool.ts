@@ -4,7 +4,7 @@ import { defineTool } from '../../tools/define-tool.js';
 
 /**
  * A small tool used only to exercise the adapters (auth, limits, coercion, errors) independently of the real
- * tools' stores. It reads the real document registry so the call path touches a real store.
+ * tools' stores. It reads the real document registry (its indexed pages) through the repositories so the call path touches a real store.
  */
 export const probeTool = defineTool({
   name: 'svc_probe',
@@ -23,8 +23,8 @@ export const probeTool = defineTool({
   run: async (input, ctx) => {
     if (input.fail === 'internal') throw new Error('secret internal detail /etc/passwd');
     if (input.fail === 'unavailable') throw new SvcError('unavailable', 'store is busy', { retryAfter: 2 });
-    const row = ctx.deps.db.prepare('SELECT count(*) AS n FROM documents').get() as { n: number };
-    return { length: input.q.length, limit: input.limit, offset: input.offset, flag: input.flag ?? null, known_pages: row.n };
+    const pages = await ctx.deps.repos.documents.fresh('1970-01-01T00:00:00.000Z', 50);
+    return { length: input.q.length, limit: input.limit, offset: input.offset, flag: input.flag ?? null, known_pages: pages.length };
   },
 });
 

@@ -43,7 +43,7 @@ export async function startTestService(
     throw Object.assign(new Error(`offline test: no DNS for ${host}`), { code: 'ENOTFOUND' });
   };
   const services = await createServices(config, { lookup: offline, ...opts, log });
-  const { record, key } = services.keys.create({ name: 'test', perMinute: opts.perMinute ?? 60, perDay: opts.perDay ?? 10_000 });
+  const { record, key } = await services.keys.create({ name: 'test', perMinute: opts.perMinute ?? 60, perDay: opts.perDay ?? 10_000 });
   const running = await startServer(services, opts.timeouts);
   let closed = false;
   return {

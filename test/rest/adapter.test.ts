@@ -12,9 +12,9 @@ t.test('REST adapter: auth, coercion, bounds, errors', async (t) => {
     const missing = await api(s, '/api/v1/probe?q=x', { auth: null });
     const wrongScheme = await api(s, '/api/v1/probe?q=x', { auth: `Basic ${s.key}` });
     const unknown = await api(s, '/api/v1/probe?q=x', { auth: 'Bearer svc_AAAAAAAAAA_' + 'A'.repeat(39) });
-    const revokedKey = s.services.keys.create({ name: 'r', perMinute: 5, perDay: 5 });
+    const revokedKey = await s.services.keys.create({ name: 'r', perMinute: 5, perDay: 5 });
     t.equal((await api(s, '/api/v1/probe?q=x', { auth: `Bearer ${revokedKey.key}` })).status, 200);
-    s.services.keys.revoke(revokedKey.record.id);
+    await s.services.keys.revoke(revokedKey.record.id);
     const revoked = await api(s, '/api/v1/probe?q=x', { auth: `Bearer ${revokedKey.key}` });
     for (const r of [missing, wrongScheme, unknown, revoked]) {
       t.equal(r.status, 401);

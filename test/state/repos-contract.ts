@@ -3,6 +3,7 @@
  * repos-postgres.test.ts). `open` must give fresh, empty, migrated repositories each time it is called.
  */
 import type { Test } from 'tap';
+import type { SvcError } from '../../errors.js';
 import { LeaseLostError, type Repositories } from '../../state/repos/types.js';
 
 export type OpenRepos = (name: string) => Promise<Repositories>;
@@ -244,6 +245,95 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(await r.documents.recordIndexed(a, { contentHash: 'h2', title: 'A2', at: '2026-11-21T14:00:00.000Z' }), 'new', 'back after removal');
     t.equal(await r.documents.get(999_999), null);
     await t.rejects(r.documents.recordIndexed(999_999, { contentHash: 'x', title: '', at: 'x' }), /unknown page_ref/);
+  });
+
+  t.test('issue 10: documents: the fresh feed and counts by status', async (t) => {
+    const r = await withRepos(t, open, 'fresh');
+    const a = await r.documents.allocate('http://f.test/a', 'f.test');
+    const b = await r.documents.allocate('http://f.test/b', 'f.test');
+    const c = await r.documents.allocate('http://f.test/c', 'f.test');
+    await r.documents.allocate('http://f.test/d', 'f.test');
+    await r.documents.recordIndexed(a, { contentHash: 'a1', title: 'A', at: '2026-11-21T10:00:00.000Z' });
+    await r.documents.recordIndexed(b, { contentHash: 'b1', title: 'B', at: '2026-11-20T10:00:00.000Z' });
+    await r.documents.recordIndexed(b, { contentHash: 'b2', title: 'B', at: '2026-11-21T11:00:00.000Z' });
+    await r.documents.recordIndexed(c, { contentHash: 'c1', title: 'C', at: '2026-11-21T12:00:00.000Z' });
+    await r.documents.recordExcluded(c, 'excluded', 'noindex', '2026-11-21T13:00:00.000Z');
+    const fresh = await r.documents.fresh('2026-11-21T00:00:00.000Z', 10);
+    t.same(
+      fresh.map((d) => [d.url, d.change]),
+      [
+        ['http://f.test/b', 'changed'],
+        ['http://f.test/a', 'new'],
+      ],
+      'indexed pages new or changed since, newest change first; excluded ones are not listed',
+    );
+    t.same((await r.documents.fresh('2026-11-21T00:00:00.000Z', 1)).map((d) => d.url), ['http://f.test/b'], 'limit');
+    t.same(await r.documents.counts(), { indexed: 2, excluded: 1, known: 1 });
+  });
+
+  t.test('issue 10: host evidence: URL scope from documents and frontier, facts null for an unseen host', async (t) => {
+    const r = await withRepos(t, open, 'hosts');
+    t.same(await r.hosts.evidence('nobody.test'), {
+      facts: null,
+      scope: { known: 0, indexed: 0, excluded: { total: 0, byReason: {} }, queued: 0, retrying: 0, dead: 0 },
+    });
+    const a = await r.documents.allocate('http://s.test/a', 's.test');
+    const b = await r.documents.allocate('http://s.test/b', 's.test');
+    await r.documents.allocate('http://s.test/crashed', 's.test');
+    await r.documents.recordIndexed(a, { contentHash: 'a', title: 'A', at: '2026-11-21T10:00:00.000Z' });
+    await r.documents.recordExcluded(b, 'excluded', 'robots', '2026-11-21T10:00:00.000Z');
+    await r.frontier.enqueue({ url: 'http://s.test/a', host: 's.test', reason: 'seed' }, T0);
+    await r.frontier.enqueue({ url: 'http://s.test/q', host: 's.test', reason: 'seed' }, T0);
+    await r.frontier.enqueue({ url: 'http://s.test/sitemap.xml', host: 's.test', reason: 'seed', kind: 'sitemap' }, T0);
+    await r.frontier.enqueue({ url: 'http://other.test/', host: 'other.test', reason: 'seed' }, T0);
+    const ev = await r.hosts.evidence('S.test');
+    t.equal(ev.facts, null, 'no crawler facts recorded');
+    t.same(ev.scope, {
+      known: 4,
+      indexed: 1,
+      excluded: { total: 2, byReason: { robots: 1, unprocessed: 1 } },
+      queued: 1,
+      retrying: 0,
+      dead: 0,
+    });
+  });
+
+  t.test('issue 10: request lifecycle: submit, dedupe, conflict, daily quota, transitions', async (t) => {
+    const r = await withRepos(t, open, 'lifecycle');
+    const now = new Date('2026-11-21T10:00:00.000Z');
+    const opts = { perDay: 3, now };
+    const first = await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test', note: '  hi  ', idempotencyKey: 'i1' }, opts);
+    t.match(first, { deduplicated: false, request: { type: 'discovery', url: 'http://a.test/', note: 'hi', status: 'received', receivedAt: now.toISOString() } });
+    t.match(first.request.id, /^req_[\w-]+$/);
+    t.same(first.request.history, [{ status: 'received', at: now.toISOString() }]);
+    t.match(await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts), { deduplicated: true, request: { id: first.request.id } });
+    t.match(await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test' }, opts), { deduplicated: true, request: { id: first.request.id } }, 'same type + URL still open');
+    const conflict = (await r.requests.submit('k1', { type: 'recrawl', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts).catch((e: SvcError) => e)) as SvcError;
+    t.equal(conflict.code, 'conflict');
+    const bad = (await r.requests.submit('k1', { type: 'nope', url: 'http://a.test/', host: 'a.test' }, opts).catch((e: SvcError) => e)) as SvcError;
+    t.equal(bad.code, 'bad_request');
+    t.equal(await r.requests.getForKey(first.request.id, 'k2'), null, "another key's request is invisible");
+    t.match(await r.requests.getForKey(first.request.id, 'k1'), { id: first.request.id });
+
+    // Quota: 3 per day; 1 used; 10 different URLs at once → exactly 2 more.
+    const burst = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => r.requests.submit('k1', { type: 'discovery', url: `http://a.test/${i}`, host: 'a.test' }, opts)),
+    );
+    t.equal(burst.filter((b) => b.status === 'fulfilled').length, 2, 'the daily quota is exact under concurrency');
+    const refused = burst.find((b) => b.status === 'rejected') as PromiseRejectedResult;
+    t.match(refused.reason, { code: 'submission_quota_exceeded', retryAfter: 14 * 3600 });
+
+    const at = (m: number) => new Date(now.getTime() + m * 60_000);
+    t.match(await r.requests.transition(first.request.id, 'queued', {}, at(1)), { status: 'queued', updatedAt: at(1).toISOString() });
+    t.match(await r.requests.transition(first.request.id, 'in_progress', {}, at(2)), { status: 'in_progress', attempts: 1 });
+    await t.rejects(r.requests.transition(first.request.id, 'completed', {}, at(3)), /needs an outcome/);
+    const done = await r.requests.transition(first.request.id, 'completed', { outcome: 'indexed' }, at(3));
+    t.match(done, { status: 'completed', outcome: 'indexed', reason: null });
+    t.same(done.history.map((h) => h.status), ['received', 'queued', 'in_progress', 'completed']);
+    await t.rejects(r.requests.transition(first.request.id, 'queued'), /not allowed/, 'a completed request never changes again');
+    t.match(await r.requests.find(first.request.id), { status: 'completed' });
+    t.same((await r.requests.listByStatus('received')).length, 2);
+    t.same(await r.requests.counts(), { received: 2, queued: 0, in_progress: 0, completed: 1, failed: 0 });
   });
 
   t.test('requests: ids from the database, idempotency unique in the database', async (t) => {

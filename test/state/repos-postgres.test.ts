@@ -6,8 +6,8 @@ import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { main } from '../../cli/main.js';
 import { openRepositories } from '../../state/repos/open.js';
-import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { pgMigrations } from '../../state/repos/pg-migrations.js';
+import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { LeaseLostError, type ClaimedItem, type Repositories } from '../../state/repos/types.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { repoContract } from './repos-contract.js';
@@ -66,7 +66,7 @@ if (why) {
     t.equal(first.code, 0, first.text);
     t.notMatch(first.text, /hunter2/);
     t.match(JSON.parse(first.text), { backend: 'postgres', target: /^postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/cli_\d+$/ });
-    t.equal((JSON.parse(first.text) as { applied: string[] }).applied.length, pgMigrations.length);
+    t.same((JSON.parse(first.text) as { applied: string[] }).applied, pgMigrations.map((m) => m.id), 'every migration, in order');
     t.same(JSON.parse((await run()).text).applied, [], 'up to date the second time');
   });
 
@@ -89,6 +89,33 @@ if (why) {
     const rows = (await c.query(`SELECT "window", count FROM usage_counters ORDER BY "window"`)).rows;
     await c.end();
     t.same(rows, [{ window: 'day', count: 57 }, { window: 'minute', count: 57 }], 'the counters hold exactly what was admitted');
+  });
+
+  t.test('issue 10: host evidence reads host facts rows as the SQLite backend does', async (t) => {
+    const url = await fresh('hostfacts');
+    const r = await openPostgresRepositories(url);
+    t.teardown(() => r.close());
+    // The rows state/hosts.ts writes on SQLite for the same facts (repos-sqlite.test.ts records them through Hosts).
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(
+      `INSERT INTO crawl_hosts (host, robots_status, robots_http_status, robots_fetched_at, robots_rules, robots_sitemaps, robots_crawl_delay, last_crawl_at, pages_fetched)
+       VALUES ('h.test', 'ok', 200, '2026-11-21T10:00:00.000Z', '["Disallow: /x"]', '[]', 2, '2026-11-21T10:01:00.000Z', 1)`,
+    );
+    await c.query(`INSERT INTO host_change_intervals (host, at, interval_ms) VALUES ('h.test', '2026-11-21T10:02:00.000Z', 1000), ('h.test', '2026-11-21T10:03:00.000Z', 3000)`);
+    await c.query(`INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (1, 'h.test', 'o.test', 3), (1, 'h.test', 'h.test', 9), (2, 'o.test', 'h.test', 1)`);
+    await c.end();
+    t.same((await r.hosts.evidence('h.test')).facts, {
+      host: 'h.test',
+      robots: { status: 'ok', httpStatus: 200, fetchedAt: '2026-11-21T10:00:00.000Z', rules: ['Disallow: /x'], sitemaps: [], crawlDelaySec: 2 },
+      llms: null,
+      lastCrawlAt: '2026-11-21T10:01:00.000Z',
+      pagesFetched: 1,
+      medianChangeIntervalMs: 2000,
+      changeIntervalsObserved: 2,
+      outboundLinks: 3,
+      inboundHosts: 1,
+    });
   });
 
   t.test('issue 10: three worker processes drain one frontier: no URL twice, per-host gap kept', async (t) => {

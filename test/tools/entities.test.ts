@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { Documents } from '../../state/documents.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -19,13 +18,11 @@ function setup(t: Test) {
   const entities = new EntityStore(db);
   const deps: ServiceDeps = {
     config: loadConfig({ env: {}, flags: { dataDir: dir } }),
-    db,
-    documents: new Documents(db),
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index: null as unknown as PassageIndex, // svc_entities reads the entity store only
-    entities,
-    requests: new RequestStore(db, { perDay: 10 }),
+    entities: sqliteEntities(entities),
     crawler: null,
   };
   return { entities, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -19,13 +19,11 @@ function setup(t: Test, now: string) {
   const documents = new Documents(db);
   const deps: ServiceDeps = {
     config: loadConfig({ env: {}, flags: { dataDir: dir } }),
-    db,
-    documents,
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(now),
     index: null as unknown as PassageIndex, // svc_fresh reads the document registry only
-    entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: 10 }),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   return { documents, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };

@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
@@ -27,13 +27,11 @@ async function setup(t: Test, images = true) {
   const documents = new Documents(db);
   const deps: ServiceDeps = {
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     index,
-    entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: 10 }),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   const ctx = { deps, caller: { keyId: 'k', digest: createHash('sha256').update('k').digest('hex') } };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { RequestStore } from '../../state/requests.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Frontier } from '../../crawler/frontier.js';
 import { RequestProcessor, MAX_REMOVAL_ATTEMPTS, outcomeFromCrawl, type ProcessNowResult } from '../../tools/request-processor.js';
 
@@ -27,7 +28,7 @@ function setup(t: Test, script: (url: string) => ProcessNowResult | Promise<Proc
       return script(url);
     },
   };
-  const processor = new RequestProcessor({ requests, documents, crawler, now, staleMs: 60_000 });
+  const processor = new RequestProcessor({ requests: sqliteRepositories(db).requests, documents, crawler, now, staleMs: 60_000 });
   return { requests, processor, frontier, calls, advance: (ms: number) => (clock += ms) };
 }
 

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
@@ -49,8 +50,11 @@ async function setup(t: Test) {
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   // Only what is asked for is crawled (no link following), so each request's effect is visible on its own.
   const crawler = createCrawler({ config, db, documents, sink: index, entities, admit: () => false, maxCrawlDelayMs: 0 });
-  const deps: ServiceDeps = { config, db, documents, log: createLogger({ level: 'silent' }), now: () => new Date(), index, entities, requests, crawler };
-  const processor = new RequestProcessor({ requests, documents, crawler });
+  const repos = sqliteRepositories(db);
+  const deps: ServiceDeps = { config, repos, log: createLogger({ level: 'silent' }), now: () => new Date(), index, entities: sqliteEntities(entities), crawler };
+  // The processor works through the repositories, as in the service; the test reads and seeds through the same
+  // SQLite store synchronously.
+  const processor = new RequestProcessor({ requests: repos.requests, documents, crawler });
   t.teardown(async () => {
     await crawler.stop();
     await index.close();

@@ -4,9 +4,8 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
-import { Documents } from '../../state/documents.js';
+import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
-import { RequestStore } from '../../state/requests.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -21,14 +20,12 @@ function setup(t: Test, flags: Record<string, unknown> = {}) {
   t.teardown(() => db.close());
   const deps: ServiceDeps = {
     config,
-    db,
-    documents: new Documents(db),
+    repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
     // The URL tools never touch the passage index.
     index: null as unknown as PassageIndex,
-    entities: new EntityStore(db),
-    requests: new RequestStore(db, { perDay: config.submissionsPerDay }),
+    entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
   const ctx = (k = 'a') => ({ deps, caller: { keyId: `key_${k}`, digest: createHash('sha256').update(k).digest('hex') } });

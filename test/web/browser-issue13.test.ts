@@ -20,7 +20,8 @@ if (missing) {
   });
 
   // Nine documents of one corpus, imported through the same path as `svc ingest`.
-  const { index, documents } = svc.services.deps;
+  const { index } = svc.services.deps;
+  const { documents } = svc.services.local;
   const importedAt = '2026-03-04T05:06:07.000Z';
   const docs = Array.from({ length: 9 }, (_, i) => ({
     _id: `doc-${i}`,

@@ -89,10 +89,10 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
   const { deps } = base;
   const crawler = createCrawler({
     config,
-    db: deps.db,
-    documents: deps.documents,
+    db: base.local.db,
+    documents: base.local.documents,
     sink: deps.index,
-    entities: deps.entities,
+    entities: base.local.entities,
     // The crawl stays on the seeded hosts (the test web also serves traps and other fixtures).
     admit: (url) => SEED_HOSTS.some((h) => new URL(url).hostname === h),
     fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 3000, totalTimeoutMs: 5000 },
@@ -114,13 +114,13 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
     frontier: crawler.frontier,
     processNow: async (url, o) => crawler.processNow(url, o),
   };
-  const processor = new RequestProcessor({ requests: deps.requests, documents: deps.documents, crawler: handle, intervalMs: 200 });
+  const processor = new RequestProcessor({ requests: deps.repos.requests, documents: base.local.documents, crawler: handle, intervalMs: 200 });
   crawler.start();
   processor.start();
 
   // main.ts mounts the pages (AppServices.mountExtra): the test serves exactly what `svc serve` serves.
   const services: Services = base;
-  const { key } = services.keys.create({ name: 'web-test', perMinute: 600, perDay: 100_000 });
+  const { key } = await services.keys.create({ name: 'web-test', perMinute: 600, perDay: 100_000 });
   const running: RunningServer = await startServer(services);
   let closed = false;
   return {
