@@ -375,10 +375,11 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       }
       if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
       if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
-        // When items are due, not when their host's gap ends: a gap still running (say another run's last request a
-        // moment ago) is part of crawling, not work for later.
-        const next = frontier.nextPendingAt();
-        if (next === null || next > now() + ro.idleHorizonMs) break;
+        // When the next item can be claimed, host gaps included (a host answering 429 Retry-After is work for later),
+        // but a host's ordinary politeness gap still running (say another run's last request a moment ago) is part of
+        // crawling, not a reason to stop: the horizon is never shorter than that gap.
+        const next = await repos.frontier.nextClaimAt({ unfinished: true });
+        if (next === null || next > now() + Math.max(ro.idleHorizonMs, config.crawlGapMs)) break;
       }
       if (!budgetLeft() && inflight.size === 0) break;
       // Sleep until something may be claimed (a host's gap ends, an item becomes due, a lease lapses), an item

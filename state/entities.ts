@@ -296,7 +296,7 @@ export class EntityStore implements EntitySink {
       }
       for (const seq of touched) this.#refresh(seq);
       return results;
-    })();
+    }).immediate();
   }
 
   /** Withdraws everything the page contributed; entities left without a source disappear. */
@@ -305,7 +305,7 @@ export class EntityStore implements EntitySink {
       const seqs = this.#prep<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(pageRef);
       this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
       for (const { entity_seq } of seqs) this.#refresh(entity_seq);
-    })();
+    }).immediate();
   }
 
   /**
@@ -333,12 +333,12 @@ export class EntityStore implements EntitySink {
       );
       this.#refresh(r.seq);
       return { id: r.id, outcome: r.outcome };
-    })();
+    }).immediate();
   }
 
   /** Runs `fn` in one SQLite transaction (bulk imports). */
   transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn)();
+    return this.#db.transaction(fn).immediate();
   }
 
   /** One record by durable id, or null. */

@@ -115,7 +115,7 @@ export class RateLimiter {
       this.#db.transaction(() => {
         if (minuteTo !== minute.reserved) this.#reserve.run(key, 'minute', minuteStart, minuteTo);
         if (dayTo !== day.reserved) this.#reserve.run(key, 'day', dayStart, dayTo);
-      })();
+      }).immediate();
       minute.reserved = minuteTo;
       day.reserved = dayTo;
     }
@@ -137,7 +137,7 @@ export class RateLimiter {
           this.#giveBack.run(s.admitted, Buffer.from(digest, 'hex'), window, Number(start));
           s.reserved = s.admitted;
         }
-      })();
+      }).immediate();
     }
     for (const k of this.#slots.keys()) {
       const [, window, start] = k.split('|') as [string, string, string];

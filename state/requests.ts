@@ -244,7 +244,7 @@ export class RequestStore {
         )
         .run(id, keyDigest, type, url, host, note, idem, JSON.stringify(history), at, at);
       return { request: this.#get(id)!, deduplicated: false };
-    })();
+    }).immediate();
   }
 
   /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
@@ -290,7 +290,7 @@ export class RequestStore {
         )
         .run(to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify(history), at, to === 'in_progress' ? 1 : 0, id);
       return this.#get(id)!;
-    })();
+    }).immediate();
   }
 
   /** Counts by status (operators' status page). */
