@@ -120,18 +120,19 @@ const SCIFACT = fileURLToPath(new URL('../../../shared/data/beir/scifact/', impo
 const MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
 
 t.test('issue 15: real model, served path: hybrid ranks a SciFact slice at least as well as BM25, nothing empty', async (t) => {
-  // A slice: 40 test claims, their judged documents, and other abstracts up to 300 records.
+  // A slice: 30 test claims, their judged documents, and other abstracts up to 200 records (embedding them with the
+  // real model is most of this file's time; it must stay far inside the per-file timeout on a loaded 2-core machine).
   const root = t.testdir();
   const beir = join(root, 'scifact-slice');
   mkdirSync(join(beir, 'qrels'), { recursive: true });
   const qrels = readFileSync(join(SCIFACT, 'qrels', 'test.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
-  const qids = [...new Set(qrels.map((r) => r[0]!))].slice(0, 40);
+  const qids = [...new Set(qrels.map((r) => r[0]!))].slice(0, 30);
   const rows = qrels.filter((r) => qids.includes(r[0]!));
   const wanted = new Set(rows.map((r) => r[1]!));
   const docs: string[] = [];
   for await (const d of readCorpus(join(SCIFACT, 'corpus.jsonl.gz'))) {
-    if (wanted.has(d._id) || docs.length < 300 - wanted.size) docs.push(JSON.stringify(d));
-    if (docs.length >= 300 && [...wanted].every((w) => docs.some((x) => x.includes(`"_id":"${w}"`)))) break;
+    if (wanted.has(d._id) || docs.length < 200 - wanted.size) docs.push(JSON.stringify(d));
+    if (docs.length >= 200 && [...wanted].every((w) => docs.some((x) => x.includes(`"_id":"${w}"`)))) break;
   }
   writeFileSync(join(beir, 'corpus.jsonl'), docs.join('\n'));
   writeFileSync(join(beir, 'queries.jsonl'), readFileSync(join(SCIFACT, 'queries.jsonl')));
@@ -149,7 +150,7 @@ t.test('issue 15: real model, served path: hybrid ranks a SciFact slice at least
   const bm25 = await run('bm25');
   const hybrid = await run('hybrid');
   t.equal(hybrid.ranking, 'hybrid-rrf', 'the real model, not the stand-in');
-  t.equal(hybrid.queries, 40);
+  t.equal(hybrid.queries, 30);
   t.equal(hybrid.emptyShare, 0, 'every claim answered');
   t.equal(bm25.emptyShare, 0);
   t.ok(bm25.ndcg10 > 0.5, `bm25 nDCG@10 ${bm25.ndcg10.toFixed(4)}`);
