@@ -61,7 +61,7 @@ interface RawHost {
 }
 
 /** Change intervals kept per host (the newest); enough for a stable median. */
-const MAX_INTERVALS_PER_HOST = 200;
+export const MAX_INTERVALS_PER_HOST = 200;
 
 const parseList = (s: string | null): string[] => {
   if (s === null) return [];

@@ -44,6 +44,8 @@ import {
   peeked,
   windows,
   type ClaimedItem,
+  type CompleteFields,
+  type FrontierEntry,
   type DocumentsRepo,
   type FrontierRepo,
   type DocumentStatus,
@@ -60,6 +62,8 @@ import {
   type UsageCountersRepo,
 } from './types.js';
 import { PgWebmaster } from './webmaster-postgres.js';
+import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites } from './crawl-postgres.js';
+import { scopeText } from './crawl-sql.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -104,12 +108,12 @@ function translate(err: unknown): never {
 }
 
 /** What the repositories need of a connection: one query method (pool or a transaction's client). */
-interface Queryable {
+export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
 /** The pool, with connection failures translated (see `translate`). */
-class Db implements Queryable {
+export class Db implements Queryable {
   constructor(readonly pool: pg.Pool) {}
 
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
@@ -286,12 +290,16 @@ class PgFrontier implements FrontierRepo {
   ) {}
 
   async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
+    if (e.refresh || e.rescope || e.reviveDead) {
+      const r = await this.admit({ ...e, maxPerHost: undefined }, now);
+      return { id: r!.id, added: r!.added };
+    }
     return this.pool.transaction(async (c) => {
       await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [e.host, this.defaultGapMs]);
       const ins = await c.query<{ id: number }>(
-        `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $8) ON CONFLICT (url) DO NOTHING RETURNING id`,
-        [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now],
+        `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at, request_id, scope)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $8, $9, $10) ON CONFLICT (url) DO NOTHING RETURNING id`,
+        [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, e.requestId ?? null, scopeText(e.scope)],
       );
       if (ins.rows[0]) return { id: ins.rows[0].id, added: true };
       const prior = await c.query<{ id: number }>('SELECT id FROM frontier WHERE url = $1', [e.url]);
@@ -308,7 +316,7 @@ class PgFrontier implements FrontierRepo {
       // (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id checks.
       const picked = await c.query<FrontierRow & { gap_ms: number }>(
         `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, f.reason, f.request_id, f.etag, f.last_modified,
-                f.fetched_at, f.scope, h.gap_ms
+                f.fetched_at, f.scope, f.recrawl_ms, h.gap_ms
          FROM frontier f JOIN host_politeness h ON h.host = f.host
          WHERE f.state <> 'dead' AND f.next_at <= $1 AND h.next_fetch_at <= $1
          ORDER BY f.priority DESC, f.next_at, f.id
@@ -356,28 +364,36 @@ class PgFrontier implements FrontierRepo {
     return { ...item, leaseUntil: now + leaseMs };
   }
 
-  async complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }) {
-    const now = opts.now ?? Date.now();
-    await this.#guarded(
-      this.pool,
-      `state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL, next_at = $1, last_status = $2,
-       fetched_at = $3, completions = completions + 1, updated_at = $3`,
-      item,
-      [opts.recrawlAt, opts.status ?? null, now],
-    );
+  async complete(item: ClaimedItem, opts: CompleteFields) {
+    return pgComplete(this.pool, item, opts);
   }
 
-  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }) {
-    const now = opts.now ?? Date.now();
-    const state = opts.retryAt === null ? 'dead' : 'retrying';
-    await this.#guarded(
-      this.pool,
-      `state = $1, lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, last_error = $2, dead_reason = $3,
-       next_at = $4, updated_at = $5`,
-      item,
-      [state, opts.error, state === 'dead' ? opts.error : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now],
-    );
-    return state;
+  async fail(item: ClaimedItem, opts: Parameters<FrontierRepo['fail']>[1]) {
+    return pgFail(this.pool, item, opts);
+  }
+
+  // The crawler's admission and bookkeeping (crawl-postgres.ts, rules shared with SQLite in crawl-sql.ts).
+  #crawlOps: PgCrawlFrontier | undefined;
+  get #crawl(): PgCrawlFrontier {
+    return (this.#crawlOps ??= new PgCrawlFrontier(this.pool, this.defaultGapMs));
+  }
+  admit(e: FrontierEntry, now?: number) {
+    return this.#crawl.admit(e, now);
+  }
+  claimUrl(url: string, opts: { owner: string; leaseMs: number; now?: number }) {
+    return this.#crawl.claimUrl(url, opts);
+  }
+  markFetched(url: string, host: string, c: Parameters<FrontierRepo['markFetched']>[2]) {
+    return this.#crawl.markFetched(url, host, c);
+  }
+  get(url: string) {
+    return this.#crawl.get(url);
+  }
+  deadLetters(opts?: { host?: string; limit?: number }) {
+    return this.#crawl.deadLetters(opts);
+  }
+  pendingItems(limit?: number) {
+    return this.#crawl.pendingItems(limit);
   }
 
   async release(item: ClaimedItem, at?: number, now: number = Date.now()) {
@@ -676,7 +692,24 @@ class PgRequests implements RequestsRepo {
 }
 
 class PgHostFacts implements HostFactsRepo {
-  constructor(readonly pool: Db) {}
+  // The crawler's writes (crawl-postgres.ts).
+  readonly recordRobots: HostFactsRepo['recordRobots'];
+  readonly recordLlms: HostFactsRepo['recordLlms'];
+  readonly recordCrawl: HostFactsRepo['recordCrawl'];
+  readonly recordChangeInterval: HostFactsRepo['recordChangeInterval'];
+  readonly recordPageLinks: HostFactsRepo['recordPageLinks'];
+  readonly withdrawPageLinks: HostFactsRepo['withdrawPageLinks'];
+
+  constructor(readonly pool: Db) {
+    ({
+      recordRobots: this.recordRobots,
+      recordLlms: this.recordLlms,
+      recordCrawl: this.recordCrawl,
+      recordChangeInterval: this.recordChangeInterval,
+      recordPageLinks: this.recordPageLinks,
+      withdrawPageLinks: this.withdrawPageLinks,
+    } = pgHostWrites(pool));
+  }
 
   async evidence(host: string) {
     const h = host.toLowerCase();

@@ -55,6 +55,7 @@ export interface FrontierRow {
   scope: string | null;
   lease_owner: string;
   lease_until: number;
+  recrawl_ms?: number | null;
 }
 
 /** The stored scope (JSON list of hosts, or NULL for the open web), tolerant of bad text like crawler/frontier.ts. */
@@ -84,6 +85,7 @@ export const toClaimed = (r: FrontierRow): ClaimedItem => ({
   scope: parseScope(r.scope),
   lease: r.lease_owner,
   leaseUntil: r.lease_until,
+  recrawlMs: r.recrawl_ms ?? null,
 });
 
 export const FRONTIER_STATES = ['queued', 'leased', 'retrying', 'done', 'dead'] as const;

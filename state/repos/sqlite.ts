@@ -32,12 +32,17 @@ import {
   LeaseLostError,
   peeked,
   windows,
+  type AdmitResult,
   type ClaimedItem,
+  type CompleteFields,
   type DocumentsRepo,
+  type FrontierEntry,
+  type FrontierRecord,
   type EntitiesRepo,
   type FrontierRepo,
   type DocumentStatus,
   type FrontierState,
+  type HostFactsRepo,
   type HostIdsRepo,
   type KeysRepo,
   type OutboxBatch,
@@ -49,6 +54,7 @@ import {
   type UsageCountersRepo,
 } from './types.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
+import { planKnown, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -112,9 +118,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),
     entities: sqliteEntities(new EntityStore(db)),
-    hosts: {
-      evidence: async (host: string) => ({ facts: new Hosts(db).get(host), scope: hostScope(db, host) }),
-    },
+    hosts: sqliteHostFacts(db),
     webmaster: new SqliteWebmaster(db),
     outbox: new SqliteOutbox(db),
     applied: opts.applied ?? [],
@@ -233,14 +237,18 @@ class SqliteFrontier implements FrontierRepo {
   }
 
   async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
+    if (e.refresh || e.rescope || e.reviveDead) {
+      const r = await this.admit({ ...e, maxPerHost: undefined }, now);
+      return { id: r!.id, added: r!.added };
+    }
     return this.db.transaction(() => {
       stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(e.host, this.defaultGapMs);
       const ins = this.db
         .prepare(
-          `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
+          `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
         )
-        .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, now);
+        .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now, now);
       const id = (stmt(this.db, 'SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
       return { id, added: ins.changes === 1 };
     }).immediate();
@@ -271,33 +279,116 @@ class SqliteFrontier implements FrontierRepo {
     return { ...item, leaseUntil: now + leaseMs };
   }
 
-  async complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }) {
+  async complete(item: ClaimedItem, opts: CompleteFields) {
     const now = opts.now ?? Date.now();
-    this.#guarded(
-      `UPDATE frontier SET state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL,
-         next_at = ?, last_status = ?, fetched_at = ?, completions = completions + 1, updated_at = ?`,
+    this.#run(
+      SQL.complete,
+      [opts.recrawlAt, opts.status ?? null, now, opts.etag ?? null, opts.lastModified ?? null, opts.outcome ?? null, opts.recrawlMs ?? null, opts.changed === true ? 1 : 0, opts.priority ?? null, item.id, item.lease],
       item,
-      opts.recrawlAt,
-      opts.status ?? null,
-      now,
-      now,
     );
   }
 
-  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }) {
+  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number }) {
     const now = opts.now ?? Date.now();
     const state = opts.retryAt === null ? 'dead' : 'retrying';
-    this.#guarded(
-      `UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?,
-         dead_reason = ?, next_at = ?, updated_at = ?`,
+    this.#run(
+      SQL.fail,
+      [state, opts.error, state === 'dead' ? (opts.deadReason ?? opts.error) : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now, opts.status ?? null, item.id, item.lease],
       item,
-      state,
-      opts.error,
-      state === 'dead' ? opts.error : null,
-      opts.retryAt ?? Number.MAX_SAFE_INTEGER,
-      now,
     );
     return state;
+  }
+
+  /** A lease-guarded statement (the guard's values last): LeaseLostError unless exactly the held row changed. */
+  #run(sql: string, args: unknown[], item: ClaimedItem): void {
+    const q = sqlite(sql, args);
+    if (stmt(this.db, q.sql).run(...q.args).changes !== 1) throw new LeaseLostError(`lease on frontier item ${item.id} is no longer held`);
+  }
+
+  #get(sql: string, args: unknown[]): unknown {
+    const q = sqlite(sql, args);
+    return stmt(this.db, q.sql).get(...q.args);
+  }
+
+  #exec(sql: string, args: unknown[]): number {
+    const q = sqlite(sql, args);
+    return stmt(this.db, q.sql).run(...q.args).changes;
+  }
+
+  #all(sql: string, args: unknown[]): unknown[] {
+    const q = sqlite(sql, args);
+    return stmt(this.db, q.sql).all(...q.args);
+  }
+
+  /** Rows per host, counted once per process then kept up to date here (the admission cap; soft across processes). */
+  readonly #hostRows = new Map<string, number>();
+
+  async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
+    return this.db.transaction((): AdmitResult | null => {
+      const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
+      if (!cur) {
+        let n = this.#hostRows.get(e.host);
+        if (e.maxPerHost !== undefined) {
+          n ??= (this.#get(SQL.hostRows, [e.host]) as { n: number }).n;
+          if (n >= e.maxPerHost) return null;
+        }
+        this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
+        const row = this.#get(SQL.insert, [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now]) as
+          | { id: number }
+          | undefined;
+        if (n !== undefined) this.#hostRows.set(e.host, n + 1);
+        return { id: row!.id, added: true, state: 'queued' };
+      }
+      const plan = planKnown(cur, e, now);
+      if (plan.rescope) {
+        if (plan.rescope.from !== null) this.#exec(SQL.rescopeAll, [plan.rescope.to, plan.rescope.from]);
+        this.#exec(SQL.rescopeOne, [plan.rescope.to, cur.id]);
+      }
+      if (plan.refresh) this.#exec(SQL.refresh, [plan.refresh.nextAt, e.priority ?? 0, e.reason, e.requestId ?? null, now, cur.id]);
+      else if (plan.raise) this.#exec(SQL.raise, [e.priority ?? 0, e.requestId ?? null, now, cur.id]);
+      return plan.result;
+    }).immediate();
+  }
+
+  async claimUrl(url: string, opts: { owner: string; leaseMs: number; now?: number }) {
+    const now = opts.now ?? Date.now();
+    return this.db.transaction((): ClaimedItem | null => {
+      const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
+      if (!r || (r.state === 'leased' && (r.lease_until ?? 0) > now)) return null;
+      const token = `${opts.owner}:${randomUUID()}`;
+      this.#exec(SQL.lease, [token, now + opts.leaseMs, now, r.id]);
+      return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
+    }).immediate();
+  }
+
+  async markFetched(url: string, host: string, c: Parameters<FrontierRepo['markFetched']>[2]) {
+    const now = c.now ?? Date.now();
+    this.db.transaction(() => {
+      const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
+      if (r?.state === 'leased') return; // someone is on it right now; let them finish
+      const interval = r?.recrawl_ms ?? c.recrawlMs;
+      if (!r) {
+        this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
+        this.#exec(SQL.fetchedInsert, [url, host, c.priority, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, interval, scopeText(c.scope)]);
+      } else {
+        this.#exec(SQL.fetchedUpdate, [now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, c.priority, r.id]);
+      }
+    }).immediate();
+  }
+
+  async get(url: string): Promise<FrontierRecord | null> {
+    const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
+    return r ? toRecord(r) : null;
+  }
+
+  async deadLetters(opts: { host?: string; limit?: number } = {}) {
+    const limit = opts.limit ?? 100;
+    const rows = (opts.host ? this.#all(SQL.deadHost, [limit, opts.host.toLowerCase()]) : this.#all(SQL.deadAll, [limit])) as RawFrontierRow[];
+    return rows.map(toRecord);
+  }
+
+  async pendingItems(limit = 10) {
+    return (this.#all(SQL.pending, [limit]) as RawFrontierRow[]).map(toRecord);
   }
 
   async release(item: ClaimedItem, at?: number, now: number = Date.now()) {
@@ -549,5 +640,19 @@ function limiterUsage(limiter: RateLimiter, db: StateDb): UsageCountersRepo {
     peek: async (digestHex, limits, now) => limiter.peek(digestHex, limits, now),
     // The limiter also prunes rows older than two days on its own timer; this is the on-demand form.
     prune: async (before) => db.prepare('DELETE FROM usage_counters WHERE window_start < ?').run(before).changes,
+  };
+}
+
+/** Host facts over today's Hosts store (its statements and transactions, unchanged) and site-scope. */
+function sqliteHostFacts(db: StateDb): HostFactsRepo {
+  const hosts = new Hosts(db);
+  return {
+    evidence: async (host: string) => ({ facts: hosts.get(host), scope: hostScope(db, host) }),
+    recordRobots: async (host, f) => hosts.recordRobots(host, f),
+    recordLlms: async (host, f) => hosts.recordLlms(host, f),
+    recordCrawl: async (host, at) => hosts.recordCrawl(host, at),
+    recordChangeInterval: async (host, ms, at) => hosts.recordChangeInterval(host, ms, at),
+    recordPageLinks: async (pageRef, from, counts) => hosts.recordPageLinks(pageRef, from, counts),
+    withdrawPageLinks: async (pageRef) => hosts.withdrawPageLinks(pageRef),
   };
 }

@@ -6,7 +6,7 @@
 import type { KeyRecord, VerifiedKey } from '../keys.js';
 import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
-import type { HostFacts } from '../hosts.js';
+import type { HostFacts, HostLlmsFacts, HostRobotsFacts } from '../hosts.js';
 import type { HostScope } from '../site-scope.js';
 import type { EntityQuery, EntityRecord } from '../entities.js';
 import type { JsonLdNode } from '../../page-model.js';
@@ -54,6 +54,78 @@ export interface FrontierEntry {
   /** When it becomes due (ms). @default now */
   readonly at?: number;
   readonly depth?: number;
+  /** The URL request this comes from (kept on a known row unless it has one). */
+  readonly requestId?: string | null;
+  /** Where links found under this entry may lead: stored with a new row (null or absent: the open web). */
+  readonly scope?: readonly string[] | null;
+  /**
+   * Make a known URL due again (a recrawl request, a verified owner's fast lane): a done, dead, retrying or queued row
+   * becomes queued with next_at lowered to `at` (default now), attempts reset, priority raised. A leased row is left
+   * to its holder. Robots and removal rules are not bypassed: the pipeline checks them again on the fetch.
+   */
+  readonly refresh?: boolean;
+  /**
+   * A seed given again: a known row takes `scope`, and so does every row admitted under its old scope; a done row
+   * is made due again so its links are read under the new scope.
+   */
+  readonly rescope?: boolean;
+  /** A dead-lettered row is revived (a seed or submitted URL given again; a link found again never revives). */
+  readonly reviveDead?: boolean;
+  /**
+   * Admission cap: a NEW row is refused (admit() answers null) when its host already has this many rows (crawler
+   * traps, calendars). Counted once per host and process, then kept up to date: a soft cap across a fleet.
+   */
+  readonly maxPerHost?: number;
+}
+
+/** What admit() did. */
+export interface AdmitResult {
+  readonly id: number;
+  /** True when the URL was not in the frontier before. */
+  readonly added: boolean;
+  /** The row's state afterwards. */
+  readonly state: FrontierState;
+}
+
+/** A frontier row as the crawler, svc crawl's summary, the request processor and tests read it. */
+export interface FrontierRecord {
+  readonly id: number;
+  readonly url: string;
+  readonly host: string;
+  readonly kind: FrontierKind;
+  readonly state: FrontierState;
+  readonly priority: number;
+  readonly reason: string;
+  readonly requestId: string | null;
+  readonly attempts: number;
+  readonly nextAt: number;
+  readonly lastError: string | null;
+  readonly deadReason: string | null;
+  readonly etag: string | null;
+  readonly lastModified: string | null;
+  readonly lastStatus: number | null;
+  readonly lastOutcome: string | null;
+  readonly recrawlMs: number | null;
+  readonly completions: number;
+  readonly scope: readonly string[] | null;
+}
+
+/** How a fetch ended, for complete() (everything but recrawlAt optional; absent validators are stored as none). */
+export interface CompleteFields {
+  /** When the row is due again (ms); Number.MAX_SAFE_INTEGER: never. */
+  readonly recrawlAt: number;
+  readonly status?: number | null;
+  /** indexed, unchanged, excluded:…, gone, sitemap, llms, redirected … */
+  readonly outcome?: string | null;
+  readonly etag?: string | null;
+  readonly lastModified?: string | null;
+  /** The recrawl interval the next completion adapts from (null: no recrawl planned). */
+  readonly recrawlMs?: number | null;
+  /** true: the content changed (changed_at moves to now). */
+  readonly changed?: boolean | null;
+  /** The row's priority afterwards (a crawled page waits for its recrawl at the lowest). @default unchanged */
+  readonly priority?: number | null;
+  readonly now?: number;
 }
 
 /** A claimed item: the lease token must be passed back to complete(), fail(), extend() or release(). */
@@ -77,6 +149,8 @@ export interface ClaimedItem {
   readonly lease: string;
   /** Lease expiry (ms): after it the item may be claimed again by anyone. */
   readonly leaseUntil: number;
+  /** The recrawl interval of the last completion (adaptive recrawl starts from it); null when never set. */
+  readonly recrawlMs?: number | null;
 }
 
 /**
@@ -89,6 +163,29 @@ export interface ClaimedItem {
 export interface FrontierRepo {
   /** Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false). */
   enqueue(entry: FrontierEntry, now?: number): Promise<{ id: number; added: boolean }>;
+  /**
+   * enqueue() with the crawler's admission rules: a known URL's priority is raised (never lowered), its request id
+   * kept unless it has none, and `refresh`, `rescope`, `reviveDead` apply (see FrontierEntry); a new URL beyond
+   * `maxPerHost` is refused (null). One transaction.
+   */
+  admit(entry: FrontierEntry, now?: number): Promise<AdmitResult | null>;
+  /** Leases one given URL now, due or not, unless a live lease holds it (a single-URL fetch); null when unknown or busy. */
+  claimUrl(url: string, opts: { owner: string; leaseMs: number; now?: number }): Promise<ClaimedItem | null>;
+  /**
+   * Records that `url` was fetched through another item (the target of a redirect): done, due again after its
+   * recrawl interval (its own, else `recrawlMs`), created when unknown. A row leased right now is left to its holder.
+   */
+  markFetched(
+    url: string,
+    host: string,
+    c: { reason: string; outcome: string; status?: number | null; etag?: string | null; lastModified?: string | null; scope?: readonly string[] | null; recrawlMs: number; priority: number; now?: number },
+  ): Promise<void>;
+  /** The row of a URL (as stored, normalised), or null. */
+  get(url: string): Promise<FrontierRecord | null>;
+  /** Dead-lettered rows, newest first, optionally of one host. */
+  deadLetters(opts?: { host?: string; limit?: number }): Promise<FrontierRecord[]>;
+  /** Unfinished rows (queued, leased, retrying), soonest due first. */
+  pendingItems(limit?: number): Promise<FrontierRecord[]>;
   /**
    * Leases the best due URL whose host may be fetched now and reserves that host for the claim: next_fetch_at moves
    * by the host's gap and the host's holder becomes the lease token, so the item's first request may start at once
@@ -104,9 +201,12 @@ export interface FrontierRepo {
   /** Pushes the lease expiry to now + leaseMs. Throws LeaseLostError when the lease is no longer held. */
   extend(item: ClaimedItem, leaseMs: number, now?: number): Promise<ClaimedItem>;
   /** Marks done; due again at recrawlAt (Number.MAX_SAFE_INTEGER: never). Throws LeaseLostError when the lease is no longer held. */
-  complete(item: ClaimedItem, opts: { recrawlAt: number; status?: number; now?: number }): Promise<void>;
-  /** Records a failure: retried at retryAt, or dead-lettered when retryAt is null. Throws LeaseLostError. */
-  fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; now?: number }): Promise<'retrying' | 'dead'>;
+  complete(item: ClaimedItem, opts: CompleteFields): Promise<void>;
+  /**
+   * Records a failure: retried at retryAt, or dead-lettered when retryAt is null (with `deadReason`, default the
+   * error). Attempts count up by one. Throws LeaseLostError.
+   */
+  fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number }): Promise<'retrying' | 'dead'>;
   /** Gives the item back unchanged (due at `at`, default now). Throws LeaseLostError. */
   release(item: ClaimedItem, at?: number, now?: number): Promise<void>;
   counts(): Promise<Record<FrontierState, number>>;
@@ -159,6 +259,20 @@ export interface HostIdsRepo {
  */
 export interface HostFactsRepo {
   evidence(host: string): Promise<{ facts: HostFacts | null; scope: HostScope }>;
+
+  // The crawler's writes (state/hosts.ts Hosts semantics on both backends).
+  /** Stores the latest robots.txt facts of a host. */
+  recordRobots(host: string, f: HostRobotsFacts): Promise<void>;
+  /** Stores the latest llms.txt facts (present: false when fetched and absent). */
+  recordLlms(host: string, f: HostLlmsFacts): Promise<void>;
+  /** Counts one fetch of a page of the host. */
+  recordCrawl(host: string, at: string): Promise<void>;
+  /** Records an interval between two observed content changes of a page (the newest 200 per host are kept). */
+  recordChangeInterval(host: string, intervalMs: number, at: string): Promise<void>;
+  /** Replaces what one page links to, aggregated by target host. */
+  recordPageLinks(pageRef: number, fromHost: string, counts: ReadonlyMap<string, number>): Promise<void>;
+  /** Forgets a page's links (it left the index). */
+  withdrawPageLinks(pageRef: number): Promise<void>;
 }
 
 /** One extracted page on its way from a crawler worker to the indexer (issue 10, roles). */

@@ -336,6 +336,98 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.same(await r.requests.counts(), { received: 2, queued: 0, in_progress: 0, completed: 1, failed: 0 });
   });
 
+  t.test('issue 10: frontier admission: scope and request id stored, priority raised, refresh, rescope, revive, per-host cap', async (t) => {
+    const r = await withRepos(t, open, 'admit');
+    const a = await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: ['B.test', 'a.test', 'a.test'], requestId: 'req_1' }, T0);
+    t.same(a, { id: a!.id, added: true, state: 'queued' });
+    t.match(await r.frontier.get('http://a.test/'), { url: 'http://a.test/', state: 'queued', priority: 30, reason: 'seed', requestId: 'req_1', scope: ['a.test', 'b.test'], nextAt: T0 });
+    t.equal(await r.frontier.get('http://a.test/none'), null);
+    // A link found again never lowers the priority, never changes the reason.
+    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'link', priority: 10 }, T0 + 1), { id: a!.id, added: false, state: 'queued' });
+    t.match(await r.frontier.get('http://a.test/'), { priority: 30, reason: 'seed' });
+    const l = await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, scope: ['a.test', 'b.test'] }, T0);
+    await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 20, requestId: 'req_2' }, T0);
+    t.match(await r.frontier.get('http://a.test/l'), { priority: 20, requestId: 'req_2', reason: 'link' }, 'a higher priority raises it; the request id is kept');
+    // Complete the seed; a refresh makes it due now with the higher priority.
+    await r.politeness.setGap('a.test', 0);
+    const c = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 10 });
+    t.equal(c?.url, 'http://a.test/');
+    await r.frontier.complete(c!, { recrawlAt: T0 + 86_400_000, status: 200, outcome: 'indexed', etag: '"e1"', lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT', recrawlMs: 86_400_000, changed: true, priority: 0, now: T0 + 20 });
+    t.match(await r.frontier.get('http://a.test/'), { state: 'done', priority: 0, etag: '"e1"', lastStatus: 200, lastOutcome: 'indexed', recrawlMs: 86_400_000, completions: 1, nextAt: T0 + 86_400_000 });
+    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'request:recrawl', priority: 30, refresh: true, requestId: 'req_3', at: T0 + 100 }, T0 + 100), { id: a!.id, added: false, state: 'queued' });
+    t.match(await r.frontier.get('http://a.test/'), { state: 'queued', nextAt: T0 + 100, priority: 30, reason: 'request:recrawl', requestId: 'req_3', attempts: 0 });
+    const again = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 200 });
+    t.match(again, { url: 'http://a.test/', etag: '"e1"', lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT', fetchedBefore: true, recrawlMs: 86_400_000, scope: ['a.test', 'b.test'] }, 'validators for a conditional GET');
+    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, refresh: true }, T0 + 201), { id: a!.id, added: false, state: 'leased' }, 'a leased row is left to its holder');
+    // Rescope: the seed and everything admitted under its old scope take the new one.
+    t.match(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: null, rescope: true }, T0 + 300), { state: 'leased' });
+    t.equal((await r.frontier.get('http://a.test/'))?.scope, null);
+    t.equal((await r.frontier.get('http://a.test/l'))?.scope, null, 'rows under the old scope follow');
+    t.ok(l);
+    // Dead rows: a link never revives them, a seed (reviveDead) does.
+    const d = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 400 });
+    t.equal(d?.url, 'http://a.test/l');
+    t.equal(await r.frontier.fail(d!, { error: 'http_500', retryAt: null, deadReason: 'http_500 (after 5 attempts)', status: 500, now: T0 + 410 }), 'dead');
+    t.match(await r.frontier.get('http://a.test/l'), { state: 'dead', deadReason: 'http_500 (after 5 attempts)', lastError: 'http_500', lastStatus: 500, lastOutcome: 'dead', attempts: 1 });
+    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10 }, T0 + 500), { state: 'dead' });
+    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'seed', priority: 30, reviveDead: true }, T0 + 500), { state: 'queued' });
+    t.match(await r.frontier.get('http://a.test/l'), { state: 'queued', attempts: 0, deadReason: null, nextAt: T0 + 500 });
+    // The per-host cap refuses new rows only.
+    t.equal(await r.frontier.admit({ url: 'http://a.test/x', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), null, 'a.test has 2 rows');
+    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: false }, 'a known URL is not refused');
+    t.match(await r.frontier.admit({ url: 'http://z.test/x', host: 'z.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: true });
+  });
+
+  t.test('issue 10: frontier: single-URL claims, redirect targets, dead letters and pending rows', async (t) => {
+    const r = await withRepos(t, open, 'claimurl');
+    await r.frontier.admit({ url: 'http://a.test/later', host: 'a.test', reason: 'seed', at: T0 + 60_000 }, T0);
+    const c = await r.frontier.claimUrl('http://a.test/later', { owner: 'now', leaseMs: 1000, now: T0 });
+    t.match(c, { url: 'http://a.test/later', leaseUntil: T0 + 1000 }, 'due or not');
+    t.equal(await r.frontier.claimUrl('http://a.test/later', { owner: 'other', leaseMs: 1000, now: T0 + 999 }), null, 'busy while the lease lives');
+    t.equal(await r.frontier.claimUrl('http://a.test/unknown', { owner: 'other', leaseMs: 1000, now: T0 }), null);
+    await r.frontier.markFetched('http://a.test/later', 'a.test', { reason: 'redirect', outcome: 'indexed', status: 200, recrawlMs: 3_600_000, priority: 0, now: T0 + 5 });
+    t.match(await r.frontier.get('http://a.test/later'), { state: 'leased' }, 'a leased row is left to its holder');
+    await r.frontier.markFetched('http://b.test/target', 'b.test', { reason: 'redirect', outcome: 'indexed', status: 200, etag: '"t"', scope: ['b.test'], recrawlMs: 3_600_000, priority: 0, now: T0 + 5 });
+    t.match(await r.frontier.get('http://b.test/target'), { state: 'done', reason: 'redirect', etag: '"t"', completions: 1, recrawlMs: 3_600_000, nextAt: T0 + 5 + 3_600_000, scope: ['b.test'] });
+    await r.frontier.markFetched('http://b.test/target', 'b.test', { reason: 'redirect', outcome: 'unchanged', status: 304, recrawlMs: 1, priority: 0, now: T0 + 10 });
+    t.match(await r.frontier.get('http://b.test/target'), { completions: 2, lastOutcome: 'unchanged', nextAt: T0 + 10 + 3_600_000 }, 'its own interval wins');
+    t.equal((await r.politeness.get('b.test'))?.gapMs, 1000, 'its host is known to politeness');
+    await r.frontier.fail(c!, { error: 'blocked', retryAt: null, now: T0 + 20 });
+    await r.frontier.admit({ url: 'http://b.test/q2', host: 'b.test', reason: 'seed', at: T0 + 2 }, T0);
+    await r.frontier.admit({ url: 'http://b.test/q1', host: 'b.test', reason: 'seed', at: T0 + 1 }, T0);
+    t.same((await r.frontier.deadLetters()).map((x) => [x.url, x.deadReason]), [['http://a.test/later', 'blocked']]);
+    t.same(await r.frontier.deadLetters({ host: 'b.test' }), []);
+    t.same((await r.frontier.pendingItems(5)).map((x) => x.url), ['http://b.test/q1', 'http://b.test/q2'], 'soonest due first');
+  });
+
+  t.test('issue 10: host facts written by the crawler are what svc_site reads', async (t) => {
+    const r = await withRepos(t, open, 'hostwrites');
+    const at = '2026-11-21T10:00:00.000Z';
+    await r.hosts.recordRobots('W.test', { status: 'ok', httpStatus: 200, fetchedAt: at, rules: ['Disallow: /private'], sitemaps: ['http://w.test/sitemap.xml'], crawlDelaySec: 2 });
+    await r.hosts.recordLlms('w.test', { present: true, fetchedAt: at, title: 'W', summary: 'A site', linkCount: 3 });
+    await Promise.all([r.hosts.recordCrawl('w.test', at), r.hosts.recordCrawl('w.test', at), r.hosts.recordCrawl('w.test', at)]);
+    await r.hosts.recordChangeInterval('w.test', 1000, at);
+    await r.hosts.recordChangeInterval('w.test', 3000, at);
+    await r.hosts.recordChangeInterval('w.test', 0, at);
+    await r.hosts.recordPageLinks(7, 'w.test', new Map([['x.test', 2], ['y.test', 1]]));
+    await r.hosts.recordPageLinks(8, 'x.test', new Map([['w.test', 4]]));
+    await r.hosts.recordPageLinks(7, 'w.test', new Map([['x.test', 5]]));
+    const f = (await r.hosts.evidence('w.test')).facts;
+    t.match(f, {
+      host: 'w.test',
+      robots: { status: 'ok', httpStatus: 200, fetchedAt: at, rules: ['Disallow: /private'], sitemaps: ['http://w.test/sitemap.xml'], crawlDelaySec: 2 },
+      llms: { present: true, title: 'W', summary: 'A site', linkCount: 3 },
+      lastCrawlAt: at,
+      pagesFetched: 3,
+      medianChangeIntervalMs: 2000,
+      changeIntervalsObserved: 2,
+      outboundLinks: 5,
+      inboundHosts: 1,
+    });
+    await r.hosts.withdrawPageLinks(7);
+    t.match((await r.hosts.evidence('w.test')).facts, { outboundLinks: 0, inboundHosts: 1 });
+  });
+
   t.test('requests: ids from the database, idempotency unique in the database', async (t) => {
     const r = await withRepos(t, open, 'requests');
     const sub = { keyDigest: 'k1', type: 'discovery' as const, url: 'http://a.test/', host: 'a.test', idempotencyDigest: 'i1', at: '2026-11-21T10:00:00.000Z' };

@@ -1,0 +1,180 @@
+/**
+ * The crawler's frontier bookkeeping and host-fact writes on PostgreSQL (issue 10): admission with the crawler's
+ * rules, single-URL claims, completions with validators and adaptive-recrawl inputs, failures, redirect targets,
+ * and the host facts svc_site reads. Rules and SQL are shared with SQLite (crawl-sql.ts); rows read then written
+ * are locked (FOR UPDATE), so concurrent workers on other machines serialise on the row.
+ */
+import { randomUUID } from 'node:crypto';
+import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
+import type { Db, Queryable } from './postgres.js';
+import { planKnown, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { toClaimed } from './rows.js';
+import { LeaseLostError, type AdmitResult, type ClaimedItem, type CompleteFields, type FrontierEntry, type FrontierRecord, type FrontierRepo, type HostFactsRepo } from './types.js';
+
+async function guarded(q: Queryable, sql: string, args: unknown[], item: ClaimedItem): Promise<void> {
+  const r = await q.query(sql, args);
+  if (r.rowCount !== 1) throw new LeaseLostError(`lease on frontier item ${item.id} is no longer held`);
+}
+
+export async function pgComplete(db: Db, item: ClaimedItem, opts: CompleteFields): Promise<void> {
+  const now = opts.now ?? Date.now();
+  await guarded(
+    db,
+    SQL.complete,
+    [opts.recrawlAt, opts.status ?? null, now, opts.etag ?? null, opts.lastModified ?? null, opts.outcome ?? null, opts.recrawlMs ?? null, opts.changed === true ? 1 : 0, opts.priority ?? null, item.id, item.lease],
+    item,
+  );
+}
+
+export async function pgFail(db: Db, item: ClaimedItem, opts: Parameters<FrontierRepo['fail']>[1]): Promise<'retrying' | 'dead'> {
+  const now = opts.now ?? Date.now();
+  const state = opts.retryAt === null ? 'dead' : 'retrying';
+  await guarded(
+    db,
+    SQL.fail,
+    [state, opts.error, state === 'dead' ? (opts.deadReason ?? opts.error) : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now, opts.status ?? null, item.id, item.lease],
+    item,
+  );
+  return state;
+}
+
+export class PgCrawlFrontier {
+  /** Rows per host, counted once per process then kept up to date here (the admission cap; soft across processes). */
+  readonly #hostRows = new Map<string, number>();
+
+  constructor(
+    readonly db: Db,
+    readonly defaultGapMs: number,
+  ) {}
+
+  async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
+    return this.db.transaction(async (c) => {
+      const cur = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [e.url])).rows[0];
+      if (!cur) {
+        let n = this.#hostRows.get(e.host);
+        if (e.maxPerHost !== undefined) {
+          n ??= Number((await c.query<{ n: number }>(SQL.hostRows, [e.host])).rows[0]?.n ?? 0);
+          if (n >= e.maxPerHost) return null;
+        }
+        await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
+        const ins = await c.query<{ id: number }>(SQL.insert, [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now]);
+        if (n !== undefined) this.#hostRows.set(e.host, n + 1);
+        // Another worker inserted it meanwhile (the INSERT waited for its commit): it is known, as is.
+        if (!ins.rows[0]) return { id: (await c.query<{ id: number }>('SELECT id, state FROM frontier WHERE url = $1', [e.url])).rows[0]!.id, added: false, state: 'queued' as const };
+        return { id: ins.rows[0].id, added: true, state: 'queued' as const };
+      }
+      const plan = planKnown(cur, e, now);
+      if (plan.rescope) {
+        if (plan.rescope.from !== null) await c.query(SQL.rescopeAll, [plan.rescope.to, plan.rescope.from]);
+        await c.query(SQL.rescopeOne, [plan.rescope.to, cur.id]);
+      }
+      if (plan.refresh) await c.query(SQL.refresh, [plan.refresh.nextAt, e.priority ?? 0, e.reason, e.requestId ?? null, now, cur.id]);
+      else if (plan.raise) await c.query(SQL.raise, [e.priority ?? 0, e.requestId ?? null, now, cur.id]);
+      return plan.result;
+    });
+  }
+
+  async claimUrl(url: string, opts: { owner: string; leaseMs: number; now?: number }): Promise<ClaimedItem | null> {
+    const now = opts.now ?? Date.now();
+    return this.db.transaction(async (c) => {
+      const r = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [url])).rows[0];
+      if (!r || (r.state === 'leased' && (r.lease_until ?? 0) > now)) return null;
+      const token = `${opts.owner}:${randomUUID()}`;
+      await c.query(SQL.lease, [token, now + opts.leaseMs, now, r.id]);
+      return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
+    });
+  }
+
+  async markFetched(url: string, host: string, m: Parameters<FrontierRepo['markFetched']>[2]): Promise<void> {
+    const now = m.now ?? Date.now();
+    await this.db.transaction(async (c) => {
+      const r = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [url])).rows[0];
+      if (r?.state === 'leased') return; // someone is on it right now; let them finish
+      const interval = r?.recrawl_ms ?? m.recrawlMs;
+      if (!r) {
+        await c.query(SQL.ensureHost, [host, this.defaultGapMs]);
+        await c.query(SQL.fetchedInsert, [url, host, m.priority, m.reason, now + interval, m.etag ?? null, m.lastModified ?? null, m.status ?? null, m.outcome, now, interval, scopeText(m.scope)]);
+      } else {
+        await c.query(SQL.fetchedUpdate, [now + interval, m.etag ?? null, m.lastModified ?? null, m.status ?? null, m.outcome, now, m.priority, r.id]);
+      }
+    });
+  }
+
+  async get(url: string): Promise<FrontierRecord | null> {
+    const r = (await this.db.query<RawFrontierRow>(SQL.byUrl, [url])).rows[0];
+    return r ? toRecord(r) : null;
+  }
+
+  async deadLetters(opts: { host?: string; limit?: number } = {}): Promise<FrontierRecord[]> {
+    const limit = opts.limit ?? 100;
+    const r = opts.host ? await this.db.query<RawFrontierRow>(SQL.deadHost, [limit, opts.host.toLowerCase()]) : await this.db.query<RawFrontierRow>(SQL.deadAll, [limit]);
+    return r.rows.map(toRecord);
+  }
+
+  async pendingItems(limit = 10): Promise<FrontierRecord[]> {
+    return (await this.db.query<RawFrontierRow>(SQL.pending, [limit])).rows.map(toRecord);
+  }
+}
+
+type HostWrites = Omit<HostFactsRepo, 'evidence'>;
+
+/** The host-fact writes of state/hosts.ts on PostgreSQL (same tables and columns: migration repos-004). */
+export function pgHostWrites(db: Db): HostWrites {
+  const ensure = (c: Queryable, h: string) => c.query('INSERT INTO crawl_hosts (host) VALUES ($1) ON CONFLICT (host) DO NOTHING', [h]);
+  return {
+    recordRobots: async (host, f) => {
+      const h = host.toLowerCase();
+      await db.transaction(async (c) => {
+        await ensure(c, h);
+        await c.query(
+          `UPDATE crawl_hosts SET robots_status = $1, robots_http_status = $2, robots_fetched_at = $3, robots_rules = $4,
+             robots_sitemaps = $5, robots_crawl_delay = $6 WHERE host = $7`,
+          [f.status, f.httpStatus, f.fetchedAt, JSON.stringify(f.rules), JSON.stringify(f.sitemaps), f.crawlDelaySec, h],
+        );
+      });
+    },
+    recordLlms: async (host, f) => {
+      const h = host.toLowerCase();
+      await db.transaction(async (c) => {
+        await ensure(c, h);
+        await c.query(
+          'UPDATE crawl_hosts SET llms_present = $1, llms_fetched_at = $2, llms_title = $3, llms_summary = $4, llms_link_count = $5 WHERE host = $6',
+          [f.present ? 1 : 0, f.fetchedAt, f.title, f.summary, f.linkCount, h],
+        );
+      });
+    },
+    recordCrawl: async (host, at) => {
+      // One statement: concurrent workers' increments never overwrite each other.
+      await db.query(
+        `INSERT INTO crawl_hosts (host, last_crawl_at, pages_fetched) VALUES ($1, $2, 1)
+         ON CONFLICT (host) DO UPDATE SET last_crawl_at = excluded.last_crawl_at, pages_fetched = crawl_hosts.pages_fetched + 1`,
+        [host.toLowerCase(), at],
+      );
+    },
+    recordChangeInterval: async (host, intervalMs, at) => {
+      if (!(intervalMs > 0)) return;
+      const h = host.toLowerCase();
+      await db.transaction(async (c) => {
+        await c.query('INSERT INTO host_change_intervals (host, at, interval_ms) VALUES ($1, $2, $3)', [h, at, Math.round(intervalMs)]);
+        await c.query(
+          `DELETE FROM host_change_intervals WHERE host = $1 AND id NOT IN
+             (SELECT id FROM host_change_intervals WHERE host = $1 ORDER BY at DESC, id DESC LIMIT $2)`,
+          [h, MAX_INTERVALS_PER_HOST],
+        );
+      });
+    },
+    recordPageLinks: async (pageRef, fromHost, counts) => {
+      const from = fromHost.toLowerCase();
+      await db.transaction(async (c) => {
+        await c.query('DELETE FROM page_host_links WHERE page_ref = $1', [pageRef]);
+        // Link targets are aggregated by lower-cased host: two spellings of one host add up (the primary key).
+        const agg = new Map<string, number>();
+        for (const [to, n] of counts) if (n > 0) agg.set(to.toLowerCase(), (agg.get(to.toLowerCase()) ?? 0) + n);
+        for (const [to, n] of agg) await c.query('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES ($1, $2, $3, $4)', [pageRef, from, to, n]);
+      });
+    },
+    withdrawPageLinks: async (pageRef) => {
+      await db.query('DELETE FROM page_host_links WHERE page_ref = $1', [pageRef]);
+    },
+  };
+}
