@@ -30,9 +30,9 @@ export interface Services extends AppServices {
   /** The crawler, when this process crawls (config.crawl). */
   readonly crawler: Crawler | null;
   /**
-   * What the crawler and the indexer still write to directly: the SQLite state file in the data dir and today's
-   * synchronous stores on it (issue 10 slice B moves the crawler onto the repositories). Tools, REST and the CLI
-   * never use these.
+   * The SQLite state file in the data dir and today's synchronous stores on it: entities still live there on
+   * PostgreSQL too (not ported yet); the crawler works through the repositories. Tools, REST and the CLI never use
+   * these; tests and benchmarks read through them on the embedded default.
    */
   readonly local: { readonly db: StateDb; readonly documents: Documents; readonly entities: EntityStore };
   /** Starts the background work: the crawler loop and the URL-request processor. */
@@ -92,14 +92,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   try {
     // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
     // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
-    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, embedded: { db, inProcessUsage: true } });
+    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, defaultGapMs: config.crawlGapMs, embedded: { db, inProcessUsage: true } });
   } catch (err) {
     db.close();
     throw err;
   }
   if (repos.backend === 'postgres') {
     log.warn(
-      'SVC_DATABASE_URL: API state (keys, usage counters, URL requests, documents, host facts) is on PostgreSQL; entities and what this process crawls (frontier, pages) stay in the SQLite file in the data dir (see docs/deploy.md)',
+      'SVC_DATABASE_URL: API and crawl state (keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox) is on PostgreSQL; entities stay in the SQLite file in the data dir (see docs/deploy.md)',
     );
   }
   const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
@@ -119,14 +119,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // itself (one process: the outbox would only add a round trip; docs/deploy.md).
   const crawler =
     config.crawl && (role === 'all' || role === 'crawler')
-      ? createCrawler({ config, db, documents, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
+      ? createCrawler({ config, repos, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
           entities,
           log: log.child({ part: 'crawler' }),
           ...(opts.crawlLeaseMs !== undefined ? { frontier: { leaseMs: opts.crawlLeaseMs } } : {}),
         })
       : null;
   const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
-  const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
+  const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents: repos.documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
   // Entities stay in the data dir's SQLite file on PostgreSQL too (not ported yet): the crawler's sink writes there.
   const deps: ServiceDeps = { config, repos, log, now, index, entities: repos.entities ?? sqliteEntities(entities), crawler, resolver };

@@ -19,8 +19,8 @@ import { loadConfig } from '../config.js';
 import { createCrawler } from '../crawler/crawler.js';
 import { startTestWeb } from '../fixtures/test-web/index.js';
 import { openStateDb } from '../state/db.js';
-import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
+import { sqliteRepositories } from '../state/repos/sqlite.js';
 
 const { values } = parseArgs({
   options: { hosts: { type: 'string', default: '8' }, 'gap-ms': { type: 'string', default: '200' }, seconds: { type: 'string', default: '10' }, workers: { type: 'string', default: '1,2,4' } },
@@ -53,11 +53,11 @@ async function run(n: number): Promise<Row> {
   const dbs = Array.from({ length: n }, () => openStateDb(join(dir, 'state.sqlite')));
   const items = new Array<number>(n).fill(0);
   const crawlers = dbs.map((db, k) => {
-    const c = createCrawler({ config, db, documents: new Documents(db), sink, entities: new EntityStore(db), workerName: `w${k}`, admit: (u) => new URL(u).hostname.endsWith('.test') });
+    const c = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink, entities: new EntityStore(db), workerName: `w${k}`, admit: (u) => new URL(u).hostname.endsWith('.test') });
     c.onItem(() => items[k]!++);
     return c;
   });
-  for (const h of hosts) crawlers[0]!.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
+  for (const h of hosts) await crawlers[0]!.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
   const start = web.accessLog.length;
   const t0 = performance.now();
   await Promise.all(crawlers.map((c) => c.runUntilIdle({ timeoutMs: SECONDS * 1000 })));

@@ -23,9 +23,9 @@ import { createCrawler } from '../crawler/crawler.js';
 import { startTestWeb, type AccessEntry } from '../fixtures/test-web/index.js';
 import { PassageIndex } from '../index/store.js';
 import { openStateDb } from '../state/db.js';
-import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { sqliteRepositories } from '../state/repos/sqlite.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
@@ -95,8 +95,8 @@ async function runSvcBot(): Promise<SideResult> {
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   // --sink none measures the crawler alone (pages are extracted, then dropped): the index's write cost is separate.
   const sink = values.sink === 'none' ? { upsertPage: async () => {}, removePage: async () => {} } : index;
-  const crawler = createCrawler({ config, db, documents: new Documents(db), sink, entities: new EntityStore(db), admit: (u) => new URL(u).hostname.endsWith('.test') });
-  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed' });
+  const crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink, entities: new EntityStore(db), admit: (u) => new URL(u).hostname.endsWith('.test') });
+  for (const s of seeds) await crawler.enqueue(s, { priority: 'submitted', reason: 'seed' });
   const start = web.accessLog.length;
   const t0 = performance.now();
   await crawler.runUntilIdle({ timeoutMs: SECONDS * 1000 });

@@ -117,7 +117,7 @@ if (values.serve) {
   };
   setTimeout(tick, 10).unref();
   if (web && services.crawler) {
-    for (let i = 0; i < crawlHosts; i++) services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+    for (let i = 0; i < crawlHosts; i++) await services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
     services.start();
   }
   // Stats go to stderr as one tagged line: stdout carries the request log.

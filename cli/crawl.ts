@@ -14,11 +14,11 @@ import { indexLocation } from '../index/location.js';
 import { openEmbedder, stateFile } from '../main.js';
 import type { EntitySink, PageSink } from '../page-model.js';
 import { openStateDb, type StateDb } from '../state/db.js';
-import { Documents } from '../state/documents.js';
 import { EntityStore } from '../state/entities.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
-import { sqliteRepositories } from '../state/repos/sqlite.js';
+import { openRepositories } from '../state/repos/open.js';
+import type { Repositories } from '../state/repos/types.js';
 
 const USAGE = COMMAND_HELP['crawl']!;
 
@@ -31,17 +31,20 @@ export interface CrawlSinks {
 
 /** Injection points (tests, and the lead's wiring). */
 export interface CrawlCommandDeps {
-  /** Opens the sinks. @default the LanceDB passage index in the data dir and the SQLite entity store */
-  readonly openSinks?: (config: Config, db: StateDb) => Promise<CrawlSinks>;
+  /**
+   * Opens the sinks. @default the index at SVC_INDEX_URI (host ids from the state repositories) and the entity
+   * store in the data dir's SQLite file (entities are not on PostgreSQL yet)
+   */
+  readonly openSinks?: (config: Config, db: StateDb, repos: Repositories) => Promise<CrawlSinks>;
   /** Progress refresh interval on a TTY, ms. @default 250 */
   readonly progressMs?: number;
 }
 
-async function defaultSinks(config: Config, db: StateDb): Promise<CrawlSinks> {
+async function defaultSinks(config: Config, db: StateDb, repos: Repositories): Promise<CrawlSinks> {
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
   // Host ids from the state database (issue 10): the same ids whichever process writes the index.
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: sqliteRepositories(db).hostIds });
+  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: repos.hostIds });
   return {
     sink: index,
     entities: new EntityStore(db),
@@ -132,14 +135,22 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   }
 
   const db = openStateDb(stateFile(config));
-  const sinks = await (deps.openSinks ?? defaultSinks)(config, db);
+  // The crawl state (frontier, politeness, documents, host facts) is the repositories': the data dir's file, or
+  // PostgreSQL with SVC_DATABASE_URL, where this run joins the fleet's frontier.
+  let repos: Repositories;
+  try {
+    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, defaultGapMs: config.crawlGapMs, embedded: { db } });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const sinks = await (deps.openSinks ?? defaultSinks)(config, db, repos);
   // --stay-on-hosts is stored with every entry (crawler/frontier.ts CrawlScope), so svc serve keeps to it too.
   const scope = values['stay-on-hosts'] ? [...new Set(seeds.map(hostOf))] : null;
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, destination: io.stderr as never });
   const crawler = createCrawler({
     config,
-    db,
-    documents: new Documents(db),
+    repos,
     sink: sinks.sink,
     entities: sinks.entities,
     log,
@@ -148,13 +159,15 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   // Seeds already known keep their state: running the same command again resumes the crawl (nothing is redone);
   // known pages come back on their recrawl schedule. A dead-lettered seed is revived, and a seed given with
   // another scope takes it (with the pages admitted under its old one).
-  for (const s of seeds) crawler.enqueue(s, { priority: 'submitted', reason: 'seed', scope, rescope: true });
+  for (const s of seeds) await crawler.enqueue(s, { priority: 'submitted', reason: 'seed', scope, rescope: true });
 
   const tty = io.stdout.isTTY === true;
   const started = Date.now();
   let timer: NodeJS.Timeout | null = null;
   if (tty) {
-    timer = setInterval(() => io.stdout.write(`\r\x1b[2K${progressLine(crawler.stats())}`), deps.progressMs ?? 250);
+    timer = setInterval(() => {
+      void crawler.stats().then((s) => timer && io.stdout.write(`\r\x1b[2K${progressLine(s)}`), () => undefined);
+    }, deps.progressMs ?? 250);
   }
   const onSignal = (): void => {
     void crawler.stop();
@@ -173,10 +186,11 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     if (tty) io.stdout.write('\r\x1b[2K');
   }
   const secs = (Date.now() - started) / 1000;
-  const dead = crawler.frontier.deadLetters({ limit: 5 });
-  const later = crawler.frontier.pendingItems(5);
+  const dead = await crawler.frontier.deadLetters({ limit: 5 });
+  const later = await crawler.frontier.pendingItems(5);
   const when = (at: number): string => (at <= Date.now() ? 'due now' : `due ${new Date(at).toISOString().replace(/\.\d+Z$/, 'Z')} (in ${Math.ceil((at - Date.now()) / 1000)} s)`);
   await sinks.close();
+  await repos.close();
   db.close();
   io.stdout.write(
     [

@@ -9,14 +9,11 @@
  */
 import type { Config } from '../config.js';
 import type { EntitySink, PageInput, PageSink } from '../page-model.js';
-import type { StateDb } from '../state/db.js';
-import type { Documents } from '../state/documents.js';
-import { Hosts } from '../state/hosts.js';
-import { sqliteRepositories } from '../state/repos/sqlite.js';
-import type { ClaimedItem, FrontierRepo, PolitenessRepo } from '../state/repos/types.js';
+import type { ClaimedItem, Repositories } from '../state/repos/types.js';
+import { CrawlFrontier, type CrawlItem } from './crawl-frontier.js';
 import { PdfExtractor } from './extract-pdf.js';
 import { createFetcher, svcBotUserAgent, type Fetcher } from './fetcher.js';
-import { Frontier, PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierItem, type FrontierOptions } from './frontier.js';
+import { PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierOptions } from './frontier.js';
 import { politeFetcher, processItem, silentLog, type CrawlLog, type ItemOutcome, type PipelineDeps } from './pipeline.js';
 import { createResolver, type Resolver } from './resolver.js';
 import { RobotsCache } from './robots.js';
@@ -27,10 +24,17 @@ import { hostOf, normalizeUrl } from './url.js';
 export const CRAWLER_VERSION = '0.1.0';
 
 /** Options of {@link createCrawler}. */
+/**
+ * The state the crawler works on, all of it through the repositories (issue 10): the frontier and per-host
+ * politeness it claims through, the document registry and the host facts it writes. The embedded default passes
+ * the SQLite ones of the data dir's file; a fleet the PostgreSQL ones, so every worker shares one frontier.
+ */
+export type CrawlRepos = Pick<Repositories, 'frontier' | 'politeness' | 'documents' | 'hosts'>;
+
 export interface CrawlerOptions {
   readonly config: Config;
-  readonly db: StateDb;
-  readonly documents: Documents;
+  /** Frontier, politeness, documents and host facts (see CrawlRepos). */
+  readonly repos: CrawlRepos;
   readonly sink: PageSink;
   readonly entities: EntitySink;
   /** @default a fetcher built from config (SvcBot UA, resolver pins, loopback per config, size cap) */
@@ -54,11 +58,6 @@ export interface CrawlerOptions {
   readonly pdf?: PdfExtractor;
   /** Fetcher timeouts (tests shorten them). */
   readonly fetchTimeouts?: { connectTimeoutMs?: number; headersTimeoutMs?: number; totalTimeoutMs?: number };
-  /**
-   * The shared frontier and politeness state claims go through. @default the SQLite repositories over `db` (the
-   * embedded default); a fleet passes the PostgreSQL ones.
-   */
-  readonly repos?: { readonly frontier: FrontierRepo; readonly politeness: PolitenessRepo };
   /** Names this worker in lease tokens (logs, diagnosis). @default crawler-<pid> */
   readonly workerName?: string;
 }
@@ -100,8 +99,10 @@ export interface RunOptions {
 
 /** The crawler handle main.ts, the CLI and URL requests use. */
 export interface Crawler {
-  readonly frontier: Frontier;
-  readonly hosts: Hosts;
+  /** The frontier (its rows in the repositories). */
+  readonly frontier: CrawlFrontier;
+  /** Host facts as the crawler records them (svc_site reads the same). */
+  readonly hosts: CrawlRepos['hosts'];
   readonly robots: RobotsCache;
   readonly scheduler: PolitenessScheduler;
   /** Runs in the background until stop(). */
@@ -111,10 +112,10 @@ export interface Crawler {
   /** Crawls until nothing is pending (or maxPages items were dispatched, or the timeout passed). */
   runUntilIdle(opts?: RunOptions): Promise<CrawlStats>;
   /** Admits a URL (idempotent). Null when the URL is not crawlable. */
-  enqueue(url: string, opts: EnqueueOptions): EnqueueResult | null;
+  enqueue(url: string, opts: EnqueueOptions): Promise<EnqueueResult | null>;
   /** Fetches and processes one URL now through the same robots / politeness / redirect path. */
   processNow(url: string, opts: { reason: string; requestId?: string }): Promise<ItemOutcome>;
-  stats(): CrawlStats;
+  stats(): Promise<CrawlStats>;
   /** Called after every processed item (progress displays, tests). */
   onItem(fn: (o: ItemOutcome) => void): void;
 }
@@ -203,29 +204,9 @@ export class BatchingSink implements PageSink {
   }
 }
 
-/** The pipeline's view of a claimed item. */
-function toItem(c: ClaimedItem): FrontierItem {
-  return {
-    id: c.id,
-    url: c.url,
-    host: c.host,
-    kind: c.kind,
-    priority: c.priority,
-    reason: c.reason,
-    requestId: c.requestId,
-    attempts: c.attempts,
-    etag: c.etag,
-    lastModified: c.lastModified,
-    fetchedBefore: c.fetchedBefore,
-    depth: c.depth,
-    scope: c.scope,
-    lease: c.lease,
-  };
-}
-
 /** Builds a crawler. Nothing runs until start(), runUntilIdle() or processNow(). */
 export function createCrawler(opts: CrawlerOptions): Crawler {
-  const { config, db, documents } = opts;
+  const { config, repos } = opts;
   const now = opts.now ?? Date.now;
   const log = opts.log ?? silentLog;
   const resolver = opts.resolver ?? createResolver({ pins: config.resolve });
@@ -240,10 +221,9 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     });
   const pdf = opts.pdf ?? new PdfExtractor({ maxBytes: config.crawlMaxBytes });
   const leaseMs = opts.frontier?.leaseMs ?? DEFAULT_LEASE_MS;
-  const frontier = new Frontier(db, { ...(opts.frontier ?? {}), leaseMs, now });
-  const repos = opts.repos ?? sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
   const owner = opts.workerName ?? `crawler-${process.pid}`;
-  const hosts = new Hosts(db);
+  const frontier = new CrawlFrontier(repos.frontier, { ...(opts.frontier ?? {}), leaseMs, now, owner });
+  const hosts = repos.hosts;
   const scheduler = new FleetScheduler({
     gapMs: config.crawlGapMs,
     concurrency: config.crawlConcurrency,
@@ -271,7 +251,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     robots,
     scheduler,
     frontier,
-    documents,
+    documents: repos.documents,
     hosts,
     sink: batching ?? opts.sink,
     entities: opts.entities,
@@ -317,17 +297,16 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     for (const l of listeners) l(o);
   };
 
-  const freeHost = (item: FrontierItem): void => {
+  const freeHost = (item: CrawlItem): void => {
     if (busyHosts.get(item.host) === item.id) busyHosts.delete(item.host);
   };
 
-  const run = (item: FrontierItem): Promise<ItemOutcome> => {
+  const run = (item: ClaimedItem): Promise<ItemOutcome> => {
     busyHosts.set(item.host, item.id);
     // The lease is time-based: kept alive while the item runs (long fetches, PDF extraction, slow writes), so it
     // lapses only when this worker is gone.
-    const claimed: ClaimedItem = { ...item, leaseUntil: now() + leaseMs };
     const keepAlive = setInterval(() => {
-      repos.frontier.extend(claimed, leaseMs, now()).catch(() => undefined); // lost: completing the item says so
+      repos.frontier.extend(item, leaseMs, now()).catch(() => undefined); // lost: completing the item says so
     }, Math.max(100, Math.floor(leaseMs / 3)));
     const p = hostSlotToken
       .run(item.lease, () =>
@@ -371,7 +350,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         const c = await repos.frontier.claim({ owner, leaseMs, now: now() });
         if (!c) break;
         if (c.kind === 'page') pages++;
-        void run(toItem(c));
+        void run(c);
       }
       if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
       if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
@@ -404,8 +383,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     await batching?.flush();
   }
 
-  const stats = (): CrawlStats => {
-    const c = frontier.counts();
+  const stats = async (): Promise<CrawlStats> => {
+    const c = await frontier.counts();
     return {
       ...counters,
       queued: c.queued + c.leased + c.retrying,
@@ -441,8 +420,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       await loop;
       return stats();
     },
-    enqueue(url, eo) {
-      const r = frontier.enqueue(url, eo);
+    async enqueue(url, eo) {
+      const r = await frontier.enqueue(url, eo);
       wake();
       return r;
     },
@@ -452,7 +431,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       if (norm === null)
         return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
       // A URL this brings into the frontier stays on its own host (like a URL request); a known one keeps its scope.
-      const e = frontier.enqueue(norm, {
+      const e = await frontier.enqueue(norm, {
         priority: PRIORITY.submitted,
         reason: po.reason,
         refresh: true,
@@ -465,7 +444,7 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         // Already being processed by the crawl loop (after the refresh above): that run is the fresh fetch.
         const running = inflight.get(e.id);
         if (running) return running;
-        const item = frontier.claimUrl(norm);
+        const item = await frontier.claimUrl(norm);
         if (item) return run(item);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -11,15 +11,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntitySink, JsonLdNode, PageInput, PageSink } from '../page-model.js';
-import type { Documents } from '../state/documents.js';
-import type { Hosts } from '../state/hosts.js';
+import type { DocumentsRepo, HostFactsRepo } from '../state/repos/types.js';
 import { classifyAddress, ipLiteralOf } from './address.js';
 import { parseDirectives, type Directives } from './directives.js';
 import { decodeHtml, extractPage, normalizedTextForHash, parseLlmsTxt } from './extract.js';
 import type { PdfExtractor } from './extract-pdf.js';
 import { plainDocument } from './extract-plain.js';
 import { FetchError, parseRetryAfter, type FetchOptions, type FetchResult, type Fetcher } from './fetcher.js';
-import { inScope, PRIORITY, type CrawlScope, type Frontier, type FrontierItem } from './frontier.js';
+import type { CrawlFrontier, CrawlItem as FrontierItem } from './crawl-frontier.js';
+import { inScope, PRIORITY, type CrawlScope } from './frontier.js';
 import type { RobotsCache } from './robots.js';
 import type { PolitenessScheduler } from './scheduler.js';
 import { gunzipIfNeeded, parseSitemap } from './sitemaps.js';
@@ -64,9 +64,11 @@ export interface PipelineDeps {
   readonly fetcher: Fetcher;
   readonly robots: RobotsCache;
   readonly scheduler: PolitenessScheduler;
-  readonly frontier: Frontier;
-  readonly documents: Documents;
-  readonly hosts: Hosts;
+  /** The shared frontier (its rows in the state repositories: the SQLite file or PostgreSQL). */
+  readonly frontier: CrawlFrontier;
+  readonly documents: DocumentsRepo;
+  /** Host facts (robots, llms.txt, crawl counts, change intervals, link aggregates) written for svc_site. */
+  readonly hosts: HostFactsRepo;
   readonly sink: PageSink;
   readonly entities: EntitySink;
   readonly now: () => number;
@@ -155,7 +157,7 @@ async function robotsCheck(deps: PipelineDeps, url: string, scope: CrawlScope = 
   deps.scheduler.setCrawlDelay(host, check.crawlDelaySec);
   if (info && deps.robotsSeen.get(origin) !== info.fetchedAt) {
     deps.robotsSeen.set(origin, info.fetchedAt);
-    deps.hosts.recordRobots(host, {
+    await deps.hosts.recordRobots(host, {
       status: info.status,
       httpStatus: info.httpStatus,
       fetchedAt: new Date(info.fetchedAt).toISOString(),
@@ -164,8 +166,8 @@ async function robotsCheck(deps: PipelineDeps, url: string, scope: CrawlScope = 
       crawlDelaySec: info.crawlDelaySec,
     });
     if (info.status === 'ok' || info.status === 'not_found') {
-      for (const sm of info.sitemaps) deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap', scope });
-      deps.frontier.enqueue(`${origin}/llms.txt`, { priority: PRIORITY.sitemap, reason: 'llms', kind: 'llms' });
+      for (const sm of info.sitemaps) await deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap', scope });
+      await deps.frontier.enqueue(`${origin}/llms.txt`, { priority: PRIORITY.sitemap, reason: 'llms', kind: 'llms' });
     }
   }
   if (check.allowed) return { allowed: true };
@@ -180,7 +182,7 @@ type FetchChain =
   | { kind: 'refused'; at: string; verdict: Exclude<RobotsVerdict, { allowed: true }> };
 
 /** Fetches `url` following redirects by hand: robots and politeness of every hop's host are honoured. */
-async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => void, scope: CrawlScope = null): Promise<FetchChain> {
+async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => Promise<void>, scope: CrawlScope = null): Promise<FetchChain> {
   let current = url;
   const seen = new Set([url]);
   for (let hop = 0; ; hop++) {
@@ -189,7 +191,7 @@ async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOpt
       if (!v.allowed) return { kind: 'refused', at: current, verdict: v };
     }
     // Politeness waits and slow hops add up: keep the lease ahead of them so the item is never handed out twice.
-    renew();
+    await renew();
     const res = await politeFetch(deps, current, { headers: { ...(hop === 0 ? headers : {}), accept } });
     const location = res.headers['location'];
     if (!REDIRECTS.has(res.status) || !location) return { kind: 'response', res, finalUrl: current };
@@ -249,15 +251,15 @@ export function documentType(contentType: string, url: string): { mime: string; 
 
 /** Takes a page out of every surface (index, entities, host link aggregates) and records why. */
 async function withdraw(deps: PipelineDeps, url: string, status: 'excluded' | 'removed' | 'gone', reason: string, at: string, allocate: boolean): Promise<number | null> {
-  const doc = deps.documents.byUrl(url);
+  const doc = await deps.documents.byUrl(url);
   let pageRef = doc?.pageRef ?? null;
   if (doc && doc.status === 'indexed') {
     await deps.sink.removePage(doc.pageRef);
-    deps.entities.withdrawPage(doc.pageRef);
-    deps.hosts.withdrawPageLinks(doc.pageRef);
+    await deps.entities.withdrawPage(doc.pageRef);
+    await deps.hosts.withdrawPageLinks(doc.pageRef);
   }
-  if (!doc && allocate) pageRef = deps.documents.allocate(url, hostOf(url));
-  if (pageRef !== null) deps.documents.recordExcluded(pageRef, status, reason, at);
+  if (!doc && allocate) pageRef = await deps.documents.allocate(url, hostOf(url));
+  if (pageRef !== null) await deps.documents.recordExcluded(pageRef, status, reason, at);
   return pageRef;
 }
 
@@ -286,8 +288,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     networkDone = undefined;
     f?.();
   };
-  const fail = (why: string, retryable: boolean, o: Partial<ItemOutcome>, retryAfterMs?: number | null, status?: number | null): ItemOutcome => {
-    const r = frontier.fail(item, { error: why, retryable, retryAfterMs: retryAfterMs ?? null, status: status ?? null });
+  const fail = async (why: string, retryable: boolean, o: Partial<ItemOutcome>, retryAfterMs?: number | null, status?: number | null): Promise<ItemOutcome> => {
+    const r = await frontier.fail(item, { error: why, retryable, retryAfterMs: retryAfterMs ?? null, status: status ?? null });
     return outcome({ url: item.url, ...o, outcome: r.state === 'dead' ? `dead:${why}` : `retry:${why}`, error: true });
   };
 
@@ -298,11 +300,11 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       if (v.reason === 'error:blocked_address') return fail('blocked_address', false, { outcome: v.reason });
       const at = new Date(deps.now()).toISOString();
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', 'robots', at, false) : null;
-      frontier.complete(item, { outcome: 'excluded:robots', status: null, changed: null, recrawlInMs: RECRAWL_GONE_MS });
+      await frontier.complete(item, { outcome: 'excluded:robots', status: null, changed: null, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ url: item.url, outcome: 'excluded:robots', pageRef });
     }
 
-    const doc = item.kind === 'page' ? deps.documents.byUrl(item.url) : undefined;
+    const doc = item.kind === 'page' ? await deps.documents.byUrl(item.url) : undefined;
     const conditional = item.kind === 'page' && doc?.status === 'indexed' && item.fetchedBefore;
     const headers: FetchOptions['headers'] = conditional
       ? { ...(item.etag ? { 'if-none-match': item.etag } : {}), ...(item.lastModified ? { 'if-modified-since': item.lastModified } : {}) }
@@ -321,7 +323,7 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       if (chain.verdict.reason === 'error:blocked_address') return fail('blocked_address', false, { finalUrl: chain.at });
       // The redirect target is off limits: the source URL is not indexed under the target's content.
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', 'redirect to a robots-disallowed URL', at, false) : null;
-      frontier.complete(item, { outcome: 'excluded:robots', status: null, recrawlInMs: RECRAWL_GONE_MS });
+      await frontier.complete(item, { outcome: 'excluded:robots', status: null, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ url: item.url, finalUrl: chain.at, outcome: 'excluded:robots', pageRef });
     }
     const { res, finalUrl } = chain;
@@ -333,11 +335,11 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     if (status === 304) {
       let pageRef: number | null = null;
       if (doc && doc.status === 'indexed' && doc.contentHash !== null) {
-        deps.documents.recordIndexed(doc.pageRef, { contentHash: doc.contentHash, title: doc.title, at });
+        await deps.documents.recordIndexed(doc.pageRef, { contentHash: doc.contentHash, title: doc.title, at });
         pageRef = doc.pageRef;
       }
-      deps.hosts.recordCrawl(hostOf(finalUrl), at);
-      frontier.complete(item, { outcome: 'unchanged', status, changed: false, etag: etag ?? item.etag, lastModified: lastModified ?? item.lastModified });
+      await deps.hosts.recordCrawl(hostOf(finalUrl), at);
+      await frontier.complete(item, { outcome: 'unchanged', status, changed: false, etag: etag ?? item.etag, lastModified: lastModified ?? item.lastModified });
       return outcome({ ...base, outcome: 'unchanged', pageRef });
     }
     if (status === 429 || status === 503) {
@@ -346,19 +348,19 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     if (status >= 500) return fail(`http_${status}`, true, base, null, status);
     if (status === 404 || status === 410) {
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'gone', `http_${status}`, at, false) : null;
-      if (item.kind === 'llms') deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
-      frontier.complete(item, { outcome: 'gone', status, changed: null, recrawlInMs: item.kind === 'llms' ? RECRAWL_LLMS_MS : RECRAWL_GONE_MS });
+      if (item.kind === 'llms') await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
+      await frontier.complete(item, { outcome: 'gone', status, changed: null, recrawlInMs: item.kind === 'llms' ? RECRAWL_LLMS_MS : RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: 'gone', pageRef });
     }
     if ((status >= 300 && status < 400) || status < 200 || (status < 300 && status !== 200 && status !== 203)) {
       // A 3xx without Location, an odd 3xx, or a 2xx without a full representation (204, 206 …): nothing to read.
-      frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
+      await frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: `excluded:http_${status}` });
     }
     if (status >= 400) {
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', `http_${status}`, at, false) : null;
-      if (item.kind === 'llms') deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
-      frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
+      if (item.kind === 'llms') await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
+      await frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: `excluded:http_${status}`, pageRef });
     }
 
@@ -369,8 +371,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       const text = decodeHtml(res.body, type);
       const present = !HTML_TYPES.test(type) && /^\s*#\s/m.test(text);
       const l = parseLlmsTxt(text);
-      deps.hosts.recordLlms(hostOf(item.url), { present, fetchedAt: at, title: present ? l.title : null, summary: present ? l.summary : null, linkCount: present ? l.linkCount : 0 });
-      frontier.complete(item, { outcome: 'llms', status, recrawlInMs: RECRAWL_LLMS_MS });
+      await deps.hosts.recordLlms(hostOf(item.url), { present, fetchedAt: at, title: present ? l.title : null, summary: present ? l.summary : null, linkCount: present ? l.linkCount : 0 });
+      await frontier.complete(item, { outcome: 'llms', status, recrawlInMs: RECRAWL_LLMS_MS });
       return outcome({ ...base, outcome: 'llms' });
     }
     return await handlePage(deps, item, res, finalUrl, at);
@@ -380,14 +382,14 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       // at the slow recrawl pace (it may shrink).
       const at = new Date(deps.now()).toISOString();
       const pageRef = await withdraw(deps, item.url, 'excluded', 'too_large', at, true);
-      frontier.complete(item, { outcome: 'excluded:too_large', status: null, recrawlInMs: RECRAWL_GONE_MS });
+      await frontier.complete(item, { outcome: 'excluded:too_large', status: null, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ url: item.url, outcome: 'excluded:too_large', pageRef, fetched: true });
     }
     if (err instanceof FetchError) return fail(err.kind, err.retryable, { outcome: `error:${err.kind}` });
     if ((err as Error)?.name === 'LeaseLostError') throw err;
     if (deps.signal?.aborted) {
       // Shutdown while waiting for politeness: give the item back untouched.
-      frontier.release(item);
+      await frontier.release(item);
       return outcome({ url: item.url, outcome: 'retry:shutdown' });
     }
     deps.log.warn({ err, url: item.url }, 'crawler: item failed');
@@ -402,7 +404,7 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
   try {
     text = gunzipIfNeeded(res.body, deps.maxBytes).toString('utf8');
   } catch {
-    deps.frontier.complete(item, { outcome: 'excluded:sitemap_unreadable', status: res.status });
+    await deps.frontier.complete(item, { outcome: 'excluded:sitemap_unreadable', status: res.status });
     return outcome({ url: item.url, finalUrl, status: res.status, outcome: 'excluded:sitemap_unreadable', fetched: true, error: true });
   }
   // robots.txt may list a sitemap on another host for its own host: entries of the item's host are accepted too.
@@ -411,15 +413,15 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
   for (const e of parsed.entries) {
     if (parsed.kind === 'index') {
       if (item.depth + 1 > MAX_SITEMAP_DEPTH) continue;
-      if (deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1, scope: item.scope })) admitted++;
+      if (await deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1, scope: item.scope })) admitted++;
     } else {
       // The entry's stored scope and the operator's rule apply to sitemap entries as they do to links.
       if (!inScope(item.scope, e.url)) continue;
       if (deps.admit && !deps.admit(e.url, finalUrl)) continue;
-      if (deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0, scope: item.scope })) admitted++;
+      if (await deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0, scope: item.scope })) admitted++;
     }
   }
-  deps.frontier.complete(item, { outcome: 'sitemap', status: res.status, etag: res.headers['etag'] ?? null, lastModified: res.headers['last-modified'] ?? null });
+  await deps.frontier.complete(item, { outcome: 'sitemap', status: res.status, etag: res.headers['etag'] ?? null, lastModified: res.headers['last-modified'] ?? null });
   return outcome({ url: item.url, finalUrl, status: res.status, outcome: 'sitemap', linksAdmitted: admitted, fetched: true });
 }
 
@@ -428,7 +430,7 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   const status = res.status;
   const base = { url: item.url, finalUrl, status, fetched: true };
   const host = hostOf(finalUrl);
-  deps.hosts.recordCrawl(host, at);
+  await deps.hosts.recordCrawl(host, at);
   const redirected = finalUrl !== item.url;
   if (redirected) {
     // The source URL is not a page of its own any more.
@@ -437,10 +439,10 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   const type = res.headers['content-type'] ?? '';
   const etag = res.headers['etag'] ?? null;
   const lastModified = res.headers['last-modified'] ?? null;
-  const finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null): ItemOutcome => {
+  const finish = async (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null): Promise<ItemOutcome> => {
     const c = { outcome: o.outcome, status, changed, etag, lastModified, ...(recrawlInMs === undefined ? {} : { recrawlInMs }), recrawlBy: recrawlBy ?? null };
-    if (redirected) frontier.markFetched(finalUrl, { ...c, reason: 'redirect', scope: item.scope });
-    frontier.complete(item, redirected ? { ...c, outcome: o.outcome === 'indexed' || o.outcome === 'unchanged' ? 'redirected' : o.outcome } : c);
+    if (redirected) await frontier.markFetched(finalUrl, { ...c, reason: 'redirect', scope: item.scope });
+    await frontier.complete(item, redirected ? { ...c, outcome: o.outcome === 'indexed' || o.outcome === 'unchanged' ? 'redirected' : o.outcome } : c);
     return o;
   };
 
@@ -453,11 +455,8 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     // PDFs wait their turn for the one extraction worker and can take long to write: the item's lease is kept alive
     // until it completes, so the dispatcher never hands the same URL out again while it is still being worked on.
     const keepAlive = setInterval(() => {
-      try {
-        frontier.renew(item);
-      } catch {
-        // Lost anyway: completing the item reports it.
-      }
+      // Lost anyway: completing the item reports it.
+      frontier.renew(item).catch(() => undefined);
     }, Math.max(250, frontier.leaseMs / 3));
     try {
       return await handleDocument(deps, res, { base, host, at, finish, type, doctype: doctype.indexed, filetype: doctype.filetype });
@@ -480,7 +479,7 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     if (deps.maxDepth !== undefined && item.depth + 1 > deps.maxDepth) continue;
     if (!inScope(item.scope, l.url)) continue;
     if (deps.admit && !deps.admit(l.url, finalUrl)) continue;
-    if (frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1, scope: item.scope })) linksAdmitted++;
+    if (await frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1, scope: item.scope })) linksAdmitted++;
   }
 
   if (directives.noindex) {
@@ -553,7 +552,7 @@ async function handleDocument(
   }, { entities: [], linkHosts: new Map(), linksAdmitted: 0, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
 }
 
-type Finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null) => ItemOutcome;
+type Finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null) => Promise<ItemOutcome>;
 
 /** Indexes one document (HTML page, PDF, text): PageInput to the sink, registry, entities, host facts, frontier. */
 async function commitPage(
@@ -565,16 +564,16 @@ async function commitPage(
   const { documents } = deps;
   const { base, host, finish } = at;
   const finalUrl = base.finalUrl!;
-  const pageRef = documents.allocate(finalUrl, host);
+  const pageRef = await documents.allocate(finalUrl, host);
   const hash = contentHash(content.mainText);
   const { mainText: _m, ...fields } = content;
   const input: PageInput = { ...fields, pageRef, url: finalUrl, host, fetchedAt: at.at, contentHash: hash };
-  const before = documents.get(pageRef);
+  const before = await documents.get(pageRef);
   await deps.sink.upsertPage(input);
-  const change = documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
-  deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at);
-  deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);
-  if (change === 'changed' && before?.lastChanged) deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
+  const change = await documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
+  await deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at);
+  await deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);
+  if (change === 'changed' && before?.lastChanged) await deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
   return finish(
     outcome({ ...base, outcome: change === 'unchanged' ? 'unchanged' : 'indexed', pageRef, linksAdmitted: extra.linksAdmitted }),
     change === 'unchanged' ? false : change === 'changed' ? true : null,

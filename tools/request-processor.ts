@@ -11,9 +11,9 @@
  *   completes as `rejected` with the reason, so no key can remove someone else's live page.
  */
 import type { Logger } from 'pino';
-import { PRIORITY, type Frontier, type FrontierRow } from '../crawler/frontier.js';
+import { PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierRow } from '../crawler/frontier.js';
 import { hostOf } from '../crawler/url.js';
-import type { Documents } from '../state/documents.js';
+import type { DocumentRow } from '../state/documents.js';
 import type { RequestOutcome, RequestStatus, UrlRequest } from '../state/requests.js';
 import type { RequestsRepo } from '../state/repos/types.js';
 
@@ -35,10 +35,23 @@ export interface ProcessNowResult {
  * (or null when the process does not crawl).
  */
 export interface CrawlerHandle {
-  /** The durable frontier (enqueue with a request id; read a URL's state). */
-  readonly frontier: Pick<Frontier, 'enqueue' | 'get'>;
+  /**
+   * The durable frontier (enqueue with a request id; read a URL's state): the crawler's, on the repositories
+   * (async), or crawler/frontier.ts over one SQLite file (sync; unit tests). Answers are awaited either way.
+   */
+  readonly frontier: {
+    enqueue(url: string, opts: EnqueueOptions): Promise<EnqueueResult | null> | EnqueueResult | null;
+    get(url: string): Promise<FrontierView | null> | FrontierView | null | undefined;
+  };
   /** Fetches and processes one URL now, through the same robots / politeness / redirect checks as the crawl. */
   processNow(url: string, opts: { reason: string; requestId?: string }): Promise<ProcessNowResult>;
+}
+
+type FrontierView = Pick<FrontierRow, 'state' | 'deadReason' | 'lastError' | 'completions' | 'lastOutcome' | 'lastStatus'>;
+
+/** The document registry as the processor reads it: the repositories' (async) or state/documents.ts (sync). */
+export interface DocumentsView {
+  byUrl(url: string): Promise<DocumentRow | null> | DocumentRow | null | undefined;
 }
 
 /** Frontier priority of a request type: submissions rank above sitemap and discovered URLs, corrections highest. */
@@ -52,7 +65,7 @@ export const MAX_REMOVAL_ATTEMPTS = 3;
 export interface RequestProcessorOptions {
   /** The URL requests (the state repositories': shared by every replica on PostgreSQL). */
   readonly requests: RequestsRepo;
-  readonly documents: Documents;
+  readonly documents: DocumentsView;
   readonly crawler: CrawlerHandle;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
   /** How many requests one tick looks at per status. @default 50 */
@@ -69,7 +82,7 @@ export interface RequestProcessorOptions {
 }
 
 /** Maps a frontier/documents state after the crawler processed a URL to a request outcome. */
-export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastStatus'>, doc: ReturnType<Documents['byUrl']>, queuedAt: string): { outcome: RequestOutcome; reason?: string } {
+export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastStatus'>, doc: DocumentRow | null | undefined, queuedAt: string): { outcome: RequestOutcome; reason?: string } {
   const o = (row.lastOutcome ?? '').toLowerCase();
   const status = row.lastStatus;
   if (o.includes('robots')) return { outcome: 'excluded_by_robots', reason: 'robots.txt disallows this URL for SvcBot' };
@@ -160,7 +173,7 @@ export class RequestProcessor {
   }
 
   async #admit(r: UrlRequest): Promise<void> {
-    const res = this.#o.crawler.frontier.enqueue(r.url, {
+    const res = await this.#o.crawler.frontier.enqueue(r.url, {
       priority: priorityFor(r.type),
       reason: `request:${r.type}`,
       requestId: r.id,
@@ -177,9 +190,9 @@ export class RequestProcessor {
     await this.#move(r.id, 'queued');
     if (r.type === 'discovery' && !res.created && (res.state === 'done' || res.state === 'dead')) {
       // Already known and crawled: discovery has nothing left to do; the outcome is what the last crawl found.
-      const row = this.#o.crawler.frontier.get(r.url);
+      const row = await this.#o.crawler.frontier.get(r.url);
       if (row) {
-        const doc = this.#o.documents.byUrl(r.url);
+        const doc = await this.#o.documents.byUrl(r.url);
         const out = outcomeFromCrawl(row, doc, r.receivedAt);
         await this.#move(r.id, 'completed', {
           outcome: out.outcome,
@@ -192,7 +205,7 @@ export class RequestProcessor {
   /** Reads the frontier row of a queued / in-progress request and moves the request on. */
   async #follow(r: UrlRequest): Promise<void> {
     const { documents, crawler } = this.#o;
-    const row = crawler.frontier.get(r.url);
+    const row = await crawler.frontier.get(r.url);
     if (!row) return;
     const queuedAt = r.history.find((h) => h.status === 'queued')?.at ?? r.receivedAt;
     const queuedMs = Date.parse(queuedAt);
@@ -210,7 +223,7 @@ export class RequestProcessor {
       return;
     }
     if (row.state === 'done') {
-      const fetched = documents.byUrl(r.url);
+      const fetched = await documents.byUrl(r.url);
       const fetchedAt = fetched?.lastFetched ? Date.parse(fetched.lastFetched) : NaN;
       // Completed only by a fetch that happened after the request was queued (a recrawl must be a new fetch).
       // URLs the registry never saw (refused before allocation) count as processed once the frontier completed them.

@@ -406,9 +406,13 @@ class PgFrontier implements FrontierRepo {
     );
   }
 
-  async counts() {
+  async counts(opts: { host?: string } = {}) {
     const out = Object.fromEntries(FRONTIER_STATES.map((s) => [s, 0])) as Record<FrontierState, number>;
-    const rows = (await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state')).rows;
+    const rows = (
+      opts.host === undefined
+        ? await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state')
+        : await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier WHERE host = $1 GROUP BY state', [opts.host.toLowerCase()])
+    ).rows;
     for (const r of rows) out[r.state] = r.n;
     return out;
   }

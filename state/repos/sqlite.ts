@@ -401,9 +401,14 @@ class SqliteFrontier implements FrontierRepo {
     );
   }
 
-  async counts() {
+  async counts(opts: { host?: string } = {}) {
     const out = Object.fromEntries(FRONTIER_STATES.map((s) => [s, 0])) as Record<FrontierState, number>;
-    for (const r of stmt(this.db, 'SELECT state, count(*) AS n FROM frontier GROUP BY state').all() as { state: FrontierState; n: number }[]) out[r.state] = r.n;
+    const rows = (
+      opts.host === undefined
+        ? stmt(this.db, 'SELECT state, count(*) AS n FROM frontier GROUP BY state').all()
+        : stmt(this.db, 'SELECT state, count(*) AS n FROM frontier WHERE host = ? GROUP BY state').all(opts.host.toLowerCase())
+    ) as { state: FrontierState; n: number }[];
+    for (const r of rows) out[r.state] = r.n;
     return out;
   }
 

@@ -209,7 +209,8 @@ export interface FrontierRepo {
   fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number }): Promise<'retrying' | 'dead'>;
   /** Gives the item back unchanged (due at `at`, default now). Throws LeaseLostError. */
   release(item: ClaimedItem, at?: number, now?: number): Promise<void>;
-  counts(): Promise<Record<FrontierState, number>>;
+  /** Rows by state, of one host when `host` is given (svc_site, tests). */
+  counts(opts?: { host?: string }): Promise<Record<FrontierState, number>>;
   /** Items queued, leased or retrying. */
   unfinished(): Promise<number>;
 }

@@ -14,11 +14,11 @@ import t from 'tap';
 import { crawlCommand } from '../../cli/crawl.js';
 import { loadConfig } from '../../config.js';
 import { createCrawler } from '../../crawler/crawler.js';
-import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Frontier, inScope } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 const REPO = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 
@@ -140,7 +140,7 @@ t.test('issue 13: a URL fetched on request (processNow) that was not known stays
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 0 } });
-  const crawler = createCrawler({ config, db, documents: new Documents(db), sink: { upsertPage: async () => {}, removePage: async () => {} }, entities: new EntityStore(db) });
+  const crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: { upsertPage: async () => {}, removePage: async () => {} }, entities: new EntityStore(db) });
   const before = web.requests('gen-1.test').length;
   const o = await crawler.processNow(web.url('gen-0.test', '/'), { reason: 'request:removal' });
   t.equal(o.outcome, 'indexed');

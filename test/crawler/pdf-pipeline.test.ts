@@ -13,6 +13,7 @@ import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
 import { fillerText, makePdf } from '../helpers/pdf-fixtures.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and completes', async (t) => {
   const long = await makePdf(Array.from({ length: 200 }, (_, i) => ({ heading: `Chapter ${i + 1}`, paragraphs: [fillerText(i, 300)] })), { title: 'Long plan' });
@@ -24,7 +25,7 @@ t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and 
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   const documents = new Documents(db);
   // A lease much shorter than the extraction of 200 pages: only renewals keep the item.
-  const crawler: Crawler = createCrawler({ config, db, documents, sink: index, entities: new EntityStore(db), frontier: { leaseMs: 600 } });
+  const crawler: Crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: index, entities: new EntityStore(db), frontier: { leaseMs: 600 } });
   t.teardown(async () => {
     await crawler.stop();
     await index.close();
@@ -33,7 +34,7 @@ t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and 
   const outcomes: ItemOutcome[] = [];
   crawler.onItem((o) => outcomes.push(o));
   const url = web.url('docs.test', '/plan.pdf');
-  crawler.enqueue(url, { priority: 'submitted', reason: 'seed' });
+  await crawler.enqueue(url, { priority: 'submitted', reason: 'seed' });
   const started = Date.now();
   await crawler.runUntilIdle({ timeoutMs: 120_000 });
   t.comment(`extraction and indexing took ${Date.now() - started} ms against a 600 ms lease`);

@@ -14,6 +14,7 @@ import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 let web: TestWeb;
 t.before(async () => {
@@ -56,8 +57,7 @@ async function rig(t: Test, opts: { gapMs?: number; concurrency?: number; crawle
   };
   const crawler = createCrawler({
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
     sink,
     entities,
     maxCrawlDelayMs: 200, // alpha.test asks for Crawl-delay: 1; keep tests short (the cap is a documented option)
@@ -81,7 +81,7 @@ const onlyPages = (r: Rig, host: string) => log(r).filter((e) => e.host === host
 t.test('politeness: the per-host gap is never violated (access log), one request at a time per host', async (t) => {
   const gap = 150;
   const r = await rig(t, { gapMs: gap, concurrency: 4 });
-  for (let i = 0; i < 4; i++) r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+  for (let i = 0; i < 4; i++) await r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
   const stats = await r.crawler.runUntilIdle({ timeoutMs: 40_000 });
   t.equal(stats.queued, 0, 'crawl finished');
   for (let i = 0; i < 4; i++) {
@@ -105,14 +105,14 @@ t.test('issue 10: two crawler workers on one state file keep each per-host gap t
   // A second worker: its own database connection, scheduler and robots cache; only the shared state is common.
   const db = openStateDb(join(r.dir, 'state.sqlite'));
   const config = loadConfig({ env: {}, flags: { dataDir: r.dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: gap, crawlConcurrency: 4 } });
-  const second = createCrawler({ config, db, documents: new Documents(db), sink: r.sink, entities: new EntityStore(db), workerName: 'second', maxCrawlDelayMs: 200 });
+  const second = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: r.sink, entities: new EntityStore(db), workerName: 'second', maxCrawlDelayMs: 200 });
   const outcomes: ItemOutcome[] = [];
   second.onItem((o) => outcomes.push(o));
   t.teardown(async () => {
     await second.stop();
     db.close();
   });
-  for (let i = 0; i < 3; i++) r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+  for (let i = 0; i < 3; i++) await r.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
   const [a, b] = await Promise.all([r.crawler.runUntilIdle({ timeoutMs: 40_000 }), second.runUntilIdle({ timeoutMs: 40_000 })]);
   t.equal(a.queued + b.queued, 0, 'crawl finished');
   t.ok(r.outcomes.length > 0 && outcomes.length > 0, `both workers took items (${r.outcomes.length} and ${outcomes.length})`);
@@ -140,7 +140,7 @@ t.test('429 + Retry-After: the host is left alone for the delay, then the page i
   r.crawler.onItem((o) => {
     if (o.url.endsWith('/p/3.html') && o.status === 429) web.setPage(host, '/p/3.html', null);
   });
-  r.crawler.enqueue(web.url(host, '/p/3.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url(host, '/p/3.html'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 3, timeoutMs: 20_000 });
   const entries = onlyPages(r, host);
   const i429 = entries.findIndex((e) => e.status === 429);
@@ -148,25 +148,25 @@ t.test('429 + Retry-After: the host is left alone for the delay, then the page i
   const next = entries[i429 + 1];
   t.ok(next, 'the host was contacted again later');
   t.ok(next!.at - entries[i429]!.at >= 1000, `next request ${next!.at - entries[i429]!.at} ms after the 429 (Retry-After: 1)`);
-  t.equal(r.crawler.frontier.get(web.url(host, '/p/3.html'))!.lastOutcome, 'indexed');
+  t.equal((await r.crawler.frontier.get(web.url(host, '/p/3.html')))!.lastOutcome, 'indexed');
 });
 
 t.test('robots: disallowed paths never fetched; Allow exception honoured; robots of the target after a cross-host redirect', async (t) => {
   const r = await rig(t);
-  for (const p of ['/private/secret.html', '/no-svcbot/x.html', '/no-svcbot/except.html', '/file.pdf']) r.crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed', refresh: true });
-  r.crawler.enqueue(web.url('beta.test', '/to-gamma'), { priority: 'submitted', reason: 'seed' });
+  for (const p of ['/private/secret.html', '/no-svcbot/x.html', '/no-svcbot/except.html', '/file.pdf']) await r.crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed', refresh: true });
+  await r.crawler.enqueue(web.url('beta.test', '/to-gamma'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 5, timeoutMs: 20_000 });
   const alphaPaths = onlyPages(r, 'alpha.test').map((e) => e.path);
   t.notOk(alphaPaths.includes('/private/secret.html'));
   t.notOk(alphaPaths.includes('/no-svcbot/x.html'));
   t.notOk(alphaPaths.includes('/file.pdf'));
   t.ok(alphaPaths.includes('/no-svcbot/except.html'));
-  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/private/secret.html'))!.lastOutcome, 'excluded:robots');
+  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/private/secret.html')))!.lastOutcome, 'excluded:robots');
   const gamma = onlyPages(r, 'gamma.test').map((e) => e.path);
   t.ok(gamma.includes('/robots.txt'), "the redirect target's robots.txt was read");
   t.notOk(gamma.includes('/blocked-by-robots.html'), 'the disallowed target was never fetched');
-  t.equal(r.crawler.frontier.get(web.url('beta.test', '/to-gamma'))!.lastOutcome, 'excluded:robots');
-  const facts = r.crawler.hosts.get('alpha.test')!;
+  t.equal((await r.crawler.frontier.get(web.url('beta.test', '/to-gamma')))!.lastOutcome, 'excluded:robots');
+  const facts = (await r.crawler.hosts.evidence('alpha.test')).facts!;
   t.equal(facts.robots!.status, 'ok');
   t.ok(facts.robots!.rules.includes('Disallow: /private/'));
   t.equal(facts.robots!.crawlDelaySec, 1);
@@ -181,8 +181,8 @@ t.test('cross-host redirect: the target is indexed under its own URL; the source
   const doc = r.documents.byUrl(web.url('beta.test', '/landing.html'))!;
   t.equal(doc.status, 'indexed');
   t.equal(r.documents.byUrl(web.url('alpha.test', '/redirect/to-beta')), undefined);
-  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/redirect/to-beta'))!.lastOutcome, 'redirected');
-  t.equal(r.crawler.frontier.get(web.url('beta.test', '/landing.html'))!.state, 'done', 'target marked fetched: no second fetch');
+  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/redirect/to-beta')))!.lastOutcome, 'redirected');
+  t.equal((await r.crawler.frontier.get(web.url('beta.test', '/landing.html')))!.state, 'done', 'target marked fetched: no second fetch');
   t.equal((await r.index.getPage(doc.pageRef))!.host, 'beta.test');
 });
 
@@ -204,7 +204,7 @@ t.test('redirect traps: loops, too many hops, blocked addresses and refused sche
   const ok = await r.crawler.processNow(web.url('trap.test', '/chain?n=5'), { reason: 'test' });
   t.equal(ok.outcome, 'indexed', 'five hops across hosts are followed');
   t.equal(ok.finalUrl, web.url('trap2.test', '/chain?n=0'));
-  t.equal(r.crawler.frontier.get(web.url('trap.test', '/to-private'))!.deadReason, 'blocked_address');
+  t.equal((await r.crawler.frontier.get(web.url('trap.test', '/to-private')))!.deadReason, 'blocked_address');
 });
 
 t.test('nofollow: page-level admits no link; rel=nofollow drops that link only', async (t) => {
@@ -212,13 +212,13 @@ t.test('nofollow: page-level admits no link; rel=nofollow drops that link only',
   const nf = await r.crawler.processNow(web.url('alpha.test', '/meta/nofollow.html'), { reason: 'test' });
   t.equal(nf.outcome, 'indexed');
   t.equal(nf.linksAdmitted, 0);
-  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), undefined);
+  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html'))), null);
   const hx = await r.crawler.processNow(web.url('alpha.test', '/header/svcbot-nofollow.html'), { reason: 'test' });
   t.equal(hx.linksAdmitted, 0, 'X-Robots-Tag: svcbot: nofollow');
   const home = await r.crawler.processNow(web.url('alpha.test', '/'), { reason: 'test' });
   t.ok(home.linksAdmitted >= 6);
-  t.ok(r.crawler.frontier.get(web.url('alpha.test', '/page-1.html')), 'followed link admitted');
-  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/page-3.html'))?.reason ?? 'absent', 'absent', 'rel=nofollow link not admitted');
+  t.ok((await r.crawler.frontier.get(web.url('alpha.test', '/page-1.html'))), 'followed link admitted');
+  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')))?.reason ?? 'absent', 'absent', 'rel=nofollow link not admitted');
 });
 
 t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-Tag), canonical is a hint only', async (t) => {
@@ -244,7 +244,7 @@ t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-
   t.same(await snippet('/meta/max-snippet-50.html'), { nosnippet: false, maxSnippet: 50 });
   t.same(await snippet('/meta/robots-and-svcbot.html'), { nosnippet: false, maxSnippet: 40 }, 'most restrictive wins');
   t.same(await snippet('/meta/unavailable-after-future.html'), { nosnippet: false, maxSnippet: null });
-  const ua = r.crawler.frontier.get(web.url('alpha.test', '/meta/unavailable-after-future.html'))!;
+  const ua = (await r.crawler.frontier.get(web.url('alpha.test', '/meta/unavailable-after-future.html')))!;
   t.ok(ua.nextAt <= Date.parse('2999-01-01T00:00:01Z'), 'recrawl no later than unavailable_after');
   const img = await run('/meta/noimageindex.html');
   t.same(r.sent.get(img.pageRef!)!.images, []);
@@ -302,7 +302,7 @@ t.test('conditional GET: a recrawl sends the validators and a 304 keeps the page
   const url = web.url('alpha.test', '/etag.html');
   const a = await r.crawler.processNow(url, { reason: 'test' });
   t.equal(a.outcome, 'indexed');
-  t.equal(r.crawler.frontier.get(url)!.etag, '"v1"');
+  t.equal((await r.crawler.frontier.get(url))!.etag, '"v1"');
   const b = await r.crawler.processNow(url, { reason: 'recrawl' });
   t.equal(b.status, 304);
   t.equal(b.outcome, 'unchanged');
@@ -314,41 +314,41 @@ t.test('conditional GET: a recrawl sends the validators and a 304 keeps the page
 
 t.test('sitemaps from robots.txt (index + gzip) feed the frontier at sitemap priority; llms.txt read once', async (t) => {
   const r = await rig(t);
-  r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
   for (const p of ['/page-2.html', '/page-3.html', '/images.html']) {
-    const row = r.crawler.frontier.get(web.url('alpha.test', p));
+    const row = (await r.crawler.frontier.get(web.url('alpha.test', p)));
     t.ok(row, `${p} admitted`);
     t.equal(row!.reason, 'sitemap', `${p} via sitemap`);
   }
-  t.equal(r.crawler.frontier.get(web.url('alpha.test', '/sitemap-gz.xml.gz'))!.lastOutcome, 'sitemap', 'gzip sitemap read');
-  const facts = r.crawler.hosts.get('alpha.test')!;
+  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/sitemap-gz.xml.gz')))!.lastOutcome, 'sitemap', 'gzip sitemap read');
+  const facts = (await r.crawler.hosts.evidence('alpha.test')).facts!;
   t.same([facts.llms!.present, facts.llms!.title, facts.llms!.summary, facts.llms!.linkCount], [true, 'Alpha', 'The alpha test site.', 2]);
   t.equal(onlyPages(r, 'alpha.test').filter((e) => e.path === '/llms.txt').length, 1);
 });
 
 t.test('the operator scope rule applies to sitemap entries as to links', async (t) => {
   const r = await rig(t, { crawler: { admit: (url) => !url.endsWith('/page-2.html') && !url.endsWith('/images.html') } });
-  r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
-  t.ok(r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')), 'in-scope sitemap entry admitted');
-  t.notOk(r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), 'out-of-scope sitemap entry refused');
-  t.notOk(r.crawler.frontier.get(web.url('alpha.test', '/images.html')), 'out-of-scope gzip-sitemap entry refused');
+  t.ok((await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html'))), 'in-scope sitemap entry admitted');
+  t.notOk((await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html'))), 'out-of-scope sitemap entry refused');
+  t.notOk((await r.crawler.frontier.get(web.url('alpha.test', '/images.html'))), 'out-of-scope gzip-sitemap entry refused');
 });
 
 t.test('dead letter after N failures with the reason; an unsupported type is not indexed (reason recorded); text/plain is (issue 16)', async (t) => {
   const r = await rig(t);
   web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
   t.teardown(() => web.setPage('gen-2.test', '/p/5.html', null));
-  r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
-  r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
-  r.crawler.enqueue(web.url('alpha.test', '/data.json'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('alpha.test', '/data.json'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
-  const row = r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html'))!;
+  const row = (await r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html')))!;
   t.equal(row.state, 'dead');
   t.equal(row.deadReason, 'http_500 (after 3 attempts)');
   t.equal(onlyPages(r, 'gen-2.test').filter((e) => e.path === '/p/5.html').length, 3);
-  t.same(r.crawler.frontier.countsForHost('gen-2.test').dead, 1);
+  t.same((await r.crawler.frontier.countsForHost('gen-2.test')).dead, 1);
   const txt = r.documents.byUrl(web.url('alpha.test', '/plain.txt'))!;
   t.same([txt.status, txt.reason], ['indexed', null]);
   t.match(r.sent.get(txt.pageRef), { filetype: 'txt', title: 'Plain text document served as text/plain.' });
@@ -365,7 +365,7 @@ t.test('host facts: link aggregates and change intervals', async (t) => {
   web.setPage('beta.test', path, { body: '<html><body><main><p>Changed content now, with different words entirely.</p></main></body></html>' });
   await new Promise((res) => setTimeout(res, 5));
   await r.crawler.processNow(web.url('beta.test', path), { reason: 'test' });
-  const beta = r.crawler.hosts.get('beta.test')!;
+  const beta = (await r.crawler.hosts.evidence('beta.test')).facts!;
   t.equal(beta.outboundLinks, 0, 'aggregates follow the latest version of the page');
   t.equal(beta.changeIntervalsObserved, 1);
   t.ok(beta.medianChangeIntervalMs! > 0);
@@ -420,13 +420,13 @@ t.test('start() crawls in the background; stop() is graceful: nothing left lease
       }
     }),
   );
-  r.crawler.enqueue(web.url('gen-3.test', '/'), { priority: 'submitted', reason: 'seed' });
+  await r.crawler.enqueue(web.url('gen-3.test', '/'), { priority: 'submitted', reason: 'seed' });
   r.crawler.start();
   await asked;
   await stopped;
-  const s = r.crawler.stats();
+  const s = (await r.crawler.stats());
   t.equal(s.inFlight, 0);
-  const c = r.crawler.frontier.countsForHost('gen-3.test');
+  const c = (await r.crawler.frontier.countsForHost('gen-3.test'));
   t.equal(c.leased, 0, 'no lease left behind');
   // An item cut short by the stop may be queued again or (a transient failure) retrying: both are kept.
   t.ok(c.queued + c.retrying > 0, 'the rest is still queued for the next run');
@@ -434,7 +434,7 @@ t.test('start() crawls in the background; stop() is graceful: nothing left lease
   const known = c.queued + c.retrying + c.done;
   const more = await r.crawler.runUntilIdle({ timeoutMs: 120_000 });
   t.equal(more.queued, 0, 'a later run picks up where stop() left off');
-  const after = r.crawler.frontier.countsForHost('gen-3.test');
+  const after = (await r.crawler.frontier.countsForHost('gen-3.test'));
   t.equal(after.done, known, 'every URL known at the stop completed, none lost');
   t.equal(after.dead, 0);
 });
@@ -454,12 +454,12 @@ t.test('robots.txt variants end to end: redirects, 404, 5xx, timeout, > 500 KiB,
   ];
   for (const [host, path, want] of cases) t.equal((await r.crawler.processNow(web.url(host, path), { reason: 'test' })).outcome, want, `${host}${path}`);
   t.notOk(log(r).some((e) => e.host === 'robots-500.test' && e.path === '/page.html'), 'a 5xx robots.txt means no page fetch');
-  t.equal(r.crawler.hosts.get('robots-500.test')!.robots!.status, 'error_disallow_all');
+  t.equal((await r.crawler.hosts.evidence('robots-500.test')).facts!.robots!.status, 'error_disallow_all');
 });
 
 t.test('hosts take turns when there are more ready hosts than slots', async (t) => {
   const r = await rig(t, { gapMs: 0, concurrency: 1 });
-  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) r.crawler.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
+  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) await r.crawler.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
   const first = r.outcomes.slice(0, 12).map((o) => new URL(o.url).hostname);
   for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) t.ok(first.filter((x) => x === h).length >= 3, `${h} served in turn: ${first.join(' ')}`);

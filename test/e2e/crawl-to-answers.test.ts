@@ -19,9 +19,9 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   const crawler = s.services.crawler;
   if (!crawler) throw new Error('crawler expected');
   for (const host of ['alpha.test', 'ville-quebec.test', 'ontario-gov.test', 'gc-ca.test', 'shop-montreal.test']) {
-    crawler.enqueue(web.url(host, '/'), { priority: 'submitted', reason: 'seed' });
+    await crawler.enqueue(web.url(host, '/'), { priority: 'submitted', reason: 'seed' });
   }
-  crawler.enqueue(web.url('alpha.test', '/switchable.html'), { priority: 'submitted', reason: 'seed' });
+  await crawler.enqueue(web.url('alpha.test', '/switchable.html'), { priority: 'submitted', reason: 'seed' });
   const stats = await crawler.runUntilIdle({ maxPages: 120, timeoutMs: 90_000 });
   t.ok(stats.indexed >= 15, `indexed ${stats.indexed} pages`);
   // New rows reach the full-text indexes by a debounced refresh (~1 s); fold them in now rather than wait.

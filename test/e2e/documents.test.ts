@@ -11,6 +11,7 @@ import { createCrawler } from '../../crawler/crawler.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
 import { fillerText, makeEncryptedPdf, makePdf, makeScannedPdf } from '../helpers/pdf-fixtures.js';
 import { api, startTestService } from '../helpers/service.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 const MAX_BYTES = 160 * 1024;
 const PDF = 'application/pdf';
@@ -54,8 +55,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
   // The service's own stores, with a crawler whose retries are short (the fixture's /broken fails every time).
   const crawler = createCrawler({
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
     sink: index,
     entities,
     maxCrawlDelayMs: 100,
@@ -63,7 +63,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
     fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 5000, totalTimeoutMs: 10_000 },
   });
   t.teardown(() => crawler.stop());
-  crawler.enqueue(web.url('docs.test', '/'), { priority: 'submitted', reason: 'seed' });
+  await crawler.enqueue(web.url('docs.test', '/'), { priority: 'submitted', reason: 'seed' });
 
   type Scope = { known: number; indexed: number; excluded: { total: number; by_reason: Record<string, number> }; queued: number; retrying: number; dead_lettered: number };
   const scopeOf = async (): Promise<Scope> => ((await api(s, '/api/v1/site/docs.test')).body as { scope: Scope }).scope;

@@ -398,6 +398,7 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.same((await r.frontier.deadLetters()).map((x) => [x.url, x.deadReason]), [['http://a.test/later', 'blocked']]);
     t.same(await r.frontier.deadLetters({ host: 'b.test' }), []);
     t.same((await r.frontier.pendingItems(5)).map((x) => x.url), ['http://b.test/q1', 'http://b.test/q2'], 'soonest due first');
+    t.same(await r.frontier.counts({ host: 'B.test' }), { queued: 2, leased: 0, retrying: 0, done: 1, dead: 0 }, 'counts of one host');
   });
 
   t.test('issue 10: host facts written by the crawler are what svc_site reads', async (t) => {

@@ -35,8 +35,8 @@ t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t
   const crawler = s.services.crawler!;
   t.ok(crawler, 'the service has a crawler');
   const lib = web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html');
-  crawler.enqueue(lib, { priority: 'submitted', reason: 'test' });
-  crawler.enqueue(web.url('shop-montreal.test', '/'), { priority: 'submitted', reason: 'test' });
+  await crawler.enqueue(lib, { priority: 'submitted', reason: 'test' });
+  await crawler.enqueue(web.url('shop-montreal.test', '/'), { priority: 'submitted', reason: 'test' });
   await crawler.runUntilIdle({ timeoutMs: 30_000, maxPages: 30 });
   const client = await connect(s);
   t.teardown(() => client.close());

@@ -49,7 +49,7 @@ async function setup(t: Test) {
   const requests = new RequestStore(db, { perDay: config.submissionsPerDay });
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   // Only what is asked for is crawled (no link following), so each request's effect is visible on its own.
-  const crawler = createCrawler({ config, db, documents, sink: index, entities, admit: () => false, maxCrawlDelayMs: 0 });
+  const crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: index, entities, admit: () => false, maxCrawlDelayMs: 0 });
   const repos = sqliteRepositories(db);
   const deps: ServiceDeps = { config, repos, log: createLogger({ level: 'silent' }), now: () => new Date(), index, entities: sqliteEntities(entities), crawler };
   // The processor works through the repositories, as in the service; the test reads and seeds through the same
@@ -77,7 +77,7 @@ t.test('issue 5: request lifecycle end to end, removal refused for a live page a
   await s.processor.tick();
   let st = (await callTool(requestStatusTool, { id: sub.request.id }, s.ctx())) as Out<typeof requestStatusTool>;
   t.equal(st.request.status, 'queued');
-  const row = s.crawler.frontier.get(url);
+  const row = (await s.crawler.frontier.get(url));
   t.equal(row?.priority, PRIORITY.submitted);
   t.equal(row?.requestId, sub.request.id);
   await s.crawler.runUntilIdle({ timeoutMs: 20_000 });
@@ -129,7 +129,7 @@ t.test('issue 5: correction keeps its note at a higher priority; robots-excluded
   const g = (await callTool(submitUrlTool, { type: 'discovery', url: gone }, s.ctx())) as Out<typeof submitUrlTool>;
   t.equal(c.request.note, 'the opening hours are wrong');
   await s.processor.tick();
-  t.equal(s.crawler.frontier.get(page1)?.priority, priorityFor('correction'));
+  t.equal((await s.crawler.frontier.get(page1))?.priority, priorityFor('correction'));
   t.ok(priorityFor('correction') > PRIORITY.submitted);
   await s.crawler.runUntilIdle({ timeoutMs: 20_000 });
   await s.processor.tick();
@@ -157,9 +157,9 @@ t.test('issue 5: tools after a real crawl — entities merged from JSON-LD and o
   const rep = await importDataset(s.entities, 'odcaf', csv, new Date().toISOString());
   t.equal(rep.admitted, 1);
   const libUrl = s.web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html');
-  s.crawler.enqueue(libUrl, { priority: 'submitted', reason: 'test' });
-  s.crawler.enqueue(s.web.url('alpha.test', '/images.html'), { priority: 'submitted', reason: 'test' });
-  s.crawler.enqueue(s.web.url('alpha.test', '/meta/nosnippet.html'), { priority: 'submitted', reason: 'test' });
+  await s.crawler.enqueue(libUrl, { priority: 'submitted', reason: 'test' });
+  await s.crawler.enqueue(s.web.url('alpha.test', '/images.html'), { priority: 'submitted', reason: 'test' });
+  await s.crawler.enqueue(s.web.url('alpha.test', '/meta/nosnippet.html'), { priority: 'submitted', reason: 'test' });
   await s.crawler.runUntilIdle({ timeoutMs: 30_000 });
 
   const ents = (await callTool(entitiesTool, { q: 'gabrielle roy', province: 'Québec', kind: 'Library', detail: 'full' }, s.ctx())) as Out<typeof entitiesTool>;

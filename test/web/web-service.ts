@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../config.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { createCrawler, type Crawler, type CrawlStats } from '../../crawler/crawler.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { createLogger } from '../../logger.js';
@@ -89,21 +90,20 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
   const { deps } = base;
   const crawler = createCrawler({
     config,
-    db: base.local.db,
-    documents: base.local.documents,
+    repos: sqliteRepositories(base.local.db, { defaultGapMs: config.crawlGapMs }),
     sink: deps.index,
     entities: base.local.entities,
     // The crawl stays on the seeded hosts (the test web also serves traps and other fixtures).
     admit: (url) => SEED_HOSTS.some((h) => new URL(url).hostname === h),
     fetchTimeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 3000, totalTimeoutMs: 5000 },
   });
-  for (const h of SEED_HOSTS) crawler.enqueue(web.url(h, '/'), { reason: 'seed', priority: 'discovered' });
+  for (const h of SEED_HOSTS) await crawler.enqueue(web.url(h, '/'), { reason: 'seed', priority: 'discovered' });
   for (const [path, body] of Object.entries(SNIPPET_PAGES)) {
     web.setPage(SNIPPET_HOST, path, { body });
-    crawler.enqueue(web.url(SNIPPET_HOST, path), { reason: 'seed', priority: 'discovered' });
+    await crawler.enqueue(web.url(SNIPPET_HOST, path), { reason: 'seed', priority: 'discovered' });
   }
   const crawlStats =
-    opts.crawl === false ? crawler.stats() : await crawler.runUntilIdle({ maxPages: opts.maxPages ?? 120, timeoutMs: 40_000 });
+    opts.crawl === false ? await crawler.stats() : await crawler.runUntilIdle({ maxPages: opts.maxPages ?? 120, timeoutMs: 40_000 });
   // Fold the crawl into the full-text indexes. Without it, rows written after the index's first FTS build are
   // searched inconsistently until the store's own optimize (every 200 writes): phrase and intitle: queries miss
   // them and a positive site: query sometimes returns nothing (reported to index-core; see docs/web.md).

@@ -11,7 +11,6 @@ import { hostOf } from '../../crawler/url.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
 import { PassageIndex } from '../../index/store.js';
 import { openStateDb } from '../../state/db.js';
-import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Hosts } from '../../state/hosts.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
@@ -25,11 +24,9 @@ t.test('issue 11: diagnostics numbers equal what the index and frontier hold for
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 10 } });
   const db = openStateDb(join(dir, 'state.sqlite'));
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
-  const documents = new Documents(db);
   const crawler = createCrawler({
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
     sink: index,
     entities: new EntityStore(db),
     fetcher: testFetcher(web).fetcher,
@@ -42,9 +39,9 @@ t.test('issue 11: diagnostics numbers equal what the index and frontier hold for
     await index.close();
     db.close();
   });
-  crawler.enqueue(web.url('alpha.test', '/'), { priority: 'submitted', reason: 'seed' });
+  await crawler.enqueue(web.url('alpha.test', '/'), { priority: 'submitted', reason: 'seed' });
   for (const p of ['/meta/noindex.html', '/meta/nosnippet.html', '/meta/max-snippet-50.html', '/json-ld.html', '/canonical.html', '/private/secret.html'])
-    crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed' });
+    await crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed' });
   await crawler.runUntilIdle({ timeoutMs: 40_000, idleHorizonMs: 500 });
 
   const repos = sqliteRepositories(db);

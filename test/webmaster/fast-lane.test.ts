@@ -61,8 +61,7 @@ async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Pro
   const { fetcher, attempts } = testFetcher(web);
   const crawler = createCrawler({
     config,
-    db,
-    documents,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
     sink: index,
     entities: new EntityStore(db),
     fetcher,
