@@ -73,7 +73,12 @@ export class FastLane {
     if (d.outcome === 'conflict') return refuse('conflict', url);
     // Enqueued on every admitted answer (accepted, replayed, duplicate): the frontier row is idempotent, so a
     // process that died between recording and enqueueing is repaired by the retry.
-    const { id } = await frontier.enqueue({ url: d.submission.url, host: hostOf(d.submission.url), reason: FAST_LANE_REASON, priority: FAST_LANE_PRIORITY, kind: 'page' }, now);
+    // A new (counted) submission of a URL the crawler already knows makes it due now (issue 11 item 4): done or
+    // queued rows only, so back-off and dead letters stand; a replay or same-day duplicate only re-enqueues.
+    const { id } = await frontier.enqueue(
+      { url: d.submission.url, host: hostOf(d.submission.url), reason: FAST_LANE_REASON, priority: FAST_LANE_PRIORITY, kind: 'page', at: now, expedite: d.outcome === 'accepted' },
+      now,
+    );
     const outcome = d.outcome === 'accepted' ? 'ok' : d.outcome;
     await repo.audit({ at, event: 'fast_lane_submitted', propertyId, method: null, outcome });
     return { outcome, url: d.submission.url, frontierId: id, remainingToday: Math.max(0, perDay - (await repo.fastLaneUsed(propertyId, day))) };

@@ -137,6 +137,8 @@ export function planKnown(cur: RawFrontierRow, e: FrontierEntry, now: number): A
     }
   }
   if (cur.state === 'dead' && e.reviveDead) refresh = true;
+  // The fast lane expedites what is waiting (queued) or done; back-off and dead letters stand.
+  if (e.expedite && (cur.state === 'done' || cur.state === 'queued')) refresh = true;
   if (refresh && cur.state !== 'leased') {
     // A queued row keeps an earlier due date; anything else becomes due at `at`.
     return { rescope, refresh: { nextAt: Math.min(at, cur.state === 'queued' ? cur.next_at : at) }, raise: false, result: { id: cur.id, added: false, state: 'queued' } };

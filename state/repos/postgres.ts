@@ -290,7 +290,7 @@ class PgFrontier implements FrontierRepo {
   ) {}
 
   async enqueue(e: Parameters<FrontierRepo['enqueue']>[0], now: number = Date.now()) {
-    if (e.refresh || e.rescope || e.reviveDead) {
+    if (e.refresh || e.expedite || e.rescope || e.reviveDead) {
       const r = await this.admit({ ...e, maxPerHost: undefined }, now);
       return { id: r!.id, added: r!.added };
     }

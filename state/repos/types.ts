@@ -69,6 +69,12 @@ export interface FrontierEntry {
    * is made due again so its links are read under the new scope.
    */
   readonly rescope?: boolean;
+  /**
+   * A verified owner's fast lane (issue 11): a DONE or QUEUED row becomes due at `at` (default now) with its priority
+   * raised; a retrying row keeps its back-off and a dead row its dead letter (only the priority rises), a leased row
+   * is left to its holder. Robots, noindex and removal still apply: the pipeline checks them again on the fetch.
+   */
+  readonly expedite?: boolean;
   /** A dead-lettered row is revived (a seed or submitted URL given again; a link found again never revives). */
   readonly reviveDead?: boolean;
   /**
@@ -161,7 +167,10 @@ export interface ClaimedItem {
  * recrawl date), as in crawler/frontier.ts.
  */
 export interface FrontierRepo {
-  /** Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false). */
+  /**
+   * Adds a URL (and its host with the default gap); an already known URL is left as it is (added: false), unless
+   * the entry asks for `refresh`, `expedite`, `rescope` or `reviveDead`, which are admit()'s rules.
+   */
   enqueue(entry: FrontierEntry, now?: number): Promise<{ id: number; added: boolean }>;
   /**
    * enqueue() with the crawler's admission rules: a known URL's priority is raised (never lowered), its request id

@@ -378,6 +378,29 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.match(await r.frontier.admit({ url: 'http://z.test/x', host: 'z.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: true });
   });
 
+  t.test('issue 11: expedite (fast lane) makes a known done or queued URL due now; back-off, dead letters and leases stand', async (t) => {
+    const r = await withRepos(t, open, 'expedite');
+    await r.politeness.setGap('e.test', 0);
+    for (const p of ['done', 'retry', 'dead', 'leased']) await r.frontier.enqueue({ url: `http://e.test/${p}`, host: 'e.test', reason: 'link', priority: 10 }, T0);
+    await r.frontier.enqueue({ url: 'http://e.test/later', host: 'e.test', reason: 'link', priority: 10, at: T0 + 50_000 }, T0);
+    const claimed = new Map<string, Awaited<ReturnType<typeof r.frontier.claim>>>();
+    for (let i = 0; i < 4; i++) {
+      const c = await r.frontier.claim({ owner: 'w', leaseMs: 60_000, now: T0 + i });
+      claimed.set(c!.url, c);
+    }
+    await r.frontier.complete(claimed.get('http://e.test/done')!, { recrawlAt: T0 + 86_400_000, status: 200, outcome: 'indexed', priority: 0, now: T0 + 10 });
+    await r.frontier.fail(claimed.get('http://e.test/retry')!, { error: 'http_429', retryAt: T0 + 7000, status: 429, now: T0 + 10 });
+    await r.frontier.fail(claimed.get('http://e.test/dead')!, { error: 'blocked_address', retryAt: null, now: T0 + 10 });
+    const fast = (p: string) => r.frontier.enqueue({ url: `http://e.test/${p}`, host: 'e.test', reason: 'webmaster_fast_lane', priority: 40, kind: 'page', at: T0 + 100, expedite: true }, T0 + 100);
+    for (const p of ['done', 'retry', 'dead', 'leased', 'later']) t.match(await fast(p), { added: false }, p);
+    t.match(await r.frontier.get('http://e.test/done'), { state: 'queued', nextAt: T0 + 100, priority: 40, reason: 'webmaster_fast_lane' }, 'done: due now, first in line');
+    t.match(await r.frontier.get('http://e.test/later'), { state: 'queued', nextAt: T0 + 100, priority: 40 }, 'queued for later: due now');
+    t.match(await r.frontier.get('http://e.test/retry'), { state: 'retrying', nextAt: T0 + 7000, priority: 40 }, 'a back-off (Retry-After) stands');
+    t.match(await r.frontier.get('http://e.test/dead'), { state: 'dead', deadReason: 'blocked_address', priority: 40 }, 'a dead letter stands');
+    t.match(await r.frontier.get('http://e.test/leased'), { state: 'leased', nextAt: T0 + 3 + 60_000 }, 'a leased row is its holder\'s');
+    t.equal((await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 100 }))?.priority, 40);
+  });
+
   t.test('issue 10: frontier: single-URL claims, redirect targets, dead letters and pending rows', async (t) => {
     const r = await withRepos(t, open, 'claimurl');
     await r.frontier.admit({ url: 'http://a.test/later', host: 'a.test', reason: 'seed', at: T0 + 60_000 }, T0);

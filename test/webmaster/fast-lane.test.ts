@@ -55,13 +55,13 @@ async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Pro
   const dir = t.testdir();
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20 } });
   const db = openStateDb(join(dir, 'state.sqlite'));
-  const repos = sqliteRepositories(db);
+  const repos = sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   const documents = new Documents(db);
   const { fetcher, attempts } = testFetcher(web);
   const crawler = createCrawler({
     config,
-    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    repos,
     sink: index,
     entities: new EntityStore(db),
     fetcher,
@@ -227,4 +227,28 @@ t.test('issue 11: fast lane never bypasses back-off (429 Retry-After) nor dead-l
   t.ok(s!.next_at - before >= 7000, `next attempt no sooner than Retry-After (${s!.next_at - before} ms)`);
   t.equal(fetched(r, 'docs.test', '/broken').length, 3, 'three attempts (maxAttempts)');
   t.match(row(r, broken), { state: 'dead', attempts: 3 });
+});
+
+t.test('issue 11 item 4: a fast-lane submission of an already crawled URL makes it due again (once per counted submission)', async (t) => {
+  const r = await rig(t);
+  const id = await r.verified('host', 'alpha.test');
+  const url = web.url('alpha.test', '/page-1.html');
+  await r.crawler.enqueue(url, { priority: 'submitted', reason: 'seed' });
+  await r.crawler.runUntilIdle({ timeoutMs: 20_000, idleHorizonMs: 500, maxPages: 1 });
+  t.equal(fetched(r, 'alpha.test', '/page-1.html').length, 1, 'crawled once');
+  const crawled = row(r, url)!;
+  t.match(crawled, { state: 'done', priority: PRIORITY.recrawl });
+  t.ok(crawled.next_at > Date.now() + 3600_000, 'its recrawl is far away');
+  const before = Date.now();
+  t.match(await r.lane.submit(ME, id, url), { outcome: 'ok', frontierId: crawled.id });
+  const due = row(r, url)!;
+  t.match(due, { state: 'queued', priority: FAST_LANE_PRIORITY, reason: FAST_LANE_REASON });
+  t.ok(due.next_at <= Date.now() && due.next_at >= before, 'due now');
+  await r.crawler.runUntilIdle({ timeoutMs: 20_000, idleHorizonMs: 500, maxPages: 1 });
+  t.equal(fetched(r, 'alpha.test', '/page-1.html').length, 2, 'fetched again, through the same pipeline');
+  t.match(row(r, url), { state: 'done', priority: PRIORITY.recrawl });
+  // A same-day duplicate is not counted and does not make it due again.
+  t.match(await r.lane.submit(ME, id, url), { outcome: 'duplicate' });
+  t.match(row(r, url), { state: 'done' });
+  t.ok(row(r, url)!.next_at > Date.now() + 3600_000, 'still waiting for its recrawl');
 });
