@@ -376,6 +376,10 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(await r.frontier.admit({ url: 'http://a.test/x', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), null, 'a.test has 2 rows');
     t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: false }, 'a known URL is not refused');
     t.match(await r.frontier.admit({ url: 'http://z.test/x', host: 'z.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: true });
+    // Workers finding one new link at once: one row, one "added".
+    const race = await Promise.all(Array.from({ length: 12 }, () => r.frontier.admit({ url: 'http://z.test/race', host: 'z.test', reason: 'link', priority: 10 }, T0)));
+    t.equal(race.filter((x) => x?.added).length, 1, 'added once');
+    t.equal(new Set(race.map((x) => x?.id)).size, 1, 'one row');
   });
 
   t.test('issue 11: expedite (fast lane) makes a known done or queued URL due now; back-off, dead letters and leases stand', async (t) => {
