@@ -15,7 +15,7 @@ import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const REPO = resolve(HERE, '..', '..');
-const CHILD = join(HERE, 'crawl-cli-child.ts');
+const CHILD = join(HERE, 'crawl-child.ts');
 
 let web: TestWeb;
 t.before(async () => {
