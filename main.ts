@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
+import type { MetricFamily } from './rest/metrics.js';
 import { answerClientError } from './rest/client-error.js';
 import { openStateDb, type StateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
@@ -102,17 +103,27 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       'SVC_DATABASE_URL: API state (keys, usage counters, URL requests, documents, host facts) is on PostgreSQL; entities and what this process crawls (frontier, pages) stay in the SQLite file in the data dir (see docs/deploy.md)',
     );
   }
-  const embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
   const writesIndex = role === 'all' || role === 'indexer';
-  const location = indexLocation(config);
-  // Host ids from the state database (issue 10), given only to the writer. A process that does not write the index
-  // must look for the writer's new versions (every second unless SVC_INDEX_READ_CONSISTENCY_S says otherwise).
-  const index = await PassageIndex.open({
-    location: writesIndex ? location : { ...location, readConsistencyS: location.readConsistencyS ?? 1 },
-    embedder,
-    log,
-    ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
-  });
+  let embedder: Embedder | null = null;
+  let index: PassageIndex;
+  try {
+    embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
+    const location = indexLocation(config);
+    // Host ids from the state database (issue 10), given only to the writer. A process that does not write the
+    // index must look for the writer's new versions (every second unless SVC_INDEX_READ_CONSISTENCY_S says otherwise).
+    index = await PassageIndex.open({
+      location: writesIndex ? location : { ...location, readConsistencyS: location.readConsistencyS ?? 1 },
+      embedder,
+      log,
+      ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
+    });
+  } catch (err) {
+    // A refused index location (bad path, unreachable object store) must not leave the state stores open.
+    if (opts.embedder === undefined) await embedder?.close();
+    await repos.close();
+    db.close();
+    throw err;
+  }
   const documents = new Documents(db);
   const entities = new EntityStore(db);
   // A crawler worker hands its pages to the indexer through the outbox; in `all` the crawler writes the index
@@ -169,6 +180,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         ok = false;
       }
       checks.role = role;
+      if (crawler) {
+        try {
+          const c = await repos.frontier.counts();
+          checks.frontier = `${c.queued} queued, ${c.leased} leased, ${c.retrying} retrying, ${c.dead} dead`;
+        } catch {
+          checks.frontier = 'unavailable';
+          ok = false;
+        }
+      }
       if (role !== 'all' && role !== 'api') {
         try {
           const o = await repos.outbox.stats();
@@ -179,6 +199,41 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         }
       }
       return { ok: ok && !closed, checks };
+    },
+    role,
+    // /metrics (rest/metrics.ts): what docs/deploy.md says each role reports. The frontier and outbox are the
+    // fleet's shared state, so only the roles that work them report them (one crawler's scrape is the fleet's depth).
+    gauges: async () => {
+      const families: MetricFamily[] = [];
+      const gauge = (name: string, help: string, samples: MetricFamily['samples']): void => {
+        families.push({ name, help, type: 'gauge', samples });
+      };
+      const st = await index.stats();
+      gauge('svc_index_passages', 'Passages in the index this process reads.', [{ value: st.passages }]);
+      gauge('svc_index_pages', 'Pages in the index this process reads.', [{ value: st.pages }]);
+      gauge('svc_index_vectors', 'Passages with an embedding.', [{ value: st.vectors }]);
+      if (crawler) {
+        const c = await repos.frontier.counts();
+        gauge('svc_frontier_items', 'Frontier URLs by state (fleet-wide when the state is shared).', Object.entries(c).map(([state, value]) => ({ labels: { state }, value })));
+        gauge('svc_frontier_leases', 'Frontier URLs leased to a crawler worker now.', [{ value: c.leased }]);
+        const cs = crawler.stats();
+        families.push({
+          name: 'svc_crawl_items_total',
+          help: "This process's crawled items by outcome since it started.",
+          type: 'counter',
+          samples: (['fetched', 'indexed', 'excluded', 'errors'] as const).map((outcome) => ({ labels: { outcome }, value: cs[outcome] })),
+        });
+        gauge('svc_crawl_in_flight', 'Items this process is fetching or extracting now.', [{ value: cs.inFlight }]);
+      }
+      if (role === 'crawler' || role === 'indexer') {
+        const o = await repos.outbox.stats();
+        gauge('svc_outbox_pending', 'Extracted pages waiting for the indexer.', [{ value: o.pending }]);
+        gauge('svc_outbox_leased', 'Extracted pages claimed by the indexer, not yet written.', [{ value: o.leased }]);
+        gauge('svc_outbox_lag_seconds', 'Age of the oldest page waiting in the outbox (0 when empty).', [
+          { value: o.oldestAt === null ? 0 : Math.max(0, Date.now() - o.oldestAt) / 1000 },
+        ]);
+      }
+      return families;
     },
     close: async () => {
       if (closed) return;

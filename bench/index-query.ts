@@ -198,6 +198,9 @@ for (const size of SIZES) {
       ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
       ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
       ['SQLite FTS5 bm25 (3 words, AND)', shorts, fts5('AND')],
+      // The same three words as an agent sends them: the default semantics rank any-term matches (issue 15).
+      ['svc bm25 (3 words, any term)', shorts, svcSearch('bm25', 'any')],
+      ['SQLite FTS5 bm25 (3 words, OR)', shorts, fts5('OR')],
       ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
       ['svc hybrid-rrf-hashing (claim, any term)', claims, svcSearch('hybrid', 'any')],
       ['SQLite FTS5 bm25 (claim, OR)', claims, fts5('OR')],
@@ -206,6 +209,7 @@ for (const size of SIZES) {
       ...(realQuery
         ? ([
             ['svc hybrid, REAL query embedding (3 words, all)', shorts, realSearch('all')],
+            ['svc hybrid, REAL query embedding (3 words, any term)', shorts, realSearch('any')],
             ['svc hybrid, REAL query embedding (claim, any term)', claims, realSearch('any')],
             ['svc hybrid, REAL query embedding (NFCorpus query, any term)', nfq, realSearch('any')],
           ] as [string, string[], (q: string) => unknown][])
@@ -232,6 +236,8 @@ for (const size of SIZES) {
     const pairs: [string, string, string][] = [
       ['3 words', 'svc bm25 (3 words, all must match)', 'SQLite FTS5 bm25 (3 words, AND)'],
       ['3 words', 'svc bm25 (3 words, all must match)', 'tantivy 3 words, AND'],
+      ['3 words, any', 'svc bm25 (3 words, any term)', 'SQLite FTS5 bm25 (3 words, OR)'],
+      ['3 words, any', 'svc bm25 (3 words, any term)', 'tantivy 3 words, OR'],
       ['claims', 'svc bm25 (claim, any term)', 'SQLite FTS5 bm25 (claim, OR)'],
       ['claims', 'svc bm25 (claim, any term)', 'tantivy claim, OR'],
       ['NFCorpus', 'svc bm25 (NFCorpus query, any term)', 'SQLite FTS5 bm25 (NFCorpus query, OR)'],

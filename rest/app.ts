@@ -8,6 +8,7 @@ import type { ServiceDeps } from '../tools/deps.js';
 import { assertUtf8Url } from './body.js';
 import { authenticate, enforceRate, setRateHeaders } from './auth.js';
 import { mcpHandler } from './mcp-route.js';
+import { HttpMetrics, processFamilies, renderFamilies, type MetricFamily } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { servedHosts } from './served-host.js';
 import { mountToolRoutes } from './tool-routes.js';
@@ -22,6 +23,10 @@ export interface AppServices {
   readonly version: string;
   /** Whether the stores are open and usable, with a word per component (for /readyz). */
   readonly readiness: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
+  /** What this process runs (`svc serve --role`), for /metrics. @default "all" */
+  readonly role?: string;
+  /** The role's own gauges for /metrics (frontier depth and leases, outbox lag, index version…). */
+  readonly gauges?: () => Promise<MetricFamily[]>;
   /** Extra routes (human web pages) mounted before the API. */
   readonly mountExtra?: (router: Router) => void;
 }
@@ -64,6 +69,7 @@ export function createHttpApp(s: AppServices): Koa {
   const app = new Koa({ proxy: false });
   const log = s.deps.log;
   const { config } = s.deps;
+  const metrics = new HttpMetrics();
 
   // Request log: id, method, matched route pattern (never the URL: it carries query text and hosts), status, latency.
   app.use(async (ctx: Context, next: Next) => {
@@ -76,6 +82,7 @@ export function createHttpApp(s: AppServices): Koa {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       log.info({ req_id: id, method: ctx.method, route: String(route), status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+      metrics.observe(ctx.method, String(route), ctx.status, ms / 1000);
     }
   });
 
@@ -90,6 +97,8 @@ export function createHttpApp(s: AppServices): Koa {
       }
     } catch (err) {
       const e = asSvcError(err);
+      metrics.error(e.code);
+      if (e.code === 'rate_limited') metrics.quotaRejected();
       if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
       if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
       ctx.status = e.status;
@@ -130,6 +139,24 @@ export function createHttpApp(s: AppServices): Koa {
     ctx.status = r.ok ? 200 : 503;
     ctx.body = { status: r.ok ? 'ready' : 'unavailable', checks: r.checks };
   });
+  // Aggregates only (rest/metrics.ts): no key, query, URL or address ever becomes a label.
+  router.get('/metrics', async (ctx) => {
+    let role: MetricFamily[] = [];
+    let up = 1;
+    try {
+      role = (await s.gauges?.()) ?? [];
+    } catch {
+      up = 0; // a store is down: the scrape still answers, and says so
+    }
+    const families = [
+      ...processFamilies(s.role ?? 'all', s.version),
+      { name: 'svc_state_up', help: 'Whether the role gauges could be read from the state and the index (1) or not (0).', type: 'gauge' as const, samples: [{ value: up }] },
+      ...metrics.families(),
+      ...role,
+    ];
+    ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
+    ctx.body = renderFamilies(families) + metrics.renderHistograms();
+  });
   const openapi = buildOpenApi(s.tools, s.version);
   router.get('/api/v1/openapi.json', (ctx) => {
     ctx.body = openapi;
@@ -151,6 +178,10 @@ export function createHttpApp(s: AppServices): Koa {
         };
       },
       onInternalError: (err, tool) => log.error({ tool, err: internalErrorLog(err) }, 'internal tool error'),
+      onToolError: (e) => {
+        metrics.error(e.code);
+        if (e.code === 'rate_limited') metrics.quotaRejected();
+      },
     }),
   );
   s.mountExtra?.(router);

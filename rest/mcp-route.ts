@@ -25,6 +25,8 @@ export interface McpRouteOptions {
     ctx: Context,
   ) => Promise<{ ctx: ToolContext; countCall: (set: SetHeader) => Promise<void>; showQuota: (set: SetHeader) => Promise<void> }>;
   readonly onInternalError: (err: unknown, tool: string) => void;
+  /** Every refusal answered as an isError result (for /metrics). */
+  readonly onToolError?: (err: SvcError) => void;
 }
 
 /**
@@ -57,7 +59,8 @@ export function mcpHandler(opts: McpRouteOptions) {
     await showQuota(set); // a tools/call below overwrites them with the counted values
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = await serveMcp(
-      { tools: opts.tools, ctx: toolCtx, version: opts.version, beforeCall: () => countCall(set), onInternalError: opts.onInternalError },
+      { tools: opts.tools, ctx: toolCtx, version: opts.version, beforeCall: () => countCall(set), onInternalError: opts.onInternalError,
+        ...(opts.onToolError ? { onToolError: opts.onToolError } : {}) },
       transport,
     );
     ctx.respond = false;

@@ -23,6 +23,8 @@ export interface McpBuildOptions {
   readonly beforeCall?: BeforeCall;
   /** Called with any unexpected (non-SvcError) failure, for the operator's log (tool name only, no input). */
   readonly onInternalError?: (err: unknown, tool: string) => void;
+  /** Called with every refusal answered as an isError result (its stable code feeds /metrics; no input). */
+  readonly onToolError?: (err: SvcError) => void;
 }
 
 const INSTRUCTIONS = [
@@ -38,7 +40,10 @@ const INSTRUCTIONS = [
  */
 const ARGUMENT_ERRORS_AS_RESULTS = '2025-11-25';
 
-const errorResult = (e: SvcError): CallToolResult => ({ isError: true, content: [{ type: 'text', text: JSON.stringify(toProblem(e)) }] });
+const errorResult = (e: SvcError, opts: Pick<McpBuildOptions, 'onToolError'>): CallToolResult => {
+  opts.onToolError?.(e);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(toProblem(e)) }] };
+};
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -75,7 +80,7 @@ function buildMcpServer(opts: McpBuildOptions, rawArguments: Map<RequestId, unkn
         } catch (err) {
           const e = isSvcError(err) ? err : new SvcError('internal', undefined, { cause: err });
           if (e.code === 'internal') opts.onInternalError?.(err, tool.name);
-          return errorResult(e);
+          return errorResult(e, opts);
         }
       },
     );
@@ -125,7 +130,7 @@ async function screen(
   try {
     await opts.beforeCall?.(tool);
   } catch (err) {
-    if (isSvcError(err)) return result(errorResult(err));
+    if (isSvcError(err)) return result(errorResult(err, opts));
     throw err;
   }
   const args = params.arguments ?? {};
@@ -133,7 +138,7 @@ async function screen(
     parseToolInput(tool, args);
   } catch (err) {
     if (!isSvcError(err)) throw err;
-    if (protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS) return result(errorResult(err));
+    if (protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS) return result(errorResult(err, opts));
     return rpcError(RpcCode.InvalidParams, `Invalid params: ${err.message}`, toProblem(err));
   }
   rawArguments.set(id, args);

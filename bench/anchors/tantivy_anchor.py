@@ -63,6 +63,7 @@ def main() -> None:
     searcher = index.searcher()
     cases = [
         ("3 words, AND", qs["shorts"], True),
+        ("3 words, OR", qs["shorts"], False),
         ("claim, OR", qs["claims"], False),
         ("NFCorpus query, OR", qs.get("nfcorpus", []), False),
     ]

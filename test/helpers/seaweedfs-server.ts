@@ -9,7 +9,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePorts } from './free-port.js';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,30 +49,12 @@ export function seaweedfsUnavailable(): string | null {
   return why;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const c = connect({ host: '127.0.0.1', port });
     c.once('connect', () => (c.destroy(), resolve(true)));
     c.once('error', () => resolve(false));
   });
-}
-
-/** Distinct free ports (the probe releases each one, so ask for all of them before any is used). */
-async function freePorts(n: number): Promise<number[]> {
-  const out = new Set<number>();
-  while (out.size < n) out.add(await freePort());
-  return [...out];
 }
 
 export async function startSeaweedfs(opts: { bucket?: string } = {}): Promise<SeaweedfsServer> {
