@@ -60,10 +60,14 @@ export interface PageRows {
   readonly images: ImageRow[];
 }
 
-/** The rows of `page`, whose (lower-cased) host has id `hostId`. Throws RangeError for a page_ref out of Int32 range. */
-export function pageRows(p: PageInput, hostId: number): PageRows {
+/**
+ * The rows of `page`; `hostIdOf` gives the id of its (lower-cased) host, asked only once the page is valid. Throws
+ * RangeError for a page_ref out of Int32 range.
+ */
+export function pageRows(p: PageInput, hostIdOf: (host: string) => number): PageRows {
   if (!Number.isInteger(p.pageRef) || p.pageRef < 0 || p.pageRef > 2 ** 31 - 1) throw new RangeError(`page_ref out of range: ${p.pageRef}`);
   const host = p.host.toLowerCase();
+  const hostId = hostIdOf(host);
   const lang = normaliseLang(p.lang);
   const sig = classifySource(host, p.signals);
   const dateMs = toMs(p.modifiedAt) ?? toMs(p.publishedAt) ?? toMs(p.fetchedAt) ?? 0;

@@ -224,7 +224,7 @@ export class PassageIndex implements PageSink {
     const pageRowList: PageRow[] = [];
     const imageRows: ImageRow[] = [];
     for (const p of list) {
-      const out = pageRows(p, this.#hostIds.idFor(p.host.toLowerCase()));
+      const out = pageRows(p, (host) => this.#hostIds.idFor(host));
       rows.push(...out.passages);
       texts.push(...out.embedTexts);
       pageRowList.push(out.page);
