@@ -51,7 +51,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
   });
   t.teardown(s.close);
   const { config, index } = s.services.deps;
-  const { db, documents, entities } = s.services.local;
+  const { db, entities } = s.services.local;
   // The service's own stores, with a crawler whose retries are short (the fixture's /broken fails every time).
   const crawler = createCrawler({
     config,
