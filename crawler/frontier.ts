@@ -1,4 +1,9 @@
 /**
+ * The frontier's vocabulary (named priorities, scope, enqueue / complete / fail options) and the synchronous SQLite
+ * `Frontier` class. The running crawler no longer uses the class: it works through crawler/crawl-frontier.ts over
+ * the state repositories (SQLite file or PostgreSQL), which applies the same rules; the class stays as the reference
+ * its unit tests pin down (test/crawler/frontier.test.ts) and for the request processor's unit test.
+ *
  * The durable crawl frontier (SQLite, table `frontier`). One row per normalised URL, so enqueueing is idempotent
  * and deduplicated. Work is handed out under a lease: a worker that dies (kill -9) never completes its item, the
  * lease lapses by time (no process-id checks: the holder may be on another machine) and the item is handed out
