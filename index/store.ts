@@ -476,6 +476,15 @@ export class PassageIndex implements PageSink {
     };
   }
 
+  /**
+   * The version of the passages table this process reads (LanceDB: one per commit — write, delete, optimize). For
+   * /metrics and /readyz: a reader's version trailing the writer's shows how far behind it serves.
+   */
+  async version(): Promise<number> {
+    this.#assertOpen();
+    return this.#passages.version();
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new Error('PassageIndex is closed');
   }
