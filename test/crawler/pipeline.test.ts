@@ -14,6 +14,7 @@ import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { testFetcher } from '../fixtures/net-guard.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 let web: TestWeb;
@@ -408,18 +409,29 @@ t.test('BatchingSink groups concurrent writes, keeps removal order, last version
 });
 
 t.test('start() crawls in the background; stop() is graceful: nothing left leased, nothing lost (issue 13: deterministic)', async (t) => {
-  const r = await rig(t, { gapMs: 100 });
-  // stop() is asked for at a fixed point of the crawl (the third indexed page, from the crawler's own callback),
-  // not by polling a timer, so a loaded machine changes how long this takes, never what it checks.
+  // stop() is asked for at a fixed point of the crawl — as the third /p/ page is requested, from the crawler's own
+  // fetcher — not by polling a timer nor by counting indexed pages (under load the index writes lag the fetches, and
+  // every page could be fetched before the third was written), so a loaded machine changes how long this takes,
+  // never what it checks: the sitemap named all pages before, and at most the one request in flight is added.
   let stopped: Promise<void> | null = null;
-  const asked = new Promise<void>((ok) =>
-    r.crawler.onItem(() => {
-      if (stopped === null && r.outcomes.filter((o) => o.outcome === 'indexed').length >= 3) {
-        stopped = r.crawler.stop();
-        ok();
-      }
-    }),
-  );
+  let ok!: () => void;
+  const asked = new Promise<void>((resolve) => (ok = resolve));
+  let pageRequests = 0;
+  const { fetcher: inner } = testFetcher(web);
+  const r: Rig = await rig(t, {
+    gapMs: 100,
+    crawler: {
+      fetcher: {
+        fetch: (url, o) => {
+          if (new URL(url).pathname.startsWith('/p/') && ++pageRequests === 3 && stopped === null) {
+            stopped = r.crawler.stop();
+            ok();
+          }
+          return inner.fetch(url, o);
+        },
+      },
+    },
+  });
   await r.crawler.enqueue(web.url('gen-3.test', '/'), { priority: 'submitted', reason: 'seed' });
   r.crawler.start();
   await asked;
