@@ -60,6 +60,7 @@ import {
   type UsageCountersRepo,
 } from './types.js';
 import { PgWebmaster } from './webmaster-postgres.js';
+import { PgEntities } from './entities-postgres.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -104,12 +105,12 @@ function translate(err: unknown): never {
 }
 
 /** What the repositories need of a connection: one query method (pool or a transaction's client). */
-interface Queryable {
+export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
 /** The pool, with connection failures translated (see `translate`). */
-class Db implements Queryable {
+export class Db implements Queryable {
   constructor(readonly pool: pg.Pool) {}
 
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
@@ -191,8 +192,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       documents: new PgDocuments(db),
       requests: new PgRequests(db),
       hosts: new PgHostFacts(db),
-      // Not on PostgreSQL yet (FTS5 name search to port; docs/deploy.md): callers keep entities in SQLite.
-      entities: null,
+      entities: new PgEntities(db),
       // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
       webmaster: new PgWebmaster(pool),
       outbox: new PgOutbox(db),

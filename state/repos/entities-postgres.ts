@@ -1,0 +1,335 @@
+/**
+ * The entities repository on PostgreSQL (migration entities-pg-001 in pg-migrations.ts). Same records, merge rules
+ * and search as the SQLite EntityStore: every decision is entity-merge.ts's (which statements a page makes, which
+ * entity one joins, how fields merge, what a query means); this file only answers those decisions from PostgreSQL.
+ *
+ * Name search. SQLite uses FTS5 (unicode61, diacritics removed): whole folded words, all required, the last one a
+ * prefix, ranked by bm25. Here each entity keeps `name_tokens`, the folded words of all its names (foldText, the
+ * very folding query words get, duplicates kept), and `name_tsv = array_to_tsvector(name_tokens)` under a GIN index.
+ * array_to_tsvector takes the tokens as they are: no text-search parser, no dictionary, no stemming (the 'simple'
+ * configuration would still run PostgreSQL's parser, whose token boundaries are not foldText's). A query is a
+ * tsquery of quoted lexemes (`'gabrielle' & 'roy':*`), so matching is exactly FTS5's: whole words, last one a
+ * prefix. pg_trgm (shipped by Debian's postgresql too) was not chosen: trigram similarity matches inside words and
+ * ranks by similarity, which is not the FTS5 semantics the API documents. Ranking is FTS5's bm25 formula
+ * (k1 = 1.2, b = 0.75, idf floored at 1e-6) computed from the same token counts, so both backends order alike.
+ *
+ * Writes (a page observation, a withdrawal, a batch of dataset rows) hold one transaction-scoped advisory lock:
+ * the join decision reads candidates and then writes, so two crawler workers observing the same establishment at
+ * once would otherwise both create it. Entity writes are small and crawling is network-bound; SQLite serialises
+ * them the same way (BEGIN IMMEDIATE).
+ */
+import type { JsonLdNode, JsonLdParseErrors } from '../../page-model.js';
+import {
+  entityIdFor,
+  KNOWN_DATASETS,
+  parseErrorRows,
+  type DatasetInfo,
+  type DatasetRowInput,
+  type EntityQuery,
+  type EntityRecord,
+  type JsonLdParseErrorRecord,
+  type NodeOutcome,
+  type UpsertOutcome,
+} from '../entities.js';
+import type { EntityFacts } from '../entity-facts.js';
+import {
+  datasetStatement,
+  joinDecision,
+  mergeSources,
+  nameSortKey,
+  nameTokens,
+  pageStatements,
+  runJoinAsync,
+  searchPlan,
+  toEntityRecord,
+  type EntityRow,
+  type JoinAsk,
+  type SourceRow,
+} from '../entity-merge.js';
+import type { Db, Queryable } from './postgres.js';
+import type { EntitiesRepo } from './types.js';
+
+/** bm25 constants of FTS5 (sqlite/ext/fts5/fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** A tsquery lexeme, quoted (folded words hold only letters and digits; quotes and backslashes escaped anyway). */
+const lexeme = (w: string, prefix = false): string => `'${w.replace(/['\\]/g, '\\$&')}'${prefix ? ':*' : ''}`;
+
+interface SourceKeyRef {
+  sourceKey: string;
+  type: 'page' | 'dataset';
+  pageRef: number | null;
+  pageUrl: string | null;
+  dataset: string | null;
+  rowId: string | null;
+  verifiedAt: string | null;
+}
+
+export class PgEntities implements EntitiesRepo {
+  readonly #datasets = new Map<string, DatasetInfo>(KNOWN_DATASETS.map((d) => [d.id, d]));
+
+  constructor(readonly db: Db) {}
+
+  async get(id: string): Promise<EntityRecord | null> {
+    const row = (await this.db.query<EntityRow>('SELECT * FROM entities WHERE id = $1', [id])).rows[0];
+    return row ? (await this.#records(this.db, [row]))[0]! : null;
+  }
+
+  async counts() {
+    const e = (await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM entities')).rows[0]?.n ?? 0;
+    const s = (await this.db.query<{ type: string; n: number }>('SELECT type, count(*)::int AS n FROM entity_sources GROUP BY type')).rows;
+    const page = s.find((r) => r.type === 'page')?.n ?? 0;
+    const dataset = s.find((r) => r.type === 'dataset')?.n ?? 0;
+    return { entities: e, sources: page + dataset, pageSources: page, datasetSources: dataset };
+  }
+
+  async observePage(
+    page: { pageRef: number; url: string; host: string; lang: string | null },
+    nodes: readonly JsonLdNode[],
+    observedAt: string,
+    parseErrors?: JsonLdParseErrors,
+  ): Promise<void> {
+    await this.observePageDetailed(page, nodes, observedAt, parseErrors);
+  }
+
+  /** observePage with the per-node outcome (as EntityStore.observePageDetailed). */
+  async observePageDetailed(
+    page: { pageRef: number; url: string; host?: string },
+    nodes: readonly JsonLdNode[],
+    observedAt: string,
+    parseErrors?: JsonLdParseErrors,
+  ): Promise<NodeOutcome[]> {
+    const statements = pageStatements(page.pageRef, page.url, nodes);
+    return this.db.transaction(async (c) => {
+      await lock(c);
+      // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
+      const previous = new Map<string, number>();
+      for (const r of (
+        await c.query<{ key: string; entity_seq: number }>(
+          'SELECT k.key, k.entity_seq FROM entity_keys k JOIN entity_sources s ON s.source_key = k.source_key WHERE s.page_ref = $1',
+          [page.pageRef],
+        )
+      ).rows)
+        previous.set(r.key, r.entity_seq);
+      const touched = new Set<number>(
+        (await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [page.pageRef])).rows.map((r) => r.entity_seq),
+      );
+      await c.query('DELETE FROM entity_parse_errors WHERE page_ref = $1', [page.pageRef]);
+      const rows = parseErrorRows(parseErrors);
+      if (rows.length > 0) {
+        await c.query(
+          `INSERT INTO entity_parse_errors (page_ref, page_url, host, reason, blocks, observed_at)
+           SELECT $1::bigint, $2::text, $3::text, r, n, $6::text FROM unnest($4::text[], $5::int[]) AS u(r, n)`,
+          [page.pageRef, page.url, page.host ?? new URL(page.url).host, rows.map((r) => r[0]), rows.map((r) => r[1]), observedAt],
+        );
+      }
+      const results: NodeOutcome[] = [];
+      for (const st of statements) {
+        if (!st.ok) {
+          results.push(st);
+          continue;
+        }
+        const r = await this.#record(
+          c,
+          { sourceKey: st.sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
+          st.facts,
+          st.keys,
+          observedAt,
+          previous,
+        );
+        touched.add(r.seq);
+        results.push({ ok: true, id: r.id, outcome: r.outcome });
+      }
+      for (const seq of touched) await this.#refresh(c, seq);
+      return results;
+    });
+  }
+
+  async withdrawPage(pageRef: number): Promise<void> {
+    await this.db.transaction(async (c) => {
+      await lock(c);
+      const seqs = new Set((await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [pageRef])).rows.map((r) => r.entity_seq));
+      await c.query('DELETE FROM entity_parse_errors WHERE page_ref = $1', [pageRef]);
+      for (const seq of seqs) await this.#refresh(c, seq);
+    });
+  }
+
+  async importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): Promise<UpsertOutcome[]> {
+    const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
+    return this.db.transaction(async (c) => {
+      await lock(c);
+      const out: UpsertOutcome[] = [];
+      for (const row of rows) {
+        const { sourceKey, keys } = datasetStatement(dataset, row.rowId, row.facts);
+        const r = await this.#record(c, { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId: row.rowId, verifiedAt: verified }, row.facts, keys, observedAt, new Map());
+        await this.#refresh(c, r.seq);
+        out.push(r.outcome);
+      }
+      return out;
+    });
+  }
+
+  async parseErrors(hosts: readonly string[]): Promise<JsonLdParseErrorRecord[]> {
+    if (hosts.length === 0) return [];
+    const rows = (
+      await this.db.query<{ page_ref: number; page_url: string; host: string; reason: JsonLdParseErrorRecord['reason']; blocks: number; observed_at: string }>(
+        'SELECT * FROM entity_parse_errors WHERE host = ANY($1::text[]) ORDER BY page_url COLLATE "C", reason COLLATE "C"',
+        [hosts],
+      )
+    ).rows;
+    return rows.map((r) => ({ pageRef: r.page_ref, url: r.page_url, host: r.host, reason: r.reason, blocks: r.blocks, observedAt: r.observed_at }));
+  }
+
+  async search(query: EntityQuery): Promise<EntityRecord[]> {
+    const plan = searchPlan(query);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const p = (v: unknown): string => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    let score = '';
+    let order = 'e.name_sort COLLATE "C", e.seq';
+    if (plan.nameWords.length > 0) {
+      const words = plan.nameWords;
+      const last = words.length - 1;
+      where.push(`e.name_tsv @@ ${p(words.map((w, i) => lexeme(w, i === last)).join(' & '))}::tsquery`);
+      // bm25 as FTS5 computes it: N rows, average token count, and per word the rows holding it (its idf).
+      const stats = (await this.db.query<{ n: number; total: number }>('SELECT count(*)::int AS n, coalesce(sum(cardinality(name_tokens)), 0)::float8 AS total FROM entities')).rows[0]!;
+      const avgdl = stats.n > 0 ? stats.total / stats.n : 1;
+      const idfs: number[] = [];
+      for (const [i, w] of words.entries()) {
+        const hits = (await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM entities WHERE name_tsv @@ $1::tsquery', [lexeme(w, i === last)])).rows[0]!.n;
+        const idf = Math.log((stats.n - hits + 0.5) / (hits + 0.5));
+        idfs.push(idf <= 0 ? 1e-6 : idf);
+      }
+      score = `, (SELECT sum(u.idf * ((u.f * ${K1 + 1}) / (u.f + ${K1} * (${1 - B} + ${B} * cardinality(e.name_tokens)::float8 / ${p(avgdl)}::float8))))
+          FROM (SELECT w.idf, (SELECT count(*) FROM unnest(e.name_tokens) AS t(tok)
+                               WHERE CASE WHEN w.prefix THEN starts_with(t.tok, w.word) ELSE t.tok = w.word END)::float8 AS f
+                FROM unnest(${p(words)}::text[], ${p(idfs)}::float8[], ${p(words.map((_, i) => i === last))}::bool[]) AS w(word, idf, prefix)) u) AS score`;
+      order = 'score DESC, e.seq';
+    }
+    for (const c of plan.kindConds) {
+      const byWord = `e.name_tsv @@ ${p(c.words.map((w) => lexeme(w)).join(' | '))}::tsquery`;
+      where.push(c.kinds.length > 0 ? `(e.kind = ANY(${p(c.kinds)}::text[]) OR ${byWord})` : `(${byWord})`);
+    }
+    if (plan.province !== null) where.push(`e.province = ${p(plan.province)}`);
+    if (plan.localityKey !== null) where.push(`e.locality_key = ${p(plan.localityKey)}`);
+    if (plan.kinds !== null) where.push(`e.kind = ANY(${p(plan.kinds)}::text[])`);
+    const sql = `SELECT e.*${score} FROM entities e${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${p(plan.limit)}`;
+    const rows = (await this.db.query<EntityRow>(sql, params)).rows;
+    return this.#records(this.db, rows);
+  }
+
+  /** Records of rows, their sources read in one query. */
+  async #records(c: Queryable, rows: readonly EntityRow[]): Promise<EntityRecord[]> {
+    if (rows.length === 0) return [];
+    const sources = (await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ANY($1::bigint[])', [rows.map((r) => r.seq)])).rows;
+    const bySeq = new Map<number, SourceRow[]>();
+    for (const s of sources) bySeq.set(s.entity_seq, [...(bySeq.get(s.entity_seq) ?? []), s]);
+    return rows.map((r) => toEntityRecord(r, bySeq.get(r.seq) ?? [], this.#datasets));
+  }
+
+  /** Attaches a source statement to the entity joinDecision picks, storing the source and its keys. */
+  async #record(
+    c: Queryable,
+    src: SourceKeyRef,
+    facts: EntityFacts,
+    keys: readonly string[],
+    observedAt: string,
+    previous: ReadonlyMap<string, number>,
+  ): Promise<{ seq: number; id: string; outcome: UpsertOutcome }> {
+    const d = await runJoinAsync(joinDecision(src.sourceKey, facts, keys, previous), (ask) => this.#answer(c, ask, observedAt));
+    await c.query(
+      `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at, verified_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
+         facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
+      [src.sourceKey, d.seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt],
+    );
+    await c.query('DELETE FROM entity_keys WHERE source_key = $1', [src.sourceKey]);
+    await c.query('INSERT INTO entity_keys (key, source_key, entity_seq) SELECT DISTINCT k, $2::text, $3::bigint FROM unnest($1::text[]) AS k ON CONFLICT DO NOTHING', [
+      d.storedKeys,
+      src.sourceKey,
+      d.seq,
+    ]);
+    const id = (await c.query<{ id: string }>('SELECT id FROM entities WHERE seq = $1', [d.seq])).rows[0]!.id;
+    return { seq: d.seq, id, outcome: d.outcome };
+  }
+
+  /** Answers one ask of joinDecision from PostgreSQL (the same rows, in the same order, as the SQLite store). */
+  async #answer(c: Queryable, ask: JoinAsk, at: string): Promise<unknown> {
+    switch (ask.op) {
+      case 'source':
+        return (await c.query<{ entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = $1', [ask.sourceKey])).rows[0]?.entity_seq ?? null;
+      case 'byKey':
+        return (
+          await c.query(
+            `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
+             WHERE k.key = $1 AND k.source_key <> $2 ORDER BY k.entity_seq LIMIT 8`,
+            [ask.key, ask.sourceKey],
+          )
+        ).rows;
+      case 'alive':
+        return (await c.query('SELECT 1 FROM entities WHERE seq = $1', [ask.seq])).rows.length > 0;
+      case 'byName':
+        return (
+          await c.query(
+            `SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
+             JOIN entities e ON e.seq = k.entity_seq WHERE k.key = $1 AND k.source_key <> $2 ORDER BY k.entity_seq LIMIT 20`,
+            [ask.key, ask.sourceKey],
+          )
+        ).rows;
+      case 'create': {
+        let id = entityIdFor(ask.primaryKey);
+        // A hash collision with a different live entity (practically impossible) gets a salted id rather than a merge.
+        for (let i = 1; (await c.query('SELECT 1 FROM entities WHERE id = $1', [id])).rows.length > 0; i++) id = entityIdFor(`${ask.primaryKey}#${i}`);
+        return (
+          await c.query<{ seq: number }>(
+            `INSERT INTO entities (id, name, name_sort, kind, country, last_verified_at, created_at, updated_at) VALUES ($1, $2, $3, $4, 'CA', $5, $5, $5) RETURNING seq`,
+            [id, ask.facts.name, nameSortKey(ask.facts.name), ask.facts.kind, at],
+          )
+        ).rows[0]!.seq;
+      }
+    }
+  }
+
+  /** Recomputes an entity from its sources (mergeSources); no source left → the entity is deleted. */
+  async #refresh(c: Queryable, seq: number): Promise<void> {
+    const merged = mergeSources((await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
+    if (merged === null) {
+      await c.query('DELETE FROM entities WHERE seq = $1', [seq]);
+      return;
+    }
+    const tokens = nameTokens(merged.names);
+    await c.query(
+      `UPDATE entities SET name = $1, name_sort = $2, kind = $3, street = $4, locality = $5, locality_key = $6, province = $7, postal_code = $8,
+         lat = $9, lon = $10, telephone = $11, url = $12, last_verified_at = $13, updated_at = $14,
+         name_tokens = $15::text[], name_tsv = array_to_tsvector($15::text[]) WHERE seq = $16`,
+      [
+        merged.name,
+        nameSortKey(merged.name),
+        merged.kind,
+        merged.street,
+        merged.locality,
+        merged.localityKey,
+        merged.province,
+        merged.postalCode,
+        merged.lat,
+        merged.lon,
+        merged.telephone,
+        merged.url,
+        merged.lastVerifiedAt,
+        merged.updatedAt,
+        tokens,
+        seq,
+      ],
+    );
+  }
+}
+
+/** Serialises entity writers across the fleet (see the file comment). */
+async function lock(c: Queryable): Promise<void> {
+  await c.query(`SELECT pg_advisory_xact_lock(hashtext('svc:entities'))`);
+}
