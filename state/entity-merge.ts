@@ -213,8 +213,8 @@ export function* joinDecision(
   }
   // The same name across sources (ODCAF without a postal code, a page with one; "Québec" vs "Québec City"):
   // one establishment when the places agree. The name key only finds candidates; it never names an id.
-  const nameKey = `nm:${matchName(facts.name)}`;
-  if (seq === undefined && nameKey !== 'nm:') {
+  const nameKey = nameKeyOf(facts);
+  if (seq === undefined && nameKey !== null) {
     const candidates = (yield { op: 'byName', key: nameKey, sourceKey }) as PlaceCandidate[];
     const hit = candidates.find((c) => samePlace(c, facts));
     if (hit) seq = hit.entity_seq;
@@ -223,7 +223,13 @@ export function* joinDecision(
     seq = (yield { op: 'create', primaryKey: keys[0]!, facts }) as number;
     outcome = 'created';
   }
-  return { seq, outcome, storedKeys: nameKey !== 'nm:' ? [...keys, nameKey] : [...keys] };
+  return { seq, outcome, storedKeys: nameKey !== null ? [...keys, nameKey] : [...keys] };
+}
+
+/** The key under which sources with the same folded name find each other (null for a name that folds to nothing). */
+export function nameKeyOf(facts: EntityFacts): string | null {
+  const n = matchName(facts.name);
+  return n === '' ? null : `nm:${n}`;
 }
 
 /** Runs a join decision against synchronous lookups (SQLite). */

@@ -36,6 +36,7 @@ import {
   datasetStatement,
   joinDecision,
   mergeSources,
+  nameKeyOf,
   nameSortKey,
   nameTokens,
   pageStatements,
@@ -44,8 +45,10 @@ import {
   toEntityRecord,
   type EntityRow,
   type JoinAsk,
+  type PlaceCandidate,
   type SourceRow,
 } from '../entity-merge.js';
+import type pg from 'pg';
 import type { Db, Queryable } from './postgres.js';
 import type { EntitiesRepo } from './types.js';
 
@@ -163,7 +166,8 @@ export class PgEntities implements EntitiesRepo {
       for (const row of rows) {
         const { sourceKey, keys } = datasetStatement(dataset, row.rowId, row.facts);
         const r = await this.#record(c, { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId: row.rowId, verifiedAt: verified }, row.facts, keys, observedAt, new Map());
-        await this.#refresh(c, r.seq);
+        // The entity's sources are the others #record read plus this one: no second read.
+        await this.#refresh(c, r.seq, [...r.others, r.source]);
         out.push(r.outcome);
       }
       return out;
@@ -195,15 +199,21 @@ export class PgEntities implements EntitiesRepo {
       const words = plan.nameWords;
       const last = words.length - 1;
       where.push(`e.name_tsv @@ ${p(words.map((w, i) => lexeme(w, i === last)).join(' & '))}::tsquery`);
-      // bm25 as FTS5 computes it: N rows, average token count, and per word the rows holding it (its idf).
-      const stats = (await this.db.query<{ n: number; total: number }>('SELECT count(*)::int AS n, coalesce(sum(cardinality(name_tokens)), 0)::float8 AS total FROM entities')).rows[0]!;
-      const avgdl = stats.n > 0 ? stats.total / stats.n : 1;
-      const idfs: number[] = [];
-      for (const [i, w] of words.entries()) {
-        const hits = (await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM entities WHERE name_tsv @@ $1::tsquery', [lexeme(w, i === last)])).rows[0]!.n;
-        const idf = Math.log((stats.n - hits + 0.5) / (hits + 0.5));
-        idfs.push(idf <= 0 ? 1e-6 : idf);
-      }
+      // bm25 as FTS5 computes it: N rows, average token count, and per word the rows holding it (its idf); one scan.
+      const counts = words.map((w, i) => `count(*) FILTER (WHERE name_tsv @@ $${i + 1}::tsquery)::int AS h${i}`).join(', ');
+      const stats = (
+        await this.db.query<Record<string, number>>(
+          `SELECT count(*)::int AS n, coalesce(sum(cardinality(name_tokens)), 0)::float8 AS total, ${counts} FROM entities`,
+          words.map((w, i) => lexeme(w, i === last)),
+        )
+      ).rows[0]!;
+      const rowsN = stats['n']!;
+      const avgdl = rowsN > 0 ? stats['total']! / rowsN : 1;
+      const idfs = words.map((_, i) => {
+        const hits = stats[`h${i}`]!;
+        const idf = Math.log((rowsN - hits + 0.5) / (hits + 0.5));
+        return idf <= 0 ? 1e-6 : idf;
+      });
       score = `, (SELECT sum(u.idf * ((u.f * ${K1 + 1}) / (u.f + ${K1} * (${1 - B} + ${B} * cardinality(e.name_tokens)::float8 / ${p(avgdl)}::float8))))
           FROM (SELECT w.idf, (SELECT count(*) FROM unnest(e.name_tokens) AS t(tok)
                                WHERE CASE WHEN w.prefix THEN starts_with(t.tok, w.word) ELSE t.tok = w.word END)::float8 AS f
@@ -231,7 +241,11 @@ export class PgEntities implements EntitiesRepo {
     return rows.map((r) => toEntityRecord(r, bySeq.get(r.seq) ?? [], this.#datasets));
   }
 
-  /** Attaches a source statement to the entity joinDecision picks, storing the source and its keys. */
+  /**
+   * Attaches a source statement to the entity joinDecision picks, storing the source and its keys. Round trips are
+   * what an import costs here, so: the decision's reads are one query (nothing is written between its asks until
+   * `create`, its last), and the writes are one statement that also returns the entity's other sources.
+   */
   async #record(
     c: Queryable,
     src: SourceKeyRef,
@@ -239,71 +253,89 @@ export class PgEntities implements EntitiesRepo {
     keys: readonly string[],
     observedAt: string,
     previous: ReadonlyMap<string, number>,
-  ): Promise<{ seq: number; id: string; outcome: UpsertOutcome }> {
-    const d = await runJoinAsync(joinDecision(src.sourceKey, facts, keys, previous), (ask) => this.#answer(c, ask, observedAt));
-    await c.query(
-      `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at, verified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-       ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
-         facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
-      [src.sourceKey, d.seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt],
+  ): Promise<{ seq: number; id: string; outcome: UpsertOutcome; others: SourceRow[]; source: SourceRow }> {
+    let pre: Prefetched | null = null;
+    const d = await runJoinAsync(joinDecision(src.sourceKey, facts, keys, previous), async (ask) => {
+      if (ask.op === 'source' || ask.op === 'byKey' || ask.op === 'byName') {
+        pre ??= await prefetch(c, src.sourceKey, keys, nameKeyOf(facts));
+        if (ask.op === 'source') return pre.source;
+        if (ask.op === 'byKey') return pre.byKey.get(ask.key) ?? [];
+        return pre.byName;
+      }
+      return this.#answer(c, ask, observedAt);
+    });
+    const source: SourceRow = {
+      source_key: src.sourceKey,
+      entity_seq: d.seq,
+      type: src.type,
+      page_ref: src.pageRef,
+      page_url: src.pageUrl,
+      dataset: src.dataset,
+      row_id: src.rowId,
+      facts: JSON.stringify(facts),
+      observed_at: observedAt,
+      verified_at: src.verifiedAt,
+    };
+    // The source upsert, its keys (stale ones deleted, current ones upserted: disjoint rows), the entity's id and
+    // its other sources, in one statement.
+    const r = await prepared<{ id: string; others: SourceRow[] }>(
+      c,
+      'svc_entity_record',
+      `WITH src AS (
+         INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at, verified_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
+           facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at
+         RETURNING 1
+       ), stale AS (
+         DELETE FROM entity_keys WHERE source_key = $1 AND NOT (key = ANY($11::text[])) RETURNING 1
+       ), fresh AS (
+         INSERT INTO entity_keys (key, source_key, entity_seq) SELECT DISTINCT k, $1::text, $2::bigint FROM unnest($11::text[]) AS k
+         ON CONFLICT (key, source_key) DO UPDATE SET entity_seq = excluded.entity_seq RETURNING 1
+       )
+       SELECT e.id, (SELECT coalesce(json_agg(s), '[]'::json) FROM entity_sources s WHERE s.entity_seq = $2 AND s.source_key <> $1) AS others
+       FROM entities e WHERE e.seq = $2`,
+      [source.source_key, d.seq, source.type, source.page_ref, source.page_url, source.dataset, source.row_id, source.facts, observedAt, source.verified_at, d.storedKeys],
     );
-    await c.query('DELETE FROM entity_keys WHERE source_key = $1', [src.sourceKey]);
-    await c.query('INSERT INTO entity_keys (key, source_key, entity_seq) SELECT DISTINCT k, $2::text, $3::bigint FROM unnest($1::text[]) AS k ON CONFLICT DO NOTHING', [
-      d.storedKeys,
-      src.sourceKey,
-      d.seq,
-    ]);
-    const id = (await c.query<{ id: string }>('SELECT id FROM entities WHERE seq = $1', [d.seq])).rows[0]!.id;
-    return { seq: d.seq, id, outcome: d.outcome };
+    const row = r.rows[0]!;
+    return { seq: d.seq, id: row.id, outcome: d.outcome, others: row.others, source };
   }
 
-  /** Answers one ask of joinDecision from PostgreSQL (the same rows, in the same order, as the SQLite store). */
+  /** Answers the asks that write or that only pages make (`alive`, `create`). */
   async #answer(c: Queryable, ask: JoinAsk, at: string): Promise<unknown> {
     switch (ask.op) {
-      case 'source':
-        return (await c.query<{ entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = $1', [ask.sourceKey])).rows[0]?.entity_seq ?? null;
-      case 'byKey':
-        return (
-          await c.query(
-            `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
-             WHERE k.key = $1 AND k.source_key <> $2 ORDER BY k.entity_seq LIMIT 8`,
-            [ask.key, ask.sourceKey],
-          )
-        ).rows;
       case 'alive':
         return (await c.query('SELECT 1 FROM entities WHERE seq = $1', [ask.seq])).rows.length > 0;
-      case 'byName':
-        return (
-          await c.query(
-            `SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
-             JOIN entities e ON e.seq = k.entity_seq WHERE k.key = $1 AND k.source_key <> $2 ORDER BY k.entity_seq LIMIT 20`,
-            [ask.key, ask.sourceKey],
-          )
-        ).rows;
       case 'create': {
-        let id = entityIdFor(ask.primaryKey);
         // A hash collision with a different live entity (practically impossible) gets a salted id rather than a merge.
-        for (let i = 1; (await c.query('SELECT 1 FROM entities WHERE id = $1', [id])).rows.length > 0; i++) id = entityIdFor(`${ask.primaryKey}#${i}`);
-        return (
-          await c.query<{ seq: number }>(
-            `INSERT INTO entities (id, name, name_sort, kind, country, last_verified_at, created_at, updated_at) VALUES ($1, $2, $3, $4, 'CA', $5, $5, $5) RETURNING seq`,
+        for (let i = 0; ; i++) {
+          const id = entityIdFor(i === 0 ? ask.primaryKey : `${ask.primaryKey}#${i}`);
+          const r = await prepared<{ seq: number }>(
+            c,
+            'svc_entity_create',
+            `INSERT INTO entities (id, name, name_sort, kind, country, last_verified_at, created_at, updated_at) VALUES ($1, $2, $3, $4, 'CA', $5, $5, $5)
+             ON CONFLICT (id) DO NOTHING RETURNING seq`,
             [id, ask.facts.name, nameSortKey(ask.facts.name), ask.facts.kind, at],
-          )
-        ).rows[0]!.seq;
+          );
+          if (r.rows[0]) return r.rows[0].seq;
+        }
       }
+      default:
+        throw new Error(`answered from the prefetch: ${ask.op}`);
     }
   }
 
-  /** Recomputes an entity from its sources (mergeSources); no source left → the entity is deleted. */
-  async #refresh(c: Queryable, seq: number): Promise<void> {
-    const merged = mergeSources((await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
+  /** Recomputes an entity from its sources (mergeSources; read unless given); no source left → the entity is deleted. */
+  async #refresh(c: Queryable, seq: number, sources?: readonly SourceRow[]): Promise<void> {
+    const merged = mergeSources(sources ?? (await prepared<SourceRow>(c, 'svc_entity_sources', 'SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
     if (merged === null) {
       await c.query('DELETE FROM entities WHERE seq = $1', [seq]);
       return;
     }
     const tokens = nameTokens(merged.names);
-    await c.query(
+    await prepared(
+      c,
+      'svc_entity_refresh',
       `UPDATE entities SET name = $1, name_sort = $2, kind = $3, street = $4, locality = $5, locality_key = $6, province = $7, postal_code = $8,
          lat = $9, lon = $10, telephone = $11, url = $12, last_verified_at = $13, updated_at = $14,
          name_tokens = $15::text[], name_tsv = array_to_tsvector($15::text[]) WHERE seq = $16`,
@@ -327,6 +359,54 @@ export class PgEntities implements EntitiesRepo {
       ],
     );
   }
+}
+
+/** What joinDecision may ask about one statement before it writes, read at once. */
+interface Prefetched {
+  /** The entity the statement already feeds (`source`). */
+  readonly source: number | null;
+  /** Per matching key, the first 8 entities other sources matched under it, by seq (`byKey`). */
+  readonly byKey: ReadonlyMap<string, { entity_seq: number; postal_code: string | null }[]>;
+  /** The first 20 distinct entities other sources named alike, by seq (`byName`). */
+  readonly byName: PlaceCandidate[];
+}
+
+/** The rows the SQLite store reads ask by ask (same filters, order and limits), in one query. */
+async function prefetch(c: Queryable, sourceKey: string, keys: readonly string[], nameKey: string | null): Promise<Prefetched> {
+  const r = await prepared<{ part: 'source' | 'key' | 'name'; key: string | null; entity_seq: number; postal_code: string | null; lat: number | null; lon: number | null; street: string | null; locality: string | null }>(
+    c,
+    'svc_entity_prefetch',
+    `SELECT 'source' AS part, NULL::text AS key, s.entity_seq, NULL::text AS postal_code, NULL::float8 AS lat, NULL::float8 AS lon, NULL::text AS street, NULL::text AS locality, 0 AS o
+       FROM entity_sources s WHERE s.source_key = $1
+     UNION ALL
+     SELECT 'key', q.key, x.entity_seq, x.postal_code, NULL, NULL, NULL, NULL, q.o::int
+       FROM unnest($2::text[]) WITH ORDINALITY AS q(key, o)
+       CROSS JOIN LATERAL (SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
+                           WHERE k.key = q.key AND k.source_key <> $1 ORDER BY k.entity_seq LIMIT 8) x
+     UNION ALL
+     SELECT 'name', NULL, y.entity_seq, y.postal_code, y.lat, y.lon, y.street, y.locality, 0
+       FROM (SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
+             JOIN entities e ON e.seq = k.entity_seq WHERE k.key = $3 AND k.source_key <> $1 ORDER BY k.entity_seq LIMIT 20) y
+     ORDER BY part, o, entity_seq`,
+    [sourceKey, keys, nameKey],
+  );
+  const byKey = new Map<string, { entity_seq: number; postal_code: string | null }[]>();
+  const byName: PlaceCandidate[] = [];
+  let source: number | null = null;
+  for (const x of r.rows) {
+    if (x.part === 'source') source = x.entity_seq;
+    else if (x.part === 'key') byKey.set(x.key!, [...(byKey.get(x.key!) ?? []), { entity_seq: x.entity_seq, postal_code: x.postal_code }]);
+    else byName.push({ entity_seq: x.entity_seq, lat: x.lat, lon: x.lon, postal_code: x.postal_code, street: x.street, locality: x.locality });
+  }
+  return { source, byKey, byName };
+}
+
+/**
+ * A named (prepared once per connection) statement: an import runs the same few statements tens of thousands of
+ * times. Only on a transaction's own client, where the connection is fixed.
+ */
+function prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(c: Queryable, name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  return (c as unknown as { query(q: pg.QueryConfig): Promise<pg.QueryResult<R>> }).query({ name, text, values });
 }
 
 /** Serialises entity writers across the fleet (see the file comment). */
