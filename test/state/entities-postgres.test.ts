@@ -57,4 +57,27 @@ if (why) {
       },
     }),
   );
+
+  t.test('issue 10: two processes observing one establishment at once make one entity (entity writes are serialised)', async (t) => {
+    const a = await open(t, 'race');
+    t.teardown(() => a.close());
+    const b = await openPostgresRepositories(a.url);
+    t.teardown(() => b.close());
+    const node = (street: string) => ({
+      '@type': 'Bakery',
+      name: 'Boulangerie Concurrente',
+      address: { streetAddress: street, addressLocality: 'Montréal', addressRegion: 'QC', postalCode: 'H2X 1Y4', addressCountry: 'CA' },
+    });
+    // 20 pages of different sites, half through each pool, all at once: without serialisation two could both find
+    // no candidate and both create.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? a.repo : b.entities!).observePage({ pageRef: 100 + i, url: `https://site${i}.example.ca/`, host: `site${i}.example.ca`, lang: 'fr' }, [node(`${i} rue X`)], '2026-01-01T00:00:00.000Z'),
+      ),
+    );
+    t.same(await a.repo.counts(), { entities: 1, sources: 20, pageSources: 20, datasetSources: 0 });
+    const [e] = await b.entities!.search({ q: 'boulangerie concurrente' });
+    t.equal(e?.sources.length, 20, 'one entity with every page as a source');
+  });
+
 }
