@@ -5,6 +5,8 @@
  * shown on the fixture web (loopback, pinned names, guarded connector) with the real LanceDB index and SQLite.
  */
 import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createCrawler, type Crawler } from '../../crawler/crawler.js';
@@ -52,7 +54,9 @@ interface Rig {
 }
 
 async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Promise<Rig> {
-  const dir = t.testdir();
+  // Own temp dir, removed with retries: once (CI, 2 cores) tap's fixture removal met a LanceDB file still being
+  // renamed into passages.lance after every handle was closed (ENOTEMPTY).
+  const dir = mkdtempSync(join(tmpdir(), 'svc-fast-lane-'));
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20 } });
   const db = openStateDb(join(dir, 'state.sqlite'));
   const repos = sqliteRepositories(db);
@@ -74,6 +78,7 @@ async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Pro
     await crawler.stop();
     await index.close();
     db.close();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   const own = new Ownership({ repo: repos.webmaster, checkers: noCheckers });
   const lane = new FastLane({ repo: repos.webmaster, frontier: repos.frontier, ownership: own, perDay: opts.perDay ?? 20 });
