@@ -33,7 +33,8 @@ export interface Services extends AppServices {
   /**
    * What the crawler and the indexer still write to directly: the SQLite state file in the data dir and today's
    * synchronous stores on it (issue 10 slice B moves the crawler onto the repositories). Tools, REST and the CLI
-   * never use these.
+   * never use these. `entities` is the data dir's own entity store: the crawler's entity sink is the repositories'
+   * (`deps.entities`), which on the embedded default is this same file.
    */
   readonly local: { readonly db: StateDb; readonly documents: Documents; readonly entities: EntityStore };
   /** Starts the background work: the crawler loop and the URL-request processor. */
