@@ -1,7 +1,8 @@
 /**
  * `svc entities import` of the real ODCAF + ODHF files (../shared/data/ca-open-data) into the SQLite file and into
  * PostgreSQL (a throwaway server from the test harness, on loopback), then a few name searches on each: rows per
- * second and search latency. Run: node --import tsx bench/entities-import.ts
+ * second and search latency, and whether both backends give the same records for the same queries (the contract
+ * test compares them on the Québec rows only). Run: node --import tsx bench/entities-import.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ const quiet = (env: NodeJS.ProcessEnv) => ({ stdout: new Writable({ write: (_c, 
 
 const pgServer = await startPostgres();
 const rows: string[] = [];
+/** Each backend's answers (ids in order) and counts: the two must agree. */
+const answers: string[] = [];
 try {
   for (const backend of ['sqlite', 'postgres'] as const) {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ent-'));
@@ -35,6 +38,10 @@ try {
     const importMs = performance.now() - t0;
     const repos = await openRepositories({ dataDir: dir, databaseUrl: env.SVC_DATABASE_URL });
     const n = await repos.entities!.counts();
+    const seen = [JSON.stringify(n)];
+    for (const q of [...QUERIES, { q: 'bibliothèque gabrielle roy', limit: 10 }, { q: 'general', limit: 20 }, { q: 'centre hosp', limit: 20 }, { kind: 'Library', locality: 'Gatineau', limit: 20 }])
+      seen.push(JSON.stringify(await repos.entities!.search(q), (k, v: unknown) => (k === 'observed_at' ? undefined : v)));
+    answers.push(seen.join('\n'));
     const lat: number[] = [];
     for (let i = 0; i < 5; i++)
       for (const q of QUERIES) {
@@ -52,3 +59,4 @@ try {
 }
 console.log('| backend | rows | import s | rows/s | search p50 ms | search max ms |\n|---|---|---|---|---|---|');
 console.log(rows.join('\n'));
+console.log(`same counts and answers (records apart from import times) on both backends: ${answers[0] === answers[1] ? 'yes' : 'NO'}`);

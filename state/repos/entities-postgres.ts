@@ -33,7 +33,6 @@ import {
 } from '../entities.js';
 import type { EntityFacts } from '../entity-facts.js';
 import {
-  datasetStatement,
   joinDecision,
   mergeSources,
   nameKeyOf,
@@ -51,6 +50,7 @@ import {
 import type pg from 'pg';
 import type { Db, Queryable } from './postgres.js';
 import type { EntitiesRepo } from './types.js';
+import { importBatch } from './entities-postgres-batch.js';
 
 /** bm25 constants of FTS5 (sqlite/ext/fts5/fts5_aux.c). */
 const K1 = 1.2;
@@ -162,15 +162,7 @@ export class PgEntities implements EntitiesRepo {
     const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
     return this.db.transaction(async (c) => {
       await lock(c);
-      const out: UpsertOutcome[] = [];
-      for (const row of rows) {
-        const { sourceKey, keys } = datasetStatement(dataset, row.rowId, row.facts);
-        const r = await this.#record(c, { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId: row.rowId, verifiedAt: verified }, row.facts, keys, observedAt, new Map());
-        // The entity's sources are the others #record read plus this one: no second read.
-        await this.#refresh(c, r.seq, [...r.others, r.source]);
-        out.push(r.outcome);
-      }
-      return out;
+      return importBatch(c, dataset, rows, observedAt, verified);
     });
   }
 
