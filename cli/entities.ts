@@ -442,6 +442,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
     const progress = tty ? (r: Readonly<ImportReport>) => void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`) : undefined;
     const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress, asOf);
+    await store.afterImport?.();
     if (tty) io.stdout.write('\r\x1b[K');
     const reasons = Object.entries(report.reasons)
       .map(([k, v]) => `${k} ${v}`)

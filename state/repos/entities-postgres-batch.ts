@@ -18,6 +18,7 @@ import {
   type PlaceCandidate,
   type SourceRow,
 } from '../entity-merge.js';
+import type { NameTotals } from './entities-postgres.js';
 import type { Queryable } from './postgres.js';
 
 interface KeyRow {
@@ -28,6 +29,8 @@ interface KeyRow {
 
 interface EntityPlace {
   id: string;
+  /** Name tokens stored before this batch (0 for a new entity). */
+  tokens: number;
   postal_code: string | null;
   lat: number | null;
   lon: number | null;
@@ -42,6 +45,8 @@ export async function importBatch(
   rows: readonly DatasetRowInput[],
   observedAt: string,
   verifiedAt: string | null,
+  /** Receives the change to the name-token totals (entity_name_stats). */
+  totals: NameTotals,
 ): Promise<UpsertOutcome[]> {
   if (rows.length === 0) return [];
   const statements = rows.map((r) => ({ row: r, ...datasetStatement(dataset, r.rowId, r.facts), nameKey: nameKeyOf(r.facts) }));
@@ -63,7 +68,7 @@ export async function importBatch(
   const entities = new Map<number, EntityPlace>();
   const entSources = new Map<number, Map<string, SourceRow>>();
   if (seqs.length > 0) {
-    for (const e of (await c.query<EntityPlace & { seq: number }>('SELECT seq, id, postal_code, lat, lon, street, locality FROM entities WHERE seq = ANY($1::bigint[])', [seqs])).rows)
+    for (const e of (await c.query<EntityPlace & { seq: number }>('SELECT seq, id, cardinality(name_tokens) AS tokens, postal_code, lat, lon, street, locality FROM entities WHERE seq = ANY($1::bigint[])', [seqs])).rows)
       entities.set(e.seq, e);
     for (const s of (await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ANY($1::bigint[])', [seqs])).rows)
       entSources.set(s.entity_seq, (entSources.get(s.entity_seq) ?? new Map<string, SourceRow>()).set(s.source_key, s));
@@ -105,7 +110,8 @@ export async function importBatch(
           // A hash collision with a different live entity (practically impossible) gets a salted id rather than a merge.
           for (let i = 1; takenIds.has(id) || (await c.query('SELECT 1 FROM entities WHERE id = $1', [id])).rows.length > 0; i++) id = entityIdFor(`${ask.primaryKey}#${i}`);
           takenIds.add(id);
-          entities.set(seq, { id, postal_code: null, lat: null, lon: null, street: null, locality: null });
+          entities.set(seq, { id, tokens: 0, postal_code: null, lat: null, lon: null, street: null, locality: null });
+          totals.entities++;
           return seq;
         }
       }
@@ -142,6 +148,7 @@ export async function importBatch(
 
   // One write per table: entities (new ones inserted with their seq, others updated), sources, keys.
   const ents = [...dirty];
+  for (const [seq, m] of ents) totals.tokens += nameTokens(m.names).length - entities.get(seq)!.tokens;
   const col = <T>(f: (seq: number, m: MergedEntity) => T): T[] => ents.map(([seq, m]) => f(seq, m));
   await c.query(
     `INSERT INTO entities (seq, id, name, name_sort, kind, street, locality, locality_key, province, postal_code, country, lat, lon, telephone, url,

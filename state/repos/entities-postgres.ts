@@ -106,6 +106,7 @@ export class PgEntities implements EntitiesRepo {
     const statements = pageStatements(page.pageRef, page.url, nodes);
     return this.db.transaction(async (c) => {
       await lock(c);
+      const totals: NameTotals = { entities: 0, tokens: 0 };
       // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
       const previous = new Map<string, number>();
       for (const r of (
@@ -140,11 +141,13 @@ export class PgEntities implements EntitiesRepo {
           st.keys,
           observedAt,
           previous,
+          totals,
         );
         touched.add(r.seq);
         results.push({ ok: true, id: r.id, outcome: r.outcome });
       }
-      for (const seq of touched) await this.#refresh(c, seq);
+      for (const seq of touched) await this.#refresh(c, seq, totals);
+      await addTotals(c, totals);
       return results;
     });
   }
@@ -152,9 +155,11 @@ export class PgEntities implements EntitiesRepo {
   async withdrawPage(pageRef: number): Promise<void> {
     await this.db.transaction(async (c) => {
       await lock(c);
+      const totals: NameTotals = { entities: 0, tokens: 0 };
       const seqs = new Set((await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [pageRef])).rows.map((r) => r.entity_seq));
       await c.query('DELETE FROM entity_parse_errors WHERE page_ref = $1', [pageRef]);
-      for (const seq of seqs) await this.#refresh(c, seq);
+      for (const seq of seqs) await this.#refresh(c, seq, totals);
+      await addTotals(c, totals);
     });
   }
 
@@ -162,8 +167,15 @@ export class PgEntities implements EntitiesRepo {
     const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
     return this.db.transaction(async (c) => {
       await lock(c);
-      return importBatch(c, dataset, rows, observedAt, verified);
+      const totals: NameTotals = { entities: 0, tokens: 0 };
+      const out = await importBatch(c, dataset, rows, observedAt, verified, totals);
+      await addTotals(c, totals);
+      return out;
     });
+  }
+
+  async afterImport(): Promise<void> {
+    await this.db.query('ANALYZE entities, entity_sources, entity_keys');
   }
 
   async parseErrors(hosts: readonly string[]): Promise<JsonLdParseErrorRecord[]> {
@@ -191,11 +203,12 @@ export class PgEntities implements EntitiesRepo {
       const words = plan.nameWords;
       const last = words.length - 1;
       where.push(`e.name_tsv @@ ${p(words.map((w, i) => lexeme(w, i === last)).join(' & '))}::tsquery`);
-      // bm25 as FTS5 computes it: N rows, average token count, and per word the rows holding it (its idf); one scan.
-      const counts = words.map((w, i) => `count(*) FILTER (WHERE name_tsv @@ $${i + 1}::tsquery)::int AS h${i}`).join(', ');
+      // bm25 as FTS5 computes it: N rows and their average token count (kept in entity_name_stats by every write,
+      // under the write lock), and per word the rows holding it (its idf, counted through the GIN index).
+      const counts = words.map((w, i) => `(SELECT count(*) FROM entities WHERE name_tsv @@ $${i + 1}::tsquery)::int AS h${i}`).join(', ');
       const stats = (
         await this.db.query<Record<string, number>>(
-          `SELECT count(*)::int AS n, coalesce(sum(cardinality(name_tokens)), 0)::float8 AS total, ${counts} FROM entities`,
+          `SELECT entities::int AS n, tokens::float8 AS total, ${counts} FROM entity_name_stats WHERE id = 1`,
           words.map((w, i) => lexeme(w, i === last)),
         )
       ).rows[0]!;
@@ -236,7 +249,7 @@ export class PgEntities implements EntitiesRepo {
   /**
    * Attaches a source statement to the entity joinDecision picks, storing the source and its keys. Round trips are
    * what an import costs here, so: the decision's reads are one query (nothing is written between its asks until
-   * `create`, its last), and the writes are one statement that also returns the entity's other sources.
+   * `create`, its last), and the writes are one statement. (Dataset rows go by batch: entities-postgres-batch.ts.)
    */
   async #record(
     c: Queryable,
@@ -245,7 +258,8 @@ export class PgEntities implements EntitiesRepo {
     keys: readonly string[],
     observedAt: string,
     previous: ReadonlyMap<string, number>,
-  ): Promise<{ seq: number; id: string; outcome: UpsertOutcome; others: SourceRow[]; source: SourceRow }> {
+    totals: NameTotals,
+  ): Promise<{ seq: number; id: string; outcome: UpsertOutcome }> {
     let pre: Prefetched | null = null;
     const d = await runJoinAsync(joinDecision(src.sourceKey, facts, keys, previous), async (ask) => {
       if (ask.op === 'source' || ask.op === 'byKey' || ask.op === 'byName') {
@@ -254,7 +268,7 @@ export class PgEntities implements EntitiesRepo {
         if (ask.op === 'byKey') return pre.byKey.get(ask.key) ?? [];
         return pre.byName;
       }
-      return this.#answer(c, ask, observedAt);
+      return this.#answer(c, ask, observedAt, totals);
     });
     const source: SourceRow = {
       source_key: src.sourceKey,
@@ -268,9 +282,9 @@ export class PgEntities implements EntitiesRepo {
       observed_at: observedAt,
       verified_at: src.verifiedAt,
     };
-    // The source upsert, its keys (stale ones deleted, current ones upserted: disjoint rows), the entity's id and
-    // its other sources, in one statement.
-    const r = await prepared<{ id: string; others: SourceRow[] }>(
+    // The source upsert, its keys (stale ones deleted, current ones upserted: disjoint rows) and the entity's id, in
+    // one statement.
+    const r = await prepared<{ id: string }>(
       c,
       'svc_entity_record',
       `WITH src AS (
@@ -285,16 +299,15 @@ export class PgEntities implements EntitiesRepo {
          INSERT INTO entity_keys (key, source_key, entity_seq) SELECT DISTINCT k, $1::text, $2::bigint FROM unnest($11::text[]) AS k
          ON CONFLICT (key, source_key) DO UPDATE SET entity_seq = excluded.entity_seq RETURNING 1
        )
-       SELECT e.id, (SELECT coalesce(json_agg(s), '[]'::json) FROM entity_sources s WHERE s.entity_seq = $2 AND s.source_key <> $1) AS others
-       FROM entities e WHERE e.seq = $2`,
+       SELECT e.id FROM entities e WHERE e.seq = $2`,
       [source.source_key, d.seq, source.type, source.page_ref, source.page_url, source.dataset, source.row_id, source.facts, observedAt, source.verified_at, d.storedKeys],
     );
     const row = r.rows[0]!;
-    return { seq: d.seq, id: row.id, outcome: d.outcome, others: row.others, source };
+    return { seq: d.seq, id: row.id, outcome: d.outcome };
   }
 
   /** Answers the asks that write or that only pages make (`alive`, `create`). */
-  async #answer(c: Queryable, ask: JoinAsk, at: string): Promise<unknown> {
+  async #answer(c: Queryable, ask: JoinAsk, at: string, totals: NameTotals): Promise<unknown> {
     switch (ask.op) {
       case 'alive':
         return (await c.query('SELECT 1 FROM entities WHERE seq = $1', [ask.seq])).rows.length > 0;
@@ -309,7 +322,10 @@ export class PgEntities implements EntitiesRepo {
              ON CONFLICT (id) DO NOTHING RETURNING seq`,
             [id, ask.facts.name, nameSortKey(ask.facts.name), ask.facts.kind, at],
           );
-          if (r.rows[0]) return r.rows[0].seq;
+          if (r.rows[0]) {
+            totals.entities++;
+            return r.rows[0].seq;
+          }
         }
       }
       default:
@@ -318,19 +334,24 @@ export class PgEntities implements EntitiesRepo {
   }
 
   /** Recomputes an entity from its sources (mergeSources; read unless given); no source left → the entity is deleted. */
-  async #refresh(c: Queryable, seq: number, sources?: readonly SourceRow[]): Promise<void> {
-    const merged = mergeSources(sources ?? (await prepared<SourceRow>(c, 'svc_entity_sources', 'SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
+  async #refresh(c: Queryable, seq: number, totals: NameTotals): Promise<void> {
+    const merged = mergeSources((await prepared<SourceRow>(c, 'svc_entity_sources', 'SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
     if (merged === null) {
-      await c.query('DELETE FROM entities WHERE seq = $1', [seq]);
+      const gone = (await c.query<{ old: number }>('DELETE FROM entities WHERE seq = $1 RETURNING cardinality(name_tokens) AS old', [seq])).rows[0];
+      if (gone) {
+        totals.entities--;
+        totals.tokens -= gone.old;
+      }
       return;
     }
     const tokens = nameTokens(merged.names);
-    await prepared(
+    const r = await prepared<{ old: number }>(
       c,
       'svc_entity_refresh',
-      `UPDATE entities SET name = $1, name_sort = $2, kind = $3, street = $4, locality = $5, locality_key = $6, province = $7, postal_code = $8,
+      `UPDATE entities e SET name = $1, name_sort = $2, kind = $3, street = $4, locality = $5, locality_key = $6, province = $7, postal_code = $8,
          lat = $9, lon = $10, telephone = $11, url = $12, last_verified_at = $13, updated_at = $14,
-         name_tokens = $15::text[], name_tsv = array_to_tsvector($15::text[]) WHERE seq = $16`,
+         name_tokens = $15::text[], name_tsv = array_to_tsvector($15::text[])
+       FROM (SELECT cardinality(name_tokens) AS old FROM entities WHERE seq = $16) o WHERE e.seq = $16 RETURNING o.old`,
       [
         merged.name,
         nameSortKey(merged.name),
@@ -350,7 +371,18 @@ export class PgEntities implements EntitiesRepo {
         seq,
       ],
     );
+    totals.tokens += tokens.length - (r.rows[0]?.old ?? 0);
   }
+}
+
+/** Changes to the name-token totals bm25 reads (entity_name_stats), applied once per write transaction. */
+export interface NameTotals {
+  entities: number;
+  tokens: number;
+}
+
+async function addTotals(c: Queryable, t: NameTotals): Promise<void> {
+  if (t.entities !== 0 || t.tokens !== 0) await c.query('UPDATE entity_name_stats SET entities = entities + $1, tokens = tokens + $2 WHERE id = 1', [t.entities, t.tokens]);
 }
 
 /** What joinDecision may ask about one statement before it writes, read at once. */

@@ -235,7 +235,8 @@ export const pgMigrations: readonly Migration[] = [
     sql: `
       -- Entities on PostgreSQL (the SQLite tables of entities-001/002/003, same columns), plus what the name search
       -- needs instead of FTS5 (state/repos/entities-postgres.ts says why): name_tokens, the folded words of all the
-      -- entity's names, name_tsv = array_to_tsvector(name_tokens) under GIN, and name_sort, SQLite's NOCASE order.
+      -- entity's names, name_tsv = array_to_tsvector(name_tokens) under GIN, name_sort (SQLite's NOCASE order) and
+      -- entity_name_stats (bm25's totals).
       CREATE TABLE entities (
         seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
@@ -282,6 +283,14 @@ export const pgMigrations: readonly Migration[] = [
         PRIMARY KEY (key, source_key)
       );
       CREATE INDEX entity_keys_source ON entity_keys (source_key);
+      -- bm25's table totals (entities, name tokens), kept by every entity write under the entity write lock, so a
+      -- search reads one row instead of scanning the tokens.
+      CREATE TABLE entity_name_stats (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        entities BIGINT NOT NULL,
+        tokens BIGINT NOT NULL
+      );
+      INSERT INTO entity_name_stats (id, entities, tokens) VALUES (1, 0, 0);
       -- JSON-LD blocks of a page that failed to parse (see the SQLite migration entities-003-jsonld-parse-errors).
       CREATE TABLE entity_parse_errors (
         page_ref BIGINT NOT NULL,

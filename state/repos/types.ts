@@ -292,6 +292,11 @@ export interface EntitiesRepo {
    * `verifiedAt` defaults to the dataset's release date. Outcomes in row order.
    */
   importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): Promise<UpsertOutcome[]>;
+  /**
+   * After a bulk import: refreshes what the backend's query planner knows of the tables (PostgreSQL: ANALYZE, so
+   * name search uses its index at once rather than after autovacuum's next pass). Absent where nothing is needed.
+   */
+  afterImport?(): Promise<void>;
   /** JSON-LD blocks that failed to parse on pages of these hosts, with their page (webmaster diagnostics). */
   parseErrors(hosts: readonly string[]): Promise<JsonLdParseErrorRecord[]>;
   counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;

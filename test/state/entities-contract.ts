@@ -128,6 +128,8 @@ export interface ContractOptions {
    * store.cli.dataDir, then gabrielleRoyPage() observed): the PostgreSQL suite compares its answers with SQLite's.
    */
   readonly afterOpenData?: (t: Test, store: EntitiesStoreUnderTest, files: { odcaf: string; odhf: string }) => Promise<void>;
+  /** Backend invariants checked at the end of the tests that create, merge and delete (PostgreSQL: bm25's totals). */
+  readonly invariants?: (t: Test, store: EntitiesStoreUnderTest) => Promise<void>;
 }
 
 export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOptions = {}): void {
@@ -136,9 +138,13 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     t.teardown(() => s.close());
     return s;
   };
+  const invariants = async (t: Test, s: EntitiesStoreUnderTest) => {
+    if (opts.invariants) await opts.invariants(t, s);
+  };
 
   t.test('issue 5: an entity merged from ODHF and a page declaring the same place; noindex withdraws the page part', async (t) => {
-    const { repo: s, cli } = await fresh(t, 'merge');
+    const store = await fresh(t, 'merge');
+    const { repo: s, cli } = store;
     const csv = join(cli.dataDir, 'odhf.csv.gz');
     writeFileSync(csv, gzipSync(`${ODHF_HEADER}\n${ODHF_ROWS.join('\n')}\n`));
     const rep = await importDataset(s, 'odhf', csv, '2026-01-01T00:00:00.000Z');
@@ -184,10 +190,12 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     t.equal(after.telephone, null);
     t.equal(after.address.street, '28 Oki Dr NW');
     t.equal(after.last_verified_at, '2020-08-06T00:00:00.000Z');
+    await invariants(t, store);
   });
 
   t.test('issue 5: a page-only entity disappears when the page turns noindex and comes back with the same id', async (t) => {
-    const { repo: s } = await fresh(t, 'pageonly');
+    const store = await fresh(t, 'pageonly');
+    const s = store.repo;
     const node = {
       '@type': 'Library',
       '@id': 'https://bib.example.ca/#library',
@@ -201,8 +209,10 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     await s.observePage(page(3, 'https://bib.example.ca/'), [], '2026-01-02T00:00:00.000Z');
     t.equal(await s.get(id), null);
     t.equal((await s.counts()).entities, 0);
+    await invariants(t, store);
     await s.observePage(page(3, 'https://bib.example.ca/'), [node], '2026-01-03T00:00:00.000Z');
     t.ok(await s.get(id), 'same durable id after coming back');
+    await invariants(t, store);
   });
 
   t.test('only Canadian establishments are admitted; one page declaring two places gives two entities', async (t) => {
@@ -362,6 +372,7 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     t.equal(pg.verified_at, '2026-11-20T10:00:00.000Z', 'the page fetch');
     t.equal(merged.last_verified_at, '2026-11-20T10:00:00.000Z', 'the newest confirmation');
     t.equal(laval.last_verified_at, '2020-10-01T00:00:00.000Z');
+    await invariants(t, store);
     if (opts.afterOpenData) await t.test('the same store, compared', (t) => opts.afterOpenData!(t, store, files));
   });
 

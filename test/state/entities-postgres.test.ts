@@ -3,6 +3,7 @@
  * answers as the SQLite store for the same open data: ids, order (bm25 ranking, name order) and records.
  */
 import t, { type Test } from 'tap';
+import pg from 'pg';
 import { join } from 'node:path';
 import { entitiesCommand } from '../../cli/entities.js';
 import { openStateDb } from '../../state/db.js';
@@ -35,6 +36,18 @@ if (why) {
   // The open-data store is compared with SQLite's for the same files: ids, order (bm25 ranking, name order), records.
   t.test('entities contract on PostgreSQL', async (t) =>
     entitiesContract(t, open, {
+      invariants: async (t, store) => {
+        const c = new pg.Client({ connectionString: (store as Awaited<ReturnType<typeof open>>).url });
+        await c.connect();
+        const r = (
+          await c.query(
+            `SELECT s.entities::int AS kept_entities, s.tokens::int AS kept_tokens, (SELECT count(*)::int FROM entities) AS entities,
+               (SELECT coalesce(sum(cardinality(name_tokens)), 0)::int FROM entities) AS tokens FROM entity_name_stats s`,
+          )
+        ).rows[0];
+        await c.end();
+        t.same({ entities: r.kept_entities, tokens: r.kept_tokens }, { entities: r.entities, tokens: r.tokens }, "bm25's kept totals equal the table's");
+      },
       afterOpenData: async (t, pg, files) => {
         const dir = pg.cli.dataDir;
         t.equal(await entitiesCommand(['import', '--odcaf', files.odcaf, '--data-dir', dir], quietIo({})), 0, 'ODCAF into SQLite');
