@@ -11,12 +11,14 @@
  * tsquery of quoted lexemes (`'gabrielle' & 'roy':*`), so matching is exactly FTS5's: whole words, last one a
  * prefix. pg_trgm (shipped by Debian's postgresql too) was not chosen: trigram similarity matches inside words and
  * ranks by similarity, which is not the FTS5 semantics the API documents. Ranking is FTS5's bm25 formula
- * (k1 = 1.2, b = 0.75, idf floored at 1e-6) computed from the same token counts, so both backends order alike.
+ * (k1 = 1.2, b = 0.75, idf floored at 1e-6) computed from the same token counts, so both backends order alike
+ * (test/state/entities-postgres.test.ts compares them on the real open data); the table's totals (entities, tokens)
+ * are one row, entity_name_stats, kept by every write.
  *
  * Writes (a page observation, a withdrawal, a batch of dataset rows) hold one transaction-scoped advisory lock:
  * the join decision reads candidates and then writes, so two crawler workers observing the same establishment at
  * once would otherwise both create it. Entity writes are small and crawling is network-bound; SQLite serialises
- * them the same way (BEGIN IMMEDIATE).
+ * them the same way (BEGIN IMMEDIATE). The lock also makes entity_name_stats exact.
  */
 import type { JsonLdNode, JsonLdParseErrors } from '../../page-model.js';
 import {
