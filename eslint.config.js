@@ -1,19 +1,64 @@
-// Lint: typescript-eslint's recommended rules plus the import boundaries of ARCHITECTURE.md
-// (rest, tools/mcp.ts, cli, web → tools → index, crawler, state → config, errors). Type checking is `npm run typecheck`.
+// Lint: typescript-eslint's recommended rules plus the import rules of every folder and top-level module: each
+// folder README's "May import" line, as an allowlist (ARCHITECTURE.md's layering: rest, tools/mcp.ts, cli, web → tools
+// → index, crawler, state → config, errors; nothing imports an adapter). Type checking is `npm run typecheck`.
 import js from '@eslint/js';
+import { dirname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import tseslint from 'typescript-eslint';
 
-const boundary = (from, forbidden) => ({
-  files: [`${from}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: forbidden.map((f) => ({ group: [`**/${f}/*`, `../${f}/*`, `./${f}/*`], message: `${from}/ may not import ${f}/ (see ARCHITECTURE.md)` })),
-      },
-    ],
+const ROOT = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The area a repo-relative path belongs to: its top-level folder (`index`), or the file itself for a top-level
+ * module (`config.ts`); null outside the repo (libraries, ../shared/data).
+ */
+const areaOf = (rel) => (rel.startsWith('..') || rel === '' ? null : rel.includes('/') ? rel.slice(0, rel.indexOf('/')) : rel);
+
+/**
+ * `svc/import-boundaries`: every relative import (static, dynamic, re-export, `import()` type) of a file is resolved
+ * and allowed only when it stays in the file's own area or reaches an entry of `may`: an area (`state`,
+ * `config.ts`), one file (`crawler/directives.ts`), or a sub-folder (`test/helpers/`). An allowlist, so a new edge is
+ * a decision written here and in the README, never an accident.
+ */
+const importBoundaries = {
+  meta: {
+    type: 'problem',
+    schema: [{ type: 'object', properties: { may: { type: 'array', items: { type: 'string' } } }, additionalProperties: false }],
+    messages: { outside: '{{from}} may not import {{target}} (its README says what it may import; ARCHITECTURE.md)' },
   },
+  create(context) {
+    const may = context.options[0]?.may ?? [];
+    const from = areaOf(relative(ROOT, context.filename).split(sep).join('/'));
+    const check = (node) => {
+      const spec = node?.value;
+      if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+      const target = relative(ROOT, resolve(dirname(context.filename), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+      const area = areaOf(target);
+      if (area === null || area === from) return;
+      if (may.some((m) => m === area || m === target || (m.endsWith('/') && target.startsWith(m)))) return;
+      context.report({ node, messageId: 'outside', data: { from: from ?? '?', target } });
+    };
+    return {
+      ImportDeclaration: (n) => check(n.source),
+      ExportNamedDeclaration: (n) => check(n.source),
+      ExportAllDeclaration: (n) => check(n.source),
+      ImportExpression: (n) => n.source.type === 'Literal' && check(n.source),
+      TSImportType: (n) => check(n.argument?.type === 'TSLiteralType' ? n.argument.literal : n.argument),
+    };
+  },
+};
+const svc = { rules: { 'import-boundaries': importBoundaries } };
+
+/** The import rule of `from` (a folder, or one file: a later entry overrides an earlier one for that file). */
+const boundary = (from, may) => ({
+  files: from.endsWith('.ts') ? [from] : [`${from}/**/*.ts`], // '*.ts': the top-level modules only
+  plugins: { svc },
+  rules: { 'svc/import-boundaries': ['error', { may }] },
 });
+
+const SOURCE = ['cli', 'crawler', 'index', 'rest', 'state', 'tools', 'web', 'webmaster'];
+const MODULES = ['main.ts', 'config.ts', 'errors.ts', 'logger.ts', 'page-model.ts', 'canada.ts', 'schema-org-types.ts'];
+const CLI = ['tools', 'index', 'crawler', 'state', 'main.ts', 'config.ts', 'errors.ts', 'logger.ts', 'page-model.ts', 'fixtures/test-web/'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'data/**', 'test-output/**', '.tap/**', '.scratch*/**', 'web/static/**'] },
@@ -27,12 +72,26 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
-  boundary('index', ['crawler', 'tools', 'rest', 'cli', 'web']),
-  boundary('crawler', ['index', 'tools', 'rest', 'cli', 'web']),
-  boundary('state', ['index', 'crawler', 'tools', 'rest', 'cli', 'web']),
-  boundary('tools', ['rest', 'cli', 'web', 'webmaster']),
+  // A top-level module is a leaf (config, errors, logger, page-model, canada, schema-org-types import nothing of svc)
+  // unless listed below.
+  boundary('*.ts', []),
+  boundary('index', ['page-model.ts', 'config.ts', 'errors.ts', 'canada.ts', 'schema-org-types.ts']),
+  boundary('crawler', ['config.ts', 'errors.ts', 'page-model.ts', 'schema-org-types.ts', 'state']),
+  boundary('state', ['config.ts', 'errors.ts', 'page-model.ts', 'schema-org-types.ts', 'canada.ts']),
+  boundary('tools', ['index', 'crawler', 'state', 'config.ts', 'errors.ts', 'page-model.ts', 'logger.ts', 'canada.ts']),
   // The webmaster foundation is not exposed (issue 11): no adapter may reach it; it reaches no adapter.
-  boundary('webmaster', ['tools', 'rest', 'cli', 'web']),
-  boundary('rest', ['webmaster', 'cli']),
-  boundary('web', ['webmaster', 'cli']),
+  boundary('webmaster', ['config.ts', 'errors.ts', 'page-model.ts', 'state', 'crawler', 'index']),
+  boundary('rest', ['tools', 'state', 'config.ts', 'errors.ts', 'logger.ts']),
+  // The pages reach the service through the public REST API only; the directive table is shared (one source).
+  boundary('web', ['config.ts', 'crawler/directives.ts']),
+  boundary('cli', CLI),
+  boundary('cli/webmaster.ts', [...CLI, 'webmaster']),
+  // `svc openapi` prints the document rest/ serves, from rest/'s one builder (cli/README.md).
+  boundary('cli/openapi.ts', [...CLI, 'rest/openapi.ts']),
+  // The composition root: everything but the CLI, the unexposed webmaster foundation and the harnesses.
+  boundary('main.ts', ['config.ts', 'errors.ts', 'logger.ts', 'page-model.ts', 'rest', 'tools', 'index', 'crawler', 'state', 'web']),
+  // The fixture web shares no code with what it is used to test.
+  boundary('fixtures', []),
+  boundary('bench', [...SOURCE, ...MODULES, 'fixtures', 'test/helpers/']),
+  boundary('test', [...SOURCE, ...MODULES, 'fixtures']),
 );

@@ -177,6 +177,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         const stats = await index.stats();
         checks.index = 'ok';
         checks.ranking = stats.rankingMode;
+        checks.index_version = String(await index.version());
         checks.embedder = stats.embedder ? `${stats.embedder.kind}:${stats.embedder.modelId}` : 'none (BM25 only)';
       } catch {
         checks.index = 'unavailable';
@@ -215,6 +216,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       gauge('svc_index_passages', 'Passages in the index this process reads.', [{ value: st.passages }]);
       gauge('svc_index_pages', 'Pages in the index this process reads.', [{ value: st.pages }]);
       gauge('svc_index_vectors', 'Passages with an embedding.', [{ value: st.vectors }]);
+      gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [{ value: await index.version() }]);
       if (crawler) {
         const c = await repos.frontier.counts();
         gauge('svc_frontier_items', 'Frontier URLs by state (fleet-wide when the state is shared).', Object.entries(c).map(([state, value]) => ({ labels: { state }, value })));

@@ -60,7 +60,7 @@ const texts: string[] = [];
 const docs: CorpusDoc[] = [];
 for await (const d of readCorpus(CORPUS)) {
   if (values.ingest) {
-    // The texts the index embeds for this document's passages (index/store.ts upsertPages), and whole documents
+    // The texts the index embeds for this document's passages (index/rows.ts pageRows), and whole documents
     // for the ingest slice, until the slice holds n passages.
     const parts = splitPassages(d.text);
     for (const p of parts.length ? parts : ['']) texts.push(d.title ? `${d.title}\n${p}` : p);

@@ -20,11 +20,12 @@
 import { BooleanQuery, MatchQuery, Occur, Operator, type FullTextQuery } from '@lancedb/lancedb';
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
+import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from './columns.js';
 
 export { fold, wordTokens } from './analyzer.js';
 
 /** The FTS column: the analysed terms of "title + passage" (analyzer.ts `indexText`). */
-export const SEARCH_COLUMN = 'search_text';
+export const SEARCH_COLUMN = 'search_text' satisfies MatchColumn;
 
 /**
  * Weight of the title-field BM25 added to a BM25 candidate (on top of the title terms already inside
@@ -38,19 +39,9 @@ export const TITLE_BOOST = 0.25;
 const MAX_ITEMS = 32;
 
 /** The row fields a compiled predicate may read. Which optional ones it needs: `CompiledQuery.hitColumns`. */
-export interface MatchableRow {
-  readonly host: string;
-  readonly title: string;
-  readonly lang?: string | null;
-  /** Analysed terms of title + passage (the FTS column). */
-  readonly search_text?: string;
-  readonly text?: string;
-  readonly url?: string;
-  readonly filetype?: string;
-}
+export type MatchableRow = Pick<PassageHitRow, 'host' | 'title'> & Partial<Pick<PassageHitRow, 'lang'>> & Partial<RowOf<typeof PASSAGE_COLUMNS, 'match'>>;
 
-/** The optional MatchableRow fields. */
-export type MatchColumn = 'search_text' | 'text' | 'url' | 'filetype';
+type PassageHitRow = RowOf<typeof PASSAGE_COLUMNS, 'hit'>;
 
 function need<T>(v: T | undefined, what: MatchColumn): T {
   if (v === undefined) throw new Error(`compiled query: the candidate was fetched without its ${what}`);

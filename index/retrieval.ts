@@ -14,7 +14,8 @@
  * else a user typed is checked in code by the compiled query's predicate.
  */
 import type { Embedder } from './embedder.js';
-import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery, type MatchColumn } from './query.js';
+import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
+import type { MatchColumn } from './columns.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
 

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { hydrate } from '../../index/retrieval.js';
 import { SEARCH_COLUMN } from '../../index/query.js';
-import { FTS_OPTIONS, PassageIndex } from '../../index/store.js';
+import { FTS_OPTIONS } from '../../index/maintenance.js';
+import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {}): PageInput => {

@@ -44,6 +44,7 @@ t.test('issue 10 item 5: /metrics reports requests, latency, error codes and quo
   t.equal(m.get('svc_info{role="all",version="' + s.services.version + '"}'), 1);
   t.equal(m.get('svc_state_up'), 1);
   t.equal(m.get('svc_index_passages'), 0);
+  t.ok(Number.isInteger(m.get('svc_index_version')) && m.get('svc_index_version')! >= 1, 'the index version');
   t.ok((m.get('svc_process_resident_memory_bytes') ?? 0) > 0);
   t.notOk([...m.keys()].some((k) => k.startsWith('svc_frontier')), 'a process that does not crawl reports no frontier');
   // Aggregates only: neither the query, nor the key, nor its digest, nor a client address.

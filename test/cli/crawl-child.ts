@@ -1,5 +1,5 @@
 /**
- * Child process entry for test/crawler/crawl-cli.test.ts: runs `svc crawl` with the given arguments, so the test
+ * Child process entry for test/cli/crawl.test.ts: runs `svc crawl` with the given arguments, so the test
  * can kill -9 it mid-crawl and resume. Not a test file itself (tap only runs *.test.ts).
  */
 import { crawlCommand } from '../../cli/crawl.js';

@@ -1,0 +1,115 @@
+/**
+ * Integer host ids: what `site:` compiles to (a where-clause over integers, never user text). The ids are cached in
+ * memory; new hosts get theirs from a shared source when the writer has one (issue 10: the state's HostIdsRepo, so
+ * every writer of every process agrees), else max + 1 here (single-writer `svc ingest`, benchmarks).
+ */
+import type { Table } from '@lancedb/lancedb';
+import type { Logger } from 'pino';
+import { HOST_COLUMNS, type PAGE_COLUMNS, type RowOf } from './columns.js';
+
+/** The allocation seam for host ids (structurally the state's HostIdsRepo; index/ does not import state/). */
+export interface HostIdSource {
+  /** The host's id, allocated on first sight; the same for every caller, forever. */
+  idFor(host: string): Promise<number>;
+}
+
+/** A (host, host id, language) row of the pages table. */
+export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
+
+/** Reads every page's host, host id and language (what the registry and the language set are loaded from). */
+export async function readHostRows(pages: Table): Promise<HostRow[]> {
+  return (await pages.query().select(HOST_COLUMNS).toArray()) as HostRow[];
+}
+
+/** The host → id map of one index. */
+export class HostIds {
+  readonly #ids = new Map<string, number>();
+  readonly #source: HostIdSource | null;
+  #next = 1;
+
+  constructor(source: HostIdSource | null) {
+    this.#source = source;
+  }
+
+  /** Takes the ids stored in the index's rows. */
+  learn(rows: readonly HostRow[]): void {
+    for (const r of rows) {
+      this.#ids.set(r.host, r.host_id);
+      this.#next = Math.max(this.#next, r.host_id + 1);
+    }
+  }
+
+  /** Gives each new host (lower-cased) its id from the shared source, when there is one; known hosts cost nothing. */
+  async allocate(hosts: Iterable<string>): Promise<void> {
+    if (!this.#source) return;
+    for (const host of hosts) if (!this.#ids.has(host)) this.#ids.set(host, await this.#source.idFor(host));
+  }
+
+  /** The id of a (lower-cased) host, allocated here when unknown. */
+  idFor(host: string): number {
+    let id = this.#ids.get(host);
+    if (id === undefined) {
+      // max + 1, not size + 1: a host whose pages were all removed is gone from the map after a reopen, and its id
+      // must not be handed to another host while old ids are still in use.
+      id = this.#next++;
+      this.#ids.set(host, id);
+    }
+    return id;
+  }
+
+  /** Ids of every known host equal to `domain` or under it. */
+  under(domain: string): number[] {
+    const out: number[] = [];
+    for (const [h, id] of this.#ids) if (h === domain || h.endsWith(`.${domain}`)) out.push(id);
+    return out;
+  }
+
+  /**
+   * Makes every stored host id the one the source gives (a no-op when they already agree, as they do for an index
+   * only ever written with the source). Each host's rows are rewritten by one update per table; a crash in between
+   * leaves some rows with the old id, and the next open finishes the job (the update is idempotent).
+   */
+  async adopt(tables: readonly Table[], log: Pick<Logger, 'info'> | undefined): Promise<void> {
+    const source = this.#source;
+    if (!source) return;
+    let changed = 0;
+    for (const [host, id] of [...this.#ids]) {
+      const wanted = await source.idFor(host);
+      if (wanted === id) continue;
+      const where = `host = '${host.replace(/'/g, "''")}'`;
+      for (const table of tables) await table.update({ where, valuesSql: { host_id: `CAST(${wanted} AS INT)` } });
+      this.#ids.set(host, wanted);
+      changed++;
+    }
+    if (changed > 0) log?.info({ hosts: changed }, 'index: host ids taken from the shared state');
+  }
+}
+
+/**
+ * For a reader of an index another process writes: re-reads the host rows whenever the writer committed a new
+ * version of the pages table, every `everyMs`. Returns the function that stops it.
+ */
+export function followWriter(pages: Table, everyMs: number, onRows: (rows: HostRow[]) => void, log: Pick<Logger, 'debug'> | undefined): () => void {
+  let seen: number | null = null;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const tick = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      const v = await pages.version();
+      if (v !== seen) {
+        seen = v;
+        onRows(await readHostRows(pages));
+      }
+    } catch (err) {
+      log?.debug({ err }, "index: following the writer's hosts failed; next time");
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), everyMs).unref();
+  };
+  timer = setTimeout(() => void tick(), everyMs).unref();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+}

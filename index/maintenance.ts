@@ -1,0 +1,294 @@
+/**
+ * Index maintenance: the full-text, key and vector indexes, and when they are refreshed. Unindexed rows stay
+ * searchable (LanceDB searches them flat) until `optimize` folds them into the indexes; that runs every
+ * `optimizeEvery` writes, and debounced about `refreshAfterMs` after the last write. Also the one-time upgrades of an
+ * index written by an older version (re-analysis of `search_text`, FTS rebuild with the current options).
+ */
+import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
+import type { Logger } from 'pino';
+import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from './analyzer.js';
+import { ALT_COLUMN, KEY_COLUMNS, PAGE_COLUMNS, columnsFor } from './columns.js';
+import type { Embedder } from './embedder.js';
+import { SEARCH_COLUMN } from './query.js';
+import { plainRows } from './rows.js';
+
+/**
+ * FTS index options. The text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
+ * and stemming), so the index only splits on white space: what it matches and what retrieval verifies in code are
+ * the same terms by construction.
+ *
+ * `withPosition: false`: phrases are matched as "all words" by the index and checked for order and adjacency in code
+ * (query.ts `matches`). LanceDB 0.31 and 0.37 could not compact a positions index with an unindexed tail (0.31:
+ * "Error decoding batch: LanceError(Arrow)…"; 0.37: lance-format/lance#7653; on 2 cores a hang); 0.39 can
+ * (docs/bench-index.md "LanceDB 0.39"), but positions cost 2–3× the optimize time and the code check is exact anyway.
+ * Changing any option here rebuilds the FTS indexes of an existing index when it opens (`FTS_ANALYZER`).
+ */
+export const FTS_OPTIONS = {
+  withPosition: false,
+  baseTokenizer: 'whitespace',
+  lowercase: false,
+  asciiFolding: false,
+  stem: false,
+  removeStopWords: false,
+  maxTokenLength: MAX_TERM_LENGTH + 1,
+} as const;
+
+/** Options of the image alt-text index (raw text, analysed by LanceDB's English analyzer). */
+const IMAGE_FTS_OPTIONS = {
+  withPosition: false,
+  baseTokenizer: 'simple',
+  lowercase: true,
+  asciiFolding: true,
+  stem: true,
+  removeStopWords: true,
+  // Pinned: LanceDB 0.38+ applies a larger built-in English list than 0.31 did.
+  customStopWords: [...STOP_WORDS.en] as string[],
+  language: 'English',
+} as const;
+
+/**
+ * Version of the text analysis stored in `search_text`. An index written with an older analysis (LanceDB's own
+ * English analyzer over raw text: version 1) is re-analysed from its stored text when opened.
+ */
+export const ANALYSIS_VERSION = 2;
+
+/**
+ * Identifies the full-text index options as built by this code: an index built with others (an older analysis, or
+ * LanceDB 0.31's defaults, which 0.38+ reads with a larger stop-word list) is rebuilt when opened.
+ */
+export const FTS_ANALYZER = JSON.stringify({ passages: FTS_OPTIONS, images: IMAGE_FTS_OPTIONS });
+
+/** What `svc-index-meta.json` records about the tables. */
+export interface IndexMeta {
+  /** Vector space of the `vector` column, or null when the table has none. */
+  vectorModelId: string | null;
+  vectorDim: number | null;
+  /** Analysis of `search_text` (absent: version 1). */
+  analysis?: number;
+  /**
+   * The analyzer the full-text indexes were built with (`FTS_ANALYZER`); absent in indexes written before it was
+   * recorded (LanceDB 0.31). Queries are tokenized with the parameters stored in the index, so an index built with
+   * other options is rebuilt when opened (see `load`).
+   */
+  ftsAnalyzer?: string;
+}
+
+/** Serialises writes: each task starts after the previous one settled. */
+export class WriteQueue {
+  #tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.#tail.then(task, task);
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** The three tables of an index. */
+export interface IndexTables {
+  readonly passages: Table;
+  readonly pages: Table;
+  readonly images: Table;
+}
+
+export interface MaintenanceOptions {
+  readonly tables: IndexTables;
+  /** The writer's queue: maintenance runs between writes, never beside one. */
+  readonly queue: WriteQueue;
+  readonly meta: IndexMeta;
+  /** Persists `meta` after a change. */
+  readonly saveMeta: () => Promise<void>;
+  /** The embedder whose vectors are in the table (null: no usable vectors). */
+  readonly embedder: Embedder | null;
+  readonly log: Pick<Logger, 'info' | 'warn' | 'debug'> | undefined;
+  readonly optimizeEvery: number;
+  readonly refreshAfterMs: number;
+  readonly vectorIndexThreshold: number;
+  readonly isClosed: () => boolean;
+  /** Runs at the end of every optimize (the title statistics are rebuilt there when stale). */
+  readonly afterOptimize: () => Promise<void>;
+}
+
+/** Keeps the indexes of one writer's tables up to date. */
+export class IndexMaintenance {
+  readonly #o: MaintenanceOptions;
+  #writes = 0;
+  /** Writes not yet folded into the indexes (reset by every optimize). */
+  #unrefreshed = 0;
+  #refreshTimer: NodeJS.Timeout | null = null;
+  #lastOptimizeMs = 0;
+  #ftsReady = false;
+  #imageFtsReady = false;
+  #keyIndexes = false;
+  #vectorIndex = false;
+
+  constructor(opts: MaintenanceOptions) {
+    this.#o = opts;
+  }
+
+  /** Whether the passages' full-text index exists (it is built with the first write). */
+  get ftsReady(): boolean {
+    return this.#ftsReady;
+  }
+
+  get imageFtsReady(): boolean {
+    return this.#imageFtsReady;
+  }
+
+  /** Whether the ANN vector index exists (below the threshold vector search is flat). */
+  get vectorIndex(): boolean {
+    return this.#vectorIndex;
+  }
+
+  /** Learns which indexes exist; rebuilds the full-text ones when built with other options (`FTS_ANALYZER`). */
+  async load(): Promise<void> {
+    const { passages, images } = this.#o.tables;
+    const idx = await passages.listIndices();
+    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
+    if (this.#ftsReady) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
+    this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
+    this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
+    if (this.#o.meta.ftsAnalyzer !== FTS_ANALYZER) await this.#rebuildFts();
+  }
+
+  /**
+   * Rewrites `search_text` of every passage with the current analysis (from its stored title, text and language).
+   * Runs once, when an index written by an older version is opened; pages are rewritten in slices of page_refs,
+   * each slice one merge-insert commit (a page is never half-rewritten). The full-text index is rebuilt by `load`.
+   */
+  async reanalyse(): Promise<void> {
+    const { passages, pages } = this.#o.tables;
+    const total = await passages.countRows();
+    this.#o.log?.info({ passages: total }, 'index: re-analysing search_text (new text analysis)');
+    if (total > 0) {
+      const refs = ((await pages.query().select(columnsFor(PAGE_COLUMNS, 'ref')).toArray()) as { page_ref: number }[])
+        .map((r) => r.page_ref)
+        .sort((a, b) => a - b);
+      const schema = await passages.schema();
+      for (let i = 0; i < refs.length; i += 2000) {
+        const slice = refs.slice(i, i + 2000);
+        const rows = plainRows<Record<string, unknown>>(await passages.query().where(`page_ref IN (${slice.join(', ')})`).toArray());
+        if (rows.length === 0) continue;
+        for (const r of rows) {
+          r.search_text = indexText(String(r.title ?? ''), String(r.text ?? ''), analyzerLang(r.lang as string | null));
+          if (r.vector && !Array.isArray(r.vector)) r.vector = Array.from(r.vector as Iterable<number>);
+        }
+        await passages.mergeInsert(KEY_COLUMNS).whenMatchedUpdateAll().execute(makeArrowTable(rows, { schema }));
+      }
+      this.#o.meta.ftsAnalyzer = undefined;
+    }
+  }
+
+  /** After a committed write of `n` pages (inside the write queue): first indexes, then optimize or a refresh. */
+  async afterWrite(n: number): Promise<void> {
+    const { images } = this.#o.tables;
+    if (!this.#ftsReady) await this.#ensureFts();
+    if (!this.#imageFtsReady && (await images.countRows()) > 0) {
+      await images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
+      this.#imageFtsReady = true;
+    }
+    this.#writes += n;
+    this.#unrefreshed += n;
+    if (this.#writes >= this.#o.optimizeEvery) {
+      this.#writes = 0;
+      await this.#optimizeNow();
+    } else this.#scheduleRefresh();
+  }
+
+  /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
+  optimize(): Promise<void> {
+    return this.#o.queue.run(async () => {
+      if (this.#o.isClosed()) return;
+      if (!this.#ftsReady) await this.#ensureFts();
+      else await this.#ensureKeyIndexes();
+      this.#writes = 0;
+      await this.#optimizeNow();
+    });
+  }
+
+  /** Stops the pending refresh (the index is closing). */
+  stop(): void {
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = null;
+  }
+
+  /** Debounced optimize after writes, so new rows reach the indexes within about `refreshAfterMs`. */
+  #scheduleRefresh(): void {
+    if (this.#o.refreshAfterMs <= 0 || this.#o.isClosed()) return;
+    if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
+    // Never more than ~10% of the time refreshing.
+    const delay = Math.max(this.#o.refreshAfterMs, this.#lastOptimizeMs * 10);
+    this.#refreshTimer = setTimeout(() => {
+      this.#refreshTimer = null;
+      if (this.#o.isClosed() || this.#unrefreshed === 0) return;
+      this.optimize().catch((err: unknown) =>
+        this.#o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'index refresh failed'),
+      );
+    }, delay);
+    this.#refreshTimer.unref();
+  }
+
+  async #ensureFts(): Promise<void> {
+    const { passages } = this.#o.tables;
+    if ((await passages.countRows()) === 0) return;
+    await passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+    this.#ftsReady = true;
+    await this.#ensureKeyIndexes();
+  }
+
+  /**
+   * B-tree indexes on `page_ref`: the vector-hit check, whole-row reads, page reads and
+   * deletes all restrict by page_ref; without an index each such predicate scans the column (≈ 30 ms at 1M
+   * passages). Created once (also for an index written before they existed); `optimize()` keeps them up to date.
+   */
+  async #ensureKeyIndexes(): Promise<void> {
+    if (this.#keyIndexes) return;
+    let done = true;
+    for (const table of [this.#o.tables.passages, this.#o.tables.pages]) {
+      const have = (await table.listIndices()).some((i) => i.columns.includes('page_ref'));
+      if (have) continue;
+      if ((await table.countRows()) > 0) await table.createIndex('page_ref', { config: Index.btree() });
+      else done = false;
+    }
+    this.#keyIndexes = done;
+  }
+
+  async #optimizeNow(): Promise<void> {
+    // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions. Maintenance is
+    // best effort: a failure is logged and the index keeps serving (new rows stay searchable unindexed).
+    const { passages, pages, images } = this.#o.tables;
+    const started = Date.now();
+    this.#unrefreshed = 0;
+    const olderThan = new Date(started - 60_000);
+    for (const [name, table] of [['passages', passages], ['pages', pages], ['images', images]] as const) {
+      try {
+        await table.optimize({ cleanupOlderThan: olderThan });
+      } catch (err) {
+        this.#o.log?.warn({ table: name, err: err instanceof Error ? err.message : String(err) }, 'index optimize failed');
+      }
+    }
+    const embedder = this.#o.embedder;
+    if (embedder && !this.#vectorIndex) {
+      const n = await passages.countRows('vector IS NOT NULL');
+      if (n >= this.#o.vectorIndexThreshold) {
+        const partitions = Math.max(1, Math.round(Math.sqrt(n)));
+        await passages.createIndex('vector', {
+          config: Index.ivfPq({ distanceType: 'cosine', numPartitions: partitions, numSubVectors: Math.max(1, Math.floor(embedder.dim / 16)) }),
+        });
+        this.#vectorIndex = true;
+        this.#o.log?.info({ vectors: n, partitions }, 'vector index built');
+      }
+    }
+    await this.#o.afterOptimize();
+    this.#lastOptimizeMs = Date.now() - started;
+  }
+
+  /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
+  async #rebuildFts(): Promise<void> {
+    const started = Date.now();
+    if (this.#ftsReady) await this.#o.tables.passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
+    if (this.#imageFtsReady) await this.#o.tables.images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
+    this.#o.meta.ftsAnalyzer = FTS_ANALYZER;
+    await this.#o.saveMeta();
+    if (this.#ftsReady || this.#imageFtsReady) this.#o.log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
+  }
+}
