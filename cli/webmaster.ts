@@ -7,9 +7,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createResolver } from '../crawler/resolver.js';
+import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
-import { lanceDir, stateFile } from '../main.js';
-import { openStateDb } from '../state/db.js';
 import { openRepositories } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 import { PROOF_METHODS, PROPERTY_KINDS, type ProofMethod, type PropertyKind } from '../state/repos/webmaster-types.js';
@@ -138,15 +137,13 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
         const id = need(values.property, '--property');
         await ownership.status(identity(), id); // ownership of the record
         if (!(await ownership.isOwned(id))) throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
-        if (repos.backend !== 'sqlite') throw new UsageError('webmaster diagnostics reads the embedded SQLite state (not available with SVC_DATABASE_URL yet)');
         const property = await repos.webmaster.getProperty(id);
-        const db = openStateDb(stateFile(config));
-        const index = await PassageIndex.open({ dir: lanceDir(config), embedder: null });
+        // The state through the repositories (PostgreSQL with SVC_DATABASE_URL), the index where SVC_INDEX_URI says.
+        const index = await PassageIndex.open({ location: indexLocation(config), embedder: null });
         try {
-          out(await propertyDiagnostics({ db, index }, property!));
+          out(await propertyDiagnostics({ repos, index }, property!));
         } finally {
           await index.close();
-          db.close();
         }
         return 0;
       }

@@ -3,23 +3,25 @@
  * frontier (state/site-scope.ts counts each URL once: known = indexed + excluded + queued + retrying + dead), host
  * facts (robots sitemaps, link aggregates, change rate), the passage index (canonical, snippet directives) and the
  * entity store (structured data with its source page, and the JSON-LD blocks that failed to parse, per page).
- * Aggregates and the property's own URLs only: no visitor logs exist to report. Reads the embedded SQLite state (as
- * svc_site does), and the parse errors from the entities repository when given (PostgreSQL); see docs/webmaster.md.
+ * Aggregates and the property's own URLs only: no visitor logs exist to report. Everything is read through the
+ * state repositories (SQLite or PostgreSQL, the same numbers from either; test/webmaster/diagnostics*.test.ts).
  */
 import type { StoredPage } from '../index/store.js';
-import type { StateDb } from '../state/db.js';
-import { EntityStore, type JsonLdParseErrorRecord } from '../state/entities.js';
-import type { EntitiesRepo } from '../state/repos/types.js';
-import { Hosts } from '../state/hosts.js';
+import type { JsonLdParseErrorRecord } from '../state/entities.js';
+import type { EntitiesRepo, HostFactsRepo, PropertyStateRepo } from '../state/repos/types.js';
 import type { WebmasterProperty } from '../state/repos/webmaster-types.js';
-import { hostScope, type ExclusionReason } from '../state/site-scope.js';
+import type { ExclusionReason } from '../state/site-scope.js';
 
 export interface DiagnosticsSources {
-  readonly db: StateDb;
+  /** The state repositories (Repositories of either backend). */
+  readonly repos: {
+    readonly hosts: HostFactsRepo;
+    readonly propertyState: PropertyStateRepo;
+    /** Where the crawler's entity sink writes (JSON-LD parse errors). */
+    readonly entities: Pick<EntitiesRepo, 'parseErrors'> | null;
+  };
   /** The passage index (or anything that reads a stored page by page_ref). */
   readonly index: { getPage(pageRef: number): Promise<StoredPage | null> };
-  /** Where the crawler's entity sink writes (the repositories' EntitiesRepo). @default the entities of `db` */
-  readonly entities?: Pick<EntitiesRepo, 'parseErrors'>;
 }
 
 export interface PropertyDiagnostics {
@@ -62,19 +64,6 @@ export interface PropertyDiagnostics {
   readonly links: { readonly outbound: number; readonly inboundHosts: number };
 }
 
-/** The property's hosts as the registry and the frontier know them. */
-function propertyHosts(db: StateDb, p: Pick<WebmasterProperty, 'kind' | 'name'>): string[] {
-  const sub = p.kind === 'domain' ? `%.${p.name}` : p.name;
-  return (
-    db
-      .prepare(
-        `SELECT host FROM documents WHERE host = ? OR host LIKE ? UNION SELECT host FROM frontier WHERE host = ? OR host LIKE ?
-         UNION SELECT host FROM crawl_hosts WHERE host = ? OR host LIKE ? ORDER BY host`,
-      )
-      .all(p.name, sub, p.name, sub, p.name, sub) as { host: string }[]
-  ).map((r) => r.host);
-}
-
 const median = (xs: number[]): number | null => {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
@@ -84,13 +73,15 @@ const median = (xs: number[]): number | null => {
 
 /** Diagnostics of one property. The caller checks ownership first (webmaster/ownership.ts isOwned). */
 export async function propertyDiagnostics(src: DiagnosticsSources, property: WebmasterProperty): Promise<PropertyDiagnostics> {
-  const { db } = src;
-  const hosts = propertyHosts(db, property);
+  const { repos } = src;
+  const hosts = await repos.propertyState.hostsUnder(property.kind, property.name);
   const urls = { known: 0, indexed: 0, queued: 0, retrying: 0, dead: 0 };
   const byReason: Partial<Record<ExclusionReason, number>> = {};
   let excluded = 0;
+  let outbound = 0;
+  let inboundHosts = 0;
   for (const h of hosts) {
-    const s = hostScope(db, h);
+    const { facts: f, scope: s } = await repos.hosts.evidence(h);
     urls.known += s.known;
     urls.indexed += s.indexed;
     urls.queued += s.queued;
@@ -98,36 +89,22 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     urls.dead += s.dead;
     excluded += s.excluded.total;
     for (const [k, v] of Object.entries(s.excluded.byReason)) byReason[k as ExclusionReason] = (byReason[k as ExclusionReason] ?? 0) + (v ?? 0);
+    if (f) {
+      outbound += f.outboundLinks;
+      inboundHosts += f.inboundHosts;
+    }
   }
-  const inHosts = `host IN (${hosts.map(() => '?').join(', ') || 'NULL'})`;
-
-  const sitemaps = (
-    db.prepare(`SELECT url, state, last_status, last_outcome FROM frontier WHERE kind = 'sitemap' AND ${inHosts} ORDER BY url`).all(...hosts) as {
-      url: string;
-      state: string;
-      last_status: number | null;
-      last_outcome: string | null;
-    }[]
-  ).map((r) => ({ url: r.url, state: r.state, lastStatus: r.last_status, lastOutcome: r.last_outcome }));
-
+  const rows = await repos.propertyState.rows(hosts);
   const statusCodes: Record<string, number> = {};
-  for (const r of db.prepare(`SELECT last_status AS s, count(*) AS n FROM frontier WHERE kind = 'page' AND ${inHosts} GROUP BY last_status`).all(...hosts) as { s: number | null; n: number }[])
-    statusCodes[r.s === null ? 'none' : String(r.s)] = r.n;
+  for (const r of rows.statusCounts) statusCodes[r.status === null ? 'none' : String(r.status)] = r.count;
 
-  const docs = db.prepare(`SELECT page_ref, url, status, reason, last_fetched, last_changed FROM documents WHERE ${inHosts}`).all(...hosts) as {
-    page_ref: number;
-    url: string;
-    status: string;
-    reason: string | null;
-    last_fetched: string | null;
-    last_changed: string | null;
-  }[];
+  const docs = rows.documents;
   const groups = new Map<string, number>();
   let pointingElsewhere = 0;
   let nosnippet = 0;
   let maxSnippet = 0;
   for (const d of docs.filter((x) => x.status === 'indexed')) {
-    const page = await src.index.getPage(d.page_ref);
+    const page = await src.index.getPage(d.pageRef);
     if (!page) continue;
     const canonical = page.canonicalUrl ?? page.url;
     groups.set(canonical, (groups.get(canonical) ?? 0) + 1);
@@ -135,29 +112,11 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     if (page.snippet.nosnippet) nosnippet++;
     else if (page.snippet.maxSnippet !== null) maxSnippet++;
   }
-  const fetched = docs.map((d) => d.last_fetched).filter((x): x is string => x !== null).sort();
-  const changed = docs.map((d) => d.last_changed).filter((x): x is string => x !== null).sort();
-
-  const facts = new Hosts(db);
-  let outbound = 0;
-  let inboundHosts = 0;
-  const intervals: number[] = [];
-  for (const h of hosts) {
-    const f = facts.get(h);
-    if (!f) continue;
-    outbound += f.outboundLinks;
-    inboundHosts += f.inboundHosts;
-  }
-  for (const r of db.prepare(`SELECT interval_ms FROM host_change_intervals WHERE ${inHosts}`).all(...hosts) as { interval_ms: number }[]) intervals.push(r.interval_ms);
-
-  const entities = (
-    db
-      .prepare(
-        `SELECT e.id, e.name, e.kind, s.page_url, s.observed_at FROM entity_sources s JOIN entities e ON e.seq = s.entity_seq
-         JOIN documents d ON d.page_ref = s.page_ref WHERE s.type = 'page' AND d.${inHosts} ORDER BY e.id, s.page_url`,
-      )
-      .all(...hosts) as { id: string; name: string; kind: string; page_url: string; observed_at: string }[]
-  ).map((r) => ({ id: r.id, name: r.name, kind: r.kind, pageUrl: r.page_url, observedAt: r.observed_at }));
+  const fetched = docs.map((d) => d.lastFetched).filter((x): x is string => x !== null).sort();
+  const changed = docs.map((d) => d.lastChanged).filter((x): x is string => x !== null).sort();
+  const sitemaps = rows.sitemaps;
+  const intervals = [...rows.changeIntervalsMs];
+  const entities = rows.entitySources;
 
   return {
     property: { id: property.id, kind: property.kind, name: property.name },
@@ -176,7 +135,7 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     structuredData: {
       entities,
       parseErrors: docs.filter((d) => (d.reason ?? '').startsWith('parse_error')).map((d) => d.url).sort(),
-      jsonLdParseErrors: await (src.entities ?? new EntityStore(db)).parseErrors(hosts),
+      jsonLdParseErrors: (await repos.entities?.parseErrors(hosts)) ?? [],
     },
     links: { outbound, inboundHosts },
   };

@@ -65,6 +65,7 @@ import { PgWebmaster } from './webmaster-postgres.js';
 import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites } from './crawl-postgres.js';
 import { scopeText } from './crawl-sql.js';
 import { PgEntities } from './entities-postgres.js';
+import { pgPropertyState } from './property-state.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -199,6 +200,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       entities: new PgEntities(db),
       // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
       webmaster: new PgWebmaster(pool),
+      propertyState: pgPropertyState(db),
       outbox: new PgOutbox(db),
       applied,
       ping: async () => {

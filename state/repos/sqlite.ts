@@ -53,6 +53,7 @@ import {
   type RequestsRepo,
   type UsageCountersRepo,
 } from './types.js';
+import { sqlitePropertyState } from './property-state.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
 import { planKnown, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 
@@ -120,6 +121,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     entities: sqliteEntities(new EntityStore(db)),
     hosts: sqliteHostFacts(db),
     webmaster: new SqliteWebmaster(db),
+    propertyState: sqlitePropertyState(db),
     outbox: new SqliteOutbox(db),
     applied: opts.applied ?? [],
     ping: async () => {

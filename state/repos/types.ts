@@ -426,6 +426,31 @@ export interface EntitiesRepo {
   counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;
 }
 
+/** A property's state rows for webmaster diagnostics (issue 11; planned, not exposed). */
+export interface PropertyStateRows {
+  readonly sitemaps: readonly { readonly url: string; readonly state: string; readonly lastStatus: number | null; readonly lastOutcome: string | null }[];
+  /** Page URLs in the frontier by last HTTP status (null: no response yet). */
+  readonly statusCounts: readonly { readonly status: number | null; readonly count: number }[];
+  readonly documents: readonly {
+    readonly pageRef: number;
+    readonly url: string;
+    readonly status: string;
+    readonly reason: string | null;
+    readonly lastFetched: string | null;
+    readonly lastChanged: string | null;
+  }[];
+  readonly changeIntervalsMs: readonly number[];
+  /** Entities fed by the hosts' pages, with the page (provenance). */
+  readonly entitySources: readonly { readonly id: string; readonly name: string; readonly kind: string; readonly pageUrl: string; readonly observedAt: string }[];
+}
+
+/** What webmaster diagnostics read about a property's hosts beyond `HostFactsRepo.evidence` (state/repos/property-state.ts). */
+export interface PropertyStateRepo {
+  /** Hosts the registry, the frontier or the host facts know under a domain (itself and its subdomains) or a host. */
+  hostsUnder(kind: 'domain' | 'host', name: string): Promise<string[]>;
+  rows(hosts: readonly string[]): Promise<PropertyStateRows>;
+}
+
 /** Every repository of one backend, opened (and migrated) together. */
 export interface Repositories {
   readonly backend: 'sqlite' | 'postgres';
@@ -446,6 +471,8 @@ export interface Repositories {
   readonly outbox: OutboxRepo;
   /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
   readonly webmaster: WebmasterRepo;
+  /** A property's crawl state for webmaster diagnostics (issue 11; planned, not exposed). */
+  readonly propertyState: PropertyStateRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];
   /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */

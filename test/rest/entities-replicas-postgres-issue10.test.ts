@@ -75,7 +75,7 @@ if (why) {
     t.match(held, [{ url: broken, host: 'ville-quebec.test', reason: 'invalid_json', blocks: 1 }]);
     t.equal(held.length, 1);
     const { property } = await a.services.deps.repos.webmaster.createProperty({ account: 'acct_q', kind: 'host', name: 'ville-quebec.test', at: new Date().toISOString() });
-    const d = await propertyDiagnostics({ db: a.services.local.db, index: a.services.deps.index, entities: b.services.deps.repos.entities! }, property);
+    const d = await propertyDiagnostics({ repos: b.services.deps.repos, index: a.services.deps.index }, property);
     t.same(d.structuredData.jsonLdParseErrors, held, 'diagnostics equal what PostgreSQL holds');
   });
 }

@@ -46,7 +46,7 @@ t.test('issue 11: diagnostics numbers equal what the index and frontier hold for
 
   const repos = sqliteRepositories(db);
   const { property } = await repos.webmaster.createProperty({ account: 'acct_x', kind: 'host', name: 'alpha.test', at: new Date().toISOString() });
-  const d = await propertyDiagnostics({ db, index }, property);
+  const d = await propertyDiagnostics({ repos, index }, property);
 
   // URL scope: each URL once, from the registry and the frontier.
   const docs = db.prepare(`SELECT page_ref, url, status, reason FROM documents WHERE host = 'alpha.test'`).all() as { page_ref: number; url: string; status: string; reason: string | null }[];
@@ -133,7 +133,7 @@ t.test('issue 11: a page with one broken and one valid JSON-LD block: diagnostic
   t.equal(stored.length, 1, 'the other pages of the host parsed');
   t.match(stored, [{ page_ref: pageRef, page_url: broken, host: 'ville-quebec.test', reason: 'invalid_json', blocks: 1 }], 'one invalid block on that page');
   const { property } = await repos.webmaster.createProperty({ account: 'acct_q', kind: 'host', name: 'ville-quebec.test', at: new Date().toISOString() });
-  const d = await propertyDiagnostics({ db, index }, property);
+  const d = await propertyDiagnostics({ repos, index }, property);
   t.same(
     d.structuredData.jsonLdParseErrors,
     stored.map((r) => ({ pageRef: r.page_ref, url: r.page_url, host: r.host, reason: r.reason, blocks: r.blocks, observedAt: r.observed_at })),
