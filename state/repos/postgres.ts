@@ -198,8 +198,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       requests: new PgRequests(db),
       hosts: new PgHostFacts(db),
       entities: new PgEntities(db),
-      // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
-      webmaster: new PgWebmaster(pool),
+      webmaster: new PgWebmaster(db),
       propertyState: pgPropertyState(db),
       outbox: new PgOutbox(db),
       applied,
