@@ -31,9 +31,9 @@ export interface Services extends AppServices {
   /** The crawler, when this process crawls (config.crawl). */
   readonly crawler: Crawler | null;
   /**
-   * The SQLite state file in the data dir and today's synchronous stores on it: entities still live there on
-   * PostgreSQL too (not ported yet); the crawler works through the repositories. Tools, REST and the CLI never use
-   * these; tests and benchmarks read through them on the embedded default.
+   * The SQLite state file in the data dir and today's synchronous stores on it. The crawler works through the
+   * repositories, and its entity sink is the repositories' (`deps.entities`), which on the embedded default is this
+   * same file. Tools, REST and the CLI never use these; tests and benchmarks read through them on the embedded default.
    */
   readonly local: { readonly db: StateDb; readonly documents: Documents; readonly entities: EntityStore };
   /** Starts the background work: the crawler loop and the URL-request processor. */
@@ -100,7 +100,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   if (repos.backend === 'postgres') {
     log.warn(
-      'SVC_DATABASE_URL: API and crawl state (keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox) is on PostgreSQL; entities stay in the SQLite file in the data dir (see docs/deploy.md)',
+      'SVC_DATABASE_URL: API and crawl state (keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox) and entities are on PostgreSQL (see docs/deploy.md)',
     );
   }
   const writesIndex = role === 'all' || role === 'indexer';
@@ -126,12 +126,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   const documents = new Documents(db);
   const entities = new EntityStore(db);
+  // Entities are the repositories' (PostgreSQL with SVC_DATABASE_URL: shared by the fleet); the crawler's entity
+  // sink writes there too, so every replica answers svc_entities from the same store.
+  const entityRepo = repos.entities ?? sqliteEntities(entities);
   // A crawler worker hands its pages to the indexer through the outbox; in `all` the crawler writes the index
   // itself (one process: the outbox would only add a round trip; docs/deploy.md).
   const crawler =
     config.crawl && (role === 'all' || role === 'crawler')
       ? createCrawler({ config, repos, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
-          entities,
+          entities: entityRepo,
           log: log.child({ part: 'crawler' }),
           ...(opts.crawlLeaseMs !== undefined ? { frontier: { leaseMs: opts.crawlLeaseMs } } : {}),
         })
@@ -139,8 +142,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
   const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents: repos.documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  // Entities stay in the data dir's SQLite file on PostgreSQL too (not ported yet): the crawler's sink writes there.
-  const deps: ServiceDeps = { config, repos, log, now, index, entities: repos.entities ?? sqliteEntities(entities), crawler, resolver };
+  const deps: ServiceDeps = { config, repos, log, now, index, entities: entityRepo, crawler, resolver };
   let closed = false;
   let started = false;
   return {

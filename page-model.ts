@@ -100,13 +100,28 @@ export interface PageSink {
 /** One schema.org JSON-LD node as declared on a page (after @graph flattening), untouched otherwise. */
 export type JsonLdNode = Readonly<Record<string, unknown>>;
 
+/** Why a JSON-LD block of a page could not be read (closed vocabulary: webmaster diagnostics report it, no text). */
+export const JSON_LD_PARSE_ERRORS = ['empty_block', 'invalid_json'] as const;
+export type JsonLdParseError = (typeof JSON_LD_PARSE_ERRORS)[number];
+/** The JSON-LD blocks of one page that could not be parsed, counted by reason. */
+export type JsonLdParseErrors = Readonly<Partial<Record<JsonLdParseError, number>>>;
+
 /**
- * Where the crawler pipeline sends the structured data it read. Implemented by the entity store (state/).
+ * Where the crawler pipeline sends the structured data it read. Implemented by the entity store (state/): the SQLite
+ * EntityStore answers at once, the repositories (EntitiesRepo, PostgreSQL too) with a promise the pipeline awaits.
  * A page that is excluded (noindex, removal, gone) is withdrawn: everything it contributed goes.
  */
 export interface EntitySink {
-  /** Replaces what this page contributes with `nodes` (LocalBusiness and subtypes, Organization, Place, …). */
-  observePage(page: { pageRef: number; url: string; host: string; lang: string | null }, nodes: readonly JsonLdNode[], observedAt: string): void;
+  /**
+   * Replaces what this page contributes with `nodes` (LocalBusiness and subtypes, Organization, Place, …) and the
+   * count of its JSON-LD blocks that failed to parse (kept for webmaster diagnostics; none when omitted).
+   */
+  observePage(
+    page: { pageRef: number; url: string; host: string; lang: string | null },
+    nodes: readonly JsonLdNode[],
+    observedAt: string,
+    parseErrors?: JsonLdParseErrors,
+  ): void | Promise<void>;
   /** Withdraws everything this page contributed. */
-  withdrawPage(pageRef: number): void;
+  withdrawPage(pageRef: number): void | Promise<void>;
 }

@@ -33,7 +33,7 @@ export interface CrawlSinks {
 export interface CrawlCommandDeps {
   /**
    * Opens the sinks. @default the index at SVC_INDEX_URI (host ids from the state repositories) and the entity
-   * store in the data dir's SQLite file (entities are not on PostgreSQL yet)
+   * store of the repositories (the data dir's SQLite file, or PostgreSQL with SVC_DATABASE_URL)
    */
   readonly openSinks?: (config: Config, db: StateDb, repos: Repositories) => Promise<CrawlSinks>;
   /** Progress refresh interval on a TTY, ms. @default 250 */
@@ -47,7 +47,7 @@ async function defaultSinks(config: Config, db: StateDb, repos: Repositories): P
   const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: repos.hostIds });
   return {
     sink: index,
-    entities: new EntityStore(db),
+    entities: repos.entities ?? new EntityStore(db),
     close: async () => {
       await index.close();
       await embedder?.close();

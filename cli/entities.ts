@@ -5,11 +5,10 @@
  * known (from a page or another database) merge into it (docs/api-entities.md).
  */
 import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { loadConfig } from '../config.js';
-import { openStateDb } from '../state/db.js';
-import { EntityStore, KNOWN_DATASETS, type DatasetInfo } from '../state/entities.js';
+import { KNOWN_DATASETS, type DatasetInfo, type DatasetRowInput, type UpsertOutcome } from '../state/entities.js';
+import { openRepositories } from '../state/repos/open.js';
 import { datasetFacts, type RejectReason } from '../state/entity-facts.js';
 import { COMMAND_HELP } from './help.js';
 
@@ -280,7 +279,8 @@ export interface ImportReport {
  * Rows are committed in batches so a crash loses at most one batch, and a re-run repairs it (idempotent).
  */
 export async function importDataset(
-  store: EntityStore,
+  /** The entity store or repository (SQLite EntityStore, or the repositories' EntitiesRepo on either backend). */
+  store: { importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): UpsertOutcome[] | Promise<UpsertOutcome[]> },
   dataset: DatasetId,
   file: string,
   observedAt: string,
@@ -289,7 +289,6 @@ export async function importDataset(
   verifiedAt?: string,
 ): Promise<ImportReport> {
   const m = MAPPINGS[dataset];
-  store.registerDataset(m.info);
   const raw = createReadStream(file);
   const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
   // pipe() does not forward errors: a missing file must fail the import, not leave it waiting.
@@ -303,46 +302,48 @@ export async function importDataset(
   let header: string[] | null = null;
   let batch: Row[] = [];
   const occurrences = new Map<string, number>();
-  const flush = (): void => {
+  const flush = async (): Promise<void> => {
     const rows = batch;
     batch = [];
-    store.transaction(() => {
-      for (const r of rows) {
-        const id = m.rowId(r);
-        // Row ids are not unique in every database (ODBus v1 repeats idx): the n-th repeat in file order gets
-        // "~n", which is stable for the same file, so a re-import still updates the same sources.
-        const seen = occurrences.get(id) ?? 0;
-        occurrences.set(id, seen + 1);
-        const rowId = seen === 0 ? id : `${id}~${seen + 1}`;
-        if (id === '') {
-          reject('no_row_id');
-          continue;
-        }
-        const kind = m.kind(r);
-        if (typeof kind !== 'string') {
-          reject(kind.reject);
-          continue;
-        }
-        const f = datasetFacts({
-          name: m.name(r),
-          kind,
-          street: m.street(r),
-          locality: m.locality(r),
-          province: m.province(r),
-          postalCode: m.postal(r),
-          lat: m.lat(r),
-          lon: m.lon(r),
-        });
-        if (!f.ok) {
-          reject(f.reason);
-          continue;
-        }
-        const out = store.upsertDatasetRow(dataset, rowId, f.facts, observedAt, verifiedAt);
-        if (out.outcome === 'created') report.admitted++;
-        else if (out.outcome === 'merged') report.merged++;
-        else report.updated++;
+    const admitted: DatasetRowInput[] = [];
+    for (const r of rows) {
+      const id = m.rowId(r);
+      // Row ids are not unique in every database (ODBus v1 repeats idx): the n-th repeat in file order gets
+      // "~n", which is stable for the same file, so a re-import still updates the same sources.
+      const seen = occurrences.get(id) ?? 0;
+      occurrences.set(id, seen + 1);
+      const rowId = seen === 0 ? id : `${id}~${seen + 1}`;
+      if (id === '') {
+        reject('no_row_id');
+        continue;
       }
-    });
+      const kind = m.kind(r);
+      if (typeof kind !== 'string') {
+        reject(kind.reject);
+        continue;
+      }
+      const f = datasetFacts({
+        name: m.name(r),
+        kind,
+        street: m.street(r),
+        locality: m.locality(r),
+        province: m.province(r),
+        postalCode: m.postal(r),
+        lat: m.lat(r),
+        lon: m.lon(r),
+      });
+      if (!f.ok) {
+        reject(f.reason);
+        continue;
+      }
+      admitted.push({ rowId, facts: f.facts });
+    }
+    // One transaction per batch: a crash loses at most this batch, and a re-run repairs it (idempotent).
+    for (const outcome of await store.importRows(dataset, admitted, observedAt, verifiedAt)) {
+      if (outcome === 'created') report.admitted++;
+      else if (outcome === 'merged') report.merged++;
+      else report.updated++;
+    }
   };
   for await (const rec of readCsv(input)) {
     if (header === null) {
@@ -364,11 +365,11 @@ export async function importDataset(
     header.forEach((h, i) => (row[h] = rec[i] ?? ''));
     batch.push(row);
     if (batch.length >= 500) {
-      flush();
+      await flush();
       onBatch?.(report);
     }
   }
-  if (batch.length > 0) flush();
+  if (batch.length > 0) await flush();
   return report;
 }
 
@@ -426,18 +427,27 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     write(io.stderr, `svc entities import: ${(e as Error).message}`);
     return 2;
   }
-  const db = openStateDb(join(config.dataDir, STATE_FILE));
+  // The repositories: the SQLite file in the data dir, or PostgreSQL with SVC_DATABASE_URL (shared by the fleet).
+  let repos;
   try {
-    const store = new EntityStore(db);
+    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  } catch (e) {
+    write(io.stderr, `svc entities import: ${(e as Error).message}`);
+    return 1;
+  }
+  const store = repos.entities;
+  try {
+    if (!store) throw new Error('this state backend holds no entities');
     const tty = (io.stdout as NodeJS.WriteStream).isTTY === true;
     // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
     const progress = tty ? (r: Readonly<ImportReport>) => void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`) : undefined;
     const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress, asOf);
+    await store.afterImport?.();
     if (tty) io.stdout.write('\r\x1b[K');
     const reasons = Object.entries(report.reasons)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
-    const total = store.counts();
+    const total = await store.counts();
     write(
       io.stdout,
       [
@@ -452,6 +462,6 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     write(io.stderr, `svc entities import: ${err.code === 'ENOENT' ? `no such file: ${file}` : err.message}`);
     return 1;
   } finally {
-    db.close();
+    await repos.close();
   }
 }

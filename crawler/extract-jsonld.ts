@@ -4,7 +4,7 @@
  * subtypes — see ../schema-org-types.ts), and the dates and address signals a page declares. Microdata and RDFa are
  * deliberately not read (spec §1.4).
  */
-import type { JsonLdNode } from '../page-model.js';
+import type { JsonLdNode, JsonLdParseError } from '../page-model.js';
 import { isEntityKind } from '../schema-org-types.js';
 
 /** What the JSON-LD of one page declares. */
@@ -22,6 +22,8 @@ export interface JsonLdReading {
   readonly dateModified: string | null;
   /** Blocks that could not be parsed even after repair. */
   readonly parseErrors: number;
+  /** The same blocks by reason (closed vocabulary; the entity sink keeps them for webmaster diagnostics). */
+  readonly parseErrorReasons: Readonly<Partial<Record<JsonLdParseError, number>>>;
 }
 
 /** Short type name: the last segment of an IRI or CURIE ("http://schema.org/Restaurant" → "Restaurant"). */
@@ -124,6 +126,7 @@ export function readJsonLd(blocks: readonly string[]): JsonLdReading {
   let entityDatePublished: string | null = null;
   let entityDateModified: string | null = null;
   let parseErrors = 0;
+  const parseErrorReasons: Partial<Record<JsonLdParseError, number>> = {};
   let visited = 0;
 
   const visit = (value: unknown, depth: number, insideEntity: boolean): void => {
@@ -165,6 +168,8 @@ export function readJsonLd(blocks: readonly string[]): JsonLdReading {
     const parsed = parseJsonLdBlock(raw);
     if (parsed === null) {
       parseErrors++;
+      const reason: JsonLdParseError = raw.trim() === '' ? 'empty_block' : 'invalid_json';
+      parseErrorReasons[reason] = (parseErrorReasons[reason] ?? 0) + 1;
       continue;
     }
     for (const v of parsed) visit(v, 0, false);
@@ -177,5 +182,6 @@ export function readJsonLd(blocks: readonly string[]): JsonLdReading {
     datePublished: datePublished ?? entityDatePublished,
     dateModified: dateModified ?? entityDateModified,
     parseErrors,
+    parseErrorReasons,
   };
 }

@@ -10,7 +10,7 @@
  * index and registries are idempotent), never lose the links it discovered.
  */
 import { createHash } from 'node:crypto';
-import type { EntitySink, JsonLdNode, PageInput, PageSink } from '../page-model.js';
+import type { EntitySink, JsonLdNode, JsonLdParseErrors, PageInput, PageSink } from '../page-model.js';
 import type { DocumentsRepo, HostFactsRepo } from '../state/repos/types.js';
 import { classifyAddress, ipLiteralOf } from './address.js';
 import { parseDirectives, type Directives } from './directives.js';
@@ -502,7 +502,7 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     signals: { declaredTypes: page.jsonLd.declaredTypes, addressCountries: page.jsonLd.addressCountries, addressRegions: page.jsonLd.addressRegions },
     passages: page.passages,
     images: directives.noimageindex ? [] : page.images,
-  }, { entities: page.jsonLd.entities, linkHosts, linksAdmitted, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+  }, { entities: page.jsonLd.entities, parseErrors: page.jsonLd.parseErrorReasons, linkHosts, linksAdmitted, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
 }
 
 /** PDF, text and Markdown: X-Robots-Tag, extraction, then the same commit as a page (no links are followed). */
@@ -559,7 +559,7 @@ async function commitPage(
   deps: PipelineDeps,
   at: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish },
   content: Omit<PageInput, 'pageRef' | 'url' | 'host' | 'fetchedAt' | 'contentHash'> & { mainText: string },
-  extra: { entities: readonly JsonLdNode[]; linkHosts: ReadonlyMap<string, number>; linksAdmitted: number; recrawlBy: number | null },
+  extra: { entities: readonly JsonLdNode[]; parseErrors?: JsonLdParseErrors; linkHosts: ReadonlyMap<string, number>; linksAdmitted: number; recrawlBy: number | null },
 ): Promise<ItemOutcome> {
   const { documents } = deps;
   const { base, host, finish } = at;
@@ -571,7 +571,7 @@ async function commitPage(
   const before = await documents.get(pageRef);
   await deps.sink.upsertPage(input);
   const change = await documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
-  await deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at);
+  await deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at, extra.parseErrors);
   await deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);
   if (change === 'changed' && before?.lastChanged) await deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
   return finish(

@@ -5,24 +5,24 @@
  * Matching, country and licence rules: docs/api-entities.md.
  */
 import { createHash } from 'node:crypto';
-import type { EntitySink, JsonLdNode } from '../page-model.js';
-import { schemaAncestors, withSubtypes } from '../schema-org-types.js';
+import { JSON_LD_PARSE_ERRORS, type EntitySink, type JsonLdNode, type JsonLdParseError, type JsonLdParseErrors } from '../page-model.js';
 import type { Statement } from 'better-sqlite3';
 import type { StateDb } from './db.js';
-import { foldText, provinceOf } from './entity-canada.js';
-import { factsFromJsonLd, matchKeys, matchName, withNestedEntities, type EntityFacts, type RejectReason } from './entity-facts.js';
-import { kindWord } from './entity-kind-words.js';
+import type { EntityFacts, RejectReason } from './entity-facts.js';
+import {
+  datasetStatement,
+  joinDecision,
+  mergeSources,
+  pageStatements,
+  runJoinSync,
+  searchPlan,
+  toEntityRecord,
+  type EntityRow,
+  type JoinAsk,
+  type SourceRow,
+} from './entity-merge.js';
 
-/** The open-data licence every Statistics Canada database here is published under. */
-export const OGL_CANADA = {
-  name: 'Open Government Licence – Canada',
-  url: 'https://open.canada.ca/en/open-government-licence-canada',
-  attribution: 'Contains information licensed under the Open Government Licence – Canada.',
-} as const;
-
-/** What the record says about a page source's licence: none is granted by the page's own declaration. */
-export const PAGE_LICENCE_NOTE =
-  "No licence: a page's own structured-data declaration grants no licence. The facts are shown as observations of that page, attributed to it.";
+export { EntityQueryError, OGL_CANADA, PAGE_LICENCE_NOTE } from './entity-merge.js';
 
 /** An open dataset the importer knows. */
 export interface DatasetInfo {
@@ -117,60 +117,34 @@ export interface EntityQuery {
 /** What happened to one source statement when it was recorded. */
 export type UpsertOutcome = 'created' | 'merged' | 'updated';
 
-interface EntityRow {
-  seq: number;
-  id: string;
-  name: string;
-  kind: string;
-  street: string | null;
-  locality: string | null;
-  province: string | null;
-  postal_code: string | null;
-  country: string;
-  lat: number | null;
-  lon: number | null;
-  telephone: string | null;
-  url: string | null;
-  last_verified_at: string;
+/** Per-node outcome of a page observation. */
+export type NodeOutcome = { ok: true; id: string; outcome: UpsertOutcome } | { ok: false; reason: RejectReason };
+
+/** One dataset row for a batch import. */
+export interface DatasetRowInput {
+  readonly rowId: string;
+  readonly facts: EntityFacts;
 }
 
-interface SourceRow {
-  source_key: string;
-  entity_seq: number;
-  type: 'page' | 'dataset';
-  page_ref: number | null;
-  page_url: string | null;
-  dataset: string | null;
-  row_id: string | null;
-  facts: string;
-  observed_at: string;
-  verified_at: string | null;
+/** JSON-LD blocks of one page that failed to parse, with provenance (webmaster diagnostics; no page text). */
+export interface JsonLdParseErrorRecord {
+  readonly pageRef: number;
+  readonly url: string;
+  readonly host: string;
+  readonly reason: JsonLdParseError;
+  /** How many blocks of the page failed for this reason at its last fetch. */
+  readonly blocks: number;
+  readonly observedAt: string;
 }
 
-/** Facts fields reported as observations, in record order. */
-const OBSERVED_FIELDS = ['name', 'kind', 'street', 'locality', 'province', 'postalCode', 'lat', 'lon', 'telephone', 'url'] as const;
-const FIELD_NAMES: Record<(typeof OBSERVED_FIELDS)[number], string> = {
-  name: 'name',
-  kind: 'kind',
-  street: 'address.street',
-  locality: 'address.locality',
-  province: 'address.province',
-  postalCode: 'address.postal_code',
-  lat: 'geo.lat',
-  lon: 'geo.lon',
-  telephone: 'telephone',
-  url: 'url',
-};
-
-/** A search error the tool turns into 422 (e.g. an unknown province or kind). */
-export class EntityQueryError extends Error {
-  override readonly name = 'EntityQueryError';
-  constructor(
-    readonly field: 'province' | 'kind' | 'q' | 'limit',
-    message: string,
-  ) {
-    super(message);
+/** The parse-error rows to store for a page: known reasons with a positive whole count only. */
+export function parseErrorRows(parseErrors: JsonLdParseErrors | undefined): [JsonLdParseError, number][] {
+  const out: [JsonLdParseError, number][] = [];
+  for (const reason of JSON_LD_PARSE_ERRORS) {
+    const n = parseErrors?.[reason];
+    if (n !== undefined && Number.isInteger(n) && n > 0) out.push([reason, n]);
   }
+  return out;
 }
 
 /** The durable id of an entity first created from `primaryKey`: stable across recrawls, re-imports and rebuilds. */
@@ -183,35 +157,11 @@ function ftsQuery(words: readonly string[]): string {
   return words.map((w, i) => `"${w}"${i === words.length - 1 ? '*' : ''}`).join(' ');
 }
 
-/** Farthest apart (m) two descriptions of one establishment with the same name may place it. */
-const SAME_PLACE_METRES = 250;
-
-/** Great-circle distance in metres (haversine). */
-function metresBetween(a: { lat: number; lon: number }, b: { lat: number; lon: number }): number {
-  const rad = Math.PI / 180;
-  const dLat = (b.lat - a.lat) * rad;
-  const dLon = (b.lon - a.lon) * rad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.min(1, Math.sqrt(h)));
-}
-
-/**
- * Whether an entity with the same folded name is the establishment these facts describe, when no key matched
- * (one side lacks a postal code, the spellings of the locality differ: "Québec" vs "Québec City"): different
- * postal codes say no; coordinates within 250 m, or the same street in the same locality, say yes.
- */
-function samePlace(
-  e: { lat: number | null; lon: number | null; postal_code: string | null; street: string | null; locality: string | null },
-  f: EntityFacts,
-): boolean {
-  if (e.postal_code !== null && f.postalCode !== null && e.postal_code !== f.postalCode) return false;
-  if (e.lat !== null && e.lon !== null && f.lat !== null && f.lon !== null) return metresBetween({ lat: e.lat, lon: e.lon }, { lat: f.lat, lon: f.lon }) <= SAME_PLACE_METRES;
-  return e.street !== null && f.street !== null && e.locality !== null && f.locality !== null && foldText(e.street) === foldText(f.street) && foldText(e.locality) === foldText(f.locality);
-}
-
 /**
  * SQLite-backed entity store. Implements EntitySink for the crawler pipeline: `observePage` replaces what a page
- * contributes, `withdrawPage` removes it, and an entity with no remaining source is deleted.
+ * contributes, `withdrawPage` removes it, and an entity with no remaining source is deleted. The decisions (which
+ * statements a page makes, which entity one joins, how fields merge, what a query means) are entity-merge.ts's,
+ * shared with the PostgreSQL repository; this class only answers them from SQLite.
  */
 export class EntityStore implements EntitySink {
   readonly #db: StateDb;
@@ -239,23 +189,26 @@ export class EntityStore implements EntitySink {
   }
 
   /**
-   * Replaces everything the page contributes with the admitted nodes, in one transaction (EntitySink). Nodes that
-   * are not Canadian, unnamed or out of scope are skipped; `observePageDetailed` says why.
+   * Replaces everything the page contributes with the admitted nodes, and its JSON-LD parse errors, in one
+   * transaction (EntitySink). Nodes that are not Canadian, unnamed or out of scope are skipped; `observePageDetailed`
+   * says why.
    */
   observePage(
     page: { pageRef: number; url: string; host: string; lang: string | null },
     nodes: readonly JsonLdNode[],
     observedAt: string,
+    parseErrors?: JsonLdParseErrors,
   ): void {
-    this.observePageDetailed(page, nodes, observedAt);
+    this.observePageDetailed(page, nodes, observedAt, parseErrors);
   }
 
   /** Same as observePage, with the per-node outcome. */
   observePageDetailed(
-    page: { pageRef: number; url: string },
+    page: { pageRef: number; url: string; host?: string },
     nodes: readonly JsonLdNode[],
     observedAt: string,
-  ): ({ ok: true; id: string; outcome: UpsertOutcome } | { ok: false; reason: RejectReason })[] {
+    parseErrors?: JsonLdParseErrors,
+  ): NodeOutcome[] {
     return this.#db.transaction(() => {
       // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
       const previous = new Map<string, number>();
@@ -267,27 +220,18 @@ export class EntityStore implements EntitySink {
       }
       const touched = new Set<number>(this.#prep<[number], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE page_ref = ?').all(page.pageRef).map((r) => r.entity_seq));
       this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(page.pageRef);
+      this.#recordParseErrors(page, parseErrors, observedAt);
 
-      const results: ({ ok: true; id: string; outcome: UpsertOutcome } | { ok: false; reason: RejectReason })[] = [];
-      const seenKeys = new Set<string>();
-      let n = 0;
-      for (const node of withNestedEntities(nodes)) {
-        const mapped = factsFromJsonLd(node, page.url);
-        if (!mapped.ok) {
-          results.push(mapped);
+      const results: NodeOutcome[] = [];
+      for (const st of pageStatements(page.pageRef, page.url, nodes)) {
+        if (!st.ok) {
+          results.push(st);
           continue;
         }
-        const keys = matchKeys(mapped.facts);
-        // Without any matching key, the page URL + name identifies the node (it can then merge with nothing else).
-        if (keys.length === 0) keys.push(`pn:${page.url}|${matchName(mapped.facts.name)}`);
-        // The same establishment declared twice on one page is one source statement.
-        if (keys.some((k) => seenKeys.has(k))) continue;
-        for (const k of keys) seenKeys.add(k);
-        const sourceKey = `page:${page.pageRef}:${n++}`;
         const r = this.#record(
-          { sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
-          mapped.facts,
-          keys,
+          { sourceKey: st.sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
+          st.facts,
+          st.keys,
           observedAt,
           previous,
         );
@@ -299,18 +243,37 @@ export class EntityStore implements EntitySink {
     }).immediate();
   }
 
-  /** Withdraws everything the page contributed; entities left without a source disappear. */
+  /** A page's parse errors replace its previous ones (a fixed page clears them). */
+  #recordParseErrors(page: { pageRef: number; url: string; host?: string }, parseErrors: JsonLdParseErrors | undefined, at: string): void {
+    this.#prep('DELETE FROM entity_parse_errors WHERE page_ref = ?').run(page.pageRef);
+    const host = page.host ?? new URL(page.url).host;
+    for (const [reason, n] of parseErrorRows(parseErrors)) {
+      this.#prep('INSERT INTO entity_parse_errors (page_ref, page_url, host, reason, blocks, observed_at) VALUES (?, ?, ?, ?, ?, ?)').run(page.pageRef, page.url, host, reason, n, at);
+    }
+  }
+
+  /** Withdraws everything the page contributed (its parse errors too); entities left without a source disappear. */
   withdrawPage(pageRef: number): void {
     this.#db.transaction(() => {
       const seqs = this.#prep<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(pageRef);
       this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
+      this.#prep('DELETE FROM entity_parse_errors WHERE page_ref = ?').run(pageRef);
       for (const { entity_seq } of seqs) this.#refresh(entity_seq);
     }).immediate();
   }
 
+  /** The JSON-LD blocks that failed to parse on pages of these hosts, by page URL then reason. */
+  parseErrors(hosts: readonly string[]): JsonLdParseErrorRecord[] {
+    if (hosts.length === 0) return [];
+    const rows = this.#prep<string[], { page_ref: number; page_url: string; host: string; reason: JsonLdParseError; blocks: number; observed_at: string }>(
+      `SELECT * FROM entity_parse_errors WHERE host IN (${hosts.map(() => '?').join(', ')}) ORDER BY page_url, reason`,
+    ).all(...hosts);
+    return rows.map((r) => ({ pageRef: r.page_ref, url: r.page_url, host: r.host, reason: r.reason, blocks: r.blocks, observedAt: r.observed_at }));
+  }
+
   /**
    * Records one dataset row (idempotent by dataset + row id: a re-import updates the same source of the same
-   * entity). Callers batch rows inside `transaction`.
+   * entity). Callers batch rows inside `transaction`, or use importRows.
    */
   upsertDatasetRow(
     dataset: string,
@@ -322,10 +285,9 @@ export class EntityStore implements EntitySink {
   ): { id: string; outcome: UpsertOutcome } {
     const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
     return this.#db.transaction(() => {
-      const keys = matchKeys(facts);
-      if (keys.length === 0) keys.push(`row:${dataset}:${rowId}`);
+      const { sourceKey, keys } = datasetStatement(dataset, rowId, facts);
       const r = this.#record(
-        { sourceKey: `${dataset}:row:${rowId}`, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId, verifiedAt: verified },
+        { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId, verifiedAt: verified },
         facts,
         keys,
         observedAt,
@@ -334,6 +296,11 @@ export class EntityStore implements EntitySink {
       this.#refresh(r.seq);
       return { id: r.id, outcome: r.outcome };
     }).immediate();
+  }
+
+  /** Records a batch of dataset rows in one transaction (the importer's unit of work); outcomes in row order. */
+  importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): UpsertOutcome[] {
+    return this.transaction(() => rows.map((r) => this.upsertDatasetRow(dataset, r.rowId, r.facts, observedAt, verifiedAt).outcome));
   }
 
   /** Runs `fn` in one SQLite transaction (bulk imports). */
@@ -358,70 +325,47 @@ export class EntityStore implements EntitySink {
   }
 
   /**
-   * Finds entities. Filters are compiled to bound parameters only (never concatenated user text); `kind` expands
-   * to the type and its subtypes from the generated schema.org table. Throws EntityQueryError for an unknown
-   * province or kind. Ordered by name relevance when `q` is given, else by name.
+   * Finds entities (searchPlan says what the query means). Filters are compiled to bound parameters only (never
+   * concatenated user text). Throws EntityQueryError for an unknown province or kind. Ordered by name relevance
+   * (FTS5 bm25) when name words are given, else by name.
    */
   search(query: EntityQuery): EntityRecord[] {
-    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 10), 1), 20);
+    const plan = searchPlan(query);
     const where: string[] = [];
     const params: (string | number)[] = [];
     let from = 'entities e';
     let order = 'e.name COLLATE NOCASE, e.seq';
-    if (query.q !== undefined && query.q.trim() !== '') {
-      const words = foldText(query.q).split(' ').filter((w) => w !== '');
-      if (words.length === 0) throw new EntityQueryError('q', 'q has no searchable word');
-      // Kind words (library, bibliothèque, école, hôpital…) match the kind or the word in either language; the
-      // other words must all be in a name.
-      const nameWords: string[] = [];
-      const kindConds: { kinds: string[]; match: string }[] = [];
-      for (const w of words) {
-        const k = kindWord(w);
-        if (k === null) nameWords.push(w);
-        else kindConds.push({ kinds: withSubtypes(k.kind), match: k.nameWords.map((n) => `"${n}"`).join(' OR ') });
-      }
-      if (nameWords.length > 0) {
-        // CROSS JOIN keeps the FTS scan first: otherwise SQLite may walk a filter index and re-run MATCH per row.
-        from = 'entity_names f CROSS JOIN entities e ON e.seq = f.rowid';
-        where.push('entity_names MATCH ?');
-        params.push(ftsQuery(nameWords));
-        order = 'bm25(entity_names), e.seq';
-      }
-      for (const c of kindConds) {
-        const byKind = c.kinds.length > 0 ? `e.kind IN (${c.kinds.map(() => '?').join(', ')}) OR ` : '';
-        where.push(`(${byKind}e.seq IN (SELECT rowid FROM entity_names WHERE entity_names MATCH ?))`);
-        params.push(...c.kinds, c.match);
-      }
+    if (plan.nameWords.length > 0) {
+      // CROSS JOIN keeps the FTS scan first: otherwise SQLite may walk a filter index and re-run MATCH per row.
+      from = 'entity_names f CROSS JOIN entities e ON e.seq = f.rowid';
+      where.push('entity_names MATCH ?');
+      params.push(ftsQuery(plan.nameWords));
+      order = 'bm25(entity_names), e.seq';
     }
-    if (query.province !== undefined && query.province.trim() !== '') {
-      const p = provinceOf(query.province);
-      if (p === null) throw new EntityQueryError('province', `unknown province or territory: use an ISO 3166-2:CA code such as CA-ON or ON, or a name`);
+    for (const c of plan.kindConds) {
+      const byKind = c.kinds.length > 0 ? `e.kind IN (${c.kinds.map(() => '?').join(', ')}) OR ` : '';
+      where.push(`(${byKind}e.seq IN (SELECT rowid FROM entity_names WHERE entity_names MATCH ?))`);
+      params.push(...c.kinds, c.words.map((n) => `"${n}"`).join(' OR '));
+    }
+    if (plan.province !== null) {
       where.push('e.province = ?');
-      params.push(p.code);
+      params.push(plan.province);
     }
-    if (query.locality !== undefined && query.locality.trim() !== '') {
+    if (plan.localityKey !== null) {
       where.push('e.locality_key = ?');
-      params.push(foldText(query.locality));
+      params.push(plan.localityKey);
     }
-    if (query.kind !== undefined && query.kind.trim() !== '') {
-      // A schema.org type ("Library"), or a kind word in either language ("bibliothèque", "hospital").
-      const typed = query.kind.trim();
-      const kinds = withSubtypes(typed).length > 0 ? withSubtypes(typed) : withSubtypes(kindWord(typed)?.kind ?? '');
-      if (kinds.length === 0) throw new EntityQueryError('kind', `unknown kind: use a schema.org type such as LocalBusiness, Hospital, Library or Organization`);
-      where.push(`e.kind IN (${kinds.map(() => '?').join(', ')})`);
-      params.push(...kinds);
+    if (plan.kinds !== null) {
+      where.push(`e.kind IN (${plan.kinds.map(() => '?').join(', ')})`);
+      params.push(...plan.kinds);
     }
     const sql = `SELECT e.* FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`;
-    params.push(limit);
+    params.push(plan.limit);
     const rows = this.#prep<(string | number)[], EntityRow>(sql).all(...params);
     return rows.map((r) => this.#toRecord(r));
   }
 
-  /**
-   * Attaches a source statement to an entity: the source's own previous entity (re-import), else an entity found
-   * by its keys (strongest first; a candidate whose postal code differs is not the same establishment), else an
-   * entity this page fed before under one of these keys, else a new entity named after the first key.
-   */
+  /** Attaches a source statement to the entity joinDecision picks, storing the source and its keys. */
   #record(
     src: {
       sourceKey: string;
@@ -437,65 +381,40 @@ export class EntityStore implements EntitySink {
     observedAt: string,
     previous: ReadonlyMap<string, number>,
   ): { seq: number; id: string; outcome: UpsertOutcome } {
-    let seq: number | undefined;
-    let outcome: UpsertOutcome = 'merged';
-    const existing = this.#prep<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(src.sourceKey);
-    if (existing) {
-      seq = existing.entity_seq;
-      outcome = 'updated';
-    }
-    if (seq === undefined) {
-      const byKey = this.#prep<[string, string], { entity_seq: number; postal_code: string | null }>(
-        `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
-         WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 8`,
-      );
-      for (const key of keys) {
-        const hit = byKey.all(key, src.sourceKey).find((c) => c.postal_code === null || facts.postalCode === null || c.postal_code === facts.postalCode);
-        if (hit) {
-          seq = hit.entity_seq;
-          break;
-        }
-      }
-    }
-    if (seq === undefined) {
-      for (const key of keys) {
-        const s = previous.get(key);
-        if (s !== undefined && this.#prep<[number], { n: number }>('SELECT 1 AS n FROM entities WHERE seq = ?').get(s)) {
-          seq = s;
-          outcome = 'updated';
-          break;
-        }
-      }
-    }
-    // The same name across sources (ODCAF without a postal code, a page with one; "Québec" vs "Québec City"):
-    // one establishment when the places agree (samePlace). The name key only finds candidates; it never names an id.
-    const nameKey = `nm:${matchName(facts.name)}`;
-    if (seq === undefined && nameKey !== 'nm:') {
-      const candidates = this.#prep<
-        [string, string],
-        { entity_seq: number; lat: number | null; lon: number | null; postal_code: string | null; street: string | null; locality: string | null }
-      >(
-        `SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
-         JOIN entities e ON e.seq = k.entity_seq WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 20`,
-      ).all(nameKey, src.sourceKey);
-      const hit = candidates.find((c) => samePlace(c, facts));
-      if (hit) seq = hit.entity_seq;
-    }
-    if (seq === undefined) {
-      seq = this.#create(keys[0]!, facts, observedAt);
-      outcome = 'created';
-    }
+    const d = runJoinSync(joinDecision(src.sourceKey, facts, keys, previous), (ask) => this.#answer(ask, observedAt));
     this.#prep(
       `INSERT INTO entity_sources (source_key, entity_seq, type, page_ref, page_url, dataset, row_id, facts, observed_at, verified_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
          facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
-    ).run(src.sourceKey, seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt);
+    ).run(src.sourceKey, d.seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt);
     this.#prep('DELETE FROM entity_keys WHERE source_key = ?').run(src.sourceKey);
     const addKey = this.#prep('INSERT OR IGNORE INTO entity_keys (key, source_key, entity_seq) VALUES (?, ?, ?)');
-    for (const k of nameKey !== 'nm:' ? [...keys, nameKey] : keys) addKey.run(k, src.sourceKey, seq);
-    const id = this.#prep<[number], { id: string }>('SELECT id FROM entities WHERE seq = ?').get(seq)!.id;
-    return { seq, id, outcome };
+    for (const k of d.storedKeys) addKey.run(k, src.sourceKey, d.seq);
+    const id = this.#prep<[number], { id: string }>('SELECT id FROM entities WHERE seq = ?').get(d.seq)!.id;
+    return { seq: d.seq, id, outcome: d.outcome };
+  }
+
+  /** Answers one ask of joinDecision from SQLite. */
+  #answer(ask: JoinAsk, at: string): unknown {
+    switch (ask.op) {
+      case 'source':
+        return this.#prep<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(ask.sourceKey)?.entity_seq ?? null;
+      case 'byKey':
+        return this.#prep<[string, string], { entity_seq: number; postal_code: string | null }>(
+          `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
+           WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 8`,
+        ).all(ask.key, ask.sourceKey);
+      case 'alive':
+        return this.#prep<[number], { n: number }>('SELECT 1 AS n FROM entities WHERE seq = ?').get(ask.seq) !== undefined;
+      case 'byName':
+        return this.#prep(
+          `SELECT DISTINCT k.entity_seq, e.lat, e.lon, e.postal_code, e.street, e.locality FROM entity_keys k
+           JOIN entities e ON e.seq = k.entity_seq WHERE k.key = ? AND k.source_key <> ? ORDER BY k.entity_seq LIMIT 20`,
+        ).all(ask.key, ask.sourceKey);
+      case 'create':
+        return this.#create(ask.primaryKey, ask.facts, at);
+    }
   }
 
   #create(primaryKey: string, facts: EntityFacts, at: string): number {
@@ -511,104 +430,37 @@ export class EntityStore implements EntitySink {
     return Number(r.lastInsertRowid);
   }
 
-  /**
-   * Recomputes an entity from its sources: each field from the most recently confirmed source that states it (a
-   * page fetched last week over a 2020 dataset imported today); the kind is the most specific type any source
-   * declares; last_verified_at is the newest confirmation. No source left → the entity is deleted.
-   */
+  /** Recomputes an entity from its sources (mergeSources); no source left → the entity is deleted. */
   #refresh(seq: number): void {
-    const sources = this.#prep<[number], SourceRow>(
-      'SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY coalesce(verified_at, observed_at) DESC, observed_at DESC, source_key',
-    ).all(seq);
+    const merged = mergeSources(this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ?').all(seq));
     this.#prep('DELETE FROM entity_names WHERE rowid = ?').run(seq);
-    if (sources.length === 0) {
+    if (merged === null) {
       this.#prep('DELETE FROM entities WHERE seq = ?').run(seq);
       return;
     }
-    const facts = sources.map((s) => JSON.parse(s.facts) as EntityFacts);
-    const pick = <K extends keyof EntityFacts>(k: K): EntityFacts[K] | null => {
-      for (const f of facts) if (f[k] !== null && f[k] !== undefined) return f[k];
-      return null;
-    };
-    let kind = facts[0]!.kind;
-    let depth = -1;
-    for (const f of facts) {
-      const d = schemaAncestors(f.kind)?.length ?? -1;
-      if (d > depth) {
-        kind = f.kind;
-        depth = d;
-      }
-    }
-    // Coordinates travel as a pair from one source.
-    const geoFrom = facts.find((f) => f.lat !== null && f.lon !== null);
-    const name = pick('name') ?? facts[0]!.name;
-    const locality = pick('locality');
     this.#prep(
       `UPDATE entities SET name = ?, kind = ?, street = ?, locality = ?, locality_key = ?, province = ?, postal_code = ?,
          lat = ?, lon = ?, telephone = ?, url = ?, last_verified_at = ?, updated_at = ? WHERE seq = ?`,
     ).run(
-      name,
-      kind,
-      pick('street'),
-      locality,
-      locality === null ? null : foldText(locality),
-      pick('province'),
-      pick('postalCode'),
-      geoFrom?.lat ?? null,
-      geoFrom?.lon ?? null,
-      pick('telephone'),
-      pick('url'),
-      sources[0]!.verified_at ?? sources[0]!.observed_at,
-      sources.reduce((m, x) => (x.observed_at > m ? x.observed_at : m), sources[0]!.observed_at),
+      merged.name,
+      merged.kind,
+      merged.street,
+      merged.locality,
+      merged.localityKey,
+      merged.province,
+      merged.postalCode,
+      merged.lat,
+      merged.lon,
+      merged.telephone,
+      merged.url,
+      merged.lastVerifiedAt,
+      merged.updatedAt,
       seq,
     );
-    // All names the sources use are searchable (ODHF upper case, a page's own spelling, French names).
-    const names = [...new Set(facts.map((f) => f.name))].join(' \u2022 ');
-    this.#prep('INSERT INTO entity_names (rowid, name) VALUES (?, ?)').run(seq, names);
+    this.#prep('INSERT INTO entity_names (rowid, name) VALUES (?, ?)').run(seq, merged.names);
   }
 
   #toRecord(row: EntityRow): EntityRecord {
-    const sources = this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ? ORDER BY type DESC, observed_at DESC, source_key')
-      .all(row.seq);
-    const outSources: EntitySource[] = [];
-    const observations: EntityObservation[] = [];
-    for (const s of sources) {
-      const sourceId = s.type === 'page' ? `page:${s.page_url ?? s.page_ref}#${s.source_key.split(':').pop()}` : `${s.dataset}:row:${s.row_id}`;
-      const ds = s.dataset !== null ? this.#datasets.get(s.dataset) : undefined;
-      outSources.push({
-        source_id: sourceId,
-        type: s.type,
-        provenance: {
-          page_url: s.page_url,
-          page_ref: s.page_ref,
-          dataset: s.dataset,
-          dataset_title: ds ? `${ds.title} v${ds.version} (${ds.publisher})` : null,
-          row_id: s.row_id,
-        },
-        licence:
-          s.type === 'dataset'
-            ? { name: OGL_CANADA.name, url: OGL_CANADA.url, statement: OGL_CANADA.attribution }
-            : { name: null, url: null, statement: PAGE_LICENCE_NOTE },
-        observed_at: s.observed_at,
-        verified_at: s.verified_at ?? s.observed_at,
-      });
-      const f = JSON.parse(s.facts) as EntityFacts;
-      for (const k of OBSERVED_FIELDS) {
-        const v = f[k];
-        if (v !== null && v !== undefined) observations.push({ field: FIELD_NAMES[k], value: v, source_id: sourceId, observed_at: s.observed_at });
-      }
-    }
-    return {
-      id: row.id,
-      name: row.name,
-      kind: row.kind,
-      address: { street: row.street, locality: row.locality, province: row.province, postal_code: row.postal_code, country: 'CA' },
-      geo: row.lat !== null && row.lon !== null ? { lat: row.lat, lon: row.lon } : null,
-      telephone: row.telephone,
-      url: row.url,
-      observations,
-      sources: outSources,
-      last_verified_at: row.last_verified_at,
-    };
+    return toEntityRecord(row, this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ?').all(row.seq), this.#datasets);
   }
 }

@@ -228,6 +228,23 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE frontier ADD COLUMN scope TEXT;
     `,
   },
+  {
+    id: 'entities-003-jsonld-parse-errors',
+    sql: `
+      -- JSON-LD blocks of a page that failed to parse, counted per closed-vocabulary reason, with provenance (page
+      -- ref, URL, host) and no page text: webmaster diagnostics report them (issue 11). Replaced at every fetch.
+      CREATE TABLE entity_parse_errors (
+        page_ref INTEGER NOT NULL,
+        page_url TEXT NOT NULL,
+        host TEXT NOT NULL,
+        reason TEXT NOT NULL CHECK (reason IN ('empty_block', 'invalid_json')),
+        blocks INTEGER NOT NULL CHECK (blocks > 0),
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (page_ref, reason)
+      ) STRICT;
+      CREATE INDEX entity_parse_errors_host ON entity_parse_errors (host);
+    `,
+  },
 ];
 
 /**

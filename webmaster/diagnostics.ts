@@ -2,12 +2,14 @@
  * Diagnostics of a verified property, computed from what the service already holds: the document registry and the
  * frontier (state/site-scope.ts counts each URL once: known = indexed + excluded + queued + retrying + dead), host
  * facts (robots sitemaps, link aggregates, change rate), the passage index (canonical, snippet directives) and the
- * entity store (structured data with its source page). Aggregates and the property's own URLs only: no visitor
- * logs exist to report. Reads the embedded SQLite state (as svc_site does); see docs/webmaster.md for what the
- * PostgreSQL deployment lacks.
+ * entity store (structured data with its source page, and the JSON-LD blocks that failed to parse, per page).
+ * Aggregates and the property's own URLs only: no visitor logs exist to report. Reads the embedded SQLite state (as
+ * svc_site does), and the parse errors from the entities repository when given (PostgreSQL); see docs/webmaster.md.
  */
 import type { StoredPage } from '../index/store.js';
 import type { StateDb } from '../state/db.js';
+import { EntityStore, type JsonLdParseErrorRecord } from '../state/entities.js';
+import type { EntitiesRepo } from '../state/repos/types.js';
 import { Hosts } from '../state/hosts.js';
 import type { WebmasterProperty } from '../state/repos/webmaster-types.js';
 import { hostScope, type ExclusionReason } from '../state/site-scope.js';
@@ -16,6 +18,8 @@ export interface DiagnosticsSources {
   readonly db: StateDb;
   /** The passage index (or anything that reads a stored page by page_ref). */
   readonly index: { getPage(pageRef: number): Promise<StoredPage | null> };
+  /** Where the crawler's entity sink writes (the repositories' EntitiesRepo). @default the entities of `db` */
+  readonly entities?: Pick<EntitiesRepo, 'parseErrors'>;
 }
 
 export interface PropertyDiagnostics {
@@ -49,6 +53,11 @@ export interface PropertyDiagnostics {
     readonly entities: readonly { readonly id: string; readonly name: string; readonly kind: string; readonly pageUrl: string; readonly observedAt: string }[];
     /** Documents that could not be parsed (reason parse_error), by URL. */
     readonly parseErrors: readonly string[];
+    /**
+     * JSON-LD blocks that failed to parse at each page's last fetch, with provenance (page ref, URL, host), a
+     * closed-vocabulary reason and a count; no page text. By URL, then reason.
+     */
+    readonly jsonLdParseErrors: readonly JsonLdParseErrorRecord[];
   };
   readonly links: { readonly outbound: number; readonly inboundHosts: number };
 }
@@ -164,7 +173,11 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
       lastChangedAt: changed.at(-1) ?? null,
       medianChangeIntervalMs: median(intervals),
     },
-    structuredData: { entities, parseErrors: docs.filter((d) => (d.reason ?? '').startsWith('parse_error')).map((d) => d.url).sort() },
+    structuredData: {
+      entities,
+      parseErrors: docs.filter((d) => (d.reason ?? '').startsWith('parse_error')).map((d) => d.url).sort(),
+      jsonLdParseErrors: await (src.entities ?? new EntityStore(db)).parseErrors(hosts),
+    },
     links: { outbound, inboundHosts },
   };
 }

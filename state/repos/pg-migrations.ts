@@ -230,4 +230,78 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX outbox_lease ON outbox (lease);
     `,
   },
+  {
+    id: 'entities-pg-001-entities',
+    sql: `
+      -- Entities on PostgreSQL (the SQLite tables of entities-001/002/003, same columns), plus what the name search
+      -- needs instead of FTS5 (state/repos/entities-postgres.ts says why): name_tokens, the folded words of all the
+      -- entity's names, name_tsv = array_to_tsvector(name_tokens) under GIN, name_sort (SQLite's NOCASE order) and
+      -- entity_name_stats (bm25's totals).
+      CREATE TABLE entities (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        name_sort TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        street TEXT,
+        locality TEXT,
+        locality_key TEXT,
+        province TEXT,
+        postal_code TEXT,
+        country TEXT NOT NULL DEFAULT 'CA',
+        lat DOUBLE PRECISION,
+        lon DOUBLE PRECISION,
+        telephone TEXT,
+        url TEXT,
+        last_verified_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        name_tokens TEXT[] NOT NULL DEFAULT '{}',
+        name_tsv TSVECTOR NOT NULL DEFAULT ''
+      );
+      CREATE INDEX entities_place ON entities (province, locality_key);
+      CREATE INDEX entities_kind ON entities (kind);
+      CREATE INDEX entities_name_tsv ON entities USING GIN (name_tsv);
+      CREATE TABLE entity_sources (
+        source_key TEXT PRIMARY KEY,
+        entity_seq BIGINT NOT NULL REFERENCES entities (seq) ON DELETE CASCADE,
+        type TEXT NOT NULL CHECK (type IN ('page', 'dataset')),
+        page_ref BIGINT,
+        page_url TEXT,
+        dataset TEXT,
+        row_id TEXT,
+        facts TEXT NOT NULL,
+        observed_at TEXT NOT NULL,
+        verified_at TEXT
+      );
+      CREATE INDEX entity_sources_page ON entity_sources (page_ref) WHERE page_ref IS NOT NULL;
+      CREATE INDEX entity_sources_entity ON entity_sources (entity_seq);
+      CREATE TABLE entity_keys (
+        key TEXT NOT NULL,
+        source_key TEXT NOT NULL REFERENCES entity_sources (source_key) ON DELETE CASCADE,
+        entity_seq BIGINT NOT NULL,
+        PRIMARY KEY (key, source_key)
+      );
+      CREATE INDEX entity_keys_source ON entity_keys (source_key);
+      -- bm25's table totals (entities, name tokens), kept by every entity write under the entity write lock, so a
+      -- search reads one row instead of scanning the tokens.
+      CREATE TABLE entity_name_stats (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        entities BIGINT NOT NULL,
+        tokens BIGINT NOT NULL
+      );
+      INSERT INTO entity_name_stats (id, entities, tokens) VALUES (1, 0, 0);
+      -- JSON-LD blocks of a page that failed to parse (see the SQLite migration entities-003-jsonld-parse-errors).
+      CREATE TABLE entity_parse_errors (
+        page_ref BIGINT NOT NULL,
+        page_url TEXT NOT NULL,
+        host TEXT NOT NULL,
+        reason TEXT NOT NULL CHECK (reason IN ('empty_block', 'invalid_json')),
+        blocks INTEGER NOT NULL CHECK (blocks > 0),
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (page_ref, reason)
+      );
+      CREATE INDEX entity_parse_errors_host ON entity_parse_errors (host);
+    `,
+  },
 ];

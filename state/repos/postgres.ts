@@ -64,6 +64,7 @@ import {
 import { PgWebmaster } from './webmaster-postgres.js';
 import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites } from './crawl-postgres.js';
 import { scopeText } from './crawl-sql.js';
+import { PgEntities } from './entities-postgres.js';
 
 export interface PgRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -195,8 +196,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       documents: new PgDocuments(db),
       requests: new PgRequests(db),
       hosts: new PgHostFacts(db),
-      // Not on PostgreSQL yet (FTS5 name search to port; docs/deploy.md): callers keep entities in SQLite.
-      entities: null,
+      entities: new PgEntities(db),
       // Not exposed yet (issue 11); its errors are not mapped to `unavailable` (it takes the bare pool).
       webmaster: new PgWebmaster(pool),
       outbox: new PgOutbox(db),

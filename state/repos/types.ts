@@ -8,8 +8,8 @@ import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
 import type { HostFacts, HostLlmsFacts, HostRobotsFacts } from '../hosts.js';
 import type { HostScope } from '../site-scope.js';
-import type { EntityQuery, EntityRecord } from '../entities.js';
-import type { JsonLdNode } from '../../page-model.js';
+import type { DatasetRowInput, EntityQuery, EntityRecord, JsonLdParseErrorRecord, UpsertOutcome } from '../entities.js';
+import type { JsonLdNode, JsonLdParseErrors } from '../../page-model.js';
 import type { RequestOutcome, RequestStatus, RequestSubmission, UrlRequest } from '../requests.js';
 import type { WebmasterRepo } from './webmaster-types.js';
 
@@ -393,15 +393,36 @@ export interface RequestsRepo {
 
 /**
  * Canadian establishments (svc_entities) and the crawler's entity sink: merge rules, provenance and the name search
- * of state/entities.ts (EntityStore). search() throws EntityQueryError for an unknown province or kind.
+ * of state/entities.ts (EntityStore; the decisions themselves are state/entity-merge.ts's, shared by both backends).
+ * search() throws EntityQueryError for an unknown province or kind.
  */
 export interface EntitiesRepo {
   get(id: string): Promise<EntityRecord | null>;
   search(query: EntityQuery): Promise<EntityRecord[]>;
-  /** Replaces what this page contributes with `nodes` (one transaction). */
-  observePage(page: { pageRef: number; url: string; host: string; lang: string | null }, nodes: readonly JsonLdNode[], observedAt: string): Promise<void>;
-  /** Withdraws everything this page contributed; entities left without a source disappear. */
+  /**
+   * Replaces what this page contributes with `nodes`, and its JSON-LD parse errors with `parseErrors` (one
+   * transaction; none when omitted).
+   */
+  observePage(
+    page: { pageRef: number; url: string; host: string; lang: string | null },
+    nodes: readonly JsonLdNode[],
+    observedAt: string,
+    parseErrors?: JsonLdParseErrors,
+  ): Promise<void>;
+  /** Withdraws everything this page contributed (its parse errors too); entities left without a source disappear. */
   withdrawPage(pageRef: number): Promise<void>;
+  /**
+   * Records a batch of dataset rows in one transaction (svc entities import), idempotent by dataset + row id;
+   * `verifiedAt` defaults to the dataset's release date. Outcomes in row order.
+   */
+  importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): Promise<UpsertOutcome[]>;
+  /**
+   * After a bulk import: refreshes what the backend's query planner knows of the tables (PostgreSQL: ANALYZE, so
+   * name search uses its index at once rather than after autovacuum's next pass). Absent where nothing is needed.
+   */
+  afterImport?(): Promise<void>;
+  /** JSON-LD blocks that failed to parse on pages of these hosts, with their page (webmaster diagnostics). */
+  parseErrors(hosts: readonly string[]): Promise<JsonLdParseErrorRecord[]>;
   counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;
 }
 
@@ -417,8 +438,8 @@ export interface Repositories {
   readonly requests: RequestsRepo;
   readonly hosts: HostFactsRepo;
   /**
-   * Entities. null on PostgreSQL: that backend does not hold entities yet (their name search is SQLite FTS5; see
-   * docs/deploy.md), so a process keeps them in the SQLite file of its data dir.
+   * Entities, on both backends (PostgreSQL: state/repos/entities-postgres.ts). Typed nullable for callers written
+   * when PostgreSQL did not hold them; openRepositories always gives one.
    */
   readonly entities: EntitiesRepo | null;
   /** Extracted pages from crawler workers to the indexer (roles, issue 10). */

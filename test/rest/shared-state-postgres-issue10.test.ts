@@ -44,7 +44,7 @@ if (why) {
   t.test('issue 10: a key made on one replica, or by svc keys create, verifies on the other; revocation too', async (t) => {
     const { url, a, b } = await replicas(t, 'keys_two');
     const said = a.logLines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /SVC_DATABASE_URL/.test(l.msg));
-    t.match(said, { level: 40, msg: /API and crawl state \(keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox\) is on PostgreSQL; entities stay in the SQLite file/ }, 'the log says where the state is');
+    t.match(said, { level: 40, msg: /API and crawl state \(keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox\) and entities are on PostgreSQL/ }, 'the log says where the state is');
     t.notOk(a.logLines.some((l) => l.includes(new URL(url).host)), 'the database URL is never logged');
     t.equal((await api(b, '/api/v1/fresh?window=1h', { auth: `Bearer ${a.key}` })).status, 200, "a's key works on b");
     t.equal((await api(a, '/api/v1/fresh?window=1h', { auth: `Bearer ${b.key}` })).status, 200, "b's key works on a");
