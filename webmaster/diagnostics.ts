@@ -62,10 +62,14 @@ export interface PropertyDiagnostics {
   readonly links: { readonly outbound: number; readonly inboundHosts: number };
 }
 
-/** The property's hosts as the registry and the frontier know them. */
+/**
+ * The property's hosts: its own name (a host property is that host, a domain property covers its apex), and the
+ * subdomains the registry and the frontier of this file know. The own name counts even when this file saw nothing
+ * of it: with SVC_DATABASE_URL the crawler records documents and frontier rows in PostgreSQL, not here.
+ */
 function propertyHosts(db: StateDb, p: Pick<WebmasterProperty, 'kind' | 'name'>): string[] {
   const sub = p.kind === 'domain' ? `%.${p.name}` : p.name;
-  return (
+  const known = (
     db
       .prepare(
         `SELECT host FROM documents WHERE host = ? OR host LIKE ? UNION SELECT host FROM frontier WHERE host = ? OR host LIKE ?
@@ -73,6 +77,7 @@ function propertyHosts(db: StateDb, p: Pick<WebmasterProperty, 'kind' | 'name'>)
       )
       .all(p.name, sub, p.name, sub, p.name, sub) as { host: string }[]
   ).map((r) => r.host);
+  return known.includes(p.name) ? known : [p.name, ...known].sort();
 }
 
 const median = (xs: number[]): number | null => {
