@@ -15,7 +15,6 @@ import { openEmbedder, stateFile } from '../main.js';
 import type { EntitySink, PageSink } from '../page-model.js';
 import { openStateDb, type StateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
-import { sqliteEntities } from '../state/repos/sqlite.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
 import { openRepositories } from '../state/repos/open.js';
@@ -33,8 +32,8 @@ export interface CrawlSinks {
 /** Injection points (tests, and the lead's wiring). */
 export interface CrawlCommandDeps {
   /**
-   * Opens the sinks. @default the index at SVC_INDEX_URI (host ids from the state repositories) and the
-   * repositories' entities (PostgreSQL with SVC_DATABASE_URL, as `svc serve`'s crawler)
+   * Opens the sinks. @default the index at SVC_INDEX_URI (host ids from the state repositories) and the entity
+   * store of the repositories (the data dir's SQLite file, or PostgreSQL with SVC_DATABASE_URL)
    */
   readonly openSinks?: (config: Config, db: StateDb, repos: Repositories) => Promise<CrawlSinks>;
   /** Progress refresh interval on a TTY, ms. @default 250 */
@@ -48,7 +47,7 @@ async function defaultSinks(config: Config, db: StateDb, repos: Repositories): P
   const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: repos.hostIds });
   return {
     sink: index,
-    entities: repos.entities ?? sqliteEntities(new EntityStore(db)),
+    entities: repos.entities ?? new EntityStore(db),
     close: async () => {
       await index.close();
       await embedder?.close();

@@ -25,7 +25,10 @@ function repo(run: Run): PropertyStateRepo {
          UNION SELECT host FROM crawl_hosts WHERE host = ? OR host LIKE ? ORDER BY host`,
         [name, sub, name, sub, name, sub],
       );
-      return rows.map((r) => r.host as string);
+      // The property's own name counts even before anything of it was seen (a host property is that host, a
+      // domain property covers its apex).
+      const known = rows.map((r) => r.host as string);
+      return known.includes(name) ? known : [name, ...known].sort();
     },
     async rows(hosts): Promise<PropertyStateRows> {
       const list = [...hosts];

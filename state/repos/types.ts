@@ -446,7 +446,7 @@ export interface PropertyStateRows {
 
 /** What webmaster diagnostics read about a property's hosts beyond `HostFactsRepo.evidence` (state/repos/property-state.ts). */
 export interface PropertyStateRepo {
-  /** Hosts the registry, the frontier or the host facts know under a domain (itself and its subdomains) or a host. */
+  /** The property's own name, and the hosts the registry, the frontier or the host facts know under it (subdomains of a domain). */
   hostsUnder(kind: 'domain' | 'host', name: string): Promise<string[]>;
   rows(hosts: readonly string[]): Promise<PropertyStateRows>;
 }

@@ -41,8 +41,8 @@ if (why) {
     const crawler = a.services.crawler!;
     const page = web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html');
     const broken = web.url('ville-quebec.test', '/bibliotheques/json-casse.html');
-    crawler.enqueue(page, { priority: 'submitted', reason: 'seed' });
-    crawler.enqueue(broken, { priority: 'submitted', reason: 'seed' });
+    await crawler.enqueue(page, { priority: 'submitted', reason: 'seed' });
+    await crawler.enqueue(broken, { priority: 'submitted', reason: 'seed' });
     const stats = await crawler.runUntilIdle({ maxPages: 2, timeoutMs: 30_000, idleHorizonMs: 300 });
     t.ok(stats.indexed >= 2, `A indexed ${stats.indexed} pages`);
 
