@@ -88,7 +88,10 @@ export const configSchema = z.object({
    * Read by `svc migrate` and the state repositories (state/repos/); may carry a password, so it is never logged.
    * @default unset (embedded SQLite)
    */
-  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL').optional(),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   /**
    * Where the passage index lives: a local folder, or `s3://bucket/prefix` on S3-compatible object storage (then the
    * s3* keys say how to reach it; index/location.ts). Every role of a fleet names the same location.
@@ -187,7 +190,12 @@ export const envFallbacks = {
 } as const satisfies Partial<Record<keyof Config, readonly string[]>>;
 
 /** Keys holding secrets: their values never appear in logs, errors or status output. */
-export const SECRET_KEYS = ['databaseUrl', 's3AccessKeyId', 's3SecretAccessKey', 's3SessionToken'] as const satisfies readonly (keyof Config)[];
+export const SECRET_KEYS = [
+  'databaseUrl',
+  's3AccessKeyId',
+  's3SecretAccessKey',
+  's3SessionToken',
+] as const satisfies readonly (keyof Config)[];
 
 /** Raised when configuration does not parse; the message names the variable or flag. */
 export class ConfigError extends Error {
@@ -246,9 +254,15 @@ function resolveIndexUri(uri: string | undefined, dataDir: string): string {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri)?.[1]?.toLowerCase();
   if (scheme === undefined) return resolve(uri);
   if (scheme === 'file') return resolve(new URL(uri).pathname);
-  if (scheme !== 's3') throw new ConfigError(`invalid configuration: indexUri (SVC_INDEX_URI): only a local path or s3://bucket/prefix is supported, not ${scheme}://`);
+  if (scheme !== 's3')
+    throw new ConfigError(
+      `invalid configuration: indexUri (SVC_INDEX_URI): only a local path or s3://bucket/prefix is supported, not ${scheme}://`,
+    );
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[^?#]*)?$/i.exec(uri);
-  if (!m) throw new ConfigError('invalid configuration: indexUri (SVC_INDEX_URI): expected s3://bucket or s3://bucket/prefix (bucket: 3-63 letters, digits, dots, hyphens)');
+  if (!m)
+    throw new ConfigError(
+      'invalid configuration: indexUri (SVC_INDEX_URI): expected s3://bucket or s3://bucket/prefix (bucket: 3-63 letters, digits, dots, hyphens)',
+    );
   const prefix = (m[2] ?? '').replace(/\/+$/, '').replace(/^\/+/, '');
   return prefix ? `s3://${m[1]}/${prefix}` : `s3://${m[1]}`;
 }

@@ -32,7 +32,10 @@ const importBoundaries = {
     const check = (node) => {
       const spec = node?.value;
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;
-      const target = relative(ROOT, resolve(dirname(context.filename), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+      const target = relative(ROOT, resolve(dirname(context.filename), spec))
+        .split(sep)
+        .join('/')
+        .replace(/\.js$/, '.ts');
       const area = areaOf(target);
       if (area === null || area === from) return;
       if (may.some((m) => m === area || m === target || (m.endsWith('/') && target.startsWith(m)))) return;
@@ -65,7 +68,21 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': 'error',

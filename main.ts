@@ -74,7 +74,13 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
     log.info('no SVC_MODEL_DIR: ranking is BM25 only');
     return null;
   }
-  return createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype, log });
+  return createEmbedder({
+    modelDir: config.modelDir,
+    modelName: config.modelName,
+    threads: config.embedThreads,
+    dtype: config.embedDtype,
+    log,
+  });
 }
 
 /**
@@ -93,7 +99,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   try {
     // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
     // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
-    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, defaultGapMs: config.crawlGapMs, embedded: { db, inProcessUsage: true } });
+    repos = await openRepositories({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      defaultGapMs: config.crawlGapMs,
+      embedded: { db, inProcessUsage: true },
+    });
   } catch (err) {
     db.close();
     throw err;
@@ -133,14 +144,25 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // itself (one process: the outbox would only add a round trip; docs/deploy.md).
   const crawler =
     config.crawl && (role === 'all' || role === 'crawler')
-      ? createCrawler({ config, repos, sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
+      ? createCrawler({
+          config,
+          repos,
+          sink: role === 'crawler' ? new OutboxSink(repos.outbox) : index,
           entities: entityRepo,
           log: log.child({ part: 'crawler' }),
           ...(opts.crawlLeaseMs !== undefined ? { frontier: { leaseMs: opts.crawlLeaseMs } } : {}),
         })
       : null;
   const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
-  const processor = crawler ? new RequestProcessor({ requests: repos.requests, documents: repos.documents, crawler, now: () => now().getTime(), log: log.child({ part: 'requests' }) }) : null;
+  const processor = crawler
+    ? new RequestProcessor({
+        requests: repos.requests,
+        documents: repos.documents,
+        crawler,
+        now: () => now().getTime(),
+        log: log.child({ part: 'requests' }),
+      })
+    : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
   const deps: ServiceDeps = { config, repos, log, now, index, entities: entityRepo, crawler, resolver };
   let closed = false;
@@ -215,10 +237,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       gauge('svc_index_passages', 'Passages in the index this process reads.', [{ value: st.passages }]);
       gauge('svc_index_pages', 'Pages in the index this process reads.', [{ value: st.pages }]);
       gauge('svc_index_vectors', 'Passages with an embedding.', [{ value: st.vectors }]);
-      gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [{ value: await index.version() }]);
+      gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [
+        { value: await index.version() },
+      ]);
       if (crawler) {
         const c = await repos.frontier.counts();
-        gauge('svc_frontier_items', 'Frontier URLs by state (fleet-wide when the state is shared).', Object.entries(c).map(([state, value]) => ({ labels: { state }, value })));
+        gauge(
+          'svc_frontier_items',
+          'Frontier URLs by state (fleet-wide when the state is shared).',
+          Object.entries(c).map(([state, value]) => ({ labels: { state }, value })),
+        );
         gauge('svc_frontier_leases', 'Frontier URLs leased to a crawler worker now.', [{ value: c.leased }]);
         const cs = await crawler.stats();
         families.push({

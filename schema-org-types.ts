@@ -308,4 +308,3 @@ export function withSubtypes(type: string): string[] {
     .filter((t) => isSubtypeOf(t, type))
     .sort();
 }
-

@@ -113,26 +113,54 @@ table('Token estimate vs o200k_base (gpt-tokenizer)', ['text set', 'texts', 'mea
 // 2. Speed of the estimate vs the real tokenizer.
 const sample = docs.slice(0, 1000);
 const chars = sample.reduce((s, d) => s + d.length, 0);
-const est = measure(() => {
-  for (const d of sample) estimateTokens(d);
-}, 2000, 50);
-const real = measure(() => {
-  for (const d of sample) countTokens(d);
-}, 2000, 50);
-table('Token counting speed (1,000 SciFact passages per op)', ['counter', 'MB/s (wall)', 'passages/s (wall)', 'MB/s (CPU)'], [
-  ['estimateTokens (no vocabulary)', ((chars * est.opsPerSec) / 1e6).toFixed(2), Math.round(1000 * est.opsPerSec), (chars / 1e3 / est.cpuMs).toFixed(2)],
-  ['gpt-tokenizer countTokens (o200k)', ((chars * real.opsPerSec) / 1e6).toFixed(2), Math.round(1000 * real.opsPerSec), (chars / 1e3 / real.cpuMs).toFixed(2)],
-]);
+const est = measure(
+  () => {
+    for (const d of sample) estimateTokens(d);
+  },
+  2000,
+  50,
+);
+const real = measure(
+  () => {
+    for (const d of sample) countTokens(d);
+  },
+  2000,
+  50,
+);
+table(
+  'Token counting speed (1,000 SciFact passages per op)',
+  ['counter', 'MB/s (wall)', 'passages/s (wall)', 'MB/s (CPU)'],
+  [
+    [
+      'estimateTokens (no vocabulary)',
+      ((chars * est.opsPerSec) / 1e6).toFixed(2),
+      Math.round(1000 * est.opsPerSec),
+      (chars / 1e3 / est.cpuMs).toFixed(2),
+    ],
+    [
+      'gpt-tokenizer countTokens (o200k)',
+      ((chars * real.opsPerSec) / 1e6).toFixed(2),
+      Math.round(1000 * real.opsPerSec),
+      (chars / 1e3 / real.cpuMs).toFixed(2),
+    ],
+  ],
+);
 
 // 3. Excerpts.
 const policy = { nosnippet: false, maxSnippet: null };
 const terms = ['cells', 'expression', 'human'];
-const ex = measure(() => {
-  for (const d of sample.slice(0, 200)) buildExcerpt(d, terms, policy);
-}, 1500, 1000);
-table('buildExcerpt (240 chars, 3 terms, SciFact passages)', ['excerpts/s (wall)', 'µs/excerpt (wall)', 'µs/excerpt (CPU)'], [
-  [Math.round(200 * ex.opsPerSec), ((ex.meanMs * 1000) / 200).toFixed(1), ((ex.cpuMs * 1000) / 200).toFixed(1)],
-]);
+const ex = measure(
+  () => {
+    for (const d of sample.slice(0, 200)) buildExcerpt(d, terms, policy);
+  },
+  1500,
+  1000,
+);
+table(
+  'buildExcerpt (240 chars, 3 terms, SciFact passages)',
+  ['excerpts/s (wall)', 'µs/excerpt (wall)', 'µs/excerpt (CPU)'],
+  [[Math.round(200 * ex.opsPerSec), ((ex.meanMs * 1000) / 200).toFixed(1), ((ex.cpuMs * 1000) / 200).toFixed(1)]],
+);
 
 // 4. Packing throughput.
 function candidates(n: number): PackCandidate[] {
@@ -165,7 +193,21 @@ for (const n of [100, 1000]) {
   ] as const) {
     const m = measure(() => packContext(cs, { maxTokens, maxSources, now }), 2000, 5000);
     const r = packContext(cs, { maxTokens, maxSources, now });
-    rows.push([n, maxTokens, maxSources, m.opsPerSec.toFixed(0), m.meanMs.toFixed(2), m.cpuMs.toFixed(2), r.selected.length, r.tokensEstimated, r.hostsUsed]);
+    rows.push([
+      n,
+      maxTokens,
+      maxSources,
+      m.opsPerSec.toFixed(0),
+      m.meanMs.toFixed(2),
+      m.cpuMs.toFixed(2),
+      r.selected.length,
+      r.tokensEstimated,
+      r.hostsUsed,
+    ]);
   }
 }
-table('packContext throughput', ['candidates', 'max_tokens', 'max_sources', 'packs/s (wall)', 'ms/pack (wall)', 'ms/pack (CPU)', 'items', 'tokens_estimated', 'hosts'], rows);
+table(
+  'packContext throughput',
+  ['candidates', 'max_tokens', 'max_sources', 'packs/s (wall)', 'ms/pack (wall)', 'ms/pack (CPU)', 'items', 'tokens_estimated', 'hosts'],
+  rows,
+);

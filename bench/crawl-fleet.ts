@@ -23,7 +23,12 @@ import { EntityStore } from '../state/entities.js';
 import { sqliteRepositories } from '../state/repos/sqlite.js';
 
 const { values } = parseArgs({
-  options: { hosts: { type: 'string', default: '8' }, 'gap-ms': { type: 'string', default: '200' }, seconds: { type: 'string', default: '10' }, workers: { type: 'string', default: '1,2,4' } },
+  options: {
+    hosts: { type: 'string', default: '8' },
+    'gap-ms': { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '10' },
+    workers: { type: 'string', default: '1,2,4' },
+  },
 });
 const H = Number(values.hosts);
 const D = Number(values['gap-ms']);
@@ -48,12 +53,22 @@ interface Row {
 
 async function run(n: number): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-fleet-'));
-  const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: D, crawlConcurrency: H } });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: D, crawlConcurrency: H },
+  });
   const sink = { upsertPage: async () => {}, removePage: async () => {} };
   const dbs = Array.from({ length: n }, () => openStateDb(join(dir, 'state.sqlite')));
   const items = new Array<number>(n).fill(0);
   const crawlers = dbs.map((db, k) => {
-    const c = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink, entities: new EntityStore(db), workerName: `w${k}`, admit: (u) => new URL(u).hostname.endsWith('.test') });
+    const c = createCrawler({
+      config,
+      repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+      sink,
+      entities: new EntityStore(db),
+      workerName: `w${k}`,
+      admit: (u) => new URL(u).hostname.endsWith('.test'),
+    });
     c.onItem(() => items[k]!++);
     return c;
   });
@@ -77,7 +92,16 @@ async function run(n: number): Promise<Row> {
     }
   }
   const perSecond = entries.length / seconds;
-  return { workers: n, requests: entries.length, seconds, perSecond, ratio: perSecond / bound, minGapMs: minGap, violations, perWorker: items };
+  return {
+    workers: n,
+    requests: entries.length,
+    seconds,
+    perSecond,
+    ratio: perSecond / bound,
+    minGapMs: minGap,
+    violations,
+    perWorker: items,
+  };
 }
 
 const rows: Row[] = [];
@@ -88,5 +112,7 @@ console.log(`\nFleet crawl throughput: H = ${H} hosts, gap d = ${D} ms, bound H/
 console.log('| workers | requests | seconds | req/s | ratio to H/d | min per-host gap (ms) | gap violations | items per worker |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  console.log(`| ${r.workers} | ${r.requests} | ${r.seconds.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.minGapMs} | ${r.violations} | ${r.perWorker.join(' / ')} |`);
+  console.log(
+    `| ${r.workers} | ${r.requests} | ${r.seconds.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.minGapMs} | ${r.violations} | ${r.perWorker.join(' / ')} |`,
+  );
 }

@@ -30,7 +30,13 @@ import { sqliteRepositories } from '../state/repos/sqlite.js';
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
 const { values } = parseArgs({
-  options: { hosts: { type: 'string', default: '8' }, 'gap-ms': { type: 'string', default: '200' }, seconds: { type: 'string', default: '15' }, sink: { type: 'string', default: 'lance' }, only: { type: 'string' } },
+  options: {
+    hosts: { type: 'string', default: '8' },
+    'gap-ms': { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '15' },
+    sink: { type: 'string', default: 'lance' },
+    only: { type: 'string' },
+  },
 });
 const H = Number(values.hosts);
 const D = Number(values['gap-ms']);
@@ -85,17 +91,34 @@ function measure(name: string, entries: AccessEntry[], seconds: number): SideRes
       if (g < D) violations++;
     }
   }
-  return { name, requests: entries.length, pages: entries.filter((x) => x.path.startsWith('/p/') || x.path === '/').length, seconds, minGapMs: minGap, meanGapMs: n === 0 ? NaN : sum / n, violations };
+  return {
+    name,
+    requests: entries.length,
+    pages: entries.filter((x) => x.path.startsWith('/p/') || x.path === '/').length,
+    seconds,
+    minGapMs: minGap,
+    meanGapMs: n === 0 ? NaN : sum / n,
+    violations,
+  };
 }
 
 async function runSvcBot(): Promise<SideResult> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-crawl-'));
-  const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: D, crawlConcurrency: H } });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: D, crawlConcurrency: H },
+  });
   const db = openStateDb(join(dir, 'state.sqlite'));
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   // --sink none measures the crawler alone (pages are extracted, then dropped): the index's write cost is separate.
   const sink = values.sink === 'none' ? { upsertPage: async () => {}, removePage: async () => {} } : index;
-  const crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink, entities: new EntityStore(db), admit: (u) => new URL(u).hostname.endsWith('.test') });
+  const crawler = createCrawler({
+    config,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    sink,
+    entities: new EntityStore(db),
+    admit: (u) => new URL(u).hostname.endsWith('.test'),
+  });
   for (const s of seeds) await crawler.enqueue(s, { priority: 'submitted', reason: 'seed' });
   const start = web.accessLog.length;
   const t0 = performance.now();
@@ -143,11 +166,15 @@ await web.close();
 
 const bound = H / (D / 1000);
 console.log(`hosts H=${H}, gap d=${D} ms, window ${SECONDS} s, politeness bound H/d = ${bound.toFixed(1)} requests/s`);
-console.log('| crawler | requests | pages | seconds | requests/s | requests/s ÷ H/d | pages/s | pages/s ÷ H/d | min / mean per-host gap (ms) | gaps < d |');
+console.log(
+  '| crawler | requests | pages | seconds | requests/s | requests/s ÷ H/d | pages/s | pages/s ÷ H/d | min / mean per-host gap (ms) | gaps < d |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of sides) {
   const rps = r.requests / r.seconds;
   const pps = r.pages / r.seconds;
-  console.log(`| ${r.name} | ${r.requests} | ${r.pages} | ${r.seconds.toFixed(1)} | ${rps.toFixed(1)} | ${(rps / bound).toFixed(3)} | ${pps.toFixed(1)} | ${(pps / bound).toFixed(3)} | ${r.minGapMs === Infinity ? '-' : r.minGapMs} / ${r.meanGapMs.toFixed(0)} | ${r.violations} |`);
+  console.log(
+    `| ${r.name} | ${r.requests} | ${r.pages} | ${r.seconds.toFixed(1)} | ${rps.toFixed(1)} | ${(rps / bound).toFixed(3)} | ${pps.toFixed(1)} | ${(pps / bound).toFixed(3)} | ${r.minGapMs === Infinity ? '-' : r.minGapMs} / ${r.meanGapMs.toFixed(0)} | ${r.violations} |`,
+  );
 }
 process.exit(0);

@@ -145,7 +145,22 @@ if (values['bare-once']) {
 const { execFileSync } = await import('node:child_process');
 let bareRss = 0;
 const bareInChild = (): number => {
-  const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--bare-once', '--model-dir', modelDir, '--model', model, '--threads', String(threads), '--passages', String(n), '--batch', String(batch)];
+  const args = [
+    '--import',
+    'tsx',
+    fileURLToPath(import.meta.url),
+    '--bare-once',
+    '--model-dir',
+    modelDir,
+    '--model',
+    model,
+    '--threads',
+    String(threads),
+    '--passages',
+    String(n),
+    '--batch',
+    String(batch),
+  ];
   if (values.ingest) args.push('--ingest');
   const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
   const r = JSON.parse(out.trim().split('\n').pop()!) as { rate: number; peakRss: number };
@@ -158,20 +173,32 @@ if (values.ingest) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-ingest-bench-'));
   const file = join(dir, 'slice.jsonl');
   writeFileSync(file, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
-  const io = { stdout: process.stdout, stderr: process.stderr, env: { SVC_MODEL_DIR: modelDir, SVC_MODEL_NAME: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: 'q8' } } as never;
+  const io = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: { SVC_MODEL_DIR: modelDir, SVC_MODEL_NAME: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: 'q8' },
+  } as never;
   const t0 = performance.now();
-  const { value: code, peakRss } = await withPeakRss(() => ingestCommand(['--jsonl', file, '--data-dir', join(dir, 'data'), '--embedder', 'model'], io));
+  const { value: code, peakRss } = await withPeakRss(() =>
+    ingestCommand(['--jsonl', file, '--data-dir', join(dir, 'data'), '--embedder', 'model'], io),
+  );
   const secs = (performance.now() - t0) / 1000;
   rmSync(dir, { recursive: true, force: true });
   if (code !== 0) throw new Error(`ingest failed (${code})`);
   const ingestRate = texts.length / secs;
   const bareRate = bareInChild();
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
-  console.log(`\nmodel ${model} (q8), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, 256-token window\n`);
+  console.log(
+    `\nmodel ${model} (q8), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, 256-token window\n`,
+  );
   console.log('| path | passages/s | share of bare | wall s | peak RSS MiB |');
   console.log('|---|---:|---:|---:|---:|');
-  console.log(`| svc ingest (whole command: read, split, analyse, embed, write, optimize) | ${ingestRate.toFixed(1)} | ${((ingestRate / bareRate) * 100).toFixed(0)}% | ${secs.toFixed(1)} | ${mib(peakRss)} |`);
-  console.log(`| bare onnxruntime-node (same passage texts, length-sorted batches) | ${bareRate.toFixed(1)} | 100% | ${(texts.length / bareRate).toFixed(1)} | ${mib(bareRss)} |`);
+  console.log(
+    `| svc ingest (whole command: read, split, analyse, embed, write, optimize) | ${ingestRate.toFixed(1)} | ${((ingestRate / bareRate) * 100).toFixed(0)}% | ${secs.toFixed(1)} | ${mib(peakRss)} |`,
+  );
+  console.log(
+    `| bare onnxruntime-node (same passage texts, length-sorted batches) | ${bareRate.toFixed(1)} | 100% | ${(texts.length / bareRate).toFixed(1)} | ${mib(bareRss)} |`,
+  );
   process.exit(0);
 }
 const runOurs = await ours();
@@ -181,7 +208,9 @@ for (let r = 0; r < rounds; r++) {
   a = Math.max(a, await runOurs());
   b = Math.max(b, bareInChild());
 }
-console.log(`\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), 256-token window, best of ${rounds} rounds\n`);
+console.log(
+  `\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), 256-token window, best of ${rounds} rounds\n`,
+);
 console.log('| path | passages/s | share of bare |');
 console.log('|---|---|---|');
 console.log(`| svc embedder (transformers.js, worker thread) | ${a.toFixed(1)} | ${((a / b) * 100).toFixed(0)}% |`);

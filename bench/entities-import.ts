@@ -34,12 +34,19 @@ try {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ent-'));
     const env = backend === 'postgres' ? { SVC_DATABASE_URL: await pgServer.createDatabase('bench') } : {};
     const t0 = performance.now();
-    for (const [flag, file] of FILES) if ((await entitiesCommand(['import', flag, file, '--data-dir', dir], quiet(env))) !== 0) throw new Error('import failed');
+    for (const [flag, file] of FILES)
+      if ((await entitiesCommand(['import', flag, file, '--data-dir', dir], quiet(env))) !== 0) throw new Error('import failed');
     const importMs = performance.now() - t0;
     const repos = await openRepositories({ dataDir: dir, databaseUrl: env.SVC_DATABASE_URL });
     const n = await repos.entities!.counts();
     const seen = [JSON.stringify(n)];
-    for (const q of [...QUERIES, { q: 'bibliothèque gabrielle roy', limit: 10 }, { q: 'general', limit: 20 }, { q: 'centre hosp', limit: 20 }, { kind: 'Library', locality: 'Gatineau', limit: 20 }])
+    for (const q of [
+      ...QUERIES,
+      { q: 'bibliothèque gabrielle roy', limit: 10 },
+      { q: 'general', limit: 20 },
+      { q: 'centre hosp', limit: 20 },
+      { kind: 'Library', locality: 'Gatineau', limit: 20 },
+    ])
       seen.push(JSON.stringify(await repos.entities!.search(q), (k, v: unknown) => (k === 'observed_at' ? undefined : v)));
     answers.push(seen.join('\n'));
     const lat: number[] = [];
@@ -52,7 +59,9 @@ try {
     lat.sort((a, b) => a - b);
     await repos.close();
     rmSync(dir, { recursive: true, force: true });
-    rows.push(`| ${backend} | ${n.datasetSources} | ${(importMs / 1000).toFixed(1)} | ${Math.round((n.datasetSources / importMs) * 1000)} | ${lat[Math.floor(lat.length / 2)]!.toFixed(1)} | ${lat[lat.length - 1]!.toFixed(1)} |`);
+    rows.push(
+      `| ${backend} | ${n.datasetSources} | ${(importMs / 1000).toFixed(1)} | ${Math.round((n.datasetSources / importMs) * 1000)} | ${lat[Math.floor(lat.length / 2)]!.toFixed(1)} | ${lat[lat.length - 1]!.toFixed(1)} |`,
+    );
   }
 } finally {
   await pgServer.stop();

@@ -63,7 +63,11 @@ function zyte(): { docs: number; tokP: number; tokR: number; shP: number; shR: n
   const dir = join(WEB, 'article-extraction-benchmark');
   const truth = JSON.parse(readFileSync(join(dir, 'ground-truth.json'), 'utf8')) as Record<string, { articleBody: string; url: string }>;
   let n = 0;
-  let tokP = 0, tokR = 0, shP = 0, shR = 0, ms = 0;
+  let tokP = 0,
+    tokR = 0,
+    shP = 0,
+    shR = 0,
+    ms = 0;
   for (const [id, gt] of Object.entries(truth)) {
     if (n >= LIMIT) break;
     const file = join(dir, 'html', `${id}.html.gz`);
@@ -76,7 +80,10 @@ function zyte(): { docs: number; tokP: number; tokR: number; shP: number; shR: n
     const got = tokens(page.mainText);
     const a = pr(bag(exp), bag(got));
     const b = pr(shingles(exp), shingles(got));
-    tokP += a.p; tokR += a.r; shP += b.p; shR += b.r;
+    tokP += a.p;
+    tokR += a.r;
+    shP += b.p;
+    shR += b.r;
     if (VERBOSE && f1(b.p, b.r) < 0.6) console.error(`zyte ${id} ${gt.url} P=${fmt(b.p)} R=${fmt(b.r)}`);
     n++;
   }
@@ -85,8 +92,15 @@ function zyte(): { docs: number; tokP: number; tokR: number; shP: number; shR: n
 
 function trafilatura(): { docs: number; tp: number; fn: number; fp: number; tn: number; ms: number } {
   const dir = join(WEB, 'trafilatura-eval');
-  const lines = readFileSync(join(dir, 'ground-truth.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
-  let n = 0, tp = 0, fn = 0, fp = 0, tn = 0, ms = 0;
+  const lines = readFileSync(join(dir, 'ground-truth.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  let n = 0,
+    tp = 0,
+    fn = 0,
+    fp = 0,
+    tn = 0,
+    ms = 0;
   for (const line of lines) {
     if (n >= LIMIT) break;
     const gt = JSON.parse(line) as { url: string; html_path: string; with: string[]; without: string[] };
@@ -122,6 +136,12 @@ const tr = t.tp / Math.max(1, t.tp + t.fn);
 const acc = (t.tp + t.tn) / Math.max(1, t.tp + t.tn + t.fp + t.fn);
 console.log('| corpus | docs | measure | precision | recall | F1 | extra | ms/page |');
 console.log('|---|---|---|---|---|---|---|---|');
-console.log(`| article-extraction-benchmark | ${z.docs} | word tokens (bag), mean per doc | ${fmt(z.tokP)} | ${fmt(z.tokR)} | ${fmt(f1(z.tokP, z.tokR))} | | ${(z.ms / z.docs).toFixed(1)} |`);
-console.log(`| article-extraction-benchmark | ${z.docs} | word 4-gram shingles, mean per doc | ${fmt(z.shP)} | ${fmt(z.shR)} | ${fmt(f1(z.shP, z.shR))} | | |`);
-console.log(`| trafilatura-eval | ${t.docs} | with/without snippets, summed | ${fmt(tp)} | ${fmt(tr)} | ${fmt(f1(tp, tr))} | accuracy ${fmt(acc)} (tp ${t.tp}, fn ${t.fn}, fp ${t.fp}, tn ${t.tn}) | ${(t.ms / t.docs).toFixed(1)} |`);
+console.log(
+  `| article-extraction-benchmark | ${z.docs} | word tokens (bag), mean per doc | ${fmt(z.tokP)} | ${fmt(z.tokR)} | ${fmt(f1(z.tokP, z.tokR))} | | ${(z.ms / z.docs).toFixed(1)} |`,
+);
+console.log(
+  `| article-extraction-benchmark | ${z.docs} | word 4-gram shingles, mean per doc | ${fmt(z.shP)} | ${fmt(z.shR)} | ${fmt(f1(z.shP, z.shR))} | | |`,
+);
+console.log(
+  `| trafilatura-eval | ${t.docs} | with/without snippets, summed | ${fmt(tp)} | ${fmt(tr)} | ${fmt(f1(tp, tr))} | accuracy ${fmt(acc)} (tp ${t.tp}, fn ${t.fn}, fp ${t.fp}, tn ${t.tn}) | ${(t.ms / t.docs).toFixed(1)} |`,
+);

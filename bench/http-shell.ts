@@ -51,15 +51,25 @@ const running = await startServer(services);
 const rows = [];
 rows.push(await measure('bare Koa hello-world', bareUrl));
 rows.push(await measure('svc /healthz', `${running.url}/healthz`));
-rows.push(await measure('svc GET /api/v1/fresh (auth + quota + validation + one SQLite read)', `${running.url}/api/v1/fresh?window=1h`, { authorization: `Bearer ${key}` }));
-rows.push(await measure('svc GET /api/v1/search (empty index)', `${running.url}/api/v1/search?q=public+library&limit=10`, { authorization: `Bearer ${key}` }));
+rows.push(
+  await measure('svc GET /api/v1/fresh (auth + quota + validation + one SQLite read)', `${running.url}/api/v1/fresh?window=1h`, {
+    authorization: `Bearer ${key}`,
+  }),
+);
+rows.push(
+  await measure('svc GET /api/v1/search (empty index)', `${running.url}/api/v1/search?q=public+library&limit=10`, {
+    authorization: `Bearer ${key}`,
+  }),
+);
 
 const base = rows[0]!.rps;
 console.log(`\nconnections=${connections} duration=${duration}s node=${process.version} cores=2\n`);
 console.log('| target | req/s | p50 ms | p99 ms | vs bare Koa | non-2xx | errors |');
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.title} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% | ${r.non2xx} | ${r.errors} |`);
+  console.log(
+    `| ${r.title} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% | ${r.non2xx} | ${r.errors} |`,
+  );
 }
 await running.close();
 await services.close();

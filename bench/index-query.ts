@@ -87,7 +87,10 @@ function runTantivy(dir: string, shorts: string[], claims: string[], nfcorpus: s
   const qfile = join(dir, 'anchor-queries.json');
   writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warmup: 10 }));
   const script = join(import.meta.dirname, 'anchors', 'tantivy_anchor.py');
-  const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(out.trim().split('\n').pop()!) as AnchorResult;
 }
 
@@ -98,7 +101,10 @@ const fts5Query = (q: string, op: 'AND' | 'OR') =>
     .map((w) => `"${w.replace(/"/g, '')}"`)
     .join(` ${op} `);
 
-async function measure(queries: string[], run: (q: string) => Promise<unknown> | unknown): Promise<{ p50: number; p95: number; qps: number }> {
+async function measure(
+  queries: string[],
+  run: (q: string) => Promise<unknown> | unknown,
+): Promise<{ p50: number; p95: number; qps: number }> {
   for (const q of queries.slice(0, 10)) await run(q); // warm-up
   const lat: number[] = [];
   for (const q of queries) {
@@ -119,7 +125,9 @@ async function measure(queries: string[], run: (q: string) => Promise<unknown> |
 
 /** Writes `size` synthetic passages into the svc index and an FTS5 table, then optimizes both. */
 async function buildBoth(idx: PassageIndex, sqlite: Database.Database, size: number, t0: number): Promise<void> {
-  sqlite.exec(`CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`);
+  sqlite.exec(
+    `CREATE VIRTUAL TABLE p USING fts5(title, text, page_ref UNINDEXED, ordinal UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`,
+  );
   const ins = sqlite.prepare('INSERT INTO p (title, text, page_ref, ordinal) VALUES (?, ?, ?, ?)');
   let batch: PageInput[] = [];
   const flush = async () => {
@@ -151,7 +159,10 @@ const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
 // NFCorpus queries: short natural-language titles ("How Fruits and Vegetables Can Treat Asthma"), a second query set.
 const nfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()].slice(0, NQ);
-const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
+const shorts = all
+  .map(shortQuery)
+  .filter((q) => q.split(' ').length >= 2)
+  .slice(0, NQ);
 
 for (const size of SIZES) {
   const dir = values.keep ? join(values.keep, `${size}${BM25_ONLY ? '-bm25' : ''}`) : mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
@@ -161,7 +172,11 @@ for (const size of SIZES) {
   mkdirSync(dir, { recursive: true });
   try {
     const t0 = performance.now();
-    const idx = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: BM25_ONLY ? null : createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER });
+    const idx = await PassageIndex.open({
+      dir: join(dir, 'lance'),
+      embedder: BM25_ONLY ? null : createHashingEmbedder(384),
+      optimizeEvery: Number.MAX_SAFE_INTEGER,
+    });
     const sqlite = new Database(join(dir, 'fts5.sqlite'));
     sqlite.pragma('journal_mode = WAL');
     if (!reuse) {
@@ -175,7 +190,18 @@ for (const size of SIZES) {
     // svc_search's retrieval (searchPages: result page hydrated, as svc_search reads it). "all" requires every word
     // (+word), "any" is the default ranked query.
     const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) =>
-      searchPages(idx, { query: termMode === 'all' ? q.split(' ').map((w) => `+${w}`).join(' ') : q, mode, limit: 10, offset: 0 });
+      searchPages(idx, {
+        query:
+          termMode === 'all'
+            ? q
+                .split(' ')
+                .map((w) => `+${w}`)
+                .join(' ')
+            : q,
+        mode,
+        limit: 10,
+        offset: 0,
+      });
     const fts5 = (op: 'AND' | 'OR') => {
       // bm25 weights: title 2, text 1; 10 best rows, like one result page.
       const stmt = sqlite.prepare(`SELECT page_ref, ordinal, bm25(p, 2.0, 1.0) AS s FROM p WHERE p MATCH ? ORDER BY s LIMIT 10`);
@@ -189,11 +215,33 @@ for (const size of SIZES) {
       if (!model) throw new Error('--query-model: the model did not load');
       const real = model;
       const stand = createHashingEmbedder(384);
-      const wrapped: Embedder = { dim: stand.dim, modelId: stand.modelId, kind: 'hashing-stand-in', embed: (texts) => real.embed(texts), close: async () => {} };
-      realQuery = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: wrapped, optimizeEvery: Number.MAX_SAFE_INTEGER, refreshAfterMs: 0 });
+      const wrapped: Embedder = {
+        dim: stand.dim,
+        modelId: stand.modelId,
+        kind: 'hashing-stand-in',
+        embed: (texts) => real.embed(texts),
+        close: async () => {},
+      };
+      realQuery = await PassageIndex.open({
+        dir: join(dir, 'lance'),
+        embedder: wrapped,
+        optimizeEvery: Number.MAX_SAFE_INTEGER,
+        refreshAfterMs: 0,
+      });
     }
     const realSearch = (termMode: 'all' | 'any') => async (q: string) =>
-      searchPages(realQuery!, { query: termMode === 'all' ? q.split(' ').map((w) => `+${w}`).join(' ') : q, mode: 'hybrid', limit: 10, offset: 0 });
+      searchPages(realQuery!, {
+        query:
+          termMode === 'all'
+            ? q
+                .split(' ')
+                .map((w) => `+${w}`)
+                .join(' ')
+            : q,
+        mode: 'hybrid',
+        limit: 10,
+        offset: 0,
+      });
     const cases: [string, string[], (q: string) => unknown][] = [
       ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
       ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
@@ -221,7 +269,9 @@ for (const size of SIZES) {
     for (const [label, qs, run] of wanted) {
       const m = await measure(qs, run);
       p95.set(label, m.p95);
-      rows.push(`| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`);
+      rows.push(
+        `| ${st.passages.toLocaleString('en-US')} | ${label} | ${qs.length} | ${m.p50.toFixed(1)} | ${m.p95.toFixed(1)} | ${m.qps.toFixed(0)} |`,
+      );
       process.stderr.write(`${rows[rows.length - 1]}\n`);
     }
     if (values.anchor === 'tantivy') {
@@ -229,7 +279,9 @@ for (const size of SIZES) {
       process.stderr.write(`  tantivy: ${a.docs} docs${a.build_s > 0 ? `, built in ${a.build_s.toFixed(0)} s` : ' (reused)'}\n`);
       for (const [kind, r] of Object.entries(a.rows)) {
         p95.set(`tantivy ${kind}`, r.p95);
-        rows.push(`| ${st.passages.toLocaleString('en-US')} | tantivy bm25 (${kind}) | ${r.n} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | – |`);
+        rows.push(
+          `| ${st.passages.toLocaleString('en-US')} | tantivy bm25 (${kind}) | ${r.n} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | – |`,
+        );
       }
     }
     // svc / anchor ratios of p95 (the issue's aims: ≤ 1× FTS5 at every size, ≤ 3× the Lucene-class anchor at 1M).
@@ -246,7 +298,10 @@ for (const size of SIZES) {
     for (const [kind, svc, anchor] of pairs) {
       const x = p95.get(svc);
       const y = p95.get(anchor);
-      if (x !== undefined && y !== undefined) ratios.push(`| ${st.passages.toLocaleString('en-US')} | ${kind} | ${anchor.startsWith('tantivy') ? 'tantivy' : 'SQLite FTS5'} | ${(x / y).toFixed(2)} |`);
+      if (x !== undefined && y !== undefined)
+        ratios.push(
+          `| ${st.passages.toLocaleString('en-US')} | ${kind} | ${anchor.startsWith('tantivy') ? 'tantivy' : 'SQLite FTS5'} | ${(x / y).toFixed(2)} |`,
+        );
     }
     await idx.close();
     await realQuery?.close();

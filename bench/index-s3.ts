@@ -40,7 +40,12 @@ const shorts = claims.map(shortQuery).filter((q) => q.split(' ').length >= 2);
 
 async function build(location: IndexLocation): Promise<{ idx: PassageIndex; seconds: number }> {
   const t0 = performance.now();
-  const idx = await PassageIndex.open({ location, embedder: createHashingEmbedder(384), optimizeEvery: Number.MAX_SAFE_INTEGER, refreshAfterMs: 0 });
+  const idx = await PassageIndex.open({
+    location,
+    embedder: createHashingEmbedder(384),
+    optimizeEvery: Number.MAX_SAFE_INTEGER,
+    refreshAfterMs: 0,
+  });
   const pool = await sentencePool();
   let batch = [];
   for (const page of syntheticPages(N, pool)) {
@@ -91,7 +96,9 @@ try {
     }
     await idx.close();
   }
-  console.log(`\n${N.toLocaleString('en-US')} synthetic passages (SciFact sentences), SciFact claims as queries; node ${process.version}; shared 2-core machine\n`);
+  console.log(
+    `\n${N.toLocaleString('en-US')} synthetic passages (SciFact sentences), SciFact claims as queries; node ${process.version}; shared 2-core machine\n`,
+  );
   console.log('| location | step | time | p50 ms | p95 ms |');
   console.log('|---|---|---:|---:|---:|');
   for (const r of rows) console.log(r);

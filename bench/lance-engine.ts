@@ -39,18 +39,34 @@ const ROUNDS = Number(values.rounds);
 const TAIL = Number(values.tail);
 const SETTLE_MS = Number(values['settle-s']) * 1000;
 const COL = 'search_text';
-const LANCE_VERSION = (JSON.parse(readFileSync(new URL('../node_modules/@lancedb/lancedb/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const LANCE_VERSION = (
+  JSON.parse(readFileSync(new URL('../node_modules/@lancedb/lancedb/package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 const THREADS = process.env.LANCE_CPU_THREADS ?? 'unset';
 
-const schema = new Schema([new Field('id', new Int32(), false), new Field('page_ref', new Int32(), false), new Field(COL, new Utf8(), false)]);
+const schema = new Schema([
+  new Field('id', new Int32(), false),
+  new Field('page_ref', new Int32(), false),
+  new Field(COL, new Utf8(), false),
+]);
 
 /**
  * The engine's own English analyzer over raw text (what svc used before its own analyzer, index/analyzer.ts), with
  * positions as asked. `customStopWords` (0.38+) names 0.31's built-in list, so both versions agree.
  */
-const ENGINE_OPTIONS = { baseTokenizer: 'simple', lowercase: true, asciiFolding: true, stem: true, removeStopWords: true, language: 'English', maxTokenLength: 40 } as const;
+const ENGINE_OPTIONS = {
+  baseTokenizer: 'simple',
+  lowercase: true,
+  asciiFolding: true,
+  stem: true,
+  removeStopWords: true,
+  language: 'English',
+  maxTokenLength: 40,
+} as const;
 function ftsOptions(withPosition: boolean) {
-  return LANCE_VERSION.startsWith('0.31.') ? { ...ENGINE_OPTIONS, withPosition } : { ...ENGINE_OPTIONS, customStopWords: [...STOP_WORDS.en], withPosition };
+  return LANCE_VERSION.startsWith('0.31.')
+    ? { ...ENGINE_OPTIONS, withPosition }
+    : { ...ENGINE_OPTIONS, customStopWords: [...STOP_WORDS.en], withPosition };
 }
 
 let hung = false;
@@ -91,8 +107,14 @@ async function measure(table: Table, queries: readonly FullTextQuery[]): Promise
 const pool = await sentencePool();
 const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
-const shorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2).slice(0, NQ);
-const phrases = all.map(twoWordPhrase).filter((p): p is string => p !== null).slice(0, NQ);
+const shorts = all
+  .map(shortQuery)
+  .filter((q) => q.split(' ').length >= 2)
+  .slice(0, NQ);
+const phrases = all
+  .map(twoWordPhrase)
+  .filter((p): p is string => p !== null)
+  .slice(0, NQ);
 
 const latency: string[] = [];
 const stress: string[] = [];
@@ -123,13 +145,30 @@ for (const size of SIZES) {
         continue;
       }
       const opt0 = await bounded(() => table.optimize());
-      stress.push(row([label, 'index build; first optimize', `${(build.ms / 1000).toFixed(1)} s; ${(opt0.ms / 1000).toFixed(1)} s`, opt0.error ?? 'ok', '—']));
+      stress.push(
+        row([
+          label,
+          'index build; first optimize',
+          `${(build.ms / 1000).toFixed(1)} s; ${(opt0.ms / 1000).toFixed(1)} s`,
+          opt0.error ?? 'ok',
+          '—',
+        ]),
+      );
 
       // Latency of the calls the BM25 arm makes (or could make).
       const and = (q: string) => new MatchQuery(q, COL, { operator: Operator.And });
       const cases: [string, FullTextQuery[]][] = [
         ['MatchQuery AND, 3 words', shorts.map(and)],
-        ['MatchQuery AND, 3 words + MustNot word', shorts.map((q) => new BooleanQuery([[Occur.Must, and(q)], [Occur.MustNot, new MatchQuery(q.includes('patients') ? 'cells' : 'patients', COL)]]))],
+        [
+          'MatchQuery AND, 3 words + MustNot word',
+          shorts.map(
+            (q) =>
+              new BooleanQuery([
+                [Occur.Must, and(q)],
+                [Occur.MustNot, new MatchQuery(q.includes('patients') ? 'cells' : 'patients', COL)],
+              ]),
+          ),
+        ],
         ['MatchQuery OR, claim (any term)', claims.map((q) => new MatchQuery(q, COL, { operator: Operator.Or }))],
         ['MatchQuery AND, 2 adjacent words', phrases.map(and)],
       ];
@@ -140,7 +179,9 @@ for (const size of SIZES) {
           const m = await measure(table, qs);
           latency.push(row([label, name, qs.length, m.p50.toFixed(1), m.p95.toFixed(1), m.rows.toFixed(1)]));
         } catch (err) {
-          latency.push(row([label, name, qs.length, '—', '—', `error: ${(err instanceof Error ? err.message : String(err)).slice(0, 120)}`]));
+          latency.push(
+            row([label, name, qs.length, '—', '—', `error: ${(err instanceof Error ? err.message : String(err)).slice(0, 120)}`]),
+          );
         }
         process.stderr.write(`${latency[latency.length - 1]}\n`);
       }
@@ -153,7 +194,10 @@ for (const size of SIZES) {
         const rows = Array.from({ length: TAIL }, (_, i) => ({
           id: id++,
           page_ref: 10_000_000 + r,
-          [COL]: i === 0 ? `Regulatory ${fresh} cells were measured` : Array.from({ length: 4 }, () => pool.sentences[Math.floor(rnd() * pool.sentences.length)]!).join(' '),
+          [COL]:
+            i === 0
+              ? `Regulatory ${fresh} cells were measured`
+              : Array.from({ length: 4 }, () => pool.sentences[Math.floor(rnd() * pool.sentences.length)]!).join(' '),
         }));
         await table.add(lancedb.makeArrowTable(rows, { schema }));
         const probe = async () => {
@@ -177,7 +221,15 @@ for (const size of SIZES) {
             after = `error: ${(err instanceof Error ? err.message : String(err)).slice(0, 120)}`;
           }
         }
-        stress.push(row([label, `round ${r}: +${TAIL} rows, optimize`, `${(opt.ms / 1000).toFixed(1)} s`, opt.error ?? 'ok', `before: ${before}; after: ${after}`]));
+        stress.push(
+          row([
+            label,
+            `round ${r}: +${TAIL} rows, optimize`,
+            `${(opt.ms / 1000).toFixed(1)} s`,
+            opt.error ?? 'ok',
+            `before: ${before}; after: ${after}`,
+          ]),
+        );
         process.stderr.write(`${stress[stress.length - 1]}\n`);
       }
       if (!hung) {

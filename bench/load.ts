@@ -117,14 +117,26 @@ if (values.serve) {
   };
   setTimeout(tick, 10).unref();
   if (web && services.crawler) {
-    for (let i = 0; i < crawlHosts; i++) await services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
+    for (let i = 0; i < crawlHosts; i++)
+      await services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
     services.start();
   }
   // Stats go to stderr as one tagged line: stdout carries the request log.
   const stats = async () => {
     const mem = process.memoryUsage();
     const pages = web ? web.accessLog.filter((x) => x.path.startsWith('/p/') || x.path === '/').length : 0;
-    const s = { tag: 'svc-bench-stats', rss: mem.rss, heap: mem.heapUsed, external: mem.external, eldMax: Math.max(lag.max, eld.count > 0 ? eld.max : 0) / 1e6, eldP99: Math.max(lag.percentile(99), eld.count > 0 ? eld.percentile(99) : 0) / 1e6, eldMean: lag.mean / 1e6, eldMonitorSamples: eld.count, crawled: pages, passages: (await services.deps.index.stats()).passages };
+    const s = {
+      tag: 'svc-bench-stats',
+      rss: mem.rss,
+      heap: mem.heapUsed,
+      external: mem.external,
+      eldMax: Math.max(lag.max, eld.count > 0 ? eld.max : 0) / 1e6,
+      eldP99: Math.max(lag.percentile(99), eld.count > 0 ? eld.percentile(99) : 0) / 1e6,
+      eldMean: lag.mean / 1e6,
+      eldMonitorSamples: eld.count,
+      crawled: pages,
+      passages: (await services.deps.index.stats()).passages,
+    };
     eld.reset();
     lag.reset();
     process.stderr.write(`${JSON.stringify(s)}\n`);
@@ -171,7 +183,10 @@ if (values.lance) {
     mkdirSync(dataDir, { recursive: true });
     const t0 = performance.now();
     const io = { stdout: process.stdout, stderr: process.stderr, env: { SVC_MODEL_DIR: modelDir } } as never;
-    const code = await ingestCommand(['--jsonl', join(SCIFACT, 'corpus.jsonl.gz'), '--data-dir', dataDir, '--embedder', embedderKind === 'model' ? 'model' : embedderKind], io);
+    const code = await ingestCommand(
+      ['--jsonl', join(SCIFACT, 'corpus.jsonl.gz'), '--data-dir', dataDir, '--embedder', embedderKind === 'model' ? 'model' : embedderKind],
+      io,
+    );
     if (code !== 0) throw new Error(`ingest failed (${code})`);
     console.log(`ingested SciFact (${embedderKind} embedder) in ${((performance.now() - t0) / 1000).toFixed(0)} s into ${dataDir}`);
   }
@@ -196,7 +211,21 @@ interface ServerStats {
 
 const nodeArgs = ['--import', 'tsx'];
 if (values['cpu-prof']) nodeArgs.unshift('--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof']));
-const childArgs = [...nodeArgs, fileURLToPath(import.meta.url), '--serve', '--data-dir', dataDir, '--embedder', values.lance && embedderKind !== 'hashing' ? 'none' : embedderKind, '--model-dir', modelDir, '--crawl-hosts', String(crawlHosts), '--log-level', values['log-level']!];
+const childArgs = [
+  ...nodeArgs,
+  fileURLToPath(import.meta.url),
+  '--serve',
+  '--data-dir',
+  dataDir,
+  '--embedder',
+  values.lance && embedderKind !== 'hashing' ? 'none' : embedderKind,
+  '--model-dir',
+  modelDir,
+  '--crawl-hosts',
+  String(crawlHosts),
+  '--log-level',
+  values['log-level']!,
+];
 const server: ChildProcess = spawn(process.execPath, childArgs, { stdio: ['pipe', 'ignore', 'pipe'] });
 const pendingStats: ((s: ServerStats) => void)[] = [];
 const ready = new Promise<{ url: string; key: string }>((res, rej) => {
@@ -234,10 +263,16 @@ interface PhaseResult {
   server: ServerStats;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 /** Runs `connections` closed loops for `secs` seconds; `next(i)` gives request i's path. */
-async function phase(title: string, secs: number, next: (i: number) => { path: string; claim?: number }, onSample?: (t: number) => Promise<void>): Promise<PhaseResult> {
+async function phase(
+  title: string,
+  secs: number,
+  next: (i: number) => { path: string; claim?: number },
+  onSample?: (t: number) => Promise<void>,
+): Promise<PhaseResult> {
   await serverStats(); // resets the server's event-loop histogram
   const lat: number[] = [];
   let errors = 0;
@@ -283,10 +318,24 @@ async function phase(title: string, secs: number, next: (i: number) => { path: s
   await sampler;
   const elapsed = (performance.now() - t0) / 1000;
   lat.sort((a, b) => a - b);
-  return { title, requests: lat.length, seconds: elapsed, rate: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), errors, nonEmpty, answered, server: await serverStats() };
+  return {
+    title,
+    requests: lat.length,
+    seconds: elapsed,
+    rate: lat.length / elapsed,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    errors,
+    nonEmpty,
+    answered,
+    server: await serverStats(),
+  };
 }
 
-const searchPath = (i: number) => ({ path: `/api/v1/search?q=${encodeURIComponent(claims[i % claims.length]!)}&limit=10`, claim: i % claims.length });
+const searchPath = (i: number) => ({
+  path: `/api/v1/search?q=${encodeURIComponent(claims[i % claims.length]!)}&limit=10`,
+  claim: i % claims.length,
+});
 const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 
 const idle = await serverStats();
@@ -307,9 +356,15 @@ await new Promise((r) => server.once('exit', r));
 await pool.close();
 for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 
-console.log(`\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`);
-console.log(`client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct claims in turn; node ${process.version}; shared 2-core machine\n`);
-console.log('| phase | requests | req/s | share of /healthz | p50 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms |');
+console.log(
+  `\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
+);
+console.log(
+  `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct claims in turn; node ${process.version}; shared 2-core machine\n`,
+);
+console.log(
+  '| phase | requests | req/s | share of /healthz | p50 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of [health, search, ...(soak ? [soak] : [])]) {
   const isSearch = r !== health;
@@ -322,5 +377,8 @@ console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle
 if (rssSamples.length) {
   console.log('\n| t s | server RSS MiB | JS heap MiB | loop delay p99 / max ms | pages fetched | passages |');
   console.log('|---:|---:|---:|---:|---:|---:|');
-  for (const s of rssSamples) console.log(`| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`);
+  for (const s of rssSamples)
+    console.log(
+      `| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`,
+    );
 }

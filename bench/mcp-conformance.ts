@@ -29,7 +29,9 @@ const dir = process.env.SVC_CONFORMANCE_DIR;
 const cli = dir ? join(dir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js') : '';
 const node24 = dir ? join(dir, 'node_modules/.bin/node') : '';
 if (!dir || !existsSync(cli) || !existsSync(node24)) {
-  process.stderr.write('set SVC_CONFORMANCE_DIR to a folder with @modelcontextprotocol/conformance and node@24 installed (see the header)\n');
+  process.stderr.write(
+    'set SVC_CONFORMANCE_DIR to a folder with @modelcontextprotocol/conformance and node@24 installed (see the header)\n',
+  );
   process.exit(2);
 }
 

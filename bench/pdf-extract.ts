@@ -43,7 +43,10 @@ async function main(): Promise<void> {
   await extractor.extract(await makePdf([{ paragraphs: ['warm up'] }]));
   const rows: string[][] = [];
   for (const n of SIZES) {
-    const pages: GenPage[] = Array.from({ length: n }, (_, i) => ({ heading: `Section ${i + 1}`, paragraphs: [fillerText(i, 150), fillerText(i + 7919, 150)] }));
+    const pages: GenPage[] = Array.from({ length: n }, (_, i) => ({
+      heading: `Section ${i + 1}`,
+      paragraphs: [fillerText(i, 150), fillerText(i + 7919, 150)],
+    }));
     const bytes = await makePdf(pages, { title: `Generated ${n}` });
     const expected = pages.flatMap((p) => [...words(p.heading ?? ''), ...p.paragraphs.flatMap(words)]);
     const times: number[] = [];

@@ -64,7 +64,9 @@ try {
   for (const tool of ['context', 'search'] as const) {
     const r = await evaluate(s, scifact, { tool, name: 'scifact', mode: 'auto' });
     const rel = r.relevantSourceShare === null ? '–' : `${(100 * r.relevantSourceShare).toFixed(1)} %`;
-    console.log(`| ${tool} | ${r.ranking} | ${r.ndcg10.toFixed(4)} | ${rel} | ${(100 * r.outsideShare).toFixed(1)} % (${Math.round(r.outsideShare * r.queries)} of ${r.queries}) |`);
+    console.log(
+      `| ${tool} | ${r.ranking} | ${r.ndcg10.toFixed(4)} | ${rel} | ${(100 * r.outsideShare).toFixed(1)} % (${Math.round(r.outsideShare * r.queries)} of ${r.queries}) |`,
+    );
   }
 } finally {
   await s.close();

@@ -49,8 +49,15 @@ const dataDir = resolve(values['data-dir']!);
 
 if (values.serve) {
   const databaseUrl = values['database-url'];
-  const config = loadConfig({ env: {}, flags: { dataDir, port: 0, crawl: false, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) } });
-  const services = await createServices(config, { log: createLogger({ level: 'warn' }), embedder: createHashingEmbedder(), role: databaseUrl ? 'api' : 'all' });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir, port: 0, crawl: false, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) },
+  });
+  const services = await createServices(config, {
+    log: createLogger({ level: 'warn' }),
+    embedder: createHashingEmbedder(),
+    role: databaseUrl ? 'api' : 'all',
+  });
   const key = values.key ?? (await services.keys.create({ name: 'bench-replicas', perMinute: 100_000_000, perDay: 1_000_000_000 })).key;
   const running = await startServer(services);
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: running.url, key })}\n`);
@@ -61,7 +68,9 @@ if (values.serve) {
 }
 
 if (!existsSync(join(dataDir, 'lance', 'passages.lance'))) {
-  throw new Error(`${dataDir} holds no index: build one with node --import tsx bench/load.ts --embedder hashing --data-dir ${dataDir} --seconds 1`);
+  throw new Error(
+    `${dataDir} holds no index: build one with node --import tsx bench/load.ts --embedder hashing --data-dir ${dataDir} --seconds 1`,
+  );
 }
 const connections = Math.max(1, Math.min(64, Number(values.connections)));
 const seconds = Math.max(1, Math.min(60, Number(values.seconds)));
@@ -98,10 +107,15 @@ async function stopReplica(r: Replica): Promise<void> {
   await exited;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 /** `connections` closed loops for `seconds`, connection i talking to replica i mod n. */
-async function drive(replicas: readonly Replica[], next: (i: number) => string, expect = 200): Promise<{ rate: number; p50: number; p99: number; errors: number; requests: number }> {
+async function drive(
+  replicas: readonly Replica[],
+  next: (i: number) => string,
+  expect = 200,
+): Promise<{ rate: number; p50: number; p99: number; errors: number; requests: number }> {
   const pools = replicas.map((r) => new Pool(r.url, { connections: Math.ceil(connections / replicas.length), pipelining: 1 }));
   const lat: number[] = [];
   let errors = 0;
@@ -161,7 +175,11 @@ try {
 } finally {
   await pg.stop();
 }
-console.log(`\nSciFact index in ${dataDir} (hashing embedder), ${connections} connections, ${seconds} s per phase, node ${process.version}; shared 2-core machine\n`);
-console.log('| configuration | /healthz req/s | key check + quota + state read req/s | its p50 ms | searches/s | share of /healthz | search p50 ms | search p99 ms | errors |');
+console.log(
+  `\nSciFact index in ${dataDir} (hashing embedder), ${connections} connections, ${seconds} s per phase, node ${process.version}; shared 2-core machine\n`,
+);
+console.log(
+  '| configuration | /healthz req/s | key check + quota + state read req/s | its p50 ms | searches/s | share of /healthz | search p50 ms | search p99 ms | errors |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) console.log(r);

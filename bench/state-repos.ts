@@ -60,7 +60,13 @@ try {
   {
     const db = openStateDb(join(dir, 'legacy.sqlite'));
     const limiter = new RateLimiter(db);
-    for (const conc of [1, 16]) rows.push({ what: 'quota decision', backend: 'RateLimiter (memory, write-behind)', conc, ...(await measure(conc, async (i) => limiter.consume((i % 50).toString(16).padStart(64, '0'), limits))) });
+    for (const conc of [1, 16])
+      rows.push({
+        what: 'quota decision',
+        backend: 'RateLimiter (memory, write-behind)',
+        conc,
+        ...(await measure(conc, async (i) => limiter.consume((i % 50).toString(16).padStart(64, '0'), limits))),
+      });
     limiter.close();
     db.close();
   }
@@ -68,18 +74,32 @@ try {
   {
     const db = openStateDb(join(dir, 'embedded.sqlite'));
     const r = sqliteRepositories(db, { inProcessUsage: true });
-    for (const conc of [1, 16]) rows.push({ what: 'quota decision', backend: 'sqlite repo, in-process usage (svc serve default)', conc, ...(await measure(conc, (i) => r.usage.consume((i % 50).toString(16).padStart(64, '0'), limits))) });
+    for (const conc of [1, 16])
+      rows.push({
+        what: 'quota decision',
+        backend: 'sqlite repo, in-process usage (svc serve default)',
+        conc,
+        ...(await measure(conc, (i) => r.usage.consume((i % 50).toString(16).padStart(64, '0'), limits))),
+      });
     await r.close();
     db.close();
   }
   const backends: [string, () => Promise<Repositories>][] = [
     ['sqlite repo', async () => openSqliteRepositories(join(dir, `r${rows.length}.sqlite`), { defaultGapMs: 0 })],
-    ['postgres repo', async () => openPostgresRepositories(await pgServer.createDatabase(`b${rows.length}`), { defaultGapMs: 0, poolSize: 16 })],
+    [
+      'postgres repo',
+      async () => openPostgresRepositories(await pgServer.createDatabase(`b${rows.length}`), { defaultGapMs: 0, poolSize: 16 }),
+    ],
   ];
   for (const [name, open] of backends) {
     for (const conc of [1, 16]) {
       const r = await open();
-      rows.push({ what: 'quota decision', backend: name, conc, ...(await measure(conc, (i) => r.usage.consume((i % 50).toString(16).padStart(64, '0'), limits))) });
+      rows.push({
+        what: 'quota decision',
+        backend: name,
+        conc,
+        ...(await measure(conc, (i) => r.usage.consume((i % 50).toString(16).padStart(64, '0'), limits))),
+      });
       await r.close();
     }
     for (const conc of [1, 8]) {
@@ -105,4 +125,5 @@ try {
 console.log(`\n${OPS} operations per row\n`);
 console.log('| operation | backend | in flight | ops/s | p50 ms | p99 ms |');
 console.log('|---|---|---:|---:|---:|---:|');
-for (const r of rows) console.log(`| ${r.what} | ${r.backend} | ${r.conc} | ${r.perSec.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`);
+for (const r of rows)
+  console.log(`| ${r.what} | ${r.backend} | ${r.conc} | ${r.perSec.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`);

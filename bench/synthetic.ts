@@ -69,12 +69,19 @@ export function* syntheticPages(n: number, pool: SentencePool): Generator<PageIn
   }
 }
 
-const STOP = new Set('the a an of in on and or to for with by is are was were be that this from as at it its not no than which into their have has had does do can'.split(' '));
+const STOP = new Set(
+  'the a an of in on and or to for with by is are was were be that this from as at it its not no than which into their have has had does do can'.split(
+    ' ',
+  ),
+);
 
 /** The 3 longest distinct content words of a query (the "3-word" query set). */
 export function shortQuery(q: string): string {
   const words = (q.toLowerCase().match(/[a-z][a-z0-9-]{3,}/g) ?? []).filter((w) => !STOP.has(w));
-  return [...new Set(words)].sort((a, b) => b.length - a.length).slice(0, 3).join(' ');
+  return [...new Set(words)]
+    .sort((a, b) => b.length - a.length)
+    .slice(0, 3)
+    .join(' ');
 }
 
 /** The first two adjacent content words of a query (a 2-word phrase that occurs in SciFact text), or null. */

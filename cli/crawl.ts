@@ -98,7 +98,11 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     return 0;
   }
   // `--seeds a b c`: parseArgs takes the first value; the rest arrive as positionals.
-  const rawSeeds = [...(values.seeds ?? []), ...(values.seeds ? positionals : []), ...(values['seeds-file'] ? readSeedsFile(values['seeds-file']) : [])];
+  const rawSeeds = [
+    ...(values.seeds ?? []),
+    ...(values.seeds ? positionals : []),
+    ...(values['seeds-file'] ? readSeedsFile(values['seeds-file']) : []),
+  ];
   if (!values.seeds && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
   if (rawSeeds.length === 0) throw new UsageError(`no seeds: give --seeds URL… or --seeds-file F\n${USAGE}`);
   const num = (name: string, v: string | undefined, min: number): number | undefined => {
@@ -111,7 +115,10 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   const timeoutS = num('timeout', values.timeout, 1);
   const waitS = num('wait', values.wait, 0) ?? 30;
   const leaseMs = num('lease-ms', values['lease-ms'], 100);
-  const envResolve = (io.env['SVC_RESOLVE'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const envResolve = (io.env['SVC_RESOLVE'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const config = loadConfig({
     env: io.env,
     flags: {
@@ -139,7 +146,12 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   // PostgreSQL with SVC_DATABASE_URL, where this run joins the fleet's frontier.
   let repos: Repositories;
   try {
-    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, defaultGapMs: config.crawlGapMs, embedded: { db } });
+    repos = await openRepositories({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      defaultGapMs: config.crawlGapMs,
+      embedded: { db },
+    });
   } catch (err) {
     db.close();
     throw err;
@@ -166,7 +178,10 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   let timer: NodeJS.Timeout | null = null;
   if (tty) {
     timer = setInterval(() => {
-      void crawler.stats().then((s) => timer && io.stdout.write(`\r\x1b[2K${progressLine(s)}`), () => undefined);
+      void crawler.stats().then(
+        (s) => timer && io.stdout.write(`\r\x1b[2K${progressLine(s)}`),
+        () => undefined,
+      );
     }, deps.progressMs ?? 250);
   }
   const onSignal = (): void => {
@@ -188,7 +203,10 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   const secs = (Date.now() - started) / 1000;
   const dead = await crawler.frontier.deadLetters({ limit: 5 });
   const later = await crawler.frontier.pendingItems(5);
-  const when = (at: number): string => (at <= Date.now() ? 'due now' : `due ${new Date(at).toISOString().replace(/\.\d+Z$/, 'Z')} (in ${Math.ceil((at - Date.now()) / 1000)} s)`);
+  const when = (at: number): string =>
+    at <= Date.now()
+      ? 'due now'
+      : `due ${new Date(at).toISOString().replace(/\.\d+Z$/, 'Z')} (in ${Math.ceil((at - Date.now()) / 1000)} s)`;
   await sinks.close();
   await repos.close();
   db.close();

@@ -280,7 +280,14 @@ export interface ImportReport {
  */
 export async function importDataset(
   /** The entity store or repository (SQLite EntityStore, or the repositories' EntitiesRepo on either backend). */
-  store: { importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): UpsertOutcome[] | Promise<UpsertOutcome[]> },
+  store: {
+    importRows(
+      dataset: string,
+      rows: readonly DatasetRowInput[],
+      observedAt: string,
+      verifiedAt?: string | null,
+    ): UpsertOutcome[] | Promise<UpsertOutcome[]>;
+  },
   dataset: DatasetId,
   file: string,
   observedAt: string,
@@ -347,7 +354,12 @@ export async function importDataset(
   };
   for await (const rec of readCsv(input)) {
     if (header === null) {
-      header = rec.map((h) => h.replace(/^\uFEFF/, '').trim().toLowerCase());
+      header = rec.map((h) =>
+        h
+          .replace(/^\uFEFF/, '')
+          .trim()
+          .toLowerCase(),
+      );
       const missing = m.required.filter((c) => !header!.includes(c));
       if (missing.length > 0) {
         raw.destroy();
@@ -440,7 +452,10 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
     if (!store) throw new Error('this state backend holds no entities');
     const tty = (io.stdout as NodeJS.WriteStream).isTTY === true;
     // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
-    const progress = tty ? (r: Readonly<ImportReport>) => void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`) : undefined;
+    const progress = tty
+      ? (r: Readonly<ImportReport>) =>
+          void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`)
+      : undefined;
     const report = await importDataset(store, dataset as DatasetId, file, new Date().toISOString(), progress, asOf);
     await store.afterImport?.();
     if (tty) io.stdout.write('\r\x1b[K');

@@ -64,7 +64,10 @@ export function ndcgAt(ranked: readonly string[], rel: ReadonlyMap<string, numbe
     const g = rel.get(d) ?? 0;
     if (g > 0) dcg += g / Math.log2(i + 2);
   });
-  const ideal = [...rel.values()].filter((g) => g > 0).sort((a, b) => b - a).slice(0, k);
+  const ideal = [...rel.values()]
+    .filter((g) => g > 0)
+    .sort((a, b) => b - a)
+    .slice(0, k);
   const idcg = ideal.reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
   return idcg > 0 ? dcg / idcg : 0;
 }
@@ -208,12 +211,14 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
       limit: { type: 'string' },
     },
   });
-  const usage = 'usage: svc eval --beir DIR [--tool search|context] [--mode auto|bm25|vector|hybrid] [--split test|train] [--json] [--data-dir D] [--embedder auto|model|none|hashing]';
+  const usage =
+    'usage: svc eval --beir DIR [--tool search|context] [--mode auto|bm25|vector|hybrid] [--split test|train] [--json] [--data-dir D] [--embedder auto|model|none|hashing]';
   if (!values.beir) throw new UsageError(usage);
   const dir = values.beir;
   const split = values.split === 'train' ? 'train' : values.split === 'test' ? 'test' : null;
   if (!split) throw new UsageError('--split must be test or train');
-  if (!existsSync(join(dir, 'qrels', `${split}.tsv`)) || !existsSync(join(dir, 'queries.jsonl'))) throw new UsageError(`${dir}: needs queries.jsonl and qrels/${split}.tsv`);
+  if (!existsSync(join(dir, 'qrels', `${split}.tsv`)) || !existsSync(join(dir, 'queries.jsonl')))
+    throw new UsageError(`${dir}: needs queries.jsonl and qrels/${split}.tsv`);
   const tool = values.tool === 'context' ? 'context' : values.tool === 'search' ? 'search' : null;
   if (!tool) throw new UsageError('--tool must be search or context');
   const mode = (values.mode ?? 'auto') as RankingSetting;

@@ -52,7 +52,10 @@ export async function* readCorpus(file: string): AsyncGenerator<CorpusDoc> {
 
 /** Splits text into passages of at most `maxWords` words, cutting after sentence ends where possible. */
 export function splitPassages(text: string, maxWords = CORPUS_PASSAGE_WORDS): string[] {
-  const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}("])/u);
+  const sentences = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}("])/u);
   const out: string[] = [];
   let cur: string[] = [];
   const flush = () => {
@@ -75,7 +78,12 @@ export function splitPassages(text: string, maxWords = CORPUS_PASSAGE_WORDS): st
 /** The PageInput of a corpus document (the same contract the crawler produces). */
 export function corpusPage(doc: CorpusDoc, pageRef: number, name: string, fetchedAt: string): PageInput {
   const parts = splitPassages(doc.text);
-  const passages: PassageInput[] = (parts.length ? parts : ['']).map((p, i) => ({ ordinal: i, text: p, snippetText: p, headingPath: doc.title ? [doc.title] : [] }));
+  const passages: PassageInput[] = (parts.length ? parts : ['']).map((p, i) => ({
+    ordinal: i,
+    text: p,
+    snippetText: p,
+    headingPath: doc.title ? [doc.title] : [],
+  }));
   return {
     pageRef,
     url: corpusUrl(name, doc._id),
@@ -126,7 +134,12 @@ export async function pickEmbedder(kind: string, config: Config, io: CliIo): Pro
     io.stderr.write('embedder: no model directory configured (SVC_MODEL_DIR): BM25 only\n');
     return null;
   }
-  const e = await createEmbedder({ modelDir: config.modelDir, modelName: config.modelName, threads: config.embedThreads, dtype: config.embedDtype });
+  const e = await createEmbedder({
+    modelDir: config.modelDir,
+    modelName: config.modelName,
+    threads: config.embedThreads,
+    dtype: config.embedDtype,
+  });
   if (!e) {
     if (kind === 'model') throw new UsageError('embedding model weights are not available');
     io.stderr.write('embedder: model weights absent or invalid: BM25 only\n');
@@ -136,15 +149,25 @@ export async function pickEmbedder(kind: string, config: Config, io: CliIo): Pro
 
 /** Corpus name from the file path: the folder name for `<dir>/corpus.jsonl[.gz]`, else the file's base name. */
 export function corpusName(file: string): string {
-  const base = basename(file).replace(/\.gz$/, '').replace(/\.jsonl$/, '');
+  const base = basename(file)
+    .replace(/\.gz$/, '')
+    .replace(/\.jsonl$/, '');
   const n = base === 'corpus' ? basename(dirname(file)) : base;
-  return n.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'corpus';
+  return (
+    n
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'corpus'
+  );
 }
 
 function progress(io: CliIo, n: number, passages: number, started: number, done = false): void {
   const secs = (Date.now() - started) / 1000;
   const rate = secs > 0 ? Math.round(n / secs) : 0;
-  if (io.stdout.isTTY) io.stdout.write(`\r[${'#'.repeat(Math.min(30, Math.floor(Math.log2(n + 1) * 2)))}] ${n} docs, ${passages} passages, ${rate} docs/s${done ? '\n' : ''}`);
+  if (io.stdout.isTTY)
+    io.stdout.write(
+      `\r[${'#'.repeat(Math.min(30, Math.floor(Math.log2(n + 1) * 2)))}] ${n} docs, ${passages} passages, ${rate} docs/s${done ? '\n' : ''}`,
+    );
   else if (done) io.stdout.write(`${n} docs, ${passages} passages, ${rate} docs/s\n`);
 }
 

@@ -62,7 +62,9 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
         else if (list.length === 0) io.stdout.write('no keys\n');
         else
           for (const k of list)
-            io.stdout.write(`${k.id}  ${k.revoked_at ? 'revoked' : 'active '}  ${k.per_minute}/min ${k.per_day}/day  ${k.created_at}  ${k.name}\n`);
+            io.stdout.write(
+              `${k.id}  ${k.revoked_at ? 'revoked' : 'active '}  ${k.per_minute}/min ${k.per_day}/day  ${k.created_at}  ${k.name}\n`,
+            );
         return 0;
       }
       case 'revoke': {

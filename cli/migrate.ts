@@ -21,7 +21,11 @@ export async function migrateCommand(argv: string[], io: CliIo): Promise<number>
       io.stdout.write(JSON.stringify({ backend: repos.backend, target, applied: repos.applied }) + '\n');
     } else {
       io.stdout.write(`state: ${repos.backend} (${target})\n`);
-      io.stdout.write(repos.applied.length === 0 ? 'up to date: no pending migrations\n' : `applied ${repos.applied.length} migration(s):\n${repos.applied.map((id) => `  ${id}\n`).join('')}`);
+      io.stdout.write(
+        repos.applied.length === 0
+          ? 'up to date: no pending migrations\n'
+          : `applied ${repos.applied.length} migration(s):\n${repos.applied.map((id) => `  ${id}\n`).join('')}`,
+      );
     }
     return 0;
   } finally {

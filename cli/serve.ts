@@ -47,7 +47,9 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     // The state database cannot be reached at start: one line (password masked), and a supervisor may retry.
     if (isSvcError(err) && err.code === 'unavailable' && config.databaseUrl) {
-      io.stderr.write(`svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`);
+      io.stderr.write(
+        `svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`,
+      );
       return 1;
     }
     throw err;
@@ -60,7 +62,9 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     const code = (err as NodeJS.ErrnoException).code;
     // A person reads this, not a stack trace: say what is wrong and what to change.
     if (code === 'EADDRINUSE') {
-      io.stderr.write(`svc serve: ${config.host}:${config.port} is already in use (another svc serve?); stop it or choose another port with --port P or SVC_PORT\n`);
+      io.stderr.write(
+        `svc serve: ${config.host}:${config.port} is already in use (another svc serve?); stop it or choose another port with --port P or SVC_PORT\n`,
+      );
       return 1;
     }
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
@@ -72,7 +76,9 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   services.start();
   const log = services.deps.log;
   log.info({ url: running.url, data_dir: config.dataDir }, 'svc listening');
-  io.stdout.write(`svc listening on ${running.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`);
+  io.stdout.write(
+    `svc listening on ${running.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`,
+  );
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       log.info({ signal }, 'shutting down');

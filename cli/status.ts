@@ -31,8 +31,18 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
     else {
       io.stdout.write(`data dir   ${out.data_dir}\n`);
       io.stdout.write(`index      ${out.index.pages} pages, ${out.index.passages} passages, ${out.index.vectors} vectors\n`);
-      io.stdout.write(`documents  ${Object.entries(documents).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}\n`);
-      io.stdout.write(`frontier   ${Object.entries(frontier).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
+      io.stdout.write(
+        `documents  ${
+          Object.entries(documents)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || 'none'
+        }\n`,
+      );
+      io.stdout.write(
+        `frontier   ${Object.entries(frontier)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}\n`,
+      );
       io.stdout.write(`keys       ${out.keys.active} active, ${out.keys.revoked} revoked\n`);
     }
     return 0;

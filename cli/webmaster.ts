@@ -85,7 +85,8 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
       case 'proof rotate': {
         const id = need(values.property, '--property');
         const method = oneOf<ProofMethod>(values.method, '--method', PROOF_METHODS);
-        const { proof, challenge } = action === 'rotate' ? await ownership.rotate(identity(), id, method) : await ownership.issueProof(identity(), id, method);
+        const { proof, challenge } =
+          action === 'rotate' ? await ownership.rotate(identity(), id, method) : await ownership.issueProof(identity(), id, method);
         const property = await repos.webmaster.getProperty(id);
         out({
           proof: { id: proof.id, method: proof.method, state: proof.state, expires_at: proof.expiresAt },
@@ -96,7 +97,11 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
         return 0;
       }
       case 'proof verify': {
-        const r = await ownership.verify(identity(), need(values.property, '--property'), oneOf<ProofMethod>(values.method, '--method', PROOF_METHODS));
+        const r = await ownership.verify(
+          identity(),
+          need(values.property, '--property'),
+          oneOf<ProofMethod>(values.method, '--method', PROOF_METHODS),
+        );
         out(r);
         return r.outcome === 'ok' ? 0 : 1;
       }
@@ -122,7 +127,10 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
           await reverifyPeriodically(ownership, {
             everyMs: every * 1000,
             signal: stop.signal,
-            onPass: (r) => ('error' in r ? io.stderr.write(`svc webmaster: re-verification pass failed: ${(r.error as Error).message}\n`) : out({ at: new Date().toISOString(), ...r })),
+            onPass: (r) =>
+              'error' in r
+                ? io.stderr.write(`svc webmaster: re-verification pass failed: ${(r.error as Error).message}\n`)
+                : out({ at: new Date().toISOString(), ...r }),
           });
         } finally {
           process.off('SIGINT', onSignal);
@@ -136,7 +144,8 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
       case 'diagnostics': {
         const id = need(values.property, '--property');
         await ownership.status(identity(), id); // ownership of the record
-        if (!(await ownership.isOwned(id))) throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
+        if (!(await ownership.isOwned(id)))
+          throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
         const property = await repos.webmaster.getProperty(id);
         // The state through the repositories (PostgreSQL with SVC_DATABASE_URL), the index where SVC_INDEX_URI says.
         const index = await PassageIndex.open({ location: indexLocation(config), embedder: null });

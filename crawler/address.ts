@@ -182,8 +182,7 @@ function make(kind: AddressKind, ip: string, version: 4 | 6 | 0, embedded?: Addr
     ...(embedded ? { embedded } : {}),
     // Loopback reached through a tunnel or translator form (6to4, NAT64…) is not this machine: never allowed.
     allowed: ({ allowLoopback }) =>
-      kind === 'public' ||
-      (kind === 'loopback' && allowLoopback && (embedded === undefined || embedded.form === 'ipv4-mapped')),
+      kind === 'public' || (kind === 'loopback' && allowLoopback && (embedded === undefined || embedded.form === 'ipv4-mapped')),
   };
 }
 
@@ -198,7 +197,8 @@ function classifyV6(g: readonly number[], text: string): AddressClass {
   if (firstSixZero && g5 === 0 && g6 === 0 && g7 === 1) return make('loopback', text, 6);
   if (firstSixZero && g5 === 0xffff) return embed('ipv4-mapped', v4FromGroups(g6, g7), 'public');
   // ::ffff:0:a.b.c.d (SIIT "IPv4-translated") is treated like a mapped address.
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0) return embed('ipv4-mapped', v4FromGroups(g6, g7), 'public');
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0)
+    return embed('ipv4-mapped', v4FromGroups(g6, g7), 'public');
   if (firstSixZero && g5 === 0) return embed('ipv4-compatible', v4FromGroups(g6, g7), 'reserved');
   if (inPrefix(g, [0x64, 0xff9b, 0, 0, 0, 0], 96)) return embed('nat64', v4FromGroups(g6, g7), 'public');
   if (inPrefix(g, [0x64, 0xff9b, 1], 48)) return make('private', text, 6); // local-use NAT64 (RFC 8215)

@@ -6,7 +6,16 @@
  * so the same crawler runs alone or as one of many workers.
  */
 import type { ClaimedItem, FrontierRecord, FrontierRepo, FrontierState } from '../state/repos/types.js';
-import { PRIORITY, type CompleteOptions, type CrawlScope, type EnqueueOptions, type EnqueueResult, type FailOptions, type FrontierOptions, type HostQueueCounts } from './frontier.js';
+import {
+  PRIORITY,
+  type CompleteOptions,
+  type CrawlScope,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type FailOptions,
+  type FrontierOptions,
+  type HostQueueCounts,
+} from './frontier.js';
 import { hostOf, normalizeUrl } from './url.js';
 
 /** An item handed to the pipeline: a claimed row of the repository. */

@@ -190,17 +190,19 @@ export class BatchingSink implements PageSink {
       if (this.#inner.upsertPages) await this.#inner.upsertPages(pages);
       else for (const p of pages) await this.#inner.upsertPage(p);
     })();
-    this.#writing = write.then(
-      () => {
-        for (const b of batch) b.resolve();
-      },
-      (e: unknown) => {
-        for (const b of batch) b.reject(e);
-      },
-    ).finally(() => {
-      this.#writing = null;
-      if (this.#pending.length > 0) this.#kick();
-    });
+    this.#writing = write
+      .then(
+        () => {
+          for (const b of batch) b.resolve();
+        },
+        (e: unknown) => {
+          for (const b of batch) b.reject(e);
+        },
+      )
+      .finally(() => {
+        this.#writing = null;
+        if (this.#pending.length > 0) this.#kick();
+      });
   }
 }
 
@@ -305,9 +307,12 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
     busyHosts.set(item.host, item.id);
     // The lease is time-based: kept alive while the item runs (long fetches, PDF extraction, slow writes), so it
     // lapses only when this worker is gone.
-    const keepAlive = setInterval(() => {
-      repos.frontier.extend(item, leaseMs, now()).catch(() => undefined); // lost: completing the item says so
-    }, Math.max(100, Math.floor(leaseMs / 3)));
+    const keepAlive = setInterval(
+      () => {
+        repos.frontier.extend(item, leaseMs, now()).catch(() => undefined); // lost: completing the item says so
+      },
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
     const p = hostSlotToken
       .run(item.lease, () =>
         processItem(deps, item, {
@@ -319,7 +324,17 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       )
       .catch((err: unknown): ItemOutcome => {
         log.warn({ err, url: item.url }, 'crawler: item aborted');
-        return { url: item.url, finalUrl: null, status: null, outcome: 'error:internal', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
+        return {
+          url: item.url,
+          finalUrl: null,
+          status: null,
+          outcome: 'error:internal',
+          noindex: false,
+          pageRef: null,
+          linksAdmitted: 0,
+          error: true,
+          fetched: false,
+        };
       })
       .then((o) => {
         account(o);
@@ -429,7 +444,17 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       if (abort.signal.aborted && !loop) abort = new AbortController();
       const norm = normalizeUrl(url);
       if (norm === null)
-        return { url, finalUrl: null, status: null, outcome: 'error:bad_url', noindex: false, pageRef: null, linksAdmitted: 0, error: true, fetched: false };
+        return {
+          url,
+          finalUrl: null,
+          status: null,
+          outcome: 'error:bad_url',
+          noindex: false,
+          pageRef: null,
+          linksAdmitted: 0,
+          error: true,
+          fetched: false,
+        };
       // A URL this brings into the frontier stays on its own host (like a URL request); a known one keeps its scope.
       const e = await frontier.enqueue(norm, {
         priority: PRIORITY.submitted,
@@ -439,7 +464,17 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         ...(po.requestId ? { requestId: po.requestId } : {}),
       });
       if (e === null)
-        return { url, finalUrl: null, status: null, outcome: 'excluded:frontier_full', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
+        return {
+          url,
+          finalUrl: null,
+          status: null,
+          outcome: 'excluded:frontier_full',
+          noindex: false,
+          pageRef: null,
+          linksAdmitted: 0,
+          error: false,
+          fetched: false,
+        };
       for (let i = 0; i < 100; i++) {
         // Already being processed by the crawl loop (after the refresh above): that run is the fresh fetch.
         const running = inflight.get(e.id);
@@ -448,7 +483,17 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
         if (item) return run(item);
         await new Promise((r) => setTimeout(r, 50));
       }
-      return { url, finalUrl: null, status: null, outcome: 'retry:busy', noindex: false, pageRef: null, linksAdmitted: 0, error: false, fetched: false };
+      return {
+        url,
+        finalUrl: null,
+        status: null,
+        outcome: 'retry:busy',
+        noindex: false,
+        pageRef: null,
+        linksAdmitted: 0,
+        error: false,
+        fetched: false,
+      };
     },
     stats,
     onItem(fn) {

@@ -71,9 +71,19 @@ export const DIRECTIVE_TABLE: readonly DirectiveRow[] = Object.freeze([
   { directive: 'nosnippet or max-snippet:0', effect: 'removes the excerpt', spec: true, example: 'nosnippet' },
   { directive: 'canonical', effect: 'a grouping hint only, never permission', spec: true, example: '<link rel="canonical">' },
   { directive: 'max-snippet:N', effect: 'excerpts are at most N characters (-1: no limit)', spec: false, example: 'max-snippet:50' },
-  { directive: 'unavailable_after:DATE', effect: 'after DATE the page is treated as noindex', spec: false, example: 'unavailable_after: 2000-01-01' },
+  {
+    directive: 'unavailable_after:DATE',
+    effect: 'after DATE the page is treated as noindex',
+    spec: false,
+    example: 'unavailable_after: 2000-01-01',
+  },
   { directive: 'noimageindex', effect: "the page's images are not indexed", spec: false, example: 'noimageindex' },
-  { directive: 'data-nosnippet (HTML attribute)', effect: 'the marked text never appears in excerpts', spec: false, example: '<span data-nosnippet>' },
+  {
+    directive: 'data-nosnippet (HTML attribute)',
+    effect: 'the marked text never appears in excerpts',
+    spec: false,
+    example: '<span data-nosnippet>',
+  },
   { directive: 'rel="nofollow" (on a link)', effect: 'that link is not admitted', spec: false, example: '<a rel="nofollow">' },
   { directive: 'all', effect: 'no restriction (the default)', spec: false, example: 'all' },
 ]);

@@ -55,7 +55,10 @@ export function parseJsonLdBlock(raw: string): unknown[] | null {
   if (text === '') return null;
   text = text.replace(/^\s*<!--/, '').replace(/-->\s*$/, '');
   text = text.replace(/^\s*\/\/\s*<!\[CDATA\[/, '').replace(/\/\/\s*\]\]>\s*$/, '');
-  text = text.replace(/^\s*<!\[CDATA\[/, '').replace(/\]\]>\s*$/, '').trim();
+  text = text
+    .replace(/^\s*<!\[CDATA\[/, '')
+    .replace(/\]\]>\s*$/, '')
+    .trim();
   const direct = tryParse(text);
   if (direct.ok) return [direct.value];
   const repaired = repairJson(text);

@@ -68,9 +68,18 @@ export function buildPassages(blocks: readonly TextBlock[]): PassageInput[] {
   const flush = (): void => {
     if (cur.length === 0) return;
     const text = cur.map((p) => p.text).join('\n\n');
-    const snippetText = cur.map((p) => p.snippetText).filter((s) => s !== '').join('\n\n');
+    const snippetText = cur
+      .map((p) => p.snippetText)
+      .filter((s) => s !== '')
+      .join('\n\n');
     const prev = passages[passages.length - 1];
-    if (prev && curTokens < TAIL_MERGE_TOKENS && prev.page === curPage && sameArr(prev.headingPath, curPath) && estimateTokens(prev.text) + curTokens <= PASSAGE_MAX_TOKENS) {
+    if (
+      prev &&
+      curTokens < TAIL_MERGE_TOKENS &&
+      prev.page === curPage &&
+      sameArr(prev.headingPath, curPath) &&
+      estimateTokens(prev.text) + curTokens <= PASSAGE_MAX_TOKENS
+    ) {
       prev.text += `\n\n${text}`;
       prev.snippetText = [prev.snippetText, snippetText].filter((s) => s !== '').join('\n\n');
     } else passages.push({ text, snippetText, headingPath: curPath, page: curPage });
@@ -101,7 +110,13 @@ export function buildPassages(blocks: readonly TextBlock[]): PassageInput[] {
     }
   }
   flush();
-  return passages.map((p, i) => ({ ordinal: i, text: p.text, snippetText: p.snippetText, headingPath: p.headingPath, ...(p.page === undefined ? {} : { page: p.page }) }));
+  return passages.map((p, i) => ({
+    ordinal: i,
+    text: p.text,
+    snippetText: p.snippetText,
+    headingPath: p.headingPath,
+    ...(p.page === undefined ? {} : { page: p.page }),
+  }));
 }
 
 function sameArr(a: readonly string[], b: readonly string[]): boolean {

@@ -60,7 +60,9 @@ export type PdfRawResult =
   | { readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
 
 /** What {@link PdfExtractor.extract} gives: the document ready to index, or why it is not indexed. */
-export type PdfResult = { readonly ok: true; readonly doc: PdfDocument } | { readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
+export type PdfResult =
+  | { readonly ok: true; readonly doc: PdfDocument }
+  | { readonly ok: false; readonly reason: PdfExclusion; readonly detail: string };
 
 /** @internal Message from the worker. */
 export type PdfWorkerReply = PdfResult & { readonly id: number };
@@ -193,7 +195,8 @@ export class PdfExtractor {
         done(rest);
       };
       const onExit = (): void => done({ ok: false, reason: 'parse_error', detail: 'worker exited (memory cap or crash)' });
-      const onError = (err: Error): void => done({ ok: false, reason: 'parse_error', detail: `worker error: ${err.message}`.slice(0, 200) });
+      const onError = (err: Error): void =>
+        done({ ok: false, reason: 'parse_error', detail: `worker error: ${err.message}`.slice(0, 200) });
       const timer = setTimeout(() => {
         this.#drop(w);
         void w.terminate();
@@ -233,7 +236,13 @@ export function parsePdfDate(s: string | null): string | null {
   if (!m) return null;
   const year = Number(m[1]);
   if (year < 1990 || year > 2100) return null;
-  const [mo, d, h, mi, se] = [m[2] ?? '01', m[3] ?? '01', m[4] ?? '00', m[5] ?? '00', m[6] ?? '00'].map(Number) as [number, number, number, number, number];
+  const [mo, d, h, mi, se] = [m[2] ?? '01', m[3] ?? '01', m[4] ?? '00', m[5] ?? '00', m[6] ?? '00'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return null;
   let t = Date.UTC(year, mo - 1, d, h, mi, se);
   if (m[8]) t -= (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10] ?? 0)) * 60_000;
@@ -245,7 +254,13 @@ export function parsePdfDate(s: string | null): string | null {
 function usableTitle(t: string | null): string | null {
   if (!t) return null;
   const s = t.replace(/\s+/g, ' ').trim();
-  if (s === '' || /^untitled\b/i.test(s) || /^microsoft (word|powerpoint|excel)\s*-/i.test(s) || /^[\w ()-]+\.(docx?|pdf|odt|rtf|pptx?|xlsx?)$/i.test(s)) return null;
+  if (
+    s === '' ||
+    /^untitled\b/i.test(s) ||
+    /^microsoft (word|powerpoint|excel)\s*-/i.test(s) ||
+    /^[\w ()-]+\.(docx?|pdf|odt|rtf|pptx?|xlsx?)$/i.test(s)
+  )
+    return null;
   return s;
 }
 
@@ -271,7 +286,10 @@ function dropFurniture(pages: readonly PdfRawPage[]): PdfRawPage[] {
   const minPages = Math.max(3, Math.ceil(pages.length / 2));
   return pages.map((p) => {
     const edge = new Set(edges(p));
-    return { number: p.number, lines: p.lines.filter((l) => !(PAGE_NUMBER.test(l.text.trim()) || (edge.has(l) && (seen.get(key(l)) ?? 0) >= minPages))) };
+    return {
+      number: p.number,
+      lines: p.lines.filter((l) => !(PAGE_NUMBER.test(l.text.trim()) || (edge.has(l) && (seen.get(key(l)) ?? 0) >= minPages))),
+    };
   });
 }
 
@@ -282,7 +300,9 @@ function dropFurniture(pages: readonly PdfRawPage[]): PdfRawPage[] {
  */
 function toBlocks(allPages: readonly PdfRawPage[]): (TextBlock & { page: number })[] {
   const pages = dropFurniture(allPages);
-  const sizes = pages.flatMap((p) => p.lines.flatMap((l) => Array<number>(Math.min(50, Math.max(1, Math.round(l.text.length / 20)))).fill(l.size)));
+  const sizes = pages.flatMap((p) =>
+    p.lines.flatMap((l) => Array<number>(Math.min(50, Math.max(1, Math.round(l.text.length / 20)))).fill(l.size)),
+  );
   const body = median(sizes);
   const maxSize = Math.max(0, ...pages.flatMap((p) => p.lines.map((l) => l.size)));
   const isHeading = (l: PdfLine): boolean => body > 0 && l.size >= body * 1.25 && l.text.length <= 150;
@@ -317,7 +337,11 @@ function toBlocks(allPages: readonly PdfRawPage[]): (TextBlock & { page: number 
 
 /** Primary language subtag of a declared language, or null. */
 function primaryLang(v: string | null | undefined): string | null {
-  const p = (v ?? '').trim().toLowerCase().split(/[-_,;\s]/, 1)[0] ?? '';
+  const p =
+    (v ?? '')
+      .trim()
+      .toLowerCase()
+      .split(/[-_,;\s]/, 1)[0] ?? '';
   return /^[a-z]{2,3}$/.test(p) ? p : null;
 }
 
@@ -327,11 +351,15 @@ function primaryLang(v: string | null | undefined): string | null {
  * Dates: CreationDate (published) and ModDate (modified) with source `pdf-metadata`, else Last-Modified (modified).
  * Language: the catalog's /Lang, else the Content-Language header (declarations, as for HTML pages).
  */
-export function pdfDocument(raw: Extract<PdfRawResult, { ok: true }>, ctx: { headers: Readonly<Record<string, string>> }): PdfDocument | { excluded: 'no_text_layer' } {
+export function pdfDocument(
+  raw: Extract<PdfRawResult, { ok: true }>,
+  ctx: { headers: Readonly<Record<string, string>> },
+): PdfDocument | { excluded: 'no_text_layer' } {
   let blocks = toBlocks(raw.pages);
   if (blocks.length === 0) return { excluded: 'no_text_layer' };
   // Only large type (a poster, a one-line notice): its lines are the text, not headings of nothing.
-  if (!blocks.some((b) => b.kind === 'text')) blocks = blocks.map((b) => ({ kind: 'text', text: b.text, snippetText: b.snippetText, page: b.page }));
+  if (!blocks.some((b) => b.kind === 'text'))
+    blocks = blocks.map((b) => ({ kind: 'text', text: b.text, snippetText: b.snippetText, page: b.page }));
   const passages = buildPassages(blocks);
   const firstHeading = blocks.find((b) => b.kind === 'heading')?.text ?? null;
   const firstLine = raw.pages.flatMap((p) => p.lines)[0]?.text ?? '';

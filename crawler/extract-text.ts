@@ -19,28 +19,104 @@ export type TextBlock = (
 
 /** Elements never part of the main text. */
 const DROP_TAGS = new Set([
-  'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'button',
-  'input', 'select', 'textarea', 'option', 'nav', 'footer', 'aside', 'menu', 'dialog', 'head', 'link', 'meta',
-  'map', 'audio', 'video', 'picture', 'math', 'label',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'canvas',
+  'iframe',
+  'object',
+  'embed',
+  'button',
+  'input',
+  'select',
+  'textarea',
+  'option',
+  'nav',
+  'footer',
+  'aside',
+  'menu',
+  'dialog',
+  'head',
+  'link',
+  'meta',
+  'map',
+  'audio',
+  'video',
+  'picture',
+  'math',
+  'label',
 ]);
 /** Elements whose text is never visible text. */
 const NO_TEXT_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'math']);
 /** Roles that mark page furniture rather than content. */
-const DROP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog', 'menu', 'menubar', 'toolbar', 'tablist']);
+const DROP_ROLES = new Set([
+  'navigation',
+  'banner',
+  'contentinfo',
+  'complementary',
+  'search',
+  'dialog',
+  'alertdialog',
+  'menu',
+  'menubar',
+  'toolbar',
+  'tablist',
+]);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
-const UNLIKELY = /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
+const UNLIKELY =
+  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
-const UNLIKELY_SUBSTRING = /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+const UNLIKELY_SUBSTRING =
+  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
 /** readability's "maybe a candidate" words, which veto the substring rule above. */
 const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story/i;
-const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|cookie|consent/i;
+const NEGATIVE =
+  /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|cookie|consent/i;
 
 const BLOCK_TAGS = new Set([
-  'p', 'div', 'section', 'article', 'main', 'li', 'ul', 'ol', 'dl', 'dd', 'dt', 'blockquote', 'pre', 'table', 'tr',
-  'td', 'th', 'tbody', 'thead', 'tfoot', 'caption', 'figure', 'figcaption', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-  'address', 'hr', 'br', 'center', 'details', 'summary', 'body', 'html', 'header', 'hgroup',
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'li',
+  'ul',
+  'ol',
+  'dl',
+  'dd',
+  'dt',
+  'blockquote',
+  'pre',
+  'table',
+  'tr',
+  'td',
+  'th',
+  'tbody',
+  'thead',
+  'tfoot',
+  'caption',
+  'figure',
+  'figcaption',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'address',
+  'hr',
+  'br',
+  'center',
+  'details',
+  'summary',
+  'body',
+  'html',
+  'header',
+  'hgroup',
 ]);
 const HEADING = /^h([1-6])$/;
 
@@ -200,7 +276,11 @@ function tagBase(tag: string): number {
 
 function hasBlockChild(el: HTMLElement): boolean {
   return el.childNodes.some(
-    (n) => n.nodeType === NodeType.ELEMENT_NODE && ['p', 'div', 'section', 'article', 'ul', 'ol', 'table', 'blockquote', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'].includes(tagOf(n as HTMLElement)),
+    (n) =>
+      n.nodeType === NodeType.ELEMENT_NODE &&
+      ['p', 'div', 'section', 'article', 'ul', 'ol', 'table', 'blockquote', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'].includes(
+        tagOf(n as HTMLElement),
+      ),
   );
 }
 
@@ -226,7 +306,8 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
   const walk = (el: HTMLElement): void => {
     for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement);
     const tag = tagOf(el);
-    const scorable = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote' || ((tag === 'div' || tag === 'section') && !hasBlockChild(el));
+    const scorable =
+      tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote' || ((tag === 'div' || tag === 'section') && !hasBlockChild(el));
     if (!scorable) return;
     const text = ownText(el);
     if (text.length < 25) return;
@@ -260,7 +341,11 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
   if (!isRootish(parent) && scores.has(parent!) && (scores.get(parent!) ?? 0) >= topScore * 0.9) top = parent!;
   // Text split over many wrappers (one paragraph per "card"): when at least three of the strongest candidates sit
   // under one ancestor of the top candidate, that ancestor is the article.
-  const strong = [...scores].filter(([, v]) => v >= topScore * 0.75).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([el]) => el);
+  const strong = [...scores]
+    .filter(([, v]) => v >= topScore * 0.75)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([el]) => el);
   if (strong.length >= 3) {
     for (let anc = top.parentNode, depth = 0; !isRootish(anc) && depth < 6; anc = anc!.parentNode, depth++) {
       let inside = 0;
@@ -279,7 +364,8 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     }
   }
   // A lone child carries nothing its parent does not: climb so that siblings can be considered.
-  while (!isRootish(top.parentNode) && top.parentNode!.childNodes.filter((n) => n.nodeType === NodeType.ELEMENT_NODE).length === 1) top = top.parentNode!;
+  while (!isRootish(top.parentNode) && top.parentNode!.childNodes.filter((n) => n.nodeType === NodeType.ELEMENT_NODE).length === 1)
+    top = top.parentNode!;
   const out: HTMLElement[] = [];
   const siblingsOf = top.parentNode;
   if (!siblingsOf || !siblingsOf.tagName) return [top];

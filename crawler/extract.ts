@@ -156,7 +156,12 @@ function readImages(root: HTMLElement, base: string): ImageInput[] {
     const url = normalizeUrl(src, base);
     if (url === null || seen.has(url)) continue;
     seen.add(url);
-    out.push({ src: url, alt: squash(img.getAttribute('alt') ?? ''), width: dimension(img.getAttribute('width')), height: dimension(img.getAttribute('height')) });
+    out.push({
+      src: url,
+      alt: squash(img.getAttribute('alt') ?? ''),
+      width: dimension(img.getAttribute('width')),
+      height: dimension(img.getAttribute('height')),
+    });
   }
   return out;
 }
@@ -250,7 +255,9 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   if (title === '') title = squash(root.querySelector('h1')?.text ?? '');
   title = title.slice(0, MAX_TITLE);
 
-  const description = squash(byName.get('description') ?? byProperty.get('og:description') ?? byName.get('twitter:description') ?? '').slice(0, MAX_DESCRIPTION);
+  const description = squash(
+    byName.get('description') ?? byProperty.get('og:description') ?? byName.get('twitter:description') ?? '',
+  ).slice(0, MAX_DESCRIPTION);
 
   const htmlEl = root.querySelector('html');
   const lang =
@@ -299,7 +306,12 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   );
   if (publishedAt === null) {
     const times = root.querySelectorAll('time[datetime]');
-    const pubTime = times.find((t) => t.getAttribute('pubdate') !== undefined || /publish|posted|date/i.test(`${t.getAttribute('itemprop') ?? ''} ${t.getAttribute('class') ?? ''}`)) ?? times[0];
+    const pubTime =
+      times.find(
+        (t) =>
+          t.getAttribute('pubdate') !== undefined ||
+          /publish|posted|date/i.test(`${t.getAttribute('itemprop') ?? ''} ${t.getAttribute('class') ?? ''}`),
+      ) ?? times[0];
     if (pubTime) take(pubTime.getAttribute('datetime') ?? null, null, 'time-element');
   }
   if (modifiedAt === null) take(null, headers['last-modified'] ?? null, 'http-last-modified');

@@ -218,8 +218,7 @@ function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
 
 function decoderFor(enc: string): Duplex | null {
   // Unzip auto-detects gzip and zlib-wrapped deflate; flush modes let a truncated stream end as an error, not hang.
-  if (enc === 'gzip' || enc === 'x-gzip' || enc === 'deflate')
-    return createUnzip({ finishFlush: zlibConstants.Z_SYNC_FLUSH });
+  if (enc === 'gzip' || enc === 'x-gzip' || enc === 'deflate') return createUnzip({ finishFlush: zlibConstants.Z_SYNC_FLUSH });
   if (enc === 'br') return createBrotliDecompress();
   return null;
 }
@@ -243,7 +242,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     deadline: Deadline,
   ): Promise<{ status: number; headers: Record<string, string>; body: Buffer; address: string; truncated: boolean }> {
     const href = url.href;
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchError('bad_scheme', `scheme ${url.protocol} refused`, { url: href });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new FetchError('bad_scheme', `scheme ${url.protocol} refused`, { url: href });
     if (url.username !== '' || url.password !== '') throw new FetchError('credentials', 'URLs with credentials are refused', { url: href });
     const tls = url.protocol === 'https:';
     const port = url.port === '' ? (tls ? 443 : 80) : Number(url.port);
@@ -286,7 +286,10 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         const timedOut = ac.signal.aborted;
         // A socket that connects after we gave up must not leak.
         ac.abort();
-        attempt.then((s) => s.destroy(), () => {});
+        attempt.then(
+          (s) => s.destroy(),
+          () => {},
+        );
         if (err instanceof FetchError) throw err;
         lastErr = timedOut ? new FetchError('timeout', `connect to ${a}:${port} timed out`, { url: href }) : err;
       } finally {
@@ -322,11 +325,13 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         if (err) reject(err);
         else resolve(value as Parameters<typeof resolve>[0]);
       };
-      cleanups.push(deadline.onExpire(() => {
-        const e = new FetchError('timeout', `total time limit reached for ${href}`, { url: href });
-        finish(e);
-        req.destroy(e);
-      }));
+      cleanups.push(
+        deadline.onExpire(() => {
+          const e = new FetchError('timeout', `total time limit reached for ${href}`, { url: href });
+          finish(e);
+          req.destroy(e);
+        }),
+      );
 
       const req = httpRequest({
         method,
@@ -341,7 +346,9 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         req.destroy(e);
       }, headersTimeoutMs);
       cleanups.push(() => clearTimeout(headersTimer));
-      req.on('error', (err) => finish(err instanceof FetchError ? err : new FetchError('protocol', `request failed: ${err.message}`, { url: href, cause: err })));
+      req.on('error', (err) =>
+        finish(err instanceof FetchError ? err : new FetchError('protocol', `request failed: ${err.message}`, { url: href, cause: err })),
+      );
       req.on('response', (res) => {
         clearTimeout(headersTimer);
         const status = res.statusCode ?? 0;
@@ -428,7 +435,12 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         out.on('end', () => finish(null, { status, headers: h, body: Buffer.concat(chunks, size), address, truncated: false }));
         out.on('error', (err: Error & { code?: string }) => {
           if (err instanceof FetchError) finish(err);
-          else if (decoders.length > 0 && (err.code?.startsWith('Z_') || err.code?.startsWith('ERR_BROTLI') || /zlib|deflate|gzip|brotli|header check|unexpected end/i.test(err.message)))
+          else if (
+            decoders.length > 0 &&
+            (err.code?.startsWith('Z_') ||
+              err.code?.startsWith('ERR_BROTLI') ||
+              /zlib|deflate|gzip|brotli|header check|unexpected end/i.test(err.message))
+          )
             finish(new FetchError('decompression', `cannot decode body: ${err.message}`, { url: href, cause: err }));
           else finish(new FetchError('protocol', `body read failed: ${err.message}`, { url: href, cause: err }));
         });
@@ -474,7 +486,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
             throw new FetchError('credentials', 'redirect to a URL with credentials refused', { url: next.href });
           next.hash = '';
           if (seen.has(withoutHash(next))) throw new FetchError('redirect_loop', `redirect loop at ${next.href}`, { url: next.href });
-          if (redirects.length >= maxRedirects) throw new FetchError('too_many_redirects', `more than ${maxRedirects} redirects`, { url: next.href });
+          if (redirects.length >= maxRedirects)
+            throw new FetchError('too_many_redirects', `more than ${maxRedirects} redirects`, { url: next.href });
           if (fo.beforeRedirect) await deadline.race(fo.beforeRedirect(next));
           seen.add(withoutHash(next));
           redirects.push(next.href);

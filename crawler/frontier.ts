@@ -302,57 +302,80 @@ export class Frontier {
     const priority = typeof opts.priority === 'number' ? opts.priority : PRIORITY[opts.priority ?? 'discovered'];
     const now = this.#now();
     const notBefore = opts.notBefore ?? now;
-    return this.#db.transaction((): EnqueueResult | null => {
-      const cur = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
-      if (!cur) {
-        // Rows per host, counted once then kept up to date here (a soft cap: other processes' inserts are not seen).
-        let n = this.#hostRows.get(host);
-        if (n === undefined) {
-          n = this.#q<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
-          this.#hostRows.set(host, n);
-        }
-        if (priority <= PRIORITY.discovered && n >= this.#o.maxPerHost) return null;
-        this.#hostRows.set(host, n + 1);
-        const info = this.#q(
+    return this.#db
+      .transaction((): EnqueueResult | null => {
+        const cur = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+        if (!cur) {
+          // Rows per host, counted once then kept up to date here (a soft cap: other processes' inserts are not seen).
+          let n = this.#hostRows.get(host);
+          if (n === undefined) {
+            n = this.#q<[string], { n: number }>('SELECT count(*) AS n FROM frontier WHERE host = ?').get(host)?.n ?? 0;
+            this.#hostRows.set(host, n);
+          }
+          if (priority <= PRIORITY.discovered && n >= this.#o.maxPerHost) return null;
+          this.#hostRows.set(host, n + 1);
+          const info = this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
-          )
-          .run(norm, host, opts.kind ?? 'page', priority, opts.reason, opts.requestId ?? null, notBefore, opts.depth ?? 0, scopeText(opts.scope), now, now);
-        return { id: Number(info.lastInsertRowid), created: true, state: 'queued' };
-      }
-      let state = cur.state;
-      let refresh = opts.refresh === true;
-      if (opts.rescope) {
-        const next = scopeText(opts.scope);
-        if (next !== cur.scope) {
-          if (cur.scope !== null) this.#q('UPDATE frontier SET scope = ? WHERE scope = ?').run(next, cur.scope);
-          this.#q('UPDATE frontier SET scope = ? WHERE id = ?').run(next, cur.id);
-          if (cur.state === 'done') refresh = true;
+          ).run(
+            norm,
+            host,
+            opts.kind ?? 'page',
+            priority,
+            opts.reason,
+            opts.requestId ?? null,
+            notBefore,
+            opts.depth ?? 0,
+            scopeText(opts.scope),
+            now,
+            now,
+          );
+          return { id: Number(info.lastInsertRowid), created: true, state: 'queued' };
         }
-      }
-      // A seed given again or a URL submitted again revives a dead-lettered entry (say it died because loopback was
-      // not allowed then); a link found again never does, so traps stay dead.
-      if (cur.state === 'dead' && priority >= PRIORITY.submitted) refresh = true;
-      if (refresh && (cur.state === 'done' || cur.state === 'dead' || cur.state === 'retrying' || cur.state === 'queued')) {
-        this.#q(
+        let state = cur.state;
+        let refresh = opts.refresh === true;
+        if (opts.rescope) {
+          const next = scopeText(opts.scope);
+          if (next !== cur.scope) {
+            if (cur.scope !== null) this.#q('UPDATE frontier SET scope = ? WHERE scope = ?').run(next, cur.scope);
+            this.#q('UPDATE frontier SET scope = ? WHERE id = ?').run(next, cur.id);
+            if (cur.state === 'done') refresh = true;
+          }
+        }
+        // A seed given again or a URL submitted again revives a dead-lettered entry (say it died because loopback was
+        // not allowed then); a link found again never does, so traps stay dead.
+        if (cur.state === 'dead' && priority >= PRIORITY.submitted) refresh = true;
+        if (refresh && (cur.state === 'done' || cur.state === 'dead' || cur.state === 'retrying' || cur.state === 'queued')) {
+          this.#q(
             `UPDATE frontier SET state = 'queued', next_at = ?, attempts = 0, dead_reason = NULL, priority = max(priority, ?),
                reason = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?`,
-          )
-          .run(Math.min(notBefore, cur.state === 'queued' ? cur.next_at : notBefore), priority, opts.reason, opts.requestId ?? null, now, cur.id);
-        state = 'queued';
-      } else if (priority > cur.priority) {
-        this.#q('UPDATE frontier SET priority = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?').run(priority, opts.requestId ?? null, now, cur.id);
-      }
-      return { id: cur.id, created: false, state };
-    }).immediate();
+          ).run(
+            Math.min(notBefore, cur.state === 'queued' ? cur.next_at : notBefore),
+            priority,
+            opts.reason,
+            opts.requestId ?? null,
+            now,
+            cur.id,
+          );
+          state = 'queued';
+        } else if (priority > cur.priority) {
+          this.#q('UPDATE frontier SET priority = ?, request_id = coalesce(?, request_id), updated_at = ? WHERE id = ?').run(
+            priority,
+            opts.requestId ?? null,
+            now,
+            cur.id,
+          );
+        }
+        return { id: cur.id, created: false, state };
+      })
+      .immediate();
   }
 
   /** Hosts that have at least one item due now, with the highest priority due there (for fair host rotation). */
   readyHosts(): { host: string; priority: number }[] {
     return this.#q<{ now: number }, { host: string; priority: number }>(
-        `SELECT host, max(priority) AS priority FROM frontier WHERE ${ELIGIBLE} GROUP BY host ORDER BY priority DESC, host`,
-      )
-      .all({ now: this.#now() });
+      `SELECT host, max(priority) AS priority FROM frontier WHERE ${ELIGIBLE} GROUP BY host ORDER BY priority DESC, host`,
+    ).all({ now: this.#now() });
   }
 
   /**
@@ -360,21 +383,24 @@ export class Frontier {
    * comes up), or null when there is none. Items already due are not counted: readyHosts() covers them.
    */
   nextDueAt(): number | null {
-    const t = this.#q<{ now: number }, { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE next_at > @now`).get({ now: this.#now() })?.t ?? null;
+    const t =
+      this.#q<{ now: number }, { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE next_at > @now`).get({
+        now: this.#now(),
+      })?.t ?? null;
     return t === null || t >= Number.MAX_SAFE_INTEGER ? null : t;
   }
-
 
   /** Hands out the best due item of a host (highest priority, then oldest due), leased to this process. */
   claim(host: string): FrontierItem | null {
     const now = this.#now();
-    return this.#db.transaction((): FrontierItem | null => {
-      const r = this.#q<{ now: number; host: string }, RawRow>(
+    return this.#db
+      .transaction((): FrontierItem | null => {
+        const r = this.#q<{ now: number; host: string }, RawRow>(
           `SELECT * FROM frontier WHERE host = @host AND (${ELIGIBLE}) ORDER BY priority DESC, next_at, id LIMIT 1`,
-        )
-        .get({ now, host });
-      return r ? this.#lease(r, now) : null;
-    }).immediate();
+        ).get({ now, host });
+        return r ? this.#lease(r, now) : null;
+      })
+      .immediate();
   }
 
   /** Leases one given URL now if it is not leased by someone else (processNow); null when unknown or busy. */
@@ -382,18 +408,25 @@ export class Frontier {
     const norm = normalizeUrl(url);
     if (norm === null) return null;
     const now = this.#now();
-    return this.#db.transaction((): FrontierItem | null => {
-      const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
-      if (!r) return null;
-      if (r.state === 'leased' && (r.lease_until ?? 0) > now) return null;
-      return this.#lease(r, now);
-    }).immediate();
+    return this.#db
+      .transaction((): FrontierItem | null => {
+        const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+        if (!r) return null;
+        if (r.state === 'leased' && (r.lease_until ?? 0) > now) return null;
+        return this.#lease(r, now);
+      })
+      .immediate();
   }
 
   #lease(r: RawRow, now: number): FrontierItem {
     const lease = `${this.owner}:${randomUUID()}`;
-    this.#q(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`)
-      .run(lease, now + this.#o.leaseMs, now + this.#o.leaseMs, now, r.id);
+    this.#q(`UPDATE frontier SET state = 'leased', lease_owner = ?, lease_until = ?, next_at = ?, updated_at = ? WHERE id = ?`).run(
+      lease,
+      now + this.#o.leaseMs,
+      now + this.#o.leaseMs,
+      now,
+      r.id,
+    );
     return {
       id: r.id,
       url: r.url,
@@ -426,10 +459,12 @@ export class Frontier {
   /** Extends a lease (long fetches). */
   renew(item: FrontierItem): void {
     const now = this.#now();
-    this.#db.transaction(() => {
-      this.#held(item.id, item.lease);
-      this.#q('UPDATE frontier SET lease_until = ?, next_at = ? WHERE id = ?').run(now + this.#o.leaseMs, now + this.#o.leaseMs, item.id);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        this.#held(item.id, item.lease);
+        this.#q('UPDATE frontier SET lease_until = ?, next_at = ? WHERE id = ?').run(now + this.#o.leaseMs, now + this.#o.leaseMs, item.id);
+      })
+      .immediate();
   }
 
   /**
@@ -438,21 +473,21 @@ export class Frontier {
    */
   complete(item: FrontierItem, c: CompleteOptions): void {
     const now = this.#now();
-    this.#db.transaction(() => {
-      const r = this.#held(item.id, item.lease);
-      const prev = r.recrawl_ms ?? this.#o.recrawlInitialMs;
-      let interval = prev;
-      if (r.fetched_at !== null && c.changed === true) interval = Math.max(this.#o.recrawlMinMs, Math.round(prev / 2));
-      else if (r.fetched_at !== null && c.changed === false) interval = Math.min(this.#o.recrawlMaxMs, Math.round(prev * 1.5));
-      const recrawl = c.recrawlInMs === undefined ? interval : c.recrawlInMs;
-      this.#q(
+    this.#db
+      .transaction(() => {
+        const r = this.#held(item.id, item.lease);
+        const prev = r.recrawl_ms ?? this.#o.recrawlInitialMs;
+        let interval = prev;
+        if (r.fetched_at !== null && c.changed === true) interval = Math.max(this.#o.recrawlMinMs, Math.round(prev / 2));
+        else if (r.fetched_at !== null && c.changed === false) interval = Math.min(this.#o.recrawlMaxMs, Math.round(prev * 1.5));
+        const recrawl = c.recrawlInMs === undefined ? interval : c.recrawlInMs;
+        this.#q(
           `UPDATE frontier SET state = 'done', lease_owner = NULL, lease_until = NULL, attempts = 0, last_error = NULL,
              next_at = ?, etag = ?, last_modified = ?, last_status = ?, last_outcome = ?, fetched_at = ?,
              changed_at = CASE WHEN ? = 1 THEN ? ELSE changed_at END, recrawl_ms = ?, completions = completions + 1,
              priority = CASE WHEN kind = 'page' THEN ? ELSE priority END, updated_at = ?
            WHERE id = ?`,
-        )
-        .run(
+        ).run(
           recrawl === null ? Number.MAX_SAFE_INTEGER : Math.min(now + recrawl, c.recrawlBy ?? Number.MAX_SAFE_INTEGER),
           c.etag ?? null,
           c.lastModified ?? null,
@@ -466,33 +501,34 @@ export class Frontier {
           now,
           item.id,
         );
-    }).immediate();
+      })
+      .immediate();
   }
 
   /** Records a failure: retry later with exponential backoff + jitter, or dead-letter after maxAttempts. */
   fail(item: FrontierItem, f: FailOptions): { state: 'retrying' | 'dead'; nextAt: number | null } {
     const now = this.#now();
-    return this.#db.transaction(() => {
-      const r = this.#held(item.id, item.lease);
-      const attempts = r.attempts + 1;
-      if (!f.retryable || attempts >= this.#o.maxAttempts) {
-        const reason = f.retryable ? `${f.error} (after ${attempts} attempts)` : f.error;
-        this.#q(
+    return this.#db
+      .transaction(() => {
+        const r = this.#held(item.id, item.lease);
+        const attempts = r.attempts + 1;
+        if (!f.retryable || attempts >= this.#o.maxAttempts) {
+          const reason = f.retryable ? `${f.error} (after ${attempts} attempts)` : f.error;
+          this.#q(
             `UPDATE frontier SET state = 'dead', lease_owner = NULL, lease_until = NULL, attempts = ?, last_error = ?,
                dead_reason = ?, last_status = ?, last_outcome = 'dead', next_at = ?, updated_at = ? WHERE id = ?`,
-          )
-          .run(attempts, f.error, reason, f.status ?? null, Number.MAX_SAFE_INTEGER, now, item.id);
-        return { state: 'dead' as const, nextAt: null };
-      }
-      const delay = Math.max(this.backoffMs(attempts), f.retryAfterMs ?? 0);
-      const nextAt = now + delay;
-      this.#q(
+          ).run(attempts, f.error, reason, f.status ?? null, Number.MAX_SAFE_INTEGER, now, item.id);
+          return { state: 'dead' as const, nextAt: null };
+        }
+        const delay = Math.max(this.backoffMs(attempts), f.retryAfterMs ?? 0);
+        const nextAt = now + delay;
+        this.#q(
           `UPDATE frontier SET state = 'retrying', lease_owner = NULL, lease_until = NULL, attempts = ?, last_error = ?,
              last_status = ?, next_at = ?, updated_at = ? WHERE id = ?`,
-        )
-        .run(attempts, f.error, f.status ?? null, nextAt, now, item.id);
-      return { state: 'retrying' as const, nextAt };
-    }).immediate();
+        ).run(attempts, f.error, f.status ?? null, nextAt, now, item.id);
+        return { state: 'retrying' as const, nextAt };
+      })
+      .immediate();
   }
 
   /** Backoff before retry number `attempt` (1-based): base·2^(attempt−1), capped, times a jitter in [0.5, 1.5). */
@@ -504,12 +540,18 @@ export class Frontier {
   /** Gives an item back untouched (shutdown, or politeness said "not now"), due again at `at` (default now). */
   release(item: FrontierItem, at?: number): void {
     const now = this.#now();
-    this.#db.transaction(() => {
-      const r = this.#held(item.id, item.lease);
-      const back: FrontierState = r.attempts > 0 ? 'retrying' : 'queued';
-      this.#q('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?')
-        .run(back, at ?? now, now, item.id);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        const r = this.#held(item.id, item.lease);
+        const back: FrontierState = r.attempts > 0 ? 'retrying' : 'queued';
+        this.#q('UPDATE frontier SET state = ?, lease_owner = NULL, lease_until = NULL, next_at = ?, updated_at = ? WHERE id = ?').run(
+          back,
+          at ?? now,
+          now,
+          item.id,
+        );
+      })
+      .immediate();
   }
 
   /** Marks a URL as fetched through another item (the target of a redirect), creating it if needed. */
@@ -517,25 +559,41 @@ export class Frontier {
     const norm = normalizeUrl(url);
     if (norm === null) return;
     const now = this.#now();
-    this.#db.transaction(() => {
-      const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
-      if (r && r.state === 'leased') return; // someone is on it right now; let them finish
-      const interval = r?.recrawl_ms ?? this.#o.recrawlInitialMs;
-      if (!r) {
-        this.#q(
+    this.#db
+      .transaction(() => {
+        const r = this.#q<[string], RawRow>('SELECT * FROM frontier WHERE url = ?').get(norm);
+        if (r && r.state === 'leased') return; // someone is on it right now; let them finish
+        const interval = r?.recrawl_ms ?? this.#o.recrawlInitialMs;
+        if (!r) {
+          this.#q(
             `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, etag, last_modified, last_status,
                last_outcome, fetched_at, changed_at, recrawl_ms, completions, scope, created_at, updated_at)
              VALUES (?, ?, 'page', ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
-          )
-          .run(norm, hostOf(norm), PRIORITY.recrawl, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, now, interval, scopeText(c.scope), now, now);
-      } else {
-        this.#q(
+          ).run(
+            norm,
+            hostOf(norm),
+            PRIORITY.recrawl,
+            c.reason,
+            now + interval,
+            c.etag ?? null,
+            c.lastModified ?? null,
+            c.status ?? null,
+            c.outcome,
+            now,
+            now,
+            interval,
+            scopeText(c.scope),
+            now,
+            now,
+          );
+        } else {
+          this.#q(
             `UPDATE frontier SET state = 'done', next_at = ?, etag = ?, last_modified = ?, last_status = ?, last_outcome = ?,
                fetched_at = ?, attempts = 0, completions = completions + 1, priority = ?, updated_at = ? WHERE id = ?`,
-          )
-          .run(now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, PRIORITY.recrawl, now, r.id);
-      }
-    }).immediate();
+          ).run(now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, PRIORITY.recrawl, now, r.id);
+        }
+      })
+      .immediate();
   }
 
   get(url: string): FrontierRow | undefined {
@@ -547,8 +605,9 @@ export class Frontier {
   /** Counts by state for one host. */
   countsForHost(host: string): HostQueueCounts {
     const out = { queued: 0, leased: 0, retrying: 0, done: 0, dead: 0 };
-    for (const r of this.#q<[string], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier WHERE host = ? GROUP BY state')
-      .all(host.toLowerCase()))
+    for (const r of this.#q<[string], { state: FrontierState; n: number }>(
+      'SELECT state, count(*) AS n FROM frontier WHERE host = ? GROUP BY state',
+    ).all(host.toLowerCase()))
       out[r.state] = r.n;
     return out;
   }
@@ -556,7 +615,8 @@ export class Frontier {
   /** Counts by state over the whole frontier. */
   counts(): HostQueueCounts {
     const out = { queued: 0, leased: 0, retrying: 0, done: 0, dead: 0 };
-    for (const r of this.#q<[], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state').all()) out[r.state] = r.n;
+    for (const r of this.#q<[], { state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state').all())
+      out[r.state] = r.n;
     return out;
   }
 
@@ -564,7 +624,10 @@ export class Frontier {
   deadLetters(opts: { host?: string; limit?: number } = {}): FrontierRow[] {
     const limit = opts.limit ?? 100;
     const rows = opts.host
-      ? this.#q<[string, number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' AND host = ? ORDER BY updated_at DESC LIMIT ?`).all(opts.host, limit)
+      ? this.#q<[string, number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' AND host = ? ORDER BY updated_at DESC LIMIT ?`).all(
+          opts.host,
+          limit,
+        )
       : this.#q<[number], RawRow>(`SELECT * FROM frontier WHERE state = 'dead' ORDER BY updated_at DESC LIMIT ?`).all(limit);
     return rows.map(toRow);
   }
@@ -574,7 +637,10 @@ export class Frontier {
    * left: how long a run "until idle" would still have to wait.
    */
   nextPendingAt(): number | null {
-    return this.#q<[], { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get()?.t ?? null;
+    return (
+      this.#q<[], { t: number | null }>(`SELECT min(next_at) AS t FROM frontier WHERE state IN ('queued', 'leased', 'retrying')`).get()
+        ?.t ?? null
+    );
   }
 
   /** Unfinished items (queued, leased or retrying), soonest due first: what a run leaves for later. */

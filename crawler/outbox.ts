@@ -72,7 +72,10 @@ export class OutboxDrainer {
   async drainOnce(): Promise<number> {
     const b = await this.#o.outbox.claim({ owner: this.#o.owner, limit: this.#o.batch, leaseMs: this.#o.leaseMs });
     if (!b) return 0;
-    const keep = setInterval(() => void this.#o.outbox.extend(b.lease, this.#o.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.#o.leaseMs / 3)));
+    const keep = setInterval(
+      () => void this.#o.outbox.extend(b.lease, this.#o.leaseMs).catch(() => undefined),
+      Math.max(100, Math.floor(this.#o.leaseMs / 3)),
+    );
     try {
       await this.#write(b);
     } finally {

@@ -9,7 +9,14 @@
  * or fetch anything (no font face, no system fonts, no worker fetch): text extraction needs none of it.
  */
 import { parentPort } from 'node:worker_threads';
-import { pdfDocument, type PdfLine, type PdfRawPage, type PdfRawResult, type PdfWorkerReply, type PdfWorkerRequest } from './extract-pdf.js';
+import {
+  pdfDocument,
+  type PdfLine,
+  type PdfRawPage,
+  type PdfRawResult,
+  type PdfWorkerReply,
+  type PdfWorkerRequest,
+} from './extract-pdf.js';
 
 // pdf.js warns on stderr about fonts it cannot load; verbosity 0 keeps the crawler's output its own.
 const { getDocument, VerbosityLevel } = await import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -76,7 +83,8 @@ async function parse(req: PdfWorkerRequest): Promise<PdfRawResult> {
   try {
     const meta = await doc.getMetadata().catch(() => null);
     const info = (meta?.info ?? {}) as Record<string, unknown>;
-    const str = (k: string): string | null => (typeof info[k] === 'string' && (info[k] as string).trim() !== '' ? (info[k] as string).trim() : null);
+    const str = (k: string): string | null =>
+      typeof info[k] === 'string' && (info[k] as string).trim() !== '' ? (info[k] as string).trim() : null;
     const pages: PdfRawPage[] = [];
     const n = Math.min(doc.numPages, req.maxPages);
     for (let i = 1; i <= n; i++) {

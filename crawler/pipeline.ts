@@ -100,7 +100,11 @@ const RECRAWL_LLMS_MS = 7 * DAY;
 const MAX_SITEMAP_DEPTH = 3;
 
 /** A fetch to one host under its politeness slot. Redirects are not followed here. */
-export async function politeFetch(deps: Pick<PipelineDeps, 'fetcher' | 'scheduler' | 'signal'>, url: string, opts: FetchOptions = {}): Promise<FetchResult> {
+export async function politeFetch(
+  deps: Pick<PipelineDeps, 'fetcher' | 'scheduler' | 'signal'>,
+  url: string,
+  opts: FetchOptions = {},
+): Promise<FetchResult> {
   const slot = await deps.scheduler.acquire(hostOf(url), deps.signal);
   try {
     const res = await deps.fetcher.fetch(url, { ...opts, followRedirects: opts.followRedirects ?? false });
@@ -121,7 +125,11 @@ export function politeFetcher(deps: Pick<PipelineDeps, 'fetcher' | 'scheduler' |
  * robots.txt redirects (RFC 9309 §2.3.1.2: follow at least five) are followed hop by hop here, each under the
  * politeness slot of its host; the fetcher still validates every hop's scheme and address.
  */
-async function followForRobots(deps: Pick<PipelineDeps, 'fetcher' | 'scheduler' | 'signal'>, first: FetchResult, opts: FetchOptions | undefined): Promise<FetchResult> {
+async function followForRobots(
+  deps: Pick<PipelineDeps, 'fetcher' | 'scheduler' | 'signal'>,
+  first: FetchResult,
+  opts: FetchOptions | undefined,
+): Promise<FetchResult> {
   if (opts?.followRedirects === false) return first;
   let res = first;
   const redirects: string[] = [];
@@ -166,7 +174,8 @@ async function robotsCheck(deps: PipelineDeps, url: string, scope: CrawlScope = 
       crawlDelaySec: info.crawlDelaySec,
     });
     if (info.status === 'ok' || info.status === 'not_found') {
-      for (const sm of info.sitemaps) await deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap', scope });
+      for (const sm of info.sitemaps)
+        await deps.frontier.enqueue(sm, { priority: PRIORITY.sitemap + 1, reason: 'robots-sitemap', kind: 'sitemap', scope });
       await deps.frontier.enqueue(`${origin}/llms.txt`, { priority: PRIORITY.sitemap, reason: 'llms', kind: 'llms' });
     }
   }
@@ -182,7 +191,14 @@ type FetchChain =
   | { kind: 'refused'; at: string; verdict: Exclude<RobotsVerdict, { allowed: true }> };
 
 /** Fetches `url` following redirects by hand: robots and politeness of every hop's host are honoured. */
-async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOptions['headers'], accept: string, renew: () => Promise<void>, scope: CrawlScope = null): Promise<FetchChain> {
+async function fetchFollowing(
+  deps: PipelineDeps,
+  url: string,
+  headers: FetchOptions['headers'],
+  accept: string,
+  renew: () => Promise<void>,
+  scope: CrawlScope = null,
+): Promise<FetchChain> {
   let current = url;
   const seen = new Set([url]);
   for (let hop = 0; ; hop++) {
@@ -200,7 +216,9 @@ async function fetchFollowing(deps: PipelineDeps, url: string, headers: FetchOpt
     if (next === null) {
       // file:, gopher:, user@host …: never followed.
       const scheme = /^\s*([a-z][a-z0-9+.-]*):/i.exec(location)?.[1]?.toLowerCase();
-      throw new FetchError(scheme && scheme !== 'http' && scheme !== 'https' ? 'bad_scheme' : 'credentials', `redirect to a refused URL`, { url: current });
+      throw new FetchError(scheme && scheme !== 'http' && scheme !== 'https' ? 'bad_scheme' : 'credentials', `redirect to a refused URL`, {
+        url: current,
+      });
     }
     if (seen.has(next)) throw new FetchError('redirect_loop', 'redirect loop', { url: next });
     seen.add(next);
@@ -230,7 +248,16 @@ const INDEXED_TYPES: Readonly<Record<string, IndexedType>> = {
   'text/x-markdown': 'md',
 };
 /** Extensions that stand for an indexed type when the server names none (or only a generic binary type). */
-const EXTENSION_TYPES: Readonly<Record<string, IndexedType>> = { html: 'html', htm: 'html', xhtml: 'html', pdf: 'pdf', txt: 'txt', text: 'txt', md: 'md', markdown: 'md' };
+const EXTENSION_TYPES: Readonly<Record<string, IndexedType>> = {
+  html: 'html',
+  htm: 'html',
+  xhtml: 'html',
+  pdf: 'pdf',
+  txt: 'txt',
+  text: 'txt',
+  md: 'md',
+  markdown: 'md',
+};
 /** Content-Types that say nothing about the document (the URL's extension decides then). */
 const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download', 'application/download']);
 
@@ -250,7 +277,14 @@ export function documentType(contentType: string, url: string): { mime: string; 
 }
 
 /** Takes a page out of every surface (index, entities, host link aggregates) and records why. */
-async function withdraw(deps: PipelineDeps, url: string, status: 'excluded' | 'removed' | 'gone', reason: string, at: string, allocate: boolean): Promise<number | null> {
+async function withdraw(
+  deps: PipelineDeps,
+  url: string,
+  status: 'excluded' | 'removed' | 'gone',
+  reason: string,
+  at: string,
+  allocate: boolean,
+): Promise<number | null> {
   const doc = await deps.documents.byUrl(url);
   let pageRef = doc?.pageRef ?? null;
   if (doc && doc.status === 'indexed') {
@@ -288,7 +322,13 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     networkDone = undefined;
     f?.();
   };
-  const fail = async (why: string, retryable: boolean, o: Partial<ItemOutcome>, retryAfterMs?: number | null, status?: number | null): Promise<ItemOutcome> => {
+  const fail = async (
+    why: string,
+    retryable: boolean,
+    o: Partial<ItemOutcome>,
+    retryAfterMs?: number | null,
+    status?: number | null,
+  ): Promise<ItemOutcome> => {
     const r = await frontier.fail(item, { error: why, retryable, retryAfterMs: retryAfterMs ?? null, status: status ?? null });
     return outcome({ url: item.url, ...o, outcome: r.state === 'dead' ? `dead:${why}` : `retry:${why}`, error: true });
   };
@@ -310,7 +350,12 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       ? { ...(item.etag ? { 'if-none-match': item.etag } : {}), ...(item.lastModified ? { 'if-modified-since': item.lastModified } : {}) }
       : {};
     // Pages: every type the crawler indexes (docs/api-crawler.md, Documents), HTML first.
-    const accept = item.kind === 'page' ? 'text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,text/markdown;q=0.7,text/plain;q=0.7,*/*;q=0.1' : item.kind === 'sitemap' ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1' : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
+    const accept =
+      item.kind === 'page'
+        ? 'text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,text/markdown;q=0.7,text/plain;q=0.7,*/*;q=0.1'
+        : item.kind === 'sitemap'
+          ? 'application/xml,text/xml;q=0.9,text/plain;q=0.5,*/*;q=0.1'
+          : 'text/plain,text/markdown;q=0.9,*/*;q=0.1';
     let chain: FetchChain;
     try {
       chain = await fetchFollowing(deps, item.url, headers, accept, () => frontier.renew(item), item.scope);
@@ -322,7 +367,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       if (chain.verdict.retry) return fail(chain.verdict.reason.replace(/^retry:/, ''), true, {});
       if (chain.verdict.reason === 'error:blocked_address') return fail('blocked_address', false, { finalUrl: chain.at });
       // The redirect target is off limits: the source URL is not indexed under the target's content.
-      const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', 'redirect to a robots-disallowed URL', at, false) : null;
+      const pageRef =
+        item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', 'redirect to a robots-disallowed URL', at, false) : null;
       await frontier.complete(item, { outcome: 'excluded:robots', status: null, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ url: item.url, finalUrl: chain.at, outcome: 'excluded:robots', pageRef });
     }
@@ -339,7 +385,13 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
         pageRef = doc.pageRef;
       }
       await deps.hosts.recordCrawl(hostOf(finalUrl), at);
-      await frontier.complete(item, { outcome: 'unchanged', status, changed: false, etag: etag ?? item.etag, lastModified: lastModified ?? item.lastModified });
+      await frontier.complete(item, {
+        outcome: 'unchanged',
+        status,
+        changed: false,
+        etag: etag ?? item.etag,
+        lastModified: lastModified ?? item.lastModified,
+      });
       return outcome({ ...base, outcome: 'unchanged', pageRef });
     }
     if (status === 429 || status === 503) {
@@ -348,8 +400,14 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     if (status >= 500) return fail(`http_${status}`, true, base, null, status);
     if (status === 404 || status === 410) {
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'gone', `http_${status}`, at, false) : null;
-      if (item.kind === 'llms') await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
-      await frontier.complete(item, { outcome: 'gone', status, changed: null, recrawlInMs: item.kind === 'llms' ? RECRAWL_LLMS_MS : RECRAWL_GONE_MS });
+      if (item.kind === 'llms')
+        await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
+      await frontier.complete(item, {
+        outcome: 'gone',
+        status,
+        changed: null,
+        recrawlInMs: item.kind === 'llms' ? RECRAWL_LLMS_MS : RECRAWL_GONE_MS,
+      });
       return outcome({ ...base, outcome: 'gone', pageRef });
     }
     if ((status >= 300 && status < 400) || status < 200 || (status < 300 && status !== 200 && status !== 203)) {
@@ -359,7 +417,8 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
     }
     if (status >= 400) {
       const pageRef = item.kind === 'page' ? await withdraw(deps, item.url, 'excluded', `http_${status}`, at, false) : null;
-      if (item.kind === 'llms') await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
+      if (item.kind === 'llms')
+        await deps.hosts.recordLlms(hostOf(item.url), { present: false, fetchedAt: at, title: null, summary: null, linkCount: 0 });
       await frontier.complete(item, { outcome: `excluded:http_${status}`, status, recrawlInMs: RECRAWL_GONE_MS });
       return outcome({ ...base, outcome: `excluded:http_${status}`, pageRef });
     }
@@ -371,7 +430,13 @@ export async function processItem(deps: PipelineDeps, item: FrontierItem, hooks:
       const text = decodeHtml(res.body, type);
       const present = !HTML_TYPES.test(type) && /^\s*#\s/m.test(text);
       const l = parseLlmsTxt(text);
-      await deps.hosts.recordLlms(hostOf(item.url), { present, fetchedAt: at, title: present ? l.title : null, summary: present ? l.summary : null, linkCount: present ? l.linkCount : 0 });
+      await deps.hosts.recordLlms(hostOf(item.url), {
+        present,
+        fetchedAt: at,
+        title: present ? l.title : null,
+        summary: present ? l.summary : null,
+        linkCount: present ? l.linkCount : 0,
+      });
       await frontier.complete(item, { outcome: 'llms', status, recrawlInMs: RECRAWL_LLMS_MS });
       return outcome({ ...base, outcome: 'llms' });
     }
@@ -413,7 +478,16 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
   for (const e of parsed.entries) {
     if (parsed.kind === 'index') {
       if (item.depth + 1 > MAX_SITEMAP_DEPTH) continue;
-      if (await deps.frontier.enqueue(e.url, { priority: PRIORITY.sitemap + 1, reason: 'sitemap-index', kind: 'sitemap', depth: item.depth + 1, scope: item.scope })) admitted++;
+      if (
+        await deps.frontier.enqueue(e.url, {
+          priority: PRIORITY.sitemap + 1,
+          reason: 'sitemap-index',
+          kind: 'sitemap',
+          depth: item.depth + 1,
+          scope: item.scope,
+        })
+      )
+        admitted++;
     } else {
       // The entry's stored scope and the operator's rule apply to sitemap entries as they do to links.
       if (!inScope(item.scope, e.url)) continue;
@@ -421,7 +495,12 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
       if (await deps.frontier.enqueue(e.url, { priority: 'sitemap', reason: 'sitemap', depth: 0, scope: item.scope })) admitted++;
     }
   }
-  await deps.frontier.complete(item, { outcome: 'sitemap', status: res.status, etag: res.headers['etag'] ?? null, lastModified: res.headers['last-modified'] ?? null });
+  await deps.frontier.complete(item, {
+    outcome: 'sitemap',
+    status: res.status,
+    etag: res.headers['etag'] ?? null,
+    lastModified: res.headers['last-modified'] ?? null,
+  });
   return outcome({ url: item.url, finalUrl, status: res.status, outcome: 'sitemap', linksAdmitted: admitted, fetched: true });
 }
 
@@ -440,9 +519,20 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   const etag = res.headers['etag'] ?? null;
   const lastModified = res.headers['last-modified'] ?? null;
   const finish = async (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null): Promise<ItemOutcome> => {
-    const c = { outcome: o.outcome, status, changed, etag, lastModified, ...(recrawlInMs === undefined ? {} : { recrawlInMs }), recrawlBy: recrawlBy ?? null };
+    const c = {
+      outcome: o.outcome,
+      status,
+      changed,
+      etag,
+      lastModified,
+      ...(recrawlInMs === undefined ? {} : { recrawlInMs }),
+      recrawlBy: recrawlBy ?? null,
+    };
     if (redirected) await frontier.markFetched(finalUrl, { ...c, reason: 'redirect', scope: item.scope });
-    await frontier.complete(item, redirected ? { ...c, outcome: o.outcome === 'indexed' || o.outcome === 'unchanged' ? 'redirected' : o.outcome } : c);
+    await frontier.complete(
+      item,
+      redirected ? { ...c, outcome: o.outcome === 'indexed' || o.outcome === 'unchanged' ? 'redirected' : o.outcome } : c,
+    );
     return o;
   };
 
@@ -454,10 +544,13 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   if (doctype.indexed !== 'html') {
     // PDFs wait their turn for the one extraction worker and can take long to write: the item's lease is kept alive
     // until it completes, so the dispatcher never hands the same URL out again while it is still being worked on.
-    const keepAlive = setInterval(() => {
-      // Lost anyway: completing the item reports it.
-      frontier.renew(item).catch(() => undefined);
-    }, Math.max(250, frontier.leaseMs / 3));
+    const keepAlive = setInterval(
+      () => {
+        // Lost anyway: completing the item reports it.
+        frontier.renew(item).catch(() => undefined);
+      },
+      Math.max(250, frontier.leaseMs / 3),
+    );
     try {
       return await handleDocument(deps, res, { base, host, at, finish, type, doctype: doctype.indexed, filetype: doctype.filetype });
     } finally {
@@ -479,37 +572,62 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     if (deps.maxDepth !== undefined && item.depth + 1 > deps.maxDepth) continue;
     if (!inScope(item.scope, l.url)) continue;
     if (deps.admit && !deps.admit(l.url, finalUrl)) continue;
-    if (await frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1, scope: item.scope })) linksAdmitted++;
+    if (await frontier.enqueue(l.url, { priority: 'discovered', reason: 'link', depth: item.depth + 1, scope: item.scope }))
+      linksAdmitted++;
   }
 
   if (directives.noindex) {
-    const why = directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
+    const why =
+      directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
     const pageRef = await withdraw(deps, finalUrl, 'excluded', why, at, true);
     return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef, linksAdmitted }), null);
   }
 
-  return commitPage(deps, { base, host, at, finish }, {
-    canonicalUrl: page.canonicalUrl,
-    title: page.title,
-    description: page.description,
-    lang: page.lang,
-    publishedAt: page.publishedAt,
-    modifiedAt: page.modifiedAt,
-    dateSource: page.dateSource,
-    mainText: page.mainText,
-    snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
-    filetype: doctype.filetype,
-    signals: { declaredTypes: page.jsonLd.declaredTypes, addressCountries: page.jsonLd.addressCountries, addressRegions: page.jsonLd.addressRegions },
-    passages: page.passages,
-    images: directives.noimageindex ? [] : page.images,
-  }, { entities: page.jsonLd.entities, parseErrors: page.jsonLd.parseErrorReasons, linkHosts, linksAdmitted, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+  return commitPage(
+    deps,
+    { base, host, at, finish },
+    {
+      canonicalUrl: page.canonicalUrl,
+      title: page.title,
+      description: page.description,
+      lang: page.lang,
+      publishedAt: page.publishedAt,
+      modifiedAt: page.modifiedAt,
+      dateSource: page.dateSource,
+      mainText: page.mainText,
+      snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
+      filetype: doctype.filetype,
+      signals: {
+        declaredTypes: page.jsonLd.declaredTypes,
+        addressCountries: page.jsonLd.addressCountries,
+        addressRegions: page.jsonLd.addressRegions,
+      },
+      passages: page.passages,
+      images: directives.noimageindex ? [] : page.images,
+    },
+    {
+      entities: page.jsonLd.entities,
+      parseErrors: page.jsonLd.parseErrorReasons,
+      linkHosts,
+      linksAdmitted,
+      recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null,
+    },
+  );
 }
 
 /** PDF, text and Markdown: X-Robots-Tag, extraction, then the same commit as a page (no links are followed). */
 async function handleDocument(
   deps: PipelineDeps,
   res: FetchResult,
-  c: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish; type: string; doctype: Exclude<IndexedType, 'html'>; filetype: string },
+  c: {
+    base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>;
+    host: string;
+    at: string;
+    finish: Finish;
+    type: string;
+    doctype: Exclude<IndexedType, 'html'>;
+    filetype: string;
+  },
 ): Promise<ItemOutcome> {
   const { base, host, at, finish, type, filetype } = c;
   const kind = c.doctype;
@@ -517,11 +635,21 @@ async function handleDocument(
   // PDF, text and Markdown have one directive channel: the X-Robots-Tag header. No links are followed from them.
   const directives = parseDirectives({ headers: res.headers, now: new Date(deps.now()) });
   if (directives.noindex) {
-    const why = directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
+    const why =
+      directives.unavailableAfter !== null && Date.parse(directives.unavailableAfter) <= deps.now() ? 'unavailable_after' : 'noindex';
     const pageRef = await withdraw(deps, finalUrl, 'excluded', why, at, true);
     return finish(outcome({ ...base, outcome: `excluded:${why}`, noindex: true, pageRef }), null);
   }
-  let doc: { title: string; description: string; lang: string | null; publishedAt: string | null; modifiedAt: string | null; dateSource: PageInput['dateSource']; mainText: string; passages: PageInput['passages'] };
+  let doc: {
+    title: string;
+    description: string;
+    lang: string | null;
+    publishedAt: string | null;
+    modifiedAt: string | null;
+    dateSource: PageInput['dateSource'];
+    mainText: string;
+    passages: PageInput['passages'];
+  };
   if (kind === 'pdf') {
     const got = await deps.pdf!.extract(res.body, res.headers);
     if (!got.ok) {
@@ -542,14 +670,24 @@ async function handleDocument(
     const pageRef = await withdraw(deps, finalUrl, 'excluded', 'empty', at, true);
     return finish(outcome({ ...base, outcome: 'excluded:empty', pageRef }), null, RECRAWL_GONE_MS);
   }
-  return commitPage(deps, { base, host, at, finish }, {
-    canonicalUrl: null,
-    ...doc,
-    snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
-    filetype,
-    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-    images: [],
-  }, { entities: [], linkHosts: new Map(), linksAdmitted: 0, recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null });
+  return commitPage(
+    deps,
+    { base, host, at, finish },
+    {
+      canonicalUrl: null,
+      ...doc,
+      snippet: { nosnippet: directives.nosnippet, maxSnippet: directives.maxSnippet },
+      filetype,
+      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+      images: [],
+    },
+    {
+      entities: [],
+      linkHosts: new Map(),
+      linksAdmitted: 0,
+      recrawlBy: directives.unavailableAfter !== null ? Date.parse(directives.unavailableAfter) + 1000 : null,
+    },
+  );
 }
 
 type Finish = (o: ItemOutcome, changed: boolean | null, recrawlInMs?: number, recrawlBy?: number | null) => Promise<ItemOutcome>;
@@ -559,7 +697,13 @@ async function commitPage(
   deps: PipelineDeps,
   at: { base: Pick<ItemOutcome, 'url' | 'finalUrl' | 'status' | 'fetched'>; host: string; at: string; finish: Finish },
   content: Omit<PageInput, 'pageRef' | 'url' | 'host' | 'fetchedAt' | 'contentHash'> & { mainText: string },
-  extra: { entities: readonly JsonLdNode[]; parseErrors?: JsonLdParseErrors; linkHosts: ReadonlyMap<string, number>; linksAdmitted: number; recrawlBy: number | null },
+  extra: {
+    entities: readonly JsonLdNode[];
+    parseErrors?: JsonLdParseErrors;
+    linkHosts: ReadonlyMap<string, number>;
+    linksAdmitted: number;
+    recrawlBy: number | null;
+  },
 ): Promise<ItemOutcome> {
   const { documents } = deps;
   const { base, host, finish } = at;
@@ -573,7 +717,8 @@ async function commitPage(
   const change = await documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
   await deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at, extra.parseErrors);
   await deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);
-  if (change === 'changed' && before?.lastChanged) await deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
+  if (change === 'changed' && before?.lastChanged)
+    await deps.hosts.recordChangeInterval(host, Date.parse(at.at) - Date.parse(before.lastChanged), at.at);
   return finish(
     outcome({ ...base, outcome: change === 'unchanged' ? 'unchanged' : 'indexed', pageRef, linksAdmitted: extra.linksAdmitted }),
     change === 'unchanged' ? false : change === 'changed' ? true : null,

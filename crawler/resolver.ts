@@ -101,7 +101,9 @@ export function createResolver(opts: ResolverOptions = {}): Resolver {
         answers = await lookup(host);
       } catch (err) {
         const code = (err as { code?: string }).code;
-        throw new ResolveError(code === 'ENOTFOUND' || code === 'ENODATA' ? 'not_found' : 'lookup_failed', `cannot resolve ${host}`, { cause: err });
+        throw new ResolveError(code === 'ENOTFOUND' || code === 'ENODATA' ? 'not_found' : 'lookup_failed', `cannot resolve ${host}`, {
+          cause: err,
+        });
       }
       if (answers.length === 0) throw new ResolveError('not_found', `no address for ${host}`);
       return answers.map((a) => a.address);

@@ -104,7 +104,8 @@ function keyType(key: string): RobotsLine['type'] {
   return 'unknown';
 }
 
-const latin1 = (b: Uint8Array, from: number, to: number): string => Buffer.from(b.buffer, b.byteOffset + from, to - from).toString('latin1');
+const latin1 = (b: Uint8Array, from: number, to: number): string =>
+  Buffer.from(b.buffer, b.byteOffset + from, to - from).toString('latin1');
 
 /** Parses one line's bytes into a directive, or null when it is not `key: value` (or `key value`). */
 function parseLine(b: Uint8Array, lineNo: number): RobotsLine | null {
@@ -493,7 +494,19 @@ export class RobotsCache {
         },
       };
     } else if (res && res.status >= 400 && res.status < 500 && res.status !== 429) {
-      entry = { robots: null, info: { ...base, status: 'not_found', expiresAt: fetchedAt + this.ttlMs, group: 'none', rules: [], crawlDelaySec: null, sitemaps: [], truncated: false } };
+      entry = {
+        robots: null,
+        info: {
+          ...base,
+          status: 'not_found',
+          expiresAt: fetchedAt + this.ttlMs,
+          group: 'none',
+          rules: [],
+          crawlDelaySec: null,
+          sitemaps: [],
+          truncated: false,
+        },
+      };
     } else {
       // 5xx, 429, an unfollowed 3xx (too many hops) or no answer: assume complete disallow.
       if (previous?.robots) {
@@ -501,7 +514,19 @@ export class RobotsCache {
         entry = { robots: previous.robots, info: { ...previous.info, expiresAt: fetchedAt + this.errorTtlMs } };
       } else {
         const status: RobotsStatus = res ? 'error_disallow_all' : 'unreachable';
-        entry = { robots: null, info: { ...base, status, expiresAt: fetchedAt + this.errorTtlMs, group: 'none', rules: [], crawlDelaySec: null, sitemaps: [], truncated: false } };
+        entry = {
+          robots: null,
+          info: {
+            ...base,
+            status,
+            expiresAt: fetchedAt + this.errorTtlMs,
+            group: 'none',
+            rules: [],
+            crawlDelaySec: null,
+            sitemaps: [],
+            truncated: false,
+          },
+        };
       }
     }
     this.entries.set(origin, entry);

@@ -261,9 +261,12 @@ export class FleetScheduler extends PolitenessScheduler {
       throw err;
     }
     // Kept while the request runs, so a hold can be short: a killed worker blocks its host only until it lapses.
-    const keep = setInterval(() => {
-      this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock()).catch(this.#onError);
-    }, Math.max(50, Math.floor(this.#holdMs / 3)));
+    const keep = setInterval(
+      () => {
+        this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock()).catch(this.#onError);
+      },
+      Math.max(50, Math.floor(this.#holdMs / 3)),
+    );
     let released = false;
     return {
       host: slot.host,

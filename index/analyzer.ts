@@ -22,7 +22,9 @@ export const MAX_TERM_LENGTH = 40;
 
 /** Lucene's English stop list (EnglishAnalyzer), plus the fragments left by splitting at apostrophes. */
 const EN_STOP =
-  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with s t'.split(' ');
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with s t'.split(
+    ' ',
+  );
 
 /**
  * Lucene's French stop list (FrenchAnalyzer's snowball list, folded), plus the elided articles and pronouns left by
@@ -61,7 +63,10 @@ const NON_ASCII = /[^\p{ASCII}]/u;
 /** Case- and diacritic-insensitive form used for every comparison. */
 export function fold(s: string): string {
   if (!NON_ASCII.test(s)) return s.toLowerCase(); // NFKD leaves ASCII as it is and it has no marks
-  return s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** Folded word tokens (runs of letters and digits), stop words included. */

@@ -82,9 +82,7 @@ export function checkWeights(
   return null;
 }
 
-type HostReply =
-  | { id: number; ok: true; vectors?: Float32Array[]; dim?: number }
-  | { id: number; ok: false; error: string };
+type HostReply = { id: number; ok: true; vectors?: Float32Array[]; dim?: number } | { id: number; ok: false; error: string };
 
 /**
  * The process's embedding host: ONE worker thread that loads models, embeds and unloads them, and lives as long as
@@ -221,7 +219,12 @@ function fnv1a(s: string, seed: number): number {
 export function createHashingEmbedder(dim = 256): Embedder {
   const embedOne = (text: string): Float32Array => {
     const v = new Float32Array(dim);
-    const toks = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+    const toks =
+      text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? [];
     const add = (f: string, w: number) => {
       const h = fnv1a(f, 0);
       v[h % dim]! += (h & 0x80000000 ? -1 : 1) * w;

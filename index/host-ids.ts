@@ -89,7 +89,12 @@ export class HostIds {
  * For a reader of an index another process writes: re-reads the host rows whenever the writer committed a new
  * version of the pages table, every `everyMs`. Returns the function that stops it.
  */
-export function followWriter(pages: Table, everyMs: number, onRows: (rows: HostRow[]) => void, log: Pick<Logger, 'debug'> | undefined): () => void {
+export function followWriter(
+  pages: Table,
+  everyMs: number,
+  onRows: (rows: HostRow[]) => void,
+  log: Pick<Logger, 'debug'> | undefined,
+): () => void {
   let seen: number | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;

@@ -30,9 +30,37 @@ function fold(text: string): string {
  * trigger phrases after folding, so this adds no false positive.
  */
 const HOMOGLYPH_MAP: Readonly<Record<string, string>> = {
-  а: 'a', в: 'b', е: 'e', ё: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x',
-  і: 'i', ї: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w', ɡ: 'g',
-  α: 'a', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x',
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ї: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  ɡ: 'g',
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
 };
 const HOMOGLYPHS = new RegExp(`[${Object.keys(HOMOGLYPH_MAP).join('')}]`, 'gu');
 
@@ -41,28 +69,61 @@ const HOMOGLYPHS = new RegExp(`[${Object.keys(HOMOGLYPH_MAP).join('')}]`, 'gu');
 // the regex for most text (this runs on every passage of every svc_context and svc_search response).
 const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   // -- English: override earlier instructions
-  [['ignore', 'disregard', 'forget', 'override', 'bypass', 'skip'], /\b(?:ignore|disregard|forget|override|bypass|skip)\b(?: all| any| every| of)?(?: the| your| my| these| those)?(?: (?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing))+ (?:instructions?|prompts?|rules|directions|directives|guidelines|commands)\b/u],
-  [['ignore', 'disregard', 'forget'], /\b(?:ignore|disregard|forget)\b (?:all|any|everything)(?: of)?(?: the| your)? (?:instructions?|prompts?|rules|guidelines)\b/u],
+  [
+    ['ignore', 'disregard', 'forget', 'override', 'bypass', 'skip'],
+    /\b(?:ignore|disregard|forget|override|bypass|skip)\b(?: all| any| every| of)?(?: the| your| my| these| those)?(?: (?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing))+ (?:instructions?|prompts?|rules|directions|directives|guidelines|commands)\b/u,
+  ],
+  [
+    ['ignore', 'disregard', 'forget'],
+    /\b(?:ignore|disregard|forget)\b (?:all|any|everything)(?: of)?(?: the| your)? (?:instructions?|prompts?|rules|guidelines)\b/u,
+  ],
   [['ignore', 'disregard', 'forget'], /\b(?:ignore|disregard|forget) (?:everything|all) (?:above|before|you (?:were|have been) told)\b/u],
   [['new instructions', 'new system prompt', 'new rules'], /\bnew (?:instructions|system prompt|rules)\s*:/u],
   // -- English: role reassignment aimed at a model
   // "You are now in airplane mode", "…chatting with our bot", "…the assistant manager" are ordinary: only model
   // identities and jailbreak states count.
-  [['you are now'], /\byou are now (?:a |an |the |my )?(?:(?:new|different|helpful|unrestricted|unfiltered|uncensored|evil|rogue|free|independent) )*(?:ai|a\.i\.|llm|language model|ai assistant|ai model|dan|jailbroken|unrestricted|unfiltered|uncensored|persona)\b/u],
+  [
+    ['you are now'],
+    /\byou are now (?:a |an |the |my )?(?:(?:new|different|helpful|unrestricted|unfiltered|uncensored|evil|rogue|free|independent) )*(?:ai|a\.i\.|llm|language model|ai assistant|ai model|dan|jailbroken|unrestricted|unfiltered|uncensored|persona)\b/u,
+  ],
   [['you are now in'], /\byou are now in (?:developer|god|dan|jailbreak|jailbroken|debug|unrestricted|unfiltered|admin) mode\b/u],
-  [['from now on'], /\bfrom now on,? you (?:are|will|must|shall|should) (?:act|behave|respond|answer|reply|pretend|roleplay|role-play|be)\b/u],
-  [['pretend', 'act '], /\b(?:pretend|act) (?:that )?(?:you are|to be|as) (?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different) (?:ai|assistant|model|chatbot)\b/u],
+  [
+    ['from now on'],
+    /\bfrom now on,? you (?:are|will|must|shall|should) (?:act|behave|respond|answer|reply|pretend|roleplay|role-play|be)\b/u,
+  ],
+  [
+    ['pretend', 'act '],
+    /\b(?:pretend|act) (?:that )?(?:you are|to be|as) (?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different) (?:ai|assistant|model|chatbot)\b/u,
+  ],
   // -- English: prompt exfiltration
   // Prompt-engineering guides say "add this to your system prompt": the possessive alone is not a signal.
-  [['system prompt', 'system message', 'hidden instructions', 'initial instructions', 'instructions verbatim'], /\b(?:reveal|leak|disclose|repeat|print) (?:me )?(?:your|the|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions|instructions verbatim)\b/u],
-  [['system prompt', 'system message', 'hidden instructions', 'initial instructions'], /\b(?:show|output|display|tell|give|write out|send) (?:me |us )?(?:your|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions)\b/u],
+  [
+    ['system prompt', 'system message', 'hidden instructions', 'initial instructions', 'instructions verbatim'],
+    /\b(?:reveal|leak|disclose|repeat|print) (?:me )?(?:your|the|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions|instructions verbatim)\b/u,
+  ],
+  [
+    ['system prompt', 'system message', 'hidden instructions', 'initial instructions'],
+    /\b(?:show|output|display|tell|give|write out|send) (?:me |us )?(?:your|its) (?:full |entire |hidden |initial |original |secret )?(?:system prompt|system message|hidden instructions|initial instructions)\b/u,
+  ],
   // -- English: secrecy towards the user
-  [['the user'], /\b(?:do not|don't|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to|show (?:this |it )?to|let) the user\b/u],
+  [
+    ['the user'],
+    /\b(?:do not|don't|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to|show (?:this |it )?to|let) the user\b/u,
+  ],
   [['the user'], /\bwithout (?:telling|informing|alerting|notifying) the user\b/u],
   // -- English: notes addressed to models reading the page
-  [[' ai', 'a.i.', 'llm', 'language model', 'chatbot'], /\b(?:if you are|as) an? (?:ai|llm|large language model|language model|ai assistant|ai agent|chatbot)(?: reading| processing| summari[sz]ing| browsing)?\b.{0,80}\b(?:you must|you should|must|please|ignore|instead|do not|always)\b/u],
-  [[' ai', 'llm', 'language model', 'chatbot'], /\b(?:note|message|instructions?|attention|important) (?:to|for) (?:all )?(?:ai|llm|language model|ai assistant|ai agent|chatbot)s?\b/u],
-  [['ai', 'llm', 'assistant', 'language model', 'chatbot'], /\b(?:ai|llm|assistant|language model|chatbot)s?(?: (?:models?|assistants?|agents?|systems?|tools?))? (?:reading|processing|summari[sz]ing|crawling|browsing) this (?:page|text|document|content|site|website|email)\b/u],
+  [
+    [' ai', 'a.i.', 'llm', 'language model', 'chatbot'],
+    /\b(?:if you are|as) an? (?:ai|llm|large language model|language model|ai assistant|ai agent|chatbot)(?: reading| processing| summari[sz]ing| browsing)?\b.{0,80}\b(?:you must|you should|must|please|ignore|instead|do not|always)\b/u,
+  ],
+  [
+    [' ai', 'llm', 'language model', 'chatbot'],
+    /\b(?:note|message|instructions?|attention|important) (?:to|for) (?:all )?(?:ai|llm|language model|ai assistant|ai agent|chatbot)s?\b/u,
+  ],
+  [
+    ['ai', 'llm', 'assistant', 'language model', 'chatbot'],
+    /\b(?:ai|llm|assistant|language model|chatbot)s?(?: (?:models?|assistants?|agents?|systems?|tools?))? (?:reading|processing|summari[sz]ing|crawling|browsing) this (?:page|text|document|content|site|website|email)\b/u,
+  ],
   // -- chat-template role tags and delimiters
   [['<|'], /<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>/u],
   [['<'], /<\/?(?:system|assistant|system_prompt|instructions?)>/u],
@@ -70,21 +131,45 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   [['##'], /(?:^|\n|\s)#{2,} ?(?:system|instruction|instructions|assistant)\s*:?\s/u],
   [['system', 'assistant'], /(?:^|[.!?] )(?:system|assistant) ?: ?(?:you are|ignore|from now on|new instructions)/u],
   // -- French: override earlier instructions
-  [['ignor', 'oubli', 'neglig'], /\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|neglige|negligez)\b (?:toutes |tout )?(?:les |tes |vos |ces )?(?:instructions|consignes|regles|directives|indications|messages)(?: \w+)? (?:precedentes|anterieures|ci-dessus|d'avant|initiales|du systeme|systeme)\b/u],
-  [['ignor', 'oubli'], /\b(?:ignore|ignorez|oublie|oubliez) (?:tout ce qui precede|tout ce qu'on t'a dit|tout ce que l'on vous a dit|tout ce qui est au-dessus)\b/u],
+  [
+    ['ignor', 'oubli', 'neglig'],
+    /\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|neglige|negligez)\b (?:toutes |tout )?(?:les |tes |vos |ces )?(?:instructions|consignes|regles|directives|indications|messages)(?: \w+)? (?:precedentes|anterieures|ci-dessus|d'avant|initiales|du systeme|systeme)\b/u,
+  ],
+  [
+    ['ignor', 'oubli'],
+    /\b(?:ignore|ignorez|oublie|oubliez) (?:tout ce qui precede|tout ce qu'on t'a dit|tout ce que l'on vous a dit|tout ce qui est au-dessus)\b/u,
+  ],
   [['compte'], /\bne (?:tiens|tenez) (?:pas|plus) compte (?:des|de tes|de vos) (?:instructions|consignes|regles)\b/u],
   [['nouvelles'], /\bnouvelles (?:instructions|consignes) ?:/u],
   // -- French: role reassignment
-  [['tu es', 'vous etes'], /\b(?:tu es|vous etes) (?:desormais|maintenant|a present) (?:un |une |le |la |en )?(?:\w+ ){0,3}(?:assistant|ia|intelligence artificielle|chatbot|robot|modele|mode|personnage)\b/u],
-  [['a partir de maintenant', 'desormais', 'dorenavant'], /\b(?:a partir de maintenant|desormais|dorenavant),? (?:tu|vous) (?:es|etes|dois|devez|vas|allez|reponds|repondez|agis|agissez)\b/u],
+  [
+    ['tu es', 'vous etes'],
+    /\b(?:tu es|vous etes) (?:desormais|maintenant|a present) (?:un |une |le |la |en )?(?:\w+ ){0,3}(?:assistant|ia|intelligence artificielle|chatbot|robot|modele|mode|personnage)\b/u,
+  ],
+  [
+    ['a partir de maintenant', 'desormais', 'dorenavant'],
+    /\b(?:a partir de maintenant|desormais|dorenavant),? (?:tu|vous) (?:es|etes|dois|devez|vas|allez|reponds|repondez|agis|agissez)\b/u,
+  ],
   // -- French: prompt exfiltration
-  [['systeme', 'initiale', 'cachee'], /\b(?:revele|revelez|affiche|affichez|montre|montrez|repete|repetez|donne|donnez|ecris|ecrivez)(?:-moi)? (?:ton|votre|le|tes|vos) (?:prompt|invite|message|instructions?) (?:systeme|initiales?|cachees?)\b/u],
+  [
+    ['systeme', 'initiale', 'cachee'],
+    /\b(?:revele|revelez|affiche|affichez|montre|montrez|repete|repetez|donne|donnez|ecris|ecrivez)(?:-moi)? (?:ton|votre|le|tes|vos) (?:prompt|invite|message|instructions?) (?:systeme|initiales?|cachees?)\b/u,
+  ],
   // -- French: secrecy towards the user
-  [["l'utilisateur"], /\bne (?:le |la |les |lui )?(?:dis|dites|revele|revelez|mentionne|mentionnez|montre|montrez) (?:pas|jamais|rien) (?:a|de ceci a|cela a|ceci a) l'utilisateur\b/u],
+  [
+    ["l'utilisateur"],
+    /\bne (?:le |la |les |lui )?(?:dis|dites|revele|revelez|mentionne|mentionnez|montre|montrez) (?:pas|jamais|rien) (?:a|de ceci a|cela a|ceci a) l'utilisateur\b/u,
+  ],
   [["l'utilisateur"], /\bsans (?:le dire|en informer|prevenir|avertir|informer) (?:a )?l'utilisateur\b/u],
   // -- French: notes addressed to models
-  [['si tu es', 'si vous etes'], /\bsi (?:tu es|vous etes) (?:une ia|un modele de langage|une intelligence artificielle|un assistant ia|un chatbot|un llm)\b/u],
-  [[' ia', "'ia", 'llm', 'modele'], /\b(?:note|message|instructions?) (?:a|pour) (?:l'|les )?(?:ia|assistants? ia|modeles? de langage|llm)s?\b/u],
+  [
+    ['si tu es', 'si vous etes'],
+    /\bsi (?:tu es|vous etes) (?:une ia|un modele de langage|une intelligence artificielle|un assistant ia|un chatbot|un llm)\b/u,
+  ],
+  [
+    [' ia', "'ia", 'llm', 'modele'],
+    /\b(?:note|message|instructions?) (?:a|pour) (?:l'|les )?(?:ia|assistants? ia|modeles? de langage|llm)s?\b/u,
+  ],
 ];
 
 /**

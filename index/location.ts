@@ -141,7 +141,11 @@ const META_ROW = 'index-meta';
 const metaSchema = new Schema([new Field('name', new Utf8(), false), new Field('body', new Utf8(), false)]);
 
 /** The index metadata stored at `location` (see the module comment), or null when there is none yet. */
-export async function readIndexMeta<T>(db: lancedb.Connection, location: IndexLocation, tableNames: ReadonlySet<string>): Promise<T | null> {
+export async function readIndexMeta<T>(
+  db: lancedb.Connection,
+  location: IndexLocation,
+  tableNames: ReadonlySet<string>,
+): Promise<T | null> {
   if (location.kind === 'local') {
     const file = join(location.uri, META_FILE);
     return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
@@ -165,7 +169,11 @@ export async function writeIndexMeta(db: lancedb.Connection, location: IndexLoca
   }
   const table = await db.createEmptyTable(META_TABLE, metaSchema, { existOk: true });
   try {
-    await table.mergeInsert('name').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(makeArrowTable([{ name: META_ROW, body }], { schema: metaSchema }));
+    await table
+      .mergeInsert('name')
+      .whenMatchedUpdateAll()
+      .whenNotMatchedInsertAll()
+      .execute(makeArrowTable([{ name: META_ROW, body }], { schema: metaSchema }));
   } finally {
     table.close();
   }

@@ -166,7 +166,12 @@ export class IndexMaintenance {
       const schema = await passages.schema();
       for (let i = 0; i < refs.length; i += 2000) {
         const slice = refs.slice(i, i + 2000);
-        const rows = plainRows<Record<string, unknown>>(await passages.query().where(`page_ref IN (${slice.join(', ')})`).toArray());
+        const rows = plainRows<Record<string, unknown>>(
+          await passages
+            .query()
+            .where(`page_ref IN (${slice.join(', ')})`)
+            .toArray(),
+        );
         if (rows.length === 0) continue;
         for (const r of rows) {
           r.search_text = indexText(String(r.title ?? ''), String(r.text ?? ''), analyzerLang(r.lang as string | null));
@@ -259,7 +264,11 @@ export class IndexMaintenance {
     const started = Date.now();
     this.#unrefreshed = 0;
     const olderThan = new Date(started - 60_000);
-    for (const [name, table] of [['passages', passages], ['pages', pages], ['images', images]] as const) {
+    for (const [name, table] of [
+      ['passages', passages],
+      ['pages', pages],
+      ['images', images],
+    ] as const) {
       try {
         await table.optimize({ cleanupOlderThan: olderThan });
       } catch (err) {
@@ -272,7 +281,11 @@ export class IndexMaintenance {
       if (n >= this.#o.vectorIndexThreshold) {
         const partitions = Math.max(1, Math.round(Math.sqrt(n)));
         await passages.createIndex('vector', {
-          config: Index.ivfPq({ distanceType: 'cosine', numPartitions: partitions, numSubVectors: Math.max(1, Math.floor(embedder.dim / 16)) }),
+          config: Index.ivfPq({
+            distanceType: 'cosine',
+            numPartitions: partitions,
+            numSubVectors: Math.max(1, Math.floor(embedder.dim / 16)),
+          }),
         });
         this.#vectorIndex = true;
         this.#o.log?.info({ vectors: n, partitions }, 'vector index built');
@@ -289,6 +302,7 @@ export class IndexMaintenance {
     if (this.#imageFtsReady) await this.#o.tables.images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
     this.#o.meta.ftsAnalyzer = FTS_ANALYZER;
     await this.#o.saveMeta();
-    if (this.#ftsReady || this.#imageFtsReady) this.#o.log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
+    if (this.#ftsReady || this.#imageFtsReady)
+      this.#o.log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
   }
 }

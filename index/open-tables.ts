@@ -27,7 +27,11 @@ export interface OpenedTables extends IndexTables {
 }
 
 /** Opens (creating when needed) the tables at `location`. */
-export async function openTables(location: IndexLocation, wanted: Embedder | null, log: Pick<Logger, 'warn'> | undefined): Promise<OpenedTables> {
+export async function openTables(
+  location: IndexLocation,
+  wanted: Embedder | null,
+  log: Pick<Logger, 'warn'> | undefined,
+): Promise<OpenedTables> {
   if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
   mkdirSync(location.journalDir, { recursive: true });
   // LANCE_CPU_THREADS is the process entry's to set (index/lance-threads.ts), never a library's.
@@ -52,9 +56,15 @@ export async function openTables(location: IndexLocation, wanted: Embedder | nul
     passages = await db.openTable('passages');
     // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
     // of one nullable column, no rewrite of the rows.
-    if (!(await passages.schema()).fields.some((f) => f.name === 'page_no')) await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
+    if (!(await passages.schema()).fields.some((f) => f.name === 'page_no'))
+      await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
   } else {
-    meta = { vectorModelId: wanted?.modelId ?? null, vectorDim: wanted?.dim ?? null, analysis: ANALYSIS_VERSION, ftsAnalyzer: FTS_ANALYZER };
+    meta = {
+      vectorModelId: wanted?.modelId ?? null,
+      vectorDim: wanted?.dim ?? null,
+      analysis: ANALYSIS_VERSION,
+      ftsAnalyzer: FTS_ANALYZER,
+    };
     passages = await db.createEmptyTable('passages', passageSchema(meta.vectorDim), NEW_TABLE_OPTIONS);
     await writeIndexMeta(db, location, meta);
   }

@@ -39,7 +39,9 @@ export const TITLE_BOOST = 0.25;
 const MAX_ITEMS = 32;
 
 /** The row fields a compiled predicate may read. Which optional ones it needs: `CompiledQuery.hitColumns`. */
-export type MatchableRow = Pick<PassageHitRow, 'host' | 'title'> & Partial<Pick<PassageHitRow, 'lang'>> & Partial<RowOf<typeof PASSAGE_COLUMNS, 'match'>>;
+export type MatchableRow = Pick<PassageHitRow, 'host' | 'title'> &
+  Partial<Pick<PassageHitRow, 'lang'>> &
+  Partial<RowOf<typeof PASSAGE_COLUMNS, 'match'>>;
 
 type PassageHitRow = RowOf<typeof PASSAGE_COLUMNS, 'hit'>;
 
@@ -256,10 +258,9 @@ export function parseQuery(input: string): QueryAst {
   const phrases: string[][] = [];
   const excludedWords: string[] = [];
   const excludedPhrases: string[][] = [];
-  const ops = Object.fromEntries(PREFIX_OPS.map((op) => [op, { include: [] as (OpValue | null)[], exclude: [] as (OpValue | null)[] }])) as Record<
-    PrefixOp,
-    { include: (OpValue | null)[]; exclude: (OpValue | null)[] }
-  >;
+  const ops = Object.fromEntries(
+    PREFIX_OPS.map((op) => [op, { include: [] as (OpValue | null)[], exclude: [] as (OpValue | null)[] }]),
+  ) as Record<PrefixOp, { include: (OpValue | null)[]; exclude: (OpValue | null)[] }>;
   let operators = 0;
   for (const r of lex(typeof input === 'string' ? input : '')) {
     if (r.op) {
@@ -410,7 +411,12 @@ export class TermPresence {
 export function compileQuery(ast: QueryAst): CompiledQuery {
   const o = ast.ops;
   const langs: AnalyzerLang[] = queryLangs(
-    [...ast.words, ...ast.required, ...ast.phrases.flat(), ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])]))].join(' '),
+    [
+      ...ast.words,
+      ...ast.required,
+      ...ast.phrases.flat(),
+      ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])])),
+    ].join(' '),
   );
   const toTerms = (word: string): WordTerms => ({ word, terms: queryTerms(word, langs) });
   const indexed = (list: readonly WordTerms[]) => list.filter((w) => w.terms.length > 0);
@@ -422,7 +428,9 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   // Required words: the index must hold each (any of its terms); phrase and intitle words too (their order is
   // checked in code).
   const requiredWords = indexed(ast.required.map(toTerms));
-  const phraseWords = indexed([...ast.phrases.flat(), ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])]))].map(toTerms));
+  const phraseWords = indexed(
+    [...ast.phrases.flat(), ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])]))].map(toTerms),
+  );
   const mustWords = dedupeWords([...requiredWords, ...phraseWords]);
   const excluded = indexed(ast.excludedWords.map(toTerms));
 
@@ -462,7 +470,9 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
       const field = def.column === 'title' ? row.title : def.column === 'host' ? row.host : need(row[def.column], def.column);
       const inc = o[op].include;
       if (inc.length > 0) {
-        const ok = def.alternatives ? inc.some((v) => v !== null && def.test(field, v)) : inc.every((v) => v !== null && def.test(field, v));
+        const ok = def.alternatives
+          ? inc.some((v) => v !== null && def.test(field, v))
+          : inc.every((v) => v !== null && def.test(field, v));
         if (!ok) return false;
       }
       if (o[op].exclude.some((v) => v !== null && def.test(field, v))) return false;
@@ -511,7 +521,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     hitColumns,
     matchColumns,
     coordination,
-    selective: prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
+    selective:
+      prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
     ftsCoversMatches: fts !== null && mustWords.length > 0,
   };
 }
@@ -532,7 +543,8 @@ function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
 function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): FullTextQuery | null {
   const clauses: [Occur, FullTextQuery][] = [];
   if (must.length > 0) {
-    if (must.every((w) => w.terms.length === 1)) clauses.push([Occur.Must, new MatchQuery(must.map((w) => w.terms[0]).join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
+    if (must.every((w) => w.terms.length === 1))
+      clauses.push([Occur.Must, new MatchQuery(must.map((w) => w.terms[0]).join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
     else for (const w of must) clauses.push([Occur.Must, new MatchQuery(w.terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
   }
   if (ranked.length > 0) {

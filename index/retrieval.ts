@@ -47,7 +47,12 @@ export interface CandidateSource {
   /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
   fullTextReady(): boolean;
   /** BM25 arm: passages matching `fts`, best first, with their score. */
-  ftsCandidates(fts: NonNullable<CompiledQuery['fts']>, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _score: number })[]>;
+  ftsCandidates(
+    fts: NonNullable<CompiledQuery['fts']>,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[],
+  ): Promise<(PassageHit & { _score: number })[]>;
   /**
    * BM25 of `fts` for the given passages only (row-id prefilter), keyed `page_ref:ordinal`; a passage the query does
    * not match is absent. Scores equal those of an unfiltered query (the index's statistics are global).
@@ -56,7 +61,12 @@ export interface CandidateSource {
   /** Exact cosine distance of the query vector to the given passages, keyed `page_ref:ordinal` (absent: no vector). */
   vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /** Vector arm: nearest passages by cosine distance. */
-  vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[]): Promise<(PassageHit & { _distance: number })[]>;
+  vectorCandidates(
+    vector: Float32Array,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[],
+  ): Promise<(PassageHit & { _distance: number })[]>;
   /** Filter-only scan (queries made of operators only), in storage order. */
   scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
   /** Whole rows of the given passages, keyed `page_ref:ordinal`. */
@@ -217,8 +227,12 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       return { ranked, exhaustive: raw.length < k };
     }
     if (!textless) return { ranked: [], exhaustive: false }; // words the analyzer drops entirely (stop words only): nothing to match on
-    const rows = (await source.scanCandidates(where, k, compiled.matchColumns)).sort((a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal);
-    const ranked = rows.filter((r) => compiled.matches(r)).map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
+    const rows = (await source.scanCandidates(where, k, compiled.matchColumns)).sort(
+      (a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal,
+    );
+    const ranked = rows
+      .filter((r) => compiled.matches(r))
+      .map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
     return { ranked, exhaustive: false };
   };
   const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] =>
@@ -246,11 +260,19 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     let vec: RankedPassage[];
     if (!qv) vec = [];
     else if (exhaustive) {
-      const dist = bm25.length > 0 ? await source.vectorDistances(qv, bm25.map((p) => p.row)) : new Map<string, number>();
-      vec = toVectorRanked(bm25.flatMap((p) => {
-        const d = dist.get(key(p.row));
-        return d === undefined ? [] : [{ ...p.row, _distance: d }];
-      }));
+      const dist =
+        bm25.length > 0
+          ? await source.vectorDistances(
+              qv,
+              bm25.map((p) => p.row),
+            )
+          : new Map<string, number>();
+      vec = toVectorRanked(
+        bm25.flatMap((p) => {
+          const d = dist.get(key(p.row));
+          return d === undefined ? [] : [{ ...p.row, _distance: d }];
+        }),
+      );
     } else vec = await vectorArm(qv);
     return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
   }
@@ -265,7 +287,10 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
  * The whole rows of `passages` (same order). A passage whose page was replaced or removed since it was found
  * (its row is gone or its content hash changed) is left out: a response never mixes two versions of a page.
  */
-export async function hydrate(index: Pick<CandidateSource, 'passageRows'>, passages: readonly RankedPassage[]): Promise<RankedPassage<PassageRow>[]> {
+export async function hydrate(
+  index: Pick<CandidateSource, 'passageRows'>,
+  passages: readonly RankedPassage[],
+): Promise<RankedPassage<PassageRow>[]> {
   const rows = await index.passageRows(passages.map((p) => p.row));
   const out: RankedPassage<PassageRow>[] = [];
   for (const p of passages) {
@@ -297,7 +322,10 @@ export interface PageHit<R extends PassageHit = PassageHit> {
  * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page whose canonical
  * group or content hash was already seen is dropped (returns how many were).
  */
-export function groupPages<R extends PassageHit>(passages: readonly RankedPassage<R>[], opts: { collapseNearDuplicates: boolean }): { pages: PageHit<R>[]; duplicates: number } {
+export function groupPages<R extends PassageHit>(
+  passages: readonly RankedPassage<R>[],
+  opts: { collapseNearDuplicates: boolean },
+): { pages: PageHit<R>[]; duplicates: number } {
   const byRef = new Map<number, PageHit<R>>();
   const groups = new Set<string>();
   const hashes = new Set<string>();
@@ -328,8 +356,15 @@ export function groupPages<R extends PassageHit>(passages: readonly RankedPassag
  * `hydrate` for page results: the whole rows of each page's first `perPage` passages. A page whose best passage is
  * gone or changed since retrieval is left out.
  */
-export async function hydratePages(index: Pick<CandidateSource, 'passageRows'>, pages: readonly PageHit[], perPage = 8): Promise<PageHit<PassageRow>[]> {
-  const full = await hydrate(index, pages.flatMap((p) => p.passages.slice(0, perPage)));
+export async function hydratePages(
+  index: Pick<CandidateSource, 'passageRows'>,
+  pages: readonly PageHit[],
+  perPage = 8,
+): Promise<PageHit<PassageRow>[]> {
+  const full = await hydrate(
+    index,
+    pages.flatMap((p) => p.passages.slice(0, perPage)),
+  );
   const byKey = new Map(full.map((p) => [key(p.row), p]));
   const out: PageHit<PassageRow>[] = [];
   for (const page of pages) {
@@ -410,8 +445,18 @@ export async function searchPages(
   const { pages, duplicates } = groupPages(res.passages, { collapseNearDuplicates: true });
   const ranked = pages.map((p) => ({ host: p.best.row.host, hit: p }));
   const { window, collapsedPerHost } = diversify(ranked, { limit: req.limit, offset: req.offset, exempt: res.compiled.hasPositiveSite });
-  const full = await hydratePages(source, window.map((w) => w.hit));
-  return { compiled: res.compiled, ranking: res.ranking, embedderUnavailable: res.embedderUnavailable, pages: full, collapsedPerHost, duplicates };
+  const full = await hydratePages(
+    source,
+    window.map((w) => w.hit),
+  );
+  return {
+    compiled: res.compiled,
+    ranking: res.ranking,
+    embedderUnavailable: res.embedderUnavailable,
+    pages: full,
+    collapsedPerHost,
+    duplicates,
+  };
 }
 
 /**
@@ -437,7 +482,10 @@ export interface ContextPassagesResult {
 }
 
 /** svc_context's retrieval: passages of relevant pages (relevance floor applied), best first, hydrated. */
-export async function contextPassages(source: CandidateSource, req: RetrievalRequest & { readonly maxPassages: number }): Promise<ContextPassagesResult> {
+export async function contextPassages(
+  source: CandidateSource,
+  req: RetrievalRequest & { readonly maxPassages: number },
+): Promise<ContextPassagesResult> {
   const res = await retrieve(source, req);
   const { pages } = groupPages(res.passages, { collapseNearDuplicates: true });
   const bestOf = (f: (p: RankedPassage) => number | null) =>
@@ -448,7 +496,9 @@ export async function contextPassages(source: CandidateSource, req: RetrievalReq
     // Operators-only queries (no text) have nothing to be relevant to beyond the operators: every match stays.
     if (bestBm25 <= 0 && bestSim <= 0) return true;
     return pg.passages.some(
-      (p) => (p.bm25Score !== null && bestBm25 > 0 && p.bm25Score >= RELEVANCE_FLOOR_BM25 * bestBm25) || (p.similarity !== null && bestSim > 0 && p.similarity >= RELEVANCE_FLOOR_SIMILARITY * bestSim),
+      (p) =>
+        (p.bm25Score !== null && bestBm25 > 0 && p.bm25Score >= RELEVANCE_FLOOR_BM25 * bestBm25) ||
+        (p.similarity !== null && bestSim > 0 && p.similarity >= RELEVANCE_FLOOR_SIMILARITY * bestSim),
     );
   };
   const kept = new Set(pages.filter(relevant).map((p) => p.best.row.page_ref));

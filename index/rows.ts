@@ -134,9 +134,18 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
     passage_count: p.passages.length,
     external_id: p.externalId ?? null,
   };
-  const images = p.images.map((im, i): ImageRow => ({
-    page_ref: p.pageRef, ordinal: i, page_url: p.url, host, src: im.src, alt: im.alt, width: im.width, height: im.height,
-  }));
+  const images = p.images.map(
+    (im, i): ImageRow => ({
+      page_ref: p.pageRef,
+      ordinal: i,
+      page_url: p.url,
+      host,
+      src: im.src,
+      alt: im.alt,
+      width: im.width,
+      height: im.height,
+    }),
+  );
   return { passages, embedTexts, page, images };
 }
 

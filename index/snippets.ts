@@ -110,7 +110,7 @@ function findMatches(folded: Folded, terms: readonly string[]): Match[] {
       const at = ft.indexOf(term, from);
       if (at < 0) break;
       from = at + 1;
-      const before = at > 0 ? ft[at - 1] ?? '' : '';
+      const before = at > 0 ? (ft[at - 1] ?? '') : '';
       if (before !== '' && WORD_CHAR.test(before)) continue;
       let stop = at + term.length;
       const after = ft[stop] ?? '';

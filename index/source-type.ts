@@ -37,67 +37,211 @@ export interface SourceSignals {
 
 // Provincial government host suffixes (the province's own government domains).
 const PROVINCIAL_SUFFIXES: readonly [string, Province][] = [
-  ['gov.ab.ca', 'ab'], ['alberta.ca', 'ab'],
+  ['gov.ab.ca', 'ab'],
+  ['alberta.ca', 'ab'],
   ['gov.bc.ca', 'bc'],
-  ['gov.mb.ca', 'mb'], ['manitoba.ca', 'mb'],
+  ['gov.mb.ca', 'mb'],
+  ['manitoba.ca', 'mb'],
   ['gnb.ca', 'nb'],
   ['gov.nl.ca', 'nl'],
-  ['gov.ns.ca', 'ns'], ['novascotia.ca', 'ns'],
+  ['gov.ns.ca', 'ns'],
+  ['novascotia.ca', 'ns'],
   ['gov.nt.ca', 'nt'],
   ['gov.nu.ca', 'nu'],
-  ['gov.on.ca', 'on'], ['ontario.ca', 'on'],
-  ['gov.pe.ca', 'pe'], ['princeedwardisland.ca', 'pe'],
-  ['gouv.qc.ca', 'qc'], ['quebec.ca', 'qc'],
-  ['gov.sk.ca', 'sk'], ['saskatchewan.ca', 'sk'],
-  ['gov.yk.ca', 'yt'], ['yukon.ca', 'yt'],
+  ['gov.on.ca', 'on'],
+  ['ontario.ca', 'on'],
+  ['gov.pe.ca', 'pe'],
+  ['princeedwardisland.ca', 'pe'],
+  ['gouv.qc.ca', 'qc'],
+  ['quebec.ca', 'qc'],
+  ['gov.sk.ca', 'sk'],
+  ['saskatchewan.ca', 'sk'],
+  ['gov.yk.ca', 'yt'],
+  ['yukon.ca', 'yt'],
 ];
 
 const FEDERAL_SUFFIXES = ['gc.ca', 'canada.ca', 'parl.ca', 'canadapost-postescanada.ca', 'bankofcanada.ca', 'scc-csc.ca'];
 
 // Large municipalities whose portals do not follow a city./ville. pattern.
 const MUNICIPAL_HOSTS: readonly [string, Province][] = [
-  ['toronto.ca', 'on'], ['ottawa.ca', 'on'], ['mississauga.ca', 'on'], ['hamilton.ca', 'on'], ['brampton.ca', 'on'],
-  ['london.ca', 'on'], ['markham.ca', 'on'], ['vaughan.ca', 'on'], ['kitchener.ca', 'on'], ['windsor.ca', 'on'],
-  ['montreal.ca', 'qc'], ['ville.montreal.qc.ca', 'qc'], ['ville.quebec.qc.ca', 'qc'], ['gatineau.ca', 'qc'],
-  ['laval.ca', 'qc'], ['longueuil.quebec', 'qc'], ['sherbrooke.ca', 'qc'],
-  ['vancouver.ca', 'bc'], ['surrey.ca', 'bc'], ['burnaby.ca', 'bc'], ['victoria.ca', 'bc'],
-  ['calgary.ca', 'ab'], ['edmonton.ca', 'ab'], ['winnipeg.ca', 'mb'], ['regina.ca', 'sk'], ['saskatoon.ca', 'sk'],
-  ['halifax.ca', 'ns'], ['fredericton.ca', 'nb'], ['moncton.ca', 'nb'], ['saintjohn.ca', 'nb'], ['stjohns.ca', 'nl'],
-  ['charlottetown.ca', 'pe'], ['whitehorse.ca', 'yt'], ['yellowknife.ca', 'nt'], ['iqaluit.ca', 'nu'],
+  ['toronto.ca', 'on'],
+  ['ottawa.ca', 'on'],
+  ['mississauga.ca', 'on'],
+  ['hamilton.ca', 'on'],
+  ['brampton.ca', 'on'],
+  ['london.ca', 'on'],
+  ['markham.ca', 'on'],
+  ['vaughan.ca', 'on'],
+  ['kitchener.ca', 'on'],
+  ['windsor.ca', 'on'],
+  ['montreal.ca', 'qc'],
+  ['ville.montreal.qc.ca', 'qc'],
+  ['ville.quebec.qc.ca', 'qc'],
+  ['gatineau.ca', 'qc'],
+  ['laval.ca', 'qc'],
+  ['longueuil.quebec', 'qc'],
+  ['sherbrooke.ca', 'qc'],
+  ['vancouver.ca', 'bc'],
+  ['surrey.ca', 'bc'],
+  ['burnaby.ca', 'bc'],
+  ['victoria.ca', 'bc'],
+  ['calgary.ca', 'ab'],
+  ['edmonton.ca', 'ab'],
+  ['winnipeg.ca', 'mb'],
+  ['regina.ca', 'sk'],
+  ['saskatoon.ca', 'sk'],
+  ['halifax.ca', 'ns'],
+  ['fredericton.ca', 'nb'],
+  ['moncton.ca', 'nb'],
+  ['saintjohn.ca', 'nb'],
+  ['stjohns.ca', 'nl'],
+  ['charlottetown.ca', 'pe'],
+  ['whitehorse.ca', 'yt'],
+  ['yellowknife.ca', 'nt'],
+  ['iqaluit.ca', 'nu'],
 ];
 
 const NEWS_HOSTS = [
-  'cbc.ca', 'radio-canada.ca', 'ctvnews.ca', 'globalnews.ca', 'theglobeandmail.com', 'nationalpost.com', 'thestar.com',
-  'lapresse.ca', 'ledevoir.com', 'journaldemontreal.com', 'journaldequebec.com', 'cp24.com', 'citynews.ca',
-  'reuters.com', 'apnews.com', 'bbc.co.uk', 'bbc.com', 'nytimes.com', 'theguardian.com',
+  'cbc.ca',
+  'radio-canada.ca',
+  'ctvnews.ca',
+  'globalnews.ca',
+  'theglobeandmail.com',
+  'nationalpost.com',
+  'thestar.com',
+  'lapresse.ca',
+  'ledevoir.com',
+  'journaldemontreal.com',
+  'journaldequebec.com',
+  'cp24.com',
+  'citynews.ca',
+  'reuters.com',
+  'apnews.com',
+  'bbc.co.uk',
+  'bbc.com',
+  'nytimes.com',
+  'theguardian.com',
 ];
 
 const EDU_HOSTS = [
-  'utoronto.ca', 'ubc.ca', 'mcgill.ca', 'uottawa.ca', 'umontreal.ca', 'ulaval.ca', 'uqam.ca', 'concordia.ca',
-  'ualberta.ca', 'ucalgary.ca', 'queensu.ca', 'uwaterloo.ca', 'yorku.ca', 'mcmaster.ca', 'dal.ca', 'usask.ca',
-  'umanitoba.ca', 'uvic.ca', 'sfu.ca', 'carleton.ca', 'torontomu.ca', 'westernu.ca', 'uwo.ca', 'usherbrooke.ca',
+  'utoronto.ca',
+  'ubc.ca',
+  'mcgill.ca',
+  'uottawa.ca',
+  'umontreal.ca',
+  'ulaval.ca',
+  'uqam.ca',
+  'concordia.ca',
+  'ualberta.ca',
+  'ucalgary.ca',
+  'queensu.ca',
+  'uwaterloo.ca',
+  'yorku.ca',
+  'mcmaster.ca',
+  'dal.ca',
+  'usask.ca',
+  'umanitoba.ca',
+  'uvic.ca',
+  'sfu.ca',
+  'carleton.ca',
+  'torontomu.ca',
+  'westernu.ca',
+  'uwo.ca',
+  'usherbrooke.ca',
 ];
 
-const GOV_TYPES = new Set(['governmentorganization', 'governmentoffice', 'governmentbuilding', 'governmentservice', 'cityhall', 'courthouse', 'legislativebuilding']);
-const EDU_TYPES = new Set(['educationalorganization', 'collegeoruniversity', 'school', 'highschool', 'middleschool', 'elementaryschool', 'preschool', 'educationalinstitution']);
-const HEALTH_TYPES = new Set(['hospital', 'medicalorganization', 'medicalclinic', 'pharmacy', 'physician', 'dentist', 'medicalbusiness', 'healthandbeautybusiness', 'diagnosticlab']);
+const GOV_TYPES = new Set([
+  'governmentorganization',
+  'governmentoffice',
+  'governmentbuilding',
+  'governmentservice',
+  'cityhall',
+  'courthouse',
+  'legislativebuilding',
+]);
+const EDU_TYPES = new Set([
+  'educationalorganization',
+  'collegeoruniversity',
+  'school',
+  'highschool',
+  'middleschool',
+  'elementaryschool',
+  'preschool',
+  'educationalinstitution',
+]);
+const HEALTH_TYPES = new Set([
+  'hospital',
+  'medicalorganization',
+  'medicalclinic',
+  'pharmacy',
+  'physician',
+  'dentist',
+  'medicalbusiness',
+  'healthandbeautybusiness',
+  'diagnosticlab',
+]);
 const NEWS_TYPES = new Set(['newsmediaorganization', 'newsarticle', 'reportagenewsarticle', 'analysisnewsarticle']);
-const ORG_TYPES = new Set(['organization', 'ngo', 'localbusiness', 'corporation', 'library', 'museum', 'sportsorganization', 'performinggroup', 'fundingscheme', 'project']);
+const ORG_TYPES = new Set([
+  'organization',
+  'ngo',
+  'localbusiness',
+  'corporation',
+  'library',
+  'museum',
+  'sportsorganization',
+  'performinggroup',
+  'fundingscheme',
+  'project',
+]);
 
 const PROVINCE_NAMES: Record<string, Province> = {
-  alberta: 'ab', 'british columbia': 'bc', 'colombie-britannique': 'bc', manitoba: 'mb', 'new brunswick': 'nb',
-  'nouveau-brunswick': 'nb', 'newfoundland and labrador': 'nl', 'terre-neuve-et-labrador': 'nl', 'nova scotia': 'ns',
-  'nouvelle-ecosse': 'ns', 'northwest territories': 'nt', 'territoires du nord-ouest': 'nt', nunavut: 'nu',
-  ontario: 'on', 'prince edward island': 'pe', 'ile-du-prince-edouard': 'pe', quebec: 'qc', saskatchewan: 'sk',
-  yukon: 'yt', 'ca-on': 'on', 'ca-qc': 'qc', 'ca-bc': 'bc', 'ca-ab': 'ab', 'ca-mb': 'mb', 'ca-sk': 'sk', 'ca-ns': 'ns',
-  'ca-nb': 'nb', 'ca-nl': 'nl', 'ca-pe': 'pe', 'ca-nt': 'nt', 'ca-nu': 'nu', 'ca-yt': 'yt', pq: 'qc', nf: 'nl', yk: 'yt',
+  alberta: 'ab',
+  'british columbia': 'bc',
+  'colombie-britannique': 'bc',
+  manitoba: 'mb',
+  'new brunswick': 'nb',
+  'nouveau-brunswick': 'nb',
+  'newfoundland and labrador': 'nl',
+  'terre-neuve-et-labrador': 'nl',
+  'nova scotia': 'ns',
+  'nouvelle-ecosse': 'ns',
+  'northwest territories': 'nt',
+  'territoires du nord-ouest': 'nt',
+  nunavut: 'nu',
+  ontario: 'on',
+  'prince edward island': 'pe',
+  'ile-du-prince-edouard': 'pe',
+  quebec: 'qc',
+  saskatchewan: 'sk',
+  yukon: 'yt',
+  'ca-on': 'on',
+  'ca-qc': 'qc',
+  'ca-bc': 'bc',
+  'ca-ab': 'ab',
+  'ca-mb': 'mb',
+  'ca-sk': 'sk',
+  'ca-ns': 'ns',
+  'ca-nb': 'nb',
+  'ca-nl': 'nl',
+  'ca-pe': 'pe',
+  'ca-nt': 'nt',
+  'ca-nu': 'nu',
+  'ca-yt': 'yt',
+  pq: 'qc',
+  nf: 'nl',
+  yk: 'yt',
 };
 
 // Two-letter TLDs widely used as generic names, which say nothing about a country.
 const GENERIC_CC = new Set(['co', 'io', 'tv', 'me', 'ai', 'ly', 'fm', 'am', 'cc', 'ws', 'to', 'gg', 'sh', 'app']);
 
 const under = (host: string, suffix: string) => host === suffix || host.endsWith(`.${suffix}`);
-const foldAscii = (s: string) => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().trim();
+const foldAscii = (s: string) =>
+  s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .trim();
 
 /** Province from a declared addressRegion value ("ON", "Ontario", "Québec", "CA-QC"), or null. */
 export function provinceFromRegion(raw: string): Province | null {
@@ -158,9 +302,18 @@ export function classifySource(host: string, signals: PageSignals): SourceSignal
 
   if (!sourceType) {
     if (hasType(GOV_TYPES, ['GovernmentOrganization', 'GovernmentBuilding', 'GovernmentOffice'])) sourceType = 'government:other';
-    else if (hasType(EDU_TYPES, ['EducationalOrganization']) || under(h, 'edu') || EDU_HOSTS.some((s) => under(h, s)) || /(^|\.)(cegep|college|university|universite|school|ecole)[a-z-]*\./.test(h))
+    else if (
+      hasType(EDU_TYPES, ['EducationalOrganization']) ||
+      under(h, 'edu') ||
+      EDU_HOSTS.some((s) => under(h, s)) ||
+      /(^|\.)(cegep|college|university|universite|school|ecole)[a-z-]*\./.test(h)
+    )
       sourceType = 'education';
-    else if (hasType(HEALTH_TYPES, ['MedicalOrganization', 'MedicalBusiness']) || /(^|[.-])(health|sante|hospital|hopital|clinic|clinique)[a-z-]*\./.test(h)) sourceType = 'health';
+    else if (
+      hasType(HEALTH_TYPES, ['MedicalOrganization', 'MedicalBusiness']) ||
+      /(^|[.-])(health|sante|hospital|hopital|clinic|clinique)[a-z-]*\./.test(h)
+    )
+      sourceType = 'health';
     else if (hasType(NEWS_TYPES) || NEWS_HOSTS.some((s) => under(h, s))) sourceType = 'news';
     else if (hasType(ORG_TYPES) || declared.some(isEntityKind) || h.endsWith('.org')) sourceType = 'organization';
     else sourceType = 'other';

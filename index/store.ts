@@ -23,17 +23,46 @@ import type { Schema } from 'apache-arrow';
 import type { Logger } from 'pino';
 import type { PageInput, PageSink } from '../page-model.js';
 import {
-  ALT_COLUMN, CONTINUATION_COLUMNS, HIT_COLUMNS, IMAGE_HIT_COLUMNS, KEY_COLUMNS, PASSAGE_ROW_COLUMNS, STORED_PAGE_COLUMNS, TITLE_COLUMNS,
-  VECTOR_COLUMNS, HOST_COLUMNS, imageSchema, pageSchema,
-  type IMAGE_COLUMNS, type ImageRow, type MatchColumn, type PAGE_COLUMNS, type PageRow, type PASSAGE_COLUMNS, type PassageHit,
-  type PassageKey, type PassageRow, type PassageWriteRow, type RowOf,
+  ALT_COLUMN,
+  CONTINUATION_COLUMNS,
+  HIT_COLUMNS,
+  IMAGE_HIT_COLUMNS,
+  KEY_COLUMNS,
+  PASSAGE_ROW_COLUMNS,
+  STORED_PAGE_COLUMNS,
+  TITLE_COLUMNS,
+  VECTOR_COLUMNS,
+  HOST_COLUMNS,
+  imageSchema,
+  pageSchema,
+  type IMAGE_COLUMNS,
+  type ImageRow,
+  type MatchColumn,
+  type PAGE_COLUMNS,
+  type PageRow,
+  type PASSAGE_COLUMNS,
+  type PassageHit,
+  type PassageKey,
+  type PassageRow,
+  type PassageWriteRow,
+  type RowOf,
 } from './columns.js';
 import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
-import { arrowRows, normaliseLang, pageRows, toImageHit, toStoredPage, toStoredPassage, type ImageHit, type StoredPage, type StoredPassage } from './rows.js';
+import {
+  arrowRows,
+  normaliseLang,
+  pageRows,
+  toImageHit,
+  toStoredPage,
+  toStoredPassage,
+  type ImageHit,
+  type StoredPage,
+  type StoredPassage,
+} from './rows.js';
 import { TitleStats } from './title-stats.js';
 import { beginWrite } from './write-journal.js';
 
@@ -114,8 +143,17 @@ export class PassageIndex implements PageSink {
   #closed = false;
 
   private constructor(args: {
-    db: lancedb.Connection; passages: Table; pages: Table; images: Table; location: IndexLocation; log: OpenOptions['log'];
-    embedder: Embedder | null; optimizeEvery: number; vectorIndexThreshold: number; meta: IndexMeta; refreshAfterMs: number;
+    db: lancedb.Connection;
+    passages: Table;
+    pages: Table;
+    images: Table;
+    location: IndexLocation;
+    log: OpenOptions['log'];
+    embedder: Embedder | null;
+    optimizeEvery: number;
+    vectorIndexThreshold: number;
+    meta: IndexMeta;
+    refreshAfterMs: number;
     hostIdSource: HostIdSource | null;
   }) {
     this.#hostIds = new HostIds(args.hostIdSource);
@@ -153,9 +191,18 @@ export class PassageIndex implements PageSink {
     if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
     const { db, passages, pages, images, meta, embedder } = await openTables(location, opts.embedder, opts.log);
     const idx = new PassageIndex({
-      db, passages, pages, images, location, log: opts.log, embedder, meta,
-      optimizeEvery: opts.optimizeEvery ?? 200, vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
-      refreshAfterMs: opts.refreshAfterMs ?? 1000, hostIdSource: opts.hostIds ?? null,
+      db,
+      passages,
+      pages,
+      images,
+      location,
+      log: opts.log,
+      embedder,
+      meta,
+      optimizeEvery: opts.optimizeEvery ?? 200,
+      vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
+      refreshAfterMs: opts.refreshAfterMs ?? 1000,
+      hostIdSource: opts.hostIds ?? null,
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#maintenance.reanalyse();
@@ -244,7 +291,11 @@ export class PassageIndex implements PageSink {
       // The journal makes the three commits one: a crash between them is rolled back at the next open.
       const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
-      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.#arrowRows(pageRowList, pageSchema));
+      await this.#pages
+        .mergeInsert('page_ref')
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(this.#arrowRows(pageRowList, pageSchema));
       await this.#images.delete(pageFilter);
       if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
       if (rows.length > 0) {
@@ -317,14 +368,17 @@ export class PassageIndex implements PageSink {
   }
 
   /** Ordered passages of a page from `offset` (0-based ordinal position), at most `limit`. */
-  async pagePassages(pageRef: number, offset: number, limit: number): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null> {
+  async pagePassages(
+    pageRef: number,
+    offset: number,
+    limit: number,
+  ): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null> {
     if (!Number.isInteger(pageRef) || !Number.isInteger(offset) || !Number.isInteger(limit)) return null;
     // Read passages first then the page: the passages are what must be consistent with each other.
-    const rows = (await this.#passages
-      .query()
-      .where(`page_ref = ${pageRef}`)
-      .select(CONTINUATION_COLUMNS)
-      .toArray()) as RowOf<typeof PASSAGE_COLUMNS, 'continuation'>[];
+    const rows = (await this.#passages.query().where(`page_ref = ${pageRef}`).select(CONTINUATION_COLUMNS).toArray()) as RowOf<
+      typeof PASSAGE_COLUMNS,
+      'continuation'
+    >[];
     if (rows.length === 0) return null;
     const page = await this.getPage(pageRef);
     if (!page) return null;
@@ -352,9 +406,19 @@ export class PassageIndex implements PageSink {
   }
 
   /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
-  async ftsCandidates(fts: FullTextQuery, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _score: number })[]> {
+  async ftsCandidates(
+    fts: FullTextQuery,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[] = [],
+  ): Promise<(PassageHit & { _score: number })[]> {
     if (!this.#maintenance.ftsReady) return [];
-    let q = this.#passages.query().fullTextSearch(fts).select([...hitColumns(extra), '_score']).withRowId().limit(k);
+    let q = this.#passages
+      .query()
+      .fullTextSearch(fts)
+      .select([...hitColumns(extra), '_score'])
+      .withRowId()
+      .limit(k);
     if (where) q = q.where(where);
     return arrowRows<PassageHit & { _score: number }>(await q.toArrow());
   }
@@ -411,9 +475,19 @@ export class PassageIndex implements PageSink {
   }
 
   /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
-  async vectorCandidates(vector: Float32Array, where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<(PassageHit & { _distance: number })[]> {
+  async vectorCandidates(
+    vector: Float32Array,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[] = [],
+  ): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
-    let q = this.#passages.vectorSearch(Array.from(vector)).distanceType('cosine').select([...hitColumns(extra), '_distance']).withRowId().limit(k);
+    let q = this.#passages
+      .vectorSearch(Array.from(vector))
+      .distanceType('cosine')
+      .select([...hitColumns(extra), '_distance'])
+      .withRowId()
+      .limit(k);
     if (where) q = q.where(where);
     if (this.#maintenance.vectorIndex) q = q.nprobes(20).refineFactor(5);
     return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
@@ -446,13 +520,29 @@ export class PassageIndex implements PageSink {
       }
     };
     const ids = keys.flatMap((k) => (typeof k._rowid === 'bigint' ? [k._rowid] : []));
-    if (ids.length > 0) keep(arrowRows<T>(await this.#passages.takeRowIds(ids).select([...columns]).toArrow()));
+    if (ids.length > 0)
+      keep(
+        arrowRows<T>(
+          await this.#passages
+            .takeRowIds(ids)
+            .select([...columns])
+            .toArrow(),
+        ),
+      );
     const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
     const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
-    keep(arrowRows<T>(await this.#passages.query().where(where).select([...columns]).toArrow()));
+    keep(
+      arrowRows<T>(
+        await this.#passages
+          .query()
+          .where(where)
+          .select([...columns])
+          .toArrow(),
+      ),
+    );
     return out;
   }
 

@@ -50,7 +50,19 @@ function isCjk(c: number): boolean {
 }
 
 function isSpaceCode(c: number): boolean {
-  return c === 0x20 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0x20 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** Class of the UTF-16 unit at `i` (a surrogate pair is PUNCT: emoji and rare symbols). */
@@ -76,7 +88,7 @@ function classAt(text: string, i: number): number {
     if (!OTHER_LETTER.test(ch)) return PUNCT;
     return ch === ch.toLowerCase() ? LOWER : UPPER;
   }
-  if ( (c >= 0x2000 && c <= 0x2bff) || (c >= 0x3000 && c <= 0x303f) || (c >= 0xd800 && c <= 0xdfff) || c >= 0xfe00) return PUNCT;
+  if ((c >= 0x2000 && c <= 0x2bff) || (c >= 0x3000 && c <= 0x303f) || (c >= 0xd800 && c <= 0xdfff) || c >= 0xfe00) return PUNCT;
   if (isCjk(c)) return CASELESS;
   return OTHER_LETTER.test(text[i] ?? '') ? CASELESS : PUNCT;
 }
@@ -233,7 +245,12 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
       if (text.charCodeAt(j) === 39) {
         const a = (text[j + 1] ?? '').toLowerCase();
         const b = (text[j + 2] ?? '').toLowerCase();
-        const len = a === 's' || a === 't' || a === 'm' || a === 'd' ? 1 : (a === 'r' && b === 'e') || (a === 'v' && b === 'e') || (a === 'l' && b === 'l') ? 2 : 0;
+        const len =
+          a === 's' || a === 't' || a === 'm' || a === 'd'
+            ? 1
+            : (a === 'r' && b === 'e') || (a === 'v' && b === 'e') || (a === 'l' && b === 'l')
+              ? 2
+              : 0;
         if (len > 0) {
           letters += len;
           j += 1 + len;
@@ -311,8 +328,10 @@ function scanPieces(text: string, stopAbove: number, resume?: TokenScanState): {
       end++;
     }
     let stop: number;
-    if (lastNewline >= 0) stop = lastNewline + 1; // \s*[\r\n]+
-    else if (end === n || end - i === 1) stop = end; // trailing run, or a lone space before a digit etc.
+    if (lastNewline >= 0)
+      stop = lastNewline + 1; // \s*[\r\n]+
+    else if (end === n || end - i === 1)
+      stop = end; // trailing run, or a lone space before a digit etc.
     else stop = end - 1; // the last space goes with what follows
     const cost = 1 + Math.floor((stop - i - 1) / 24);
     if (Math.round(current() + cost) > stopAbove) break;

@@ -93,7 +93,8 @@ export function createHttpApp(s: AppServices): Koa {
       if (ctx.body === undefined && ctx.respond !== false) {
         if (ctx.status === 404) throw new SvcError('route_not_found', `no route ${ctx.method} ${ctx.path.slice(0, 200)}`);
         // The router set 405/501 and `Allow`; the body is ours.
-        if (ctx.status === 405 || ctx.status === 501) throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
+        if (ctx.status === 405 || ctx.status === 501)
+          throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
       }
     } catch (err) {
       const e = asSvcError(err);
@@ -150,7 +151,12 @@ export function createHttpApp(s: AppServices): Koa {
     }
     const families = [
       ...processFamilies(s.role ?? 'all', s.version),
-      { name: 'svc_state_up', help: 'Whether the role gauges could be read from the state and the index (1) or not (0).', type: 'gauge' as const, samples: [{ value: up }] },
+      {
+        name: 'svc_state_up',
+        help: 'Whether the role gauges could be read from the state and the index (1) or not (0).',
+        type: 'gauge' as const,
+        samples: [{ value: up }],
+      },
       ...metrics.families(),
       ...role,
     ];

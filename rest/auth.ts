@@ -36,7 +36,12 @@ export function setRateHeaders(set: (name: string, value: string) => void, d: Ra
  * Consumes one request of the key's quotas (one atomic conditional increment in the state database, so the quota
  * holds across replicas); over quota → 429 rate_limited with Retry-After.
  */
-export async function enforceRate(usage: UsageCountersRepo, key: VerifiedKey, set: (name: string, value: string) => void, now: Date): Promise<void> {
+export async function enforceRate(
+  usage: UsageCountersRepo,
+  key: VerifiedKey,
+  set: (name: string, value: string) => void,
+  now: Date,
+): Promise<void> {
   const d = await usage.consume(key.digest, { perMinute: key.perMinute, perDay: key.perDay }, now);
   setRateHeaders(set, d);
   if (!d.allowed) {

@@ -56,7 +56,11 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 
 /** Reads and parses a JSON body: wrong media type → 415, bad JSON → 400 invalid_json. Empty body → undefined. */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const type =
+    String(req.headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim()
+      .toLowerCase() ?? '';
   const buf = await readBody(req, limit);
   if (buf.length === 0) return undefined;
   if (type !== 'application/json' && !type.endsWith('+json')) {

@@ -12,7 +12,10 @@ function codeFor(err: NodeJS.ErrnoException): { code: ErrorCode; detail: string 
       return { code: 'request_timeout', detail: 'the request did not arrive in time' };
     default:
       // Never echo the parser's reason (it can quote the caller's bytes); the code names the class of fault.
-      return { code: 'bad_request', detail: `the HTTP request is malformed (${String(err.code ?? 'parse error').replace(/[^A-Z0-9_]/g, '')})` };
+      return {
+        code: 'bad_request',
+        detail: `the HTTP request is malformed (${String(err.code ?? 'parse error').replace(/[^A-Z0-9_]/g, '')})`,
+      };
   }
 }
 

@@ -38,7 +38,8 @@ export interface McpRouteOptions {
 export function mcpHandler(opts: McpRouteOptions) {
   return async (ctx: Context): Promise<void> => {
     const origin = ctx.get('origin');
-    if (origin !== '' && !opts.originAllowed(origin, ctx.get('host'))) throw new SvcError('forbidden_origin', 'this Origin may not call /mcp');
+    if (origin !== '' && !opts.originAllowed(origin, ctx.get('host')))
+      throw new SvcError('forbidden_origin', 'this Origin may not call /mcp');
     const { ctx: toolCtx, countCall, showQuota } = await opts.authenticate(ctx);
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');
@@ -59,8 +60,14 @@ export function mcpHandler(opts: McpRouteOptions) {
     await showQuota(set); // a tools/call below overwrites them with the counted values
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = await serveMcp(
-      { tools: opts.tools, ctx: toolCtx, version: opts.version, beforeCall: () => countCall(set), onInternalError: opts.onInternalError,
-        ...(opts.onToolError ? { onToolError: opts.onToolError } : {}) },
+      {
+        tools: opts.tools,
+        ctx: toolCtx,
+        version: opts.version,
+        beforeCall: () => countCall(set),
+        onInternalError: opts.onInternalError,
+        ...(opts.onToolError ? { onToolError: opts.onToolError } : {}),
+      },
       transport,
     );
     ctx.respond = false;

@@ -66,14 +66,24 @@ export class HttpMetrics {
       requests.push({ labels: { method, route, status }, value });
     }
     return [
-      { name: 'svc_http_requests_total', help: 'HTTP requests answered, by method, matched route pattern and status.', type: 'counter', samples: requests },
+      {
+        name: 'svc_http_requests_total',
+        help: 'HTTP requests answered, by method, matched route pattern and status.',
+        type: 'counter',
+        samples: requests,
+      },
       {
         name: 'svc_errors_total',
         help: 'Errors answered, by stable error code (REST problem documents and MCP error results).',
         type: 'counter',
         samples: [...this.#errors].map(([code, value]) => ({ labels: { code }, value })),
       },
-      { name: 'svc_quota_rejections_total', help: "Calls refused by a key's per-minute or per-day quota.", type: 'counter', samples: [{ value: this.#quotaRejections }] },
+      {
+        name: 'svc_quota_rejections_total',
+        help: "Calls refused by a key's per-minute or per-day quota.",
+        type: 'counter',
+        samples: [{ value: this.#quotaRejections }],
+      },
     ];
   }
 
@@ -126,9 +136,19 @@ export function renderFamilies(families: readonly MetricFamily[]): string {
 export function processFamilies(role: string, version: string): MetricFamily[] {
   const m = process.memoryUsage();
   return [
-    { name: 'svc_info', help: 'The process: its role and the service version (value always 1).', type: 'gauge', samples: [{ labels: { role, version }, value: 1 }] },
+    {
+      name: 'svc_info',
+      help: 'The process: its role and the service version (value always 1).',
+      type: 'gauge',
+      samples: [{ labels: { role, version }, value: 1 }],
+    },
     { name: 'svc_process_resident_memory_bytes', help: 'Resident set size.', type: 'gauge', samples: [{ value: m.rss }] },
     { name: 'svc_process_heap_used_bytes', help: 'V8 heap in use.', type: 'gauge', samples: [{ value: m.heapUsed }] },
-    { name: 'svc_process_uptime_seconds', help: 'Seconds since the process started.', type: 'gauge', samples: [{ value: process.uptime() }] },
+    {
+      name: 'svc_process_uptime_seconds',
+      help: 'Seconds since the process started.',
+      type: 'gauge',
+      samples: [{ value: process.uptime() }],
+    },
   ];
 }

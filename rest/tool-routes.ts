@@ -25,7 +25,8 @@ export function coerceQuery(query: Record<string, string | string[] | undefined>
       return v;
     };
     if (types.has('array')) out[name] = (Array.isArray(raw) ? raw : [raw]).map(one);
-    else if (Array.isArray(raw)) out[name] = raw.map(one); // repeated scalar: validation reports the type
+    else if (Array.isArray(raw))
+      out[name] = raw.map(one); // repeated scalar: validation reports the type
     else out[name] = one(raw);
   }
   return out;

@@ -27,9 +27,7 @@ export function migrate(db: StateDb, list: readonly Migration[]): string[] {
     id TEXT PRIMARY KEY,
     applied_at TEXT NOT NULL
   ) STRICT`);
-  const seen = new Set(
-    (db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id),
-  );
+  const seen = new Set((db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id));
   const ids = new Set<string>();
   const applied: string[] = [];
   for (const m of list) {

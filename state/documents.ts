@@ -38,8 +38,13 @@ export interface DocRow {
  * What an indexed observation changes for the fresh feed: new (first time live), changed (other content) or
  * unchanged, and the first-seen / last-changed times that follow. One rule for every backend.
  */
-export function classifyChange(cur: DocRow, contentHash: string, at: string): { change: ContentChange; firstSeen: string | null; lastChanged: string | null } {
-  const change: ContentChange = cur.status !== 'indexed' || cur.first_seen === null ? 'new' : cur.content_hash !== contentHash ? 'changed' : 'unchanged';
+export function classifyChange(
+  cur: DocRow,
+  contentHash: string,
+  at: string,
+): { change: ContentChange; firstSeen: string | null; lastChanged: string | null } {
+  const change: ContentChange =
+    cur.status !== 'indexed' || cur.first_seen === null ? 'new' : cur.content_hash !== contentHash ? 'changed' : 'unchanged';
   return { change, firstSeen: change === 'new' ? at : cur.first_seen, lastChanged: change === 'unchanged' ? cur.last_changed : at };
 }
 
@@ -98,25 +103,25 @@ export class Documents {
    * (first time indexed, or indexed again after removal), changed, or unchanged since the last observation.
    */
   recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }): ContentChange {
-    return this.#db.transaction((): ContentChange => {
-      const cur = this.#byRef.get(pageRef);
-      if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
-      const { change, firstSeen, lastChanged } = classifyChange(cur, obs.contentHash, obs.at);
-      this.#db
-        .prepare(
-          `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
+    return this.#db
+      .transaction((): ContentChange => {
+        const cur = this.#byRef.get(pageRef);
+        if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
+        const { change, firstSeen, lastChanged } = classifyChange(cur, obs.contentHash, obs.at);
+        this.#db
+          .prepare(
+            `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
              status = 'indexed', reason = NULL WHERE page_ref = ?`,
-        )
-        .run(obs.title, obs.contentHash, firstSeen, lastChanged, obs.at, pageRef);
-      return change;
-    }).immediate();
+          )
+          .run(obs.title, obs.contentHash, firstSeen, lastChanged, obs.at, pageRef);
+        return change;
+      })
+      .immediate();
   }
 
   /** Marks a page as not (or no longer) in the index, with the reason (noindex, robots, removal, 404, …). */
   recordExcluded(pageRef: number, status: Exclude<DocumentStatus, 'indexed' | 'known'>, reason: string, at: string): void {
-    this.#db
-      .prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?')
-      .run(status, reason, at, pageRef);
+    this.#db.prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
   }
 
   /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first. */
@@ -133,7 +138,10 @@ export class Documents {
   countsForHost(host: string): Record<DocumentStatus, number> {
     const out: Record<DocumentStatus, number> = { known: 0, indexed: 0, excluded: 0, removed: 0, gone: 0 };
     const rows = this.#db
-      .prepare<[string], { status: DocumentStatus; n: number }>('SELECT status, count(*) AS n FROM documents WHERE host = ? GROUP BY status')
+      .prepare<
+        [string],
+        { status: DocumentStatus; n: number }
+      >('SELECT status, count(*) AS n FROM documents WHERE host = ? GROUP BY status')
       .all(host);
     for (const r of rows) out[r.status] = r.n;
     return out;

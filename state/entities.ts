@@ -41,8 +41,20 @@ export interface DatasetInfo {
 /** The Statistics Canada databases the importer reads (provenance titles for their sources). */
 export const KNOWN_DATASETS: readonly DatasetInfo[] = [
   // Release dates: the dates of Statistics Canada's distribution zips (../shared/data/ca-open-data/PROVENANCE.md).
-  { id: 'odhf', title: 'Open Database of Healthcare Facilities', version: '1.1', publisher: 'Statistics Canada', releasedAt: '2020-08-06T00:00:00.000Z' },
-  { id: 'odcaf', title: 'Open Database of Cultural and Art Facilities', version: '1.0', publisher: 'Statistics Canada', releasedAt: '2020-10-01T00:00:00.000Z' },
+  {
+    id: 'odhf',
+    title: 'Open Database of Healthcare Facilities',
+    version: '1.1',
+    publisher: 'Statistics Canada',
+    releasedAt: '2020-08-06T00:00:00.000Z',
+  },
+  {
+    id: 'odcaf',
+    title: 'Open Database of Cultural and Art Facilities',
+    version: '1.0',
+    publisher: 'Statistics Canada',
+    releasedAt: '2020-10-01T00:00:00.000Z',
+  },
   { id: 'odef', title: 'Open Database of Educational Facilities', version: '2', publisher: 'Statistics Canada' },
   { id: 'odbus', title: 'Open Database of Businesses', version: '1.0', publisher: 'Statistics Canada' },
 ];
@@ -209,38 +221,51 @@ export class EntityStore implements EntitySink {
     observedAt: string,
     parseErrors?: JsonLdParseErrors,
   ): NodeOutcome[] {
-    return this.#db.transaction(() => {
-      // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
-      const previous = new Map<string, number>();
-      for (const r of this.#prep<[number], { key: string; entity_seq: number }>(
+    return this.#db
+      .transaction(() => {
+        // Entities this page fed before: reused when a node no longer matches anything else, so ids stay put.
+        const previous = new Map<string, number>();
+        for (const r of this.#prep<[number], { key: string; entity_seq: number }>(
           `SELECT k.key, k.entity_seq FROM entity_keys k JOIN entity_sources s ON s.source_key = k.source_key WHERE s.page_ref = ?`,
-        )
-        .all(page.pageRef)) {
-        previous.set(r.key, r.entity_seq);
-      }
-      const touched = new Set<number>(this.#prep<[number], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE page_ref = ?').all(page.pageRef).map((r) => r.entity_seq));
-      this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(page.pageRef);
-      this.#recordParseErrors(page, parseErrors, observedAt);
-
-      const results: NodeOutcome[] = [];
-      for (const st of pageStatements(page.pageRef, page.url, nodes)) {
-        if (!st.ok) {
-          results.push(st);
-          continue;
+        ).all(page.pageRef)) {
+          previous.set(r.key, r.entity_seq);
         }
-        const r = this.#record(
-          { sourceKey: st.sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
-          st.facts,
-          st.keys,
-          observedAt,
-          previous,
+        const touched = new Set<number>(
+          this.#prep<[number], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE page_ref = ?')
+            .all(page.pageRef)
+            .map((r) => r.entity_seq),
         );
-        touched.add(r.seq);
-        results.push({ ok: true, id: r.id, outcome: r.outcome });
-      }
-      for (const seq of touched) this.#refresh(seq);
-      return results;
-    }).immediate();
+        this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(page.pageRef);
+        this.#recordParseErrors(page, parseErrors, observedAt);
+
+        const results: NodeOutcome[] = [];
+        for (const st of pageStatements(page.pageRef, page.url, nodes)) {
+          if (!st.ok) {
+            results.push(st);
+            continue;
+          }
+          const r = this.#record(
+            {
+              sourceKey: st.sourceKey,
+              type: 'page',
+              pageRef: page.pageRef,
+              pageUrl: page.url,
+              dataset: null,
+              rowId: null,
+              verifiedAt: observedAt,
+            },
+            st.facts,
+            st.keys,
+            observedAt,
+            previous,
+          );
+          touched.add(r.seq);
+          results.push({ ok: true, id: r.id, outcome: r.outcome });
+        }
+        for (const seq of touched) this.#refresh(seq);
+        return results;
+      })
+      .immediate();
   }
 
   /** A page's parse errors replace its previous ones (a fixed page clears them). */
@@ -248,27 +273,46 @@ export class EntityStore implements EntitySink {
     this.#prep('DELETE FROM entity_parse_errors WHERE page_ref = ?').run(page.pageRef);
     const host = page.host ?? new URL(page.url).host;
     for (const [reason, n] of parseErrorRows(parseErrors)) {
-      this.#prep('INSERT INTO entity_parse_errors (page_ref, page_url, host, reason, blocks, observed_at) VALUES (?, ?, ?, ?, ?, ?)').run(page.pageRef, page.url, host, reason, n, at);
+      this.#prep('INSERT INTO entity_parse_errors (page_ref, page_url, host, reason, blocks, observed_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        page.pageRef,
+        page.url,
+        host,
+        reason,
+        n,
+        at,
+      );
     }
   }
 
   /** Withdraws everything the page contributed (its parse errors too); entities left without a source disappear. */
   withdrawPage(pageRef: number): void {
-    this.#db.transaction(() => {
-      const seqs = this.#prep<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(pageRef);
-      this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
-      this.#prep('DELETE FROM entity_parse_errors WHERE page_ref = ?').run(pageRef);
-      for (const { entity_seq } of seqs) this.#refresh(entity_seq);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        const seqs = this.#prep<[number], { entity_seq: number }>('SELECT DISTINCT entity_seq FROM entity_sources WHERE page_ref = ?').all(
+          pageRef,
+        );
+        this.#prep('DELETE FROM entity_sources WHERE page_ref = ?').run(pageRef);
+        this.#prep('DELETE FROM entity_parse_errors WHERE page_ref = ?').run(pageRef);
+        for (const { entity_seq } of seqs) this.#refresh(entity_seq);
+      })
+      .immediate();
   }
 
   /** The JSON-LD blocks that failed to parse on pages of these hosts, by page URL then reason. */
   parseErrors(hosts: readonly string[]): JsonLdParseErrorRecord[] {
     if (hosts.length === 0) return [];
-    const rows = this.#prep<string[], { page_ref: number; page_url: string; host: string; reason: JsonLdParseError; blocks: number; observed_at: string }>(
-      `SELECT * FROM entity_parse_errors WHERE host IN (${hosts.map(() => '?').join(', ')}) ORDER BY page_url, reason`,
-    ).all(...hosts);
-    return rows.map((r) => ({ pageRef: r.page_ref, url: r.page_url, host: r.host, reason: r.reason, blocks: r.blocks, observedAt: r.observed_at }));
+    const rows = this.#prep<
+      string[],
+      { page_ref: number; page_url: string; host: string; reason: JsonLdParseError; blocks: number; observed_at: string }
+    >(`SELECT * FROM entity_parse_errors WHERE host IN (${hosts.map(() => '?').join(', ')}) ORDER BY page_url, reason`).all(...hosts);
+    return rows.map((r) => ({
+      pageRef: r.page_ref,
+      url: r.page_url,
+      host: r.host,
+      reason: r.reason,
+      blocks: r.blocks,
+      observedAt: r.observed_at,
+    }));
   }
 
   /**
@@ -284,18 +328,20 @@ export class EntityStore implements EntitySink {
     verifiedAt?: string | null,
   ): { id: string; outcome: UpsertOutcome } {
     const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
-    return this.#db.transaction(() => {
-      const { sourceKey, keys } = datasetStatement(dataset, rowId, facts);
-      const r = this.#record(
-        { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId, verifiedAt: verified },
-        facts,
-        keys,
-        observedAt,
-        new Map(),
-      );
-      this.#refresh(r.seq);
-      return { id: r.id, outcome: r.outcome };
-    }).immediate();
+    return this.#db
+      .transaction(() => {
+        const { sourceKey, keys } = datasetStatement(dataset, rowId, facts);
+        const r = this.#record(
+          { sourceKey, type: 'dataset', pageRef: null, pageUrl: null, dataset, rowId, verifiedAt: verified },
+          facts,
+          keys,
+          observedAt,
+          new Map(),
+        );
+        this.#refresh(r.seq);
+        return { id: r.id, outcome: r.outcome };
+      })
+      .immediate();
   }
 
   /** Records a batch of dataset rows in one transaction (the importer's unit of work); outcomes in row order. */
@@ -317,8 +363,7 @@ export class EntityStore implements EntitySink {
   /** Number of entities and sources (status, tests). */
   counts(): { entities: number; sources: number; pageSources: number; datasetSources: number } {
     const e = this.#prep<[], { n: number }>('SELECT count(*) AS n FROM entities').get()?.n ?? 0;
-    const s = this.#prep<[], { type: string; n: number }>('SELECT type, count(*) AS n FROM entity_sources GROUP BY type')
-      .all();
+    const s = this.#prep<[], { type: string; n: number }>('SELECT type, count(*) AS n FROM entity_sources GROUP BY type').all();
     const page = s.find((r) => r.type === 'page')?.n ?? 0;
     const dataset = s.find((r) => r.type === 'dataset')?.n ?? 0;
     return { entities: e, sources: page + dataset, pageSources: page, datasetSources: dataset };
@@ -387,7 +432,18 @@ export class EntityStore implements EntitySink {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
          facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
-    ).run(src.sourceKey, d.seq, src.type, src.pageRef, src.pageUrl, src.dataset, src.rowId, JSON.stringify(facts), observedAt, src.verifiedAt);
+    ).run(
+      src.sourceKey,
+      d.seq,
+      src.type,
+      src.pageRef,
+      src.pageUrl,
+      src.dataset,
+      src.rowId,
+      JSON.stringify(facts),
+      observedAt,
+      src.verifiedAt,
+    );
     this.#prep('DELETE FROM entity_keys WHERE source_key = ?').run(src.sourceKey);
     const addKey = this.#prep('INSERT OR IGNORE INTO entity_keys (key, source_key, entity_seq) VALUES (?, ?, ?)');
     for (const k of d.storedKeys) addKey.run(k, src.sourceKey, d.seq);
@@ -399,7 +455,10 @@ export class EntityStore implements EntitySink {
   #answer(ask: JoinAsk, at: string): unknown {
     switch (ask.op) {
       case 'source':
-        return this.#prep<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(ask.sourceKey)?.entity_seq ?? null;
+        return (
+          this.#prep<[string], { entity_seq: number }>('SELECT entity_seq FROM entity_sources WHERE source_key = ?').get(ask.sourceKey)
+            ?.entity_seq ?? null
+        );
       case 'byKey':
         return this.#prep<[string, string], { entity_seq: number; postal_code: string | null }>(
           `SELECT k.entity_seq, e.postal_code FROM entity_keys k JOIN entities e ON e.seq = k.entity_seq
@@ -424,9 +483,8 @@ export class EntityStore implements EntitySink {
       id = entityIdFor(`${primaryKey}#${i}`);
     }
     const r = this.#prep(
-        `INSERT INTO entities (id, name, kind, country, last_verified_at, created_at, updated_at) VALUES (?, ?, ?, 'CA', ?, ?, ?)`,
-      )
-      .run(id, facts.name, facts.kind, at, at, at);
+      `INSERT INTO entities (id, name, kind, country, last_verified_at, created_at, updated_at) VALUES (?, ?, ?, 'CA', ?, ?, ?)`,
+    ).run(id, facts.name, facts.kind, at, at, at);
     return Number(r.lastInsertRowid);
   }
 
@@ -461,6 +519,10 @@ export class EntityStore implements EntitySink {
   }
 
   #toRecord(row: EntityRow): EntityRecord {
-    return toEntityRecord(row, this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ?').all(row.seq), this.#datasets);
+    return toEntityRecord(
+      row,
+      this.#prep<[number], SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ?').all(row.seq),
+      this.#datasets,
+    );
   }
 }

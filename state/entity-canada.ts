@@ -60,9 +60,23 @@ for (const p of PROVINCE_RECORDS) {
 }
 // Common alternative spellings and older abbreviations seen in addresses.
 for (const [alias, short] of [
-  ['pq', 'QC'], ['que', 'QC'], ['nfld', 'NL'], ['newfoundland', 'NL'], ['labrador', 'NL'], ['nf', 'NL'],
-  ['pei', 'PE'], ['p e i', 'PE'], ['yukon territory', 'YT'], ['yk', 'YT'], ['nwt', 'NT'], ['alta', 'AB'],
-  ['sask', 'SK'], ['man', 'MB'], ['ont', 'ON'], ['b c', 'BC'], ['la colombie britannique', 'BC'],
+  ['pq', 'QC'],
+  ['que', 'QC'],
+  ['nfld', 'NL'],
+  ['newfoundland', 'NL'],
+  ['labrador', 'NL'],
+  ['nf', 'NL'],
+  ['pei', 'PE'],
+  ['p e i', 'PE'],
+  ['yukon territory', 'YT'],
+  ['yk', 'YT'],
+  ['nwt', 'NT'],
+  ['alta', 'AB'],
+  ['sask', 'SK'],
+  ['man', 'MB'],
+  ['ont', 'ON'],
+  ['b c', 'BC'],
+  ['la colombie britannique', 'BC'],
 ] as const) {
   const p = PROVINCE_RECORDS.find((x) => x.short === short);
   if (p) BY_NAME.set(alias, p);
@@ -116,7 +130,9 @@ export type CountryDecision =
  */
 export function decideCountry(a: { country: string | null; postalCode: string | null; region: string | null }): CountryDecision {
   if (a.country !== null && a.country.trim() !== '') {
-    return CANADA_NAMES.has(foldText(a.country)) ? { canadian: true, by: 'addressCountry' } : { canadian: false, reason: 'foreign_country' };
+    return CANADA_NAMES.has(foldText(a.country))
+      ? { canadian: true, by: 'addressCountry' }
+      : { canadian: false, reason: 'foreign_country' };
   }
   if (a.postalCode !== null && canonicalPostalCode(a.postalCode) !== null) return { canadian: true, by: 'postal_code' };
   if (a.region !== null && provinceOf(a.region) !== null) return { canadian: true, by: 'province' };

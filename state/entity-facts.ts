@@ -29,12 +29,7 @@ export interface EntityFacts {
 }
 
 /** Why a node or row was not admitted. */
-export type RejectReason =
-  | 'not_an_entity_type'
-  | 'no_name'
-  | 'foreign_country'
-  | 'no_canadian_evidence'
-  | 'no_province';
+export type RejectReason = 'not_an_entity_type' | 'no_name' | 'foreign_country' | 'no_canadian_evidence' | 'no_province';
 
 export type FactsResult = { readonly ok: true; readonly facts: EntityFacts } | { readonly ok: false; readonly reason: RejectReason };
 
@@ -117,7 +112,8 @@ function httpUrl(v: string | null, base?: string, keepFragment = false): string 
 
 /** Valid geographic coordinates or null. */
 function geo(lat: number | null, lon: number | null): { lat: number | null; lon: number | null } {
-  if (lat === null || lon === null || Math.abs(lat) > 90 || Math.abs(lon) > 180 || (lat === 0 && lon === 0)) return { lat: null, lon: null };
+  if (lat === null || lon === null || Math.abs(lat) > 90 || Math.abs(lon) > 180 || (lat === 0 && lon === 0))
+    return { lat: null, lon: null };
   return { lat, lon };
 }
 
@@ -232,7 +228,8 @@ export function datasetFacts(row: {
   if (name === '') return { ok: false, reason: 'no_name' };
   if (!isEntityKind(row.kind)) return { ok: false, reason: 'not_an_entity_type' };
   const postalCode = row.postalCode !== null ? canonicalPostalCode(row.postalCode) : null;
-  const province = (row.province !== null ? provinceOf(row.province) : null) ?? (postalCode !== null ? provinceOfPostalCode(postalCode) : null);
+  const province =
+    (row.province !== null ? provinceOf(row.province) : null) ?? (postalCode !== null ? provinceOfPostalCode(postalCode) : null);
   if (province === null) return { ok: false, reason: 'no_province' };
   const { lat, lon } = geo(row.lat, row.lon);
   return {

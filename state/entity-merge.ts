@@ -109,8 +109,16 @@ export interface PlaceCandidate {
  */
 export function samePlace(e: Omit<PlaceCandidate, 'entity_seq'>, f: EntityFacts): boolean {
   if (e.postal_code !== null && f.postalCode !== null && e.postal_code !== f.postalCode) return false;
-  if (e.lat !== null && e.lon !== null && f.lat !== null && f.lon !== null) return metresBetween({ lat: e.lat, lon: e.lon }, { lat: f.lat, lon: f.lon }) <= SAME_PLACE_METRES;
-  return e.street !== null && f.street !== null && e.locality !== null && f.locality !== null && foldText(e.street) === foldText(f.street) && foldText(e.locality) === foldText(f.locality);
+  if (e.lat !== null && e.lon !== null && f.lat !== null && f.lon !== null)
+    return metresBetween({ lat: e.lat, lon: e.lon }, { lat: f.lat, lon: f.lon }) <= SAME_PLACE_METRES;
+  return (
+    e.street !== null &&
+    f.street !== null &&
+    e.locality !== null &&
+    f.locality !== null &&
+    foldText(e.street) === foldText(f.street) &&
+    foldText(e.locality) === foldText(f.locality)
+  );
 }
 
 /** One node of a page: rejected (with why), or a source statement to record. */
@@ -240,7 +248,10 @@ export function runJoinSync(gen: Generator<JoinAsk, JoinDecision, unknown>, answ
 }
 
 /** Runs a join decision against asynchronous lookups (PostgreSQL). */
-export async function runJoinAsync(gen: Generator<JoinAsk, JoinDecision, unknown>, answer: (ask: JoinAsk) => Promise<unknown>): Promise<JoinDecision> {
+export async function runJoinAsync(
+  gen: Generator<JoinAsk, JoinDecision, unknown>,
+  answer: (ask: JoinAsk) => Promise<unknown>,
+): Promise<JoinDecision> {
   let step = gen.next();
   while (!step.done) step = gen.next(await answer(step.value));
   return step.value;
@@ -319,7 +330,9 @@ export function mergeSources(rows: readonly SourceRow[]): MergedEntity | null {
 
 /** The searchable words of an entity's names, folded as query words are (duplicates kept: bm25 counts them). */
 export function nameTokens(names: string): string[] {
-  return foldText(names).split(' ').filter((w) => w !== '');
+  return foldText(names)
+    .split(' ')
+    .filter((w) => w !== '');
 }
 
 /** The public record of an entity row and its sources (docs/api-entities.md). */
@@ -333,7 +346,8 @@ export function toEntityRecord(row: EntityRow, rows: readonly SourceRow[], datas
   const outSources: EntitySource[] = [];
   const observations: EntityObservation[] = [];
   for (const s of sources) {
-    const sourceId = s.type === 'page' ? `page:${s.page_url ?? s.page_ref}#${s.source_key.split(':').pop()}` : `${s.dataset}:row:${s.row_id}`;
+    const sourceId =
+      s.type === 'page' ? `page:${s.page_url ?? s.page_ref}#${s.source_key.split(':').pop()}` : `${s.dataset}:row:${s.row_id}`;
     const ds = s.dataset !== null ? datasets.get(s.dataset) : undefined;
     outSources.push({
       source_id: sourceId,
@@ -355,7 +369,8 @@ export function toEntityRecord(row: EntityRow, rows: readonly SourceRow[], datas
     const f = JSON.parse(s.facts) as EntityFacts;
     for (const k of OBSERVED_FIELDS) {
       const v = f[k];
-      if (v !== null && v !== undefined) observations.push({ field: FIELD_NAMES[k], value: v, source_id: sourceId, observed_at: s.observed_at });
+      if (v !== null && v !== undefined)
+        observations.push({ field: FIELD_NAMES[k], value: v, source_id: sourceId, observed_at: s.observed_at });
     }
   }
   return {
@@ -398,7 +413,9 @@ export function searchPlan(query: EntityQuery): SearchPlan {
   const nameWords: string[] = [];
   const kindConds: { kinds: string[]; words: string[] }[] = [];
   if (query.q !== undefined && query.q.trim() !== '') {
-    const words = foldText(query.q).split(' ').filter((w) => w !== '');
+    const words = foldText(query.q)
+      .split(' ')
+      .filter((w) => w !== '');
     if (words.length === 0) throw new EntityQueryError('q', 'q has no searchable word');
     for (const w of words) {
       const k = kindWord(w);
@@ -409,7 +426,8 @@ export function searchPlan(query: EntityQuery): SearchPlan {
   let province: string | null = null;
   if (query.province !== undefined && query.province.trim() !== '') {
     const p = provinceOf(query.province);
-    if (p === null) throw new EntityQueryError('province', `unknown province or territory: use an ISO 3166-2:CA code such as CA-ON or ON, or a name`);
+    if (p === null)
+      throw new EntityQueryError('province', `unknown province or territory: use an ISO 3166-2:CA code such as CA-ON or ON, or a name`);
     province = p.code;
   }
   const localityKey = query.locality !== undefined && query.locality.trim() !== '' ? foldText(query.locality) : null;
@@ -418,7 +436,8 @@ export function searchPlan(query: EntityQuery): SearchPlan {
     // A schema.org type ("Library"), or a kind word in either language ("bibliothèque", "hospital").
     const typed = query.kind.trim();
     kinds = withSubtypes(typed).length > 0 ? withSubtypes(typed) : withSubtypes(kindWord(typed)?.kind ?? '');
-    if (kinds.length === 0) throw new EntityQueryError('kind', `unknown kind: use a schema.org type such as LocalBusiness, Hospital, Library or Organization`);
+    if (kinds.length === 0)
+      throw new EntityQueryError('kind', `unknown kind: use a schema.org type such as LocalBusiness, Hospital, Library or Organization`);
   }
   return { nameWords, kindConds, province, localityKey, kinds, limit };
 }

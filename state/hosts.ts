@@ -110,32 +110,38 @@ export class Hosts {
   /** Counts one fetch of a page of the host. */
   recordCrawl(host: string, at: string): void {
     this.#ensure(host);
-    this.#db.prepare('UPDATE crawl_hosts SET last_crawl_at = ?, pages_fetched = pages_fetched + 1 WHERE host = ?').run(at, host.toLowerCase());
+    this.#db
+      .prepare('UPDATE crawl_hosts SET last_crawl_at = ?, pages_fetched = pages_fetched + 1 WHERE host = ?')
+      .run(at, host.toLowerCase());
   }
 
   /** Records the interval between two observed content changes of one page of the host. */
   recordChangeInterval(host: string, intervalMs: number, at: string): void {
     if (!(intervalMs > 0)) return;
     const h = host.toLowerCase();
-    this.#db.transaction(() => {
-      this.#db.prepare('INSERT INTO host_change_intervals (host, at, interval_ms) VALUES (?, ?, ?)').run(h, at, Math.round(intervalMs));
-      this.#db
-        .prepare(
-          `DELETE FROM host_change_intervals WHERE host = ? AND rowid NOT IN
+    this.#db
+      .transaction(() => {
+        this.#db.prepare('INSERT INTO host_change_intervals (host, at, interval_ms) VALUES (?, ?, ?)').run(h, at, Math.round(intervalMs));
+        this.#db
+          .prepare(
+            `DELETE FROM host_change_intervals WHERE host = ? AND rowid NOT IN
              (SELECT rowid FROM host_change_intervals WHERE host = ? ORDER BY at DESC, rowid DESC LIMIT ?)`,
-        )
-        .run(h, h, MAX_INTERVALS_PER_HOST);
-    }).immediate();
+          )
+          .run(h, h, MAX_INTERVALS_PER_HOST);
+      })
+      .immediate();
   }
 
   /** Replaces what one page links to, aggregated by target host (`counts`: host → number of links). */
   recordPageLinks(pageRef: number, fromHost: string, counts: ReadonlyMap<string, number>): void {
     const from = fromHost.toLowerCase();
-    this.#db.transaction(() => {
-      this.#db.prepare('DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
-      const ins = this.#db.prepare('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (?, ?, ?, ?)');
-      for (const [to, n] of counts) if (n > 0) ins.run(pageRef, from, to.toLowerCase(), n);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        this.#db.prepare('DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
+        const ins = this.#db.prepare('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (?, ?, ?, ?)');
+        for (const [to, n] of counts) if (n > 0) ins.run(pageRef, from, to.toLowerCase(), n);
+      })
+      .immediate();
   }
 
   /** Forgets a page's links (the page left the index). */
@@ -151,7 +157,9 @@ export class Hosts {
     return hostFacts(
       h,
       q<RawHost>(HOST_FACTS_SQL.host).get({ h }),
-      q<{ interval_ms: number }>(HOST_FACTS_SQL.intervals).all({ h }).map((x) => x.interval_ms),
+      q<{ interval_ms: number }>(HOST_FACTS_SQL.intervals)
+        .all({ h })
+        .map((x) => x.interval_ms),
       q<{ n: number | null }>(HOST_FACTS_SQL.outbound).get({ h })?.n ?? 0,
       q<{ n: number }>(HOST_FACTS_SQL.inbound).get({ h })?.n ?? 0,
     );
@@ -169,7 +177,13 @@ export const HOST_FACTS_SQL = {
 export type { RawHost };
 
 /** HostFacts from the rows of HOST_FACTS_SQL (null when the crawler never touched the host). */
-export function hostFacts(h: string, r: RawHost | undefined, intervals: readonly number[], outbound: number, inbound: number): HostFacts | null {
+export function hostFacts(
+  h: string,
+  r: RawHost | undefined,
+  intervals: readonly number[],
+  outbound: number,
+  inbound: number,
+): HostFacts | null {
   if (!r && intervals.length === 0 && outbound === 0 && inbound === 0) return null;
   return {
     host: h,
@@ -186,7 +200,13 @@ export function hostFacts(h: string, r: RawHost | undefined, intervals: readonly
         : null,
     llms:
       r && r.llms_fetched_at !== null
-        ? { present: r.llms_present === 1, fetchedAt: r.llms_fetched_at, title: r.llms_title, summary: r.llms_summary, linkCount: r.llms_link_count ?? 0 }
+        ? {
+            present: r.llms_present === 1,
+            fetchedAt: r.llms_fetched_at,
+            title: r.llms_title,
+            summary: r.llms_summary,
+            linkCount: r.llms_link_count ?? 0,
+          }
         : null,
     lastCrawlAt: r?.last_crawl_at ?? null,
     pagesFetched: r?.pages_fetched ?? 0,

@@ -123,7 +123,9 @@ export class KeyStore {
 
   /** Revokes a key by id; false when there is no such active key. */
   revoke(id: string, now: Date = new Date()): boolean {
-    return this.#db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes === 1;
+    return (
+      this.#db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes === 1
+    );
   }
 
   /**
@@ -141,4 +143,3 @@ export class KeyStore {
     return { ...toKeyRecord(row), digest: digest.toString('hex') };
   }
 }
-

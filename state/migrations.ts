@@ -273,7 +273,8 @@ export const repoMigrations: readonly Migration[] = [
         host TEXT NOT NULL UNIQUE
       );
     `,
-  },  {
+  },
+  {
     // The vocabularies in its CHECKs are frozen with this migration: widening them takes a new migration (the
     // webmaster contract test writes every AUDIT_EVENTS / AUDIT_OUTCOMES value, so a forgotten one fails there).
     id: 'webmaster-001-properties-proofs-audit-fast-lane',

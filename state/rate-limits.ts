@@ -112,10 +112,12 @@ export class RateLimiter {
       const key = Buffer.from(digestHex, 'hex');
       const minuteTo = Math.max(minute.reserved, Math.min(limits.perMinute, minute.admitted + reservationBlock(limits.perMinute)));
       const dayTo = Math.max(day.reserved, Math.min(limits.perDay, day.admitted + reservationBlock(limits.perDay)));
-      this.#db.transaction(() => {
-        if (minuteTo !== minute.reserved) this.#reserve.run(key, 'minute', minuteStart, minuteTo);
-        if (dayTo !== day.reserved) this.#reserve.run(key, 'day', dayStart, dayTo);
-      }).immediate();
+      this.#db
+        .transaction(() => {
+          if (minuteTo !== minute.reserved) this.#reserve.run(key, 'minute', minuteStart, minuteTo);
+          if (dayTo !== day.reserved) this.#reserve.run(key, 'day', dayStart, dayTo);
+        })
+        .immediate();
       minute.reserved = minuteTo;
       day.reserved = dayTo;
     }
@@ -130,14 +132,16 @@ export class RateLimiter {
    */
   flush(now: number = Date.now(), giveBack = false): void {
     if (giveBack && this.#db.open) {
-      this.#db.transaction(() => {
-        for (const [k, s] of this.#slots) {
-          if (s.reserved === s.admitted) continue;
-          const [digest, window, start] = k.split('|') as [string, string, string];
-          this.#giveBack.run(s.admitted, Buffer.from(digest, 'hex'), window, Number(start));
-          s.reserved = s.admitted;
-        }
-      }).immediate();
+      this.#db
+        .transaction(() => {
+          for (const [k, s] of this.#slots) {
+            if (s.reserved === s.admitted) continue;
+            const [digest, window, start] = k.split('|') as [string, string, string];
+            this.#giveBack.run(s.admitted, Buffer.from(digest, 'hex'), window, Number(start));
+            s.reserved = s.admitted;
+          }
+        })
+        .immediate();
     }
     for (const k of this.#slots.keys()) {
       const [, window, start] = k.split('|') as [string, string, string];

@@ -132,7 +132,10 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex
  * A submission checked and put in stored form (both backends): the type is one of the four, the note trimmed and
  * bounded, the Idempotency-Key replaced by its digest under the caller's key. Throws bad_request / validation_failed.
  */
-export function checkSubmission(keyDigest: string, sub: RequestSubmission): { type: RequestType; url: string; host: string; note: string | null; idem: string | null } {
+export function checkSubmission(
+  keyDigest: string,
+  sub: RequestSubmission,
+): { type: RequestType; url: string; host: string; note: string | null; idem: string | null } {
   const errors: FieldIssue[] = [];
   if (!(REQUEST_TYPES as readonly string[]).includes(sub.type)) {
     errors.push({ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` });
@@ -156,16 +159,24 @@ export const idempotencyConflict = (): SvcError =>
 
 /** The answer when a key has used its daily submissions. */
 export const submissionQuotaExceeded = (perDay: number, now: Date): SvcError =>
-  new SvcError('submission_quota_exceeded', `this key may submit ${perDay} URL requests per day (UTC)`, { retryAfter: secondsToUtcMidnight(now) });
+  new SvcError('submission_quota_exceeded', `this key may submit ${perDay} URL requests per day (UTC)`, {
+    retryAfter: secondsToUtcMidnight(now),
+  });
 
 /** Start of the UTC day of `now` (ISO), the daily submission quota's window. */
-export const utcDayStart = (now: Date): string => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+export const utcDayStart = (now: Date): string =>
+  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
 
 /**
  * Checks a transition (REQUEST_TRANSITIONS, outcome and reason rules) and returns the new history event; throws
  * when it is not allowed.
  */
-export function nextEvent(cur: UrlRequest, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string }, at: string): RequestEvent {
+export function nextEvent(
+  cur: UrlRequest,
+  to: RequestStatus,
+  detail: { outcome?: RequestOutcome; reason?: string },
+  at: string,
+): RequestEvent {
   if (!REQUEST_TRANSITIONS[cur.status].includes(to)) throw new Error(`requests: ${cur.status} → ${to} is not allowed (${cur.id})`);
   if (to === 'completed' && detail.outcome === undefined) throw new Error('requests: completed needs an outcome');
   if ((to === 'failed' || detail.outcome === 'rejected') && (detail.reason === undefined || detail.reason === '')) {
@@ -209,42 +220,44 @@ export class RequestStore {
   submit(keyDigest: string, sub: RequestSubmission): { request: UrlRequest; deduplicated: boolean } {
     const { type, url, host, note, idem } = checkSubmission(keyDigest, sub);
 
-    return this.#db.transaction(() => {
-      if (idem !== null) {
-        const prior = this.#db
-          .prepare<[string, string], Raw>('SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?')
-          .get(keyDigest, idem);
-        if (prior) {
-          if (prior.type !== type || prior.url !== url) throw idempotencyConflict();
-          return { request: toUrlRequest(prior), deduplicated: true };
+    return this.#db
+      .transaction(() => {
+        if (idem !== null) {
+          const prior = this.#db
+            .prepare<[string, string], Raw>('SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?')
+            .get(keyDigest, idem);
+          if (prior) {
+            if (prior.type !== type || prior.url !== url) throw idempotencyConflict();
+            return { request: toUrlRequest(prior), deduplicated: true };
+          }
         }
-      }
-      const open = this.#db
-        .prepare<[string, string, string], Raw>(
-          `SELECT * FROM url_requests WHERE key_digest = ? AND type = ? AND url = ?
+        const open = this.#db
+          .prepare<[string, string, string], Raw>(
+            `SELECT * FROM url_requests WHERE key_digest = ? AND type = ? AND url = ?
              AND status IN ('received', 'queued', 'in_progress') ORDER BY received_at LIMIT 1`,
-        )
-        .get(keyDigest, type, url);
-      if (open) return { request: toUrlRequest(open), deduplicated: true };
+          )
+          .get(keyDigest, type, url);
+        if (open) return { request: toUrlRequest(open), deduplicated: true };
 
-      const now = this.#now();
-      const dayStart = utcDayStart(now);
-      const used =
+        const now = this.#now();
+        const dayStart = utcDayStart(now);
+        const used =
+          this.#db
+            .prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = ? AND received_at >= ?')
+            .get(keyDigest, dayStart)?.n ?? 0;
+        if (used >= this.#opts.perDay) throw submissionQuotaExceeded(this.#opts.perDay, now);
+        const at = now.toISOString();
+        const id = `req_${randomBytes(16).toString('base64url')}`;
+        const history: RequestEvent[] = [{ status: 'received', at }];
         this.#db
-          .prepare<[string, string], { n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = ? AND received_at >= ?')
-          .get(keyDigest, dayStart)?.n ?? 0;
-      if (used >= this.#opts.perDay) throw submissionQuotaExceeded(this.#opts.perDay, now);
-      const at = now.toISOString();
-      const id = `req_${randomBytes(16).toString('base64url')}`;
-      const history: RequestEvent[] = [{ status: 'received', at }];
-      this.#db
-        .prepare(
-          `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+          .prepare(
+            `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, 'received', ?, ?, ?)`,
-        )
-        .run(id, keyDigest, type, url, host, note, idem, JSON.stringify(history), at, at);
-      return { request: this.#get(id)!, deduplicated: false };
-    }).immediate();
+          )
+          .run(id, keyDigest, type, url, host, note, idem, JSON.stringify(history), at, at);
+        return { request: this.#get(id)!, deduplicated: false };
+      })
+      .immediate();
   }
 
   /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
@@ -277,26 +290,30 @@ export class RequestStore {
    * need a reason. Returns the updated request.
    */
   transition(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}): UrlRequest {
-    return this.#db.transaction(() => {
-      const cur = this.#get(id);
-      if (!cur) throw new Error(`requests: unknown request ${id}`);
-      const at = this.#now().toISOString();
-      const event = nextEvent(cur, to, detail, at);
-      const history = [...cur.history, event];
-      this.#db
-        .prepare(
-          `UPDATE url_requests SET status = ?, outcome = ?, reason = ?, history = ?, updated_at = ?,
+    return this.#db
+      .transaction(() => {
+        const cur = this.#get(id);
+        if (!cur) throw new Error(`requests: unknown request ${id}`);
+        const at = this.#now().toISOString();
+        const event = nextEvent(cur, to, detail, at);
+        const history = [...cur.history, event];
+        this.#db
+          .prepare(
+            `UPDATE url_requests SET status = ?, outcome = ?, reason = ?, history = ?, updated_at = ?,
              attempts = attempts + ? WHERE id = ?`,
-        )
-        .run(to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify(history), at, to === 'in_progress' ? 1 : 0, id);
-      return this.#get(id)!;
-    }).immediate();
+          )
+          .run(to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify(history), at, to === 'in_progress' ? 1 : 0, id);
+        return this.#get(id)!;
+      })
+      .immediate();
   }
 
   /** Counts by status (operators' status page). */
   counts(): Record<RequestStatus, number> {
     const out: Record<RequestStatus, number> = { received: 0, queued: 0, in_progress: 0, completed: 0, failed: 0 };
-    for (const r of this.#db.prepare<[], { status: RequestStatus; n: number }>('SELECT status, count(*) AS n FROM url_requests GROUP BY status').all()) {
+    for (const r of this.#db
+      .prepare<[], { status: RequestStatus; n: number }>('SELECT status, count(*) AS n FROM url_requests GROUP BY status')
+      .all()) {
       out[r.status] = r.n;
     }
     return out;

@@ -18,8 +18,21 @@ import type { StateDb } from './db.js';
  * (spec §1.3), never a reason to leave a page out, so it is not one of them.
  */
 export const EXCLUSION_REASONS = [
-  'robots', 'noindex', 'unavailable_after', 'redirect', 'removal', 'gone', 'http_error',
-  'unsupported_type', 'too_large', 'encrypted', 'no_text_layer', 'parse_error', 'empty', 'error', 'unprocessed',
+  'robots',
+  'noindex',
+  'unavailable_after',
+  'redirect',
+  'removal',
+  'gone',
+  'http_error',
+  'unsupported_type',
+  'too_large',
+  'encrypted',
+  'no_text_layer',
+  'parse_error',
+  'empty',
+  'error',
+  'unprocessed',
 ] as const;
 export type ExclusionReason = (typeof EXCLUSION_REASONS)[number];
 
@@ -38,7 +51,10 @@ export interface HostScope {
  * colon (`unsupported_type:application/zip`, `http_403`); the key drops it.
  */
 export function exclusionReason(status: string | null, reason: string | null): ExclusionReason {
-  const r = (reason ?? '').trim().toLowerCase().replace(/^excluded:/, '');
+  const r = (reason ?? '')
+    .trim()
+    .toLowerCase()
+    .replace(/^excluded:/, '');
   const code = r.split(/[:\s]/, 1)[0] ?? '';
   if (code === 'robots' || r.startsWith('redirect to a robots-disallowed')) return 'robots';
   if (code === 'noindex') return 'noindex';
@@ -90,5 +106,12 @@ export function scopeOf(rows: readonly ScopeRow[]): HostScope {
     else if (r.state === 'done') exclude(exclusionReason(null, r.last_outcome));
     else exclude('unprocessed');
   }
-  return { known: rows.length, indexed: out.indexed, excluded: { total: out.excluded, byReason }, queued: out.queued, retrying: out.retrying, dead: out.dead };
+  return {
+    known: rows.length,
+    indexed: out.indexed,
+    excluded: { total: out.excluded, byReason },
+    queued: out.queued,
+    retrying: out.retrying,
+    dead: out.dead,
+  };
 }

@@ -8,7 +8,9 @@ t.test('precedence: CLI flag > environment > default', async (t) => {
   t.match(d.dataDir, /\/data$/);
   t.equal(d.images, false);
   t.equal(d.modelDir, undefined);
-  const e = loadConfig({ env: { SVC_PORT: '9000', SVC_HOST: '::1', SVC_IMAGES: '1', SVC_ALLOWED_ORIGINS: 'http://a.example, http://b.example' } });
+  const e = loadConfig({
+    env: { SVC_PORT: '9000', SVC_HOST: '::1', SVC_IMAGES: '1', SVC_ALLOWED_ORIGINS: 'http://a.example, http://b.example' },
+  });
   t.equal(e.port, 9000);
   t.equal(e.host, '::1');
   t.equal(e.images, true);
@@ -46,7 +48,11 @@ t.test("issue 13: the crawler's info URL is this deployment's /webmasters page, 
   t.equal(loadConfig({ env: {} }).crawlerInfoUrl, 'http://127.0.0.1:8787/webmasters', 'default: the listen address');
   t.equal(loadConfig({ env: { SVC_HOST: '::1', SVC_PORT: '9000' } }).crawlerInfoUrl, 'http://[::1]:9000/webmasters');
   t.equal(loadConfig({ env: { SVC_HOST: '0.0.0.0' } }).crawlerInfoUrl, 'http://localhost:8787/webmasters');
-  t.equal(loadConfig({ env: { SVC_PUBLIC_URL: 'https://search.example.ca/' } }).crawlerInfoUrl, 'https://search.example.ca/webmasters', 'SVC_PUBLIC_URL');
+  t.equal(
+    loadConfig({ env: { SVC_PUBLIC_URL: 'https://search.example.ca/' } }).crawlerInfoUrl,
+    'https://search.example.ca/webmasters',
+    'SVC_PUBLIC_URL',
+  );
   t.equal(
     loadConfig({ env: { SVC_PUBLIC_URL: 'https://search.example.ca', SVC_CRAWLER_INFO_URL: 'https://example.ca/bot' } }).crawlerInfoUrl,
     'https://example.ca/bot',
@@ -67,7 +73,14 @@ t.test('issue 10: SVC_INDEX_URI defaults to <dataDir>/lance, takes a path or s3:
 });
 
 t.test('issue 10: S3 settings come from SVC_S3_* or, when unset, the AWS variables', async (t) => {
-  const aws = loadConfig({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET', AWS_REGION: 'ca-central-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:8333' } });
+  const aws = loadConfig({
+    env: {
+      AWS_ACCESS_KEY_ID: 'AKID',
+      AWS_SECRET_ACCESS_KEY: 'SECRET',
+      AWS_REGION: 'ca-central-1',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:8333',
+    },
+  });
   t.equal(aws.s3AccessKeyId, 'AKID');
   t.equal(aws.s3SecretAccessKey, 'SECRET');
   t.equal(aws.s3Region, 'ca-central-1');

@@ -28,7 +28,9 @@ function resolveIn(packages: Record<string, LockEntry>, location: string, name: 
 // @lancedb/lancedb-darwin-arm64@ from lock file", npm/cli#9846). The lockfile carries an inert placeholder
 // `{ "optional": true }` at the nested location npm's ideal tree uses for each; `npm install` removes them again.
 t.test('issue 14 regression: every optional dependency has a lockfile entry, so `npm ci` accepts the lockfile', async (t) => {
-  const lock = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const lock = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const missing: string[] = [];
   for (const [location, entry] of Object.entries(lock.packages)) {
     if (location === '') continue;

@@ -79,4 +79,3 @@ export type DeepReadonly<T> = T extends (infer U)[]
 export function defineTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
   return def;
 }
-

@@ -25,10 +25,17 @@ export const entitySchema = z
     name: z.string().describe('Name as the most recent source gives it.'),
     kind: z.string().describe('schema.org type (the most specific any source declares), e.g. Hospital, Library, LocalBusiness.'),
     address: addressSchema,
-    geo: z.object({ lat: z.number().describe('Latitude (WGS 84).'), lon: z.number().describe('Longitude (WGS 84).') }).nullable().describe('Coordinates, or null.'),
+    geo: z
+      .object({ lat: z.number().describe('Latitude (WGS 84).'), lon: z.number().describe('Longitude (WGS 84).') })
+      .nullable()
+      .describe('Coordinates, or null.'),
     telephone: z.string().nullable().describe('Telephone as declared, or null.'),
     url: z.string().nullable().describe('Web site the establishment declares, or null.'),
-    source_ids: z.array(z.string()).describe('Ids of the sources of this record ("odcaf:row:…", "odhf:row:…" for open data, "page:…" for a crawled page); detail "full" gives each with provenance and licence.'),
+    source_ids: z
+      .array(z.string())
+      .describe(
+        'Ids of the sources of this record ("odcaf:row:…", "odhf:row:…" for open data, "page:…" for a crawled page); detail "full" gives each with provenance and licence.',
+      ),
     observations: z
       .array(
         z.object({
@@ -56,20 +63,27 @@ export const entitySchema = z
             .describe('Where the facts come from.'),
           licence: z
             .object({
-              name: z.string().nullable().describe('Licence name (Open Government Licence – Canada for the open databases); null for pages.'),
+              name: z
+                .string()
+                .nullable()
+                .describe('Licence name (Open Government Licence – Canada for the open databases); null for pages.'),
               url: z.string().nullable().describe('Licence URL; null for pages.'),
               statement: z.string().describe('Attribution statement, or for pages: no licence is granted by a page’s own declaration.'),
             })
             .describe('Licence of this source.'),
           observed_at: z.string().describe('When svc last observed this source (ISO 8601).'),
-          verified_at: z.string().describe('When the source itself last confirmed it: the page fetch, or the dataset version’s release date (ISO 8601).'),
+          verified_at: z
+            .string()
+            .describe('When the source itself last confirmed it: the page fetch, or the dataset version’s release date (ISO 8601).'),
         }),
       )
       .optional()
       .describe('[full] Each source with provenance and licence.'),
     last_verified_at: z
       .string()
-      .describe('When a source last confirmed this record: the newest verified_at of its sources (a page fetch, an open-data release), not an import time (ISO 8601).'),
+      .describe(
+        'When a source last confirmed this record: the newest verified_at of its sources (a page fetch, an open-data release), not an import time (ISO 8601).',
+      ),
   })
   .describe('A structured Canadian establishment, organization or place.');
 
@@ -82,12 +96,7 @@ const input = z.object({
     .describe(
       'Name words, accents and case ignored, last word a prefix (e.g. "gabrielle roy"). English or French kind words (library/bibliothèque, hôpital…) match that kind too.',
     ),
-  province: z
-    .string()
-    .min(2)
-    .max(40)
-    .optional()
-    .describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
+  province: z.string().min(2).max(40).optional().describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
   locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored).'),
   kind: z
     .string()
@@ -97,7 +106,7 @@ const input = z.object({
     .describe('schema.org type, subtypes included (MedicalOrganization finds Hospital), or a kind word (library, hôpital).'),
   limit: z.number().int().min(1).max(20).default(10).describe('Records to return.'),
   id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): just that record; other filters ignored.'),
-  detail: detailSchema('each source\'s provenance and licence and every per-source observation'),
+  detail: detailSchema("each source's provenance and licence and every per-source observation"),
 });
 
 /**
@@ -110,12 +119,13 @@ function shape(rec: EntityRecord, detail: Detail): z.input<typeof entitySchema> 
   return detail === 'full' ? { ...brief, observations, sources } : brief;
 }
 
-
 const output = z.object({
   entities: z.array(entitySchema).describe('Matching records (best name match first when q is given, else by name). Empty when none.'),
   notice: z
     .string()
-    .describe('How to read licences: open-data sources are under the Open Government Licence – Canada; page declarations grant no licence.'),
+    .describe(
+      'How to read licences: open-data sources are under the Open Government Licence – Canada; page declarations grant no licence.',
+    ),
 });
 
 export const ENTITY_NOTICE = `Open-data sources: Open Government Licence – Canada (attribution in each source). ${PAGE_LICENCE_NOTE}`;

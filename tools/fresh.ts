@@ -7,13 +7,16 @@ import { z } from 'zod';
 import { defineTool } from './define-tool.js';
 
 /** The windows the spec allows, in milliseconds. */
-export const FRESH_WINDOWS = { '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+export const FRESH_WINDOWS = {
+  '1h': 3_600_000,
+  '6h': 6 * 3_600_000,
+  '24h': 24 * 3_600_000,
+  '7d': 7 * 86_400_000,
+  '30d': 30 * 86_400_000,
+} as const;
 
 const input = z.object({
-  window: z
-    .enum(['1h', '6h', '24h', '7d', '30d'])
-    .default('24h')
-    .describe('How far back to look.'),
+  window: z.enum(['1h', '6h', '24h', '7d', '30d']).default('24h').describe('How far back to look.'),
   limit: z.number().int().min(1).max(50).default(20).describe('Pages to return.'),
 });
 
@@ -24,7 +27,9 @@ const itemSchema = z.object({
   page_ref: z.number().int().describe('Reference of the indexed page; read its passages with svc_page.'),
   first_seen: z.string().describe('When SvcBot first indexed this page (ISO 8601).'),
   last_changed: z.string().describe('When SvcBot last saw its content change (ISO 8601); equals first_seen for a new page.'),
-  change: z.enum(['new', 'changed']).describe('new: first seen within the window; changed: known before, content changed within the window.'),
+  change: z
+    .enum(['new', 'changed'])
+    .describe('new: first seen within the window; changed: known before, content changed within the window.'),
 });
 
 const output = z.object({

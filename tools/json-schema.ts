@@ -79,7 +79,23 @@ function mapValues(v: unknown): unknown {
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, portableSchema(x)]));
 }
 
-const DROPPED_FROM_OUTPUT = new Set(['description', 'title', 'examples', '$schema', 'required', 'enum', 'const', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'format']);
+const DROPPED_FROM_OUTPUT = new Set([
+  'description',
+  'title',
+  'examples',
+  '$schema',
+  'required',
+  'enum',
+  'const',
+  'pattern',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'format',
+]);
 
 /**
  * The output schema as tools/list shows it: the JSON types of the root's fields and of the fields of the records
@@ -136,7 +152,9 @@ export function toolJsonSchemas(tool: ToolDefinition): { input: JsonSchema; outp
 }
 
 /** A tool as tools/list shows it: described input schema, compact output schema (see `compactOutputSchema`). */
-export function listedTool(tool: ToolDefinition): Record<string, unknown> & { name: string; inputSchema: JsonSchema; outputSchema: JsonSchema } {
+export function listedTool(
+  tool: ToolDefinition,
+): Record<string, unknown> & { name: string; inputSchema: JsonSchema; outputSchema: JsonSchema } {
   const { input, output } = toolJsonSchemas(tool);
   return {
     name: tool.name,

@@ -169,7 +169,8 @@ export async function serveMcp(opts: McpBuildOptions, transport: Transport): Pro
       },
       (err: unknown) => {
         opts.onInternalError?.(err, 'tools/call');
-        if ('id' in message) void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } });
+        if ('id' in message)
+          void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } });
       },
     );
   };

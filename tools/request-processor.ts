@@ -82,11 +82,16 @@ export interface RequestProcessorOptions {
 }
 
 /** Maps a frontier/documents state after the crawler processed a URL to a request outcome. */
-export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastStatus'>, doc: DocumentRow | null | undefined, queuedAt: string): { outcome: RequestOutcome; reason?: string } {
+export function outcomeFromCrawl(
+  row: Pick<FrontierRow, 'lastOutcome' | 'lastStatus'>,
+  doc: DocumentRow | null | undefined,
+  queuedAt: string,
+): { outcome: RequestOutcome; reason?: string } {
   const o = (row.lastOutcome ?? '').toLowerCase();
   const status = row.lastStatus;
   if (o.includes('robots')) return { outcome: 'excluded_by_robots', reason: 'robots.txt disallows this URL for SvcBot' };
-  if (o.includes('noindex') || o.includes('unavailable_after')) return { outcome: 'excluded_by_noindex', reason: 'the page asks not to be indexed (noindex)' };
+  if (o.includes('noindex') || o.includes('unavailable_after'))
+    return { outcome: 'excluded_by_noindex', reason: 'the page asks not to be indexed (noindex)' };
   if (o === 'gone' || o.startsWith('gone') || o.includes('not_found') || status === 404 || status === 410) {
     return { outcome: 'not_found', reason: `the server answered ${status ?? 'not found'}` };
   }
@@ -96,7 +101,8 @@ export function outcomeFromCrawl(row: Pick<FrontierRow, 'lastOutcome' | 'lastSta
     return { outcome: 'unchanged' };
   }
   if (o.startsWith('unchanged') || status === 304) return { outcome: 'unchanged' };
-  if (o === 'redirected') return { outcome: 'rejected', reason: 'the URL redirects; the crawler follows the redirect and indexes the target instead' };
+  if (o === 'redirected')
+    return { outcome: 'rejected', reason: 'the URL redirects; the crawler follows the redirect and indexes the target instead' };
   if (doc && (doc.status === 'excluded' || doc.status === 'removed' || doc.status === 'gone')) {
     return { outcome: 'rejected', reason: `not indexed: ${doc.reason ?? doc.status}` };
   }
@@ -214,7 +220,9 @@ export class RequestProcessor {
       return;
     }
     if (row.state === 'dead') {
-      await this.#move(r.id, 'failed', { reason: `the crawler gave up on this URL: ${row.deadReason ?? row.lastError ?? 'repeated failures'}` });
+      await this.#move(r.id, 'failed', {
+        reason: `the crawler gave up on this URL: ${row.deadReason ?? row.lastError ?? 'repeated failures'}`,
+      });
       return;
     }
     if (row.state === 'retrying') {
@@ -247,13 +255,20 @@ export class RequestProcessor {
     }
     const o = res.outcome.toLowerCase();
     if (res.status === 404 || res.status === 410 || o === 'gone' || o.startsWith('gone')) {
-      await this.#move(r.id, 'completed', { outcome: 'removed', reason: `a fresh fetch answered ${res.status ?? 'gone'}; this URL was removed from the index` });
+      await this.#move(r.id, 'completed', {
+        outcome: 'removed',
+        reason: `a fresh fetch answered ${res.status ?? 'gone'}; this URL was removed from the index`,
+      });
     } else if (res.noindex === true || o.includes('noindex')) {
-      await this.#move(r.id, 'completed', { outcome: 'removed', reason: 'a fresh fetch shows noindex; this URL was removed from the index' });
+      await this.#move(r.id, 'completed', {
+        outcome: 'removed',
+        reason: 'a fresh fetch shows noindex; this URL was removed from the index',
+      });
     } else if (o.includes('robots')) {
       await this.#move(r.id, 'completed', {
         outcome: 'rejected',
-        reason: 'robots.txt does not let SvcBot fetch this URL, so its removal cannot be verified; robots rules already keep it from being crawled again',
+        reason:
+          'robots.txt does not let SvcBot fetch this URL, so its removal cannot be verified; robots rules already keep it from being crawled again',
       });
     } else if (o.startsWith('retry') && r.attempts < MAX_REMOVAL_ATTEMPTS) {
       // The host asked to wait (429/503, busy): keep the request and verify on a later tick, under the same back-off.

@@ -8,11 +8,7 @@ import { defineTool } from './define-tool.js';
 import { publicRequest, requestRecordSchema } from './submit-url.js';
 
 const input = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .describe('The request id (req_…) svc_submit_url returned.'),
+  id: z.string().min(1).max(64).describe('The request id (req_…) svc_submit_url returned.'),
 });
 
 const output = z.object({

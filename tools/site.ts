@@ -49,7 +49,9 @@ const output = z.object({
       status: z.string().describe('ok | not_found (4xx: everything allowed) | error_disallow_all (5xx: nothing fetched) | unreachable.'),
       http_status: z.number().int().nullable().describe('HTTP status of the last robots.txt fetch.'),
       fetched_at: z.string().describe('When robots.txt was last fetched (ISO 8601).'),
-      rules: z.array(z.string()).describe('The rules that apply to SvcBot (its own group, or * when it has none), e.g. "Disallow: /private".'),
+      rules: z
+        .array(z.string())
+        .describe('The rules that apply to SvcBot (its own group, or * when it has none), e.g. "Disallow: /private".'),
       sitemaps: z.array(z.string()).describe('Sitemap URLs listed in robots.txt.'),
       crawl_delay_seconds: z.number().nullable().describe('Crawl-delay honoured for SvcBot, or null.'),
     })
@@ -60,7 +62,9 @@ const output = z.object({
       known: z
         .number()
         .int()
-        .describe('Distinct page URLs of this host SvcBot knows; each is counted in exactly one state: known = indexed + excluded.total + queued + retrying + dead_lettered.'),
+        .describe(
+          'Distinct page URLs of this host SvcBot knows; each is counted in exactly one state: known = indexed + excluded.total + queued + retrying + dead_lettered.',
+        ),
       indexed: z.number().int().describe('URLs in the index now.'),
       excluded: z
         .object({
@@ -74,7 +78,10 @@ const output = z.object({
             ),
         })
         .describe('URLs not in the index, by reason.'),
-      queued: z.number().int().describe('URLs without an index verdict yet, waiting in the crawl queue (including ones being fetched now).'),
+      queued: z
+        .number()
+        .int()
+        .describe('URLs without an index verdict yet, waiting in the crawl queue (including ones being fetched now).'),
       retrying: z.number().int().describe('URLs without an index verdict, backing off after a failed attempt.'),
       dead_lettered: z.number().int().describe('URLs without an index verdict the crawler gave up on after repeated failures.'),
     })
@@ -89,7 +96,10 @@ const output = z.object({
     .object({
       last_crawl_at: z.string().nullable().describe('Last fetch from this host (ISO 8601), or null.'),
       pages_fetched: z.number().int().describe('Fetches made from this host.'),
-      median_change_interval_seconds: z.number().nullable().describe('Median observed time between two content changes of a page, or null when none observed.'),
+      median_change_interval_seconds: z
+        .number()
+        .nullable()
+        .describe('Median observed time between two content changes of a page, or null when none observed.'),
       change_intervals_observed: z.number().int().describe('How many change intervals the median is based on.'),
     })
     .describe('How often content changes and when SvcBot last came.'),
@@ -110,11 +120,13 @@ export const siteTool = defineTool({
   title: 'Host evidence',
   description:
     'How the svc crawler sees one host: robots.txt status and rules, sitemaps, URL counts (indexed, excluded by ' +
-    'reason, queued, retrying), link counts, freshness and llms.txt. Explains why a site\'s pages are or are not indexed.',
+    "reason, queued, retrying), link counts, freshness and llms.txt. Explains why a site's pages are or are not indexed.",
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
-  rest: [{ method: 'GET', path: '/site/:host', source: 'query', summary: 'Robots, scope, links, freshness and llms.txt evidence for a host' }],
+  rest: [
+    { method: 'GET', path: '/site/:host', source: 'query', summary: 'Robots, scope, links, freshness and llms.txt evidence for a host' },
+  ],
   run: async (inp, ctx) => {
     const host = normalizeHostParam(inp.host);
     if (host === null) {

@@ -9,11 +9,32 @@ import { classifyAddress, ipLiteralOf } from '../crawler/address.js';
 import type { Resolver } from '../crawler/resolver.js';
 import { normalizeUrl } from '../crawler/url.js';
 import { SvcError } from '../errors.js';
-import { REQUEST_LIMITS, REQUEST_OUTCOMES, REQUEST_STATUSES, REQUEST_TYPES, SUBMISSION_NOTICE, type UrlRequest } from '../state/requests.js';
+import {
+  REQUEST_LIMITS,
+  REQUEST_OUTCOMES,
+  REQUEST_STATUSES,
+  REQUEST_TYPES,
+  SUBMISSION_NOTICE,
+  type UrlRequest,
+} from '../state/requests.js';
 import { defineTool } from './define-tool.js';
 
 /** TLDs and names that never denote a public host (RFC 6761, RFC 8375, RFC 7686 and common internal suffixes). */
-const SPECIAL_SUFFIXES = new Set(['localhost', 'local', 'internal', 'intranet', 'lan', 'home', 'corp', 'test', 'example', 'invalid', 'onion', 'arpa', 'localdomain']);
+const SPECIAL_SUFFIXES = new Set([
+  'localhost',
+  'local',
+  'internal',
+  'intranet',
+  'lan',
+  'home',
+  'corp',
+  'test',
+  'example',
+  'invalid',
+  'onion',
+  'arpa',
+  'localdomain',
+]);
 
 export interface UrlCheckOptions {
   /** Accept loopback IP literals (config.crawlAllowLoopback: the local test web only). */
@@ -55,7 +76,8 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
   const literal = ipLiteralOf(host);
   if (literal !== null) {
     const cls = classifyAddress(literal);
-    if (!cls.allowed({ allowLoopback: opts.allowLoopback })) bad(`the address ${cls.ip} is not a public address (${cls.kind})`, 'invalid_host');
+    if (!cls.allowed({ allowLoopback: opts.allowLoopback }))
+      bad(`the address ${cls.ip} is not a public address (${cls.kind})`, 'invalid_host');
     return { url, host };
   }
   const pinned = opts.pins.some((p) => (p.split(':')[0] ?? '').toLowerCase() === host);
@@ -88,7 +110,9 @@ export async function refuseBlockedAddresses(
   const timeout = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), opts.timeoutMs ?? SUBMISSION_RESOLVE_TIMEOUT_MS);
   });
-  const addresses = await Promise.race([opts.resolver.resolve(u.hostname, port).catch(() => null), timeout]).finally(() => clearTimeout(timer));
+  const addresses = await Promise.race([opts.resolver.resolve(u.hostname, port).catch(() => null), timeout]).finally(() =>
+    clearTimeout(timer),
+  );
   if (addresses === null || addresses.length === 0) return;
   const refused = addresses.map(classifyAddress).filter((c) => !c.allowed({ allowLoopback: opts.allowLoopback }));
   if (refused.length === 0) return;
@@ -163,29 +187,23 @@ const input = z.object({
     .string()
     .min(1)
     .max(REQUEST_LIMITS.urlMaxLength)
-    .describe(
-      'Absolute http(s) URL of a public page, no user:password@; private addresses are refused.',
-    ),
-  note: z
-    .string()
-    .max(REQUEST_LIMITS.noteMaxLength)
-    .optional()
-    .describe('For a correction: what is wrong. Never published.'),
+    .describe('Absolute http(s) URL of a public page, no user:password@; private addresses are refused.'),
+  note: z.string().max(REQUEST_LIMITS.noteMaxLength).optional().describe('For a correction: what is wrong. Never published.'),
   idempotency_key: z
     .string()
     .min(1)
     .max(REQUEST_LIMITS.idempotencyKeyMaxLength)
     .optional()
-    .describe(
-      'Idempotency key (REST: Idempotency-Key header): the same key returns the same request.',
-    ),
+    .describe('Idempotency key (REST: Idempotency-Key header): the same key returns the same request.'),
 });
 
 const output = z.object({
   request: requestRecordSchema,
   deduplicated: z
     .boolean()
-    .describe('True when an earlier request was returned instead of a new one (same Idempotency-Key, or the same type and URL still open).'),
+    .describe(
+      'True when an earlier request was returned instead of a new one (same Idempotency-Key, or the same type and URL still open).',
+    ),
   notice: z.string().describe('Submission guarantees neither indexing nor position.'),
 });
 

@@ -89,9 +89,7 @@ export const keyPanel = html`<section id="key-panel" class="key-panel" aria-labe
 
 /** The full HTML document of a page: skip link, navigation, main, footer; no inline script or style. */
 export function layout(o: LayoutOptions): string {
-  const nav = NAV.map(
-    (n) => html`<li><a href="${n.href}"${o.path === n.href ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
-  );
+  const nav = NAV.map((n) => html`<li><a href="${n.href}"${o.path === n.href ? html` aria-current="page"` : ''}>${n.label}</a></li>`);
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
@@ -110,8 +108,12 @@ ${o.script ? html`<script type="module" src="/assets/${o.script}"></script>` : '
   <nav aria-label="Main"><ul>${nav}</ul></nav>
 </header>
 <main id="main" tabindex="-1">
-${o.needsKey ? html`<noscript><p class="notice notice-error">This page calls the svc API with your key from the browser and needs JavaScript.</p></noscript>
-${keyPanel}` : ''}
+${
+  o.needsKey
+    ? html`<noscript><p class="notice notice-error">This page calls the svc API with your key from the browser and needs JavaScript.</p></noscript>
+${keyPanel}`
+    : ''
+}
 ${o.main}
 </main>
 <footer class="site-footer">

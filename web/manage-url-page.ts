@@ -9,7 +9,11 @@ import { html, layout, type SafeHtml } from './html.js';
 export const REQUEST_CHOICES: readonly { readonly value: string; readonly label: string; readonly help: string }[] = [
   { value: 'discovery', label: 'Discovery', help: 'Suggest a public URL the crawler may not know yet.' },
   { value: 'recrawl', label: 'Recrawl', help: 'Ask for a known URL to be fetched again soon (for example after an update).' },
-  { value: 'correction', label: 'Correction', help: 'Something svc shows for this URL is wrong: say what in the note. The URL is recrawled with priority.' },
+  {
+    value: 'correction',
+    label: 'Correction',
+    help: 'Something svc shows for this URL is wrong: say what in the note. The URL is recrawled with priority.',
+  },
   {
     value: 'removal',
     label: 'Exact removal',

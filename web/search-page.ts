@@ -38,8 +38,10 @@ export function renderSearchMain(): SafeHtml {
   <div class="search-options">
     <label for="language">Language of the pages</label>
     <select id="language" name="language">
-${LANGUAGE_CHOICES.map((l) => html`      <option value="${l.value}"${l.lang ? html` lang="${l.lang}"` : ''}>${l.label}</option>
-`)}    </select>
+${LANGUAGE_CHOICES.map(
+  (l) => html`      <option value="${l.value}"${l.lang ? html` lang="${l.lang}"` : ''}>${l.label}</option>
+`,
+)}    </select>
   </div>
 </form>
 <details id="operator-help" class="operator-help">
@@ -48,8 +50,10 @@ ${LANGUAGE_CHOICES.map((l) => html`      <option value="${l.value}"${l.lang ? ht
     <caption>Operators you can combine in a query</caption>
     <thead><tr><th scope="col">Operator</th><th scope="col">Form</th><th scope="col">Example</th></tr></thead>
     <tbody>
-${OPERATOR_HELP.map((o) => html`      <tr><th scope="row">${o.operator}</th><td><code>${o.form}</code></td><td><code>${o.example}</code></td></tr>
-`)}    </tbody>
+${OPERATOR_HELP.map(
+  (o) => html`      <tr><th scope="row">${o.operator}</th><td><code>${o.form}</code></td><td><code>${o.example}</code></td></tr>
+`,
+)}    </tbody>
   </table>
   <ul>
     <li>A <code>-</code> before an operator excludes it, for example <code>-site:example.com</code> or <code>-filetype:pdf</code>.</li>

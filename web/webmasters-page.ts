@@ -14,7 +14,9 @@ export function renderDirectiveTable(rows: readonly DirectiveRow[] = DIRECTIVE_T
   <thead><tr><th scope="col">Directive</th><th scope="col">Effect</th><th scope="col">Example</th><th scope="col">Defined by</th></tr></thead>
   <tbody>
 ${rows.map(
-  (r) => html`    <tr><th scope="row"><code>${r.directive}</code></th><td>${r.effect}</td><td><code>${r.example}</code></td><td>${r.spec ? 'svc interface specification' : 'supported extension'}</td></tr>
+  (
+    r,
+  ) => html`    <tr><th scope="row"><code>${r.directive}</code></th><td>${r.effect}</td><td><code>${r.example}</code></td><td>${r.spec ? 'svc interface specification' : 'supported extension'}</td></tr>
 `,
 )}  </tbody>
 </table>`;

@@ -109,7 +109,10 @@ export function createProofCheckers(opts: ProofCheckerOptions): ProofCheckers {
         const code = (err as { code?: string }).code;
         return { found: false, outcome: code === 'ENOTFOUND' || code === 'ENODATA' ? 'not_found' : 'network_error' };
       }
-      const values = records.map((chunks) => chunks.join('')).filter((v) => v.startsWith(TXT_PREFIX)).map((v) => v.slice(TXT_PREFIX.length));
+      const values = records
+        .map((chunks) => chunks.join(''))
+        .filter((v) => v.startsWith(TXT_PREFIX))
+        .map((v) => v.slice(TXT_PREFIX.length));
       const candidates = bounded(values);
       return candidates.length > 0 ? { found: true, candidates } : { found: false, outcome: 'not_found' };
     },

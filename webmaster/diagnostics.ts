@@ -37,11 +37,19 @@ export interface PropertyDiagnostics {
     readonly dead: number;
   };
   /** Sitemaps in the frontier with their last fetch. */
-  readonly sitemaps: readonly { readonly url: string; readonly state: string; readonly lastStatus: number | null; readonly lastOutcome: string | null }[];
+  readonly sitemaps: readonly {
+    readonly url: string;
+    readonly state: string;
+    readonly lastStatus: number | null;
+    readonly lastOutcome: string | null;
+  }[];
   /** Last HTTP status of each page URL fetched ("none" when no response yet). */
   readonly statusCodes: Readonly<Record<string, number>>;
   /** Indexed pages grouped by their declared canonical URL (groups of one omitted); pages pointing elsewhere. */
-  readonly canonical: { readonly groups: readonly { readonly canonical: string; readonly pages: number }[]; readonly pointingElsewhere: number };
+  readonly canonical: {
+    readonly groups: readonly { readonly canonical: string; readonly pages: number }[];
+    readonly pointingElsewhere: number;
+  };
   readonly directives: { readonly noindex: number; readonly nosnippet: number; readonly maxSnippet: number };
   readonly freshness: {
     readonly lastFetchedAt: string | null;
@@ -52,7 +60,13 @@ export interface PropertyDiagnostics {
   };
   readonly structuredData: {
     /** Entities fed by the property's pages, with the page they came from (provenance). */
-    readonly entities: readonly { readonly id: string; readonly name: string; readonly kind: string; readonly pageUrl: string; readonly observedAt: string }[];
+    readonly entities: readonly {
+      readonly id: string;
+      readonly name: string;
+      readonly kind: string;
+      readonly pageUrl: string;
+      readonly observedAt: string;
+    }[];
     /** Documents that could not be parsed (reason parse_error), by URL. */
     readonly parseErrors: readonly string[];
     /**
@@ -88,7 +102,8 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     urls.retrying += s.retrying;
     urls.dead += s.dead;
     excluded += s.excluded.total;
-    for (const [k, v] of Object.entries(s.excluded.byReason)) byReason[k as ExclusionReason] = (byReason[k as ExclusionReason] ?? 0) + (v ?? 0);
+    for (const [k, v] of Object.entries(s.excluded.byReason))
+      byReason[k as ExclusionReason] = (byReason[k as ExclusionReason] ?? 0) + (v ?? 0);
     if (f) {
       outbound += f.outboundLinks;
       inboundHosts += f.inboundHosts;
@@ -112,8 +127,14 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     if (page.snippet.nosnippet) nosnippet++;
     else if (page.snippet.maxSnippet !== null) maxSnippet++;
   }
-  const fetched = docs.map((d) => d.lastFetched).filter((x): x is string => x !== null).sort();
-  const changed = docs.map((d) => d.lastChanged).filter((x): x is string => x !== null).sort();
+  const fetched = docs
+    .map((d) => d.lastFetched)
+    .filter((x): x is string => x !== null)
+    .sort();
+  const changed = docs
+    .map((d) => d.lastChanged)
+    .filter((x): x is string => x !== null)
+    .sort();
   const sitemaps = rows.sitemaps;
   const intervals = [...rows.changeIntervalsMs];
   const entities = rows.entitySources;
@@ -124,7 +145,13 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     urls: { ...urls, excluded: { total: excluded, byReason } },
     sitemaps,
     statusCodes,
-    canonical: { groups: [...groups].filter(([, n]) => n > 1).map(([canonical, pages]) => ({ canonical, pages })).sort((a, b) => a.canonical.localeCompare(b.canonical)), pointingElsewhere },
+    canonical: {
+      groups: [...groups]
+        .filter(([, n]) => n > 1)
+        .map(([canonical, pages]) => ({ canonical, pages }))
+        .sort((a, b) => a.canonical.localeCompare(b.canonical)),
+      pointingElsewhere,
+    },
     directives: { noindex: byReason.noindex ?? 0, nosnippet, maxSnippet },
     freshness: {
       lastFetchedAt: fetched.at(-1) ?? null,
@@ -134,7 +161,10 @@ export async function propertyDiagnostics(src: DiagnosticsSources, property: Web
     },
     structuredData: {
       entities,
-      parseErrors: docs.filter((d) => (d.reason ?? '').startsWith('parse_error')).map((d) => d.url).sort(),
+      parseErrors: docs
+        .filter((d) => (d.reason ?? '').startsWith('parse_error'))
+        .map((d) => d.url)
+        .sort(),
       jsonLdParseErrors: (await repos.entities?.parseErrors(hosts)) ?? [],
     },
     links: { outbound, inboundHosts },

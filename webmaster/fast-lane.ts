@@ -36,7 +36,10 @@ export interface FastLaneOptions {
 
 export interface FastLaneResult {
   /** accepted, replayed, duplicate: the URL is in the frontier; the others: refused, nothing queued. */
-  readonly outcome: Extract<AuditOutcome, 'ok' | 'replayed' | 'duplicate' | 'conflict' | 'quota_exceeded' | 'not_verified' | 'out_of_property' | 'invalid_url'>;
+  readonly outcome: Extract<
+    AuditOutcome,
+    'ok' | 'replayed' | 'duplicate' | 'conflict' | 'quota_exceeded' | 'not_verified' | 'out_of_property' | 'invalid_url'
+  >;
   readonly url: string | null;
   /** The frontier row, when queued. */
   readonly frontierId: number | null;
@@ -67,7 +70,8 @@ export class FastLane {
     const url = normalizeUrl(rawUrl);
     if (url === null || !/^https?:$/.test(new URL(url).protocol)) return refuse('invalid_url', null);
     if (!covers(property, hostOf(url))) return refuse('out_of_property', url);
-    const idempotencyDigest = idempotencyKey === undefined ? null : createHash('sha256').update(`${propertyId}\0${idempotencyKey}`).digest();
+    const idempotencyDigest =
+      idempotencyKey === undefined ? null : createHash('sha256').update(`${propertyId}\0${idempotencyKey}`).digest();
     const d = await repo.submitFastLane({ propertyId, url, idempotencyDigest, day, perDay, at });
     if (d.outcome === 'quota_exceeded') return refuse('quota_exceeded', url);
     if (d.outcome === 'conflict') return refuse('conflict', url);
@@ -76,11 +80,24 @@ export class FastLane {
     // A new (counted) submission of a URL the crawler already knows makes it due now (issue 11 item 4): done or
     // queued rows only, so back-off and dead letters stand; a replay or same-day duplicate only re-enqueues.
     const { id } = await frontier.enqueue(
-      { url: d.submission.url, host: hostOf(d.submission.url), reason: FAST_LANE_REASON, priority: FAST_LANE_PRIORITY, kind: 'page', at: now, expedite: d.outcome === 'accepted' },
+      {
+        url: d.submission.url,
+        host: hostOf(d.submission.url),
+        reason: FAST_LANE_REASON,
+        priority: FAST_LANE_PRIORITY,
+        kind: 'page',
+        at: now,
+        expedite: d.outcome === 'accepted',
+      },
       now,
     );
     const outcome = d.outcome === 'accepted' ? 'ok' : d.outcome;
     await repo.audit({ at, event: 'fast_lane_submitted', propertyId, method: null, outcome });
-    return { outcome, url: d.submission.url, frontierId: id, remainingToday: Math.max(0, perDay - (await repo.fastLaneUsed(propertyId, day))) };
+    return {
+      outcome,
+      url: d.submission.url,
+      frontierId: id,
+      remainingToday: Math.max(0, perDay - (await repo.fastLaneUsed(propertyId, day))),
+    };
   }
 }

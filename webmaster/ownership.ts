@@ -16,7 +16,15 @@
  * The audit log gets event, property, method, outcome and time only.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AuditEvent, AuditOutcome, OwnershipProof, ProofMethod, PropertyKind, WebmasterProperty, WebmasterRepo } from '../state/repos/webmaster-types.js';
+import type {
+  AuditEvent,
+  AuditOutcome,
+  OwnershipProof,
+  ProofMethod,
+  PropertyKind,
+  WebmasterProperty,
+  WebmasterRepo,
+} from '../state/repos/webmaster-types.js';
 import { accountIdOf, type OidcIdentity } from './accounts.js';
 import type { CheckResult, ProofCheckers } from './checkers.js';
 import { normalizePropertyName } from './properties.js';
@@ -134,7 +142,11 @@ export class Ownership {
   }
 
   /** Creates (or returns) a property for an authenticated identity. */
-  async createProperty(identity: OidcIdentity, kind: PropertyKind, rawName: string): Promise<{ property: WebmasterProperty; created: boolean }> {
+  async createProperty(
+    identity: OidcIdentity,
+    kind: PropertyKind,
+    rawName: string,
+  ): Promise<{ property: WebmasterProperty; created: boolean }> {
     const account = accountIdOf(identity);
     const name = normalizePropertyName(rawName);
     const out = await this.#repo.createProperty({ account, kind, name, at: this.#iso() });
@@ -148,10 +160,17 @@ export class Ownership {
    */
   async issueProof(identity: OidcIdentity, propertyId: string, method: ProofMethod): Promise<{ proof: OwnershipProof; challenge: string }> {
     const property = await this.#owned(accountIdOf(identity), propertyId);
-    if (!METHODS_FOR[property.kind].includes(method)) throw new OwnershipError('method_not_allowed', `a ${property.kind} property cannot use ${method}`);
+    if (!METHODS_FOR[property.kind].includes(method))
+      throw new OwnershipError('method_not_allowed', `a ${property.kind} property cannot use ${method}`);
     const challenge = mintChallenge();
     const now = this.#now();
-    const proof = await this.#repo.addProof({ propertyId, method, tokenHash: hashChallenge(challenge), createdAt: this.#iso(now), expiresAt: this.#iso(now + this.#ttl) });
+    const proof = await this.#repo.addProof({
+      propertyId,
+      method,
+      tokenHash: hashChallenge(challenge),
+      createdAt: this.#iso(now),
+      expiresAt: this.#iso(now + this.#ttl),
+    });
     await this.#audit('proof_issued', propertyId, method, 'ok');
     return { proof, challenge };
   }
@@ -236,7 +255,13 @@ export class Ownership {
     return { outcome, matched: [...matched], owned: ownedAfter };
   }
 
-  async #ownershipChange(propertyId: string, before: boolean, after: boolean, method: ProofMethod | null, outcome: AuditOutcome): Promise<void> {
+  async #ownershipChange(
+    propertyId: string,
+    before: boolean,
+    after: boolean,
+    method: ProofMethod | null,
+    outcome: AuditOutcome,
+  ): Promise<void> {
     if (!before && after) await this.#audit('ownership_gained', propertyId, method, 'ok');
     if (before && !after) await this.#audit('ownership_lost', propertyId, method, outcome === 'ok' ? 'expired' : outcome);
   }
@@ -263,7 +288,8 @@ export class Ownership {
     const proof = await this.#repo.getProof(proofId);
     if (!proof) throw new OwnershipError('no_such_proof', 'no such proof');
     await this.#owned(accountIdOf(identity), proof.propertyId);
-    if (proof.state !== 'pending' && proof.state !== 'verified') throw new OwnershipError('proof_ended', `the proof is already ${proof.state}`);
+    if (proof.state !== 'pending' && proof.state !== 'verified')
+      throw new OwnershipError('proof_ended', `the proof is already ${proof.state}`);
     const before = await this.isOwned(proof.propertyId);
     await this.#repo.updateProof(proofId, { state: 'revoked', endedAt: this.#iso() });
     await this.#audit('proof_revoked', proof.propertyId, proof.method, 'revoked');
@@ -315,7 +341,11 @@ export class Ownership {
  */
 export async function reverifyPeriodically(
   ownership: Pick<Ownership, 'reverifyAll'>,
-  opts: { everyMs: number; signal: AbortSignal; onPass?: (r: { checked: number; lost: number; expired: number } | { error: unknown }) => void },
+  opts: {
+    everyMs: number;
+    signal: AbortSignal;
+    onPass?: (r: { checked: number; lost: number; expired: number } | { error: unknown }) => void;
+  },
 ): Promise<number> {
   let passes = 0;
   while (!opts.signal.aborted) {

@@ -9,7 +9,16 @@ import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
 import type { Db, Queryable } from './postgres.js';
 import { planKnown, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 import { toClaimed } from './rows.js';
-import { LeaseLostError, type AdmitResult, type ClaimedItem, type CompleteFields, type FrontierEntry, type FrontierRecord, type FrontierRepo, type HostFactsRepo } from './types.js';
+import {
+  LeaseLostError,
+  type AdmitResult,
+  type ClaimedItem,
+  type CompleteFields,
+  type FrontierEntry,
+  type FrontierRecord,
+  type FrontierRepo,
+  type HostFactsRepo,
+} from './types.js';
 
 async function guarded(q: Queryable, sql: string, args: unknown[], item: ClaimedItem): Promise<void> {
   const r = await q.query(sql, args);
@@ -21,7 +30,19 @@ export async function pgComplete(db: Db, item: ClaimedItem, opts: CompleteFields
   await guarded(
     db,
     SQL.complete,
-    [opts.recrawlAt, opts.status ?? null, now, opts.etag ?? null, opts.lastModified ?? null, opts.outcome ?? null, opts.recrawlMs ?? null, opts.changed === true ? 1 : 0, opts.priority ?? null, item.id, item.lease],
+    [
+      opts.recrawlAt,
+      opts.status ?? null,
+      now,
+      opts.etag ?? null,
+      opts.lastModified ?? null,
+      opts.outcome ?? null,
+      opts.recrawlMs ?? null,
+      opts.changed === true ? 1 : 0,
+      opts.priority ?? null,
+      item.id,
+      item.lease,
+    ],
     item,
   );
 }
@@ -32,7 +53,16 @@ export async function pgFail(db: Db, item: ClaimedItem, opts: Parameters<Frontie
   await guarded(
     db,
     SQL.fail,
-    [state, opts.error, state === 'dead' ? (opts.deadReason ?? opts.error) : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now, opts.status ?? null, item.id, item.lease],
+    [
+      state,
+      opts.error,
+      state === 'dead' ? (opts.deadReason ?? opts.error) : null,
+      opts.retryAt ?? Number.MAX_SAFE_INTEGER,
+      now,
+      opts.status ?? null,
+      item.id,
+      item.lease,
+    ],
     item,
   );
   return state;
@@ -57,10 +87,26 @@ export class PgCrawlFrontier {
           if (n >= e.maxPerHost) return null;
         }
         await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
-        const ins = await c.query<{ id: number }>(SQL.insert, [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now]);
+        const ins = await c.query<{ id: number }>(SQL.insert, [
+          e.url,
+          e.host,
+          e.kind ?? 'page',
+          e.priority ?? 0,
+          e.reason,
+          e.requestId ?? null,
+          e.at ?? now,
+          e.depth ?? 0,
+          scopeText(e.scope),
+          now,
+        ]);
         if (n !== undefined) this.#hostRows.set(e.host, n + 1);
         // Another worker inserted it meanwhile (the INSERT waited for its commit): it is known, as is.
-        if (!ins.rows[0]) return { id: (await c.query<{ id: number }>('SELECT id, state FROM frontier WHERE url = $1', [e.url])).rows[0]!.id, added: false, state: 'queued' as const };
+        if (!ins.rows[0])
+          return {
+            id: (await c.query<{ id: number }>('SELECT id, state FROM frontier WHERE url = $1', [e.url])).rows[0]!.id,
+            added: false,
+            state: 'queued' as const,
+          };
         return { id: ins.rows[0].id, added: true, state: 'queued' as const };
       }
       const plan = planKnown(cur, e, now);
@@ -93,9 +139,31 @@ export class PgCrawlFrontier {
       const interval = r?.recrawl_ms ?? m.recrawlMs;
       if (!r) {
         await c.query(SQL.ensureHost, [host, this.defaultGapMs]);
-        await c.query(SQL.fetchedInsert, [url, host, m.priority, m.reason, now + interval, m.etag ?? null, m.lastModified ?? null, m.status ?? null, m.outcome, now, interval, scopeText(m.scope)]);
+        await c.query(SQL.fetchedInsert, [
+          url,
+          host,
+          m.priority,
+          m.reason,
+          now + interval,
+          m.etag ?? null,
+          m.lastModified ?? null,
+          m.status ?? null,
+          m.outcome,
+          now,
+          interval,
+          scopeText(m.scope),
+        ]);
       } else {
-        await c.query(SQL.fetchedUpdate, [now + interval, m.etag ?? null, m.lastModified ?? null, m.status ?? null, m.outcome, now, m.priority, r.id]);
+        await c.query(SQL.fetchedUpdate, [
+          now + interval,
+          m.etag ?? null,
+          m.lastModified ?? null,
+          m.status ?? null,
+          m.outcome,
+          now,
+          m.priority,
+          r.id,
+        ]);
       }
     });
   }
@@ -107,7 +175,9 @@ export class PgCrawlFrontier {
 
   async deadLetters(opts: { host?: string; limit?: number } = {}): Promise<FrontierRecord[]> {
     const limit = opts.limit ?? 100;
-    const r = opts.host ? await this.db.query<RawFrontierRow>(SQL.deadHost, [limit, opts.host.toLowerCase()]) : await this.db.query<RawFrontierRow>(SQL.deadAll, [limit]);
+    const r = opts.host
+      ? await this.db.query<RawFrontierRow>(SQL.deadHost, [limit, opts.host.toLowerCase()])
+      : await this.db.query<RawFrontierRow>(SQL.deadAll, [limit]);
     return r.rows.map(toRecord);
   }
 
@@ -170,7 +240,13 @@ export function pgHostWrites(db: Db): HostWrites {
         // Link targets are aggregated by lower-cased host: two spellings of one host add up (the primary key).
         const agg = new Map<string, number>();
         for (const [to, n] of counts) if (n > 0) agg.set(to.toLowerCase(), (agg.get(to.toLowerCase()) ?? 0) + n);
-        for (const [to, n] of agg) await c.query('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES ($1, $2, $3, $4)', [pageRef, from, to, n]);
+        for (const [to, n] of agg)
+          await c.query('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES ($1, $2, $3, $4)', [
+            pageRef,
+            from,
+            to,
+            n,
+          ]);
       });
     },
     withdrawPageLinks: async (pageRef) => {

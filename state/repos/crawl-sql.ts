@@ -141,7 +141,12 @@ export function planKnown(cur: RawFrontierRow, e: FrontierEntry, now: number): A
   if (e.expedite && (cur.state === 'done' || cur.state === 'queued')) refresh = true;
   if (refresh && cur.state !== 'leased') {
     // A queued row keeps an earlier due date; anything else becomes due at `at`.
-    return { rescope, refresh: { nextAt: Math.min(at, cur.state === 'queued' ? cur.next_at : at) }, raise: false, result: { id: cur.id, added: false, state: 'queued' } };
+    return {
+      rescope,
+      refresh: { nextAt: Math.min(at, cur.state === 'queued' ? cur.next_at : at) },
+      raise: false,
+      result: { id: cur.id, added: false, state: 'queued' },
+    };
   }
   return { rescope, refresh: null, raise: priority > cur.priority, result: { id: cur.id, added: false, state: cur.state } };
 }

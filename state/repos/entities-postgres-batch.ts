@@ -56,11 +56,17 @@ export async function importBatch(
   // The snapshot: sources of these rows, key rows under these keys, the entities they name and all their sources.
   const keyRows = new Map<string, KeyRow[]>();
   const srcEntity = new Map<string, number>();
-  for (const r of (await c.query<{ source_key: string; entity_seq: number }>('SELECT source_key, entity_seq FROM entity_sources WHERE source_key = ANY($1::text[])', [sourceKeys])).rows)
+  for (const r of (
+    await c.query<{ source_key: string; entity_seq: number }>(
+      'SELECT source_key, entity_seq FROM entity_sources WHERE source_key = ANY($1::text[])',
+      [sourceKeys],
+    )
+  ).rows)
     srcEntity.set(r.source_key, r.entity_seq);
   // Which of those keys each source holds (to replace a re-imported source's keys in the snapshot).
   const keysOfSource = new Map<string, Set<string>>();
-  for (const r of (await c.query<KeyRow>('SELECT key, source_key, entity_seq FROM entity_keys WHERE key = ANY($1::text[])', [allKeys])).rows) {
+  for (const r of (await c.query<KeyRow>('SELECT key, source_key, entity_seq FROM entity_keys WHERE key = ANY($1::text[])', [allKeys]))
+    .rows) {
     keyRows.set(r.key, [...(keyRows.get(r.key) ?? []), r]);
     keysOfSource.set(r.source_key, (keysOfSource.get(r.source_key) ?? new Set<string>()).add(r.key));
   }
@@ -68,7 +74,12 @@ export async function importBatch(
   const entities = new Map<number, EntityPlace>();
   const entSources = new Map<number, Map<string, SourceRow>>();
   if (seqs.length > 0) {
-    for (const e of (await c.query<EntityPlace & { seq: number }>('SELECT seq, id, cardinality(name_tokens) AS tokens, postal_code, lat, lon, street, locality FROM entities WHERE seq = ANY($1::bigint[])', [seqs])).rows)
+    for (const e of (
+      await c.query<EntityPlace & { seq: number }>(
+        'SELECT seq, id, cardinality(name_tokens) AS tokens, postal_code, lat, lon, street, locality FROM entities WHERE seq = ANY($1::bigint[])',
+        [seqs],
+      )
+    ).rows)
       entities.set(e.seq, e);
     for (const s of (await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ANY($1::bigint[])', [seqs])).rows)
       entSources.set(s.entity_seq, (entSources.get(s.entity_seq) ?? new Map<string, SourceRow>()).set(s.source_key, s));
@@ -85,7 +96,9 @@ export async function importBatch(
     const { facts } = st.row;
     // The same rows, filters, order and limits as the SQLite store's queries (EntityStore #answer).
     const others = (key: string) =>
-      (keyRows.get(key) ?? []).filter((k) => k.source_key !== st.sourceKey && entities.has(k.entity_seq)).sort((a, b) => a.entity_seq - b.entity_seq);
+      (keyRows.get(key) ?? [])
+        .filter((k) => k.source_key !== st.sourceKey && entities.has(k.entity_seq))
+        .sort((a, b) => a.entity_seq - b.entity_seq);
     const d = await runJoinAsync(joinDecision(st.sourceKey, facts, st.keys, new Map()), async (ask) => {
       switch (ask.op) {
         case 'source':
@@ -104,11 +117,17 @@ export async function importBatch(
         case 'alive':
           return entities.has(ask.seq);
         case 'create': {
-          fresh ??= (await c.query<{ seq: number }>(`SELECT nextval(pg_get_serial_sequence('entities', 'seq')) AS seq FROM generate_series(1, $1::int)`, [statements.length])).rows.map((r) => r.seq);
+          fresh ??= (
+            await c.query<{ seq: number }>(
+              `SELECT nextval(pg_get_serial_sequence('entities', 'seq')) AS seq FROM generate_series(1, $1::int)`,
+              [statements.length],
+            )
+          ).rows.map((r) => r.seq);
           const seq = fresh.shift()!;
           let id = entityIdFor(ask.primaryKey);
           // A hash collision with a different live entity (practically impossible) gets a salted id rather than a merge.
-          for (let i = 1; takenIds.has(id) || (await c.query('SELECT 1 FROM entities WHERE id = $1', [id])).rows.length > 0; i++) id = entityIdFor(`${ask.primaryKey}#${i}`);
+          for (let i = 1; takenIds.has(id) || (await c.query('SELECT 1 FROM entities WHERE id = $1', [id])).rows.length > 0; i++)
+            id = entityIdFor(`${ask.primaryKey}#${i}`);
           takenIds.add(id);
           entities.set(seq, { id, tokens: 0, postal_code: null, lat: null, lon: null, street: null, locality: null });
           totals.entities++;
@@ -134,14 +153,24 @@ export async function importBatch(
     srcEntity.set(st.sourceKey, d.seq);
     entSources.set(d.seq, (entSources.get(d.seq) ?? new Map<string, SourceRow>()).set(st.sourceKey, source));
     touchedSources.set(st.sourceKey, source);
-    for (const key of keysOfSource.get(st.sourceKey) ?? []) keyRows.set(key, keyRows.get(key)!.filter((k) => k.source_key !== st.sourceKey));
+    for (const key of keysOfSource.get(st.sourceKey) ?? [])
+      keyRows.set(
+        key,
+        keyRows.get(key)!.filter((k) => k.source_key !== st.sourceKey),
+      );
     const stored = new Set(d.storedKeys);
     for (const key of stored) keyRows.set(key, [...(keyRows.get(key) ?? []), { key, source_key: st.sourceKey, entity_seq: d.seq }]);
     keysOfSource.set(st.sourceKey, stored);
     touchedKeys.set(st.sourceKey, [...stored]);
     const merged = mergeSources([...entSources.get(d.seq)!.values()])!;
     const e = entities.get(d.seq)!;
-    Object.assign(e, { postal_code: merged.postalCode, lat: merged.lat, lon: merged.lon, street: merged.street, locality: merged.locality });
+    Object.assign(e, {
+      postal_code: merged.postalCode,
+      lat: merged.lat,
+      lon: merged.lon,
+      street: merged.street,
+      locality: merged.locality,
+    });
     dirty.set(d.seq, merged);
     out.push(d.outcome);
   }
@@ -192,13 +221,22 @@ export async function importBatch(
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(source_key, entity_seq, dataset, row_id, facts, observed_at, verified_at)
      ON CONFLICT (source_key) DO UPDATE SET entity_seq = excluded.entity_seq, page_url = excluded.page_url,
        facts = excluded.facts, observed_at = excluded.observed_at, verified_at = excluded.verified_at`,
-    [srcs.map((s) => s.source_key), srcs.map((s) => s.entity_seq), srcs.map((s) => s.dataset), srcs.map((s) => s.row_id), srcs.map((s) => s.facts), srcs.map((s) => s.observed_at), srcs.map((s) => s.verified_at)],
+    [
+      srcs.map((s) => s.source_key),
+      srcs.map((s) => s.entity_seq),
+      srcs.map((s) => s.dataset),
+      srcs.map((s) => s.row_id),
+      srcs.map((s) => s.facts),
+      srcs.map((s) => s.observed_at),
+      srcs.map((s) => s.verified_at),
+    ],
   );
   const keyList = [...touchedKeys].flatMap(([sk, keys]) => keys.map((k) => [k, sk, srcEntity.get(sk)!] as const));
   await c.query('DELETE FROM entity_keys WHERE source_key = ANY($1::text[])', [[...touchedKeys.keys()]]);
-  await c.query(
-    'INSERT INTO entity_keys (key, source_key, entity_seq) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])',
-    [keyList.map((k) => k[0]), keyList.map((k) => k[1]), keyList.map((k) => k[2])],
-  );
+  await c.query('INSERT INTO entity_keys (key, source_key, entity_seq) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])', [
+    keyList.map((k) => k[0]),
+    keyList.map((k) => k[1]),
+    keyList.map((k) => k[2]),
+  ]);
   return out;
 }

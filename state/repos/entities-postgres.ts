@@ -119,7 +119,9 @@ export class PgEntities implements EntitiesRepo {
       ).rows)
         previous.set(r.key, r.entity_seq);
       const touched = new Set<number>(
-        (await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [page.pageRef])).rows.map((r) => r.entity_seq),
+        (
+          await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [page.pageRef])
+        ).rows.map((r) => r.entity_seq),
       );
       await c.query('DELETE FROM entity_parse_errors WHERE page_ref = $1', [page.pageRef]);
       const rows = parseErrorRows(parseErrors);
@@ -138,7 +140,15 @@ export class PgEntities implements EntitiesRepo {
         }
         const r = await this.#record(
           c,
-          { sourceKey: st.sourceKey, type: 'page', pageRef: page.pageRef, pageUrl: page.url, dataset: null, rowId: null, verifiedAt: observedAt },
+          {
+            sourceKey: st.sourceKey,
+            type: 'page',
+            pageRef: page.pageRef,
+            pageUrl: page.url,
+            dataset: null,
+            rowId: null,
+            verifiedAt: observedAt,
+          },
           st.facts,
           st.keys,
           observedAt,
@@ -158,14 +168,23 @@ export class PgEntities implements EntitiesRepo {
     await this.db.transaction(async (c) => {
       await lock(c);
       const totals: NameTotals = { entities: 0, tokens: 0 };
-      const seqs = new Set((await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [pageRef])).rows.map((r) => r.entity_seq));
+      const seqs = new Set(
+        (await c.query<{ entity_seq: number }>('DELETE FROM entity_sources WHERE page_ref = $1 RETURNING entity_seq', [pageRef])).rows.map(
+          (r) => r.entity_seq,
+        ),
+      );
       await c.query('DELETE FROM entity_parse_errors WHERE page_ref = $1', [pageRef]);
       for (const seq of seqs) await this.#refresh(c, seq, totals);
       await addTotals(c, totals);
     });
   }
 
-  async importRows(dataset: string, rows: readonly DatasetRowInput[], observedAt: string, verifiedAt?: string | null): Promise<UpsertOutcome[]> {
+  async importRows(
+    dataset: string,
+    rows: readonly DatasetRowInput[],
+    observedAt: string,
+    verifiedAt?: string | null,
+  ): Promise<UpsertOutcome[]> {
     const verified = verifiedAt ?? this.#datasets.get(dataset)?.releasedAt ?? null;
     return this.db.transaction(async (c) => {
       await lock(c);
@@ -183,12 +202,23 @@ export class PgEntities implements EntitiesRepo {
   async parseErrors(hosts: readonly string[]): Promise<JsonLdParseErrorRecord[]> {
     if (hosts.length === 0) return [];
     const rows = (
-      await this.db.query<{ page_ref: number; page_url: string; host: string; reason: JsonLdParseErrorRecord['reason']; blocks: number; observed_at: string }>(
-        'SELECT * FROM entity_parse_errors WHERE host = ANY($1::text[]) ORDER BY page_url COLLATE "C", reason COLLATE "C"',
-        [hosts],
-      )
+      await this.db.query<{
+        page_ref: number;
+        page_url: string;
+        host: string;
+        reason: JsonLdParseErrorRecord['reason'];
+        blocks: number;
+        observed_at: string;
+      }>('SELECT * FROM entity_parse_errors WHERE host = ANY($1::text[]) ORDER BY page_url COLLATE "C", reason COLLATE "C"', [hosts])
     ).rows;
-    return rows.map((r) => ({ pageRef: r.page_ref, url: r.page_url, host: r.host, reason: r.reason, blocks: r.blocks, observedAt: r.observed_at }));
+    return rows.map((r) => ({
+      pageRef: r.page_ref,
+      url: r.page_url,
+      host: r.host,
+      reason: r.reason,
+      blocks: r.blocks,
+      observedAt: r.observed_at,
+    }));
   }
 
   async search(query: EntityQuery): Promise<EntityRecord[]> {
@@ -242,7 +272,9 @@ export class PgEntities implements EntitiesRepo {
   /** Records of rows, their sources read in one query. */
   async #records(c: Queryable, rows: readonly EntityRow[]): Promise<EntityRecord[]> {
     if (rows.length === 0) return [];
-    const sources = (await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ANY($1::bigint[])', [rows.map((r) => r.seq)])).rows;
+    const sources = (
+      await c.query<SourceRow>('SELECT * FROM entity_sources WHERE entity_seq = ANY($1::bigint[])', [rows.map((r) => r.seq)])
+    ).rows;
     const bySeq = new Map<number, SourceRow[]>();
     for (const s of sources) bySeq.set(s.entity_seq, [...(bySeq.get(s.entity_seq) ?? []), s]);
     return rows.map((r) => toEntityRecord(r, bySeq.get(r.seq) ?? [], this.#datasets));
@@ -302,7 +334,19 @@ export class PgEntities implements EntitiesRepo {
          ON CONFLICT (key, source_key) DO UPDATE SET entity_seq = excluded.entity_seq RETURNING 1
        )
        SELECT e.id FROM entities e WHERE e.seq = $2`,
-      [source.source_key, d.seq, source.type, source.page_ref, source.page_url, source.dataset, source.row_id, source.facts, observedAt, source.verified_at, d.storedKeys],
+      [
+        source.source_key,
+        d.seq,
+        source.type,
+        source.page_ref,
+        source.page_url,
+        source.dataset,
+        source.row_id,
+        source.facts,
+        observedAt,
+        source.verified_at,
+        d.storedKeys,
+      ],
     );
     const row = r.rows[0]!;
     return { seq: d.seq, id: row.id, outcome: d.outcome };
@@ -337,9 +381,12 @@ export class PgEntities implements EntitiesRepo {
 
   /** Recomputes an entity from its sources (mergeSources; read unless given); no source left → the entity is deleted. */
   async #refresh(c: Queryable, seq: number, totals: NameTotals): Promise<void> {
-    const merged = mergeSources((await prepared<SourceRow>(c, 'svc_entity_sources', 'SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows);
+    const merged = mergeSources(
+      (await prepared<SourceRow>(c, 'svc_entity_sources', 'SELECT * FROM entity_sources WHERE entity_seq = $1', [seq])).rows,
+    );
     if (merged === null) {
-      const gone = (await c.query<{ old: number }>('DELETE FROM entities WHERE seq = $1 RETURNING cardinality(name_tokens) AS old', [seq])).rows[0];
+      const gone = (await c.query<{ old: number }>('DELETE FROM entities WHERE seq = $1 RETURNING cardinality(name_tokens) AS old', [seq]))
+        .rows[0];
       if (gone) {
         totals.entities--;
         totals.tokens -= gone.old;
@@ -384,7 +431,8 @@ export interface NameTotals {
 }
 
 async function addTotals(c: Queryable, t: NameTotals): Promise<void> {
-  if (t.entities !== 0 || t.tokens !== 0) await c.query('UPDATE entity_name_stats SET entities = entities + $1, tokens = tokens + $2 WHERE id = 1', [t.entities, t.tokens]);
+  if (t.entities !== 0 || t.tokens !== 0)
+    await c.query('UPDATE entity_name_stats SET entities = entities + $1, tokens = tokens + $2 WHERE id = 1', [t.entities, t.tokens]);
 }
 
 /** What joinDecision may ask about one statement before it writes, read at once. */
@@ -399,7 +447,16 @@ interface Prefetched {
 
 /** The rows the SQLite store reads ask by ask (same filters, order and limits), in one query. */
 async function prefetch(c: Queryable, sourceKey: string, keys: readonly string[], nameKey: string | null): Promise<Prefetched> {
-  const r = await prepared<{ part: 'source' | 'key' | 'name'; key: string | null; entity_seq: number; postal_code: string | null; lat: number | null; lon: number | null; street: string | null; locality: string | null }>(
+  const r = await prepared<{
+    part: 'source' | 'key' | 'name';
+    key: string | null;
+    entity_seq: number;
+    postal_code: string | null;
+    lat: number | null;
+    lon: number | null;
+    street: string | null;
+    locality: string | null;
+  }>(
     c,
     'svc_entity_prefetch',
     `SELECT 'source' AS part, NULL::text AS key, s.entity_seq, NULL::text AS postal_code, NULL::float8 AS lat, NULL::float8 AS lon, NULL::text AS street, NULL::text AS locality, 0 AS o
@@ -422,7 +479,8 @@ async function prefetch(c: Queryable, sourceKey: string, keys: readonly string[]
   for (const x of r.rows) {
     if (x.part === 'source') source = x.entity_seq;
     else if (x.part === 'key') byKey.set(x.key!, [...(byKey.get(x.key!) ?? []), { entity_seq: x.entity_seq, postal_code: x.postal_code }]);
-    else byName.push({ entity_seq: x.entity_seq, lat: x.lat, lon: x.lon, postal_code: x.postal_code, street: x.street, locality: x.locality });
+    else
+      byName.push({ entity_seq: x.entity_seq, lat: x.lat, lon: x.lon, postal_code: x.postal_code, street: x.street, locality: x.locality });
   }
   return { source, byKey, byName };
 }
@@ -431,7 +489,12 @@ async function prefetch(c: Queryable, sourceKey: string, keys: readonly string[]
  * A named (prepared once per connection) statement: an import runs the same few statements tens of thousands of
  * times. Only on a transaction's own client, where the connection is fixed.
  */
-function prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(c: Queryable, name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+function prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  c: Queryable,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
   return (c as unknown as { query(q: pg.QueryConfig): Promise<pg.QueryResult<R>> }).query({ name, text, values });
 }
 

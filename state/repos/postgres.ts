@@ -90,8 +90,18 @@ export const STATE_RETRY_AFTER_S = 5;
 // Connection-class failures: the server is down, restarting, refusing connections or out of slots. SQLSTATE
 // classes 08 (connection exception) and 57P (operator intervention: shutdown, crash recovery), plus 53300
 // (too_many_connections) and the socket errors Node reports.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '53300']);
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i;
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '53300',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i;
 
 /** True when `err` says the database cannot be reached right now (as opposed to a bad query). */
 export function isConnectionFailure(err: unknown): boolean {
@@ -105,7 +115,8 @@ export function isConnectionFailure(err: unknown): boolean {
  * pool reconnects on its own once the server is back, so nothing else has to recover. Other errors pass unchanged.
  */
 function translate(err: unknown): never {
-  if (isConnectionFailure(err)) throw new SvcError('unavailable', 'the state database is unreachable; retry shortly', { retryAfter: STATE_RETRY_AFTER_S, cause: err });
+  if (isConnectionFailure(err))
+    throw new SvcError('unavailable', 'the state database is unreachable; retry shortly', { retryAfter: STATE_RETRY_AFTER_S, cause: err });
   throw err;
 }
 
@@ -296,11 +307,25 @@ class PgFrontier implements FrontierRepo {
       return { id: r!.id, added: r!.added };
     }
     return this.pool.transaction(async (c) => {
-      await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [e.host, this.defaultGapMs]);
+      await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [
+        e.host,
+        this.defaultGapMs,
+      ]);
       const ins = await c.query<{ id: number }>(
         `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at, request_id, scope)
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $8, $9, $10) ON CONFLICT (url) DO NOTHING RETURNING id`,
-        [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.at ?? now, e.depth ?? 0, now, e.requestId ?? null, scopeText(e.scope)],
+        [
+          e.url,
+          e.host,
+          e.kind ?? 'page',
+          e.priority ?? 0,
+          e.reason,
+          e.at ?? now,
+          e.depth ?? 0,
+          now,
+          e.requestId ?? null,
+          scopeText(e.scope),
+        ],
       );
       if (ins.rows[0]) return { id: ins.rows[0].id, added: true };
       const prior = await c.query<{ id: number }>('SELECT id FROM frontier WHERE url = $1', [e.url]);
@@ -329,12 +354,10 @@ class PgFrontier implements FrontierRepo {
       if (!r) return null;
       const token = `${opts.owner}:${randomUUID()}`;
       await c.query('UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3', [now + r.gap_ms, token, r.host]);
-      await c.query(`UPDATE frontier SET state = 'leased', lease_owner = $1, lease_until = $2, next_at = $2, updated_at = $3 WHERE id = $4`, [
-        token,
-        now + opts.leaseMs,
-        now,
-        r.id,
-      ]);
+      await c.query(
+        `UPDATE frontier SET state = 'leased', lease_owner = $1, lease_until = $2, next_at = $2, updated_at = $3 WHERE id = $4`,
+        [token, now + opts.leaseMs, now, r.id],
+      );
       return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
     });
   }
@@ -412,7 +435,10 @@ class PgFrontier implements FrontierRepo {
     const rows = (
       opts.host === undefined
         ? await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier GROUP BY state')
-        : await this.pool.query<{ state: FrontierState; n: number }>('SELECT state, count(*) AS n FROM frontier WHERE host = $1 GROUP BY state', [opts.host.toLowerCase()])
+        : await this.pool.query<{ state: FrontierState; n: number }>(
+            'SELECT state, count(*) AS n FROM frontier WHERE host = $1 GROUP BY state',
+            [opts.host.toLowerCase()],
+          )
     ).rows;
     for (const r of rows) out[r.state] = r.n;
     return out;
@@ -432,7 +458,10 @@ class PgPoliteness implements PolitenessRepo {
 
   async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
     // One statement: the row lock serialises concurrent takers, the loser sees the winner's next_fetch_at.
-    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [host, this.defaultGapMs]);
+    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [
+      host,
+      this.defaultGapMs,
+    ]);
     const taken = await this.pool.query(
       'UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3 AND (next_fetch_at <= $4 OR holder = $2)',
       [now + holdMs, token, host, now],
@@ -443,24 +472,25 @@ class PgPoliteness implements PolitenessRepo {
   }
 
   async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {
-    await this.pool.query('UPDATE host_politeness SET next_fetch_at = greatest($1::bigint, $2::bigint + gap_ms), holder = NULL WHERE host = $3 AND holder = $4', [
-      nextFetchAt,
-      now,
-      host,
-      token,
-    ]);
+    await this.pool.query(
+      'UPDATE host_politeness SET next_fetch_at = greatest($1::bigint, $2::bigint + gap_ms), holder = NULL WHERE host = $3 AND holder = $4',
+      [nextFetchAt, now, host, token],
+    );
   }
 
   async setGap(host: string, gapMs: number) {
-    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms', [
-      host,
-      gapMs,
-    ]);
+    await this.pool.query(
+      'INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms',
+      [host, gapMs],
+    );
   }
 
   async get(host: string) {
-    const r = (await this.pool.query<{ host: string; gap_ms: number; next_fetch_at: number }>('SELECT * FROM host_politeness WHERE host = $1', [host]))
-      .rows[0];
+    const r = (
+      await this.pool.query<{ host: string; gap_ms: number; next_fetch_at: number }>('SELECT * FROM host_politeness WHERE host = $1', [
+        host,
+      ])
+    ).rows[0];
     return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
   }
 }
@@ -473,13 +503,22 @@ interface PgOutboxRow {
   attempts: number;
 }
 
-const toPgOutboxEntry = (r: PgOutboxRow): OutboxEntry => ({ id: r.id, pageRef: r.page_ref, payload: r.payload, enqueuedAt: r.enqueued_at, attempts: r.attempts });
+const toPgOutboxEntry = (r: PgOutboxRow): OutboxEntry => ({
+  id: r.id,
+  pageRef: r.page_ref,
+  payload: r.payload,
+  enqueuedAt: r.enqueued_at,
+  attempts: r.attempts,
+});
 
 class PgOutbox implements OutboxRepo {
   constructor(readonly pool: Db) {}
 
   async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
-    const r = await this.pool.query<{ id: number }>('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES ($1, $2, $3) RETURNING id', [pageRef, payload, now]);
+    const r = await this.pool.query<{ id: number }>(
+      'INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES ($1, $2, $3) RETURNING id',
+      [pageRef, payload, now],
+    );
     return (r.rows[0] as { id: number }).id;
   }
 
@@ -576,11 +615,18 @@ class PgDocuments implements DocumentsRepo {
   }
 
   async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
-    await this.pool.query('UPDATE documents SET status = $1, reason = $2, last_fetched = $3 WHERE page_ref = $4', [status, reason, at, pageRef]);
+    await this.pool.query('UPDATE documents SET status = $1, reason = $2, last_fetched = $3 WHERE page_ref = $4', [
+      status,
+      reason,
+      at,
+      pageRef,
+    ]);
   }
 
   async counts() {
-    const rows = (await this.pool.query<{ status: DocumentStatus; n: number }>('SELECT status, count(*) AS n FROM documents GROUP BY status')).rows;
+    const rows = (
+      await this.pool.query<{ status: DocumentStatus; n: number }>('SELECT status, count(*) AS n FROM documents GROUP BY status')
+    ).rows;
     return Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DocumentStatus, number>>;
   }
 
@@ -599,7 +645,9 @@ class PgRequests implements RequestsRepo {
       // key), so the idempotency, open-request and daily-quota checks below see every earlier submission.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc:requests:${keyDigest}`]);
       if (idem !== null) {
-        const prior = (await c.query<UrlRequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [keyDigest, idem])).rows[0];
+        const prior = (
+          await c.query<UrlRequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [keyDigest, idem])
+        ).rows[0];
         if (prior) {
           if (prior.type !== type || prior.url !== url) throw idempotencyConflict();
           return { request: toUrlRequest(prior), deduplicated: true };
@@ -613,8 +661,13 @@ class PgRequests implements RequestsRepo {
         )
       ).rows[0];
       if (open) return { request: toUrlRequest(open), deduplicated: true };
-      const used = (await c.query<{ n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = $1 AND received_at >= $2', [keyDigest, utcDayStart(opts.now)]))
-        .rows[0]?.n ?? 0;
+      const used =
+        (
+          await c.query<{ n: number }>('SELECT count(*) AS n FROM url_requests WHERE key_digest = $1 AND received_at >= $2', [
+            keyDigest,
+            utcDayStart(opts.now),
+          ])
+        ).rows[0]?.n ?? 0;
       if (used >= opts.perDay) throw submissionQuotaExceeded(opts.perDay, opts.now);
       const at = opts.now.toISOString();
       const row = (
@@ -629,7 +682,8 @@ class PgRequests implements RequestsRepo {
   }
 
   async getForKey(id: string, keyDigest: string) {
-    const r = (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE id = $1 AND key_digest = $2', [id, keyDigest])).rows[0];
+    const r = (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE id = $1 AND key_digest = $2', [id, keyDigest]))
+      .rows[0];
     return r ? toUrlRequest(r) : null;
   }
 
@@ -639,9 +693,9 @@ class PgRequests implements RequestsRepo {
   }
 
   async listByStatus(status: RequestStatus, limit = 100) {
-    return (await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE status = $1 ORDER BY updated_at, id LIMIT $2', [status, limit])).rows.map(
-      toUrlRequest,
-    );
+    return (
+      await this.pool.query<UrlRequestRow>('SELECT * FROM url_requests WHERE status = $1 ORDER BY updated_at, id LIMIT $2', [status, limit])
+    ).rows.map(toUrlRequest);
   }
 
   async transition(id: string, to: RequestStatus, detail: { outcome?: RequestOutcome; reason?: string } = {}, at: Date = new Date()) {
@@ -654,7 +708,15 @@ class PgRequests implements RequestsRepo {
         await c.query<UrlRequestRow>(
           `UPDATE url_requests SET status = $1, outcome = $2, reason = $3, history = $4, updated_at = $5, attempts = attempts + $6
            WHERE id = $7 RETURNING *`,
-          [to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify([...cur.history, event]), event.at, to === 'in_progress' ? 1 : 0, id],
+          [
+            to,
+            detail.outcome ?? null,
+            detail.reason ?? null,
+            JSON.stringify([...cur.history, event]),
+            event.at,
+            to === 'in_progress' ? 1 : 0,
+            id,
+          ],
         )
       ).rows[0] as UrlRequestRow;
       return toUrlRequest(next);
@@ -663,7 +725,10 @@ class PgRequests implements RequestsRepo {
 
   async counts() {
     const out: Record<RequestStatus, number> = { received: 0, queued: 0, in_progress: 0, completed: 0, failed: 0 };
-    for (const r of (await this.pool.query<{ status: RequestStatus; n: number }>('SELECT status, count(*) AS n FROM url_requests GROUP BY status')).rows) out[r.status] = r.n;
+    for (const r of (
+      await this.pool.query<{ status: RequestStatus; n: number }>('SELECT status, count(*) AS n FROM url_requests GROUP BY status')
+    ).rows)
+      out[r.status] = r.n;
     return out;
   }
 
@@ -681,9 +746,15 @@ class PgRequests implements RequestsRepo {
     ).rows[0];
     if (inserted) return { request: toRequest(inserted), deduplicated: false };
     // ON CONFLICT DO NOTHING waited for the winner to commit, so its row is visible to this new statement.
-    const prior = (await this.pool.query<RequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [sub.keyDigest, idem]))
-      .rows[0] as RequestRow;
-    return prior.type === sub.type && prior.url === sub.url ? { request: toRequest(prior), deduplicated: true } : { conflict: toRequest(prior) };
+    const prior = (
+      await this.pool.query<RequestRow>('SELECT * FROM url_requests WHERE key_digest = $1 AND idempotency_digest = $2', [
+        sub.keyDigest,
+        idem,
+      ])
+    ).rows[0] as RequestRow;
+    return prior.type === sub.type && prior.url === sub.url
+      ? { request: toRequest(prior), deduplicated: true }
+      : { conflict: toRequest(prior) };
   }
 
   async get(id: string) {
@@ -727,7 +798,13 @@ class PgHostFacts implements HostFactsRepo {
       this.pool.query<ScopeRow>(SCOPE_SQL, [h]),
     ]);
     return {
-      facts: hostFacts(h, raw.rows[0], intervals.rows.map((x) => x.interval_ms), Number(outbound.rows[0]?.n ?? 0), Number(inbound.rows[0]?.n ?? 0)),
+      facts: hostFacts(
+        h,
+        raw.rows[0],
+        intervals.rows.map((x) => x.interval_ms),
+        Number(outbound.rows[0]?.n ?? 0),
+        Number(inbound.rows[0]?.n ?? 0),
+      ),
       scope: scopeOf(scope.rows),
     };
   }

@@ -243,17 +243,34 @@ class SqliteFrontier implements FrontierRepo {
       const r = await this.admit({ ...e, maxPerHost: undefined }, now);
       return { id: r!.id, added: r!.added };
     }
-    return this.db.transaction(() => {
-      stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(e.host, this.defaultGapMs);
-      const ins = this.db
-        .prepare(
-          `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
+    return this.db
+      .transaction(() => {
+        stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(
+          e.host,
+          this.defaultGapMs,
+        );
+        const ins = this.db
+          .prepare(
+            `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
-        )
-        .run(e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now, now);
-      const id = (stmt(this.db, 'SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
-      return { id, added: ins.changes === 1 };
-    }).immediate();
+          )
+          .run(
+            e.url,
+            e.host,
+            e.kind ?? 'page',
+            e.priority ?? 0,
+            e.reason,
+            e.requestId ?? null,
+            e.at ?? now,
+            e.depth ?? 0,
+            scopeText(e.scope),
+            now,
+            now,
+          );
+        const id = (stmt(this.db, 'SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
+        return { id, added: ins.changes === 1 };
+      })
+      .immediate();
   }
 
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
@@ -285,17 +302,41 @@ class SqliteFrontier implements FrontierRepo {
     const now = opts.now ?? Date.now();
     this.#run(
       SQL.complete,
-      [opts.recrawlAt, opts.status ?? null, now, opts.etag ?? null, opts.lastModified ?? null, opts.outcome ?? null, opts.recrawlMs ?? null, opts.changed === true ? 1 : 0, opts.priority ?? null, item.id, item.lease],
+      [
+        opts.recrawlAt,
+        opts.status ?? null,
+        now,
+        opts.etag ?? null,
+        opts.lastModified ?? null,
+        opts.outcome ?? null,
+        opts.recrawlMs ?? null,
+        opts.changed === true ? 1 : 0,
+        opts.priority ?? null,
+        item.id,
+        item.lease,
+      ],
       item,
     );
   }
 
-  async fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number }) {
+  async fail(
+    item: ClaimedItem,
+    opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number },
+  ) {
     const now = opts.now ?? Date.now();
     const state = opts.retryAt === null ? 'dead' : 'retrying';
     this.#run(
       SQL.fail,
-      [state, opts.error, state === 'dead' ? (opts.deadReason ?? opts.error) : null, opts.retryAt ?? Number.MAX_SAFE_INTEGER, now, opts.status ?? null, item.id, item.lease],
+      [
+        state,
+        opts.error,
+        state === 'dead' ? (opts.deadReason ?? opts.error) : null,
+        opts.retryAt ?? Number.MAX_SAFE_INTEGER,
+        now,
+        opts.status ?? null,
+        item.id,
+        item.lease,
+      ],
       item,
     );
     return state;
@@ -326,56 +367,93 @@ class SqliteFrontier implements FrontierRepo {
   readonly #hostRows = new Map<string, number>();
 
   async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
-    return this.db.transaction((): AdmitResult | null => {
-      const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
-      if (!cur) {
-        let n = this.#hostRows.get(e.host);
-        if (e.maxPerHost !== undefined) {
-          n ??= (this.#get(SQL.hostRows, [e.host]) as { n: number }).n;
-          if (n >= e.maxPerHost) return null;
+    return this.db
+      .transaction((): AdmitResult | null => {
+        const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
+        if (!cur) {
+          let n = this.#hostRows.get(e.host);
+          if (e.maxPerHost !== undefined) {
+            n ??= (this.#get(SQL.hostRows, [e.host]) as { n: number }).n;
+            if (n >= e.maxPerHost) return null;
+          }
+          this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
+          const row = this.#get(SQL.insert, [
+            e.url,
+            e.host,
+            e.kind ?? 'page',
+            e.priority ?? 0,
+            e.reason,
+            e.requestId ?? null,
+            e.at ?? now,
+            e.depth ?? 0,
+            scopeText(e.scope),
+            now,
+          ]) as { id: number } | undefined;
+          if (n !== undefined) this.#hostRows.set(e.host, n + 1);
+          return { id: row!.id, added: true, state: 'queued' };
         }
-        this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
-        const row = this.#get(SQL.insert, [e.url, e.host, e.kind ?? 'page', e.priority ?? 0, e.reason, e.requestId ?? null, e.at ?? now, e.depth ?? 0, scopeText(e.scope), now]) as
-          | { id: number }
-          | undefined;
-        if (n !== undefined) this.#hostRows.set(e.host, n + 1);
-        return { id: row!.id, added: true, state: 'queued' };
-      }
-      const plan = planKnown(cur, e, now);
-      if (plan.rescope) {
-        if (plan.rescope.from !== null) this.#exec(SQL.rescopeAll, [plan.rescope.to, plan.rescope.from]);
-        this.#exec(SQL.rescopeOne, [plan.rescope.to, cur.id]);
-      }
-      if (plan.refresh) this.#exec(SQL.refresh, [plan.refresh.nextAt, e.priority ?? 0, e.reason, e.requestId ?? null, now, cur.id]);
-      else if (plan.raise) this.#exec(SQL.raise, [e.priority ?? 0, e.requestId ?? null, now, cur.id]);
-      return plan.result;
-    }).immediate();
+        const plan = planKnown(cur, e, now);
+        if (plan.rescope) {
+          if (plan.rescope.from !== null) this.#exec(SQL.rescopeAll, [plan.rescope.to, plan.rescope.from]);
+          this.#exec(SQL.rescopeOne, [plan.rescope.to, cur.id]);
+        }
+        if (plan.refresh) this.#exec(SQL.refresh, [plan.refresh.nextAt, e.priority ?? 0, e.reason, e.requestId ?? null, now, cur.id]);
+        else if (plan.raise) this.#exec(SQL.raise, [e.priority ?? 0, e.requestId ?? null, now, cur.id]);
+        return plan.result;
+      })
+      .immediate();
   }
 
   async claimUrl(url: string, opts: { owner: string; leaseMs: number; now?: number }) {
     const now = opts.now ?? Date.now();
-    return this.db.transaction((): ClaimedItem | null => {
-      const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
-      if (!r || (r.state === 'leased' && (r.lease_until ?? 0) > now)) return null;
-      const token = `${opts.owner}:${randomUUID()}`;
-      this.#exec(SQL.lease, [token, now + opts.leaseMs, now, r.id]);
-      return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
-    }).immediate();
+    return this.db
+      .transaction((): ClaimedItem | null => {
+        const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
+        if (!r || (r.state === 'leased' && (r.lease_until ?? 0) > now)) return null;
+        const token = `${opts.owner}:${randomUUID()}`;
+        this.#exec(SQL.lease, [token, now + opts.leaseMs, now, r.id]);
+        return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
+      })
+      .immediate();
   }
 
   async markFetched(url: string, host: string, c: Parameters<FrontierRepo['markFetched']>[2]) {
     const now = c.now ?? Date.now();
-    this.db.transaction(() => {
-      const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
-      if (r?.state === 'leased') return; // someone is on it right now; let them finish
-      const interval = r?.recrawl_ms ?? c.recrawlMs;
-      if (!r) {
-        this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
-        this.#exec(SQL.fetchedInsert, [url, host, c.priority, c.reason, now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, interval, scopeText(c.scope)]);
-      } else {
-        this.#exec(SQL.fetchedUpdate, [now + interval, c.etag ?? null, c.lastModified ?? null, c.status ?? null, c.outcome, now, c.priority, r.id]);
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const r = this.#get(SQL.byUrl, [url]) as RawFrontierRow | undefined;
+        if (r?.state === 'leased') return; // someone is on it right now; let them finish
+        const interval = r?.recrawl_ms ?? c.recrawlMs;
+        if (!r) {
+          this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
+          this.#exec(SQL.fetchedInsert, [
+            url,
+            host,
+            c.priority,
+            c.reason,
+            now + interval,
+            c.etag ?? null,
+            c.lastModified ?? null,
+            c.status ?? null,
+            c.outcome,
+            now,
+            interval,
+            scopeText(c.scope),
+          ]);
+        } else {
+          this.#exec(SQL.fetchedUpdate, [
+            now + interval,
+            c.etag ?? null,
+            c.lastModified ?? null,
+            c.status ?? null,
+            c.outcome,
+            now,
+            c.priority,
+            r.id,
+          ]);
+        }
+      })
+      .immediate();
   }
 
   async get(url: string): Promise<FrontierRecord | null> {
@@ -385,7 +463,9 @@ class SqliteFrontier implements FrontierRepo {
 
   async deadLetters(opts: { host?: string; limit?: number } = {}) {
     const limit = opts.limit ?? 100;
-    const rows = (opts.host ? this.#all(SQL.deadHost, [limit, opts.host.toLowerCase()]) : this.#all(SQL.deadAll, [limit])) as RawFrontierRow[];
+    const rows = (
+      opts.host ? this.#all(SQL.deadHost, [limit, opts.host.toLowerCase()]) : this.#all(SQL.deadAll, [limit])
+    ) as RawFrontierRow[];
     return rows.map(toRecord);
   }
 
@@ -426,19 +506,26 @@ class SqlitePoliteness implements PolitenessRepo {
   ) {}
 
   async setGap(host: string, gapMs: number) {
-    stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(host, gapMs);
+    stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET gap_ms = excluded.gap_ms').run(
+      host,
+      gapMs,
+    );
   }
 
   async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
-    return this.db.transaction((): { acquired: true } | { acquired: false; retryAt: number } => {
-      this.db.prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(host, this.defaultGapMs);
-      const taken = this.db
-        .prepare('UPDATE host_politeness SET next_fetch_at = ?, holder = ? WHERE host = ? AND (next_fetch_at <= ? OR holder = ?)')
-        .run(now + holdMs, token, host, now, token).changes;
-      if (taken === 1) return { acquired: true };
-      const r = this.db.prepare('SELECT next_fetch_at FROM host_politeness WHERE host = ?').get(host) as { next_fetch_at: number };
-      return { acquired: false, retryAt: r.next_fetch_at };
-    }).immediate();
+    return this.db
+      .transaction((): { acquired: true } | { acquired: false; retryAt: number } => {
+        this.db
+          .prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING')
+          .run(host, this.defaultGapMs);
+        const taken = this.db
+          .prepare('UPDATE host_politeness SET next_fetch_at = ?, holder = ? WHERE host = ? AND (next_fetch_at <= ? OR holder = ?)')
+          .run(now + holdMs, token, host, now, token).changes;
+        if (taken === 1) return { acquired: true };
+        const r = this.db.prepare('SELECT next_fetch_at FROM host_politeness WHERE host = ?').get(host) as { next_fetch_at: number };
+        return { acquired: false, retryAt: r.next_fetch_at };
+      })
+      .immediate();
   }
 
   async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {
@@ -448,7 +535,9 @@ class SqlitePoliteness implements PolitenessRepo {
   }
 
   async get(host: string) {
-    const r = stmt(this.db, 'SELECT * FROM host_politeness WHERE host = ?').get(host) as { host: string; gap_ms: number; next_fetch_at: number } | undefined;
+    const r = stmt(this.db, 'SELECT * FROM host_politeness WHERE host = ?').get(host) as
+      | { host: string; gap_ms: number; next_fetch_at: number }
+      | undefined;
     return r ? { host: r.host, gapMs: r.gap_ms, nextFetchAt: r.next_fetch_at } : null;
   }
 }
@@ -459,8 +548,11 @@ class SqliteHostIds implements HostIdsRepo {
   async idFor(host: string) {
     const known = stmt(this.db, 'SELECT host_id FROM host_ids WHERE host = ?').get(host) as { host_id: number } | undefined;
     if (known) return known.host_id;
-    return (stmt(this.db, 'INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(host) as { host_id: number })
-      .host_id;
+    return (
+      stmt(this.db, 'INSERT INTO host_ids (host) VALUES (?) ON CONFLICT (host) DO UPDATE SET host = excluded.host RETURNING host_id').get(
+        host,
+      ) as { host_id: number }
+    ).host_id;
   }
 
   async hostOf(id: number) {
@@ -476,28 +568,42 @@ interface OutboxRow {
   attempts: number;
 }
 
-const toOutboxEntry = (r: OutboxRow): OutboxEntry => ({ id: r.id, pageRef: r.page_ref, payload: r.payload, enqueuedAt: r.enqueued_at, attempts: r.attempts });
+const toOutboxEntry = (r: OutboxRow): OutboxEntry => ({
+  id: r.id,
+  pageRef: r.page_ref,
+  payload: r.payload,
+  enqueuedAt: r.enqueued_at,
+  attempts: r.attempts,
+});
 
 class SqliteOutbox implements OutboxRepo {
   constructor(readonly db: StateDb) {}
 
   async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
-    return Number(this.db.prepare('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid);
+    return Number(
+      this.db.prepare('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid,
+    );
   }
 
   async claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null> {
     const now = opts.now ?? Date.now();
     const lease = `${opts.owner}:${randomUUID()}`;
     const leaseUntil = now + opts.leaseMs;
-    const rows = this.db.transaction(() => {
-      const ids = (this.db.prepare('SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]).map((r) => r.id);
-      if (ids.length === 0) return [];
-      const marks = ids.map(() => '?').join(', ');
-      return this.db
-        .prepare(`UPDATE outbox SET lease = ?, lease_until = ?, attempts = attempts + 1 WHERE id IN (${marks}) RETURNING id, page_ref, payload, enqueued_at, attempts`)
-        .all(lease, leaseUntil, ...ids) as OutboxRow[];
-      // IMMEDIATE: the write lock before the read, so another process's claim waits (busy_timeout) instead of failing.
-    }).immediate();
+    const rows = this.db
+      .transaction(() => {
+        const ids = (
+          this.db.prepare('SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]
+        ).map((r) => r.id);
+        if (ids.length === 0) return [];
+        const marks = ids.map(() => '?').join(', ');
+        return this.db
+          .prepare(
+            `UPDATE outbox SET lease = ?, lease_until = ?, attempts = attempts + 1 WHERE id IN (${marks}) RETURNING id, page_ref, payload, enqueued_at, attempts`,
+          )
+          .all(lease, leaseUntil, ...ids) as OutboxRow[];
+        // IMMEDIATE: the write lock before the read, so another process's claim waits (busy_timeout) instead of failing.
+      })
+      .immediate();
     if (rows.length === 0) return null;
     rows.sort((a, b) => a.id - b.id);
     return { lease, leaseUntil, entries: rows.map(toOutboxEntry) };
@@ -514,7 +620,9 @@ class SqliteOutbox implements OutboxRepo {
 
   async stats(now: number = Date.now()) {
     const r = this.db
-      .prepare('SELECT count(*) FILTER (WHERE lease_until <= ?) AS pending, count(*) FILTER (WHERE lease_until > ?) AS leased, min(enqueued_at) AS oldest FROM outbox')
+      .prepare(
+        'SELECT count(*) FILTER (WHERE lease_until <= ?) AS pending, count(*) FILTER (WHERE lease_until > ?) AS leased, min(enqueued_at) AS oldest FROM outbox',
+      )
       .get(now, now) as { pending: number; leased: number; oldest: number | null };
     return { pending: r.pending, leased: r.leased, oldestAt: r.oldest };
   }
@@ -541,18 +649,20 @@ class SqliteDocuments implements DocumentsRepo {
   }
 
   async recordIndexed(pageRef: number, obs: { contentHash: string; title: string; at: string }) {
-    return this.db.transaction(() => {
-      const cur = stmt(this.db, 'SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
-      if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
-      const c = classifyChange(cur, obs.contentHash, obs.at);
-      this.db
-        .prepare(
-          `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
+    return this.db
+      .transaction(() => {
+        const cur = stmt(this.db, 'SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
+        if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
+        const c = classifyChange(cur, obs.contentHash, obs.at);
+        this.db
+          .prepare(
+            `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
              status = 'indexed', reason = NULL WHERE page_ref = ?`,
-        )
-        .run(obs.title, obs.contentHash, c.firstSeen, c.lastChanged, obs.at, pageRef);
-      return c.change;
-    }).immediate();
+          )
+          .run(obs.title, obs.contentHash, c.firstSeen, c.lastChanged, obs.at, pageRef);
+        return c.change;
+      })
+      .immediate();
   }
 
   async recordExcluded(pageRef: number, status: 'excluded' | 'removed' | 'gone', reason: string, at: string) {
@@ -560,7 +670,10 @@ class SqliteDocuments implements DocumentsRepo {
   }
 
   async counts() {
-    const rows = stmt(this.db, 'SELECT status, count(*) AS n FROM documents GROUP BY status').all() as { status: DocumentStatus; n: number }[];
+    const rows = stmt(this.db, 'SELECT status, count(*) AS n FROM documents GROUP BY status').all() as {
+      status: DocumentStatus;
+      n: number;
+    }[];
     return Object.fromEntries(rows.map((r) => [r.status, r.n])) as Partial<Record<DocumentStatus, number>>;
   }
 
@@ -615,8 +728,13 @@ class SqliteRequests implements RequestsRepo {
       )
       .get(sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at, at) as RequestRow | undefined;
     if (inserted) return { request: toRequest(inserted), deduplicated: false };
-    const prior = stmt(this.db, 'SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(sub.keyDigest, idem) as RequestRow;
-    return prior.type === sub.type && prior.url === sub.url ? { request: toRequest(prior), deduplicated: true } : { conflict: toRequest(prior) };
+    const prior = stmt(this.db, 'SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(
+      sub.keyDigest,
+      idem,
+    ) as RequestRow;
+    return prior.type === sub.type && prior.url === sub.url
+      ? { request: toRequest(prior), deduplicated: true }
+      : { conflict: toRequest(prior) };
   }
 
   async get(id: string) {

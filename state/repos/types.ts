@@ -187,7 +187,17 @@ export interface FrontierRepo {
   markFetched(
     url: string,
     host: string,
-    c: { reason: string; outcome: string; status?: number | null; etag?: string | null; lastModified?: string | null; scope?: readonly string[] | null; recrawlMs: number; priority: number; now?: number },
+    c: {
+      reason: string;
+      outcome: string;
+      status?: number | null;
+      etag?: string | null;
+      lastModified?: string | null;
+      scope?: readonly string[] | null;
+      recrawlMs: number;
+      priority: number;
+      now?: number;
+    },
   ): Promise<void>;
   /** The row of a URL (as stored, normalised), or null. */
   get(url: string): Promise<FrontierRecord | null>;
@@ -215,7 +225,10 @@ export interface FrontierRepo {
    * Records a failure: retried at retryAt, or dead-lettered when retryAt is null (with `deadReason`, default the
    * error). Attempts count up by one. Throws LeaseLostError.
    */
-  fail(item: ClaimedItem, opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number }): Promise<'retrying' | 'dead'>;
+  fail(
+    item: ClaimedItem,
+    opts: { error: string; retryAt: number | null; deadReason?: string; status?: number | null; now?: number },
+  ): Promise<'retrying' | 'dead'>;
   /** Gives the item back unchanged (due at `at`, default now). Throws LeaseLostError. */
   release(item: ClaimedItem, at?: number, now?: number): Promise<void>;
   /** Rows by state, of one host when `host` is given (svc_site, tests). */
@@ -379,7 +392,11 @@ export interface RequestsRepo {
    * at the next UTC midnight); bad input, a reused Idempotency-Key (conflict) and the quota throw SvcError. One
    * key's submissions are serialised, so the quota and the open-request rule are exact across replicas.
    */
-  submit(keyDigest: string, sub: RequestSubmission, opts: { perDay: number; now: Date }): Promise<{ request: UrlRequest; deduplicated: boolean }>;
+  submit(
+    keyDigest: string,
+    sub: RequestSubmission,
+    opts: { perDay: number; now: Date },
+  ): Promise<{ request: UrlRequest; deduplicated: boolean }>;
   /** A request as its submitter sees it; null for an unknown id or another key's request (same answer: 404). */
   getForKey(id: string, keyDigest: string): Promise<UrlRequest | null>;
   /** A request by id regardless of key (the processor only). */
@@ -428,7 +445,12 @@ export interface EntitiesRepo {
 
 /** A property's state rows for webmaster diagnostics (issue 11; planned, not exposed). */
 export interface PropertyStateRows {
-  readonly sitemaps: readonly { readonly url: string; readonly state: string; readonly lastStatus: number | null; readonly lastOutcome: string | null }[];
+  readonly sitemaps: readonly {
+    readonly url: string;
+    readonly state: string;
+    readonly lastStatus: number | null;
+    readonly lastOutcome: string | null;
+  }[];
   /** Page URLs in the frontier by last HTTP status (null: no response yet). */
   readonly statusCounts: readonly { readonly status: number | null; readonly count: number }[];
   readonly documents: readonly {
@@ -441,7 +463,13 @@ export interface PropertyStateRows {
   }[];
   readonly changeIntervalsMs: readonly number[];
   /** Entities fed by the hosts' pages, with the page (provenance). */
-  readonly entitySources: readonly { readonly id: string; readonly name: string; readonly kind: string; readonly pageUrl: string; readonly observedAt: string }[];
+  readonly entitySources: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly kind: string;
+    readonly pageUrl: string;
+    readonly observedAt: string;
+  }[];
 }
 
 /** What webmaster diagnostics read about a property's hosts beyond `HostFactsRepo.evidence` (state/repos/property-state.ts). */

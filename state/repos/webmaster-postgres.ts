@@ -33,7 +33,13 @@ export class PgWebmaster implements WebmasterRepo {
       [randomUUID(), p.kind, p.name, p.account, p.at],
     );
     if (ins.rows[0]) return { property: toProperty(ins.rows[0]), created: true };
-    const row = (await this.db.query<PropertyRow>('SELECT * FROM webmaster_properties WHERE account = $1 AND kind = $2 AND name = $3', [p.account, p.kind, p.name])).rows[0];
+    const row = (
+      await this.db.query<PropertyRow>('SELECT * FROM webmaster_properties WHERE account = $1 AND kind = $2 AND name = $3', [
+        p.account,
+        p.kind,
+        p.name,
+      ])
+    ).rows[0];
     if (!row) throw new Error('webmaster property vanished between insert and read');
     return { property: toProperty(row), created: false };
   }
@@ -67,7 +73,9 @@ export class PgWebmaster implements WebmasterRepo {
 
   async proofs(propertyId: string) {
     // created_at is ISO text at ms precision; id breaks ties so the order is stable (SQLite uses its rowid).
-    return (await this.db.query<ProofRow>('SELECT * FROM webmaster_proofs WHERE property_id = $1 ORDER BY created_at, id', [propertyId])).rows.map(toProof);
+    return (
+      await this.db.query<ProofRow>('SELECT * FROM webmaster_proofs WHERE property_id = $1 ORDER BY created_at, id', [propertyId])
+    ).rows.map(toProof);
   }
 
   async updateProof(id: string, change: ProofChange) {
@@ -78,7 +86,13 @@ export class PgWebmaster implements WebmasterRepo {
   }
 
   async audit(e: Parameters<WebmasterRepo['audit']>[0]) {
-    await this.db.query('INSERT INTO webmaster_audit (at, event, property_id, method, outcome) VALUES ($1, $2, $3, $4, $5)', [e.at, e.event, e.propertyId, e.method, e.outcome]);
+    await this.db.query('INSERT INTO webmaster_audit (at, event, property_id, method, outcome) VALUES ($1, $2, $3, $4, $5)', [
+      e.at,
+      e.event,
+      e.propertyId,
+      e.method,
+      e.outcome,
+    ]);
   }
 
   async auditLog(propertyId?: string) {
@@ -97,7 +111,10 @@ export class PgWebmaster implements WebmasterRepo {
   }
 
   async fastLaneUsed(propertyId: string, day: number) {
-    const res = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webmaster_submissions WHERE property_id = $1 AND day = $2', [propertyId, day]);
+    const res = await this.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webmaster_submissions WHERE property_id = $1 AND day = $2',
+      [propertyId, day],
+    );
     return res.rows[0]?.n ?? 0;
   }
 }
@@ -105,21 +122,35 @@ export class PgWebmaster implements WebmasterRepo {
 async function decide(c: Queryable, s: SubmitArgs): Promise<FastLaneDecision> {
   const cols = 'id, property_id, url, day, at';
   if (s.idempotencyDigest) {
-    const prior = (await c.query<SubmissionRow>(`SELECT ${cols} FROM webmaster_submissions WHERE property_id = $1 AND idempotency_digest = $2`, [s.propertyId, s.idempotencyDigest])).rows[0];
+    const prior = (
+      await c.query<SubmissionRow>(`SELECT ${cols} FROM webmaster_submissions WHERE property_id = $1 AND idempotency_digest = $2`, [
+        s.propertyId,
+        s.idempotencyDigest,
+      ])
+    ).rows[0];
     if (prior) return { outcome: prior.url === s.url ? 'replayed' : 'conflict', submission: toSubmission(prior) };
   }
-  const same = (await c.query<SubmissionRow>(`SELECT ${cols} FROM webmaster_submissions WHERE property_id = $1 AND url = $2 AND day = $3`, [s.propertyId, s.url, s.day])).rows[0];
-  if (same) return { outcome: 'duplicate', submission: toSubmission(same) };
-  const used = (await c.query<{ n: number }>('SELECT count(*)::int AS n FROM webmaster_submissions WHERE property_id = $1 AND day = $2', [s.propertyId, s.day])).rows[0]?.n ?? 0;
-  if (used >= s.perDay) return { outcome: 'quota_exceeded', used };
-  const row = (
-    await c.query<SubmissionRow>(`INSERT INTO webmaster_submissions (property_id, url, day, idempotency_digest, at) VALUES ($1, $2, $3, $4, $5) RETURNING ${cols}`, [
+  const same = (
+    await c.query<SubmissionRow>(`SELECT ${cols} FROM webmaster_submissions WHERE property_id = $1 AND url = $2 AND day = $3`, [
       s.propertyId,
       s.url,
       s.day,
-      s.idempotencyDigest,
-      s.at,
     ])
+  ).rows[0];
+  if (same) return { outcome: 'duplicate', submission: toSubmission(same) };
+  const used =
+    (
+      await c.query<{ n: number }>('SELECT count(*)::int AS n FROM webmaster_submissions WHERE property_id = $1 AND day = $2', [
+        s.propertyId,
+        s.day,
+      ])
+    ).rows[0]?.n ?? 0;
+  if (used >= s.perDay) return { outcome: 'quota_exceeded', used };
+  const row = (
+    await c.query<SubmissionRow>(
+      `INSERT INTO webmaster_submissions (property_id, url, day, idempotency_digest, at) VALUES ($1, $2, $3, $4, $5) RETURNING ${cols}`,
+      [s.propertyId, s.url, s.day, s.idempotencyDigest, s.at],
+    )
   ).rows[0] as SubmissionRow;
   return { outcome: 'accepted', submission: toSubmission(row) };
 }

@@ -36,23 +36,35 @@ export class SqliteWebmaster implements WebmasterRepo {
         .prepare('SELECT * FROM webmaster_submissions WHERE property_id = ? AND url = ? AND day = ?')
         .get(s.propertyId, s.url, s.day) as SubmissionRow | undefined;
       if (same) return { outcome: 'duplicate', submission: toSubmission(same) };
-      const used = (db.prepare('SELECT count(*) AS n FROM webmaster_submissions WHERE property_id = ? AND day = ?').get(s.propertyId, s.day) as { n: number }).n;
+      const used = (
+        db.prepare('SELECT count(*) AS n FROM webmaster_submissions WHERE property_id = ? AND day = ?').get(s.propertyId, s.day) as {
+          n: number;
+        }
+      ).n;
       if (used >= s.perDay) return { outcome: 'quota_exceeded', used };
       const row = db
-        .prepare('INSERT INTO webmaster_submissions (property_id, url, day, idempotency_digest, at) VALUES (?, ?, ?, ?, ?) RETURNING id, property_id, url, day, at')
+        .prepare(
+          'INSERT INTO webmaster_submissions (property_id, url, day, idempotency_digest, at) VALUES (?, ?, ?, ?, ?) RETURNING id, property_id, url, day, at',
+        )
         .get(s.propertyId, s.url, s.day, s.idempotencyDigest, s.at) as SubmissionRow;
       return { outcome: 'accepted', submission: toSubmission(row) };
     });
   }
 
   async createProperty(p: Parameters<WebmasterRepo['createProperty']>[0]) {
-    return this.db.transaction(() => {
-      const ins = this.db
-        .prepare('INSERT INTO webmaster_properties (id, kind, name, account, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account, kind, name) DO NOTHING')
-        .run(randomUUID(), p.kind, p.name, p.account, p.at);
-      const row = this.db.prepare('SELECT * FROM webmaster_properties WHERE account = ? AND kind = ? AND name = ?').get(p.account, p.kind, p.name) as PropertyRow;
-      return { property: toProperty(row), created: ins.changes === 1 };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const ins = this.db
+          .prepare(
+            'INSERT INTO webmaster_properties (id, kind, name, account, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account, kind, name) DO NOTHING',
+          )
+          .run(randomUUID(), p.kind, p.name, p.account, p.at);
+        const row = this.db
+          .prepare('SELECT * FROM webmaster_properties WHERE account = ? AND kind = ? AND name = ?')
+          .get(p.account, p.kind, p.name) as PropertyRow;
+        return { property: toProperty(row), created: ins.changes === 1 };
+      })
+      .immediate();
   }
 
   async getProperty(id: string) {
@@ -85,7 +97,9 @@ export class SqliteWebmaster implements WebmasterRepo {
   }
 
   async proofs(propertyId: string) {
-    return (this.db.prepare('SELECT * FROM webmaster_proofs WHERE property_id = ? ORDER BY created_at, rowid').all(propertyId) as ProofRow[]).map(toProof);
+    return (
+      this.db.prepare('SELECT * FROM webmaster_proofs WHERE property_id = ? ORDER BY created_at, rowid').all(propertyId) as ProofRow[]
+    ).map(toProof);
   }
 
   async updateProof(id: string, change: ProofChange) {
@@ -96,7 +110,9 @@ export class SqliteWebmaster implements WebmasterRepo {
   }
 
   async audit(e: Parameters<WebmasterRepo['audit']>[0]) {
-    this.db.prepare('INSERT INTO webmaster_audit (at, event, property_id, method, outcome) VALUES (?, ?, ?, ?, ?)').run(e.at, e.event, e.propertyId, e.method, e.outcome);
+    this.db
+      .prepare('INSERT INTO webmaster_audit (at, event, property_id, method, outcome) VALUES (?, ?, ?, ?, ?)')
+      .run(e.at, e.event, e.propertyId, e.method, e.outcome);
   }
 
   async auditLog(propertyId?: string) {
@@ -113,6 +129,10 @@ export class SqliteWebmaster implements WebmasterRepo {
   }
 
   async fastLaneUsed(propertyId: string, day: number) {
-    return (this.db.prepare('SELECT count(*) AS n FROM webmaster_submissions WHERE property_id = ? AND day = ?').get(propertyId, day) as { n: number }).n;
+    return (
+      this.db.prepare('SELECT count(*) AS n FROM webmaster_submissions WHERE property_id = ? AND day = ?').get(propertyId, day) as {
+        n: number;
+      }
+    ).n;
   }
 }

@@ -123,11 +123,22 @@ export interface ProofChange {
 
 export interface WebmasterRepo {
   /** Creates a property, or returns the account's existing one of the same kind and name (`created: false`). */
-  createProperty(p: { account: string; kind: PropertyKind; name: string; at: string }): Promise<{ property: WebmasterProperty; created: boolean }>;
+  createProperty(p: {
+    account: string;
+    kind: PropertyKind;
+    name: string;
+    at: string;
+  }): Promise<{ property: WebmasterProperty; created: boolean }>;
   getProperty(id: string): Promise<WebmasterProperty | null>;
   /** Every property, or one account's, oldest first. */
   listProperties(account?: string): Promise<WebmasterProperty[]>;
-  addProof(p: { propertyId: string; method: ProofMethod; tokenHash: Buffer; createdAt: string; expiresAt: string }): Promise<OwnershipProof>;
+  addProof(p: {
+    propertyId: string;
+    method: ProofMethod;
+    tokenHash: Buffer;
+    createdAt: string;
+    expiresAt: string;
+  }): Promise<OwnershipProof>;
   getProof(id: string): Promise<OwnershipProof | null>;
   /** The property's proofs, oldest first. */
   proofs(propertyId: string): Promise<OwnershipProof[]>;
@@ -140,7 +151,14 @@ export interface WebmasterRepo {
    * One fast-lane submission decided atomically for every process sharing the database: idempotency key, then
    * same-URL-today dedup, then the daily quota. Only `accepted` counts against the quota.
    */
-  submitFastLane(s: { propertyId: string; url: string; idempotencyDigest: Buffer | null; day: number; perDay: number; at: string }): Promise<FastLaneDecision>;
+  submitFastLane(s: {
+    propertyId: string;
+    url: string;
+    idempotencyDigest: Buffer | null;
+    day: number;
+    perDay: number;
+    at: string;
+  }): Promise<FastLaneDecision>;
   /** Submissions counted for the property on that day. */
   fastLaneUsed(propertyId: string, day: number): Promise<number>;
 }
@@ -182,7 +200,13 @@ export interface SubmissionRow {
   at: string;
 }
 
-export const toProperty = (r: PropertyRow): WebmasterProperty => ({ id: r.id, kind: r.kind as PropertyKind, name: r.name, account: r.account, createdAt: r.created_at });
+export const toProperty = (r: PropertyRow): WebmasterProperty => ({
+  id: r.id,
+  kind: r.kind as PropertyKind,
+  name: r.name,
+  account: r.account,
+  createdAt: r.created_at,
+});
 export const toProof = (r: ProofRow): OwnershipProof => ({
   id: r.id,
   propertyId: r.property_id,
@@ -204,7 +228,13 @@ export const toAudit = (r: AuditRow): AuditEntry => ({
   method: r.method as ProofMethod | null,
   outcome: r.outcome as AuditOutcome,
 });
-export const toSubmission = (r: SubmissionRow): FastLaneSubmission => ({ id: r.id, propertyId: r.property_id, url: r.url, day: r.day, at: r.at });
+export const toSubmission = (r: SubmissionRow): FastLaneSubmission => ({
+  id: r.id,
+  propertyId: r.property_id,
+  url: r.url,
+  day: r.day,
+  at: r.at,
+});
 
 /** The proof columns an update may set, in a fixed order (both backends build their UPDATE from it). */
 export const PROOF_CHANGE_COLUMNS: readonly (readonly [keyof ProofChange, string])[] = [

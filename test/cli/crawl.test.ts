@@ -54,7 +54,19 @@ t.test('a crawl from a seeds file: live progress on a TTY, summary at the end, d
   const out = sinkStream(true);
   const err = sinkStream(false);
   const code = await crawlCommand(
-    ['--seeds-file', join(dir, 'seeds.txt'), '--allow-loopback', '--data-dir', join(dir, 'data'), '--gap-ms', '20', '--max-pages', '6', '--stay-on-hosts', ...pinArgs()],
+    [
+      '--seeds-file',
+      join(dir, 'seeds.txt'),
+      '--allow-loopback',
+      '--data-dir',
+      join(dir, 'data'),
+      '--gap-ms',
+      '20',
+      '--max-pages',
+      '6',
+      '--stay-on-hosts',
+      ...pinArgs(),
+    ],
     { stdout: out.stream, stderr: err.stream, env: {} },
     { progressMs: 5 },
   );
@@ -66,19 +78,35 @@ t.test('a crawl from a seeds file: live progress on a TTY, summary at the end, d
   t.teardown(() => db.close());
   const n = db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE status = 'indexed'`).get()!.n;
   t.equal(n, 6, 'max-pages bounds the crawl');
-  const hosts = db.prepare<[], { host: string }>(`SELECT DISTINCT host FROM frontier`).all().map((r) => r.host).sort();
+  const hosts = db
+    .prepare<[], { host: string }>(`SELECT DISTINCT host FROM frontier`)
+    .all()
+    .map((r) => r.host)
+    .sort();
   t.same(hosts, ['gen-0.test', 'gen-1.test'], '--stay-on-hosts');
   const plain = sinkStream(false);
-  t.equal(await crawlCommand(['--seeds', web.url('gen-0.test', '/'), '--allow-loopback', '--data-dir', join(dir, 'data'), '--max-pages', '1', ...pinArgs()], { stdout: plain.stream, stderr: err.stream, env: {} }), 0);
+  t.equal(
+    await crawlCommand(
+      ['--seeds', web.url('gen-0.test', '/'), '--allow-loopback', '--data-dir', join(dir, 'data'), '--max-pages', '1', ...pinArgs()],
+      { stdout: plain.stream, stderr: err.stream, env: {} },
+    ),
+    0,
+  );
   t.notMatch(plain.text(), /\r/, 'no progress line when stdout is not a terminal');
 });
 
 function runChild(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; out: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { cwd: REPO, env: { ...process.env, SVC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+    cwd: REPO,
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (out += String(d)));
-  const done = new Promise<{ code: number | null; signal: string | null; out: string }>((ok) => child.on('exit', (code, signal) => ok({ code, signal, out })));
+  const done = new Promise<{ code: number | null; signal: string | null; out: string }>((ok) =>
+    child.on('exit', (code, signal) => ok({ code, signal, out })),
+  );
   return { child, done };
 }
 
@@ -89,7 +117,19 @@ t.test('kill -9 mid-crawl, then resume: every URL completed exactly once, none l
   writeFileSync(seedsFile, ['gen-0.test', 'gen-1.test', 'gen-2.test'].map((h) => web.url(h, '/')).join('\n'));
   // Leases lapse by time only (no process-id checks, issue 10): a short lease lets the resumed run take back the
   // killed run's items quickly.
-  const args = ['--seeds-file', seedsFile, '--allow-loopback', '--data-dir', dataDir, '--gap-ms', '60', '--stay-on-hosts', '--lease-ms', '1500', ...pinArgs()];
+  const args = [
+    '--seeds-file',
+    seedsFile,
+    '--allow-loopback',
+    '--data-dir',
+    dataDir,
+    '--gap-ms',
+    '60',
+    '--stay-on-hosts',
+    '--lease-ms',
+    '1500',
+    ...pinArgs(),
+  ];
   const start = web.accessLog.length;
   const pageHits = () => web.accessLog.slice(start).filter((e) => e.path.startsWith('/p/')).length;
 
@@ -128,7 +168,12 @@ t.test('kill -9 mid-crawl, then resume: every URL completed exactly once, none l
 
   {
     const db = openStateDb(join(dataDir, 'state.sqlite'));
-    const c = db.prepare<[], { done: number; open: number }>(`SELECT sum(state = 'done') AS done, sum(state <> 'done') AS open FROM frontier WHERE kind = 'page'`).get()!;
+    const c = db
+      .prepare<
+        [],
+        { done: number; open: number }
+      >(`SELECT sum(state = 'done') AS done, sum(state <> 'done') AS open FROM frontier WHERE kind = 'page'`)
+      .get()!;
     db.close();
     t.ok(c.done > 0 && c.open > 0, `killed mid-crawl (${c.done} done, ${c.open} not)`);
   }
@@ -140,10 +185,25 @@ t.test('kill -9 mid-crawl, then resume: every URL completed exactly once, none l
 
   const db = openStateDb(join(dataDir, 'state.sqlite'));
   t.teardown(() => db.close());
-  const rows = db.prepare<[], { url: string; state: string; completions: number }>(`SELECT url, state, completions FROM frontier WHERE kind = 'page' ORDER BY url`).all();
-  const expected = ['gen-0.test', 'gen-1.test', 'gen-2.test'].flatMap((h) => [web.url(h, '/'), ...Array.from({ length: 15 }, (_, i) => web.url(h, `/p/${i}.html`))]).sort();
-  t.same(rows.map((r) => r.url), expected, 'no URL lost, none invented');
-  t.same(rows.filter((r) => r.state !== 'done' || r.completions !== 1), [], 'every URL completed exactly once');
+  const rows = db
+    .prepare<
+      [],
+      { url: string; state: string; completions: number }
+    >(`SELECT url, state, completions FROM frontier WHERE kind = 'page' ORDER BY url`)
+    .all();
+  const expected = ['gen-0.test', 'gen-1.test', 'gen-2.test']
+    .flatMap((h) => [web.url(h, '/'), ...Array.from({ length: 15 }, (_, i) => web.url(h, `/p/${i}.html`))])
+    .sort();
+  t.same(
+    rows.map((r) => r.url),
+    expected,
+    'no URL lost, none invented',
+  );
+  t.same(
+    rows.filter((r) => r.state !== 'done' || r.completions !== 1),
+    [],
+    'every URL completed exactly once',
+  );
   const indexed = db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM documents WHERE status = 'indexed'`).get()!.n;
   t.equal(indexed, expected.length, 'every page in the document registry');
 });

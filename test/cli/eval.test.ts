@@ -28,7 +28,18 @@ t.test('metrics: nDCG@k (linear gain), recall@k, percentiles', async (t) => {
   t.equal(ndcgAt(['a', 'b', 'c'], rel, 10), 1);
   t.equal(ndcgAt(['c', 'a'], rel, 10), 1 / Math.log2(3) / (1 + 1 / Math.log2(3)));
   t.equal(ndcgAt(['c', 'd'], rel, 10), 0);
-  t.equal(ndcgAt(['b'], new Map([['b', 2], ['a', 1]]), 10), 2 / (2 + 1 / Math.log2(3)), 'graded relevance');
+  t.equal(
+    ndcgAt(
+      ['b'],
+      new Map([
+        ['b', 2],
+        ['a', 1],
+      ]),
+      10,
+    ),
+    2 / (2 + 1 / Math.log2(3)),
+    'graded relevance',
+  );
   t.equal(recallAt(['a', 'x'], rel, 100), 0.5);
   t.equal(recallAt(['x', 'a'], rel, 1), 0);
   t.equal(percentile([5, 1, 3, 2, 4], 50), 3);
@@ -48,7 +59,11 @@ function tinySet(root: string): string {
   writeFileSync(join(beir, 'corpus.jsonl'), corpus.map((d) => JSON.stringify(d)).join('\n'));
   writeFileSync(
     join(beir, 'queries.jsonl'),
-    ['{"_id":"q1","text":"Does vitamin D improve bone density?"}', '{"_id":"q2","text":"Does sleep loss harm memory?"}', '{"_id":"q3","text":"unrelated words only"}'].join('\n'),
+    [
+      '{"_id":"q1","text":"Does vitamin D improve bone density?"}',
+      '{"_id":"q2","text":"Does sleep loss harm memory?"}',
+      '{"_id":"q3","text":"unrelated words only"}',
+    ].join('\n'),
   );
   writeFileSync(join(beir, 'qrels', 'test.tsv'), 'query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td3\t1\n');
   return beir;
@@ -108,7 +123,11 @@ t.test('issue 15: eval and the served REST route give identical rankings for the
     const rest = await api(served, `/api/v1/search?q=${encodeURIComponent(q)}&detail=full`);
     t.equal(rest.status, 200);
     const body = rest.body as { results: { url: string; score: number }[]; ranking: string };
-    t.same(body.results.map((x) => [x.url, x.score]), viaEval.results.map((x) => [x.url, x.score]), q);
+    t.same(
+      body.results.map((x) => [x.url, x.score]),
+      viaEval.results.map((x) => [x.url, x.score]),
+      q,
+    );
     t.equal(body.ranking, 'hybrid-rrf-hashing');
   }
   const r = await evaluate(served.services, beir, { tool: 'search', name: 'tinyset', mode: 'auto' });
@@ -125,7 +144,11 @@ t.test('issue 15: real model, served path: hybrid ranks a SciFact slice at least
   const root = t.testdir();
   const beir = join(root, 'scifact-slice');
   mkdirSync(join(beir, 'qrels'), { recursive: true });
-  const qrels = readFileSync(join(SCIFACT, 'qrels', 'test.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+  const qrels = readFileSync(join(SCIFACT, 'qrels', 'test.tsv'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t'));
   const qids = [...new Set(qrels.map((r) => r[0]!))].slice(0, 30);
   const rows = qrels.filter((r) => qids.includes(r[0]!));
   const wanted = new Set(rows.map((r) => r[1]!));
@@ -140,7 +163,10 @@ t.test('issue 15: real model, served path: hybrid ranks a SciFact slice at least
   const env = { SVC_MODEL_DIR: MODELS };
   const dataDir = join(root, 'data');
   const ingest = io();
-  t.equal(await ingestCommand(['--jsonl', join(beir, 'corpus.jsonl'), '--data-dir', dataDir, '--embedder', 'model'], { ...ingest.io, env }), 0);
+  t.equal(
+    await ingestCommand(['--jsonl', join(beir, 'corpus.jsonl'), '--data-dir', dataDir, '--embedder', 'model'], { ...ingest.io, env }),
+    0,
+  );
   t.match(ingest.out(), /ranking hybrid-rrf/);
   const run = async (mode: string) => {
     const r = io();

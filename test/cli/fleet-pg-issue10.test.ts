@@ -70,11 +70,15 @@ if (why) {
       SVC_CRAWL_GAP_MS: String(GAP),
       SVC_CRAWL_CONCURRENCY: '2',
     });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)],
+      {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const p: Proc = {
       role,
       dataDir,
@@ -105,7 +109,8 @@ if (why) {
     t.teardown(() => repos.close());
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     t.teardown(() => db.end());
-    const one = async <R extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<R | undefined> => (await db.query<R>(sql, args)).rows[0];
+    const one = async <R extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<R | undefined> =>
+      (await db.query<R>(sql, args)).rows[0];
 
     const frontier = new CrawlFrontier(repos.frontier);
     for (const h of HOSTS) await frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
@@ -140,11 +145,15 @@ if (why) {
     victim!.child.kill('SIGKILL');
     t.equal(await victim!.exited, null, 'killed');
     const held = new Set(
-      (await db.query<{ url: string }>(`SELECT url FROM frontier WHERE state = 'leased' AND lease_owner LIKE $1`, [`crawler-${pid}:%`])).rows.map((r) => r.url),
+      (
+        await db.query<{ url: string }>(`SELECT url FROM frontier WHERE state = 'leased' AND lease_owner LIKE $1`, [`crawler-${pid}:%`])
+      ).rows.map((r) => r.url),
     );
     t.ok(held.has(slowUrl), 'the slow URL among its leases');
     // Its lease as the dead worker left it (extended every third of LEASE while it lived, never again).
-    const slowLeaseUntil = Number((await one<{ lease_until: number }>('SELECT lease_until FROM frontier WHERE url = $1', [slowUrl]))?.lease_until);
+    const slowLeaseUntil = Number(
+      (await one<{ lease_until: number }>('SELECT lease_until FROM frontier WHERE url = $1', [slowUrl]))?.lease_until,
+    );
 
     // The API replicas join once the indexer has written pages (acked outbox entries): a reader that opens an index
     // before its first write never sees the full-text index created later (index/store.ts decides that at open; noted
@@ -156,14 +165,22 @@ if (why) {
     const apis = [1, 2].map((k) => serve('api', join(root, `api-${k}`), databaseUrl, indexDir));
     procs.push(...apis);
 
-    const unfinished = async () => Number((await one<{ n: number }>(`SELECT count(*) AS n FROM frontier WHERE state NOT IN ('done', 'dead')`))?.n);
+    const unfinished = async () =>
+      Number((await one<{ n: number }>(`SELECT count(*) AS n FROM frontier WHERE state NOT IN ('done', 'dead')`))?.n);
     await waitFor('the crawl to finish', async () => (await unfinished()) === 0, 50_000);
-    await waitFor('the outbox to drain', async () => (await repos.outbox.stats()).pending + (await repos.outbox.stats()).leased === 0, 50_000);
+    await waitFor(
+      'the outbox to drain',
+      async () => (await repos.outbox.stats()).pending + (await repos.outbox.stats()).leased === 0,
+      50_000,
+    );
     t.comment(`crawl and outbox finished ${Date.now() - killedAt} ms after the kill`);
 
     const slow = log().filter((e) => e.host === 'trap.test' && e.path.startsWith('/slow-headers'));
     t.equal(slow.length, 2, "the killed worker's URL was fetched once more");
-    t.ok(slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil, `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`);
+    t.ok(
+      slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil,
+      `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`,
+    );
     for (const h of HOSTS) {
       const entries = log().filter((e) => e.host === h);
       for (let k = 1; k < entries.length; k++) {
@@ -174,13 +191,21 @@ if (why) {
       const pagePaths = [...new Set(paths.filter((p) => /^\/(p\/\d+\.html)?$/.test(p)))].sort();
       t.same(pagePaths, ['/', ...Array.from({ length: 10 }, (_, i) => `/p/${i}.html`)].sort(), `${h}: every page fetched`);
       const twice = paths.filter((p, k) => paths.indexOf(p) !== k);
-      t.same(twice.filter((p) => !held.has(web.url(h, p))), [], `${h}: no URL fetched twice but those the killed worker held`);
+      t.same(
+        twice.filter((p) => !held.has(web.url(h, p))),
+        [],
+        `${h}: no URL fetched twice but those the killed worker held`,
+      );
       for (const p of twice) t.ok(entries.filter((e) => e.path === p)[1]!.at >= killedAt, `${h}${p}: the second fetch came after the kill`);
     }
 
     // The crawl state is the database's: documents and host facts there, no frontier row in any worker's own file.
     t.match(await repos.documents.counts(), { indexed: 3 * 11 + 1 }, 'every page registered once in PostgreSQL');
-    t.match((await repos.hosts.evidence('gen-1.test')).facts, { robots: { status: 'ok' }, llms: { present: false } }, 'host facts written to PostgreSQL');
+    t.match(
+      (await repos.hosts.evidence('gen-1.test')).facts,
+      { robots: { status: 'ok' }, llms: { present: false } },
+      'host facts written to PostgreSQL',
+    );
     for (const p of crawlers.filter((c) => c !== victim)) {
       const local = openStateDb(join(p.dataDir, 'state.sqlite'));
       const n = (local.prepare('SELECT count(*) AS n FROM frontier').get() as { n: number }).n;
@@ -191,29 +216,43 @@ if (why) {
     // Both API replicas find the crawl; then a page crawled now, within the documented delay (docs/deploy.md).
     let lastAnswer = '';
     const search = async (base: string, q: string) => {
-      const res = await fetch(`${base}/api/v1/search?${new URLSearchParams({ q, limit: '20' })}`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${base}/api/v1/search?${new URLSearchParams({ q, limit: '20' })}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       const body = await res.text();
       lastAnswer = `${res.status} ${body.slice(0, 300)}`;
       return res.ok ? (JSON.parse(body) as { results: { url: string }[] }).results : [];
     };
     const apiUrls = await Promise.all(apis.map((p) => p.url));
     for (const base of apiUrls) {
-      await waitFor(`${base} to serve the crawl`, async () => new Set((await search(base, 'generated page number filler')).map((r) => new URL(r.url).hostname)).size === 3, 20_000).catch(
-        (e: Error) => {
-          throw new Error(`${e.message}; last answer: ${lastAnswer}`);
-        },
-      );
+      await waitFor(
+        `${base} to serve the crawl`,
+        async () => new Set((await search(base, 'generated page number filler')).map((r) => new URL(r.url).hostname)).size === 3,
+        20_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}; last answer: ${lastAnswer}`);
+      });
     }
     t.pass('both replicas return pages of all three hosts');
-    web.setPage('gen-2.test', '/fresh.html', { body: '<!doctype html><html lang="en"><head><title>Fresh quokkazephyr</title></head><body><main><h1>Fresh quokkazephyr news</h1><p>A page added after the crawl, about the quokkazephyr, with enough words to form one passage of text.</p></main></body></html>' });
+    web.setPage('gen-2.test', '/fresh.html', {
+      body: '<!doctype html><html lang="en"><head><title>Fresh quokkazephyr</title></head><body><main><h1>Fresh quokkazephyr news</h1><p>A page added after the crawl, about the quokkazephyr, with enough words to form one passage of text.</p></main></body></html>',
+    });
     t.teardown(() => web.setPage('gen-2.test', '/fresh.html', null));
     const fresh = web.url('gen-2.test', '/fresh.html');
     await frontier.enqueue(fresh, { priority: 'submitted', reason: 'seed', scope: ['gen-2.test'] });
-    await waitFor('the fresh page to be fetched', () => log().some((e) => e.host === 'gen-2.test' && e.path === '/fresh.html' && e.status === 200), 20_000);
+    await waitFor(
+      'the fresh page to be fetched',
+      () => log().some((e) => e.host === 'gen-2.test' && e.path === '/fresh.html' && e.status === 200),
+      20_000,
+    );
     const fetchedAt = log().find((e) => e.host === 'gen-2.test' && e.path === '/fresh.html')!.at;
     const seenAt: number[] = [];
     for (const base of apiUrls) {
-      await waitFor(`${base} to find the fresh page`, async () => (await search(base, 'quokkazephyr')).some((r) => r.url === fresh), 20_000);
+      await waitFor(
+        `${base} to find the fresh page`,
+        async () => (await search(base, 'quokkazephyr')).some((r) => r.url === fresh),
+        20_000,
+      );
       seenAt.push(Date.now() - fetchedAt);
     }
     t.comment(`fresh page searchable on both replicas ${seenAt.join(' / ')} ms after its fetch (documented: about 3 s on an idle machine)`);

@@ -42,11 +42,15 @@ function serve(dataDir: string, role: 'crawler' | 'indexer'): Proc {
     SVC_CRAWL_GAP_MS: String(GAP),
     SVC_CRAWL_CONCURRENCY: '2',
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const p: Proc = {
     child,
     out: '',
@@ -100,7 +104,9 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
 
   // The slow request is in flight: find the worker holding its lease (lease tokens name crawler-<pid>) and kill it.
   await waitFor('the slow fetch to start', () => log().some((e) => e.path.startsWith('/slow-headers') && e.status === 0));
-  const holder = db.prepare(`SELECT lease_owner FROM frontier WHERE url = ? AND state = 'leased'`).get(slowUrl) as { lease_owner: string } | undefined;
+  const holder = db.prepare(`SELECT lease_owner FROM frontier WHERE url = ? AND state = 'leased'`).get(slowUrl) as
+    | { lease_owner: string }
+    | undefined;
   const pid = Number(/^crawler-(\d+):/.exec(holder?.lease_owner ?? '')?.[1]);
   const victim = procs.find((p) => p.child.pid === pid);
   t.ok(victim && victim !== procs[0], `the holder is one of the crawler processes (${holder?.lease_owner})`);
@@ -109,7 +115,9 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
   t.equal(await victim!.exited, null, 'killed');
   // What the dead worker held: its leases stay in the table until they lapse (LEASE after their last extension).
   const held = new Set(
-    (db.prepare(`SELECT url FROM frontier WHERE state = 'leased' AND lease_owner LIKE ?`).all(`crawler-${pid}:%`) as { url: string }[]).map((r) => r.url),
+    (db.prepare(`SELECT url FROM frontier WHERE state = 'leased' AND lease_owner LIKE ?`).all(`crawler-${pid}:%`) as { url: string }[]).map(
+      (r) => r.url,
+    ),
   );
   t.ok(held.has(slowUrl), 'the slow URL among them');
   // Its lease as the dead worker left it (extended every third of LEASE while it lived, never again).
@@ -118,13 +126,21 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
   const unfinished = () => (db.prepare(`SELECT count(*) AS n FROM frontier WHERE state NOT IN ('done', 'dead')`).get() as { n: number }).n;
   const outboxLeft = () => (db.prepare('SELECT count(*) AS n FROM outbox').get() as { n: number }).n;
   await waitFor('the crawl to finish', () => unfinished() === 0, 50_000);
-  t.comment(`crawl finished ${Date.now() - killedAt} ms after the kill; last fetch ${Math.max(...log().map((e) => e.at)) - killedAt} ms after; last five: ${log().slice(-5).map((e) => `${e.host}${e.path}@${e.at - killedAt}`).join(' ')}`);
+  t.comment(
+    `crawl finished ${Date.now() - killedAt} ms after the kill; last fetch ${Math.max(...log().map((e) => e.at)) - killedAt} ms after; last five: ${log()
+      .slice(-5)
+      .map((e) => `${e.host}${e.path}@${e.at - killedAt}`)
+      .join(' ')}`,
+  );
   await waitFor('the outbox to drain', () => outboxLeft() === 0, 50_000);
   t.comment(`crawl and outbox finished ${Date.now() - killedAt} ms after the kill`);
 
   const slow = log().filter((e) => e.host === 'trap.test' && e.path.startsWith('/slow-headers'));
-  t.equal(slow.length, 2, 'the killed worker\'s URL was fetched once more');
-  t.ok(slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil, `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`);
+  t.equal(slow.length, 2, "the killed worker's URL was fetched once more");
+  t.ok(
+    slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil,
+    `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`,
+  );
 
   for (const h of HOSTS) {
     const entries = log().filter((e) => e.host === h);
@@ -134,9 +150,17 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
     }
     const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
     const pagePaths = [...new Set(paths.filter((p) => /^\/(p\/\d+\.html)?$/.test(p)))].sort();
-    t.same(pagePaths, ['/', ...Array.from({ length: 10 }, (_, i) => `/p/${i}.html`)].sort(), `${h}: every page fetched (${[...new Set(paths)].join(' ')})`);
+    t.same(
+      pagePaths,
+      ['/', ...Array.from({ length: 10 }, (_, i) => `/p/${i}.html`)].sort(),
+      `${h}: every page fetched (${[...new Set(paths)].join(' ')})`,
+    );
     const twice = paths.filter((p, k) => paths.indexOf(p) !== k);
-    t.same(twice.filter((p) => !held.has(web.url(h, p))), [], `${h}: no URL fetched twice but those the killed worker held`);
+    t.same(
+      twice.filter((p) => !held.has(web.url(h, p))),
+      [],
+      `${h}: no URL fetched twice but those the killed worker held`,
+    );
     for (const p of twice) {
       const url = web.url(h, p);
       t.ok(held.has(url), `${url} fetched twice: only a URL the killed worker held`);
@@ -145,7 +169,15 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
     }
   }
 
-  for (const p of procs) if (p.out.includes('"level":40') || p.out.includes('"level":50')) t.comment(p.out.split('\n').filter((l) => /"level":[45]0/.test(l)).slice(0, 6).join('\n'));
+  for (const p of procs)
+    if (p.out.includes('"level":40') || p.out.includes('"level":50'))
+      t.comment(
+        p.out
+          .split('\n')
+          .filter((l) => /"level":[45]0/.test(l))
+          .slice(0, 6)
+          .join('\n'),
+      );
   // Stop the others cleanly, then read the index they wrote.
   for (const p of procs) if (p !== victim) p.child.kill('SIGTERM');
   t.same(await Promise.all(procs.filter((p) => p !== victim).map((p) => p.exited)), [0, 0, 0], 'clean exits');

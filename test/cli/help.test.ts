@@ -51,9 +51,15 @@ t.test('issue 13: svc serve on a port already in use says so in one line and exi
   t.teardown(() => new Promise<void>((ok) => blocker.close(() => ok())));
   const port = (blocker.address() as { port: number }).port;
   const c = capture();
-  const code = await serveCommand(['--port', String(port), '--data-dir', t.testdir(), '--no-crawl'], { ...c.io, env: { SVC_LOG_LEVEL: 'silent' } });
+  const code = await serveCommand(['--port', String(port), '--data-dir', t.testdir(), '--no-crawl'], {
+    ...c.io,
+    env: { SVC_LOG_LEVEL: 'silent' },
+  });
   t.equal(code, 1);
-  t.equal(c.err(), `svc serve: 127.0.0.1:${port} is already in use (another svc serve?); stop it or choose another port with --port P or SVC_PORT\n`);
+  t.equal(
+    c.err(),
+    `svc serve: 127.0.0.1:${port} is already in use (another svc serve?); stop it or choose another port with --port P or SVC_PORT\n`,
+  );
   t.notMatch(c.err(), /EADDRINUSE|at .*\.ts/, 'no error code or stack trace');
   t.equal(c.out(), '', 'nothing claims it is listening');
 });

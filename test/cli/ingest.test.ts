@@ -44,7 +44,11 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   t.match(a.out(), /3 docs, 3 passages/);
   t.match(a.out(), /ranking hybrid-rrf-hashing/);
   const b = io();
-  t.equal(await ingestCommand(['--jsonl', file, '--data-dir', dataDir, '--embedder', 'hashing'], b.io), 0, 'a second run replaces, never duplicates');
+  t.equal(
+    await ingestCommand(['--jsonl', file, '--data-dir', dataDir, '--embedder', 'hashing'], b.io),
+    0,
+    'a second run replaces, never duplicates',
+  );
 
   const db = openStateDb(join(dataDir, 'state.sqlite'));
   t.teardown(() => db.close());
@@ -63,7 +67,10 @@ t.test('svc ingest: BEIR JSONL (.gz) through the index path, ids kept, idempoten
   t.equal(page?.host, 'd2.tiny.corpus.invalid', 'issue 15: every record is its own source, under the corpus domain');
   t.equal(page?.dateSource, 'corpus');
   const hits = await retrieve(idx, { query: 'memory sleep' });
-  t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['d2']);
+  t.same(
+    (await hydrate(idx, hits.passages)).map((p) => p.row.external_id),
+    ['d2'],
+  );
 });
 
 t.test('issue 14: ingest keeps two batches in flight; every record lands once, a repeated id keeps its later line', async (t) => {
@@ -91,8 +98,15 @@ t.test('issue 14: ingest keeps two batches in flight; every record lands once, a
   const r3 = documents.byUrl('corpus:pipelined/r3')!;
   t.equal((await idx.getPage(r3.pageRef))?.title, 'Record 3 revised');
   const hits = await retrieve(idx, { query: 'gardening' });
-  t.same((await hydrate(idx, hits.passages)).map((p) => p.row.external_id), ['r3']);
-  t.same((await hydrate(idx, (await retrieve(idx, { query: 'topic3' })).passages)).map((p) => p.row.external_id), [], 'the first r3 line is gone');
+  t.same(
+    (await hydrate(idx, hits.passages)).map((p) => p.row.external_id),
+    ['r3'],
+  );
+  t.same(
+    (await hydrate(idx, (await retrieve(idx, { query: 'topic3' })).passages)).map((p) => p.row.external_id),
+    [],
+    'the first r3 line is gone',
+  );
 });
 
 t.test('svc ingest: usage errors', async (t) => {
@@ -101,6 +115,9 @@ t.test('svc ingest: usage errors', async (t) => {
   const dir = t.testdir();
   const bad = join(dir, 'bad.jsonl');
   writeFileSync(bad, '{"_id": "x", "text": "ok"}\nnot json\n');
-  await t.rejects(ingestCommand(['--jsonl', bad, '--data-dir', join(dir, 'd'), '--embedder', 'none'], a.io), { name: 'UsageError', message: /bad\.jsonl:2: not JSON/ });
+  await t.rejects(ingestCommand(['--jsonl', bad, '--data-dir', join(dir, 'd'), '--embedder', 'none'], a.io), {
+    name: 'UsageError',
+    message: /bad\.jsonl:2: not JSON/,
+  });
   await t.rejects(ingestCommand(['--jsonl', bad, '--embedder', 'bogus'], a.io), { name: 'UsageError' });
 });

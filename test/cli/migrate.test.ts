@@ -34,7 +34,9 @@ t.test('issue 10: a SVC_DATABASE_URL that is not postgres:// is a configuration 
 });
 
 t.test('issue 10: svc serve with an unreachable SVC_DATABASE_URL says so in one line, password masked', async (t) => {
-  const r = await run(['serve', '--port', '0', '--no-crawl', '--data-dir', t.testdir()], { SVC_DATABASE_URL: 'postgres://svc:hunter2@127.0.0.1:1/svc' });
+  const r = await run(['serve', '--port', '0', '--no-crawl', '--data-dir', t.testdir()], {
+    SVC_DATABASE_URL: 'postgres://svc:hunter2@127.0.0.1:1/svc',
+  });
   t.equal(r.code, 1);
   t.match(r.err, /^svc serve: the state database postgres:\/\/svc:\*\*\*@127\.0\.0\.1:1\/svc \(SVC_DATABASE_URL\) is unreachable; .*\n$/);
   t.notMatch(r.err + r.out, /hunter2/, 'the password is never printed');

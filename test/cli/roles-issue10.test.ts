@@ -58,7 +58,10 @@ t.test('issue 10: roles crawler → outbox → indexer → index; api neither cr
   t.teardown(() => db.close());
   const outbox = sqliteRepositories(db).outbox;
   t.match(await outbox.stats(), { pending: outcomes.length, leased: 0 }, 'one outbox entry per extracted page');
-  t.match((await crawler.readiness!()).checks, { role: 'crawler', outbox: new RegExp(`^${outcomes.length} pending, 0 leased, lag \\d+ ms$`) });
+  t.match((await crawler.readiness!()).checks, {
+    role: 'crawler',
+    outbox: new RegExp(`^${outcomes.length} pending, 0 leased, lag \\d+ ms$`),
+  });
 
   const indexer = await open('indexer');
   t.teardown(() => indexer.close());

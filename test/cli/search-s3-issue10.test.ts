@@ -45,10 +45,18 @@ else {
     const replica = await startTestService({ config: s3Config('fleet') });
     t.teardown(replica.close);
     t.not(replica.dataDir, writer.dataDir, 'nothing shared but the bucket');
-    t.same(await urls(replica, 'passport renewal'), ['https://www.canada.ca/page-1', 'https://www.ontario.ca/page-2'], 'the replica reads the same index');
+    t.same(
+      await urls(replica, 'passport renewal'),
+      ['https://www.canada.ca/page-1', 'https://www.ontario.ca/page-2'],
+      'the replica reads the same index',
+    );
 
     await writer.services.deps.index.upsertPage(makePage(3, 'www.quebec.ca', ['Zebrafish research permits in Quebec']));
-    t.same(await urls(replica, 'zebrafish'), ['https://www.quebec.ca/page-3'], 'a later write is seen by the running replica (interval 0: the next read)');
+    t.same(
+      await urls(replica, 'zebrafish'),
+      ['https://www.quebec.ca/page-3'],
+      'a later write is seen by the running replica (interval 0: the next read)',
+    );
 
     for (const s of [writer, replica]) {
       const ready = await api(s, '/readyz', { auth: null });
@@ -69,25 +77,34 @@ else {
     return { code, out, err };
   };
 
-  t.test('issue 10: svc status reads the s3:// index; wrong or absent credentials are one-line startup errors without secrets', async (t) => {
-    const dataDir = t.testdir();
-    const good = await run(['status', '--json', '--data-dir', dataDir], s3.env('fleet'));
-    t.equal(good.code, 0, good.err);
-    t.same((JSON.parse(good.out) as { index: unknown }).index, { pages: 3, passages: 3, vectors: 0 });
+  t.test(
+    'issue 10: svc status reads the s3:// index; wrong or absent credentials are one-line startup errors without secrets',
+    async (t) => {
+      const dataDir = t.testdir();
+      const good = await run(['status', '--json', '--data-dir', dataDir], s3.env('fleet'));
+      t.equal(good.code, 0, good.err);
+      t.same((JSON.parse(good.out) as { index: unknown }).index, { pages: 3, passages: 3, vectors: 0 });
 
-    const wrong = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_SECRET_ACCESS_KEY: 'not-the-secret-123' });
-    t.equal(wrong.code, 1);
-    t.match(wrong.err, /^svc: cannot open the index at s3:\/\/svc-test\/fleet \(http:\/\/127\.0\.0\.1:\d+\): the store refused the credentials \(SignatureDoesNotMatch\)/);
-    t.notMatch(wrong.err, /not-the-secret-123/);
-    t.same(leaks(wrong.err), []);
-    t.equal(wrong.err.trim().split('\n').length, 1, 'one line, no stack');
+      const wrong = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_SECRET_ACCESS_KEY: 'not-the-secret-123' });
+      t.equal(wrong.code, 1);
+      t.match(
+        wrong.err,
+        /^svc: cannot open the index at s3:\/\/svc-test\/fleet \(http:\/\/127\.0\.0\.1:\d+\): the store refused the credentials \(SignatureDoesNotMatch\)/,
+      );
+      t.notMatch(wrong.err, /not-the-secret-123/);
+      t.same(leaks(wrong.err), []);
+      t.equal(wrong.err.trim().split('\n').length, 1, 'one line, no stack');
 
-    const absent = await run(['status', '--data-dir', dataDir], { SVC_INDEX_URI: 's3://svc-test/fleet', SVC_S3_ENDPOINT: s3.endpoint });
-    t.equal(absent.code, 2, 'a configuration error');
-    t.match(absent.err, /SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY/);
+      const absent = await run(['status', '--data-dir', dataDir], { SVC_INDEX_URI: 's3://svc-test/fleet', SVC_S3_ENDPOINT: s3.endpoint });
+      t.equal(absent.code, 2, 'a configuration error');
+      t.match(absent.err, /SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY/);
 
-    const plain = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_ENDPOINT: 'http://objects.example.net:8333' });
-    t.equal(plain.code, 2, 'plain http off loopback is refused before any request');
-    t.match(plain.err, /SVC_S3_ALLOW_HTTP/);
-  });
+      const plain = await run(['status', '--data-dir', dataDir], {
+        ...s3.env('fleet'),
+        SVC_S3_ENDPOINT: 'http://objects.example.net:8333',
+      });
+      t.equal(plain.code, 2, 'plain http off loopback is refused before any request');
+      t.match(plain.err, /SVC_S3_ALLOW_HTTP/);
+    },
+  );
 }

@@ -29,7 +29,23 @@ t.test('issue 11: svc webmaster — usage errors exit 2, refusals exit 1 with th
   t.match(err, /--issuer is required/);
   t.equal(await run('property', 'create', '--kind', 'domain', '--name', '10.0.0.1', ...me), 1);
   t.match(err, /invalid_property_name/);
-  t.equal(await run('property', 'create', '--kind', 'domain', '--name', 'a.test', '--issuer', 'http://id.example.ca', '--subject', 'a', '--data-dir', dataDir), 1);
+  t.equal(
+    await run(
+      'property',
+      'create',
+      '--kind',
+      'domain',
+      '--name',
+      'a.test',
+      '--issuer',
+      'http://id.example.ca',
+      '--subject',
+      'a',
+      '--data-dir',
+      dataDir,
+    ),
+    1,
+  );
   t.match(err, /invalid_identity/);
 
   t.equal(await run('property', 'create', '--kind', 'domain', '--name', 'A.Test.', ...me), 0);
@@ -38,7 +54,11 @@ t.test('issue 11: svc webmaster — usage errors exit 2, refusals exit 1 with th
   t.match(property.account, /^acct_[0-9a-f]{32}$/);
   t.equal(await run('status', '--property', property.id, '--issuer', 'https://id.example.ca', '--subject', 'b', '--data-dir', dataDir), 1);
   t.match(err, /not_owner/);
-  t.equal(await run('proof', 'issue', '--property', property.id, '--method', 'well_known', ...me), 1, 'a domain property proves by DNS only');
+  t.equal(
+    await run('proof', 'issue', '--property', property.id, '--method', 'well_known', ...me),
+    1,
+    'a domain property proves by DNS only',
+  );
   t.match(err, /method_not_allowed/);
   t.equal(await run('submit', '--property', property.id, '--url', 'http://a.test/x', ...me), 1);
   t.match(JSON.parse(out), { outcome: 'not_verified', frontierId: null });

@@ -152,7 +152,9 @@ t.test('properties: mapped and NAT64 forms classify like the IPv4 address they c
       const v4 = classifyAddress(ip);
       const mapped = classifyAddress(`::ffff:${ip}`);
       const nat64 = classifyAddress(`64:ff9b::${ip}`);
-      return mapped.kind === v4.kind && nat64.kind === v4.kind && mapped.embedded?.ipv4 === ip && v4.allowed(PROD) === (v4.kind === 'public');
+      return (
+        mapped.kind === v4.kind && nat64.kind === v4.kind && mapped.embedded?.ipv4 === ip && v4.allowed(PROD) === (v4.kind === 'public')
+      );
     }),
     { numRuns: 2000 },
   );

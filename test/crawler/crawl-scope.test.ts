@@ -52,7 +52,11 @@ const pinArgs = () => web.pins.flatMap((p) => ['--resolve', p]);
 async function crawl(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out = capture();
   const err = capture();
-  const code = await crawlCommand([...args, '--gap-ms', '20', ...pinArgs()], { stdout: out.stream, stderr: err.stream, env: { SVC_LOG_LEVEL: 'silent' } });
+  const code = await crawlCommand([...args, '--gap-ms', '20', ...pinArgs()], {
+    stdout: out.stream,
+    stderr: err.stream,
+    env: { SVC_LOG_LEVEL: 'silent' },
+  });
   return { code, out: out.text(), err: err.text() };
 }
 
@@ -65,7 +69,16 @@ t.test('inScope: null is the open web, a list is its hosts', async (t) => {
 t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keeps to it; seeding again widens it', async (t) => {
   const dir = t.testdir();
   const data = join(dir, 'data');
-  const first = await crawl(['--seeds', web.url('gen-0.test', '/'), '--stay-on-hosts', '--allow-loopback', '--data-dir', data, '--max-pages', '1']);
+  const first = await crawl([
+    '--seeds',
+    web.url('gen-0.test', '/'),
+    '--stay-on-hosts',
+    '--allow-loopback',
+    '--data-dir',
+    data,
+    '--max-pages',
+    '1',
+  ]);
   t.equal(first.code, 0, first.err);
   const db = openStateDb(join(data, 'state.sqlite'));
   t.teardown(() => db.close());
@@ -76,11 +89,15 @@ t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keep
   t.ok(frontier.pending() > 0, 'the rest is left for svc serve');
 
   // svc serve, a separate process on the same data dir, crawls what is left.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/run.ts', 'serve', '--data-dir', data, '--port', '0', '--allow-loopback', ...pinArgs()], {
-    cwd: REPO,
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_CRAWL_GAP_MS: '20' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'cli/run.ts', 'serve', '--data-dir', data, '--port', '0', '--allow-loopback', ...pinArgs()],
+    {
+      cwd: REPO,
+      env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_CRAWL_GAP_MS: '20' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let childOut = '';
   child.stdout.on('data', (c: Buffer) => (childOut += String(c)));
   child.stderr.on('data', (c: Buffer) => (childOut += String(c)));
@@ -92,11 +109,24 @@ t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keep
   t.equal(frontier.pending(), 0, 'svc serve finished the stored frontier');
   t.ok(frontier.countsForHost('gen-0.test').done >= 6, 'every gen-0 page was crawled');
   t.same(web.requests('gen-1.test'), [], 'svc serve never went off the seed host');
-  const hosts = db.prepare<[], { host: string }>('SELECT DISTINCT host FROM frontier').all().map((r) => r.host);
+  const hosts = db
+    .prepare<[], { host: string }>('SELECT DISTINCT host FROM frontier')
+    .all()
+    .map((r) => r.host);
   t.same(hosts, ['gen-0.test'], 'nothing off-site entered the frontier');
 
   // Seeding again without --stay-on-hosts widens the crawl it started: the seed is read again under the open web.
-  const wide = await crawl(['--seeds', web.url('gen-0.test', '/'), '--allow-loopback', '--data-dir', data, '--max-pages', '1', '--wait', '0']);
+  const wide = await crawl([
+    '--seeds',
+    web.url('gen-0.test', '/'),
+    '--allow-loopback',
+    '--data-dir',
+    data,
+    '--max-pages',
+    '1',
+    '--wait',
+    '0',
+  ]);
   t.equal(wide.code, 0, wide.err);
   t.equal(frontier.get(web.url('gen-0.test', '/'))!.scope, null, 'the seed is open now');
   t.equal(frontier.get(web.url('gen-0.test', '/p/3.html'))!.scope, null, 'and so are the pages admitted under its old scope');
@@ -108,7 +138,10 @@ t.test('issue 13: svc crawl ends by itself when only a later retry is left, and 
   const r = await crawl(['--seeds', web.url('robots-503.test', '/page.html'), '--allow-loopback', '--data-dir', data, '--wait', '2']);
   t.equal(r.code, 0, r.err);
   t.match(r.out, /crawl finished in/);
-  t.match(r.out, new RegExp(`later: ${web.url('robots-503.test', '/page.html').replace(/[.?]/g, '\\$&')} due \\S+Z \\(in \\d+ s\\) after robots_\\w+`));
+  t.match(
+    r.out,
+    new RegExp(`later: ${web.url('robots-503.test', '/page.html').replace(/[.?]/g, '\\$&')} due \\S+Z \\(in \\d+ s\\) after robots_\\w+`),
+  );
   t.match(r.out, /1 item\(s\) stay queued: run this command again later, or let svc serve continue them\./);
 });
 
@@ -140,7 +173,12 @@ t.test('issue 13: a URL fetched on request (processNow) that was not known stays
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 0 } });
-  const crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: { upsertPage: async () => {}, removePage: async () => {} }, entities: new EntityStore(db) });
+  const crawler = createCrawler({
+    config,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    sink: { upsertPage: async () => {}, removePage: async () => {} },
+    entities: new EntityStore(db),
+  });
   const before = web.requests('gen-1.test').length;
   const o = await crawler.processNow(web.url('gen-0.test', '/'), { reason: 'request:removal' });
   t.equal(o.outcome, 'indexed');

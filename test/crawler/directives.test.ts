@@ -1,6 +1,14 @@
 import t from 'tap';
 import { parse as parseHtml } from 'node-html-parser';
-import { DIRECTIVE_TABLE, META_NAME, NO_DIRECTIVES, parseDirectives, relForbidsFollow, USER_AGENT_TOKEN, type MetaTag } from '../../crawler/directives.js';
+import {
+  DIRECTIVE_TABLE,
+  META_NAME,
+  NO_DIRECTIVES,
+  parseDirectives,
+  relForbidsFollow,
+  USER_AGENT_TOKEN,
+  type MetaTag,
+} from '../../crawler/directives.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
 import { testFetcher } from '../fixtures/net-guard.js';
 
@@ -20,7 +28,10 @@ t.test('DIRECTIVE_TABLE carries spec §1.3 verbatim first', async (t) => {
     ['nosnippet or max-snippet:0', 'removes the excerpt'],
     ['canonical', 'a grouping hint only, never permission'],
   ]);
-  t.same(DIRECTIVE_TABLE.slice(0, 4).map((r) => r.spec), [true, true, true, true]);
+  t.same(
+    DIRECTIVE_TABLE.slice(0, 4).map((r) => r.spec),
+    [true, true, true, true],
+  );
 });
 
 t.test('every directive row, from each source (meta robots, meta svcbot, X-Robots-Tag plain and svcbot:)', async (t) => {
@@ -71,7 +82,11 @@ t.test('other crawlers are ignored', async (t) => {
   t.same(parseDirectives({ xRobotsTag: 'googlebot: noindex, nofollow' }), NO_DIRECTIVES);
   t.same(parseDirectives({ xRobotsTag: 'bingbot: none' }), NO_DIRECTIVES);
   t.match(parseDirectives({ xRobotsTag: 'googlebot: noindex, svcbot: nofollow' }), { noindex: false, nofollow: true });
-  t.match(parseDirectives({ xRobotsTag: ['googlebot: noindex', 'nofollow'] }), { noindex: false, nofollow: true }, 'a new header resets the prefix');
+  t.match(
+    parseDirectives({ xRobotsTag: ['googlebot: noindex', 'nofollow'] }),
+    { noindex: false, nofollow: true },
+    'a new header resets the prefix',
+  );
   t.match(parseDirectives({ xRobotsTag: 'svcbot: noindex, otherbot: nofollow' }), { noindex: true, nofollow: false });
 });
 
@@ -94,7 +109,11 @@ t.test('most restrictive combination across sources', async (t) => {
 t.test('unavailable_after with RFC 850 dates containing commas', async (t) => {
   const d = parseDirectives({ xRobotsTag: 'unavailable_after: Monday, 25-Jun-2010 15:00:00 GMT, noarchive', now: NOW });
   t.match(d, { noindex: true, noarchive: true, unavailableAfter: '2010-06-25T15:00:00.000Z' });
-  t.match(parseDirectives({ xRobotsTag: 'unavailable_after: not a date' }), { noindex: false, unavailableAfter: null }, 'unparsable date ignored');
+  t.match(
+    parseDirectives({ xRobotsTag: 'unavailable_after: not a date' }),
+    { noindex: false, unavailableAfter: null },
+    'unparsable date ignored',
+  );
   t.match(parseDirectives({ xRobotsTag: 'max-snippet: lots' }), { maxSnippet: null }, 'malformed max-snippet ignored');
 });
 
@@ -145,7 +164,9 @@ t.test('directive pages on the test web', async (t) => {
 
   // A page switched to noindex at run time.
   t.match(await get('/switchable.html'), { noindex: false });
-  web.setPage('alpha.test', '/switchable.html', { body: '<html><head><meta name="robots" content="noindex"></head><body>gone soon</body></html>' });
+  web.setPage('alpha.test', '/switchable.html', {
+    body: '<html><head><meta name="robots" content="noindex"></head><body>gone soon</body></html>',
+  });
   t.match(await get('/switchable.html'), { noindex: true });
   web.setPage('alpha.test', '/switchable.html', { status: 200, headers: { 'x-robots-tag': 'svcbot: none' }, body: '<p>x</p>' });
   t.match(await get('/switchable.html'), { noindex: true, nofollow: true });

@@ -14,8 +14,19 @@ t.teardown(() => extractor.close());
 
 t.test('issue 16: a PDF with metadata: title, dates (pdf-metadata), language, text', async (t) => {
   const bytes = await makePdf(
-    [{ heading: 'Drinking water', paragraphs: ['Turbidity stayed below the limit all year in every district.', 'Chlorine residuals were measured weekly.'] }],
-    { title: 'Annual Water Quality Report 2025', author: 'Water Services', language: 'fr-CA', created: new Date('2025-02-03T04:05:06Z'), modified: new Date('2025-03-04T00:00:00Z') },
+    [
+      {
+        heading: 'Drinking water',
+        paragraphs: ['Turbidity stayed below the limit all year in every district.', 'Chlorine residuals were measured weekly.'],
+      },
+    ],
+    {
+      title: 'Annual Water Quality Report 2025',
+      author: 'Water Services',
+      language: 'fr-CA',
+      created: new Date('2025-02-03T04:05:06Z'),
+      modified: new Date('2025-03-04T00:00:00Z'),
+    },
   );
   const got = await extractor.extract(bytes);
   if (!got.ok) throw new Error(`expected ok, got ${got.reason}`);
@@ -29,7 +40,10 @@ t.test('issue 16: a PDF with metadata: title, dates (pdf-metadata), language, te
   t.equal(doc.passages.length, 1);
   t.same(doc.passages[0]!.headingPath, ['Drinking water']);
   t.equal(doc.passages[0]!.page, 1);
-  t.equal(doc.passages[0]!.text, 'Turbidity stayed below the limit all year in every district.\n\nChlorine residuals were measured weekly.');
+  t.equal(
+    doc.passages[0]!.text,
+    'Turbidity stayed below the limit all year in every district.\n\nChlorine residuals were measured weekly.',
+  );
 });
 
 t.test('issue 16: without a metadata title the first heading is the title; no dates → Last-Modified', async (t) => {
@@ -38,13 +52,28 @@ t.test('issue 16: without a metadata title the first heading is the title; no da
     {
       ok: true,
       numPages: 1,
-      info: { title: 'Microsoft Word - notice.docx', author: null, creationDate: 'D:19700101000000Z', modDate: null, language: null, encrypted: false },
-      pages: [{ number: 1, lines: [{ text: 'Notice of public hearing', size: 18, y: 780 }, { text: 'The hearing is on March 3.', size: 11, y: 744 }] }],
+      info: {
+        title: 'Microsoft Word - notice.docx',
+        author: null,
+        creationDate: 'D:19700101000000Z',
+        modDate: null,
+        language: null,
+        encrypted: false,
+      },
+      pages: [
+        {
+          number: 1,
+          lines: [
+            { text: 'Notice of public hearing', size: 18, y: 780 },
+            { text: 'The hearing is on March 3.', size: 11, y: 744 },
+          ],
+        },
+      ],
     },
     { headers: { 'last-modified': 'Tue, 10 Feb 2026 08:00:00 GMT', 'content-language': 'en-CA' } },
   );
   if ('excluded' in doc) throw new Error('expected a document');
-  t.equal(doc.title, 'Notice of public hearing', 'a producer\'s file name is not a title');
+  t.equal(doc.title, 'Notice of public hearing', "a producer's file name is not a title");
   t.equal(doc.publishedAt, null);
   t.equal(doc.modifiedAt, '2026-02-10T08:00:00.000Z');
   t.equal(doc.dateSource, 'http-last-modified');
@@ -55,15 +84,29 @@ t.test('issue 16: without a metadata title the first heading is the title; no da
 });
 
 t.test('issue 16: a multi-page PDF: passages stay on one page and keep its number, in order', async (t) => {
-  const pages = Array.from({ length: 12 }, (_, i) => ({ heading: `Section ${i + 1}`, paragraphs: [`Clause ${i + 1} marker${i + 1}.`, fillerText(i, 220)] }));
+  const pages = Array.from({ length: 12 }, (_, i) => ({
+    heading: `Section ${i + 1}`,
+    paragraphs: [`Clause ${i + 1} marker${i + 1}.`, fillerText(i, 220)],
+  }));
   const got = await extractor.extract(await makePdf(pages, { title: 'Zoning bylaw' }));
   if (!got.ok) throw new Error('expected ok');
   const doc = got.doc;
   t.equal(doc.numPages, 12);
   const pagesSeen = doc.passages.map((p) => p.page);
-  t.same([...new Set(pagesSeen)], Array.from({ length: 12 }, (_, i) => i + 1), 'every page, in order');
-  t.same(pagesSeen, [...pagesSeen].sort((a, b) => a! - b!), 'page numbers never go back');
-  t.same(doc.passages.map((p) => p.ordinal), [...doc.passages.keys()]);
+  t.same(
+    [...new Set(pagesSeen)],
+    Array.from({ length: 12 }, (_, i) => i + 1),
+    'every page, in order',
+  );
+  t.same(
+    pagesSeen,
+    [...pagesSeen].sort((a, b) => a! - b!),
+    'page numbers never go back',
+  );
+  t.same(
+    doc.passages.map((p) => p.ordinal),
+    [...doc.passages.keys()],
+  );
   for (let i = 1; i <= 12; i++) {
     const holder = doc.passages.filter((p) => p.text.includes(`marker${i}.`));
     t.equal(holder.length, 1, `marker${i} in one passage`);
@@ -81,18 +124,37 @@ t.test('issue 16: running headers, footers and page numbers are page furniture, 
       { text: `Page ${i + 1} of 4`, size: 9, y: 30 },
     ],
   }));
-  const doc = pdfDocument({ ok: true, numPages: 4, info: { title: 'Report', author: null, creationDate: null, modDate: null, language: null, encrypted: false }, pages }, { headers: {} });
+  const doc = pdfDocument(
+    {
+      ok: true,
+      numPages: 4,
+      info: { title: 'Report', author: null, creationDate: null, modDate: null, language: null, encrypted: false },
+      pages,
+    },
+    { headers: {} },
+  );
   if ('excluded' in doc) throw new Error('expected a document');
-  t.same(doc.passages.map((p) => [p.page, p.text]), [1, 2, 3, 4].map((n) => [n, `Body text of page ${n} about the budget.`]));
+  t.same(
+    doc.passages.map((p) => [p.page, p.text]),
+    [1, 2, 3, 4].map((n) => [n, `Body text of page ${n} about the budget.`]),
+  );
 });
 
 t.test('issue 16: a document in large type only is text, not headings of nothing', async (t) => {
   const doc = pdfDocument(
-    { ok: true, numPages: 1, info: { title: null, author: null, creationDate: null, modDate: null, language: null, encrypted: false }, pages: [{ number: 1, lines: [{ text: 'Road closed on Sunday', size: 40, y: 500 }] }] },
+    {
+      ok: true,
+      numPages: 1,
+      info: { title: null, author: null, creationDate: null, modDate: null, language: null, encrypted: false },
+      pages: [{ number: 1, lines: [{ text: 'Road closed on Sunday', size: 40, y: 500 }] }],
+    },
     { headers: {} },
   );
   if ('excluded' in doc) throw new Error('expected a document');
-  t.same(doc.passages.map((p) => [p.page, p.text]), [[1, 'Road closed on Sunday']]);
+  t.same(
+    doc.passages.map((p) => [p.page, p.text]),
+    [[1, 'Road closed on Sunday']],
+  );
   t.equal(doc.title, 'Road closed on Sunday');
 });
 
@@ -103,7 +165,14 @@ t.test('issue 16: pages past maxPages are not read', async (t) => {
   if (!got.ok) throw new Error('expected ok');
   t.equal(got.doc.numPages, 6);
   t.equal(got.doc.pagesRead, 3);
-  t.same(got.doc.passages.map((p) => [p.page, p.text]), [[1, 'Page 1 text.'], [2, 'Page 2 text.'], [3, 'Page 3 text.']]);
+  t.same(
+    got.doc.passages.map((p) => [p.page, p.text]),
+    [
+      [1, 'Page 1 text.'],
+      [2, 'Page 2 text.'],
+      [3, 'Page 3 text.'],
+    ],
+  );
 });
 
 t.test('issue 16: encrypted, no text layer, truncated, oversized → their reasons, and the worker goes on', async (t) => {
@@ -170,24 +239,41 @@ t.test('issue 16: PDF dates', async (t) => {
 
 t.test('issue 16: document type from Content-Type first, URL extension as fallback', async (t) => {
   t.same(documentType('application/pdf', 'http://a.test/download?id=3'), { mime: 'application/pdf', indexed: 'pdf', filetype: 'pdf' });
-  t.same(documentType('application/octet-stream', 'http://a.test/r.PDF'), { mime: 'application/octet-stream', indexed: 'pdf', filetype: 'pdf' });
+  t.same(documentType('application/octet-stream', 'http://a.test/r.PDF'), {
+    mime: 'application/octet-stream',
+    indexed: 'pdf',
+    filetype: 'pdf',
+  });
   t.same(documentType('', 'http://a.test/notes.txt'), { mime: '', indexed: 'txt', filetype: 'txt' });
   t.same(documentType('text/html; charset=utf-8', 'http://a.test/page.php'), { mime: 'text/html', indexed: 'html', filetype: 'html' });
   t.same(documentType('text/markdown', 'http://a.test/readme'), { mime: 'text/markdown', indexed: 'md', filetype: 'md' });
-  t.same(documentType('text/plain', 'http://a.test/x.md'), { mime: 'text/plain', indexed: 'txt', filetype: 'txt' }, 'the server\'s type wins');
+  t.same(
+    documentType('text/plain', 'http://a.test/x.md'),
+    { mime: 'text/plain', indexed: 'txt', filetype: 'txt' },
+    "the server's type wins",
+  );
   t.same(documentType('application/zip', 'http://a.test/a.zip'), { mime: 'application/zip', indexed: null, filetype: 'zip' });
   t.same(documentType('', 'http://a.test/page'), { mime: '', indexed: 'html', filetype: 'html' });
 });
 
 t.test('issue 16: plain text and Markdown documents', async (t) => {
-  const md = plainDocument('# Composting guide\n\nA short guide to **backyard composting**.\n\n## Green bin\n\nPut peels in the [green bin](/x).\n\n- dry leaves\n- cardboard\n', true);
+  const md = plainDocument(
+    '# Composting guide\n\nA short guide to **backyard composting**.\n\n## Green bin\n\nPut peels in the [green bin](/x).\n\n- dry leaves\n- cardboard\n',
+    true,
+  );
   t.equal(md.title, 'Composting guide');
-  t.same(md.passages.map((p) => [p.headingPath, p.text]), [
-    [['Composting guide'], 'A short guide to backyard composting.'],
-    [['Composting guide', 'Green bin'], 'Put peels in the green bin.\n\ndry leaves\n\ncardboard'],
-  ]);
+  t.same(
+    md.passages.map((p) => [p.headingPath, p.text]),
+    [
+      [['Composting guide'], 'A short guide to backyard composting.'],
+      [['Composting guide', 'Green bin'], 'Put peels in the green bin.\n\ndry leaves\n\ncardboard'],
+    ],
+  );
   const txt = plainDocument('Snow removal notes\n\nPlows clear\narterial roads first.\n', false);
   t.equal(txt.title, 'Snow removal notes');
-  t.same(txt.passages.map((p) => p.text), ['Snow removal notes\n\nPlows clear arterial roads first.']);
+  t.same(
+    txt.passages.map((p) => p.text),
+    ['Snow removal notes\n\nPlows clear arterial roads first.'],
+  );
   t.equal(txt.passages[0]!.page, undefined, 'no page numbers outside paged documents');
 });

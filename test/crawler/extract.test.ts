@@ -8,7 +8,8 @@ import { isSubtypeOf } from '../../schema-org-types.js';
 const para = (n: number, word = 'library') =>
   `<p>${Array.from({ length: n }, (_, i) => `Sentence ${i} tells readers about the ${word} services, hours and programs offered in the city.`).join(' ')}</p>`;
 
-const page = (head: string, body: string, lang = 'en') => `<!doctype html><html lang="${lang}"><head>${head}</head><body>${body}</body></html>`;
+const page = (head: string, body: string, lang = 'en') =>
+  `<!doctype html><html lang="${lang}"><head>${head}</head><body>${body}</body></html>`;
 
 t.test('metadata: title, description, Open Graph, canonical, lang', async (t) => {
   const p = extractPage(
@@ -42,7 +43,10 @@ t.test('dates: schema.org first, then article:* meta, then <time>, then Last-Mod
   t.equal(b.publishedAt, '2025-01-01T00:00:00.000Z');
   t.equal(b.modifiedAt, '2025-02-01T00:00:00.000Z');
   t.equal(b.dateSource, 'article-meta');
-  const c = extractPage(page('', `<article><time datetime="2024-05-06">May 6</time>${para(2)}</article>`), { url: 'https://a.ca/', headers: { 'last-modified': 'Wed, 01 Oct 2026 12:00:00 GMT' } });
+  const c = extractPage(page('', `<article><time datetime="2024-05-06">May 6</time>${para(2)}</article>`), {
+    url: 'https://a.ca/',
+    headers: { 'last-modified': 'Wed, 01 Oct 2026 12:00:00 GMT' },
+  });
   t.equal(c.publishedAt, '2024-05-06T00:00:00.000Z');
   t.equal(c.dateSource, 'time-element');
   t.equal(c.modifiedAt, '2026-10-01T12:00:00.000Z');
@@ -73,13 +77,34 @@ t.test('main text drops boilerplate: nav, header, footer, aside, scripts, styles
   t.match(p.mainText, /library services/);
   t.match(p.mainText, /museum services/);
   t.match(p.mainText, /Main title/);
-  for (const bad of ['SITE-HEADER', 'NAV-LINK', 'COOKIE-TEXT', 'HIDDEN-STYLE', 'HIDDEN-ATTR', 'ARIA-HIDDEN', 'SEARCH-FORM', 'SCRIPT-TEXT', 'NOSCRIPT-TEXT', 'ASIDE-TEXT', 'RELATED-1', 'FOOTER-TEXT', 'tracking', 'color:red'])
+  for (const bad of [
+    'SITE-HEADER',
+    'NAV-LINK',
+    'COOKIE-TEXT',
+    'HIDDEN-STYLE',
+    'HIDDEN-ATTR',
+    'ARIA-HIDDEN',
+    'SEARCH-FORM',
+    'SCRIPT-TEXT',
+    'NOSCRIPT-TEXT',
+    'ASIDE-TEXT',
+    'RELATED-1',
+    'FOOTER-TEXT',
+    'tracking',
+    'color:red',
+  ])
     t.notOk(p.mainText.includes(bad), `no ${bad}`);
 });
 
 t.test('link-dense blocks inside the content are dropped, prose with a few links kept', async (t) => {
   const links = Array.from({ length: 12 }, (_, i) => `<a href="/t/${i}">tag ${i}</a>`).join(' ');
-  const p = extractPage(page('', `<main>${para(4)}<div>${links}</div><p>Read the <a href="/guide">guide</a> before you visit the branch nearest to your home.</p></main>`), { url: 'https://a.ca/' });
+  const p = extractPage(
+    page(
+      '',
+      `<main>${para(4)}<div>${links}</div><p>Read the <a href="/guide">guide</a> before you visit the branch nearest to your home.</p></main>`,
+    ),
+    { url: 'https://a.ca/' },
+  );
   t.notOk(p.mainText.includes('tag 3'));
   t.match(p.mainText, /Read the guide before you visit/);
 });
@@ -94,7 +119,10 @@ t.test('passages: split on headings, heading path, ordinal, size bounds, data-no
   );
   const p = extractPage(html, { url: 'https://a.ca/' });
   t.ok(p.passages.length >= 4);
-  t.same(p.passages.map((x) => x.ordinal), p.passages.map((_, i) => i));
+  t.same(
+    p.passages.map((x) => x.ordinal),
+    p.passages.map((_, i) => i),
+  );
   t.same(p.passages[0]!.headingPath, ['Guide']);
   const hours = p.passages.find((x) => x.text.includes('SECRET'))!;
   t.same(hours.headingPath, ['Guide', 'Hours']);
@@ -112,7 +140,10 @@ t.test('passages: split on headings, heading path, ordinal, size bounds, data-no
 
 t.test('buildPassages merges a tiny trailing piece and splits an over-long paragraph on sentences', async (t) => {
   const long = Array.from({ length: 80 }, (_, i) => `Statement ${i} is a complete sentence with several words.`).join(' ');
-  const ps = buildPassages([{ kind: 'text', text: long, snippetText: long }, { kind: 'text', text: 'Tail.', snippetText: 'Tail.' }]);
+  const ps = buildPassages([
+    { kind: 'text', text: long, snippetText: long },
+    { kind: 'text', text: 'Tail.', snippetText: 'Tail.' },
+  ]);
   t.ok(ps.length >= 2);
   for (const x of ps) t.ok(estimateTokens(x.text) <= PASSAGE_MAX_TOKENS + 10);
   t.match(ps.at(-1)!.text, /Tail\.$/);
@@ -140,7 +171,13 @@ t.test('links: absolute, normalised, deduplicated, rel=nofollow flagged, non-htt
 });
 
 t.test('images: absolute src, alt, declared size', async (t) => {
-  const p = extractPage(page('', '<img src="/i/a.png" alt=" A  canoe " width="640" height="480px"><img src="data:image/png;base64,xx" alt="inline"><img srcset="/i/b.png 1x, /i/b2.png 2x" alt="b"><img src="/i/a.png">'), { url: 'https://a.ca/x/' });
+  const p = extractPage(
+    page(
+      '',
+      '<img src="/i/a.png" alt=" A  canoe " width="640" height="480px"><img src="data:image/png;base64,xx" alt="inline"><img srcset="/i/b.png 1x, /i/b2.png 2x" alt="b"><img src="/i/a.png">',
+    ),
+    { url: 'https://a.ca/x/' },
+  );
   t.same(p.images, [
     { src: 'https://a.ca/i/a.png', alt: 'A canoe', width: 640, height: 480 },
     { src: 'https://a.ca/i/b.png', alt: 'b', width: null, height: null },
@@ -151,18 +188,37 @@ t.test('JSON-LD: @graph, arrays, nesting, IRIs, in-scope types, broken JSON tole
   const graph = JSON.stringify({
     '@context': 'https://schema.org',
     '@graph': [
-      { '@type': 'WebPage', name: 'x', about: { '@type': 'GovernmentOrganization', name: 'Ville de Québec', address: { '@type': 'PostalAddress', addressRegion: 'QC', addressCountry: 'CA' } } },
-      { '@type': ['Restaurant', 'Thing'], name: 'Chez Nous', address: { '@type': 'PostalAddress', addressRegion: 'ON', addressCountry: { '@type': 'Country', name: 'Canada' } }, parentOrganization: { '@type': 'Organization', name: 'Parent Co' } },
+      {
+        '@type': 'WebPage',
+        name: 'x',
+        about: {
+          '@type': 'GovernmentOrganization',
+          name: 'Ville de Québec',
+          address: { '@type': 'PostalAddress', addressRegion: 'QC', addressCountry: 'CA' },
+        },
+      },
+      {
+        '@type': ['Restaurant', 'Thing'],
+        name: 'Chez Nous',
+        address: { '@type': 'PostalAddress', addressRegion: 'ON', addressCountry: { '@type': 'Country', name: 'Canada' } },
+        parentOrganization: { '@type': 'Organization', name: 'Parent Co' },
+      },
       { '@type': 'Article', headline: 'h', datePublished: '2026-01-01' },
     ],
   });
-  const arr = JSON.stringify([{ '@type': 'http://schema.org/School', name: 'École' }, { '@type': 'Person', name: 'Not kept' }]);
+  const arr = JSON.stringify([
+    { '@type': 'http://schema.org/School', name: 'École' },
+    { '@type': 'Person', name: 'Not kept' },
+  ]);
   const broken = `{ "@context": "https://schema.org", "@type": "Library", "name": "Bibliothèque
     Gabrielle-Roy", // a comment
     "telephone": "418-641-6789", }`;
   const two = '{"@type":"Park","name":"Parc A"}{"@type":"Museum","name":"Musée B"}';
   const r = readJsonLd([graph, arr, broken, two, 'not json at all {']);
-  t.same(r.entities.map((e) => e['name']), ['Ville de Québec', 'Chez Nous', 'École', 'Bibliothèque\n    Gabrielle-Roy', 'Parc A', 'Musée B']);
+  t.same(
+    r.entities.map((e) => e['name']),
+    ['Ville de Québec', 'Chez Nous', 'École', 'Bibliothèque\n    Gabrielle-Roy', 'Parc A', 'Musée B'],
+  );
   t.equal(r.parseErrors, 1);
   t.ok(r.declaredTypes.includes('GovernmentOrganization') && r.declaredTypes.includes('Restaurant') && r.declaredTypes.includes('School'));
   t.same([...r.addressRegions].sort(), ['ON', 'QC']);
@@ -182,11 +238,26 @@ t.test('JSON-LD in a page, microdata and RDFa ignored', async (t) => {
     ),
     { url: 'https://a.ca/' },
   );
-  t.same(p.jsonLd.entities.map((e) => e['name']), ['Dépanneur']);
+  t.same(
+    p.jsonLd.entities.map((e) => e['name']),
+    ['Dépanneur'],
+  );
 });
 
 t.test('the extractor keeps the public types and their subtypes, nothing else', async (t) => {
-  for (const ty of ['LocalBusiness', 'Organization', 'Place', 'School', 'GovernmentOrganization', 'CivicStructure', 'Library', 'Hospital', 'CityHall', 'Restaurant', 'CollegeOrUniversity'])
+  for (const ty of [
+    'LocalBusiness',
+    'Organization',
+    'Place',
+    'School',
+    'GovernmentOrganization',
+    'CivicStructure',
+    'Library',
+    'Hospital',
+    'CityHall',
+    'Restaurant',
+    'CollegeOrUniversity',
+  ])
     t.ok(isEntityType([ty]), ty);
   t.ok(isSubtypeOf('Restaurant', 'LocalBusiness') && isSubtypeOf('Restaurant', 'Organization') && isSubtypeOf('Restaurant', 'Place'));
   t.notOk(isEntityType(['Person']));
@@ -195,7 +266,9 @@ t.test('the extractor keeps the public types and their subtypes, nothing else', 
 });
 
 t.test('llms.txt: title, summary, link count', async (t) => {
-  const l = parseLlmsTxt('\uFEFF# Ville de Québec\n\n> Services municipaux\n> et loisirs.\n\nDetails.\n\n## Docs\n- [Guide](https://x.ca/guide.md): guide\n- [FAQ](/faq.md "FAQ")\n\n## Optional\n- [Old](/old)\n');
+  const l = parseLlmsTxt(
+    '\uFEFF# Ville de Québec\n\n> Services municipaux\n> et loisirs.\n\nDetails.\n\n## Docs\n- [Guide](https://x.ca/guide.md): guide\n- [FAQ](/faq.md "FAQ")\n\n## Optional\n- [Old](/old)\n',
+  );
   t.same(l, { title: 'Ville de Québec', summary: 'Services municipaux et loisirs.', linkCount: 3, sections: ['Docs', 'Optional'] });
   t.same(parseLlmsTxt('no heading here [a](b)'), { title: null, summary: null, linkCount: 1, sections: [] });
 });
@@ -219,7 +292,10 @@ t.test('pathological nesting degrades to flat text and still carries the meta di
   const p = extractPage(html, { url: 'https://a.ca/', headers: { 'last-modified': 'Wed, 01 Oct 2026 12:00:00 GMT' } });
   t.equal(p.title, 'Deep & hostile');
   t.equal(p.mainText, 'Deep text survives.');
-  t.same(p.metas, [{ name: 'robots', content: 'noindex, nofollow' }, { name: 'svcbot', content: 'x' }]);
+  t.same(p.metas, [
+    { name: 'robots', content: 'noindex, nofollow' },
+    { name: 'svcbot', content: 'x' },
+  ]);
   t.equal(p.passages.length, 1);
   t.equal(p.dateSource, 'http-last-modified');
 });

@@ -76,7 +76,9 @@ t.test('HEAD, conditional GET, non-HTML types', async (t) => {
   const cond = await fetcher.fetch(web.url('alpha.test', '/etag.html'), { headers: { 'if-none-match': '"v1"' } });
   t.equal(cond.status, 304);
   t.equal(cond.body.length, 0);
-  const ims = await fetcher.fetch(web.url('alpha.test', '/etag.html'), { headers: { 'if-modified-since': 'Wed, 01 Oct 2026 12:00:00 GMT' } });
+  const ims = await fetcher.fetch(web.url('alpha.test', '/etag.html'), {
+    headers: { 'if-modified-since': 'Wed, 01 Oct 2026 12:00:00 GMT' },
+  });
   t.equal(ims.status, 304);
   const bin = await fetcher.fetch(web.url('trap.test', '/binary'));
   t.same([...bin.body], [0, 1, 2, 3, 255]);
@@ -164,7 +166,10 @@ t.test('SSRF: redirects to blocked addresses, bad schemes and credentials are re
   ];
   for (const [path, kind] of cases) t.equal(await kindOf(fetcher.fetch(web.url('trap.test', path))), kind, path);
   t.equal(attempts.length, cases.length, 'one connection per case: the redirecting page only');
-  t.ok(attempts.every((a) => a.address === '127.0.0.1' && a.port === web.port), 'never any other address');
+  t.ok(
+    attempts.every((a) => a.address === '127.0.0.1' && a.port === web.port),
+    'never any other address',
+  );
   t.equal(web.requests('intranet.test').length, 0);
 });
 
@@ -227,17 +232,48 @@ t.test('a resolver that answers an allowed address and then a blocked one is ref
 
 t.test('blocked ranges proven through the classifier and a connector that records and refuses', async (t) => {
   const blocked = [
-    '10.1.2.3', '172.20.0.1', '192.168.0.10', '169.254.169.254', '169.254.10.10', '100.64.0.1', '0.0.0.0', '224.0.0.251',
-    '240.0.0.1', '255.255.255.255', '192.0.2.1', '198.18.0.1', '::', 'fc00::1', 'fe80::1', 'ff02::1', 'fd00:ec2::254',
-    '::ffff:10.0.0.1', '64:ff9b::a9fe:a9fe', '2002:a00:1::', '2001:db8::1', '127.0.0.1', '::1',
+    '10.1.2.3',
+    '172.20.0.1',
+    '192.168.0.10',
+    '169.254.169.254',
+    '169.254.10.10',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.251',
+    '240.0.0.1',
+    '255.255.255.255',
+    '192.0.2.1',
+    '198.18.0.1',
+    '::',
+    'fc00::1',
+    'fe80::1',
+    'ff02::1',
+    'fd00:ec2::254',
+    '::ffff:10.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '2002:a00:1::',
+    '2001:db8::1',
+    '127.0.0.1',
+    '::1',
   ];
   const { connector, attempts } = guardedConnector([]);
   const pins = blocked.map((ip, i) => `h${i}.test:80:${ip}`);
-  const fetcher = createFetcher({ userAgent: TEST_UA, allowLoopback: false, connector, resolver: createResolver({ pins, lookup: offlineLookup().lookup }) });
-  for (let i = 0; i < blocked.length; i++) t.equal(await kindOf(fetcher.fetch(`http://h${i}.test/`)), 'blocked_address', String(blocked[i]));
+  const fetcher = createFetcher({
+    userAgent: TEST_UA,
+    allowLoopback: false,
+    connector,
+    resolver: createResolver({ pins, lookup: offlineLookup().lookup }),
+  });
+  for (let i = 0; i < blocked.length; i++)
+    t.equal(await kindOf(fetcher.fetch(`http://h${i}.test/`)), 'blocked_address', String(blocked[i]));
   t.equal(attempts.length, 0, 'no blocked address ever reached the connector');
   // A public address does reach the connector (the guard refuses it, so nothing leaves the machine).
-  const pub = createFetcher({ userAgent: TEST_UA, allowLoopback: false, connector, resolver: createResolver({ pins: ['pub.test:80:93.184.216.34'] }) });
+  const pub = createFetcher({
+    userAgent: TEST_UA,
+    allowLoopback: false,
+    connector,
+    resolver: createResolver({ pins: ['pub.test:80:93.184.216.34'] }),
+  });
   t.equal(await kindOf(pub.fetch('http://pub.test/')), 'connect');
   t.same(attempts, [{ address: '93.184.216.34', port: 80, servername: 'pub.test', refused: true }]);
 });
@@ -309,7 +345,10 @@ t.test('size caps: huge, endless, gzip and brotli bombs stop at the cap with bou
   const trunc = await fetcher.fetch(web.url('trap.test', '/gzip-bomb'), { maxBytes: 1000, truncate: true });
   t.equal(trunc.truncated, true);
   t.equal(trunc.body.length, 1000);
-  t.equal(trunc.body.every((b) => b === 0), true);
+  t.equal(
+    trunc.body.every((b) => b === 0),
+    true,
+  );
   const notRaised = await fetcher.fetch(web.url('trap.test', '/huge'), { maxBytes: 64 * 1024 * 1024 }).catch((e: FetchError) => e.kind);
   t.equal(notRaised, 'too_large', 'a per-request cap cannot raise the fetcher cap');
 });
@@ -369,7 +408,10 @@ t.test('parseRetryAfter', async (t) => {
 
 t.test('retry policy per error kind', async (t) => {
   t.same(
-    Object.entries(FETCH_ERROR_RETRYABLE).filter(([, v]) => v).map(([k]) => k).sort(),
+    Object.entries(FETCH_ERROR_RETRYABLE)
+      .filter(([, v]) => v)
+      .map(([k]) => k)
+      .sort(),
     ['connect', 'dns', 'protocol', 'slow_transfer', 'timeout'],
   );
   t.equal(new FetchError('blocked_address', 'x').retryable, false);
@@ -392,7 +434,27 @@ t.test('default connector really connects to the pinned address only', async (t)
 t.test('https: connects to the pinned address, SNI and certificate check use the name', async (t) => {
   const dir = t.testdir();
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=secure.test', '-addext', 'subjectAltName=DNS:secure.test'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=secure.test',
+        '-addext',
+        'subjectAltName=DNS:secure.test',
+      ],
+      { stdio: 'ignore' },
+    );
   } catch {
     t.comment('openssl not available: https test skipped');
     return;
@@ -421,7 +483,11 @@ t.test('https: connects to the pinned address, SNI and certificate check use the
   // Same address, another name: the certificate does not match that name → refused.
   t.equal(await kindOf(fetcher.fetch(`https://other.test:${port}/`)), 'connect');
   // Without the test CA the self-signed certificate is not trusted.
-  const strict = createFetcher({ userAgent: TEST_UA, allowLoopback: true, resolver: createResolver({ pins: [`secure.test:${port}:127.0.0.1`] }) });
+  const strict = createFetcher({
+    userAgent: TEST_UA,
+    allowLoopback: true,
+    resolver: createResolver({ pins: [`secure.test:${port}:127.0.0.1`] }),
+  });
   t.equal(await kindOf(strict.fetch(`https://secure.test:${port}/`)), 'connect');
   t.equal(seen.length, 1, 'no request reached the server over an untrusted connection');
 });

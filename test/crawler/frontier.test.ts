@@ -48,11 +48,18 @@ t.test('per-host queues: readyHosts lists hosts with due work; claim is per host
   f.enqueue('http://a.test/1', { reason: 'seed' });
   f.enqueue('http://b.test/1', { reason: 'seed', priority: 'submitted' });
   f.enqueue('http://c.test/1', { reason: 'seed', notBefore: 2_000_000 });
-  t.same(f.readyHosts().map((h) => h.host), ['b.test', 'a.test']);
+  t.same(
+    f.readyHosts().map((h) => h.host),
+    ['b.test', 'a.test'],
+  );
   t.equal(f.claim('c.test'), null, 'not due yet');
   const it = f.claim('a.test')!;
   t.equal(it.host, 'a.test');
-  t.same(f.readyHosts().map((h) => h.host), ['b.test'], 'a leased item is not due');
+  t.same(
+    f.readyHosts().map((h) => h.host),
+    ['b.test'],
+    'a leased item is not due',
+  );
   t.equal(f.nextDueAt(), 1_000_000 + 120_000, 'the earliest future event is the lease expiry (due items do not count)');
   f.enqueue('http://c.test/2', { reason: 'seed', notBefore: 1_050_000 });
   t.equal(f.nextDueAt(), 1_050_000);
@@ -95,7 +102,11 @@ t.test('retries: exponential backoff with jitter, Retry-After respected, dead le
   clock = 1000;
   it = f.claim('a.test')!;
   t.equal(it.attempts, 1);
-  t.same(f.fail(it, { error: 'http_429', retryable: true, retryAfterMs: 30_000 }), { state: 'retrying', nextAt: 31_000 }, 'Retry-After longer than the backoff wins');
+  t.same(
+    f.fail(it, { error: 'http_429', retryable: true, retryAfterMs: 30_000 }),
+    { state: 'retrying', nextAt: 31_000 },
+    'Retry-After longer than the backoff wins',
+  );
   clock = 31_000;
   it = f.claim('a.test')!;
   t.equal(f.fail(it, { error: 'connect', retryable: true }).state, 'retrying');

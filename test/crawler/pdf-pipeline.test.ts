@@ -16,7 +16,10 @@ import { fillerText, makePdf } from '../helpers/pdf-fixtures.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and completes', async (t) => {
-  const long = await makePdf(Array.from({ length: 200 }, (_, i) => ({ heading: `Chapter ${i + 1}`, paragraphs: [fillerText(i, 300)] })), { title: 'Long plan' });
+  const long = await makePdf(
+    Array.from({ length: 200 }, (_, i) => ({ heading: `Chapter ${i + 1}`, paragraphs: [fillerText(i, 300)] })),
+    { title: 'Long plan' },
+  );
   const web = await startTestWeb({ generatedHosts: 0, documents: { '/plan.pdf': { type: 'application/pdf', body: Buffer.from(long) } } });
   t.teardown(() => web.close());
   const dir = t.testdir();
@@ -25,7 +28,13 @@ t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and 
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
   const documents = new Documents(db);
   // A lease much shorter than the extraction of 200 pages: only renewals keep the item.
-  const crawler: Crawler = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: index, entities: new EntityStore(db), frontier: { leaseMs: 600 } });
+  const crawler: Crawler = createCrawler({
+    config,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    sink: index,
+    entities: new EntityStore(db),
+    frontier: { leaseMs: 600 },
+  });
   t.teardown(async () => {
     await crawler.stop();
     await index.close();
@@ -39,7 +48,10 @@ t.test('issue 16: a PDF whose extraction outlasts the lease is fetched once and 
   await crawler.runUntilIdle({ timeoutMs: 120_000 });
   t.comment(`extraction and indexing took ${Date.now() - started} ms against a 600 ms lease`);
   t.equal(web.requests('docs.test', '/plan.pdf').length, 1, 'fetched once');
-  t.same(outcomes.filter((o) => o.url === url).map((o) => o.outcome), ['indexed']);
+  t.same(
+    outcomes.filter((o) => o.url === url).map((o) => o.outcome),
+    ['indexed'],
+  );
   const doc = documents.byUrl(url)!;
   t.equal(doc.status, 'indexed');
   t.equal(doc.title, 'Long plan');

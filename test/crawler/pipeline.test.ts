@@ -39,7 +39,13 @@ async function rig(t: Test, opts: { gapMs?: number; concurrency?: number; crawle
   const dir = t.testdir();
   const config = loadConfig({
     env: {},
-    flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20, crawlConcurrency: opts.concurrency ?? 8 },
+    flags: {
+      dataDir: dir,
+      resolve: web.pins,
+      crawlAllowLoopback: true,
+      crawlGapMs: opts.gapMs ?? 20,
+      crawlConcurrency: opts.concurrency ?? 8,
+    },
   });
   const db = openStateDb(join(dir, 'state.sqlite'));
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
@@ -93,7 +99,10 @@ t.test('politeness: the per-host gap is never violated (access log), one request
       const d = entries[k]!.at - entries[k - 1]!.at;
       if (d < gap) t.fail(`${host}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart`);
     }
-    t.ok(entries.every((e) => e.ua.startsWith('SvcBot/')), 'every request says SvcBot');
+    t.ok(
+      entries.every((e) => e.ua.startsWith('SvcBot/')),
+      'every request says SvcBot',
+    );
   }
   const pages = r.outcomes.filter((o) => o.outcome === 'indexed');
   t.equal(pages.length, 4 * 9, 'every generated page (/ and /p/0…7) indexed once');
@@ -105,8 +114,18 @@ t.test('issue 10: two crawler workers on one state file keep each per-host gap t
   const r = await rig(t, { gapMs: gap, concurrency: 4 });
   // A second worker: its own database connection, scheduler and robots cache; only the shared state is common.
   const db = openStateDb(join(r.dir, 'state.sqlite'));
-  const config = loadConfig({ env: {}, flags: { dataDir: r.dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: gap, crawlConcurrency: 4 } });
-  const second = createCrawler({ config, repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }), sink: r.sink, entities: new EntityStore(db), workerName: 'second', maxCrawlDelayMs: 200 });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir: r.dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: gap, crawlConcurrency: 4 },
+  });
+  const second = createCrawler({
+    config,
+    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    sink: r.sink,
+    entities: new EntityStore(db),
+    workerName: 'second',
+    maxCrawlDelayMs: 200,
+  });
   const outcomes: ItemOutcome[] = [];
   second.onItem((o) => outcomes.push(o));
   t.teardown(async () => {
@@ -126,7 +145,11 @@ t.test('issue 10: two crawler workers on one state file keep each per-host gap t
     }
     // robots.txt is read by each worker once (each keeps its own robots cache); every other URL once in all.
     const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
-    t.same(paths.filter((p, k) => paths.indexOf(p) !== k), [], `${host}: no URL fetched twice`);
+    t.same(
+      paths.filter((p, k) => paths.indexOf(p) !== k),
+      [],
+      `${host}: no URL fetched twice`,
+    );
   }
   const pages = [...r.outcomes, ...outcomes].filter((o) => o.outcome === 'indexed');
   t.equal(pages.length, 3 * 9, 'every generated page indexed');
@@ -154,7 +177,8 @@ t.test('429 + Retry-After: the host is left alone for the delay, then the page i
 
 t.test('robots: disallowed paths never fetched; Allow exception honoured; robots of the target after a cross-host redirect', async (t) => {
   const r = await rig(t);
-  for (const p of ['/private/secret.html', '/no-svcbot/x.html', '/no-svcbot/except.html', '/file.pdf']) await r.crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed', refresh: true });
+  for (const p of ['/private/secret.html', '/no-svcbot/x.html', '/no-svcbot/except.html', '/file.pdf'])
+    await r.crawler.enqueue(web.url('alpha.test', p), { priority: 'submitted', reason: 'seed', refresh: true });
   await r.crawler.enqueue(web.url('beta.test', '/to-gamma'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 5, timeoutMs: 20_000 });
   const alphaPaths = onlyPages(r, 'alpha.test').map((e) => e.path);
@@ -213,19 +237,31 @@ t.test('nofollow: page-level admits no link; rel=nofollow drops that link only',
   const nf = await r.crawler.processNow(web.url('alpha.test', '/meta/nofollow.html'), { reason: 'test' });
   t.equal(nf.outcome, 'indexed');
   t.equal(nf.linksAdmitted, 0);
-  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html'))), null);
+  t.equal(await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), null);
   const hx = await r.crawler.processNow(web.url('alpha.test', '/header/svcbot-nofollow.html'), { reason: 'test' });
   t.equal(hx.linksAdmitted, 0, 'X-Robots-Tag: svcbot: nofollow');
   const home = await r.crawler.processNow(web.url('alpha.test', '/'), { reason: 'test' });
   t.ok(home.linksAdmitted >= 6);
-  t.ok((await r.crawler.frontier.get(web.url('alpha.test', '/page-1.html'))), 'followed link admitted');
-  t.equal((await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')))?.reason ?? 'absent', 'absent', 'rel=nofollow link not admitted');
+  t.ok(await r.crawler.frontier.get(web.url('alpha.test', '/page-1.html')), 'followed link admitted');
+  t.equal(
+    (await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')))?.reason ?? 'absent',
+    'absent',
+    'rel=nofollow link not admitted',
+  );
 });
 
 t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-Tag), canonical is a hint only', async (t) => {
   const r = await rig(t);
   const run = (p: string) => r.crawler.processNow(web.url('alpha.test', p), { reason: 'test' });
-  for (const p of ['/meta/noindex.html', '/meta/none.html', '/meta/svcbot-noindex.html', '/header/noindex.html', '/header/none.html', '/header/svcbot-noindex.html', '/noindex-with-canonical.html']) {
+  for (const p of [
+    '/meta/noindex.html',
+    '/meta/none.html',
+    '/meta/svcbot-noindex.html',
+    '/header/noindex.html',
+    '/header/none.html',
+    '/header/svcbot-noindex.html',
+    '/noindex-with-canonical.html',
+  ]) {
     const o = await run(p);
     t.equal(o.outcome, 'excluded:noindex', p);
     t.equal(o.noindex, true);
@@ -256,12 +292,19 @@ t.test('directives: every row of spec §1.3 (meta robots, meta svcbot, X-Robots-
   t.equal((await run('/canonical-to-noindex.html')).outcome, 'indexed', 'pointing at a noindex page does not make it noindex');
   const ns = await run('/data-nosnippet.html');
   const passages = r.sent.get(ns.pageRef!)!.passages;
-  t.ok(passages.some((p) => p.text.includes('SECRET-NOSNIPPET')), 'data-nosnippet text stays searchable');
-  t.notOk(passages.some((p) => p.snippetText.includes('SECRET-NOSNIPPET') || p.snippetText.includes('Also hidden')), 'but never in snippetText');
+  t.ok(
+    passages.some((p) => p.text.includes('SECRET-NOSNIPPET')),
+    'data-nosnippet text stays searchable',
+  );
+  t.notOk(
+    passages.some((p) => p.snippetText.includes('SECRET-NOSNIPPET') || p.snippetText.includes('Also hidden')),
+    'but never in snippetText',
+  );
   // processNow goes through the same politeness: alpha's Crawl-delay (1 s, capped at 200 ms here) between requests.
   const alpha = onlyPages(r, 'alpha.test');
   t.ok(alpha.length > 20);
-  for (let k = 1; k < alpha.length; k++) if (alpha[k]!.at - alpha[k - 1]!.at < 200) t.fail(`processNow requests ${alpha[k]!.at - alpha[k - 1]!.at} ms apart`);
+  for (let k = 1; k < alpha.length; k++)
+    if (alpha[k]!.at - alpha[k - 1]!.at < 200) t.fail(`processNow requests ${alpha[k]!.at - alpha[k - 1]!.at} ms apart`);
 });
 
 t.test('noindex and 410 on recrawl remove the page and its entities (issue 3)', async (t) => {
@@ -269,7 +312,8 @@ t.test('noindex and 410 on recrawl remove the page and its entities (issue 3)', 
   const host = 'alpha.test';
   const path = '/switchable.html';
   const org = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"GovernmentOrganization","name":"Bibliothèque de Québec","telephone":"+1-418-641-6789","address":{"@type":"PostalAddress","streetAddress":"350 rue Saint-Joseph Est","addressLocality":"Québec","addressRegion":"QC","postalCode":"G1K 3B2","addressCountry":"CA"}}</script>`;
-  const body = (head: string) => `<!doctype html><html lang="fr"><head><title>Bibliothèque</title>${org}${head}</head><body><main><h1>Bibliothèque</h1><p>La bibliothèque municipale offre des services de prêt, des activités et des ressources numériques à tous les résidents.</p></main></body></html>`;
+  const body = (head: string) =>
+    `<!doctype html><html lang="fr"><head><title>Bibliothèque</title>${org}${head}</head><body><main><h1>Bibliothèque</h1><p>La bibliothèque municipale offre des services de prêt, des activités et des ressources numériques à tous les résidents.</p></main></body></html>`;
   web.setPage(host, path, { body: body('') });
   t.teardown(() => web.setPage(host, path, null));
   const first = await r.crawler.processNow(web.url(host, path), { reason: 'test' });
@@ -309,7 +353,9 @@ t.test('conditional GET: a recrawl sends the validators and a 304 keeps the page
   t.equal(b.outcome, 'unchanged');
   t.equal(r.documents.get(a.pageRef!)!.status, 'indexed');
   t.ok(await r.index.getPage(a.pageRef!), 'still indexed');
-  const served = onlyPages(r, 'alpha.test').filter((e) => e.path === '/etag.html').map((e) => e.status);
+  const served = onlyPages(r, 'alpha.test')
+    .filter((e) => e.path === '/etag.html')
+    .map((e) => e.status);
   t.same(served, [200, 304]);
 });
 
@@ -318,7 +364,7 @@ t.test('sitemaps from robots.txt (index + gzip) feed the frontier at sitemap pri
   await r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
   for (const p of ['/page-2.html', '/page-3.html', '/images.html']) {
-    const row = (await r.crawler.frontier.get(web.url('alpha.test', p)));
+    const row = await r.crawler.frontier.get(web.url('alpha.test', p));
     t.ok(row, `${p} admitted`);
     t.equal(row!.reason, 'sitemap', `${p} via sitemap`);
   }
@@ -332,38 +378,45 @@ t.test('the operator scope rule applies to sitemap entries as to links', async (
   const r = await rig(t, { crawler: { admit: (url) => !url.endsWith('/page-2.html') && !url.endsWith('/images.html') } });
   await r.crawler.enqueue(web.url('alpha.test', '/page-1.html'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 4, timeoutMs: 20_000 });
-  t.ok((await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html'))), 'in-scope sitemap entry admitted');
-  t.notOk((await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html'))), 'out-of-scope sitemap entry refused');
-  t.notOk((await r.crawler.frontier.get(web.url('alpha.test', '/images.html'))), 'out-of-scope gzip-sitemap entry refused');
+  t.ok(await r.crawler.frontier.get(web.url('alpha.test', '/page-3.html')), 'in-scope sitemap entry admitted');
+  t.notOk(await r.crawler.frontier.get(web.url('alpha.test', '/page-2.html')), 'out-of-scope sitemap entry refused');
+  t.notOk(await r.crawler.frontier.get(web.url('alpha.test', '/images.html')), 'out-of-scope gzip-sitemap entry refused');
 });
 
-t.test('dead letter after N failures with the reason; an unsupported type is not indexed (reason recorded); text/plain is (issue 16)', async (t) => {
-  const r = await rig(t);
-  web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
-  t.teardown(() => web.setPage('gen-2.test', '/p/5.html', null));
-  await r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
-  await r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
-  await r.crawler.enqueue(web.url('alpha.test', '/data.json'), { priority: 'submitted', reason: 'seed' });
-  await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
-  const row = (await r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html')))!;
-  t.equal(row.state, 'dead');
-  t.equal(row.deadReason, 'http_500 (after 3 attempts)');
-  t.equal(onlyPages(r, 'gen-2.test').filter((e) => e.path === '/p/5.html').length, 3);
-  t.same((await r.crawler.frontier.countsForHost('gen-2.test')).dead, 1);
-  const txt = r.documents.byUrl(web.url('alpha.test', '/plain.txt'))!;
-  t.same([txt.status, txt.reason], ['indexed', null]);
-  t.match(r.sent.get(txt.pageRef), { filetype: 'txt', title: 'Plain text document served as text/plain.' });
-  const json = r.documents.byUrl(web.url('alpha.test', '/data.json'))!;
-  t.same([json.status, json.reason], ['excluded', 'unsupported_type:application/json']);
-});
+t.test(
+  'dead letter after N failures with the reason; an unsupported type is not indexed (reason recorded); text/plain is (issue 16)',
+  async (t) => {
+    const r = await rig(t);
+    web.setPage('gen-2.test', '/p/5.html', { status: 500, body: 'boom' });
+    t.teardown(() => web.setPage('gen-2.test', '/p/5.html', null));
+    await r.crawler.enqueue(web.url('gen-2.test', '/p/5.html'), { priority: 'submitted', reason: 'seed' });
+    await r.crawler.enqueue(web.url('alpha.test', '/plain.txt'), { priority: 'submitted', reason: 'seed' });
+    await r.crawler.enqueue(web.url('alpha.test', '/data.json'), { priority: 'submitted', reason: 'seed' });
+    await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
+    const row = (await r.crawler.frontier.get(web.url('gen-2.test', '/p/5.html')))!;
+    t.equal(row.state, 'dead');
+    t.equal(row.deadReason, 'http_500 (after 3 attempts)');
+    t.equal(onlyPages(r, 'gen-2.test').filter((e) => e.path === '/p/5.html').length, 3);
+    t.same((await r.crawler.frontier.countsForHost('gen-2.test')).dead, 1);
+    const txt = r.documents.byUrl(web.url('alpha.test', '/plain.txt'))!;
+    t.same([txt.status, txt.reason], ['indexed', null]);
+    t.match(r.sent.get(txt.pageRef), { filetype: 'txt', title: 'Plain text document served as text/plain.' });
+    const json = r.documents.byUrl(web.url('alpha.test', '/data.json'))!;
+    t.same([json.status, json.reason], ['excluded', 'unsupported_type:application/json']);
+  },
+);
 
 t.test('host facts: link aggregates and change intervals', async (t) => {
   const r = await rig(t);
   const path = '/linker.html';
-  web.setPage('beta.test', path, { body: `<html><body><main><h1>Links</h1><p>Links to <a href="${web.url('gen-3.test', '/')}">gen three</a> and <a href="${web.url('alpha.test', '/')}">alpha</a> and <a href="/landing.html">home</a>.</p></main></body></html>` });
+  web.setPage('beta.test', path, {
+    body: `<html><body><main><h1>Links</h1><p>Links to <a href="${web.url('gen-3.test', '/')}">gen three</a> and <a href="${web.url('alpha.test', '/')}">alpha</a> and <a href="/landing.html">home</a>.</p></main></body></html>`,
+  });
   t.teardown(() => web.setPage('beta.test', path, null));
   await r.crawler.processNow(web.url('beta.test', path), { reason: 'test' });
-  web.setPage('beta.test', path, { body: '<html><body><main><p>Changed content now, with different words entirely.</p></main></body></html>' });
+  web.setPage('beta.test', path, {
+    body: '<html><body><main><p>Changed content now, with different words entirely.</p></main></body></html>',
+  });
   await new Promise((res) => setTimeout(res, 5));
   await r.crawler.processNow(web.url('beta.test', path), { reason: 'test' });
   const beta = (await r.crawler.hosts.evidence('beta.test')).facts!;
@@ -387,9 +440,23 @@ t.test('BatchingSink groups concurrent writes, keeps removal order, last version
     removePage: async (ref: number) => void calls.push(`remove:${ref}`),
   };
   const page = (ref: number, title = 'v1'): PageInput => ({
-    pageRef: ref, url: `http://a.test/${ref}`, canonicalUrl: null, host: 'a.test', title, description: '', lang: null, publishedAt: null, modifiedAt: null,
-    dateSource: 'none', fetchedAt: '2026-01-01T00:00:00.000Z', contentHash: 'h', snippet: { nosnippet: false, maxSnippet: null }, filetype: 'html',
-    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] }, passages: [], images: [],
+    pageRef: ref,
+    url: `http://a.test/${ref}`,
+    canonicalUrl: null,
+    host: 'a.test',
+    title,
+    description: '',
+    lang: null,
+    publishedAt: null,
+    modifiedAt: null,
+    dateSource: 'none',
+    fetchedAt: '2026-01-01T00:00:00.000Z',
+    contentHash: 'h',
+    snippet: { nosnippet: false, maxSnippet: null },
+    filetype: 'html',
+    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
+    passages: [],
+    images: [],
   });
   const b = new BatchingSink(inner, { maxBatch: 4, maxDelayMs: 5 });
   await Promise.all([b.upsertPage(page(1)), b.upsertPage(page(2)), b.upsertPage(page(1, 'v2'))]);
@@ -436,9 +503,9 @@ t.test('start() crawls in the background; stop() is graceful: nothing left lease
   r.crawler.start();
   await asked;
   await stopped;
-  const s = (await r.crawler.stats());
+  const s = await r.crawler.stats();
   t.equal(s.inFlight, 0);
-  const c = (await r.crawler.frontier.countsForHost('gen-3.test'));
+  const c = await r.crawler.frontier.countsForHost('gen-3.test');
   t.equal(c.leased, 0, 'no lease left behind');
   // An item cut short by the stop may be queued again or (a transient failure) retrying: both are kept.
   t.ok(c.queued + c.retrying > 0, 'the rest is still queued for the next run');
@@ -446,7 +513,7 @@ t.test('start() crawls in the background; stop() is graceful: nothing left lease
   const known = c.queued + c.retrying + c.done;
   const more = await r.crawler.runUntilIdle({ timeoutMs: 120_000 });
   t.equal(more.queued, 0, 'a later run picks up where stop() left off');
-  const after = (await r.crawler.frontier.countsForHost('gen-3.test'));
+  const after = await r.crawler.frontier.countsForHost('gen-3.test');
   t.equal(after.done, known, 'every URL known at the stop completed, none lost');
   t.equal(after.dead, 0);
 });
@@ -464,17 +531,23 @@ t.test('robots.txt variants end to end: redirects, 404, 5xx, timeout, > 500 KiB,
     ['robots-gzip.test', '/page.html', 'excluded:robots'],
     ['robots-disallow-all.test', '/page.html', 'excluded:robots'],
   ];
-  for (const [host, path, want] of cases) t.equal((await r.crawler.processNow(web.url(host, path), { reason: 'test' })).outcome, want, `${host}${path}`);
-  t.notOk(log(r).some((e) => e.host === 'robots-500.test' && e.path === '/page.html'), 'a 5xx robots.txt means no page fetch');
+  for (const [host, path, want] of cases)
+    t.equal((await r.crawler.processNow(web.url(host, path), { reason: 'test' })).outcome, want, `${host}${path}`);
+  t.notOk(
+    log(r).some((e) => e.host === 'robots-500.test' && e.path === '/page.html'),
+    'a 5xx robots.txt means no page fetch',
+  );
   t.equal((await r.crawler.hosts.evidence('robots-500.test')).facts!.robots!.status, 'error_disallow_all');
 });
 
 t.test('hosts take turns when there are more ready hosts than slots', async (t) => {
   const r = await rig(t, { gapMs: 0, concurrency: 1 });
-  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) await r.crawler.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
+  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test'])
+    await r.crawler.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed' });
   await r.crawler.runUntilIdle({ maxPages: 12, timeoutMs: 20_000 });
   const first = r.outcomes.slice(0, 12).map((o) => new URL(o.url).hostname);
-  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test']) t.ok(first.filter((x) => x === h).length >= 3, `${h} served in turn: ${first.join(' ')}`);
+  for (const h of ['gen-0.test', 'gen-1.test', 'gen-2.test'])
+    t.ok(first.filter((x) => x === h).length >= 3, `${h} served in turn: ${first.join(' ')}`);
 });
 
 t.test('odd statuses: 204 and 206 are not pages; 403 excludes and removes an indexed page', async (t) => {
@@ -487,7 +560,9 @@ t.test('odd statuses: 204 and 206 are not pages; 403 excludes and removes an ind
   web.setPage(host, '/partial', { status: 206, body: '<p>part</p>' });
   t.equal((await r.crawler.processNow(web.url(host, '/empty'), { reason: 'test' })).outcome, 'excluded:http_204');
   t.equal((await r.crawler.processNow(web.url(host, '/partial'), { reason: 'test' })).outcome, 'excluded:http_206');
-  web.setPage(host, '/forbidden', { body: '<main><p>Public for now, a paragraph long enough to be the main text of this page.</p></main>' });
+  web.setPage(host, '/forbidden', {
+    body: '<main><p>Public for now, a paragraph long enough to be the main text of this page.</p></main>',
+  });
   const a = await r.crawler.processNow(web.url(host, '/forbidden'), { reason: 'test' });
   t.equal(a.outcome, 'indexed');
   web.setPage(host, '/forbidden', { status: 403, body: 'no' });

@@ -6,7 +6,19 @@ t.test('parsePin: curl HOST:PORT:ADDR form', async (t) => {
   t.same(parsePin('Alpha.Test.:443:[::1]'), { host: 'alpha.test', port: 443, addresses: ['::1'] });
   t.same(parsePin('a.test:80:::1'), { host: 'a.test', port: 80, addresses: ['::1'] });
   t.same(parsePin('a.test:*:10.0.0.1,10.0.0.2'), { host: 'a.test', port: null, addresses: ['10.0.0.1', '10.0.0.2'] });
-  for (const bad of ['', 'alpha.test', 'alpha.test:80', 'alpha.test:80:', 'alpha.test:0:127.0.0.1', 'alpha.test:70000:127.0.0.1', 'alpha.test:http:127.0.0.1', 'alpha.test:80:localhost', 'al pha:80:127.0.0.1', ':80:127.0.0.1', '-a.test:80:127.0.0.1']) {
+  for (const bad of [
+    '',
+    'alpha.test',
+    'alpha.test:80',
+    'alpha.test:80:',
+    'alpha.test:0:127.0.0.1',
+    'alpha.test:70000:127.0.0.1',
+    'alpha.test:http:127.0.0.1',
+    'alpha.test:80:localhost',
+    'al pha:80:127.0.0.1',
+    ':80:127.0.0.1',
+    '-a.test:80:127.0.0.1',
+  ]) {
     t.throws(() => parsePin(bad), ResolveError, JSON.stringify(bad));
     try {
       parsePin(bad);

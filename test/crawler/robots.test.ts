@@ -37,9 +37,10 @@ t.test('every Google robotstxt matcher vector', async (t) => {
 });
 
 t.test('every path and escape vector', async (t) => {
-  const v = load<{ get_path_params_query: { url: string; expected_path: string }[]; maybe_escape_pattern: { input: string; expected: string }[] }>(
-    'google_robots_path_and_escape_vectors.json',
-  );
+  const v = load<{
+    get_path_params_query: { url: string; expected_path: string }[];
+    maybe_escape_pattern: { input: string; expected: string }[];
+  }>('google_robots_path_and_escape_vectors.json');
   for (const c of v.get_path_params_query) t.equal(robotsPathOf(c.url), c.expected_path, `path of ${JSON.stringify(c.url)}`);
   for (const c of v.maybe_escape_pattern) t.equal(escapePattern(c.input), c.expected, `escape ${c.input}`);
 });
@@ -51,7 +52,16 @@ t.test('every user-agent validity vector', async (t) => {
 });
 
 t.test('every parser vector (line endings, BOM, sitemaps, typos)', async (t) => {
-  type P = { name: string; robots_txt?: string; robots_txt_hex?: string; valid_directives?: number; unknown_directives?: number; last_line_seen?: number; sitemap?: string; reporter_total_lines?: number };
+  type P = {
+    name: string;
+    robots_txt?: string;
+    robots_txt_hex?: string;
+    valid_directives?: number;
+    unknown_directives?: number;
+    last_line_seen?: number;
+    sitemap?: string;
+    reporter_total_lines?: number;
+  };
   const vectors = load<P[]>('google_robots_parse_vectors.json');
   t.equal(vectors.length, 13);
   for (const v of vectors) {
@@ -166,7 +176,10 @@ t.test('RobotsCache against the test web', async (t) => {
   t.same(alpha.sitemaps, [web.url('alpha.test', '/sitemap.xml'), web.url('alpha.test', '/sitemap-gz.xml.gz')]);
   t.ok(alpha.rules.includes('Disallow: /no-svcbot/'));
   t.equal(attempts.filter((a) => a.refused).length, 0, 'only the test web was contacted');
-  t.ok(web.accessLog.every((e) => e.ua.startsWith('SvcBot/')), 'SvcBot user agent on every request');
+  t.ok(
+    web.accessLog.every((e) => e.ua.startsWith('SvcBot/')),
+    'SvcBot user agent on every request',
+  );
 });
 
 t.test('RobotsCache TTL, shared in-flight fetches, stale copy kept when unreachable', async (t) => {
@@ -177,8 +190,27 @@ t.test('RobotsCache TTL, shared in-flight fetches, stale copy kept when unreacha
     async fetch(url) {
       calls++;
       await new Promise((r) => setTimeout(r, 5));
-      if (mode === 'down') return { requestedUrl: url, url, status: 503, headers: {}, body: Buffer.alloc(0), redirects: [], address: '127.0.0.1', truncated: false };
-      return { requestedUrl: url, url, status: 200, headers: {}, body: Buffer.from('User-agent: *\nDisallow: /x\n'), redirects: [], address: '127.0.0.1', truncated: false };
+      if (mode === 'down')
+        return {
+          requestedUrl: url,
+          url,
+          status: 503,
+          headers: {},
+          body: Buffer.alloc(0),
+          redirects: [],
+          address: '127.0.0.1',
+          truncated: false,
+        };
+      return {
+        requestedUrl: url,
+        url,
+        status: 200,
+        headers: {},
+        body: Buffer.from('User-agent: *\nDisallow: /x\n'),
+        redirects: [],
+        address: '127.0.0.1',
+        truncated: false,
+      };
     },
   };
   const cache = new RobotsCache({ fetcher, ttlMs: 48 * 3600_000, errorTtlMs: 60_000, now: () => clock });
@@ -203,7 +235,9 @@ t.test('RobotsCache TTL, shared in-flight fetches, stale copy kept when unreacha
 t.test('properties: a pattern without wildcards is a prefix match; parsing never throws', async (t) => {
   const fc = (await import('fast-check')).default;
   const seg = fc.stringMatching(/^[a-z0-9/._-]{0,12}$/);
-  fc.assert(fc.property(seg, seg, (path, pattern) => robotsPatternMatches(`/${path}`, `/${pattern}`) === `/${path}`.startsWith(`/${pattern}`)));
+  fc.assert(
+    fc.property(seg, seg, (path, pattern) => robotsPatternMatches(`/${path}`, `/${pattern}`) === `/${path}`.startsWith(`/${pattern}`)),
+  );
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 400 }), fc.string({ maxLength: 40 }), (bytes, path) => {
       const r = parseRobots(bytes);

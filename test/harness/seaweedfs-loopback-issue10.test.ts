@@ -19,13 +19,32 @@ else {
       const sockets = tcpSocketsOf(s3.pid);
       const listening = sockets.filter((s) => s.state === '0A');
       t.ok(listening.length >= 8, `${when}: ${listening.length} listeners (master, volume, filer, S3 and their gRPC ports)`);
-      t.same(listening.filter((s) => !LOOPBACK.test(s.local)), [], `${when}: every listener is bound to loopback`);
-      t.same(sockets.filter((s) => s.state !== '0A' && !(LOOPBACK.test(s.local) && LOOPBACK.test(s.remote))), [], `${when}: every connection is loopback to loopback`);
-      t.same(listening.filter((s) => !ANY_REMOTE.test(s.remote)), [], `${when}: listeners have no peer`);
+      t.same(
+        listening.filter((s) => !LOOPBACK.test(s.local)),
+        [],
+        `${when}: every listener is bound to loopback`,
+      );
+      t.same(
+        sockets.filter((s) => s.state !== '0A' && !(LOOPBACK.test(s.local) && LOOPBACK.test(s.remote))),
+        [],
+        `${when}: every connection is loopback to loopback`,
+      );
+      t.same(
+        listening.filter((s) => !ANY_REMOTE.test(s.remote)),
+        [],
+        `${when}: listeners have no peer`,
+      );
     };
     check('after start');
     const db = await connect(`s3://${s3.bucket}/probe`, {
-      storageOptions: { aws_access_key_id: s3.accessKeyId, aws_secret_access_key: s3.secretAccessKey, aws_region: 'us-east-1', aws_endpoint: s3.endpoint, allow_http: 'true', aws_virtual_hosted_style_request: 'false' },
+      storageOptions: {
+        aws_access_key_id: s3.accessKeyId,
+        aws_secret_access_key: s3.secretAccessKey,
+        aws_region: 'us-east-1',
+        aws_endpoint: s3.endpoint,
+        allow_http: 'true',
+        aws_virtual_hosted_style_request: 'false',
+      },
     });
     const table = await db.createTable('t', [{ id: 1, text: 'hello' }]);
     t.equal(await table.countRows(), 1, 'LanceDB wrote and read through it');

@@ -8,8 +8,13 @@ t.test('no test file sits in a folder tap does not run', async (t) => {
   const root = join(import.meta.dirname, '..');
   const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.test.ts'));
   t.ok(files.length > 50, `${files.length} test files found`);
-  const hidden = files.filter((f) => f.split(sep).some((part) => part === 'fixtures' || part === 'tap-snapshots' || part === 'node_modules'));
-  t.same(hidden.map((f) => relative(root, join(root, f))), []);
+  const hidden = files.filter((f) =>
+    f.split(sep).some((part) => part === 'fixtures' || part === 'tap-snapshots' || part === 'node_modules'),
+  );
+  t.same(
+    hidden.map((f) => relative(root, join(root, f))),
+    [],
+  );
 });
 
 // Issue 13 item 8: test/ mirrors the source folders, so the tests of crawler/x.ts are found in test/crawler/.
@@ -24,10 +29,16 @@ const DELIBERATE: Record<string, string> = {
 t.test('issue 13: tests mirror the source folders', async (t) => {
   const root = join(import.meta.dirname, '..');
   const repo = join(root, '..');
-  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.test.ts')).map((f) => f.split(sep).join('/'));
+  const files = (readdirSync(root, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => f.split(sep).join('/'));
   // A test file sits in test/ itself (top-level modules), in a source folder's mirror, or in e2e/ or harness/.
   const folders = new Set([...SOURCE_FOLDERS.filter((d) => d !== 'fixtures'), 'e2e', 'harness']);
-  t.same(files.filter((f) => f.includes('/') && !folders.has(f.slice(0, f.indexOf('/')))), [], 'every test file is in a mirrored folder');
+  t.same(
+    files.filter((f) => f.includes('/') && !folders.has(f.slice(0, f.indexOf('/')))),
+    [],
+    'every test file is in a mirrored folder',
+  );
 
   // A test named after a source file (x.test.ts, x-issueN.test.ts) sits in that file's top folder.
   const homes = new Map<string, Set<string>>();
@@ -41,10 +52,14 @@ t.test('issue 13: tests mirror the source folders', async (t) => {
   t.ok(homes.has('store') && homes.get('crawler')?.has('crawler'), 'source files found');
   const astray = files.filter((f) => {
     if (DELIBERATE[f]) return false;
-    const name = f.split('/').pop()!.replace(/\.test\.ts$/, '').replace(/-issue\d+$/, '');
+    const name = f
+      .split('/')
+      .pop()!
+      .replace(/\.test\.ts$/, '')
+      .replace(/-issue\d+$/, '');
     const home = homes.get(name);
     const folder = f.includes('/') ? f.slice(0, f.indexOf('/')) : '.';
     return home !== undefined && !home.has(folder);
   });
-  t.same(astray, [], 'every test named after a source file is in that file\'s folder');
+  t.same(astray, [], "every test named after a source file is in that file's folder");
 });

@@ -35,7 +35,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     questions.push(name);
     const values = txt.get(name);
     const answers: dnsPacket.Answer[] =
-      q.type === 'TXT' && values ? values.map((v) => ({ type: 'TXT', name: q.name, ttl: 1, class: 'IN', data: v }) as dnsPacket.Answer) : [];
+      q.type === 'TXT' && values
+        ? values.map((v) => ({ type: 'TXT', name: q.name, ttl: 1, class: 'IN', data: v }) as dnsPacket.Answer)
+        : [];
     const reply = dnsPacket.encode({
       type: 'response',
       id: query.id ?? 0,

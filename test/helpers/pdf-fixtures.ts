@@ -72,7 +72,8 @@ export async function makeScannedPdf(pageCount = 2): Promise<Uint8Array> {
   doc.setTitle('Scanned notice');
   for (let i = 0; i < pageCount; i++) {
     const page = doc.addPage([595, 842]);
-    for (let r = 0; r < 30; r++) page.drawRectangle({ x: 50, y: 780 - r * 24, width: 300 + ((r * 37) % 190), height: 9, color: rgb(0.1, 0.1, 0.1) });
+    for (let r = 0; r < 30; r++)
+      page.drawRectangle({ x: 50, y: 780 - r * 24, width: 300 + ((r * 37) % 190), height: 9, color: rgb(0.1, 0.1, 0.1) });
   }
   return doc.save();
 }
@@ -106,9 +107,39 @@ export async function makeEncryptedPdf(): Promise<Uint8Array> {
 /** Deterministic filler words (seeded), so recall can be checked against the exact text. */
 export function fillerText(seed: number, words: number): string {
   const vocab = [
-    'council', 'bylaw', 'water', 'budget', 'municipal', 'report', 'school', 'health', 'notice', 'permit', 'road', 'park',
-    'service', 'resident', 'committee', 'meeting', 'zoning', 'library', 'transit', 'waste', 'recycling', 'tax', 'fire',
-    'police', 'housing', 'grant', 'program', 'survey', 'annual', 'quarterly', 'provincial', 'federal', 'regional',
+    'council',
+    'bylaw',
+    'water',
+    'budget',
+    'municipal',
+    'report',
+    'school',
+    'health',
+    'notice',
+    'permit',
+    'road',
+    'park',
+    'service',
+    'resident',
+    'committee',
+    'meeting',
+    'zoning',
+    'library',
+    'transit',
+    'waste',
+    'recycling',
+    'tax',
+    'fire',
+    'police',
+    'housing',
+    'grant',
+    'program',
+    'survey',
+    'annual',
+    'quarterly',
+    'provincial',
+    'federal',
+    'regional',
   ];
   let x = seed * 2654435761 + 1;
   const out: string[] = [];

@@ -48,7 +48,8 @@ function nobody(): { uid: number; gid: number } | null {
   if (process.getuid?.() !== 0) return null;
   const uid = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
   const gid = Number(spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).stdout.trim());
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('running as root and there is no user "nobody" to run PostgreSQL as');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error('running as root and there is no user "nobody" to run PostgreSQL as');
   return { uid, gid };
 }
 
@@ -64,7 +65,11 @@ export async function startPostgres(): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   if (as) chownSync(dir, as.uid, as.gid);
   const data = join(dir, 'data');
-  const [initCmd, initArgs] = command(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'svc', '-E', 'UTF8', '--no-sync', '--no-instructions'], as);
+  const [initCmd, initArgs] = command(
+    join(bin, 'initdb'),
+    ['-D', data, '-A', 'trust', '-U', 'svc', '-E', 'UTF8', '--no-sync', '--no-instructions'],
+    as,
+  );
   const init = spawnSync(initCmd, initArgs, { encoding: 'utf8', cwd: dir });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
@@ -81,7 +86,24 @@ export async function startPostgres(): Promise<PostgresServer> {
   const launch = async (): Promise<void> => {
     const [cmd, args] = command(
       join(bin, 'postgres'),
-      ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+      [
+        '-D',
+        data,
+        '-k',
+        dir,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+      ],
       as,
     );
     const proc: ChildProcess = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -17,7 +17,13 @@ export const probeTool = defineTool({
     flag: z.boolean().optional().describe('flag'),
     fail: z.enum(['none', 'internal', 'unavailable']).default('none').describe('make the call fail'),
   }),
-  output: z.object({ length: z.number().int(), limit: z.number().int(), offset: z.number().int(), flag: z.boolean().nullable(), known_pages: z.number().int() }),
+  output: z.object({
+    length: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    flag: z.boolean().nullable(),
+    known_pages: z.number().int(),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   rest: [{ method: 'GET', path: '/probe', source: 'query' }],
   run: async (input, ctx) => {
@@ -32,7 +38,11 @@ export const probePostTool = defineTool({
   name: 'svc_probe_post',
   title: 'Probe (POST)',
   description: 'Adapter test tool with a JSON body and a path parameter.',
-  input: z.object({ id: z.string().min(1).max(20).describe('path id'), text: z.string().max(50).describe('text'), idem: z.string().optional().describe('header') }),
+  input: z.object({
+    id: z.string().min(1).max(20).describe('path id'),
+    text: z.string().max(50).describe('text'),
+    idem: z.string().optional().describe('header'),
+  }),
   output: z.object({ id: z.string(), text: z.string(), idem: z.string().nullable() }),
   annotations: { readOnlyHint: false, openWorldHint: false },
   rest: [{ method: 'POST', path: '/probe/:id', source: 'body', successStatus: 202, headers: { 'idempotency-key': 'idem' } }],

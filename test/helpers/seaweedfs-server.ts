@@ -69,9 +69,26 @@ export async function startSeaweedfs(opts: { bucket?: string } = {}): Promise<Se
   const secretAccessKey = randomBytes(18).toString('base64url');
   writeFileSync(
     join(dir, 's3.json'),
-    JSON.stringify({ identities: [{ name: 'svc', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
+    JSON.stringify({
+      identities: [
+        {
+          name: 'svc',
+          credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
+          actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+        },
+      ],
+    }),
   );
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = (await freePorts(8)) as [number, number, number, number, number, number, number, number];
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = (await freePorts(8)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const args = [
     '-logtostderr',
     'server',
@@ -99,7 +116,11 @@ export async function startSeaweedfs(opts: { bucket?: string } = {}): Promise<Se
     `-s3.config=${join(dir, 's3.json')}`,
   ];
   // Its gRPC unix sockets go to TMPDIR: keep them in the temp dir too.
-  const child: ChildProcess = spawn(weed, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: sockets, HOME: dir } });
+  const child: ChildProcess = spawn(weed, args, {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: sockets, HOME: dir },
+  });
   let log = '';
   child.stderr?.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -114,12 +135,16 @@ export async function startSeaweedfs(opts: { bucket?: string } = {}): Promise<Se
 
   // weed shell takes `host:port.grpcPort` (otherwise it guesses gRPC = port + 10000).
   const shell = (commands: string): { ok: boolean; out: string } => {
-    const r = spawnSync(weed, ['-logtostderr', 'shell', `-master=127.0.0.1:${master}.${masterGrpc}`, `-filer=127.0.0.1:${filer}.${filerGrpc}`], {
-      input: `${commands}\nexit\n`,
-      encoding: 'utf8',
-      timeout: 20_000,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: sockets, HOME: dir },
-    });
+    const r = spawnSync(
+      weed,
+      ['-logtostderr', 'shell', `-master=127.0.0.1:${master}.${masterGrpc}`, `-filer=127.0.0.1:${filer}.${filerGrpc}`],
+      {
+        input: `${commands}\nexit\n`,
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: sockets, HOME: dir },
+      },
+    );
     return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
   };
   const createBucket = async (name: string) => {
@@ -183,12 +208,19 @@ function hexAddress(hex: string): string {
   const [addr = '', port = ''] = hex.split(':');
   const p = parseInt(port, 16);
   if (addr.length === 8) {
-    const b = addr.match(/../g)!.map((x) => parseInt(x, 16)).reverse();
+    const b = addr
+      .match(/../g)!
+      .map((x) => parseInt(x, 16))
+      .reverse();
     return `${b.join('.')}:${p}`;
   }
   // IPv6: four little-endian 32-bit words.
   const words = addr.match(/.{8}/g)!.map((w) => w.match(/../g)!.reverse().join(''));
-  const v6 = words.join('').match(/.{4}/g)!.map((g) => g.replace(/^0+(?=.)/, '')).join(':');
+  const v6 = words
+    .join('')
+    .match(/.{4}/g)!
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':');
   return `[${v6}]:${p}`;
 }
 

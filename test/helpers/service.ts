@@ -26,14 +26,22 @@ export interface TestService {
  * (use `t.teardown(s.close)`).
  */
 export async function startTestService(
-  opts: { config?: Partial<ConfigInput>; perMinute?: number; perDay?: number; timeouts?: ServerTimeouts } & Omit<ServiceOptions, 'log'> = {},
+  opts: { config?: Partial<ConfigInput>; perMinute?: number; perDay?: number; timeouts?: ServerTimeouts } & Omit<
+    ServiceOptions,
+    'log'
+  > = {},
 ): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, logLevel: 'info', ...opts.config } });
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      logLines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      logLines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       cb();
     },
   });

@@ -3,7 +3,11 @@ import fc from 'fast-check';
 import { fold, wordTokens } from '../../index/analyzer.js';
 
 // The reference: the Unicode path every text took before ASCII got its fast path (issue 14, per-query cost).
-const refFold = (s: string) => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+const refFold = (s: string) =>
+  s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 const refTokens = (s: string) => refFold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
 
 t.test('issue 14: the ASCII fast path of fold and wordTokens gives exactly the Unicode path’s result', async (t) => {

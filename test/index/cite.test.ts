@@ -2,8 +2,14 @@ import t from 'tap';
 import { MAX_CITE_TITLE_CHARS, formatCite, formatCiteDate } from '../../index/cite.js';
 
 t.test('issue 4: cite is "title — host — YYYY-MM-DD"', async (t) => {
-  t.equal(formatCite({ title: 'Budget 2024', host: 'www.canada.ca', date: '2024-04-16T12:00:00Z' }), 'Budget 2024 — www.canada.ca — 2024-04-16');
-  t.equal(formatCite({ title: 'Budget', host: 'WWW.Canada.CA', date: new Date('2023-01-02T23:59:59Z') }), 'Budget — www.canada.ca — 2023-01-02');
+  t.equal(
+    formatCite({ title: 'Budget 2024', host: 'www.canada.ca', date: '2024-04-16T12:00:00Z' }),
+    'Budget 2024 — www.canada.ca — 2024-04-16',
+  );
+  t.equal(
+    formatCite({ title: 'Budget', host: 'WWW.Canada.CA', date: new Date('2023-01-02T23:59:59Z') }),
+    'Budget — www.canada.ca — 2023-01-02',
+  );
   t.equal(formatCite({ title: 'A', host: 'h.example', date: '2021-07-01' }), 'A — h.example — 2021-07-01', 'a plain date is kept');
   // An offset date-time is reported in UTC.
   t.equal(formatCite({ title: 'A', host: 'h.example', date: '2021-07-01T23:30:00-05:00' }), 'A — h.example — 2021-07-02');

@@ -187,7 +187,13 @@ t.test('every warning the packer emits matches the shared warning schema', async
   // 420: room for the instruction-like item next to the truncated first one (items carry filetype since issue 16).
   const r = packContext(cs, { maxTokens: 420, maxSources: 2, now });
   const all = [...r.warnings, ...packContext([], { maxTokens: 400, maxSources: 2 }).warnings];
-  t.same([...new Set(all.map((w) => w.code))].sort(), ['budget_exhausted', 'instruction_like_text', 'no_results', 'stale_sources', 'truncated_passage']);
+  t.same([...new Set(all.map((w) => w.code))].sort(), [
+    'budget_exhausted',
+    'instruction_like_text',
+    'no_results',
+    'stale_sources',
+    'truncated_passage',
+  ]);
   for (const w of all) t.ok(warningSchema.safeParse(w).success, w.code);
   const flagged = packContext([cs[1]!], { maxTokens: 400, maxSources: 2, now }).warnings.find((w) => w.code === 'instruction_like_text');
   t.ok(flagged && warningSchema.safeParse(flagged).success);
@@ -230,9 +236,15 @@ t.test('issue 4: stale_sources when every source is dated and older than N days'
     codes(packContext([old(1, '2020-01-01', '2026-11-01')], { maxTokens: 1000, maxSources: 5, now })).includes('stale_sources'),
     'a recent modification counts',
   );
-  t.notOk(codes(packContext([old(1, '2020-01-01'), old(2, null)], { maxTokens: 1000, maxSources: 5, now })).includes('stale_sources'), 'an undated source: no claim');
+  t.notOk(
+    codes(packContext([old(1, '2020-01-01'), old(2, null)], { maxTokens: 1000, maxSources: 5, now })).includes('stale_sources'),
+    'an undated source: no claim',
+  );
   t.ok(codes(packContext([old(1, '2026-01-01')], { maxTokens: 1000, maxSources: 5, now, staleAfterDays: 30 })).includes('stale_sources'));
-  t.equal(packContext([old(1, '2026-01-01')], { maxTokens: 1000, maxSources: 5, now, staleAfterDays: 30 }).selected[0]?.cite, 'Page 1 — h1.example — 2026-01-01');
+  t.equal(
+    packContext([old(1, '2026-01-01')], { maxTokens: 1000, maxSources: 5, now, staleAfterDays: 30 }).selected[0]?.cite,
+    'Page 1 — h1.example — 2026-01-01',
+  );
 });
 
 t.test('budget too small for any item: nothing selected, budget_exhausted', async (t) => {

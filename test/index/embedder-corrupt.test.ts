@@ -12,11 +12,15 @@ const MODEL = 'all-MiniLM-L6-v2';
 t.test('createEmbedder: a corrupt model fails inside the worker and yields null, never a crash', async (t) => {
   const dir = t.testdir();
   mkdirSync(join(dir, MODEL, 'onnx'), { recursive: true });
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']) copyFileSync(join(SHARED_MODELS, MODEL, f), join(dir, MODEL, f));
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json'])
+    copyFileSync(join(SHARED_MODELS, MODEL, f), join(dir, MODEL, f));
   writeFileSync(weightsPath(dir, MODEL), Buffer.from('not an onnx model'));
   const warnings: unknown[] = [];
   const e = await createEmbedder({ modelDir: dir, modelName: MODEL, log: { info: () => {}, warn: (o: unknown) => warnings.push(o) } });
   t.equal(e, null);
-  t.match(warnings, [{ reason: /protobuf parsing failed|Load model .*model_quantized\.onnx failed/ }], 'the worker reached onnxruntime (transformers.js loaded in the worker) and reported its error');
+  t.match(
+    warnings,
+    [{ reason: /protobuf parsing failed|Load model .*model_quantized\.onnx failed/ }],
+    'the worker reached onnxruntime (transformers.js loaded in the worker) and reported its error',
+  );
 });
-

@@ -42,46 +42,68 @@ t.test('createEmbedder: null with a logged reason when weights are absent', asyn
 });
 
 const realProblem = checkWeights(SHARED_MODELS, MODEL);
-t.test('real all-MiniLM-L6-v2 embedder (the shared weights; CI has them)', { skip: realProblem && !process.env.CI ? `SKIPPED real-model test: ${realProblem}` : false }, async (t) => {
-  t.equal(realProblem, null, 'the shared q8 weights are present and match SHA256SUMS');
-  const reasons: unknown[] = [];
-  const e = await createEmbedder({ modelDir: SHARED_MODELS, modelName: MODEL, threads: 1, batchSize: 8, log: { info: () => {}, warn: (o: unknown) => reasons.push(o) } });
-  t.same(reasons, [], 'no load problem reported');
-  t.ok(e, 'loads');
-  if (!e) return;
-  t.teardown(() => e.close());
-  t.equal(e.dim, 384);
-  t.equal(e.kind, 'model');
-  t.equal(e.modelId, `${MODEL}/q8`);
-  const texts = ['How do I renew my passport?', 'Passport renewal application for adults', 'The recipe needs two eggs and flour', ...Array.from({ length: 20 }, (_, i) => `filler sentence ${i}`)];
-  const v = await e.embed(texts);
-  t.equal(v.length, texts.length, 'batched across several calls, answered in input order');
-  t.ok(Math.abs(dot(v[0]!, v[0]!) - 1) < 1e-3);
-  t.ok(dot(v[0]!, v[1]!) > dot(v[0]!, v[2]!) + 0.2, 'semantically close texts are closer');
-  const again = await e.embed([texts[0]!]);
-  t.ok(dot(again[0]!, v[0]!) > 0.97, 'the same text alone or in a padded batch: nearly the same vector (int8 activations are quantised per batch; PROVENANCE.md: ≥ 0.976)');
+t.test(
+  'real all-MiniLM-L6-v2 embedder (the shared weights; CI has them)',
+  { skip: realProblem && !process.env.CI ? `SKIPPED real-model test: ${realProblem}` : false },
+  async (t) => {
+    t.equal(realProblem, null, 'the shared q8 weights are present and match SHA256SUMS');
+    const reasons: unknown[] = [];
+    const e = await createEmbedder({
+      modelDir: SHARED_MODELS,
+      modelName: MODEL,
+      threads: 1,
+      batchSize: 8,
+      log: { info: () => {}, warn: (o: unknown) => reasons.push(o) },
+    });
+    t.same(reasons, [], 'no load problem reported');
+    t.ok(e, 'loads');
+    if (!e) return;
+    t.teardown(() => e.close());
+    t.equal(e.dim, 384);
+    t.equal(e.kind, 'model');
+    t.equal(e.modelId, `${MODEL}/q8`);
+    const texts = [
+      'How do I renew my passport?',
+      'Passport renewal application for adults',
+      'The recipe needs two eggs and flour',
+      ...Array.from({ length: 20 }, (_, i) => `filler sentence ${i}`),
+    ];
+    const v = await e.embed(texts);
+    t.equal(v.length, texts.length, 'batched across several calls, answered in input order');
+    t.ok(Math.abs(dot(v[0]!, v[0]!) - 1) < 1e-3);
+    t.ok(dot(v[0]!, v[1]!) > dot(v[0]!, v[2]!) + 0.2, 'semantically close texts are closer');
+    const again = await e.embed([texts[0]!]);
+    t.ok(
+      dot(again[0]!, v[0]!) > 0.97,
+      'the same text alone or in a padded batch: nearly the same vector (int8 activations are quantised per batch; PROVENANCE.md: ≥ 0.976)',
+    );
 
-  // issue 15: the model's 256-token window, closed by [SEP] (sentence-transformers' encoding). Words of one WordPiece
-  // token each: the first 254 words fill the window between [CLS] and [SEP]; what follows must change nothing.
-  const words = Array.from({ length: 400 }, (_, i) => ['river', 'bank', 'water', 'stone', 'tree', 'cloud', 'light', 'road'][i % 8]!);
-  const [long, window, shorter] = await e.embed([words.join(' '), words.slice(0, 254).join(' '), words.slice(0, 200).join(' ')]);
-  t.ok(dot(long!, window!) > 0.999, `a 400-word text embeds as its first 254 words (cosine ${dot(long!, window!).toFixed(5)})`);
-  t.ok(dot(long!, shorter!) < dot(long!, window!), 'and not as a shorter prefix');
-});
+    // issue 15: the model's 256-token window, closed by [SEP] (sentence-transformers' encoding). Words of one WordPiece
+    // token each: the first 254 words fill the window between [CLS] and [SEP]; what follows must change nothing.
+    const words = Array.from({ length: 400 }, (_, i) => ['river', 'bank', 'water', 'stone', 'tree', 'cloud', 'light', 'road'][i % 8]!);
+    const [long, window, shorter] = await e.embed([words.join(' '), words.slice(0, 254).join(' '), words.slice(0, 200).join(' ')]);
+    t.ok(dot(long!, window!) > 0.999, `a 400-word text embeds as its first 254 words (cosine ${dot(long!, window!).toFixed(5)})`);
+    t.ok(dot(long!, shorter!) < dot(long!, window!), 'and not as a shorter prefix');
+  },
+);
 
-t.test('real embedder, fp32 weights selectable', { skip: checkWeights(SHARED_MODELS, MODEL, { dtype: 'fp32' }) && !process.env.CI ? 'fp32 weights absent' : false }, async (t) => {
-  const [q8, fp32] = await Promise.all([
-    createEmbedder({ modelDir: SHARED_MODELS, modelName: MODEL, threads: 1 }),
-    createEmbedder({ modelDir: SHARED_MODELS, modelName: MODEL, threads: 1, dtype: 'fp32' }),
-  ]);
-  t.ok(q8 && fp32);
-  if (!q8 || !fp32) return;
-  t.teardown(async () => {
-    await q8.close();
-    await fp32.close();
-  });
-  t.equal(fp32.modelId, `${MODEL}/fp32`, 'another vector space: an index never mixes the two');
-  const text = 'Heat pump rebates for homeowners in Nova Scotia';
-  const [[a], [b]] = await Promise.all([q8.embed([text]), fp32.embed([text])]);
-  t.ok(dot(a!, b!) > 0.97, `int8 and fp32 agree (cosine ${dot(a!, b!).toFixed(4)}; PROVENANCE.md reports ≥ 0.976)`);
-});
+t.test(
+  'real embedder, fp32 weights selectable',
+  { skip: checkWeights(SHARED_MODELS, MODEL, { dtype: 'fp32' }) && !process.env.CI ? 'fp32 weights absent' : false },
+  async (t) => {
+    const [q8, fp32] = await Promise.all([
+      createEmbedder({ modelDir: SHARED_MODELS, modelName: MODEL, threads: 1 }),
+      createEmbedder({ modelDir: SHARED_MODELS, modelName: MODEL, threads: 1, dtype: 'fp32' }),
+    ]);
+    t.ok(q8 && fp32);
+    if (!q8 || !fp32) return;
+    t.teardown(async () => {
+      await q8.close();
+      await fp32.close();
+    });
+    t.equal(fp32.modelId, `${MODEL}/fp32`, 'another vector space: an index never mixes the two');
+    const text = 'Heat pump rebates for homeowners in Nova Scotia';
+    const [[a], [b]] = await Promise.all([q8.embed([text]), fp32.embed([text])]);
+    t.ok(dot(a!, b!) > 0.97, `int8 and fp32 agree (cosine ${dot(a!, b!).toFixed(4)}; PROVENANCE.md reports ≥ 0.976)`);
+  },
+);

@@ -22,52 +22,62 @@ async function pages(n: number): Promise<PageInput[]> {
   return out;
 }
 
-t.test('issue 15: a required-words hybrid query ranks the same through exact distances of the exhaustive BM25 set as through a nearest-neighbour search', async (t) => {
-  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
-  t.teardown(() => idx.close());
-  await idx.upsertPages(await pages(400));
+t.test(
+  'issue 15: a required-words hybrid query ranks the same through exact distances of the exhaustive BM25 set as through a nearest-neighbour search',
+  async (t) => {
+    const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
+    t.teardown(() => idx.close());
+    await idx.upsertPages(await pages(400));
 
-  let exactCalls = 0;
-  // The same index, but every exact-distance request answered from an unrestricted nearest-neighbour search over the
-  // whole table (flat, since a 400-page index has no vector index: exact too).
-  const source = (vectorDistances: CandidateSource['vectorDistances']): CandidateSource => ({
-    embedder: idx.embedder,
-    hostIdsUnder: (d) => idx.hostIdsUnder(d),
-    hasLang: (l) => idx.hasLang(l),
-    fullTextReady: () => idx.fullTextReady(),
-    titleScore: (q, title, lang) => idx.titleScore(q, title, lang),
-    ftsCandidates: (f, w, k, e) => idx.ftsCandidates(f, w, k, e),
-    ftsScores: (f, p) => idx.ftsScores(f, p),
-    vectorDistances,
-    vectorCandidates: (v, w, k, e) => idx.vectorCandidates(v, w, k, e),
-    scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
-    passageRows: (keys) => idx.passageRows(keys),
-  });
-  const viaAnn = source(async (v, keys) => {
-    exactCalls++;
-    const all = await idx.vectorCandidates(v, null, 100_000, []);
-    const want = new Set(keys.map((k) => `${k.page_ref}:${k.ordinal}`));
-    return new Map(all.filter((r) => want.has(`${r.page_ref}:${r.ordinal}`)).map((r) => [`${r.page_ref}:${r.ordinal}`, r._distance]));
-  });
-  const counted = source((v, keys) => (exactCalls++, idx.vectorDistances(v, keys)));
+    let exactCalls = 0;
+    // The same index, but every exact-distance request answered from an unrestricted nearest-neighbour search over the
+    // whole table (flat, since a 400-page index has no vector index: exact too).
+    const source = (vectorDistances: CandidateSource['vectorDistances']): CandidateSource => ({
+      embedder: idx.embedder,
+      hostIdsUnder: (d) => idx.hostIdsUnder(d),
+      hasLang: (l) => idx.hasLang(l),
+      fullTextReady: () => idx.fullTextReady(),
+      titleScore: (q, title, lang) => idx.titleScore(q, title, lang),
+      ftsCandidates: (f, w, k, e) => idx.ftsCandidates(f, w, k, e),
+      ftsScores: (f, p) => idx.ftsScores(f, p),
+      vectorDistances,
+      vectorCandidates: (v, w, k, e) => idx.vectorCandidates(v, w, k, e),
+      scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
+      passageRows: (keys) => idx.passageRows(keys),
+    });
+    const viaAnn = source(async (v, keys) => {
+      exactCalls++;
+      const all = await idx.vectorCandidates(v, null, 100_000, []);
+      const want = new Set(keys.map((k) => `${k.page_ref}:${k.ordinal}`));
+      return new Map(all.filter((r) => want.has(`${r.page_ref}:${r.ordinal}`)).map((r) => [`${r.page_ref}:${r.ordinal}`, r._distance]));
+    });
+    const counted = source((v, keys) => (exactCalls++, idx.vectorDistances(v, keys)));
 
-  for (const query of ['+cells +protein', '+mice +gene expression', '"stem cells" differentiation', '+insulin']) {
+    for (const query of ['+cells +protein', '+mice +gene expression', '"stem cells" differentiation', '+insulin']) {
+      exactCalls = 0;
+      const a = await retrieve(counted, { query });
+      t.equal(exactCalls, 1, `${query}: the exhaustive BM25 set was ranked by exact distances`);
+      t.equal(a.ranking, 'hybrid-rrf-hashing');
+      t.ok(a.passages.length > 0, `${query}: answered`);
+      t.ok(
+        a.passages.some((p) => p.vectorRank !== null),
+        `${query}: the vector arm contributed`,
+      );
+      const b = await retrieve(viaAnn, { query });
+      const view = (r: typeof a) =>
+        r.passages.map((p) => [p.row.page_ref, p.row.ordinal, p.bm25Rank, p.vectorRank, Number(p.score.toFixed(9))]);
+      t.same(view(a), view(b), `${query}: same passages, ranks and scores`);
+      // Every passage the vector arm ranked holds the required words (it is one of the BM25 arm's).
+      t.ok(
+        a.passages.every((p) => p.bm25Rank !== null),
+        `${query}: nothing outside the BM25 set`,
+      );
+    }
+
+    // A ranked query without required words keeps the nearest-neighbour arm (it may find passages sharing no word).
     exactCalls = 0;
-    const a = await retrieve(counted, { query });
-    t.equal(exactCalls, 1, `${query}: the exhaustive BM25 set was ranked by exact distances`);
-    t.equal(a.ranking, 'hybrid-rrf-hashing');
-    t.ok(a.passages.length > 0, `${query}: answered`);
-    t.ok(a.passages.some((p) => p.vectorRank !== null), `${query}: the vector arm contributed`);
-    const b = await retrieve(viaAnn, { query });
-    const view = (r: typeof a) => r.passages.map((p) => [p.row.page_ref, p.row.ordinal, p.bm25Rank, p.vectorRank, Number(p.score.toFixed(9))]);
-    t.same(view(a), view(b), `${query}: same passages, ranks and scores`);
-    // Every passage the vector arm ranked holds the required words (it is one of the BM25 arm's).
-    t.ok(a.passages.every((p) => p.bm25Rank !== null), `${query}: nothing outside the BM25 set`);
-  }
-
-  // A ranked query without required words keeps the nearest-neighbour arm (it may find passages sharing no word).
-  exactCalls = 0;
-  const ranked = await retrieve(counted, { query: 'how do cells respond to protein misfolding' });
-  t.equal(exactCalls, 0, 'plain ranked query: no exact-distance shortcut');
-  t.ok(ranked.passages.some((p) => p.vectorRank !== null && p.bm25Rank === null) || ranked.passages.length > 0);
-});
+    const ranked = await retrieve(counted, { query: 'how do cells respond to protein misfolding' });
+    t.equal(exactCalls, 0, 'plain ranked query: no exact-distance shortcut');
+    t.ok(ranked.passages.some((p) => p.vectorRank !== null && p.bm25Rank === null) || ranked.passages.length > 0);
+  },
+);

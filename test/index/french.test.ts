@@ -37,29 +37,55 @@ function frenchPage(path: string, ref: number, url: string): PageInput {
   const html = gunzipSync(readFileSync(`${SHARED}web/trafilatura-eval/${path}`)).toString('utf8');
   const x = extractPage(html, { url });
   t.equal(x.lang, 'fr', `${path} is detected as French`);
-  return makePage(ref, new URL(url).host, x.passages.map((p) => p.text), { title: x.title, lang: 'fr', url });
+  return makePage(
+    ref,
+    new URL(url).host,
+    x.passages.map((p) => p.text),
+    { title: x.title, lang: 'fr', url },
+  );
 }
 
 t.test('issue 15: French queries on real French pages, beside English pages', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
   t.teardown(() => idx.close());
-  const trott = frenchPage('html/eval/ledevoir.com.trottinettes.html.gz', 1, 'https://www.ledevoir.com/politique/montreal/573258/la-fin-des-trottinettes');
+  const trott = frenchPage(
+    'html/eval/ledevoir.com.trottinettes.html.gz',
+    1,
+    'https://www.ledevoir.com/politique/montreal/573258/la-fin-des-trottinettes',
+  );
   const glypho = frenchPage('html/eval/lopinion.fr.glyphosate.html.gz', 2, 'https://www.lopinion.fr/edition/economie/glyphosate');
   const pages: PageInput[] = [
     trott,
     glypho,
-    makePage(3, 'www.ville.gatineau.qc.ca', ['Les collectes des matières résiduelles ont lieu le lundi. Le calendrier des collectes de recyclage et de compost est en ligne.'], {
-      title: 'Collectes des matières résiduelles',
-      lang: 'fr',
-    }),
-    makePage(4, 'www.example.com', ['Our volunteers spent the weekend collecting signatures downtown, then went home to watch the game and talk about scooters and the city council.'], {
-      title: 'Weekend notes',
-      lang: 'en',
-    }),
-    makePage(5, 'www.ottawa.ca', ['Garbage and recycling collection schedules for every Ottawa neighbourhood, and what goes in the green bin.'], {
-      title: 'Garbage and recycling collection',
-      lang: 'en',
-    }),
+    makePage(
+      3,
+      'www.ville.gatineau.qc.ca',
+      ['Les collectes des matières résiduelles ont lieu le lundi. Le calendrier des collectes de recyclage et de compost est en ligne.'],
+      {
+        title: 'Collectes des matières résiduelles',
+        lang: 'fr',
+      },
+    ),
+    makePage(
+      4,
+      'www.example.com',
+      [
+        'Our volunteers spent the weekend collecting signatures downtown, then went home to watch the game and talk about scooters and the city council.',
+      ],
+      {
+        title: 'Weekend notes',
+        lang: 'en',
+      },
+    ),
+    makePage(
+      5,
+      'www.ottawa.ca',
+      ['Garbage and recycling collection schedules for every Ottawa neighbourhood, and what goes in the green bin.'],
+      {
+        title: 'Garbage and recycling collection',
+        lang: 'en',
+      },
+    ),
   ];
   await idx.upsertPages(pages);
   await idx.optimize();
@@ -67,7 +93,10 @@ t.test('issue 15: French queries on real French pages, beside English pages', as
 
   const collectes = await top('collectes');
   t.equal(collectes[0], 3, 'collectes: the French page about Collectes ranks first');
-  t.ok(collectes.indexOf(4) === -1 || collectes.indexOf(4) > collectes.indexOf(3), 'above the English page that merely contains "collecting"');
+  t.ok(
+    collectes.indexOf(4) === -1 || collectes.indexOf(4) > collectes.indexOf(3),
+    'above the English page that merely contains "collecting"',
+  );
   t.equal((await top('calendrier des collectes'))[0], 3, 'French question form');
   t.equal((await top('trottinettes Montréal'))[0], 1, 'real French article: plural and accented');
   t.equal((await top('trottinette montreal'))[0], 1, 'singular and without the accent: the same page');
@@ -77,12 +106,18 @@ t.test('issue 15: French queries on real French pages, beside English pages', as
   t.equal((await top('recycling collections'))[0], 5, 'English plural: English stemming');
   // Operators stay exact in French too.
   const rows = await hydrate(idx, (await retrieve(idx, { query: '"matières résiduelles" -recyclage', mode: 'bm25' })).passages);
-  t.same(rows.map((r) => r.row.page_ref), [], 'the only page with the phrase also says recyclage: excluded');
+  t.same(
+    rows.map((r) => r.row.page_ref),
+    [],
+    'the only page with the phrase also says recyclage: excluded',
+  );
   t.same(await top('"matieres residuelles"'), [3], 'a phrase typed without accents matches the accented text');
 });
 
 t.test('issue 15: French facility names from ODCAF (real open data) are found by French and unaccented queries', async (t) => {
-  const lines = gunzipSync(readFileSync(`${SHARED}ca-open-data/odcaf/ODCAF_v1.0.utf8.csv.gz`)).toString('utf8').split('\n');
+  const lines = gunzipSync(readFileSync(`${SHARED}ca-open-data/odcaf/ODCAF_v1.0.utf8.csv.gz`))
+    .toString('utf8')
+    .split('\n');
   const header = lines[0]!.split(',');
   const col = (name: string) => header.indexOf(name);
   const rows = lines
@@ -99,8 +134,18 @@ t.test('issue 15: French facility names from ODCAF (real open data) are found by
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
   t.teardown(() => idx.close());
   const pages = [
-    ...rows.map((c, i) => makePage(i + 1, 'donnees.example.qc.ca', [`${c[col('Facility_Name')]}, ${c[col('City')]}.`], { title: c[col('Facility_Name')]!, lang: 'fr' })),
-    ...english.map((c, i) => makePage(100 + i, 'data.example.on.ca', [`${c[col('Facility_Name')]}, ${c[col('City')]}.`], { title: c[col('Facility_Name')]!, lang: 'en' })),
+    ...rows.map((c, i) =>
+      makePage(i + 1, 'donnees.example.qc.ca', [`${c[col('Facility_Name')]}, ${c[col('City')]}.`], {
+        title: c[col('Facility_Name')]!,
+        lang: 'fr',
+      }),
+    ),
+    ...english.map((c, i) =>
+      makePage(100 + i, 'data.example.on.ca', [`${c[col('Facility_Name')]}, ${c[col('City')]}.`], {
+        title: c[col('Facility_Name')]!,
+        lang: 'en',
+      }),
+    ),
   ];
   await idx.upsertPages(pages);
   await idx.optimize();
@@ -111,7 +156,13 @@ t.test('issue 15: French facility names from ODCAF (real open data) are found by
   const inGatineau = new Set(rows.flatMap((c, i) => (c[col('City')] === 'gatineau' ? [i + 1] : [])));
   t.ok(inGatineau.size > 0, 'the sample holds Gatineau libraries');
   const withCity = await refs('bibliothèque gatineau');
-  t.ok(withCity.slice(0, inGatineau.size).every((r) => inGatineau.has(r)), 'with the city: the Gatineau libraries first');
+  t.ok(
+    withCity.slice(0, inGatineau.size).every((r) => inGatineau.has(r)),
+    'with the city: the Gatineau libraries first',
+  );
   const libraries = await refs('libraries');
-  t.ok(libraries.length >= english.length && libraries.slice(0, english.length).every((r) => r >= 100), 'English "libraries" finds the English library pages');
+  t.ok(
+    libraries.length >= english.length && libraries.slice(0, english.length).every((r) => r >= 100),
+    'English "libraries" finds the English library pages',
+  );
 });

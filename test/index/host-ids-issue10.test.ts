@@ -58,7 +58,10 @@ t.test('issue 10: host ids of index rows come from the shared HostIdsRepo, not f
   t.same(ids, { 'a.test': await hostIds.idFor('a.test'), 'b.test': 2 });
   t.equal(ids['a.test'], 3, 'a new host gets the next id of the database');
   t.same(idx.hostIdsUnder('a.test'), [3]);
-  t.same((await retrieve(idx, { query: 'passports site:b.test' })).passages.map((p) => p.row.host), ['b.test']);
+  t.same(
+    (await retrieve(idx, { query: 'passports site:b.test' })).passages.map((p) => p.row.host),
+    ['b.test'],
+  );
   await idx.close();
   db.close();
 });
@@ -80,7 +83,11 @@ t.test('issue 10: an index written with its own host ids adopts the database ids
   t.same(await storedHostIds(t, lance), { 'a.test': 3, 'b.test': 2, 'c.test': 1 }, 'rows rewritten to the database ids');
   t.same([after.hostIdsUnder('a.test'), after.hostIdsUnder('c.test')], [[3], [1]]);
   for (const h of ['a.test', 'b.test', 'c.test'])
-    t.same((await retrieve(after, { query: `passports site:${h}` })).passages.map((p) => p.row.host), [h], `site:${h}`);
+    t.same(
+      (await retrieve(after, { query: `passports site:${h}` })).passages.map((p) => p.row.host),
+      [h],
+      `site:${h}`,
+    );
   await after.close();
   // Reopened: nothing left to adopt, the ids hold.
   const again = await PassageIndex.open({ dir: lance, embedder: null, hostIds });

@@ -106,7 +106,10 @@ t.test('obfuscation by case, diacritics, curly quotes and zero-width characters 
 
 t.test('issue 4: no false positive on real text (SciFact corpus, French web pages)', async (t) => {
   const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
-  const docs = gunzipSync(readFileSync(`${shared}beir/scifact/corpus.jsonl.gz`)).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+  const docs = gunzipSync(readFileSync(`${shared}beir/scifact/corpus.jsonl.gz`))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   t.ok(docs.length > 5000);
   const hits = docs.filter((l) => {
     const d = JSON.parse(l) as { title: string; text: string };

@@ -15,7 +15,10 @@ t.test('issue 14 regression: a positions FTS index compacts with an unindexed ta
   let id = 0;
   const rows = (n: number, extra: (i: number) => string | null = () => null) =>
     lancedb.makeArrowTable(
-      Array.from({ length: n }, (_, i) => ({ id: id++, text: extra(i) ?? Array.from({ length: 12 }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' ') })),
+      Array.from({ length: n }, (_, i) => ({
+        id: id++,
+        text: extra(i) ?? Array.from({ length: 12 }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' '),
+      })),
       { schema },
     );
   const table = await db.createTable('p', rows(3000), { storageOptions: { new_table_data_storage_version: '2.1' } });
@@ -26,10 +29,18 @@ t.test('issue 14 regression: a positions FTS index compacts with an unindexed ta
     const fresh = `zqfresh${round}x`;
     await table.add(rows(500, (i) => (i === 0 ? `Regulatory ${fresh} cells were measured` : i === 1 ? `cells ${fresh} in reverse` : null)));
     t.equal(await count(new PhraseQuery(`${fresh} cells`, 'text')), 1, `round ${round}: the phrase is found in the unindexed tail`);
-    t.equal(await count(new MatchQuery(`${fresh} cells`, 'text', { operator: Operator.And })), 2, `round ${round}: both rows have both words`);
+    t.equal(
+      await count(new MatchQuery(`${fresh} cells`, 'text', { operator: Operator.And })),
+      2,
+      `round ${round}: both rows have both words`,
+    );
     await table.optimize();
     t.equal(await count(new PhraseQuery(`${fresh} cells`, 'text')), 1, `round ${round}: and in the index after optimize`);
-    t.equal(await count(new MatchQuery('cells zqneverseen', 'text', { operator: Operator.And })), 0, `round ${round}: an unknown word matches nothing`);
+    t.equal(
+      await count(new MatchQuery('cells zqneverseen', 'text', { operator: Operator.And })),
+      0,
+      `round ${round}: an unknown word matches nothing`,
+    );
   }
   const stats = await table.indexStats('text_idx');
   t.equal(stats?.numUnindexedRows, 0, 'every row is indexed');

@@ -41,13 +41,18 @@ const constraintArb: fc.Arbitrary<Constraint> = fc.oneof(
   word.map((w) => ({ kind: 'exclude' as const, w })),
   fc.tuple(word, word).map(([a, b]) => ({ kind: 'phrase' as const, a, b })),
   word.map((w) => ({ kind: 'intitle' as const, w })),
-  fc.tuple(fc.constantFrom('b.example', 'a.example', 'news.b.example'), fc.boolean()).map(([host, neg]) => ({ kind: 'site' as const, host, neg })),
+  fc
+    .tuple(fc.constantFrom('b.example', 'a.example', 'news.b.example'), fc.boolean())
+    .map(([host, neg]) => ({ kind: 'site' as const, host, neg })),
   fc.tuple(fc.constantFrom(...TYPES), fc.boolean()).map(([ft, neg]) => ({ kind: 'filetype' as const, ft, neg })),
   fc.tuple(fc.constantFrom('archive', 'page-'), fc.boolean()).map(([text, neg]) => ({ kind: 'inurl' as const, text, neg })),
 );
 // At least one positive text constraint, so the query searches text; plus an unseen word sometimes.
 const queryArb = fc.record({
-  text: fc.oneof(word.map((w) => ({ kind: 'require' as const, w })), fc.tuple(word, word).map(([a, b]) => ({ kind: 'phrase' as const, a, b }))),
+  text: fc.oneof(
+    word.map((w) => ({ kind: 'require' as const, w })),
+    fc.tuple(word, word).map(([a, b]) => ({ kind: 'phrase' as const, a, b })),
+  ),
   more: fc.array(constraintArb, { maxLength: 3 }),
   unseen: fc.boolean(),
 });
@@ -129,13 +134,18 @@ t.test('issue 15: no result ever breaks a strict constraint, before and after op
           for (const [bi, batch] of batches.entries()) {
             const pages: PageInput[] = batch.map((p) => {
               const n = ref++;
-              return makePage(n, p.host, p.passages.map((ws) => ws.join(' ')), {
-                title: p.title.join(' '),
-                lang: p.lang,
-                filetype: p.filetype,
-                url: `https://${p.host}/${p.archived ? 'archive' : 'page-'}${n}.${p.filetype}`,
-                contentHash: `h${n}`,
-              });
+              return makePage(
+                n,
+                p.host,
+                p.passages.map((ws) => ws.join(' ')),
+                {
+                  title: p.title.join(' '),
+                  lang: p.lang,
+                  filetype: p.filetype,
+                  url: `https://${p.host}/${p.archived ? 'archive' : 'page-'}${n}.${p.filetype}`,
+                  contentHash: `h${n}`,
+                },
+              );
             });
             await idx.upsertPages(pages);
             if (optimizeAfter[bi]) await idx.optimize();
@@ -146,11 +156,15 @@ t.test('issue 15: no result ever breaks a strict constraint, before and after op
               for (const mode of ['bm25', 'hybrid'] as const) {
                 const res = await retrieve(idx, { query, mode });
                 const rows = await hydrate(idx, res.passages);
-                if (q.unseen && rows.length > 0) throw new Error(`${query} (${mode}): a required word no page holds still gave ${rows.length} results`);
+                if (q.unseen && rows.length > 0)
+                  throw new Error(`${query} (${mode}): a required word no page holds still gave ${rows.length} results`);
                 for (const p of rows) {
                   checked++;
                   const broken = brokenConstraint(constraints, p.row);
-                  if (broken) throw new Error(`${query} (${mode}, batch ${bi}): page ${p.row.page_ref} breaks ${broken}: "${p.row.title}" / "${p.row.text}"`);
+                  if (broken)
+                    throw new Error(
+                      `${query} (${mode}, batch ${bi}): page ${p.row.page_ref} breaks ${broken}: "${p.row.title}" / "${p.row.text}"`,
+                    );
                 }
               }
             }
@@ -168,9 +182,15 @@ t.test('issue 15: no result ever breaks a strict constraint, before and after op
 t.test('issue 15: "vitamin library" with an operator never returns a library page without "vitamin", fresh or optimized', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(64), refreshAfterMs: 0 });
   t.teardown(() => idx.close());
-  await idx.upsertPages([makePage(1, 'a.example', ['Vitamin D and bone density in a library study']), makePage(2, 'b.example', ['The library opens on Monday'])]);
+  await idx.upsertPages([
+    makePage(1, 'a.example', ['Vitamin D and bone density in a library study']),
+    makePage(2, 'b.example', ['The library opens on Monday']),
+  ]);
   await idx.optimize();
-  await idx.upsertPages([makePage(3, 'c.example', ['Library hours for the PlayStation club']), makePage(4, 'd.example', ['Vitamin C facts'])]);
+  await idx.upsertPages([
+    makePage(3, 'c.example', ['Library hours for the PlayStation club']),
+    makePage(4, 'd.example', ['Vitamin C facts']),
+  ]);
   for (const q of ['vitamin library -zzz', '+vitamin +library', 'vitamin playstation -zzz']) {
     for (const mode of ['bm25', 'hybrid'] as const) {
       const refs = (await retrieve(idx, { query: q, mode })).passages.map((p) => p.row.page_ref);
@@ -178,7 +198,11 @@ t.test('issue 15: "vitamin library" with an operator never returns a library pag
     }
   }
   await idx.optimize();
-  t.same((await retrieve(idx, { query: '+vitamin +library' })).passages.map((p) => p.row.page_ref), [1], 'after optimize');
+  t.same(
+    (await retrieve(idx, { query: '+vitamin +library' })).passages.map((p) => p.row.page_ref),
+    [1],
+    'after optimize',
+  );
   const ranked = (await retrieve(idx, { query: 'vitamin library', mode: 'bm25' })).passages.map((p) => p.row.page_ref);
   t.equal(ranked[0], 1, 'ranked: the page with both words first');
   t.same([...ranked].sort(), [1, 2, 3, 4], 'ranked: pages with one of the words follow');

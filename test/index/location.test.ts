@@ -2,11 +2,24 @@ import t from 'tap';
 import { loadConfig } from '../../config.js';
 import { indexLocation, openError, S3_READ_CONSISTENCY_S } from '../../index/location.js';
 
-const s3 = { SVC_INDEX_URI: 's3://bucket-one/svc', SVC_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', SVC_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI', SVC_DATA_DIR: '/srv/svc' };
+const s3 = {
+  SVC_INDEX_URI: 's3://bucket-one/svc',
+  SVC_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+  SVC_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI',
+  SVC_DATA_DIR: '/srv/svc',
+};
 
 t.test('issue 10: a local index location is the folder itself, with no storage options and no consistency checks', async (t) => {
   const loc = indexLocation(loadConfig({ env: { SVC_DATA_DIR: '/srv/svc' } }));
-  t.same(loc, { kind: 'local', uri: '/srv/svc/lance', storageOptions: {}, readConsistencyS: undefined, journalDir: '/srv/svc/lance', label: '/srv/svc/lance', secrets: [] });
+  t.same(loc, {
+    kind: 'local',
+    uri: '/srv/svc/lance',
+    storageOptions: {},
+    readConsistencyS: undefined,
+    journalDir: '/srv/svc/lance',
+    label: '/srv/svc/lance',
+    secrets: [],
+  });
   t.equal(indexLocation(loadConfig({ env: { SVC_DATA_DIR: '/srv/svc', SVC_INDEX_READ_CONSISTENCY_S: '2' } })).readConsistencyS, 2);
 });
 
@@ -26,26 +39,42 @@ t.test('issue 10: an s3:// location carries LanceDB storage options; the label a
   t.equal(local.journalDir, '/srv/svc/index-journal/bucket-one/svc');
   t.equal(local.label, 's3://bucket-one/svc (http://127.0.0.1:8333)');
 
-  const aws = indexLocation(loadConfig({ env: { ...s3, SVC_S3_REGION: 'ca-central-1', SVC_S3_SESSION_TOKEN: 'TOKEN', SVC_INDEX_READ_CONSISTENCY_S: '0' } }));
-  t.same(aws.storageOptions, {
-    aws_access_key_id: 'AKIDEXAMPLE',
-    aws_secret_access_key: 'wJalrXUtnFEMI',
-    aws_region: 'ca-central-1',
-    connect_timeout: '5s',
-    aws_session_token: 'TOKEN',
-    aws_virtual_hosted_style_request: 'true',
-  }, 'AWS itself: https, virtual-hosted style');
+  const aws = indexLocation(
+    loadConfig({ env: { ...s3, SVC_S3_REGION: 'ca-central-1', SVC_S3_SESSION_TOKEN: 'TOKEN', SVC_INDEX_READ_CONSISTENCY_S: '0' } }),
+  );
+  t.same(
+    aws.storageOptions,
+    {
+      aws_access_key_id: 'AKIDEXAMPLE',
+      aws_secret_access_key: 'wJalrXUtnFEMI',
+      aws_region: 'ca-central-1',
+      connect_timeout: '5s',
+      aws_session_token: 'TOKEN',
+      aws_virtual_hosted_style_request: 'true',
+    },
+    'AWS itself: https, virtual-hosted style',
+  );
   t.equal(aws.readConsistencyS, 0);
   t.equal(aws.label, 's3://bucket-one/svc (AWS S3)');
 
   t.throws(() => indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'http://10.0.0.5:8333' } })), /SVC_S3_ALLOW_HTTP/);
-  t.equal(indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'http://10.0.0.5:8333', SVC_S3_ALLOW_HTTP: '1' } })).storageOptions.allow_http, 'true');
-  t.equal(indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'https://objects.example.net' } })).storageOptions.allow_http, undefined);
+  t.equal(
+    indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'http://10.0.0.5:8333', SVC_S3_ALLOW_HTTP: '1' } })).storageOptions
+      .allow_http,
+    'true',
+  );
+  t.equal(
+    indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'https://objects.example.net' } })).storageOptions.allow_http,
+    undefined,
+  );
 });
 
 t.test('issue 10: an open error names the location and the reason and scrubs every credential', async (t) => {
   const loc = indexLocation(loadConfig({ env: { ...s3, SVC_S3_ENDPOINT: 'http://127.0.0.1:8333' } }));
   const e = openError(new Error('Generic S3 error: key AKIDEXAMPLE secret wJalrXUtnFEMI refused'), loc);
-  t.equal(e.message, 'cannot open the index at s3://bucket-one/svc (http://127.0.0.1:8333): Generic S3 error: key [redacted] secret [redacted] refused');
+  t.equal(
+    e.message,
+    'cannot open the index at s3://bucket-one/svc (http://127.0.0.1:8333): Generic S3 error: key [redacted] secret [redacted] refused',
+  );
   t.match(openError(new Error('<Error><Code>AccessDenied</Code></Error>'), loc).message, /refused the credentials \(AccessDenied\)/);
 });

@@ -9,7 +9,10 @@ import { PassageIndex } from '../../index/store.js';
 import { makePage } from '../helpers/page-input.js';
 
 const pdfPage = (ref: number) => {
-  const p = makePage(ref, 'docs.example', ['Part one text.', 'Part two text.', 'Part three text.'], { filetype: 'pdf', url: `https://docs.example/r${ref}.pdf` });
+  const p = makePage(ref, 'docs.example', ['Part one text.', 'Part two text.', 'Part three text.'], {
+    filetype: 'pdf',
+    url: `https://docs.example/r${ref}.pdf`,
+  });
   return { ...p, passages: p.passages.map((s, i) => ({ ...s, page: [1, 1, 3][i]! })) };
 };
 
@@ -18,10 +21,20 @@ t.test('issue 16: page numbers round-trip; HTML passages have none', async (t) =
   t.teardown(() => index.close());
   await index.upsertPages([pdfPage(1), makePage(2, 'www.example', ['Html text.'])]);
   const pdf = await index.pagePassages(1, 0, 10);
-  t.same(pdf?.passages.map((p) => [p.ordinal, p.page]), [[0, 1], [1, 1], [2, 3]]);
+  t.same(
+    pdf?.passages.map((p) => [p.ordinal, p.page]),
+    [
+      [0, 1],
+      [1, 1],
+      [2, 3],
+    ],
+  );
   t.equal(pdf?.page.filetype, 'pdf');
   const html = await index.pagePassages(2, 0, 10);
-  t.same(html?.passages.map((p) => p.page), [null]);
+  t.same(
+    html?.passages.map((p) => p.page),
+    [null],
+  );
 });
 
 t.test('issue 16: an index without the page_no column is migrated on open', async (t) => {
@@ -37,13 +50,24 @@ t.test('issue 16: an index without the page_no column is migrated on open', asyn
   passages.close();
   const index = await PassageIndex.open({ dir, embedder: null });
   t.teardown(() => index.close());
-  t.same((await index.pagePassages(1, 0, 10))?.passages.map((p) => [p.text, p.page]), [['Old html text.', null]], 'old rows read with no page');
+  t.same(
+    (await index.pagePassages(1, 0, 10))?.passages.map((p) => [p.text, p.page]),
+    [['Old html text.', null]],
+    'old rows read with no page',
+  );
   await index.upsertPages([pdfPage(2)]);
-  t.same((await index.pagePassages(2, 0, 10))?.passages.map((p) => p.page), [1, 1, 3], 'new rows keep their pages');
+  t.same(
+    (await index.pagePassages(2, 0, 10))?.passages.map((p) => p.page),
+    [1, 1, 3],
+    'new rows keep their pages',
+  );
 });
 
 t.test('issue 16: a cite names the PDF page', async (t) => {
-  t.equal(formatCite({ title: 'Zoning bylaw', host: 'docs.example', date: '2024-06-01T00:00:00Z', page: 12 }), 'Zoning bylaw — docs.example — 2024-06-01 — p. 12');
+  t.equal(
+    formatCite({ title: 'Zoning bylaw', host: 'docs.example', date: '2024-06-01T00:00:00Z', page: 12 }),
+    'Zoning bylaw — docs.example — 2024-06-01 — p. 12',
+  );
   t.equal(formatCite({ title: 'Zoning bylaw', host: 'docs.example', page: 3 }), 'Zoning bylaw — docs.example — p. 3');
   t.equal(formatCite({ title: 'Page', host: 'docs.example', page: null }), 'Page — docs.example');
   t.equal(formatCite({ title: 'Page', host: 'docs.example', page: 0 }), 'Page — docs.example', 'no page 0');

@@ -1,18 +1,19 @@
 import t from 'tap';
 import fc from 'fast-check';
-import {
-  compileQuery,
-  hostMatchesSite,
-  normaliseFiletype,
-  normaliseSite,
-  parseQuery,
-  type MatchableRow,
-} from '../../index/query.js';
+import { compileQuery, hostMatchesSite, normaliseFiletype, normaliseSite, parseQuery, type MatchableRow } from '../../index/query.js';
 import { buildWhere } from '../../index/retrieval.js';
 import { analyzerLang, indexText } from '../../index/analyzer.js';
 
 const row = (over: Partial<MatchableRow>): MatchableRow => {
-  const r = { text: 'The quick brown fox jumps over the lazy dog', title: 'Fox facts', url: 'https://www.example.org/animals/fox.html', host: 'www.example.org', filetype: 'html', lang: 'en', ...over };
+  const r = {
+    text: 'The quick brown fox jumps over the lazy dog',
+    title: 'Fox facts',
+    url: 'https://www.example.org/animals/fox.html',
+    host: 'www.example.org',
+    filetype: 'html',
+    lang: 'en',
+    ...over,
+  };
   return { ...r, search_text: indexText(r.title, r.text, analyzerLang(r.lang)) };
 };
 
@@ -31,7 +32,9 @@ t.test('parses every operator of spec §1.1', async (t) => {
 });
 
 t.test('negated operators and alternatives', async (t) => {
-  const ast = parseQuery('-site:spam.example site:a.example site:b.example -filetype:pdf filetype:html filetype:txt -intitle:"draft" -"exact junk"');
+  const ast = parseQuery(
+    '-site:spam.example site:a.example site:b.example -filetype:pdf filetype:html filetype:txt -intitle:"draft" -"exact junk"',
+  );
   t.same(ast.ops.site.exclude, ['spam.example']);
   t.same(ast.ops.site.include, ['a.example', 'b.example']);
   t.same(ast.ops.filetype.exclude, ['pdf']);
@@ -95,15 +98,24 @@ t.test('compiled clauses: FTS object only when there is positive text', async (t
 });
 
 const fakeIndex = {
-  hostIdsUnder: (d: string) => (['www.example.org', 'example.org', 'news.example.com'] as const).flatMap((h, i) => (hostMatchesSite(h, d) ? [i + 1] : [])),
+  hostIdsUnder: (d: string) =>
+    (['www.example.org', 'example.org', 'news.example.com'] as const).flatMap((h, i) => (hostMatchesSite(h, d) ? [i + 1] : [])),
   hasLang: (l: string) => l === 'en' || l === 'fr',
 };
 
 t.test('where clauses contain only numbers and closed-set literals', async (t) => {
   const c = compileQuery(parseQuery('fox site:example.org -site:news.example.com'));
-  const w = buildWhere(fakeIndex, c, { language: 'en', province: 'on', sourceType: 'government', freshness: '7d', country: 'ca' }, new Date(0));
+  const w = buildWhere(
+    fakeIndex,
+    c,
+    { language: 'en', province: 'on', sourceType: 'government', freshness: '7d', country: 'ca' },
+    new Date(0),
+  );
   t.equal(w.impossible, false);
-  t.equal(w.where, "(host_id IN (1, 2)) AND (host_id NOT IN (3)) AND (lang = 'en') AND (country = 'ca') AND (province = 'on') AND (source_type LIKE 'government:%') AND (date_ms >= -604800000)");
+  t.equal(
+    w.where,
+    "(host_id IN (1, 2)) AND (host_id NOT IN (3)) AND (lang = 'en') AND (country = 'ca') AND (province = 'on') AND (source_type LIKE 'government:%') AND (date_ms >= -604800000)",
+  );
   t.equal(buildWhere(fakeIndex, compileQuery(parseQuery('fox site:unknown.example')), {}, new Date()).impossible, true);
   t.equal(buildWhere(fakeIndex, c, { language: "en' OR 1=1" }, new Date()).impossible, true);
   t.equal(buildWhere(fakeIndex, c, { language: 'de' }, new Date()).impossible, true, 'a language absent from the index matches nothing');
@@ -112,7 +124,20 @@ t.test('where clauses contain only numbers and closed-set literals', async (t) =
 const hostile = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: 'grapheme', maxLength: 300 }),
-  fc.constantFrom("' OR 1=1 --", '"); DROP TABLE passages; --', '(((', ')))', 'AND OR NOT', 'site:', '"', '-', '--', 'intitle:"', 'é\u0301\u200b', 'x'.repeat(300)),
+  fc.constantFrom(
+    "' OR 1=1 --",
+    '"); DROP TABLE passages; --',
+    '(((',
+    ')))',
+    'AND OR NOT',
+    'site:',
+    '"',
+    '-',
+    '--',
+    'intitle:"',
+    'é\u0301\u200b',
+    'x'.repeat(300),
+  ),
 );
 
 t.test('property: the parser never throws and always yields bounded lists', async (t) => {
@@ -122,11 +147,19 @@ t.test('property: the parser never throws and always yields bounded lists', asyn
       const ast = parseQuery(q);
       const c = compileQuery(ast);
       c.matches(row({}));
-      const lists = [ast.required, ast.phrases, ast.excludedWords, ast.excludedPhrases, ...Object.values(ast.ops).flatMap((o) => [o.include, o.exclude])];
+      const lists = [
+        ast.required,
+        ast.phrases,
+        ast.excludedWords,
+        ast.excludedPhrases,
+        ...Object.values(ast.ops).flatMap((o) => [o.include, o.exclude]),
+      ];
       for (const list of lists) if (list.length > 32) throw new Error('unbounded');
       if (ast.words.length > 128) throw new Error('unbounded words');
-      for (const s of [...ast.ops.site.include, ...ast.ops.site.exclude]) if (s !== null && (typeof s !== "string" || !/^[a-z0-9.-]+$/.test(s))) throw new Error(`bad site ${s}`);
-      for (const f of [...ast.ops.filetype.include, ...ast.ops.filetype.exclude]) if (f !== null && (typeof f !== "string" || !/^[a-z0-9]+$/.test(f))) throw new Error(`bad ext ${f}`);
+      for (const s of [...ast.ops.site.include, ...ast.ops.site.exclude])
+        if (s !== null && (typeof s !== 'string' || !/^[a-z0-9.-]+$/.test(s))) throw new Error(`bad site ${s}`);
+      for (const f of [...ast.ops.filetype.include, ...ast.ops.filetype.exclude])
+        if (f !== null && (typeof f !== 'string' || !/^[a-z0-9]+$/.test(f))) throw new Error(`bad ext ${f}`);
     }),
     { numRuns: 400 },
   );
@@ -144,7 +177,7 @@ t.test('property: hostile operator values cannot change what is matched', async 
       // site: with a hostile value (no whitespace: a site value is one token): reference semantics.
       const token = v.replace(/\s+/g, '');
       const c = compileQuery(parseQuery(`fox site:${token}`));
-      const d = normaliseSite(token.startsWith('"') ? token.slice(1).split('"')[0] ?? '' : token);
+      const d = normaliseSite(token.startsWith('"') ? (token.slice(1).split('"')[0] ?? '') : token);
       for (const r of rows) {
         const expected = d !== null && hostMatchesSite(r.host, d);
         if (c.matches(r) !== expected) throw new Error(`site:${token} on ${r.host}`);
@@ -154,7 +187,16 @@ t.test('property: hostile operator values cannot change what is matched', async 
       // A quoted hostile value stays data inside its phrase: no operator or other clause appears.
       const inner = v.replace(/["\u201c\u201d]/g, '');
       const a = parseQuery(`intitle:"${inner}"`);
-      if (a.ops.site.include.length + a.ops.filetype.include.length + a.words.length + a.required.length + a.excludedWords.length + a.ops.inurl.include.length !== 0) throw new Error('leak from quoted value');
+      if (
+        a.ops.site.include.length +
+          a.ops.filetype.include.length +
+          a.words.length +
+          a.required.length +
+          a.excludedWords.length +
+          a.ops.inurl.include.length !==
+        0
+      )
+        throw new Error('leak from quoted value');
     }),
     { numRuns: 400 },
   );

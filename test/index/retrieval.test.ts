@@ -40,7 +40,8 @@ const has = (r: PassageRow, word: string) => {
   return wordTokens(`${r.title} ${r.text}`).some((tok) => tok.startsWith(prefix));
 };
 // Exact check with the index's analysis (what the code verifies).
-const holds = (r: PassageRow, word: string) => analyze(`${r.title}\n${r.text}`, analyzerLang(r.lang)).includes(stem(word, analyzerLang(r.lang)));
+const holds = (r: PassageRow, word: string) =>
+  analyze(`${r.title}\n${r.text}`, analyzerLang(r.lang)).includes(stem(word, analyzerLang(r.lang)));
 
 t.test('operators on a small real corpus', async (t) => {
   const pages = await buildCorpus();
@@ -64,7 +65,10 @@ t.test('operators on a small real corpus', async (t) => {
     t.ok(r.passages.length > 0);
     t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w))));
     const h = await q('cells protein expression -zebrafishnonexistentword');
-    t.ok(h.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w))), 'vector-arm candidates obey the same rule');
+    t.ok(
+      h.passages.every((p) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w))),
+      'vector-arm candidates obey the same rule',
+    );
     const plus = await q('+cells +protein expression');
     t.ok(plus.passages.length > 0 && plus.passages.every((p) => holds(p.row, 'cells') && holds(p.row, 'protein')), '+word is required');
     const quoted = await q('"cells" protein');
@@ -74,8 +78,14 @@ t.test('operators on a small real corpus', async (t) => {
   await t.test('issue 15: a query without operators is ranked: any word matches, more of them rank higher', async (t) => {
     const r = await q('cells protein expression', { mode: 'bm25' });
     const all3 = (p: (typeof r.passages)[number]) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w));
-    t.ok(r.passages.some((p) => !all3(p)), 'passages holding only some of the words are answers too');
-    t.ok(r.passages.every((p) => ['cells', 'protein', 'expression'].some((w) => holds(p.row, w))), 'every answer holds at least one word');
+    t.ok(
+      r.passages.some((p) => !all3(p)),
+      'passages holding only some of the words are answers too',
+    );
+    t.ok(
+      r.passages.every((p) => ['cells', 'protein', 'expression'].some((w) => holds(p.row, w))),
+      'every answer holds at least one word',
+    );
     const firstPartial = r.passages.findIndex((p) => !all3(p));
     const lastFull = r.passages.map(all3).lastIndexOf(true);
     t.ok(lastFull >= 0 && firstPartial >= 0);
@@ -93,7 +103,8 @@ t.test('operators on a small real corpus', async (t) => {
   await t.test('exact phrase', async (t) => {
     const r = await q('"stem cells"');
     t.ok(r.passages.length > 0);
-    for (const p of r.passages) t.ok(/stem cells/i.test(`${p.row.title} ${p.row.text}`.replace(/\s+/g, ' ')), `page ${p.row.page_ref} has the phrase`);
+    for (const p of r.passages)
+      t.ok(/stem cells/i.test(`${p.row.title} ${p.row.text}`.replace(/\s+/g, ' ')), `page ${p.row.page_ref} has the phrase`);
   });
 
   await t.test('-word and --word exclude', async (t) => {
@@ -165,7 +176,12 @@ t.test('operators on a small real corpus', async (t) => {
   });
 
   await t.test('a required word the index has never seen empties the query, wherever it stands', async (t) => {
-    for (const query of ['+zebrafishnonexistentword cells', 'cells protein +zebrafishnonexistentword', 'cells "zebrafishnonexistentword"', 'cells zebrafishnonexistentword site:example']) {
+    for (const query of [
+      '+zebrafishnonexistentword cells',
+      'cells protein +zebrafishnonexistentword',
+      'cells "zebrafishnonexistentword"',
+      'cells zebrafishnonexistentword site:example',
+    ]) {
       t.same((await q(query, { mode: 'bm25' })).passages, [], query);
       t.same((await q(query)).passages, [], `${query} (hybrid)`);
     }
@@ -179,7 +195,11 @@ t.test('operators on a small real corpus', async (t) => {
     t.same(ids(await q('the cells', { mode: 'bm25' })), ids(await q('cells of', { mode: 'bm25' })));
     t.ok((await q('the cells', { mode: 'bm25' })).passages.length > 0);
     t.same(ids(await q('+the +cells', { mode: 'bm25' })), ids(await q('+cells +of', { mode: 'bm25' })));
-    t.same(ids(await q('cells the -the', { mode: 'bm25' })), ids(await q('+cells +the', { mode: 'bm25' })), 'an excluded stop word excludes nothing');
+    t.same(
+      ids(await q('cells the -the', { mode: 'bm25' })),
+      ids(await q('+cells +the', { mode: 'bm25' })),
+      'an excluded stop word excludes nothing',
+    );
     t.same((await q('the of and', { mode: 'bm25' })).passages, [], 'only stop words: nothing to match on');
   });
 
@@ -203,7 +223,10 @@ t.test('RRF fusion', async (t) => {
   const a = [rp(1, 0), rp(2, 0), rp(3, 0)];
   const b = [rp(3, 0), rp(4, 0), rp(1, 0)];
   const f = fuseRrf(a, b);
-  t.same(f.map((p) => p.row.page_ref), [1, 3, 2, 4]);
+  t.same(
+    f.map((p) => p.row.page_ref),
+    [1, 3, 2, 4],
+  );
   t.equal(f[0]!.score, 1 / 61 + 1 / 63);
   t.same([f[0]!.bm25Rank, f[0]!.vectorRank], [1, 3]);
 });
@@ -211,7 +234,13 @@ t.test('RRF fusion', async (t) => {
 t.test('groupPages collapses near-duplicates by canonical group and content hash', async (t) => {
   const list = [rp(1, 0), rp(2, 0, 'h', { content_hash: 'c1' }), rp(1, 1), rp(3, 0, 'h', { group_key: 'g1' }), rp(4, 0)];
   const g = groupPages(list, { collapseNearDuplicates: true });
-  t.same(g.pages.map((p) => [p.best.row.page_ref, p.passages.length]), [[1, 2], [4, 1]]);
+  t.same(
+    g.pages.map((p) => [p.best.row.page_ref, p.passages.length]),
+    [
+      [1, 2],
+      [4, 1],
+    ],
+  );
   t.equal(g.duplicates, 2);
   t.equal(groupPages(list, { collapseNearDuplicates: false }).pages.length, 4);
 });
@@ -219,15 +248,24 @@ t.test('groupPages collapses near-duplicates by canonical group and content hash
 t.test('diversify: at most 2 per host per page, collapsed counts, stable paging, site: exemption', async (t) => {
   const ranked = ['a', 'a', 'a', 'a', 'b', 'c', 'a', 'b', 'b', 'd'].map((host, i) => ({ host, i }));
   const p1 = diversify(ranked, { limit: 5, offset: 0, exempt: false });
-  t.same(p1.window.map((x) => x.i), [0, 1, 4, 5, 7]);
+  t.same(
+    p1.window.map((x) => x.i),
+    [0, 1, 4, 5, 7],
+  );
   t.same(p1.collapsedPerHost, { a: 3 }, 'results 2, 3 and 6 of host a were moved out of page 1');
   const p2 = diversify(ranked, { limit: 5, offset: 5, exempt: false });
-  t.same(p2.window.map((x) => x.i), [2, 3, 8, 9]);
+  t.same(
+    p2.window.map((x) => x.i),
+    [2, 3, 8, 9],
+  );
   t.same(p2.collapsedPerHost, { a: 1 }, 'a short page: only capped results remain');
   const all = new Set([...p1.window, ...p2.window].map((x) => x.i));
   t.equal(all.size, 9, 'no result appears on two pages');
   const ex = diversify(ranked, { limit: 5, offset: 0, exempt: true });
-  t.same(ex.window.map((x) => x.i), [0, 1, 2, 3, 4]);
+  t.same(
+    ex.window.map((x) => x.i),
+    [0, 1, 2, 3, 4],
+  );
   t.same(ex.collapsedPerHost, {});
 });
 
@@ -243,12 +281,23 @@ t.test('title boost: of two passages with the same text, the one whose title has
   await idx.upsertPages(pages);
   await idx.optimize();
   const r = await retrieve(idx, { query: 'zinc transporter', mode: 'bm25' });
-  t.same(r.passages.map((p) => p.row.page_ref), [2, 1]);
+  t.same(
+    r.passages.map((p) => p.row.page_ref),
+    [2, 1],
+  );
   t.ok(r.passages[0]!.score > r.passages[1]!.score, 'the title adds to the score');
   const strict = await retrieve(idx, { query: '+zinc +enterocytes', mode: 'bm25' });
-  t.same(strict.passages.map((p) => p.row.page_ref), [2, 1], 'required words too');
+  t.same(
+    strict.passages.map((p) => p.row.page_ref),
+    [2, 1],
+    'required words too',
+  );
   await idx.close();
   const reopened = await PassageIndex.open({ dir, embedder: null });
   t.teardown(() => reopened.close());
-  t.same((await retrieve(reopened, { query: 'zinc transporter', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [2, 1], 'title statistics are rebuilt on open');
+  t.same(
+    (await retrieve(reopened, { query: 'zinc transporter', mode: 'bm25' })).passages.map((p) => p.row.page_ref),
+    [2, 1],
+    'title statistics are rebuilt on open',
+  );
 });

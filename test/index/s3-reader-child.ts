@@ -11,9 +11,12 @@ import { PassageIndex } from '../../index/store.js';
 
 const waitFor = process.argv[2] ?? '';
 const idx = await PassageIndex.open({ location: indexLocation(loadConfig()), embedder: null, refreshAfterMs: 0 });
-const refs = async (query: string) => (await retrieve(idx, { query, mode: 'bm25' })).passages.map((p) => p.row.page_ref).sort((a, b) => a - b);
+const refs = async (query: string) =>
+  (await retrieve(idx, { query, mode: 'bm25' })).passages.map((p) => p.row.page_ref).sort((a, b) => a - b);
 const stats = await idx.stats();
-process.stdout.write(`${JSON.stringify({ stats, passports: await refs('passports'), site: await refs('passports site:news.example.com'), page: await idx.getPage(7) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ stats, passports: await refs('passports'), site: await refs('passports site:news.example.com'), page: await idx.getPage(7) })}\n`,
+);
 const started = Date.now();
 let seen: number[] = [];
 while (Date.now() - started < 30_000) {

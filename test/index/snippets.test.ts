@@ -108,25 +108,31 @@ t.test('issue 4: properties — within bounds, highlights point at the terms, te
   const word = fc.constantFrom('alpha', 'Beta', 'gamma', 'Québec', 'école', 'ÉTÉ', 'x', 'data', 'nosnippet', '😀', 'naïve', 'über');
   const text = fc.array(fc.oneof(word, fc.constantFrom(' ', '  ', '\n', '. ', ', ')), { maxLength: 120 }).map((a) => a.join(''));
   const run = fc.check(
-    fc.property(text, fc.array(word, { maxLength: 4 }), fc.integer({ min: 1, max: 300 }), fc.option(fc.integer({ min: 1, max: 300 }), { nil: null }), (src, terms, maxChars, maxSnippet) => {
-      const e = buildExcerpt(src, terms, { nosnippet: false, maxSnippet }, { maxChars });
-      const normalised = src.replace(/\s+/gu, ' ').trim();
-      if (normalised === '') return e === null;
-      if (e === null) return false;
-      const bound = Math.min(maxChars, maxSnippet ?? Infinity);
-      if (e.text.length > bound) return false;
-      const body = e.text.replace(/^…/u, '').replace(/…$/u, '');
-      if (!normalised.includes(body)) return false;
-      const folded = terms.map(fold);
-      let prevEnd = 0;
-      for (const [a, b] of e.highlights) {
-        if (a < prevEnd || b <= a || b > e.text.length) return false;
-        prevEnd = b;
-        const marked = fold(e.text.slice(a, b));
-        if (!folded.some((f) => marked.startsWith(f))) return false;
-      }
-      return true;
-    }),
+    fc.property(
+      text,
+      fc.array(word, { maxLength: 4 }),
+      fc.integer({ min: 1, max: 300 }),
+      fc.option(fc.integer({ min: 1, max: 300 }), { nil: null }),
+      (src, terms, maxChars, maxSnippet) => {
+        const e = buildExcerpt(src, terms, { nosnippet: false, maxSnippet }, { maxChars });
+        const normalised = src.replace(/\s+/gu, ' ').trim();
+        if (normalised === '') return e === null;
+        if (e === null) return false;
+        const bound = Math.min(maxChars, maxSnippet ?? Infinity);
+        if (e.text.length > bound) return false;
+        const body = e.text.replace(/^…/u, '').replace(/…$/u, '');
+        if (!normalised.includes(body)) return false;
+        const folded = terms.map(fold);
+        let prevEnd = 0;
+        for (const [a, b] of e.highlights) {
+          if (a < prevEnd || b <= a || b > e.text.length) return false;
+          prevEnd = b;
+          const marked = fold(e.text.slice(a, b));
+          if (!folded.some((f) => marked.startsWith(f))) return false;
+        }
+        return true;
+      },
+    ),
     { numRuns: 600 },
   );
   t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');

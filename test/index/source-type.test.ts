@@ -45,6 +45,9 @@ t.test('declared types count through the schema.org hierarchy (issue 4)', async 
   t.equal(classifySource('boulangerie-example.ca', { declaredTypes: ['Bakery'], ...none }).sourceType, 'organization');
   t.equal(classifySource('smile-example.ca', { declaredTypes: ['Dentist'], ...none }).sourceType, 'health');
   t.equal(classifySource('lakeshore-example.ca', { declaredTypes: ['HighSchool'], ...none }).sourceType, 'education');
-  t.equal(classifySource('agency-example.ca', { declaredTypes: ['https://schema.org/GovernmentOrganization'], ...none }).sourceType, 'government:other');
+  t.equal(
+    classifySource('agency-example.ca', { declaredTypes: ['https://schema.org/GovernmentOrganization'], ...none }).sourceType,
+    'government:other',
+  );
   t.equal(classifySource('blog-example.ca', { declaredTypes: ['BlogPosting'], ...none }).sourceType, 'other');
 });

@@ -19,7 +19,10 @@ async function checkWhole(t: Test, dir: string): Promise<{ pages: number; passag
     title: string;
     passage_count: number;
   }[];
-  const passages = (await (await db.openTable('passages')).query().select(['page_ref', 'text']).toArray()) as { page_ref: number; text: string }[];
+  const passages = (await (await db.openTable('passages')).query().select(['page_ref', 'text']).toArray()) as {
+    page_ref: number;
+    text: string;
+  }[];
   db.close();
   const byRef = new Map<number, string[]>();
   for (const p of passages) byRef.set(p.page_ref, [...(byRef.get(p.page_ref) ?? []), p.text]);
@@ -38,7 +41,10 @@ async function checkWhole(t: Test, dir: string): Promise<{ pages: number; passag
 
 function runChild(dir: string, seed: number, killAfterBatches: number, extraMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(seed)], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(seed)], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     let armed = false;
     child.stdout.on('data', (c: Buffer) => {

@@ -44,18 +44,35 @@ else {
     t.equal(location.uri, `s3://${s3.bucket}/store`);
     t.notMatch(location.label, s3.secretAccessKey, 'the label carries no secret');
     t.equal(location.readConsistencyS, 5, 'a bucket reader checks for new versions every 5 s by default');
-    const idx = await PassageIndex.open({ location, embedder: createHashingEmbedder(64), vectorIndexThreshold: 200, refreshAfterMs: 0, optimizeEvery: 1_000_000 });
+    const idx = await PassageIndex.open({
+      location,
+      embedder: createHashingEmbedder(64),
+      vectorIndexThreshold: 200,
+      refreshAfterMs: 0,
+      optimizeEvery: 1_000_000,
+    });
     t.teardown(() => idx.close());
     t.equal(idx.dir, `s3://${s3.bucket}/store`);
     for (let i = 0; i < pages.length; i += 50) await idx.upsertPages(pages.slice(i, i + 50));
 
-    t.same(await idx.stats(), { pages: 150, passages: 300, vectors: 300, images: 0, rankingMode: 'hybrid-rrf-hashing', embedder: { modelId: 'hashing-stand-in-64', kind: 'hashing-stand-in' }, vectorIndex: false });
+    t.same(await idx.stats(), {
+      pages: 150,
+      passages: 300,
+      vectors: 300,
+      images: 0,
+      rankingMode: 'hybrid-rrf-hashing',
+      embedder: { modelId: 'hashing-stand-in-64', kind: 'hashing-stand-in' },
+      vectorIndex: false,
+    });
     t.equal((await refs(idx, 'passports')).length, 150, 'BM25: every page has a passports passage');
     t.same(await refs(idx, '+passports +wonders'), [7], 'BM25 with required terms');
     t.ok((await refs(idx, 'passports 42', 'vector')).length > 0, 'the vector arm answers');
     const site = await refs(idx, 'passports site:news.example.com');
     t.equal(site.length, 50);
-    t.ok(site.every((r) => r % 3 === 0), 'site: keeps the one host');
+    t.ok(
+      site.every((r) => r % 3 === 0),
+      'site: keeps the one host',
+    );
     t.same(await refs(idx, '"renewal number 9"'), [9], 'a phrase');
     t.same(await refs(idx, 'wonders -travel'), [], 'an exclusion removes the only match');
     t.same(await refs(idx, 'wonders'), [7], 'the title is searched');
@@ -81,45 +98,65 @@ else {
     t.same(readdirSync(location.journalDir), [], 'and no journal is left after the writes finished');
   });
 
-  t.test('issue 10: a second process opens the same bucket, sees the same rows, and sees a new write within the read consistency interval', async (t) => {
-    const dataDir = t.testdir();
-    const env = { ...s3.env('shared'), SVC_DATA_DIR: dataDir, SVC_INDEX_READ_CONSISTENCY_S: '1' };
-    const writer = await PassageIndex.open({ location: indexLocation(loadConfig({ env })), embedder: null, refreshAfterMs: 0 });
-    t.teardown(() => writer.close());
-    await writer.upsertPages(pages.slice(0, 30));
-    await writer.optimize();
-    const mine = { passports: await refs(writer, 'passports'), site: await refs(writer, 'passports site:news.example.com') };
+  t.test(
+    'issue 10: a second process opens the same bucket, sees the same rows, and sees a new write within the read consistency interval',
+    async (t) => {
+      const dataDir = t.testdir();
+      const env = { ...s3.env('shared'), SVC_DATA_DIR: dataDir, SVC_INDEX_READ_CONSISTENCY_S: '1' };
+      const writer = await PassageIndex.open({ location: indexLocation(loadConfig({ env })), embedder: null, refreshAfterMs: 0 });
+      t.teardown(() => writer.close());
+      await writer.upsertPages(pages.slice(0, 30));
+      await writer.optimize();
+      const mine = { passports: await refs(writer, 'passports'), site: await refs(writer, 'passports site:news.example.com') };
 
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/index/s3-reader-child.ts'), 'zebrafish'], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, ...env, SVC_DATA_DIR: join(dataDir, 'reader') },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    const first = JSON.parse(String((await lines.next()).value)) as { stats: { pages: number; passages: number }; passports: number[]; site: number[]; page: { title: string } | null };
-    t.equal(first.stats.pages, 30);
-    t.equal(first.stats.passages, 60);
-    t.same(first.passports, mine.passports, 'the same BM25 result in both processes');
-    t.same(first.site, mine.site, 'the same site: result');
-    t.equal(first.page?.title, 'Seven wonders of travel documents');
+      const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/index/s3-reader-child.ts'), 'zebrafish'], {
+        cwd: REPO,
+        env: { PATH: process.env.PATH, ...env, SVC_DATA_DIR: join(dataDir, 'reader') },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const first = JSON.parse(String((await lines.next()).value)) as {
+        stats: { pages: number; passages: number };
+        passports: number[];
+        site: number[];
+        page: { title: string } | null;
+      };
+      t.equal(first.stats.pages, 30);
+      t.equal(first.stats.passages, 60);
+      t.same(first.passports, mine.passports, 'the same BM25 result in both processes');
+      t.same(first.site, mine.site, 'the same site: result');
+      t.equal(first.page?.title, 'Seven wonders of travel documents');
 
-    await writer.upsertPage(makePage(500, 'www.canada.ca', ['Zebrafish fin regeneration']));
-    const second = JSON.parse(String((await lines.next()).value)) as { seen: number[]; afterMs: number };
-    t.same(second.seen, [500], "the reader sees the writer's new page without reopening");
-    t.comment(`seen by the other process ${second.afterMs} ms after its first read (interval 1 s)`);
-    await new Promise((r) => child.once('exit', r));
-    t.equal(child.exitCode, 0);
-  });
+      await writer.upsertPage(makePage(500, 'www.canada.ca', ['Zebrafish fin regeneration']));
+      const second = JSON.parse(String((await lines.next()).value)) as { seen: number[]; afterMs: number };
+      t.same(second.seen, [500], "the reader sees the writer's new page without reopening");
+      t.comment(`seen by the other process ${second.afterMs} ms after its first read (interval 1 s)`);
+      await new Promise((r) => child.once('exit', r));
+      t.equal(child.exitCode, 0);
+    },
+  );
 
   t.test('issue 10: the index metadata lives in the bucket (another data dir reopens it and knows its vector model)', async (t) => {
-    const first = await PassageIndex.open({ location: indexLocation(configFor('meta', t.testdir())), embedder: createHashingEmbedder(32), refreshAfterMs: 0 });
+    const first = await PassageIndex.open({
+      location: indexLocation(configFor('meta', t.testdir())),
+      embedder: createHashingEmbedder(32),
+      refreshAfterMs: 0,
+    });
     await first.upsertPages(pages.slice(0, 3));
     await first.close();
-    const other = await PassageIndex.open({ location: indexLocation(configFor('meta', t.testdir())), embedder: createHashingEmbedder(64), refreshAfterMs: 0 });
+    const other = await PassageIndex.open({
+      location: indexLocation(configFor('meta', t.testdir())),
+      embedder: createHashingEmbedder(64),
+      refreshAfterMs: 0,
+    });
     t.teardown(() => other.close());
     t.equal(other.rankingMode(), 'bm25', 'vectors of another model are not used: the stored model id came from the bucket');
     t.equal((await other.stats()).vectors, 6);
-    const same = await PassageIndex.open({ location: indexLocation(configFor('meta', t.testdir())), embedder: createHashingEmbedder(32), refreshAfterMs: 0 });
+    const same = await PassageIndex.open({
+      location: indexLocation(configFor('meta', t.testdir())),
+      embedder: createHashingEmbedder(32),
+      refreshAfterMs: 0,
+    });
     t.teardown(() => same.close());
     t.equal(same.rankingMode(), 'hybrid-rrf-hashing');
   });
@@ -132,10 +169,30 @@ else {
     const wrongSecret = 'Wr0ng-secret-value-xyz';
     const open = (env: Record<string, string>) => PassageIndex.open({ location: indexLocation(loadConfig({ env })), embedder: null });
     const cases: [string, Record<string, string>, RegExp, string[]][] = [
-      ['a wrong secret', { ...s3.env('x'), SVC_S3_SECRET_ACCESS_KEY: wrongSecret, SVC_DATA_DIR: dataDir }, /refused the credentials \(SignatureDoesNotMatch\)/, [wrongSecret]],
-      ['an unknown key id', { ...s3.env('x'), SVC_S3_ACCESS_KEY_ID: 'nobodyknowsme', SVC_DATA_DIR: dataDir }, /refused the credentials \(InvalidAccessKeyId\)/, ['nobodyknowsme', s3.secretAccessKey]],
-      ['a missing bucket', { ...s3.env('x'), SVC_INDEX_URI: 's3://no-such-bucket/x', SVC_DATA_DIR: dataDir }, /NoSuchBucket/, [s3.secretAccessKey, s3.accessKeyId]],
-      ['a dead endpoint', { ...s3.env('x'), SVC_S3_ENDPOINT: 'http://127.0.0.1:9', SVC_DATA_DIR: dataDir }, /cannot be reached/, [s3.secretAccessKey, s3.accessKeyId]],
+      [
+        'a wrong secret',
+        { ...s3.env('x'), SVC_S3_SECRET_ACCESS_KEY: wrongSecret, SVC_DATA_DIR: dataDir },
+        /refused the credentials \(SignatureDoesNotMatch\)/,
+        [wrongSecret],
+      ],
+      [
+        'an unknown key id',
+        { ...s3.env('x'), SVC_S3_ACCESS_KEY_ID: 'nobodyknowsme', SVC_DATA_DIR: dataDir },
+        /refused the credentials \(InvalidAccessKeyId\)/,
+        ['nobodyknowsme', s3.secretAccessKey],
+      ],
+      [
+        'a missing bucket',
+        { ...s3.env('x'), SVC_INDEX_URI: 's3://no-such-bucket/x', SVC_DATA_DIR: dataDir },
+        /NoSuchBucket/,
+        [s3.secretAccessKey, s3.accessKeyId],
+      ],
+      [
+        'a dead endpoint',
+        { ...s3.env('x'), SVC_S3_ENDPOINT: 'http://127.0.0.1:9', SVC_DATA_DIR: dataDir },
+        /cannot be reached/,
+        [s3.secretAccessKey, s3.accessKeyId],
+      ],
     ];
     for (const [what, env, reason, secrets] of cases) {
       const err = await open(env).then(

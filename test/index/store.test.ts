@@ -51,7 +51,9 @@ t.test('empty index: searches return nothing, stats are zero', async (t) => {
 t.test('upsert, read back, replace atomically, remove from every surface', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(64) });
   t.teardown(() => idx.close());
-  await idx.upsertPage(page(1, { images: [{ src: 'https://www.canada.ca/i/passport.png', alt: 'Passport photo example', width: 100, height: 120 }] }));
+  await idx.upsertPage(
+    page(1, { images: [{ src: 'https://www.canada.ca/i/passport.png', alt: 'Passport photo example', width: 100, height: 120 }] }),
+  );
   await idx.upsertPage(page(2, { host: 'www.ontario.ca', texts: ['Ontario driver licence renewal'] }));
 
   const p1 = await idx.getPage(1);
@@ -63,10 +65,16 @@ t.test('upsert, read back, replace atomically, remove from every surface', async
 
   const pp = await idx.pagePassages(1, 1, 5);
   t.equal(pp?.total, 2);
-  t.same(pp?.passages.map((p) => [p.ordinal, p.text, p.headingPath]), [[1, 'Passage two of page 1 about fees', ['Top', 'H1']]]);
+  t.same(
+    pp?.passages.map((p) => [p.ordinal, p.text, p.headingPath]),
+    [[1, 'Passage two of page 1 about fees', ['Top', 'H1']]],
+  );
 
   const imgs = await idx.searchImages('passport', 5);
-  t.same(imgs.map((i) => [i.pageRef, i.src, i.width]), [[1, 'https://www.canada.ca/i/passport.png', 100]]);
+  t.same(
+    imgs.map((i) => [i.pageRef, i.src, i.width]),
+    [[1, 'https://www.canada.ca/i/passport.png', 100]],
+  );
 
   let st = await idx.stats();
   t.same([st.pages, st.passages, st.vectors, st.images, st.rankingMode], [2, 3, 3, 1, 'hybrid-rrf-hashing']);
@@ -74,8 +82,15 @@ t.test('upsert, read back, replace atomically, remove from every surface', async
   // Replace page 1 with a single, different passage: old ordinals and old text disappear in the same commit.
   await idx.upsertPage(page(1, { texts: ['Completely new wording about citizenship'] }));
   t.equal((await idx.pagePassages(1, 0, 10))?.total, 1);
-  t.same((await retrieve(idx, { query: 'fees' })).passages.map((p) => p.row.page_ref), [], 'old passage text is gone');
-  t.same((await retrieve(idx, { query: 'citizenship' })).passages.map((p) => p.row.page_ref), [1]);
+  t.same(
+    (await retrieve(idx, { query: 'fees' })).passages.map((p) => p.row.page_ref),
+    [],
+    'old passage text is gone',
+  );
+  t.same(
+    (await retrieve(idx, { query: 'citizenship' })).passages.map((p) => p.row.page_ref),
+    [1],
+  );
   t.same(await idx.searchImages('passport', 5), [], 'images are replaced with the page');
 
   await idx.removePage(1);
@@ -85,13 +100,18 @@ t.test('upsert, read back, replace atomically, remove from every surface', async
   st = await idx.stats();
   t.same([st.pages, st.passages], [1, 1]);
   await idx.optimize();
-  t.same((await retrieve(idx, { query: 'ontario' })).passages.map((p) => p.row.page_ref), [2], 'search still works after optimize');
+  t.same(
+    (await retrieve(idx, { query: 'ontario' })).passages.map((p) => p.row.page_ref),
+    [2],
+    'search still works after optimize',
+  );
 });
 
 t.test('a reader never sees half a page during concurrent replacements', async (t) => {
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: null });
   t.teardown(() => idx.close());
-  const version = (v: number) => page(7, { texts: Array.from({ length: 4 }, (_, i) => `version${v} passage ${i} shared words`), contentHash: `hash-v${v}` });
+  const version = (v: number) =>
+    page(7, { texts: Array.from({ length: 4 }, (_, i) => `version${v} passage ${i} shared words`), contentHash: `hash-v${v}` });
   await idx.upsertPage(version(0));
   const writes = (async () => {
     for (let v = 1; v <= 6; v++) await idx.upsertPage(version(v));
@@ -158,7 +178,10 @@ t.test('issue 4 regression: optimize settles on a table with vectors and an unin
   await idx.optimize();
   const st = await idx.stats();
   t.equal(st.pages, 1201);
-  t.ok((await retrieve(idx, { query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000), 'the row added after compaction is found');
+  t.ok(
+    (await retrieve(idx, { query: 'zebrafish regeneration' })).passages.some((p) => p.row.page_ref === 5000),
+    'the row added after compaction is found',
+  );
   t.ok((await retrieve(idx, { query: '"stem cells"' })).passages.length > 0, 'phrases still match after compaction');
 });
 
@@ -173,8 +196,14 @@ t.test('issue 4 regression: host ids are never reused after a host disappears an
   await b.upsertPage(page(4, { host: 'd.example' }));
   const ids = ['a.example', 'c.example', 'd.example'].map((h) => b.hostIdsUnder(h));
   t.equal(new Set(ids.flat()).size, 3, 'three hosts, three distinct ids');
-  t.same((await retrieve(b, { query: 'passports site:d.example' })).passages.map((p) => p.row.host), ['d.example']);
-  t.same((await retrieve(b, { query: 'passports site:c.example' })).passages.map((p) => p.row.host), ['c.example']);
+  t.same(
+    (await retrieve(b, { query: 'passports site:d.example' })).passages.map((p) => p.row.host),
+    ['d.example'],
+  );
+  t.same(
+    (await retrieve(b, { query: 'passports site:c.example' })).passages.map((p) => p.row.host),
+    ['c.example'],
+  );
 });
 
 t.test('issue 14 regression: full-text indexes built with other analyzer options are rebuilt when the index opens', async (t) => {
@@ -188,7 +217,11 @@ t.test('issue 14 regression: full-text indexes built with other analyzer options
   const table = await db.openTable('passages');
   const builtIn = { baseTokenizer: 'simple', lowercase: true, stem: true, removeStopWords: true, language: 'English' } as const;
   await table.createIndex(SEARCH_COLUMN, { config: lancedb.Index.fts(builtIn), replace: true });
-  t.equal((await table.query().fullTextSearch(new lancedb.MatchQuery('were', SEARCH_COLUMN)).limit(5).toArray()).length, 0, 'the built-in list drops "were"');
+  t.equal(
+    (await table.query().fullTextSearch(new lancedb.MatchQuery('were', SEARCH_COLUMN)).limit(5).toArray()).length,
+    0,
+    'the built-in list drops "were"',
+  );
   table.close();
   db.close();
   const metaFile = join(dir, 'svc-index-meta.json');
@@ -198,7 +231,11 @@ t.test('issue 14 regression: full-text indexes built with other analyzer options
 
   const b = await PassageIndex.open({ dir, embedder: null });
   t.teardown(() => b.close());
-  t.same((await retrieve(b, { query: '+zebras +were', mode: 'bm25' })).passages.map((p) => p.row.page_ref), [1], '"were" is a term again');
+  t.same(
+    (await retrieve(b, { query: '+zebras +were', mode: 'bm25' })).passages.map((p) => p.row.page_ref),
+    [1],
+    '"were" is a term again',
+  );
   t.equal(FTS_OPTIONS.baseTokenizer, 'whitespace');
   t.equal((JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>).ftsAnalyzer, ftsAnalyzer, 'the rebuild is recorded');
 });

@@ -24,6 +24,9 @@ t.test('issue 14: term presence in one pass equals the substring test', async (t
   // "Aa" and "BB" share a Java-style 31-hash; prefixes and suffixes of a token are not the token.
   const p = new TermPresence(['Aa', 'BB', 'cell', 'cells', 'ell']);
   const r = row('BB cells xcell');
-  t.same(['Aa', 'BB', 'cell', 'cells', 'ell'].map((x) => p.has(r, x)), [false, true, false, true, false]);
+  t.same(
+    ['Aa', 'BB', 'cell', 'cells', 'ell'].map((x) => p.has(r, x)),
+    [false, true, false, true, false],
+  );
   t.throws(() => p.has(r, 'other'), /not a query term/);
 });

@@ -6,11 +6,16 @@ import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 
 const page = (ref: number): PageInput =>
-  makePage(ref, `h${ref}.test`, [`Municipal composting schedule number ${ref % 3 === 0 ? 'alpha' : 'beta'} for the green bin collection.`], {
-    url: `http://h${ref}.test/compost.html`,
-    title: 'Composting',
-    fetchedAt: '2026-11-01T00:00:00.000Z',
-  });
+  makePage(
+    ref,
+    `h${ref}.test`,
+    [`Municipal composting schedule number ${ref % 3 === 0 ? 'alpha' : 'beta'} for the green bin collection.`],
+    {
+      url: `http://h${ref}.test/compost.html`,
+      title: 'Composting',
+      fetchedAt: '2026-11-01T00:00:00.000Z',
+    },
+  );
 
 t.test('equal scores rank by page_ref every time, so paging is stable (issue 4)', async (t) => {
   const index = await PassageIndex.open({ dir: join(t.testdir(), 'lance'), embedder: null });
@@ -20,7 +25,11 @@ t.test('equal scores rank by page_ref every time, so paging is stable (issue 4)'
   await index.optimize();
   const order = async () => (await retrieve(index, { query: 'composting collection' })).passages.map((p) => p.row.page_ref);
   const first = await order();
-  t.same([...first].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], `all twelve pages (${first.join(',')})`);
+  t.same(
+    [...first].sort((a, b) => a - b),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    `all twelve pages (${first.join(',')})`,
+  );
   for (let i = 0; i < 5; i++) t.same(await order(), first, `run ${i + 2} ranks the same way`);
   const scores = (await retrieve(index, { query: 'composting collection' })).passages;
   for (let i = 1; i < scores.length; i++) {
@@ -29,15 +38,18 @@ t.test('equal scores rank by page_ref every time, so paging is stable (issue 4)'
   }
 });
 
-t.test('pages written after the index was built become findable by title-boosted queries without a manual optimize (issue 4)', async (t) => {
-  const index = await PassageIndex.open({ dir: join(t.testdir(), 'lance'), embedder: null, refreshAfterMs: 200 });
-  t.teardown(() => index.close());
-  for (const ref of [7, 3, 12]) await index.upsertPage(page(ref));
-  // "composting" is in every title: LanceDB leaves unindexed rows out of such boolean queries until a refresh.
-  let found: number[] = [];
-  for (let i = 0; i < 100 && found.length < 3; i++) {
-    found = (await retrieve(index, { query: 'composting' })).passages.map((p) => p.row.page_ref).sort((a, b) => a - b);
-    if (found.length < 3) await new Promise((r) => setTimeout(r, 100));
-  }
-  t.same(found, [3, 7, 12], 'all three pages found once the debounced refresh ran');
-});
+t.test(
+  'pages written after the index was built become findable by title-boosted queries without a manual optimize (issue 4)',
+  async (t) => {
+    const index = await PassageIndex.open({ dir: join(t.testdir(), 'lance'), embedder: null, refreshAfterMs: 200 });
+    t.teardown(() => index.close());
+    for (const ref of [7, 3, 12]) await index.upsertPage(page(ref));
+    // "composting" is in every title: LanceDB leaves unindexed rows out of such boolean queries until a refresh.
+    let found: number[] = [];
+    for (let i = 0; i < 100 && found.length < 3; i++) {
+      found = (await retrieve(index, { query: 'composting' })).passages.map((p) => p.row.page_ref).sort((a, b) => a - b);
+      if (found.length < 3) await new Promise((r) => setTimeout(r, 100));
+    }
+    t.same(found, [3, 7, 12], 'all three pages found once the debounced refresh ran');
+  },
+);

@@ -12,7 +12,9 @@ const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
 
 /** SciFact passages (title + abstract), a slice the price tables were not fitted on (they used docs 0–2499). */
 function sciFact(from: number, count: number): string[] {
-  const lines = gunzipSync(readFileSync(`${shared}beir/scifact/corpus.jsonl.gz`)).toString('utf8').split('\n');
+  const lines = gunzipSync(readFileSync(`${shared}beir/scifact/corpus.jsonl.gz`))
+    .toString('utf8')
+    .split('\n');
   return lines
     .filter((l) => l.trim() !== '')
     .slice(from, from + count)
@@ -160,7 +162,9 @@ t.test('no text is priced below one token per MAX_CHARS_PER_TOKEN characters (th
     fc.string({ unit: 'binary', maxLength: 60 }),
     fc.constantFrom(' ', '\n', '\t', '-', '=', '.', '/', '\u0301', '😀', 'a', 'É', '1'),
   );
-  const text = fc.array(fc.tuple(chunk, fc.integer({ min: 1, max: 80 })), { maxLength: 8 }).map((parts) => parts.map(([c, n]) => c.repeat(n)).join(''));
+  const text = fc
+    .array(fc.tuple(chunk, fc.integer({ min: 1, max: 80 })), { maxLength: 8 })
+    .map((parts) => parts.map(([c, n]) => c.repeat(n)).join(''));
   const run = fc.check(
     fc.property(text, (s) => MAX_CHARS_PER_TOKEN * estimateTokens(s) + MAX_CHARS_PER_TOKEN / 2 >= s.length),
     { numRuns: 2000 },

@@ -58,13 +58,21 @@ t.test('REST adapter: auth, coercion, bounds, errors', async (t) => {
     const ok = await api(s, '/api/v1/probe/abc', { method: 'POST', json: { text: 'hi' }, headers: { 'idempotency-key': 'k1' } });
     t.equal(ok.status, 202);
     t.same(ok.body, { id: 'abc', text: 'hi', idem: 'k1' });
-    const badJson = await api(s, '/api/v1/probe/abc', { method: 'POST', body: '{"text":', headers: { 'content-type': 'application/json' } });
+    const badJson = await api(s, '/api/v1/probe/abc', {
+      method: 'POST',
+      body: '{"text":',
+      headers: { 'content-type': 'application/json' },
+    });
     t.equal(badJson.status, 400);
     t.match(badJson.body, { code: 'invalid_json' });
     const notObject = await api(s, '/api/v1/probe/abc', { method: 'POST', json: [1, 2] });
     t.equal(notObject.status, 400);
     t.match(notObject.body, { code: 'bad_request' });
-    const wrongType = await api(s, '/api/v1/probe/abc', { method: 'POST', body: 'text=hi', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const wrongType = await api(s, '/api/v1/probe/abc', {
+      method: 'POST',
+      body: 'text=hi',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     t.equal(wrongType.status, 415);
     t.match(wrongType.body, { code: 'unsupported_media_type' });
     const tooLarge = await api(s, '/api/v1/probe/abc', { method: 'POST', json: { text: 'x'.repeat(70_000) } });

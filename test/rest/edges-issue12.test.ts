@@ -49,7 +49,12 @@ t.test('issue 12 item 1: Host validated on every route, Origin compared by schem
   const auth = `Bearer ${s.key}`;
   const init = JSON.stringify(initBody);
   const post = (headers: Record<string, string>) =>
-    raw(s, { method: 'POST', path: '/mcp', headers: { 'content-type': 'application/json', ...mcpHeaders, authorization: auth, ...headers }, body: init });
+    raw(s, {
+      method: 'POST',
+      path: '/mcp',
+      headers: { 'content-type': 'application/json', ...mcpHeaders, authorization: auth, ...headers },
+      body: init,
+    });
 
   // The probe's case: a rebinding page sends its own name as Host and as Origin.
   const rebound = await post({ host: `evil.example:${port}`, origin: `http://evil.example:${port}` });
@@ -102,9 +107,13 @@ t.test('issue 12 item 2: JSON-RPC errors for malformed params and unknown tools;
   t.ok((old.body as { error: { message: string } }).error.message.length < 120);
   // Unknown fields are refused here as on REST, including names of prototype members.
   for (const name of ['limt', '__proto__', 'constructor', 'toString']) {
-    const r = await rpc(s, JSON.parse(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"svc_probe","arguments":{"q":"x","${name}":1}}}`), {
-      'mcp-protocol-version': '2025-06-18',
-    });
+    const r = await rpc(
+      s,
+      JSON.parse(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"svc_probe","arguments":{"q":"x","${name}":1}}}`),
+      {
+        'mcp-protocol-version': '2025-06-18',
+      },
+    );
     t.match(r.body, { error: { code: -32602, data: { errors: [{ path: [name], issue: 'unrecognized parameter' }] } } }, name);
   }
   // 2025-11-25 reports argument errors as tool execution errors (SEP-1303), still with our code.
@@ -140,7 +149,11 @@ t.test('issue 12 item 3: X-RateLimit-* on every MCP answer; a limited call keeps
   const list = await rpc(s, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2025-11-25' });
   for (const h of names) t.ok(list.headers.get(h), `tools/list carries ${h}`);
   const call = () =>
-    rpc(s, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'svc_probe', arguments: { q: 'x' } } }, { 'mcp-protocol-version': '2025-11-25' });
+    rpc(
+      s,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'svc_probe', arguments: { q: 'x' } } },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
   t.equal((await call()).headers.get('x-ratelimit-remaining-minute'), '1');
   t.equal((await call()).headers.get('x-ratelimit-remaining-minute'), '0');
   const limited = await call();
@@ -172,18 +185,34 @@ t.test('issue 12 item 4: 405 with Allow, invalid UTF-8 refused, prototype-named 
     body: Buffer.from([0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), // {"text":"\xff"}
   });
   t.match(badBody, { status: 400, body: { code: 'invalid_encoding' } });
-  const badMcp = await api(s, '/mcp', { method: 'POST', headers: { ...mcpHeaders, 'content-type': 'application/json' }, body: Buffer.from('{"a":"\xff"}', 'latin1') });
+  const badMcp = await api(s, '/mcp', {
+    method: 'POST',
+    headers: { ...mcpHeaders, 'content-type': 'application/json' },
+    body: Buffer.from('{"a":"\xff"}', 'latin1'),
+  });
   t.match(badMcp, { status: 400, body: { code: 'invalid_encoding' } });
   t.equal((await api(s, '/api/v1/probe?q=%C3%A9t%C3%A9')).status, 200, 'valid UTF-8 passes');
 
   for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     const q = await api(s, `/api/v1/probe?q=x&${name}=1`);
-    t.match(q, { status: 422, body: { code: 'validation_failed', errors: [{ path: [name], issue: 'unrecognized parameter' }] } }, `query ${name}`);
-    const b = await api(s, '/api/v1/probe/a', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"text":"x","${name}":{}}` });
+    t.match(
+      q,
+      { status: 422, body: { code: 'validation_failed', errors: [{ path: [name], issue: 'unrecognized parameter' }] } },
+      `query ${name}`,
+    );
+    const b = await api(s, '/api/v1/probe/a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"text":"x","${name}":{}}`,
+    });
     t.match(b, { status: 422, body: { code: 'validation_failed', errors: [{ path: [name] }] } }, `body ${name}`);
   }
 
-  const two = await raw(s, { method: 'GET', path: '/api/v1/probe?q=x', headers: { host: new URL(s.url).host, authorization: [`Bearer ${s.key}`, 'Bearer svc_other'] } });
+  const two = await raw(s, {
+    method: 'GET',
+    path: '/api/v1/probe?q=x',
+    headers: { host: new URL(s.url).host, authorization: [`Bearer ${s.key}`, 'Bearer svc_other'] },
+  });
   t.match(two, { status: 400, body: { code: 'bad_request' } });
 });
 
@@ -195,10 +224,17 @@ t.test('issue 12 item 5: page_ref above 2^31-1 is a 422 on REST and MCP; interna
     t.match(r, { status: 422, body: { code: 'validation_failed', errors: [{ path: ['page_ref'] }] } }, `REST page_ref=${ref}`);
   }
   t.equal((await api(s, '/api/v1/passages?page_ref=2147483647')).status, 404, 'the largest storable value is a normal lookup');
-  const m = await rpc(s, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_page', arguments: { page_ref: 2 ** 31 } } }, { 'mcp-protocol-version': '2025-11-25' });
+  const m = await rpc(
+    s,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_page', arguments: { page_ref: 2 ** 31 } } },
+    { 'mcp-protocol-version': '2025-11-25' },
+  );
   const result = (m.body as { result: { isError: boolean; content: { text: string }[] } }).result;
   t.match(JSON.parse(result.content[0]!.text), { code: 'validation_failed', status: 422 });
-  t.notOk(s.logLines.some((l) => l.includes('"level":50')), 'no internal error logged');
+  t.notOk(
+    s.logLines.some((l) => l.includes('"level":50')),
+    'no internal error logged',
+  );
   // Every integer input of every tool has a maximum the Int32 columns can hold.
   const { toolJsonSchemas } = await import('../../tools/json-schema.js');
   for (const tool of allTools) {
@@ -240,7 +276,11 @@ t.test('issue 12 item 6: a name resolving only to non-public addresses is refuse
   const blocked = await submit('http://localtest.me/admin');
   t.match(blocked, { status: 400, body: { code: 'blocked_address', errors: [{ path: ['url'] }] } });
   t.match((blocked.body as { detail: string }).detail, /loopback/);
-  t.match(await submit('https://mixed.example.ca/'), { status: 400, body: { code: 'blocked_address' } }, 'any private address: SvcBot would refuse the fetch');
+  t.match(
+    await submit('https://mixed.example.ca/'),
+    { status: 400, body: { code: 'blocked_address' } },
+    'any private address: SvcBot would refuse the fetch',
+  );
   const accepted = await submit('https://public.example.ca/');
   t.equal(accepted.status, 202);
   t.equal((await submit('https://unknown-name.example.ca/')).status, 202, 'unresolvable names are accepted as before');
@@ -262,7 +302,9 @@ t.test('issue 12 item 6: a slow resolver does not hold a submission', async (t) 
     refuseBlockedAddresses('https://pinned.example.ca:8443/', { resolver: { resolve: async () => ['::1'] }, allowLoopback: false }),
     { code: 'blocked_address' },
   );
-  await t.resolves(refuseBlockedAddresses('https://pinned.example.ca/', { resolver: { resolve: async () => ['127.0.0.1'] }, allowLoopback: true }));
+  await t.resolves(
+    refuseBlockedAddresses('https://pinned.example.ca/', { resolver: { resolve: async () => ['127.0.0.1'] }, allowLoopback: true }),
+  );
 });
 
 t.test('issue 12 item 1: served names from the configuration (SVC_ALLOWED_HOSTS, wildcard binds)', async (t) => {
@@ -274,7 +316,16 @@ t.test('issue 12 item 1: served names from the configuration (SVC_ALLOWED_HOSTS,
   for (const ok of ['127.0.0.1', 'localhost:1', '[::1]:8787', 'search.example.org', 'search.example.org.:443', 'api.example.org:8443']) {
     t.ok(served.hostAllowed(ok), `${ok} served`);
   }
-  for (const no of ['', 'evil.example', 'api.example.org', 'api.example.org:443', 'a b', '[zz]', 'localhost.evil.example', '127.0.0.1.nip.io']) {
+  for (const no of [
+    '',
+    'evil.example',
+    'api.example.org',
+    'api.example.org:443',
+    'a b',
+    '[zz]',
+    'localhost.evil.example',
+    '127.0.0.1.nip.io',
+  ]) {
     t.notOk(served.hostAllowed(no), `${JSON.stringify(no)} refused`);
   }
   t.ok(served.originAllowed('https://search.example.org', 'search.example.org'), 'the TLS front end origin, listed');

@@ -29,7 +29,10 @@ if (why) {
     const url = await server.createDatabase('entities_replicas');
     const web = await startTestWeb({ generatedHosts: 0 });
     t.teardown(() => web.close());
-    const a = await startTestService({ perMinute: 1000, config: { databaseUrl: url, crawl: true, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 10 } });
+    const a = await startTestService({
+      perMinute: 1000,
+      config: { databaseUrl: url, crawl: true, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 10 },
+    });
     t.teardown(a.close);
     const b = await startTestService({ perMinute: 1000, config: { databaseUrl: url } });
     t.teardown(b.close);
@@ -48,7 +51,9 @@ if (why) {
 
     // B answers over MCP (the real SDK client) and REST alike, from the shared store.
     const client = new Client({ name: 'replica-b', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${b.key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${b.key}` } } }),
+    );
     t.teardown(() => client.close());
     const viaMcp = async (args: Record<string, unknown>): Promise<EntityRecord[]> => {
       const r = await client.callTool({ name: 'svc_entities', arguments: args });
@@ -58,7 +63,11 @@ if (why) {
     const crawled = await viaMcp({ q: 'gabrielle roy', kind: 'Library', detail: 'full' });
     t.equal(crawled.length, 1, 'the library A crawled');
     t.match(crawled[0], { name: 'Bibliothèque Gabrielle-Roy', address: { postal_code: 'G1K 3B2', province: 'CA-QC' } });
-    t.same(crawled[0]!.sources.map((s) => [s.type, s.provenance.page_url]), [['page', page]], 'with the page it came from');
+    t.same(
+      crawled[0]!.sources.map((s) => [s.type, s.provenance.page_url]),
+      [['page', page]],
+      'with the page it came from',
+    );
     const imported = await viaMcp({ q: 'library', province: 'QC', locality: 'Gatineau', kind: 'Library', limit: 20, detail: 'full' });
     t.equal(imported.length, 12, 'the 12 Gatineau libraries the CLI imported');
     t.ok(imported.every((e) => e.sources.every((s) => s.type === 'dataset' && s.licence.name === 'Open Government Licence – Canada')));
@@ -66,15 +75,29 @@ if (why) {
     t.equal(rest.status, 200);
     t.same(rest.body, crawled[0], 'REST on B gives the same record');
     const onA = await api(a, '/api/v1/entities?q=library&province=QC&locality=Gatineau&kind=Library&limit=20');
-    t.same((onA.body as { entities: EntityRecord[] }).entities.map((e) => e.id), imported.map((e) => e.id), 'A answers the same');
+    t.same(
+      (onA.body as { entities: EntityRecord[] }).entities.map((e) => e.id),
+      imported.map((e) => e.id),
+      'A answers the same',
+    );
     // Nothing went to either replica's own SQLite file.
-    for (const s of [a, b]) t.same(s.services.local.entities.counts(), { entities: 0, sources: 0, pageSources: 0, datasetSources: 0 }, 'no entity in the local file');
+    for (const s of [a, b])
+      t.same(
+        s.services.local.entities.counts(),
+        { entities: 0, sources: 0, pageSources: 0, datasetSources: 0 },
+        'no entity in the local file',
+      );
 
     // Issue 11: the broken block A's crawler met is in the database, and diagnostics report it with provenance.
     const held = await b.services.deps.repos.entities!.parseErrors(['ville-quebec.test']);
     t.match(held, [{ url: broken, host: 'ville-quebec.test', reason: 'invalid_json', blocks: 1 }]);
     t.equal(held.length, 1);
-    const { property } = await a.services.deps.repos.webmaster.createProperty({ account: 'acct_q', kind: 'host', name: 'ville-quebec.test', at: new Date().toISOString() });
+    const { property } = await a.services.deps.repos.webmaster.createProperty({
+      account: 'acct_q',
+      kind: 'host',
+      name: 'ville-quebec.test',
+      at: new Date().toISOString(),
+    });
     const d = await propertyDiagnostics({ repos: b.services.deps.repos, index: a.services.deps.index }, property);
     t.same(d.structuredData.jsonLdParseErrors, held, 'diagnostics equal what PostgreSQL holds');
   });

@@ -67,9 +67,15 @@ function valid(schema: Schema): fc.Arbitrary<unknown> {
   switch (type) {
     case 'string': {
       if (typeof schema.pattern === 'string') {
-        return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= Number(schema.maxLength ?? 1e9) && s.length >= Number(schema.minLength ?? 0));
+        return fc
+          .stringMatching(new RegExp(schema.pattern))
+          .filter((s) => s.length <= Number(schema.maxLength ?? 1e9) && s.length >= Number(schema.minLength ?? 0));
       }
-      return fc.string({ minLength: Number(schema.minLength ?? 0), maxLength: Math.min(Number(schema.maxLength ?? 40), 60), unit: 'grapheme' });
+      return fc.string({
+        minLength: Number(schema.minLength ?? 0),
+        maxLength: Math.min(Number(schema.maxLength ?? 40), 60),
+        unit: 'grapheme',
+      });
     }
     case 'integer':
       return fc.integer({ min: Number(schema.minimum ?? -(2 ** 31)), max: Number(schema.maximum ?? 2 ** 31 - 1) });
@@ -96,10 +102,19 @@ function value(schema: Schema): fc.Arbitrary<unknown> {
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
 /** One generated request for an operation: path, query and body fields, plus maybe an unknown field. */
-function requestArb(op: Operation): fc.Arbitrary<{ path: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown> | null; extra: string | null }> {
+function requestArb(op: Operation): fc.Arbitrary<{
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown> | null;
+  extra: string | null;
+}> {
   const fields = (where: 'query' | 'path') =>
     fc.record(
-      Object.fromEntries(op.parameters.filter((p) => p.in === where).map((p) => [p.name, p.required ? value(p.schema) : fc.option(value(p.schema), { nil: undefined })])),
+      Object.fromEntries(
+        op.parameters
+          .filter((p) => p.in === where)
+          .map((p) => [p.name, p.required ? value(p.schema) : fc.option(value(p.schema), { nil: undefined })]),
+      ),
       { requiredKeys: [] },
     );
   const bodySchema = op.requestBody?.content['application/json'].schema;
@@ -159,7 +174,10 @@ async function send(
 t.test('issue 12: OpenAPI schema fuzzing: no 5xx, documented problem codes, documented success shapes', async (t) => {
   const s = await startTestService({ perMinute: 1_000_000, perDay: 100_000_000, config: { submissionsPerDay: 1_000_000 } });
   t.teardown(s.close);
-  const doc = buildOpenApi(allTools, VERSION) as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+  const doc = buildOpenApi(allTools, VERSION) as {
+    paths: Record<string, Record<string, Operation>>;
+    components: { schemas: Record<string, Schema> };
+  };
   const ajv = new Ajv2020({ strict: false, allErrors: false });
   const documentedCodes = new Set(Object.keys(errorTable));
   let requests = 0;
@@ -177,7 +195,8 @@ t.test('issue 12: OpenAPI schema fuzzing: no 5xx, documented problem codes, docu
             if (!r.type.startsWith('application/problem+json')) throw new Error(`not problem+json: ${where}`);
             const p = r.body as { code?: string; status?: number };
             if (!p.code || !documentedCodes.has(p.code)) throw new Error(`undocumented code: ${where}`);
-            if (errorTable[p.code as keyof typeof errorTable].status !== r.status || p.status !== r.status) throw new Error(`status/code mismatch: ${where}`);
+            if (errorTable[p.code as keyof typeof errorTable].status !== r.status || p.status !== r.status)
+              throw new Error(`status/code mismatch: ${where}`);
             if (!op.responses[String(r.status)]) throw new Error(`status not documented for the operation: ${where}`);
             return;
           }
@@ -190,7 +209,10 @@ t.test('issue 12: OpenAPI schema fuzzing: no 5xx, documented problem codes, docu
     }
   }
   t.ok(requests >= RUNS * 10, `${requests} generated requests, all within the contract`);
-  t.notOk(s.logLines.some((l) => l.includes('"level":50')), 'no internal error logged');
+  t.notOk(
+    s.logLines.some((l) => l.includes('"level":50')),
+    'no internal error logged',
+  );
 });
 
 t.test('issue 12: the same fuzzed arguments on /mcp never end in an internal JSON-RPC error', async (t) => {
@@ -214,7 +236,12 @@ t.test('issue 12: the same fuzzed arguments on /mcp never end in an internal JSO
             accept: 'application/json, text/event-stream',
             'mcp-protocol-version': version,
           },
-          body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool.name, arguments: JSON.parse(JSON.stringify(a)) } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: ++id,
+            method: 'tools/call',
+            params: { name: tool.name, arguments: JSON.parse(JSON.stringify(a)) },
+          }),
         });
         const msg = (await res.json()) as { error?: { code: number }; result?: { isError?: boolean; content: { text: string }[] } };
         const where = `${tool.name} ${version} ${JSON.stringify(a).slice(0, 200)} → ${JSON.stringify(msg).slice(0, 300)}`;
@@ -231,5 +258,8 @@ t.test('issue 12: the same fuzzed arguments on /mcp never end in an internal JSO
       { numRuns: Math.ceil(RUNS / 2), seed: Number(process.env.FUZZ_SEED ?? 12), endOnFailure: true },
     );
   }
-  t.notOk(s.logLines.some((l) => l.includes('"level":50')), 'no internal error logged');
+  t.notOk(
+    s.logLines.some((l) => l.includes('"level":50')),
+    'no internal error logged',
+  );
 });

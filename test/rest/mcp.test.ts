@@ -27,8 +27,14 @@ t.test('/mcp with the SDK client: tools, errors with codes, limits', async (t) =
   const client = await connect(s);
   t.teardown(() => client.close());
   const list = await client.listTools();
-  t.same(list.tools.map((x) => x.name), ['svc_probe']);
-  t.match(list.tools[0], { inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 300 } } }, outputSchema: { type: 'object' } });
+  t.same(
+    list.tools.map((x) => x.name),
+    ['svc_probe'],
+  );
+  t.match(list.tools[0], {
+    inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 300 } } },
+    outputSchema: { type: 'object' },
+  });
 
   const ok = await client.callTool({ name: 'svc_probe', arguments: { q: 'hello', limit: 3 } });
   t.notOk(ok.isError);

@@ -23,7 +23,9 @@ t.test('no key, Authorization header, client IP, query text or body in logs or t
   await api(s, `/api/v1/probe/x`, { method: 'POST', json: { text: bodyText } });
   await api(s, `/api/v1/probe?q=${query}`, { auth: 'Bearer svc_wrong-key-mistyped' });
   const client = new Client({ name: 'privacy', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
   await client.callTool({ name: 'svc_probe', arguments: { q: query } });
   await client.close();
   const dataDir = s.dataDir;
@@ -32,7 +34,10 @@ t.test('no key, Authorization header, client IP, query text or body in logs or t
   await s.services.close();
   const needles = [query, bodyText, s.key, s.key.slice(15), 'svc_wrong-key-mistyped', '127.0.0.1', '::ffff:127.0.0.1', 'Bearer'];
   t.ok(s.logLines.length >= 6, `logs were written (${s.logLines.length} lines)`);
-  t.ok(s.logLines.some((l) => l.includes('"route":"/api/v1/probe"')), 'log lines carry the route pattern');
+  t.ok(
+    s.logLines.some((l) => l.includes('"route":"/api/v1/probe"')),
+    'log lines carry the route pattern',
+  );
   for (const n of needles) {
     const hits = s.logLines.filter((l) => l.includes(n));
     t.same(hits, [], `no log line contains ${n}`);

@@ -44,8 +44,18 @@ if (why) {
   t.test('issue 10: a key made on one replica, or by svc keys create, verifies on the other; revocation too', async (t) => {
     const { url, a, b } = await replicas(t, 'keys_two');
     const said = a.logLines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /SVC_DATABASE_URL/.test(l.msg));
-    t.match(said, { level: 40, msg: /API and crawl state \(keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox\) and entities are on PostgreSQL/ }, 'the log says where the state is');
-    t.notOk(a.logLines.some((l) => l.includes(new URL(url).host)), 'the database URL is never logged');
+    t.match(
+      said,
+      {
+        level: 40,
+        msg: /API and crawl state \(keys, usage counters, URL requests, frontier, politeness, documents, host facts, outbox\) and entities are on PostgreSQL/,
+      },
+      'the log says where the state is',
+    );
+    t.notOk(
+      a.logLines.some((l) => l.includes(new URL(url).host)),
+      'the database URL is never logged',
+    );
     t.equal((await api(b, '/api/v1/fresh?window=1h', { auth: `Bearer ${a.key}` })).status, 200, "a's key works on b");
     t.equal((await api(a, '/api/v1/fresh?window=1h', { auth: `Bearer ${b.key}` })).status, 200, "b's key works on a");
 
@@ -98,11 +108,7 @@ if (why) {
       [],
       'every refusal is rate_limited (REST 429 problem or MCP isError result)',
     );
-    t.same(
-      refused.filter((r) => !(Number(r.headers.get('retry-after')) >= 1)).length,
-      0,
-      'every refusal carries Retry-After',
-    );
+    t.same(refused.filter((r) => !(Number(r.headers.get('retry-after')) >= 1)).length, 0, 'every refusal carries Retry-After');
     t.ok(refused.some((r) => r.status === 429) && refused.some((r) => r.status === 200), 'refusals on both adapters');
     t.ok(
       admitted.some((r) => r.headers.get('x-ratelimit-remaining-day') === '0'),

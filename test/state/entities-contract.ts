@@ -19,7 +19,12 @@ import type { EntitiesRepo } from '../../state/repos/types.js';
 
 /** The repository plus the per-node outcome of a page observation (both backends have it; the sink does not need it). */
 export type ContractEntities = EntitiesRepo & {
-  observePageDetailed(page: { pageRef: number; url: string; host?: string }, nodes: readonly JsonLdNode[], observedAt: string, parseErrors?: JsonLdParseErrors): Promise<NodeOutcome[]>;
+  observePageDetailed(
+    page: { pageRef: number; url: string; host?: string },
+    nodes: readonly JsonLdNode[],
+    observedAt: string,
+    parseErrors?: JsonLdParseErrors,
+  ): Promise<NodeOutcome[]>;
 };
 
 export interface EntitiesStoreUnderTest {
@@ -53,7 +58,14 @@ const childrensJsonLd = {
   name: "Alberta Children's Hospital",
   url: 'https://childrens.example.ca/',
   telephone: '+1-403-955-7211',
-  address: { '@type': 'PostalAddress', streetAddress: '28 Oki Drive NW', addressLocality: 'Calgary', addressRegion: 'AB', postalCode: 't3b6a8', addressCountry: 'CA' },
+  address: {
+    '@type': 'PostalAddress',
+    streetAddress: '28 Oki Drive NW',
+    addressLocality: 'Calgary',
+    addressRegion: 'AB',
+    postalCode: 't3b6a8',
+    addressCountry: 'CA',
+  },
 };
 
 export const quietIo = (env: NodeJS.ProcessEnv, out: string[] = []) => ({
@@ -79,7 +91,13 @@ export async function quebecRows(src: string, provinceColumn: string, dest: stri
   let col = -1;
   for await (const rec of readCsv(input)) {
     if (col < 0) {
-      col = rec.findIndex((h) => h.replace(/^\uFEFF/, '').trim().toLowerCase() === provinceColumn);
+      col = rec.findIndex(
+        (h) =>
+          h
+            .replace(/^\uFEFF/, '')
+            .trim()
+            .toLowerCase() === provinceColumn,
+      );
       if (col < 0) throw new Error(`${src}: no ${provinceColumn} column`);
       out.push(line(rec));
     } else if ((rec[col] ?? '').trim().toLowerCase() === 'qc') out.push(line(rec));
@@ -105,7 +123,11 @@ export function gabrielleRoyPage() {
   const origin = 'https://www.ville.quebec.qc.ca';
   const html = readFileSync(PAGE_FILE, 'utf8').replaceAll('{{ORIGIN}}', origin);
   const blocks = [...html.matchAll(/<script type="application\/ld\+json">([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
-  return { page: { pageRef: 4242, url: `${origin}/bibliotheques/gabrielle-roy.html`, host: 'www.ville.quebec.qc.ca', lang: 'fr' }, nodes: readJsonLd(blocks).entities, at: '2026-11-20T10:00:00.000Z' };
+  return {
+    page: { pageRef: 4242, url: `${origin}/bibliotheques/gabrielle-roy.html`, host: 'www.ville.quebec.qc.ca', lang: 'fr' },
+    nodes: readJsonLd(blocks).entities,
+    at: '2026-11-20T10:00:00.000Z',
+  };
 }
 
 /** Queries whose answers (ids, in order) both backends must give alike on the real open data. */
@@ -149,13 +171,21 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     writeFileSync(csv, gzipSync(`${ODHF_HEADER}\n${ODHF_ROWS.join('\n')}\n`));
     const rep = await importDataset(s, 'odhf', csv, '2026-01-01T00:00:00.000Z');
     t.same(rep, { read: 3, admitted: 2, merged: 0, updated: 0, rejected: 1, reasons: { no_province: 1 } });
-    t.equal((await s.search({ q: 'alberta childrens', limit: 5 })).length, 0, 'the apostrophe splits "children s": whole-word prefix search needs the word');
+    t.equal(
+      (await s.search({ q: 'alberta childrens', limit: 5 })).length,
+      0,
+      'the apostrophe splits "children s": whole-word prefix search needs the word',
+    );
     const found = await s.search({ q: "alberta children's", limit: 5 });
     t.equal(found.length, 1);
     const id = found[0]!.id;
     t.match(id, /^ent_[0-9a-f]{20}$/);
 
-    const results = await s.observePageDetailed(page(7, 'https://childrens.example.ca/about'), [childrensJsonLd], '2026-02-01T00:00:00.000Z');
+    const results = await s.observePageDetailed(
+      page(7, 'https://childrens.example.ca/about'),
+      [childrensJsonLd],
+      '2026-02-01T00:00:00.000Z',
+    );
     t.same(results, [{ ok: true, id, outcome: 'merged' }], 'name + postal code match');
     const merged = (await s.get(id))!;
     t.equal(merged.sources.length, 2);
@@ -169,23 +199,50 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     const ds = merged.sources.find((x) => x.type === 'dataset')!;
     const pg = merged.sources.find((x) => x.type === 'page')!;
     t.same(ds.licence, { name: OGL_CANADA.name, url: OGL_CANADA.url, statement: OGL_CANADA.attribution });
-    t.same(ds.provenance, { page_url: null, page_ref: null, dataset: 'odhf', dataset_title: 'Open Database of Healthcare Facilities v1.1 (Statistics Canada)', row_id: '10' });
+    t.same(ds.provenance, {
+      page_url: null,
+      page_ref: null,
+      dataset: 'odhf',
+      dataset_title: 'Open Database of Healthcare Facilities v1.1 (Statistics Canada)',
+      row_id: '10',
+    });
     t.equal(ds.verified_at, '2020-08-06T00:00:00.000Z', 'ODHF v1.1 release');
     t.same(pg.licence, { name: null, url: null, statement: PAGE_LICENCE_NOTE });
-    t.same(pg.provenance, { page_url: 'https://childrens.example.ca/about', page_ref: 7, dataset: null, dataset_title: null, row_id: null });
-    t.same(merged.observations.filter((o) => o.field === 'telephone').map((o) => o.source_id), [pg.source_id], 'each fact keeps its source');
+    t.same(pg.provenance, {
+      page_url: 'https://childrens.example.ca/about',
+      page_ref: 7,
+      dataset: null,
+      dataset_title: null,
+      row_id: null,
+    });
+    t.same(
+      merged.observations.filter((o) => o.field === 'telephone').map((o) => o.source_id),
+      [pg.source_id],
+      'each fact keeps its source',
+    );
     t.equal(merged.observations.filter((o) => o.field === 'name').length, 2);
-    t.same(merged.sources.map((x) => x.type), ['page', 'dataset'], 'page sources first');
+    t.same(
+      merged.sources.map((x) => x.type),
+      ['page', 'dataset'],
+      'page sources first',
+    );
 
     await s.observePage(page(7, 'https://childrens.example.ca/about'), [childrensJsonLd], '2026-03-01T00:00:00.000Z');
     t.equal((await s.get(id))!.sources.length, 2, 'a recrawl keeps one page source');
     const again = await importDataset(s, 'odhf', csv, '2026-03-02T00:00:00.000Z');
-    t.same(again, { read: 3, admitted: 0, merged: 0, updated: 2, rejected: 1, reasons: { no_province: 1 } }, 're-import updates, never duplicates');
+    t.same(
+      again,
+      { read: 3, admitted: 0, merged: 0, updated: 2, rejected: 1, reasons: { no_province: 1 } },
+      're-import updates, never duplicates',
+    );
     t.same(await s.counts(), { entities: 2, sources: 3, pageSources: 1, datasetSources: 2 });
 
     await s.withdrawPage(7);
     const after = (await s.get(id))!;
-    t.same(after.sources.map((x) => x.type), ['dataset']);
+    t.same(
+      after.sources.map((x) => x.type),
+      ['dataset'],
+    );
     t.equal(after.url, null);
     t.equal(after.telephone, null);
     t.equal(after.address.street, '28 Oki Dr NW');
@@ -235,9 +292,18 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
       'the repeated declaration is one statement',
     );
     t.equal((await s.counts()).entities, 2);
-    t.same((await s.search({ province: 'Ontario' })).map((e) => e.address.locality), ['Ottawa']);
-    t.same((await s.search({ province: 'qc', kind: 'FoodEstablishment' })).map((e) => e.name), ['Le Bistro']);
-    t.same((await s.search({ locality: 'quebec' })).map((e) => e.address.province), ['CA-QC']);
+    t.same(
+      (await s.search({ province: 'Ontario' })).map((e) => e.address.locality),
+      ['Ottawa'],
+    );
+    t.same(
+      (await s.search({ province: 'qc', kind: 'FoodEstablishment' })).map((e) => e.name),
+      ['Le Bistro'],
+    );
+    t.same(
+      (await s.search({ locality: 'quebec' })).map((e) => e.address.province),
+      ['CA-QC'],
+    );
     t.equal((await s.search({ kind: 'MedicalOrganization' })).length, 0);
   });
 
@@ -268,47 +334,105 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
       ],
       '2026-01-01T00:00:00.000Z',
     );
-    t.same(res.map((r) => (r.ok ? r.outcome : r.reason)), ['created', 'created', 'no_canadian_evidence']);
-    t.same((await s.search({ kind: 'MedicalOrganization' })).map((e) => e.name), ['Pharmacie Centrale']);
+    t.same(
+      res.map((r) => (r.ok ? r.outcome : r.reason)),
+      ['created', 'created', 'no_canadian_evidence'],
+    );
+    t.same(
+      (await s.search({ kind: 'MedicalOrganization' })).map((e) => e.name),
+      ['Pharmacie Centrale'],
+    );
   });
 
   t.test('name ranking: more of the words, in a shorter name, first; prefix on the last word; name order without q', async (t) => {
     const { repo: s } = await fresh(t, 'ranking');
-    const lib = (name: string, pc: string) => ({ '@type': 'Library', name, address: { addressCountry: 'CA', addressRegion: 'ON', addressLocality: 'Ottawa', postalCode: pc } });
+    const lib = (name: string, pc: string) => ({
+      '@type': 'Library',
+      name,
+      address: { addressCountry: 'CA', addressRegion: 'ON', addressLocality: 'Ottawa', postalCode: pc },
+    });
     await s.observePage(
       page(20, 'https://libs.example.ca/'),
-      [lib('Rideau Branch', 'K1N 5X1'), lib('Rideau Rideau Branch', 'K1N 5X2'), lib('Rideau Branch of the Ottawa Public Library System', 'K1N 5X3'), lib('rideau annex', 'K1N 5X4'), lib('Élise Rideauville', 'K1N 5X5')],
+      [
+        lib('Rideau Branch', 'K1N 5X1'),
+        lib('Rideau Rideau Branch', 'K1N 5X2'),
+        lib('Rideau Branch of the Ottawa Public Library System', 'K1N 5X3'),
+        lib('rideau annex', 'K1N 5X4'),
+        lib('Élise Rideauville', 'K1N 5X5'),
+      ],
       '2026-01-01T00:00:00.000Z',
     );
     // bm25: two occurrences first, then the two-word names (in creation order), the long name last.
-    t.same((await s.search({ q: 'rideau' })).map((e) => e.name), ['Rideau Rideau Branch', 'Rideau Branch', 'rideau annex', 'Élise Rideauville', 'Rideau Branch of the Ottawa Public Library System']);
-    t.same((await s.search({ q: 'rideau branch' })).map((e) => e.name), ['Rideau Rideau Branch', 'Rideau Branch', 'Rideau Branch of the Ottawa Public Library System']);
+    t.same(
+      (await s.search({ q: 'rideau' })).map((e) => e.name),
+      ['Rideau Rideau Branch', 'Rideau Branch', 'rideau annex', 'Élise Rideauville', 'Rideau Branch of the Ottawa Public Library System'],
+    );
+    t.same(
+      (await s.search({ q: 'rideau branch' })).map((e) => e.name),
+      ['Rideau Rideau Branch', 'Rideau Branch', 'Rideau Branch of the Ottawa Public Library System'],
+    );
     t.same((await s.search({ q: 'rideau bran' })).map((e) => e.name).length, 3, 'the last word is a prefix');
-    t.same((await s.search({ q: 'rideauv' })).map((e) => e.name), ['Élise Rideauville']);
-    t.same((await s.search({ q: 'elise' })).map((e) => e.name), ['Élise Rideauville'], 'accents fold');
+    t.same(
+      (await s.search({ q: 'rideauv' })).map((e) => e.name),
+      ['Élise Rideauville'],
+    );
+    t.same(
+      (await s.search({ q: 'elise' })).map((e) => e.name),
+      ['Élise Rideauville'],
+      'accents fold',
+    );
     t.same((await s.search({ q: 'rid branch' })).length, 0, 'only the last word is a prefix');
-    t.same((await s.search({ locality: 'OTTAWA' })).map((e) => e.name), ['rideau annex', 'Rideau Branch', 'Rideau Branch of the Ottawa Public Library System', 'Rideau Rideau Branch', 'Élise Rideauville'], 'NOCASE name order (ASCII folded, then code points)');
-    t.same((await s.search({ q: 'library', limit: 2 })).map((e) => e.name), ['rideau annex', 'Rideau Branch'], 'a kind word alone: by name');
+    t.same(
+      (await s.search({ locality: 'OTTAWA' })).map((e) => e.name),
+      ['rideau annex', 'Rideau Branch', 'Rideau Branch of the Ottawa Public Library System', 'Rideau Rideau Branch', 'Élise Rideauville'],
+      'NOCASE name order (ASCII folded, then code points)',
+    );
+    t.same(
+      (await s.search({ q: 'library', limit: 2 })).map((e) => e.name),
+      ['rideau annex', 'Rideau Branch'],
+      'a kind word alone: by name',
+    );
   });
 
-  t.test('issue 11: JSON-LD parse errors are kept per page with provenance, replaced at each fetch and withdrawn with the page', async (t) => {
-    const { repo: s } = await fresh(t, 'parse-errors');
-    await s.observePage(page(30, 'https://a.example.ca/broken'), [], '2026-01-01T00:00:00.000Z', { invalid_json: 2, empty_block: 1 });
-    await s.observePage(page(31, 'https://b.example.ca/ok'), [], '2026-01-01T00:00:00.000Z', { invalid_json: 1 });
-    await s.observePage(page(32, 'https://a.example.ca/clean'), [], '2026-01-01T00:00:00.000Z', {});
-    t.same(await s.parseErrors(['a.example.ca']), [
-      { pageRef: 30, url: 'https://a.example.ca/broken', host: 'a.example.ca', reason: 'empty_block', blocks: 1, observedAt: '2026-01-01T00:00:00.000Z' },
-      { pageRef: 30, url: 'https://a.example.ca/broken', host: 'a.example.ca', reason: 'invalid_json', blocks: 2, observedAt: '2026-01-01T00:00:00.000Z' },
-    ]);
-    t.same((await s.parseErrors(['a.example.ca', 'b.example.ca'])).length, 3);
-    t.same(await s.parseErrors([]), []);
-    await s.observePage(page(30, 'https://a.example.ca/broken'), [], '2026-01-02T00:00:00.000Z', { invalid_json: 1 });
-    t.same((await s.parseErrors(['a.example.ca'])).map((e) => [e.reason, e.blocks, e.observedAt]), [['invalid_json', 1, '2026-01-02T00:00:00.000Z']], 'the new fetch replaces the old count');
-    await s.withdrawPage(30);
-    t.same(await s.parseErrors(['a.example.ca']), [], 'a withdrawn page keeps no parse errors');
-    await s.observePage(page(31, 'https://b.example.ca/ok'), [], '2026-01-02T00:00:00.000Z');
-    t.same(await s.parseErrors(['b.example.ca']), [], 'a fixed page clears them');
-  });
+  t.test(
+    'issue 11: JSON-LD parse errors are kept per page with provenance, replaced at each fetch and withdrawn with the page',
+    async (t) => {
+      const { repo: s } = await fresh(t, 'parse-errors');
+      await s.observePage(page(30, 'https://a.example.ca/broken'), [], '2026-01-01T00:00:00.000Z', { invalid_json: 2, empty_block: 1 });
+      await s.observePage(page(31, 'https://b.example.ca/ok'), [], '2026-01-01T00:00:00.000Z', { invalid_json: 1 });
+      await s.observePage(page(32, 'https://a.example.ca/clean'), [], '2026-01-01T00:00:00.000Z', {});
+      t.same(await s.parseErrors(['a.example.ca']), [
+        {
+          pageRef: 30,
+          url: 'https://a.example.ca/broken',
+          host: 'a.example.ca',
+          reason: 'empty_block',
+          blocks: 1,
+          observedAt: '2026-01-01T00:00:00.000Z',
+        },
+        {
+          pageRef: 30,
+          url: 'https://a.example.ca/broken',
+          host: 'a.example.ca',
+          reason: 'invalid_json',
+          blocks: 2,
+          observedAt: '2026-01-01T00:00:00.000Z',
+        },
+      ]);
+      t.same((await s.parseErrors(['a.example.ca', 'b.example.ca'])).length, 3);
+      t.same(await s.parseErrors([]), []);
+      await s.observePage(page(30, 'https://a.example.ca/broken'), [], '2026-01-02T00:00:00.000Z', { invalid_json: 1 });
+      t.same(
+        (await s.parseErrors(['a.example.ca'])).map((e) => [e.reason, e.blocks, e.observedAt]),
+        [['invalid_json', 1, '2026-01-02T00:00:00.000Z']],
+        'the new fetch replaces the old count',
+      );
+      await s.withdrawPage(30);
+      t.same(await s.parseErrors(['a.example.ca']), [], 'a withdrawn page keeps no parse errors');
+      await s.observePage(page(31, 'https://b.example.ca/ok'), [], '2026-01-02T00:00:00.000Z');
+      t.same(await s.parseErrors(['b.example.ca']), [], 'a fixed page clears them');
+    },
+  );
 
   t.test('issue 13 on the real open data (the Québec rows of ODCAF + ODHF, imported with svc entities import)', async (t) => {
     const store = await fresh(t, 'opendata');
@@ -331,17 +455,32 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     t.ok(hits.some((e) => e.name === 'Bibliothèque Lucien-Lalonde'));
     t.equal(hits.filter((e) => /^biblioth[eè]que/i.test(e.name)).length, 11, 'French names match the English word');
     const five = await s.search({ q: 'library', province: 'QC', locality: 'Gatineau', kind: 'Library', limit: 5 });
-    t.same(five.map((e) => e.id), hits.slice(0, 5).map((e) => e.id), 'limit=5 (the README) returns the first five');
+    t.same(
+      five.map((e) => e.id),
+      hits.slice(0, 5).map((e) => e.id),
+      'limit=5 (the README) returns the first five',
+    );
 
     // Accents fold and kind words match in French and English.
     const ids = async (q: string, extra: object = {}) => (await s.search({ q, limit: 20, ...extra })).map((e) => e.id).sort();
-    t.same(await ids('bibliotheque', { locality: 'gatineau', province: 'Québec' }), await ids('Bibliothèque', { locality: 'Gatineau', province: 'QC' }));
-    t.same(await ids('bibliothèque', { locality: 'Gatineau', province: 'QC' }), await ids('library', { locality: 'Gatineau', province: 'QC' }), 'bibliothèque = library');
+    t.same(
+      await ids('bibliotheque', { locality: 'gatineau', province: 'Québec' }),
+      await ids('Bibliothèque', { locality: 'Gatineau', province: 'QC' }),
+    );
+    t.same(
+      await ids('bibliothèque', { locality: 'Gatineau', province: 'QC' }),
+      await ids('library', { locality: 'Gatineau', province: 'QC' }),
+      'bibliothèque = library',
+    );
     const hull = (await s.search({ q: 'hospital hull', limit: 5 })).map((e) => e.name);
     t.ok(hull.includes('Hôpital De Hull'), `"hospital" finds "Hôpital": ${hull.join(', ')}`);
     t.same(await ids('hopital hull'), await ids('hospital hull'), 'hôpital = hospital');
     t.same(await ids('gabrielle roy'), await ids('GABRIELLE-ROY'), 'punctuation and case fold');
-    t.same(await ids('', { kind: 'bibliothèque', locality: 'Gatineau' }), await ids('', { kind: 'Library', locality: 'Gatineau' }), 'kind accepts a kind word');
+    t.same(
+      await ids('', { kind: 'bibliothèque', locality: 'Gatineau' }),
+      await ids('', { kind: 'Library', locality: 'Gatineau' }),
+      'kind accepts a kind word',
+    );
     const hosp = await s.search({ q: 'champlain rive sud', province: 'QC', kind: 'MedicalOrganization' });
     t.ok(hosp.length >= 1 && hosp.every((e) => e.address.province === 'CA-QC'), 'French names found without accents');
     t.equal((await s.search({ kind: 'Hospital', limit: 50 })).length, 20, 'limit is capped at 20');
@@ -356,7 +495,10 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     const joined = await s.observePageDetailed(city.page, city.nodes, city.at);
     t.same(joined[0], { ok: true, id: quebec.id, outcome: 'merged' }, 'the page joins the ODCAF record (same name, 120 m apart)');
     const merged = (await s.get(quebec.id))!;
-    t.same(merged.sources.map((x) => x.type), ['page', 'dataset']);
+    t.same(
+      merged.sources.map((x) => x.type),
+      ['page', 'dataset'],
+    );
     const ds = merged.sources.find((x) => x.type === 'dataset')!;
     const pg = merged.sources.find((x) => x.type === 'page')!;
     t.equal(ds.source_id, 'odcaf:row:893');
@@ -391,4 +533,3 @@ export function entitiesContract(t: Test, open: OpenEntities, opts: ContractOpti
     t.equal(await entitiesCommand(['import', '--odcaf', file, '--as-of', 'yesterday', '--data-dir', store.cli.dataDir], io), 2);
   });
 }
-

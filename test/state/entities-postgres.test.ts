@@ -46,7 +46,11 @@ if (why) {
           )
         ).rows[0];
         await c.end();
-        t.same({ entities: r.kept_entities, tokens: r.kept_tokens }, { entities: r.entities, tokens: r.tokens }, "bm25's kept totals equal the table's");
+        t.same(
+          { entities: r.kept_entities, tokens: r.kept_tokens },
+          { entities: r.entities, tokens: r.tokens },
+          "bm25's kept totals equal the table's",
+        );
       },
       afterOpenData: async (t, pg, files) => {
         const dir = pg.cli.dataDir;
@@ -62,9 +66,17 @@ if (why) {
           const a = await pg.repo.search(q);
           const b = lite.search(q);
           t.ok(b.length > 0, `${JSON.stringify(q)}: ${b.length} hits`);
-          t.same(a.map((e) => e.id), b.map((e) => e.id), `${JSON.stringify(q)}: same ids in the same order`);
+          t.same(
+            a.map((e) => e.id),
+            b.map((e) => e.id),
+            `${JSON.stringify(q)}: same ids in the same order`,
+          );
           // Records apart from the import times (observed_at: two imports a moment apart).
-          const strip = (r: (typeof a)[number]) => ({ ...r, observations: r.observations.map((o) => ({ ...o, observed_at: '' })), sources: r.sources.map((x) => ({ ...x, observed_at: '' })) });
+          const strip = (r: (typeof a)[number]) => ({
+            ...r,
+            observations: r.observations.map((o) => ({ ...o, observed_at: '' })),
+            sources: r.sources.map((x) => ({ ...x, observed_at: '' })),
+          });
           t.same(a.map(strip), b.map(strip), `${JSON.stringify(q)}: same records`);
         }
       },
@@ -85,12 +97,15 @@ if (why) {
     // no candidate and both create.
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        (i % 2 ? a.repo : b.entities!).observePage({ pageRef: 100 + i, url: `https://site${i}.example.ca/`, host: `site${i}.example.ca`, lang: 'fr' }, [node(`${i} rue X`)], '2026-01-01T00:00:00.000Z'),
+        (i % 2 ? a.repo : b.entities!).observePage(
+          { pageRef: 100 + i, url: `https://site${i}.example.ca/`, host: `site${i}.example.ca`, lang: 'fr' },
+          [node(`${i} rue X`)],
+          '2026-01-01T00:00:00.000Z',
+        ),
       ),
     );
     t.same(await a.repo.counts(), { entities: 1, sources: 20, pageSources: 20, datasetSources: 0 });
     const [e] = await b.entities!.search({ q: 'boulangerie concurrente' });
     t.equal(e?.sources.length, 20, 'one entity with every page as a source');
   });
-
 }

@@ -73,12 +73,21 @@ t.test('JSON-LD mapping and matching keys', async (t) => {
   t.equal(r.facts.kind, 'Hospital');
   t.equal(r.facts.postalCode, 'T3B 6A8');
   t.equal(r.facts.province, 'CA-AB');
-  t.same(matchKeys(r.facts), ['url:childrens.example.ca', "np:alberta children s hospital|T3B 6A8"]);
-  const us = factsFromJsonLd({ '@type': 'Restaurant', name: 'Diner', address: { addressCountry: 'US', postalCode: '10001' } }, 'https://x.example/');
+  t.same(matchKeys(r.facts), ['url:childrens.example.ca', 'np:alberta children s hospital|T3B 6A8']);
+  const us = factsFromJsonLd(
+    { '@type': 'Restaurant', name: 'Diner', address: { addressCountry: 'US', postalCode: '10001' } },
+    'https://x.example/',
+  );
   t.same(us, { ok: false, reason: 'foreign_country' });
   t.same(factsFromJsonLd({ '@type': 'Article', name: 'x' }, 'https://x.example/'), { ok: false, reason: 'not_an_entity_type' });
-  t.same(factsFromJsonLd({ '@type': 'LocalBusiness', address: { postalCode: 'K1A 0B1' } }, 'https://x.example/'), { ok: false, reason: 'no_name' });
-  const line = factsFromJsonLd({ '@type': ['Thing', 'http://schema.org/Dentist'], name: 'Smile', address: '12 Rue X, Montréal QC H2L 3L8' }, 'https://d.example/');
+  t.same(factsFromJsonLd({ '@type': 'LocalBusiness', address: { postalCode: 'K1A 0B1' } }, 'https://x.example/'), {
+    ok: false,
+    reason: 'no_name',
+  });
+  const line = factsFromJsonLd(
+    { '@type': ['Thing', 'http://schema.org/Dentist'], name: 'Smile', address: '12 Rue X, Montréal QC H2L 3L8' },
+    'https://d.example/',
+  );
   t.ok(line.ok && line.facts.kind === 'Dentist' && line.facts.postalCode === 'H2L 3L8' && line.facts.province === 'CA-QC');
 });
 
@@ -89,7 +98,11 @@ async function* chunks(list: string[]): AsyncGenerator<string> {
 t.test('CSV reader: quotes, doubled quotes, embedded newline, CRLF', async (t) => {
   const rows: string[][] = [];
   for await (const r of readCsv(chunks(['a,"b ""q"", c",d\r\n', '1,"line\nbreak",3\n', 'x,,']))) rows.push(r);
-  t.same(rows, [['a', 'b "q", c', 'd'], ['1', 'line\nbreak', '3'], ['x', '', '']]);
+  t.same(rows, [
+    ['a', 'b "q", c', 'd'],
+    ['1', 'line\nbreak', '3'],
+    ['x', '', ''],
+  ]);
 });
 
 t.test('issue 5: real ODHF import is idempotent (re-import updates, never duplicates)', async (t) => {
@@ -110,29 +123,36 @@ t.test('issue 5: real ODHF import is idempotent (re-import updates, never duplic
   t.equal(s.search({ kind: 'Hospital', limit: 50 }).length, 20, 'limit is capped at 20');
 });
 
-t.test('all 196 schema.org establishment examples: read through the crawler JSON-LD reader, never throw, only Canadian admitted', async (t) => {
-  const { readFileSync } = await import('node:fs');
-  const { readJsonLd } = await import('../../crawler/extract-jsonld.js');
-  const { store: s } = store(t);
-  const lines = readFileSync(join(process.cwd(), '..', 'shared', 'data', 'jsonld', 'schemaorg-examples-establishments.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '');
-  t.equal(lines.length, 196);
-  const tally: Record<string, number> = {};
-  lines.forEach((line, i) => {
-    const ex = JSON.parse(line) as { jsonld: unknown[] };
-    const reading = readJsonLd(ex.jsonld.map((x) => JSON.stringify(x)));
-    for (const r of s.observePageDetailed(page(1000 + i, `https://examples.example/${i}`), reading.entities, '2026-01-01T00:00:00.000Z')) {
-      const k = r.ok ? 'admitted' : r.reason;
-      tally[k] = (tally[k] ?? 0) + 1;
-    }
-  });
-  t.comment(`outcomes: ${JSON.stringify(tally)}`);
-  t.ok((tally['foreign_country'] ?? 0) > 0, 'the US examples are refused');
-  for (const e of s.search({ limit: 20 })) t.equal(e.address.country, 'CA');
-  const all = (s as unknown as { counts(): { entities: number } }).counts().entities;
-  t.equal(all, tally['admitted'] ?? 0, 'one entity per admitted node (no accidental merges across examples)');
-});
+t.test(
+  'all 196 schema.org establishment examples: read through the crawler JSON-LD reader, never throw, only Canadian admitted',
+  async (t) => {
+    const { readFileSync } = await import('node:fs');
+    const { readJsonLd } = await import('../../crawler/extract-jsonld.js');
+    const { store: s } = store(t);
+    const lines = readFileSync(join(process.cwd(), '..', 'shared', 'data', 'jsonld', 'schemaorg-examples-establishments.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    t.equal(lines.length, 196);
+    const tally: Record<string, number> = {};
+    lines.forEach((line, i) => {
+      const ex = JSON.parse(line) as { jsonld: unknown[] };
+      const reading = readJsonLd(ex.jsonld.map((x) => JSON.stringify(x)));
+      for (const r of s.observePageDetailed(
+        page(1000 + i, `https://examples.example/${i}`),
+        reading.entities,
+        '2026-01-01T00:00:00.000Z',
+      )) {
+        const k = r.ok ? 'admitted' : r.reason;
+        tally[k] = (tally[k] ?? 0) + 1;
+      }
+    });
+    t.comment(`outcomes: ${JSON.stringify(tally)}`);
+    t.ok((tally['foreign_country'] ?? 0) > 0, 'the US examples are refused');
+    for (const e of s.search({ limit: 20 })) t.equal(e.address.country, 'CA');
+    const all = (s as unknown as { counts(): { entities: number } }).counts().entities;
+    t.equal(all, tally['admitted'] ?? 0, 'one entity per admitted node (no accidental merges across examples)');
+  },
+);
 
 t.test('property: factsFromJsonLd and observePage never throw on arbitrary JSON', async (t) => {
   const fc = (await import('fast-check')).default;
@@ -143,7 +163,10 @@ t.test('property: factsFromJsonLd and observePage never throw on arbitrary JSON'
       fc.record({
         '@type': fc.oneof(fc.constantFrom('LocalBusiness', 'Hospital', ['Place', 'Museum'], 'Thing'), fc.jsonValue()),
         name: fc.oneof(fc.string(), fc.jsonValue()),
-        address: fc.oneof(fc.jsonValue(), fc.record({ postalCode: fc.string(), addressRegion: fc.string(), addressCountry: fc.oneof(fc.string(), fc.jsonValue()) })),
+        address: fc.oneof(
+          fc.jsonValue(),
+          fc.record({ postalCode: fc.string(), addressRegion: fc.string(), addressCountry: fc.oneof(fc.string(), fc.jsonValue()) }),
+        ),
         geo: fc.jsonValue(),
         url: fc.oneof(fc.webUrl(), fc.string()),
         '@id': fc.oneof(fc.webUrl(), fc.string()),

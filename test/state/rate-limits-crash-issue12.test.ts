@@ -23,7 +23,8 @@ function runChild(file: string, killAfterMs: number | null): Promise<{ acked: nu
     let timer: NodeJS.Timeout | undefined;
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString('utf8');
-      if (killAfterMs !== null && timer === undefined && out.includes('ready\n')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      if (killAfterMs !== null && timer === undefined && out.includes('ready\n'))
+        timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     });
     child.on('error', reject);
     child.on('close', () => {

@@ -30,7 +30,15 @@ t.test('counts survive a restart: written behind, read back on first use of the 
   t.equal(dayFull.retryAfter, 50_337, 'seconds until the next UTC day');
   limiter.close();
   const rows = db.prepare('SELECT window, count FROM usage_counters ORDER BY window, window_start').all();
-  t.same(rows, [{ window: 'day', count: 8 }, { window: 'minute', count: 5 }, { window: 'minute', count: 3 }], 'aggregate counters only');
+  t.same(
+    rows,
+    [
+      { window: 'day', count: 8 },
+      { window: 'minute', count: 5 },
+      { window: 'minute', count: 3 },
+    ],
+    'aggregate counters only',
+  );
   db.close();
 });
 

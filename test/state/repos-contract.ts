@@ -25,7 +25,10 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.match(v, { id: record.id, name: 'ci', perMinute: 5, perDay: 50, revokedAt: null });
     t.equal(v?.digest.length, 64, 'hex SHA-256 of the key');
     t.equal(await r.keys.verify(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')), null, 'a typo is not a key');
-    t.same((await r.keys.list()).map((k) => k.id), [record.id]);
+    t.same(
+      (await r.keys.list()).map((k) => k.id),
+      [record.id],
+    );
     t.equal(await r.keys.revoke(record.id, new Date(T0 + 1000)), true);
     t.equal(await r.keys.revoke(record.id), false, 'already revoked');
     t.equal(await r.keys.verify(key), null, 'revoked keys do not verify');
@@ -37,12 +40,23 @@ export function repoContract(t: Test, open: OpenRepos): void {
     const d = 'ab'.repeat(32);
     const limits = { perMinute: 3, perDay: 5 };
     const at = (ms: number) => new Date(T0 + ms);
-    t.same(await r.usage.peek(d, limits, at(0)), { allowed: true, limitMinute: 3, limitDay: 5, remainingMinute: 3, remainingDay: 5, retryAfter: 0 });
+    t.same(await r.usage.peek(d, limits, at(0)), {
+      allowed: true,
+      limitMinute: 3,
+      limitDay: 5,
+      remainingMinute: 3,
+      remainingDay: 5,
+      retryAfter: 0,
+    });
     t.match(await r.usage.consume(d, limits, at(0)), { allowed: true, remainingMinute: 2, remainingDay: 4, retryAfter: 0 });
     await r.usage.consume(d, limits, at(1000));
     t.match(await r.usage.consume(d, limits, at(2000)), { allowed: true, remainingMinute: 0, remainingDay: 2 });
     t.match(await r.usage.consume(d, limits, at(3000)), { allowed: false, remainingMinute: 0, remainingDay: 2, retryAfter: 47 });
-    t.match(await r.usage.peek(d, limits, at(3500)), { allowed: true, remainingMinute: 0, remainingDay: 2, retryAfter: 0 }, 'peek consumes nothing');
+    t.match(
+      await r.usage.peek(d, limits, at(3500)),
+      { allowed: true, remainingMinute: 0, remainingDay: 2, retryAfter: 0 },
+      'peek consumes nothing',
+    );
     t.match(await r.usage.consume('cd'.repeat(32), limits, at(3000)), { allowed: true, remainingMinute: 2 }, 'other keys are independent');
     // Next minute: the minute window resets, the day keeps counting (3 used; the refusal consumed nothing).
     t.match(await r.usage.consume(d, limits, at(60_000)), { allowed: true, remainingMinute: 2, remainingDay: 1 });
@@ -60,7 +74,14 @@ export function repoContract(t: Test, open: OpenRepos): void {
     const now = new Date(T0);
     const out = await Promise.all(Array.from({ length: 200 }, () => r.usage.consume(d, limits, now)));
     t.equal(out.filter((x) => x.allowed).length, 37);
-    t.same(out.filter((x) => x.allowed).map((x) => x.remainingDay).sort((a, b) => a - b), Array.from({ length: 37 }, (_, i) => i), 'each slot once');
+    t.same(
+      out
+        .filter((x) => x.allowed)
+        .map((x) => x.remainingDay)
+        .sort((a, b) => a - b),
+      Array.from({ length: 37 }, (_, i) => i),
+      'each slot once',
+    );
   });
 
   t.test('frontier: enqueue dedupes, claims by priority, politeness per host', async (t) => {
@@ -128,7 +149,8 @@ export function repoContract(t: Test, open: OpenRepos): void {
 
   t.test('issue 10: concurrent claims never hand out one URL twice', async (t) => {
     const r = await withRepos(t, open, 'claims');
-    for (let i = 0; i < 40; i++) await r.frontier.enqueue({ url: `http://h${i % 20}.test/${i}`, host: `h${i % 20}.test`, reason: 'seed' }, T0);
+    for (let i = 0; i < 40; i++)
+      await r.frontier.enqueue({ url: `http://h${i % 20}.test/${i}`, host: `h${i % 20}.test`, reason: 'seed' }, T0);
     const got = await Promise.all(Array.from({ length: 60 }, (_, i) => r.frontier.claim({ owner: `w${i}`, leaseMs: 60_000, now: T0 })));
     const urls = got.filter((x) => x !== null).map((x) => x.url);
     t.equal(urls.length, 20, 'one per host: the other URL of each host waits for the gap');
@@ -144,18 +166,34 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(await r.frontier.nextClaimAt(), T0, 'due now');
     const item = (await r.frontier.claim({ owner: 'w1', leaseMs: 60_000, now: T0 }))!;
     t.equal(await r.frontier.nextClaimAt({ unfinished: true }), T0 + 1000, 'the other URL waits for the host gap');
-    t.same(await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 10), { acquired: false, retryAt: T0 + 1000 }, 'reserved for the claim');
+    t.same(
+      await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 10),
+      { acquired: false, retryAt: T0 + 1000 },
+      'reserved for the claim',
+    );
     t.same(await r.politeness.acquire('s.test', item.lease, 5000, T0 + 10), { acquired: true }, 'the claimed item starts at once');
-    t.same(await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 1500), { acquired: false, retryAt: T0 + 5010 }, 'held while fetching');
+    t.same(
+      await r.politeness.acquire('s.test', 'someone-else', 5000, T0 + 1500),
+      { acquired: false, retryAt: T0 + 5010 },
+      'held while fetching',
+    );
     await r.politeness.release('s.test', 'someone-else', T0 + 1600, T0 + 1600);
     t.equal((await r.politeness.get('s.test'))?.nextFetchAt, T0 + 5010, 'a release by a non-holder changes nothing');
     await r.politeness.release('s.test', item.lease, T0 + 1700, T0 + 1600);
     t.equal((await r.politeness.get('s.test'))?.nextFetchAt, T0 + 2600, 'the gap counts from the end of the request');
-    t.same(await r.politeness.acquire('s.test', item.lease, 5000, T0 + 2000), { acquired: false, retryAt: T0 + 2600 }, 'the same item waits for the gap too');
+    t.same(
+      await r.politeness.acquire('s.test', item.lease, 5000, T0 + 2000),
+      { acquired: false, retryAt: T0 + 2600 },
+      'the same item waits for the gap too',
+    );
     t.same(await r.politeness.acquire('new.test', 'x', 5000, T0), { acquired: true }, 'an unknown host is created free');
     t.same(await r.politeness.get('new.test'), { host: 'new.test', gapMs: 1000, nextFetchAt: T0 + 5000 });
     t.same(await r.politeness.acquire('s.test', 'other', 100, T0 + 2600), { acquired: true }, 'free again after the gap');
-    t.same(await r.politeness.acquire('s.test', 'third', 100, T0 + 2700), { acquired: true }, 'a lapsed hold (killed worker) frees the host');
+    t.same(
+      await r.politeness.acquire('s.test', 'third', 100, T0 + 2700),
+      { acquired: true },
+      'a lapsed hold (killed worker) frees the host',
+    );
   });
 
   t.test('issue 10: host ids from the database, one per host however many writers ask', async (t) => {
@@ -166,7 +204,10 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(many[0], many[2]);
     t.equal(many[1], many[3]);
     t.equal(new Set([a, ...many]).size, 3, 'distinct per host');
-    t.ok([a, ...many].every((id) => Number.isInteger(id) && id > 0 && id < 2 ** 31), 'fits the index\'s Int32 host_id');
+    t.ok(
+      [a, ...many].every((id) => Number.isInteger(id) && id > 0 && id < 2 ** 31),
+      "fits the index's Int32 host_id",
+    );
     t.equal(await r.hostIds.hostOf(many[1]!), 'c.test');
     t.equal(await r.hostIds.hostOf(123_456), null);
   });
@@ -177,34 +218,58 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.equal(await r.outbox.claim({ owner: 'indexer', limit: 10, leaseMs: 1000, now: T0 }), null, 'nothing to claim');
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) ids.push(await r.outbox.enqueue(100 + i, JSON.stringify({ pageRef: 100 + i, title: `p${i}` }), T0 + i));
-    t.same([...ids].sort((a, b) => a - b), ids, 'ids from the database, increasing');
+    t.same(
+      [...ids].sort((a, b) => a - b),
+      ids,
+      'ids from the database, increasing',
+    );
     t.same(await r.outbox.stats(T0 + 10), { pending: 5, leased: 0, oldestAt: T0 });
     const a = await r.outbox.claim({ owner: 'indexer-a', limit: 3, leaseMs: 1000, now: T0 + 10 });
-    t.same(a?.entries.map((e) => [e.id, e.pageRef, e.attempts]), ids.slice(0, 3).map((id, i) => [id, 100 + i, 1]), 'oldest first');
+    t.same(
+      a?.entries.map((e) => [e.id, e.pageRef, e.attempts]),
+      ids.slice(0, 3).map((id, i) => [id, 100 + i, 1]),
+      'oldest first',
+    );
     t.same(JSON.parse(a!.entries[1]!.payload), { pageRef: 101, title: 'p1' }, 'payload as enqueued');
     t.equal(a?.leaseUntil, T0 + 1010);
     t.match(a?.lease, /^indexer-a:/);
     const b = await r.outbox.claim({ owner: 'indexer-b', limit: 10, leaseMs: 1000, now: T0 + 20 });
-    t.same(b?.entries.map((e) => e.id), ids.slice(3), 'held entries are not handed out again');
+    t.same(
+      b?.entries.map((e) => e.id),
+      ids.slice(3),
+      'held entries are not handed out again',
+    );
     t.equal(await r.outbox.claim({ owner: 'indexer-c', limit: 10, leaseMs: 1000, now: T0 + 30 }), null);
     t.same(await r.outbox.stats(T0 + 30), { pending: 0, leased: 5, oldestAt: T0 });
     t.equal(await r.outbox.ack(a!.lease), 3, 'acked after the index write: removed');
     t.equal(await r.outbox.ack(a!.lease), 0, 'acking twice removes nothing more');
     t.same(await r.outbox.stats(T0 + 40), { pending: 0, leased: 2, oldestAt: T0 + 3 });
     t.equal(await r.outbox.extend(b!.lease, 1000, T0 + 900), true, 'kept alive');
-    t.equal(await r.outbox.claim({ owner: 'indexer-c', limit: 10, leaseMs: 1000, now: T0 + 1500 }), null, 'extended: still held after the first lease');
+    t.equal(
+      await r.outbox.claim({ owner: 'indexer-c', limit: 10, leaseMs: 1000, now: T0 + 1500 }),
+      null,
+      'extended: still held after the first lease',
+    );
     t.equal(await r.outbox.ack(b!.lease), 2);
     t.same(await r.outbox.stats(T0 + 2000), { pending: 0, leased: 0, oldestAt: null }, 'drained');
   });
 
-  t.test('issue 10: outbox: a killed indexer\'s claimed batch returns after its lease; its late ack removes nothing', async (t) => {
+  t.test("issue 10: outbox: a killed indexer's claimed batch returns after its lease; its late ack removes nothing", async (t) => {
     const r = await withRepos(t, open, 'outbox-dead');
     for (let i = 0; i < 3; i++) await r.outbox.enqueue(i + 1, `{"pageRef":${i + 1}}`, T0);
     const dead = await r.outbox.claim({ owner: 'killed', limit: 10, leaseMs: 5000, now: T0 });
     t.equal(dead?.entries.length, 3);
     t.equal(await r.outbox.claim({ owner: 'restarted', limit: 10, leaseMs: 5000, now: T0 + 4999 }), null, 'not before the lease lapses');
     const again = await r.outbox.claim({ owner: 'restarted', limit: 10, leaseMs: 5000, now: T0 + 5000 });
-    t.same(again?.entries.map((e) => [e.pageRef, e.attempts]), [[1, 2], [2, 2], [3, 2]], 'the whole batch, claimed a second time');
+    t.same(
+      again?.entries.map((e) => [e.pageRef, e.attempts]),
+      [
+        [1, 2],
+        [2, 2],
+        [3, 2],
+      ],
+      'the whole batch, claimed a second time',
+    );
     t.equal(await r.outbox.extend(dead!.lease, 5000, T0 + 5001), false, 'the old holder lost it');
     t.equal(await r.outbox.ack(dead!.lease), 0, 'a stale ack removes nothing');
     t.equal(await r.outbox.ack(again!.lease), 3);
@@ -214,7 +279,9 @@ export function repoContract(t: Test, open: OpenRepos): void {
   t.test('issue 10: outbox: concurrent claimers never share an entry', async (t) => {
     const r = await withRepos(t, open, 'outbox-race');
     for (let i = 0; i < 40; i++) await r.outbox.enqueue(i, `{"pageRef":${i}}`, T0);
-    const batches = await Promise.all(Array.from({ length: 8 }, (_, k) => r.outbox.claim({ owner: `w${k}`, limit: 7, leaseMs: 60_000, now: T0 + 1 })));
+    const batches = await Promise.all(
+      Array.from({ length: 8 }, (_, k) => r.outbox.claim({ owner: `w${k}`, limit: 7, leaseMs: 60_000, now: T0 + 1 })),
+    );
     const got = batches.flatMap((b) => b?.entries.map((e) => e.pageRef) ?? []);
     t.equal(got.length, 40, 'every entry handed out');
     t.equal(new Set(got).size, 40, 'none twice');
@@ -242,7 +309,11 @@ export function repoContract(t: Test, open: OpenRepos): void {
     });
     await r.documents.recordExcluded(a, 'removed', 'removal request', '2026-11-21T13:00:00.000Z');
     t.match(await r.documents.get(a), { status: 'removed', reason: 'removal request' });
-    t.equal(await r.documents.recordIndexed(a, { contentHash: 'h2', title: 'A2', at: '2026-11-21T14:00:00.000Z' }), 'new', 'back after removal');
+    t.equal(
+      await r.documents.recordIndexed(a, { contentHash: 'h2', title: 'A2', at: '2026-11-21T14:00:00.000Z' }),
+      'new',
+      'back after removal',
+    );
     t.equal(await r.documents.get(999_999), null);
     await t.rejects(r.documents.recordIndexed(999_999, { contentHash: 'x', title: '', at: 'x' }), /unknown page_ref/);
   });
@@ -267,7 +338,11 @@ export function repoContract(t: Test, open: OpenRepos): void {
       ],
       'indexed pages new or changed since, newest change first; excluded ones are not listed',
     );
-    t.same((await r.documents.fresh('2026-11-21T00:00:00.000Z', 1)).map((d) => d.url), ['http://f.test/b'], 'limit');
+    t.same(
+      (await r.documents.fresh('2026-11-21T00:00:00.000Z', 1)).map((d) => d.url),
+      ['http://f.test/b'],
+      'limit',
+    );
     t.same(await r.documents.counts(), { indexed: 2, excluded: 1, known: 1 });
   });
 
@@ -302,15 +377,33 @@ export function repoContract(t: Test, open: OpenRepos): void {
     const r = await withRepos(t, open, 'lifecycle');
     const now = new Date('2026-11-21T10:00:00.000Z');
     const opts = { perDay: 3, now };
-    const first = await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test', note: '  hi  ', idempotencyKey: 'i1' }, opts);
-    t.match(first, { deduplicated: false, request: { type: 'discovery', url: 'http://a.test/', note: 'hi', status: 'received', receivedAt: now.toISOString() } });
+    const first = await r.requests.submit(
+      'k1',
+      { type: 'discovery', url: 'http://a.test/', host: 'a.test', note: '  hi  ', idempotencyKey: 'i1' },
+      opts,
+    );
+    t.match(first, {
+      deduplicated: false,
+      request: { type: 'discovery', url: 'http://a.test/', note: 'hi', status: 'received', receivedAt: now.toISOString() },
+    });
     t.match(first.request.id, /^req_[\w-]+$/);
     t.same(first.request.history, [{ status: 'received', at: now.toISOString() }]);
-    t.match(await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts), { deduplicated: true, request: { id: first.request.id } });
-    t.match(await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test' }, opts), { deduplicated: true, request: { id: first.request.id } }, 'same type + URL still open');
-    const conflict = (await r.requests.submit('k1', { type: 'recrawl', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts).catch((e: SvcError) => e)) as SvcError;
+    t.match(await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts), {
+      deduplicated: true,
+      request: { id: first.request.id },
+    });
+    t.match(
+      await r.requests.submit('k1', { type: 'discovery', url: 'http://a.test/', host: 'a.test' }, opts),
+      { deduplicated: true, request: { id: first.request.id } },
+      'same type + URL still open',
+    );
+    const conflict = (await r.requests
+      .submit('k1', { type: 'recrawl', url: 'http://a.test/', host: 'a.test', idempotencyKey: 'i1' }, opts)
+      .catch((e: SvcError) => e)) as SvcError;
     t.equal(conflict.code, 'conflict');
-    const bad = (await r.requests.submit('k1', { type: 'nope', url: 'http://a.test/', host: 'a.test' }, opts).catch((e: SvcError) => e)) as SvcError;
+    const bad = (await r.requests
+      .submit('k1', { type: 'nope', url: 'http://a.test/', host: 'a.test' }, opts)
+      .catch((e: SvcError) => e)) as SvcError;
     t.equal(bad.code, 'bad_request');
     t.equal(await r.requests.getForKey(first.request.id, 'k2'), null, "another key's request is invisible");
     t.match(await r.requests.getForKey(first.request.id, 'k1'), { id: first.request.id });
@@ -329,79 +422,232 @@ export function repoContract(t: Test, open: OpenRepos): void {
     await t.rejects(r.requests.transition(first.request.id, 'completed', {}, at(3)), /needs an outcome/);
     const done = await r.requests.transition(first.request.id, 'completed', { outcome: 'indexed' }, at(3));
     t.match(done, { status: 'completed', outcome: 'indexed', reason: null });
-    t.same(done.history.map((h) => h.status), ['received', 'queued', 'in_progress', 'completed']);
+    t.same(
+      done.history.map((h) => h.status),
+      ['received', 'queued', 'in_progress', 'completed'],
+    );
     await t.rejects(r.requests.transition(first.request.id, 'queued'), /not allowed/, 'a completed request never changes again');
     t.match(await r.requests.find(first.request.id), { status: 'completed' });
     t.same((await r.requests.listByStatus('received')).length, 2);
     t.same(await r.requests.counts(), { received: 2, queued: 0, in_progress: 0, completed: 1, failed: 0 });
   });
 
-  t.test('issue 10: frontier admission: scope and request id stored, priority raised, refresh, rescope, revive, per-host cap', async (t) => {
-    const r = await withRepos(t, open, 'admit');
-    const a = await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: ['B.test', 'a.test', 'a.test'], requestId: 'req_1' }, T0);
-    t.same(a, { id: a!.id, added: true, state: 'queued' });
-    t.match(await r.frontier.get('http://a.test/'), { url: 'http://a.test/', state: 'queued', priority: 30, reason: 'seed', requestId: 'req_1', scope: ['a.test', 'b.test'], nextAt: T0 });
-    t.equal(await r.frontier.get('http://a.test/none'), null);
-    // A link found again never lowers the priority, never changes the reason.
-    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'link', priority: 10 }, T0 + 1), { id: a!.id, added: false, state: 'queued' });
-    t.match(await r.frontier.get('http://a.test/'), { priority: 30, reason: 'seed' });
-    const l = await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, scope: ['a.test', 'b.test'] }, T0);
-    await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 20, requestId: 'req_2' }, T0);
-    t.match(await r.frontier.get('http://a.test/l'), { priority: 20, requestId: 'req_2', reason: 'link' }, 'a higher priority raises it; the request id is kept');
-    // Complete the seed; a refresh makes it due now with the higher priority.
-    await r.politeness.setGap('a.test', 0);
-    const c = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 10 });
-    t.equal(c?.url, 'http://a.test/');
-    await r.frontier.complete(c!, { recrawlAt: T0 + 86_400_000, status: 200, outcome: 'indexed', etag: '"e1"', lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT', recrawlMs: 86_400_000, changed: true, priority: 0, now: T0 + 20 });
-    t.match(await r.frontier.get('http://a.test/'), { state: 'done', priority: 0, etag: '"e1"', lastStatus: 200, lastOutcome: 'indexed', recrawlMs: 86_400_000, completions: 1, nextAt: T0 + 86_400_000 });
-    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'request:recrawl', priority: 30, refresh: true, requestId: 'req_3', at: T0 + 100 }, T0 + 100), { id: a!.id, added: false, state: 'queued' });
-    t.match(await r.frontier.get('http://a.test/'), { state: 'queued', nextAt: T0 + 100, priority: 30, reason: 'request:recrawl', requestId: 'req_3', attempts: 0 });
-    const again = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 200 });
-    t.match(again, { url: 'http://a.test/', etag: '"e1"', lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT', fetchedBefore: true, recrawlMs: 86_400_000, scope: ['a.test', 'b.test'] }, 'validators for a conditional GET');
-    t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, refresh: true }, T0 + 201), { id: a!.id, added: false, state: 'leased' }, 'a leased row is left to its holder');
-    // Rescope: the seed and everything admitted under its old scope take the new one.
-    t.match(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: null, rescope: true }, T0 + 300), { state: 'leased' });
-    t.equal((await r.frontier.get('http://a.test/'))?.scope, null);
-    t.equal((await r.frontier.get('http://a.test/l'))?.scope, null, 'rows under the old scope follow');
-    t.ok(l);
-    // Dead rows: a link never revives them, a seed (reviveDead) does.
-    const d = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 400 });
-    t.equal(d?.url, 'http://a.test/l');
-    t.equal(await r.frontier.fail(d!, { error: 'http_500', retryAt: null, deadReason: 'http_500 (after 5 attempts)', status: 500, now: T0 + 410 }), 'dead');
-    t.match(await r.frontier.get('http://a.test/l'), { state: 'dead', deadReason: 'http_500 (after 5 attempts)', lastError: 'http_500', lastStatus: 500, lastOutcome: 'dead', attempts: 1 });
-    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10 }, T0 + 500), { state: 'dead' });
-    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'seed', priority: 30, reviveDead: true }, T0 + 500), { state: 'queued' });
-    t.match(await r.frontier.get('http://a.test/l'), { state: 'queued', attempts: 0, deadReason: null, nextAt: T0 + 500 });
-    // The per-host cap refuses new rows only.
-    t.equal(await r.frontier.admit({ url: 'http://a.test/x', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), null, 'a.test has 2 rows');
-    t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: false }, 'a known URL is not refused');
-    t.match(await r.frontier.admit({ url: 'http://z.test/x', host: 'z.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), { added: true });
-    // Workers finding one new link at once: one row, one "added".
-    const race = await Promise.all(Array.from({ length: 12 }, () => r.frontier.admit({ url: 'http://z.test/race', host: 'z.test', reason: 'link', priority: 10 }, T0)));
-    t.equal(race.filter((x) => x?.added).length, 1, 'added once');
-    t.equal(new Set(race.map((x) => x?.id)).size, 1, 'one row');
-  });
+  t.test(
+    'issue 10: frontier admission: scope and request id stored, priority raised, refresh, rescope, revive, per-host cap',
+    async (t) => {
+      const r = await withRepos(t, open, 'admit');
+      const a = await r.frontier.admit(
+        { url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: ['B.test', 'a.test', 'a.test'], requestId: 'req_1' },
+        T0,
+      );
+      t.same(a, { id: a!.id, added: true, state: 'queued' });
+      t.match(await r.frontier.get('http://a.test/'), {
+        url: 'http://a.test/',
+        state: 'queued',
+        priority: 30,
+        reason: 'seed',
+        requestId: 'req_1',
+        scope: ['a.test', 'b.test'],
+        nextAt: T0,
+      });
+      t.equal(await r.frontier.get('http://a.test/none'), null);
+      // A link found again never lowers the priority, never changes the reason.
+      t.same(await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'link', priority: 10 }, T0 + 1), {
+        id: a!.id,
+        added: false,
+        state: 'queued',
+      });
+      t.match(await r.frontier.get('http://a.test/'), { priority: 30, reason: 'seed' });
+      const l = await r.frontier.admit(
+        { url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, scope: ['a.test', 'b.test'] },
+        T0,
+      );
+      await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 20, requestId: 'req_2' }, T0);
+      t.match(
+        await r.frontier.get('http://a.test/l'),
+        { priority: 20, requestId: 'req_2', reason: 'link' },
+        'a higher priority raises it; the request id is kept',
+      );
+      // Complete the seed; a refresh makes it due now with the higher priority.
+      await r.politeness.setGap('a.test', 0);
+      const c = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 10 });
+      t.equal(c?.url, 'http://a.test/');
+      await r.frontier.complete(c!, {
+        recrawlAt: T0 + 86_400_000,
+        status: 200,
+        outcome: 'indexed',
+        etag: '"e1"',
+        lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT',
+        recrawlMs: 86_400_000,
+        changed: true,
+        priority: 0,
+        now: T0 + 20,
+      });
+      t.match(await r.frontier.get('http://a.test/'), {
+        state: 'done',
+        priority: 0,
+        etag: '"e1"',
+        lastStatus: 200,
+        lastOutcome: 'indexed',
+        recrawlMs: 86_400_000,
+        completions: 1,
+        nextAt: T0 + 86_400_000,
+      });
+      t.same(
+        await r.frontier.admit(
+          {
+            url: 'http://a.test/',
+            host: 'a.test',
+            reason: 'request:recrawl',
+            priority: 30,
+            refresh: true,
+            requestId: 'req_3',
+            at: T0 + 100,
+          },
+          T0 + 100,
+        ),
+        { id: a!.id, added: false, state: 'queued' },
+      );
+      t.match(await r.frontier.get('http://a.test/'), {
+        state: 'queued',
+        nextAt: T0 + 100,
+        priority: 30,
+        reason: 'request:recrawl',
+        requestId: 'req_3',
+        attempts: 0,
+      });
+      const again = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 200 });
+      t.match(
+        again,
+        {
+          url: 'http://a.test/',
+          etag: '"e1"',
+          lastModified: 'Sat, 21 Nov 2026 10:00:00 GMT',
+          fetchedBefore: true,
+          recrawlMs: 86_400_000,
+          scope: ['a.test', 'b.test'],
+        },
+        'validators for a conditional GET',
+      );
+      t.same(
+        await r.frontier.admit({ url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, refresh: true }, T0 + 201),
+        { id: a!.id, added: false, state: 'leased' },
+        'a leased row is left to its holder',
+      );
+      // Rescope: the seed and everything admitted under its old scope take the new one.
+      t.match(
+        await r.frontier.admit(
+          { url: 'http://a.test/', host: 'a.test', reason: 'seed', priority: 30, scope: null, rescope: true },
+          T0 + 300,
+        ),
+        { state: 'leased' },
+      );
+      t.equal((await r.frontier.get('http://a.test/'))?.scope, null);
+      t.equal((await r.frontier.get('http://a.test/l'))?.scope, null, 'rows under the old scope follow');
+      t.ok(l);
+      // Dead rows: a link never revives them, a seed (reviveDead) does.
+      const d = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 400 });
+      t.equal(d?.url, 'http://a.test/l');
+      t.equal(
+        await r.frontier.fail(d!, {
+          error: 'http_500',
+          retryAt: null,
+          deadReason: 'http_500 (after 5 attempts)',
+          status: 500,
+          now: T0 + 410,
+        }),
+        'dead',
+      );
+      t.match(await r.frontier.get('http://a.test/l'), {
+        state: 'dead',
+        deadReason: 'http_500 (after 5 attempts)',
+        lastError: 'http_500',
+        lastStatus: 500,
+        lastOutcome: 'dead',
+        attempts: 1,
+      });
+      t.match(await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10 }, T0 + 500), {
+        state: 'dead',
+      });
+      t.match(
+        await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'seed', priority: 30, reviveDead: true }, T0 + 500),
+        { state: 'queued' },
+      );
+      t.match(await r.frontier.get('http://a.test/l'), { state: 'queued', attempts: 0, deadReason: null, nextAt: T0 + 500 });
+      // The per-host cap refuses new rows only.
+      t.equal(
+        await r.frontier.admit({ url: 'http://a.test/x', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0),
+        null,
+        'a.test has 2 rows',
+      );
+      t.match(
+        await r.frontier.admit({ url: 'http://a.test/l', host: 'a.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0),
+        { added: false },
+        'a known URL is not refused',
+      );
+      t.match(await r.frontier.admit({ url: 'http://z.test/x', host: 'z.test', reason: 'link', priority: 10, maxPerHost: 2 }, T0), {
+        added: true,
+      });
+      // Workers finding one new link at once: one row, one "added".
+      const race = await Promise.all(
+        Array.from({ length: 12 }, () => r.frontier.admit({ url: 'http://z.test/race', host: 'z.test', reason: 'link', priority: 10 }, T0)),
+      );
+      t.equal(race.filter((x) => x?.added).length, 1, 'added once');
+      t.equal(new Set(race.map((x) => x?.id)).size, 1, 'one row');
+    },
+  );
 
   t.test('issue 11: expedite (fast lane) makes a known done or queued URL due now; back-off, dead letters and leases stand', async (t) => {
     const r = await withRepos(t, open, 'expedite');
     await r.politeness.setGap('e.test', 0);
-    for (const p of ['done', 'retry', 'dead', 'leased']) await r.frontier.enqueue({ url: `http://e.test/${p}`, host: 'e.test', reason: 'link', priority: 10 }, T0);
+    for (const p of ['done', 'retry', 'dead', 'leased'])
+      await r.frontier.enqueue({ url: `http://e.test/${p}`, host: 'e.test', reason: 'link', priority: 10 }, T0);
     await r.frontier.enqueue({ url: 'http://e.test/later', host: 'e.test', reason: 'link', priority: 10, at: T0 + 50_000 }, T0);
     const claimed = new Map<string, Awaited<ReturnType<typeof r.frontier.claim>>>();
     for (let i = 0; i < 4; i++) {
       const c = await r.frontier.claim({ owner: 'w', leaseMs: 60_000, now: T0 + i });
       claimed.set(c!.url, c);
     }
-    await r.frontier.complete(claimed.get('http://e.test/done')!, { recrawlAt: T0 + 86_400_000, status: 200, outcome: 'indexed', priority: 0, now: T0 + 10 });
+    await r.frontier.complete(claimed.get('http://e.test/done')!, {
+      recrawlAt: T0 + 86_400_000,
+      status: 200,
+      outcome: 'indexed',
+      priority: 0,
+      now: T0 + 10,
+    });
     await r.frontier.fail(claimed.get('http://e.test/retry')!, { error: 'http_429', retryAt: T0 + 7000, status: 429, now: T0 + 10 });
     await r.frontier.fail(claimed.get('http://e.test/dead')!, { error: 'blocked_address', retryAt: null, now: T0 + 10 });
-    const fast = (p: string) => r.frontier.enqueue({ url: `http://e.test/${p}`, host: 'e.test', reason: 'webmaster_fast_lane', priority: 40, kind: 'page', at: T0 + 100, expedite: true }, T0 + 100);
+    const fast = (p: string) =>
+      r.frontier.enqueue(
+        {
+          url: `http://e.test/${p}`,
+          host: 'e.test',
+          reason: 'webmaster_fast_lane',
+          priority: 40,
+          kind: 'page',
+          at: T0 + 100,
+          expedite: true,
+        },
+        T0 + 100,
+      );
     for (const p of ['done', 'retry', 'dead', 'leased', 'later']) t.match(await fast(p), { added: false }, p);
-    t.match(await r.frontier.get('http://e.test/done'), { state: 'queued', nextAt: T0 + 100, priority: 40, reason: 'webmaster_fast_lane' }, 'done: due now, first in line');
+    t.match(
+      await r.frontier.get('http://e.test/done'),
+      { state: 'queued', nextAt: T0 + 100, priority: 40, reason: 'webmaster_fast_lane' },
+      'done: due now, first in line',
+    );
     t.match(await r.frontier.get('http://e.test/later'), { state: 'queued', nextAt: T0 + 100, priority: 40 }, 'queued for later: due now');
-    t.match(await r.frontier.get('http://e.test/retry'), { state: 'retrying', nextAt: T0 + 7000, priority: 40 }, 'a back-off (Retry-After) stands');
-    t.match(await r.frontier.get('http://e.test/dead'), { state: 'dead', deadReason: 'blocked_address', priority: 40 }, 'a dead letter stands');
-    t.match(await r.frontier.get('http://e.test/leased'), { state: 'leased', nextAt: T0 + 3 + 60_000 }, 'a leased row is its holder\'s');
+    t.match(
+      await r.frontier.get('http://e.test/retry'),
+      { state: 'retrying', nextAt: T0 + 7000, priority: 40 },
+      'a back-off (Retry-After) stands',
+    );
+    t.match(
+      await r.frontier.get('http://e.test/dead'),
+      { state: 'dead', deadReason: 'blocked_address', priority: 40 },
+      'a dead letter stands',
+    );
+    t.match(await r.frontier.get('http://e.test/leased'), { state: 'leased', nextAt: T0 + 3 + 60_000 }, "a leased row is its holder's");
     t.equal((await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: T0 + 100 }))?.priority, 40);
   });
 
@@ -410,40 +656,107 @@ export function repoContract(t: Test, open: OpenRepos): void {
     await r.frontier.admit({ url: 'http://a.test/later', host: 'a.test', reason: 'seed', at: T0 + 60_000 }, T0);
     const c = await r.frontier.claimUrl('http://a.test/later', { owner: 'now', leaseMs: 1000, now: T0 });
     t.match(c, { url: 'http://a.test/later', leaseUntil: T0 + 1000 }, 'due or not');
-    t.equal(await r.frontier.claimUrl('http://a.test/later', { owner: 'other', leaseMs: 1000, now: T0 + 999 }), null, 'busy while the lease lives');
+    t.equal(
+      await r.frontier.claimUrl('http://a.test/later', { owner: 'other', leaseMs: 1000, now: T0 + 999 }),
+      null,
+      'busy while the lease lives',
+    );
     t.equal(await r.frontier.claimUrl('http://a.test/unknown', { owner: 'other', leaseMs: 1000, now: T0 }), null);
-    await r.frontier.markFetched('http://a.test/later', 'a.test', { reason: 'redirect', outcome: 'indexed', status: 200, recrawlMs: 3_600_000, priority: 0, now: T0 + 5 });
+    await r.frontier.markFetched('http://a.test/later', 'a.test', {
+      reason: 'redirect',
+      outcome: 'indexed',
+      status: 200,
+      recrawlMs: 3_600_000,
+      priority: 0,
+      now: T0 + 5,
+    });
     t.match(await r.frontier.get('http://a.test/later'), { state: 'leased' }, 'a leased row is left to its holder');
-    await r.frontier.markFetched('http://b.test/target', 'b.test', { reason: 'redirect', outcome: 'indexed', status: 200, etag: '"t"', scope: ['b.test'], recrawlMs: 3_600_000, priority: 0, now: T0 + 5 });
-    t.match(await r.frontier.get('http://b.test/target'), { state: 'done', reason: 'redirect', etag: '"t"', completions: 1, recrawlMs: 3_600_000, nextAt: T0 + 5 + 3_600_000, scope: ['b.test'] });
-    await r.frontier.markFetched('http://b.test/target', 'b.test', { reason: 'redirect', outcome: 'unchanged', status: 304, recrawlMs: 1, priority: 0, now: T0 + 10 });
-    t.match(await r.frontier.get('http://b.test/target'), { completions: 2, lastOutcome: 'unchanged', nextAt: T0 + 10 + 3_600_000 }, 'its own interval wins');
+    await r.frontier.markFetched('http://b.test/target', 'b.test', {
+      reason: 'redirect',
+      outcome: 'indexed',
+      status: 200,
+      etag: '"t"',
+      scope: ['b.test'],
+      recrawlMs: 3_600_000,
+      priority: 0,
+      now: T0 + 5,
+    });
+    t.match(await r.frontier.get('http://b.test/target'), {
+      state: 'done',
+      reason: 'redirect',
+      etag: '"t"',
+      completions: 1,
+      recrawlMs: 3_600_000,
+      nextAt: T0 + 5 + 3_600_000,
+      scope: ['b.test'],
+    });
+    await r.frontier.markFetched('http://b.test/target', 'b.test', {
+      reason: 'redirect',
+      outcome: 'unchanged',
+      status: 304,
+      recrawlMs: 1,
+      priority: 0,
+      now: T0 + 10,
+    });
+    t.match(
+      await r.frontier.get('http://b.test/target'),
+      { completions: 2, lastOutcome: 'unchanged', nextAt: T0 + 10 + 3_600_000 },
+      'its own interval wins',
+    );
     t.equal((await r.politeness.get('b.test'))?.gapMs, 1000, 'its host is known to politeness');
     await r.frontier.fail(c!, { error: 'blocked', retryAt: null, now: T0 + 20 });
     await r.frontier.admit({ url: 'http://b.test/q2', host: 'b.test', reason: 'seed', at: T0 + 2 }, T0);
     await r.frontier.admit({ url: 'http://b.test/q1', host: 'b.test', reason: 'seed', at: T0 + 1 }, T0);
-    t.same((await r.frontier.deadLetters()).map((x) => [x.url, x.deadReason]), [['http://a.test/later', 'blocked']]);
+    t.same(
+      (await r.frontier.deadLetters()).map((x) => [x.url, x.deadReason]),
+      [['http://a.test/later', 'blocked']],
+    );
     t.same(await r.frontier.deadLetters({ host: 'b.test' }), []);
-    t.same((await r.frontier.pendingItems(5)).map((x) => x.url), ['http://b.test/q1', 'http://b.test/q2'], 'soonest due first');
+    t.same(
+      (await r.frontier.pendingItems(5)).map((x) => x.url),
+      ['http://b.test/q1', 'http://b.test/q2'],
+      'soonest due first',
+    );
     t.same(await r.frontier.counts({ host: 'B.test' }), { queued: 2, leased: 0, retrying: 0, done: 1, dead: 0 }, 'counts of one host');
   });
 
   t.test('issue 10: host facts written by the crawler are what svc_site reads', async (t) => {
     const r = await withRepos(t, open, 'hostwrites');
     const at = '2026-11-21T10:00:00.000Z';
-    await r.hosts.recordRobots('W.test', { status: 'ok', httpStatus: 200, fetchedAt: at, rules: ['Disallow: /private'], sitemaps: ['http://w.test/sitemap.xml'], crawlDelaySec: 2 });
+    await r.hosts.recordRobots('W.test', {
+      status: 'ok',
+      httpStatus: 200,
+      fetchedAt: at,
+      rules: ['Disallow: /private'],
+      sitemaps: ['http://w.test/sitemap.xml'],
+      crawlDelaySec: 2,
+    });
     await r.hosts.recordLlms('w.test', { present: true, fetchedAt: at, title: 'W', summary: 'A site', linkCount: 3 });
     await Promise.all([r.hosts.recordCrawl('w.test', at), r.hosts.recordCrawl('w.test', at), r.hosts.recordCrawl('w.test', at)]);
     await r.hosts.recordChangeInterval('w.test', 1000, at);
     await r.hosts.recordChangeInterval('w.test', 3000, at);
     await r.hosts.recordChangeInterval('w.test', 0, at);
-    await r.hosts.recordPageLinks(7, 'w.test', new Map([['x.test', 2], ['y.test', 1]]));
+    await r.hosts.recordPageLinks(
+      7,
+      'w.test',
+      new Map([
+        ['x.test', 2],
+        ['y.test', 1],
+      ]),
+    );
     await r.hosts.recordPageLinks(8, 'x.test', new Map([['w.test', 4]]));
     await r.hosts.recordPageLinks(7, 'w.test', new Map([['x.test', 5]]));
     const f = (await r.hosts.evidence('w.test')).facts;
     t.match(f, {
       host: 'w.test',
-      robots: { status: 'ok', httpStatus: 200, fetchedAt: at, rules: ['Disallow: /private'], sitemaps: ['http://w.test/sitemap.xml'], crawlDelaySec: 2 },
+      robots: {
+        status: 'ok',
+        httpStatus: 200,
+        fetchedAt: at,
+        rules: ['Disallow: /private'],
+        sitemaps: ['http://w.test/sitemap.xml'],
+        crawlDelaySec: 2,
+      },
       llms: { present: true, title: 'W', summary: 'A site', linkCount: 3 },
       lastCrawlAt: at,
       pagesFetched: 3,
@@ -458,7 +771,14 @@ export function repoContract(t: Test, open: OpenRepos): void {
 
   t.test('requests: ids from the database, idempotency unique in the database', async (t) => {
     const r = await withRepos(t, open, 'requests');
-    const sub = { keyDigest: 'k1', type: 'discovery' as const, url: 'http://a.test/', host: 'a.test', idempotencyDigest: 'i1', at: '2026-11-21T10:00:00.000Z' };
+    const sub = {
+      keyDigest: 'k1',
+      type: 'discovery' as const,
+      url: 'http://a.test/',
+      host: 'a.test',
+      idempotencyDigest: 'i1',
+      at: '2026-11-21T10:00:00.000Z',
+    };
     const first = await r.requests.create(sub);
     if (!('request' in first)) throw new Error('expected a request');
     t.match(first, { deduplicated: false, request: { keyDigest: 'k1', type: 'discovery', status: 'received', receivedAt: sub.at } });
@@ -466,7 +786,10 @@ export function repoContract(t: Test, open: OpenRepos): void {
     t.match(await r.requests.create(sub), { deduplicated: true, request: { id: first.request.id } });
     t.match(await r.requests.create({ ...sub, url: 'http://a.test/other' }), { conflict: { id: first.request.id } });
     t.match(await r.requests.create({ ...sub, keyDigest: 'k2' }), { deduplicated: false }, 'idempotency keys are per API key');
-    const plain = await Promise.all([r.requests.create({ ...sub, idempotencyDigest: null }), r.requests.create({ ...sub, idempotencyDigest: null })]);
+    const plain = await Promise.all([
+      r.requests.create({ ...sub, idempotencyDigest: null }),
+      r.requests.create({ ...sub, idempotencyDigest: null }),
+    ]);
     const ids = plain.map((p) => ('request' in p ? p.request.id : ''));
     t.equal(new Set(ids).size, 2, 'without an idempotency key every submission is its own request');
     const race = await Promise.all(Array.from({ length: 20 }, () => r.requests.create({ ...sub, idempotencyDigest: 'i-race' })));

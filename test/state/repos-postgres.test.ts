@@ -44,9 +44,19 @@ if (why) {
 
   t.test('issue 10: SVC_DATABASE_URL selects PostgreSQL; opening migrates once, concurrently safe', async (t) => {
     const url = await fresh('migrate');
-    const both = await Promise.all([openRepositories({ dataDir: t.testdir(), databaseUrl: url }), openRepositories({ dataDir: t.testdir(), databaseUrl: url })]);
-    t.same(both.map((r) => r.backend), ['postgres', 'postgres']);
-    t.same([...both[0]!.applied, ...both[1]!.applied].sort(), pgMigrations.map((m) => m.id).sort(), 'two processes starting together apply each migration once');
+    const both = await Promise.all([
+      openRepositories({ dataDir: t.testdir(), databaseUrl: url }),
+      openRepositories({ dataDir: t.testdir(), databaseUrl: url }),
+    ]);
+    t.same(
+      both.map((r) => r.backend),
+      ['postgres', 'postgres'],
+    );
+    t.same(
+      [...both[0]!.applied, ...both[1]!.applied].sort(),
+      pgMigrations.map((m) => m.id).sort(),
+      'two processes starting together apply each migration once',
+    );
     await Promise.all(both.map((r) => r.close()));
     const again = await openRepositories({ dataDir: t.testdir(), databaseUrl: url });
     t.same(again.applied, []);
@@ -59,14 +69,22 @@ if (why) {
       const out = new PassThrough();
       let text = '';
       out.on('data', (c: Buffer) => (text += c.toString()));
-      const code = await main(['migrate', '--json', '--data-dir', t.testdir()], { stdout: out, stderr: out, env: { SVC_DATABASE_URL: url } });
+      const code = await main(['migrate', '--json', '--data-dir', t.testdir()], {
+        stdout: out,
+        stderr: out,
+        env: { SVC_DATABASE_URL: url },
+      });
       return { code, text };
     };
     const first = await run();
     t.equal(first.code, 0, first.text);
     t.notMatch(first.text, /hunter2/);
     t.match(JSON.parse(first.text), { backend: 'postgres', target: /^postgres:\/\/svc:\*\*\*@127\.0\.0\.1:\d+\/cli_\d+$/ });
-    t.same((JSON.parse(first.text) as { applied: string[] }).applied, pgMigrations.map((m) => m.id), 'every migration, in order');
+    t.same(
+      (JSON.parse(first.text) as { applied: string[] }).applied,
+      pgMigrations.map((m) => m.id),
+      'every migration, in order',
+    );
     t.same(JSON.parse((await run()).text).applied, [], 'up to date the second time');
   });
 
@@ -88,7 +106,14 @@ if (why) {
     await c.connect();
     const rows = (await c.query(`SELECT "window", count FROM usage_counters ORDER BY "window"`)).rows;
     await c.end();
-    t.same(rows, [{ window: 'day', count: 57 }, { window: 'minute', count: 57 }], 'the counters hold exactly what was admitted');
+    t.same(
+      rows,
+      [
+        { window: 'day', count: 57 },
+        { window: 'minute', count: 57 },
+      ],
+      'the counters hold exactly what was admitted',
+    );
   });
 
   t.test('issue 10: host evidence reads host facts rows as the SQLite backend does', async (t) => {
@@ -102,12 +127,23 @@ if (why) {
       `INSERT INTO crawl_hosts (host, robots_status, robots_http_status, robots_fetched_at, robots_rules, robots_sitemaps, robots_crawl_delay, last_crawl_at, pages_fetched)
        VALUES ('h.test', 'ok', 200, '2026-11-21T10:00:00.000Z', '["Disallow: /x"]', '[]', 2, '2026-11-21T10:01:00.000Z', 1)`,
     );
-    await c.query(`INSERT INTO host_change_intervals (host, at, interval_ms) VALUES ('h.test', '2026-11-21T10:02:00.000Z', 1000), ('h.test', '2026-11-21T10:03:00.000Z', 3000)`);
-    await c.query(`INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (1, 'h.test', 'o.test', 3), (1, 'h.test', 'h.test', 9), (2, 'o.test', 'h.test', 1)`);
+    await c.query(
+      `INSERT INTO host_change_intervals (host, at, interval_ms) VALUES ('h.test', '2026-11-21T10:02:00.000Z', 1000), ('h.test', '2026-11-21T10:03:00.000Z', 3000)`,
+    );
+    await c.query(
+      `INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (1, 'h.test', 'o.test', 3), (1, 'h.test', 'h.test', 9), (2, 'o.test', 'h.test', 1)`,
+    );
     await c.end();
     t.same((await r.hosts.evidence('h.test')).facts, {
       host: 'h.test',
-      robots: { status: 'ok', httpStatus: 200, fetchedAt: '2026-11-21T10:00:00.000Z', rules: ['Disallow: /x'], sitemaps: [], crawlDelaySec: 2 },
+      robots: {
+        status: 'ok',
+        httpStatus: 200,
+        fetchedAt: '2026-11-21T10:00:00.000Z',
+        rules: ['Disallow: /x'],
+        sitemaps: [],
+        crawlDelaySec: 2,
+      },
       llms: null,
       lastCrawlAt: '2026-11-21T10:01:00.000Z',
       pagesFetched: 1,
@@ -142,16 +178,22 @@ if (why) {
     );
     t.equal(claims.length, urls.length, 'every URL claimed once');
     t.same([...new Set(claims.map((c) => c.url))].sort(), [...urls].sort(), 'no URL twice, none missing');
-    t.ok(new Set(claims.map((c) => c.worker)).size >= 2, `work spread over workers: ${[...new Set(claims.map((c) => c.worker))].join(', ')}`);
+    t.ok(
+      new Set(claims.map((c) => c.worker)).size >= 2,
+      `work spread over workers: ${[...new Set(claims.map((c) => c.worker))].join(', ')}`,
+    );
     for (const h of hosts) {
-      const times = claims.filter((c) => c.host === h).map((c) => c.at).sort((x, y) => x - y);
+      const times = claims
+        .filter((c) => c.host === h)
+        .map((c) => c.at)
+        .sort((x, y) => x - y);
       const gaps = times.slice(1).map((x, i) => x - (times[i] as number));
       t.ok(Math.min(...gaps) >= gapMs, `${h}: smallest gap between fetch starts ${Math.min(...gaps)} ms ≥ ${gapMs} ms across workers`);
     }
     t.same(await r.frontier.counts(), { queued: 0, leased: 0, retrying: 0, done: urls.length, dead: 0 });
   });
 
-  t.test('issue 10: a killed worker\'s lease returns after expiry, and only then', async (t) => {
+  t.test("issue 10: a killed worker's lease returns after expiry, and only then", async (t) => {
     const url = await fresh('killed');
     const r = await openPostgresRepositories(url);
     t.teardown(() => r.close());

@@ -30,7 +30,10 @@ t.test('issue 10: opening migrates once; no SVC_DATABASE_URL means the state fil
   await first.close();
   const again = await openRepositories({ dataDir: dir, databaseUrl: undefined });
   t.same(again.applied, [], 'up to date');
-  t.same((await again.keys.list()).map((k) => k.name), ['kept']);
+  t.same(
+    (await again.keys.list()).map((k) => k.name),
+    ['kept'],
+  );
   await again.close();
   // The service's own opener sees the same file and schema.
   const db = openStateDb(join(dir, 'state.sqlite'));
@@ -74,11 +77,25 @@ t.test('issue 10: host evidence reads the facts the crawler records (state/hosts
   const { Hosts } = await import('../../state/hosts.js');
   const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
   const hosts = new Hosts(db);
-  hosts.recordRobots('h.test', { status: 'ok', httpStatus: 200, fetchedAt: '2026-11-21T10:00:00.000Z', rules: ['Disallow: /x'], sitemaps: [], crawlDelaySec: 2 });
+  hosts.recordRobots('h.test', {
+    status: 'ok',
+    httpStatus: 200,
+    fetchedAt: '2026-11-21T10:00:00.000Z',
+    rules: ['Disallow: /x'],
+    sitemaps: [],
+    crawlDelaySec: 2,
+  });
   hosts.recordCrawl('h.test', '2026-11-21T10:01:00.000Z');
   hosts.recordChangeInterval('h.test', 1000, '2026-11-21T10:02:00.000Z');
   hosts.recordChangeInterval('h.test', 3000, '2026-11-21T10:03:00.000Z');
-  hosts.recordPageLinks(1, 'h.test', new Map([['o.test', 3], ['h.test', 9]]));
+  hosts.recordPageLinks(
+    1,
+    'h.test',
+    new Map([
+      ['o.test', 3],
+      ['h.test', 9],
+    ]),
+  );
   hosts.recordPageLinks(2, 'o.test', new Map([['h.test', 1]]));
   const ev = await sqliteRepositories(db).hosts.evidence('h.test');
   t.same(ev.facts, HOST_FACTS_EXPECTED);
@@ -107,9 +124,20 @@ t.test('issue 10: the entities repository (SQLite): page sink, search, get, with
     '@context': 'https://schema.org',
     '@type': 'Library',
     name: 'Bibliothèque Test',
-    address: { '@type': 'PostalAddress', streetAddress: '1 rue Test', addressLocality: 'Québec', addressRegion: 'QC', postalCode: 'G1R 4S9', addressCountry: 'CA' },
+    address: {
+      '@type': 'PostalAddress',
+      streetAddress: '1 rue Test',
+      addressLocality: 'Québec',
+      addressRegion: 'QC',
+      postalCode: 'G1R 4S9',
+      addressCountry: 'CA',
+    },
   };
-  await entities.observePage({ pageRef: 7, url: 'https://lib.example.ca/', host: 'lib.example.ca', lang: 'fr' }, [node], '2026-11-21T10:00:00.000Z');
+  await entities.observePage(
+    { pageRef: 7, url: 'https://lib.example.ca/', host: 'lib.example.ca', lang: 'fr' },
+    [node],
+    '2026-11-21T10:00:00.000Z',
+  );
   const found = await entities.search({ q: 'bibliotheque test', province: 'QC' });
   t.equal(found.length, 1);
   t.match(found[0], { name: 'Bibliothèque Test', kind: 'Library', address: { province: 'CA-QC', postal_code: 'G1R 4S9' } });

@@ -121,5 +121,8 @@ t.test('lifecycle transitions are enforced and recorded', async (t) => {
   t.equal(done.attempts, 1);
   t.throws(() => store.transition(request.id, 'queued'), /not allowed/, 'completed is final');
   t.same(store.counts(), { received: 0, queued: 0, in_progress: 0, completed: 1, failed: 0 });
-  t.same(store.listByStatus('completed').map((r) => r.id), [request.id]);
+  t.same(
+    store.listByStatus('completed').map((r) => r.id),
+    [request.id],
+  );
 });

@@ -10,7 +10,12 @@ const caller = { keyId: 'test', digest: '0'.repeat(64) };
 let nextRef = 1;
 const page = (host: string, texts: string[], over: Partial<PageInput> = {}): PageInput => {
   const ref = nextRef++;
-  return makePage(ref, host, texts, { title: `Library hours ${ref}`, publishedAt: '2026-09-15T00:00:00Z', dateSource: 'schema.org', ...over });
+  return makePage(ref, host, texts, {
+    title: `Library hours ${ref}`,
+    publishedAt: '2026-09-15T00:00:00Z',
+    dateSource: 'schema.org',
+    ...over,
+  });
 };
 
 async function service(t: { teardown(fn: () => unknown): void }): Promise<TestService> {
@@ -23,7 +28,14 @@ const context = (s: TestService, input: Record<string, unknown>) => callTool(con
 t.test('empty index: the §2.1 shape with no_results', async (t) => {
   const s = await service(t);
   const r = await context(s, { query: 'library hours' });
-  t.same(r, { context: [], coverage: { passages: 0, hosts: 0 }, warnings: [{ code: 'no_results', message: r.warnings[0]!.message }], tokens_estimated: 0, token_budget: 2000, ranking: 'bm25' });
+  t.same(r, {
+    context: [],
+    coverage: { passages: 0, hosts: 0 },
+    warnings: [{ code: 'no_results', message: r.warnings[0]!.message }],
+    tokens_estimated: 0,
+    token_budget: 2000,
+    ranking: 'bm25',
+  });
 });
 
 t.test('bounds: max_tokens 256–8000, max_sources 1–30, closed enums', async (t) => {
@@ -49,7 +61,8 @@ t.test('bounds: max_tokens 256–8000, max_sources 1–30, closed enums', async 
 t.test('packs relevant, cited passages within both bounds, diverse by host', async (t) => {
   const s = await service(t);
   const idx = s.services.deps.index;
-  const long = (n: number) => Array.from({ length: n }, (_, i) => `The public library opens at nine on weekdays and sentence ${i} adds detail.`).join(' ');
+  const long = (n: number) =>
+    Array.from({ length: n }, (_, i) => `The public library opens at nine on weekdays and sentence ${i} adds detail.`).join(' ');
   await idx.upsertPages([
     ...Array.from({ length: 6 }, () => page('ottawa.ca', [long(8), long(8)])),
     page('biblio.example.org', [long(6)]),
@@ -107,12 +120,18 @@ t.test('filters, snippet rules, instruction-like text, removal, natural-language
   const g = await context(s, { query: 'library', source_type: 'government' });
   t.same(g.context.map((c) => c.source).sort(), [gov.url, muni.url].sort());
   const p = await context(s, { query: 'library', province: 'on', source_type: 'government:provincial' });
-  t.same(p.context.map((c) => c.source), [gov.url]);
+  t.same(
+    p.context.map((c) => c.source),
+    [gov.url],
+  );
   const fresh = await context(s, { query: 'library', freshness: '365d' });
   t.notOk(fresh.context.some((c) => c.source === old.url));
 
   const all = await context(s, { query: 'library', max_sources: 30 });
-  t.notOk(all.context.some((c) => c.source === nos.url), 'nosnippet pages are never quoted');
+  t.notOk(
+    all.context.some((c) => c.source === nos.url),
+    'nosnippet pages are never quoted',
+  );
   t.ok(all.warnings.some((w) => w.code === 'snippet_restricted' && w.source === nos.url));
   t.ok(all.warnings.some((w) => w.code === 'instruction_like_text' && w.source === inj.url));
 
@@ -120,11 +139,17 @@ t.test('filters, snippet rules, instruction-like text, removal, natural-language
   t.ok(staleOnly.warnings.some((w) => w.code === 'stale_sources'));
 
   const nl = await context(s, { query: 'when is the ottawa library renovation finished' });
-  t.ok(nl.context.some((c) => c.source === muni.url), 'a question whose words do not all match falls back to any-term ranking');
+  t.ok(
+    nl.context.some((c) => c.source === muni.url),
+    'a question whose words do not all match falls back to any-term ranking',
+  );
 
   await idx.removePage(muni.pageRef);
   const after = await context(s, { query: 'library', max_sources: 30 });
-  t.notOk(after.context.some((c) => c.source === muni.url), 'a removed page disappears from context');
+  t.notOk(
+    after.context.some((c) => c.source === muni.url),
+    'a removed page disappears from context',
+  );
   t.equal(await idx.pagePassages(muni.pageRef, 0, 10), null, 'and from page passages');
 
   const rest = await api(s, '/api/v1/context', { method: 'POST', json: { query: 'library', max_sources: 30 } });

@@ -10,11 +10,14 @@ import { api, startTestService, type TestService } from '../helpers/service.js';
  */
 async function mcpClient(s: TestService): Promise<Client> {
   const client = new Client({ name: 'contract', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
   return client;
 }
 
-const problemOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as { code: string; status: number; errors: { path: unknown[] }[] };
+const problemOf = (r: unknown) =>
+  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as { code: string; status: number; errors: { path: unknown[] }[] };
 
 t.test('tools/list shows exactly the eight enabled tools, with schemas and annotations', async (t) => {
   const s = await startTestService({ perMinute: 1000 });
@@ -22,9 +25,10 @@ t.test('tools/list shows exactly the eight enabled tools, with schemas and annot
   const client = await mcpClient(s);
   t.teardown(() => client.close());
   const { tools } = await client.listTools();
-  t.same(tools.map((x) => x.name).sort(), [
-    'svc_context', 'svc_entities', 'svc_fresh', 'svc_page', 'svc_request_status', 'svc_search', 'svc_site', 'svc_submit_url',
-  ].sort());
+  t.same(
+    tools.map((x) => x.name).sort(),
+    ['svc_context', 'svc_entities', 'svc_fresh', 'svc_page', 'svc_request_status', 'svc_search', 'svc_site', 'svc_submit_url'].sort(),
+  );
   for (const tool of tools) {
     t.equal(tool.inputSchema.type, 'object', `${tool.name} input schema`);
     t.equal(tool.outputSchema?.type, 'object', `${tool.name} output schema`);
@@ -39,7 +43,10 @@ t.test('tools/list shows exactly the eight enabled tools, with schemas and annot
   t.equal(images.status, 404);
   t.match(images.body, { code: 'feature_disabled' });
   // An absent tool is a protocol error, as the MCP spec lists unknown tools (issue 12), not an isError result.
-  await t.rejects(client.callTool({ name: 'svc_images', arguments: { q: 'bridge' } }), { code: -32602, message: /Unknown tool: svc_images/ });
+  await t.rejects(client.callTool({ name: 'svc_images', arguments: { q: 'bridge' } }), {
+    code: -32602,
+    message: /Unknown tool: svc_images/,
+  });
 });
 
 t.test('with SVC_IMAGES=1 the images tool is listed and answers', async (t) => {
@@ -62,10 +69,25 @@ t.test('every tool on an empty index: REST JSON equals MCP structuredContent', a
   const client = await mcpClient(s);
   t.teardown(() => client.close());
   const cases: { tool: string; args: Record<string, unknown>; rest: () => Promise<{ status: number; body: unknown }>; status: number }[] = [
-    { tool: 'svc_search', args: { q: 'public library hours', limit: 5 }, rest: () => api(s, '/api/v1/search?q=public%20library%20hours&limit=5'), status: 200 },
-    { tool: 'svc_context', args: { query: 'public library hours', max_tokens: 512 }, rest: () => api(s, '/api/v1/context', { method: 'POST', json: { query: 'public library hours', max_tokens: 512 } }), status: 200 },
+    {
+      tool: 'svc_search',
+      args: { q: 'public library hours', limit: 5 },
+      rest: () => api(s, '/api/v1/search?q=public%20library%20hours&limit=5'),
+      status: 200,
+    },
+    {
+      tool: 'svc_context',
+      args: { query: 'public library hours', max_tokens: 512 },
+      rest: () => api(s, '/api/v1/context', { method: 'POST', json: { query: 'public library hours', max_tokens: 512 } }),
+      status: 200,
+    },
     { tool: 'svc_fresh', args: { window: '24h' }, rest: () => api(s, '/api/v1/fresh?window=24h'), status: 200 },
-    { tool: 'svc_entities', args: { q: 'library', province: 'QC', limit: 5 }, rest: () => api(s, '/api/v1/entities?q=library&province=QC&limit=5'), status: 200 },
+    {
+      tool: 'svc_entities',
+      args: { q: 'library', province: 'QC', limit: 5 },
+      rest: () => api(s, '/api/v1/entities?q=library&province=QC&limit=5'),
+      status: 200,
+    },
     { tool: 'svc_page', args: { page_ref: 12345 }, rest: () => api(s, '/api/v1/passages?page_ref=12345'), status: 404 },
     { tool: 'svc_site', args: { host: 'never-seen.example' }, rest: () => api(s, '/api/v1/site/never-seen.example'), status: 404 },
     { tool: 'svc_request_status', args: { id: 'req_nothing' }, rest: () => api(s, '/api/v1/requests/req_nothing'), status: 404 },
@@ -84,7 +106,10 @@ t.test('every tool on an empty index: REST JSON equals MCP structuredContent', a
   }
   const search = (await api(s, '/api/v1/search?q=anything')).body as { results: unknown[]; warnings: { code: string }[] };
   t.same(search.results, []);
-  t.ok(search.warnings.some((w) => w.code === 'no_results'), 'empty search says no_results');
+  t.ok(
+    search.warnings.some((w) => w.code === 'no_results'),
+    'empty search says no_results',
+  );
   const context = (await api(s, '/api/v1/context', { method: 'POST', json: { query: 'anything' } })).body as Record<string, unknown>;
   t.match(context, { context: [], coverage: { passages: 0, hosts: 0 }, tokens_estimated: 0, ranking: String });
   t.ok((context.warnings as { code: string }[]).some((w) => w.code === 'no_results'));
@@ -93,7 +118,11 @@ t.test('every tool on an empty index: REST JSON equals MCP structuredContent', a
   const sub = await api(s, '/api/v1/requests', { method: 'POST', json: { type: 'discovery', url: 'https://example.ca/new-page' } });
   t.equal(sub.status, 202);
   const again = await client.callTool({ name: 'svc_submit_url', arguments: { type: 'discovery', url: 'https://example.ca/new-page' } });
-  t.same((again.structuredContent as { request: unknown }).request, (sub.body as { request: unknown }).request, 'idempotent submission: same record on both adapters');
+  t.same(
+    (again.structuredContent as { request: unknown }).request,
+    (sub.body as { request: unknown }).request,
+    'idempotent submission: same record on both adapters',
+  );
   t.match(again.structuredContent, { deduplicated: true });
   const id = (sub.body as { request: { id: string } }).request.id;
   const status = await api(s, `/api/v1/requests/${id}`);

@@ -13,15 +13,19 @@ import { siteTool } from '../../tools/site.js';
 import type { ToolDefinition } from '../../tools/define-tool.js';
 
 // svc_site is served through the registry; until the registry lists it, the test adds it the same way.
-const tools: readonly ToolDefinition[] = allTools.some((x) => x.name === 'svc_site') ? allTools : [...allTools, siteTool as unknown as ToolDefinition];
+const tools: readonly ToolDefinition[] = allTools.some((x) => x.name === 'svc_site')
+  ? allTools
+  : [...allTools, siteTool as unknown as ToolDefinition];
 
 async function connect(s: TestService): Promise<Client> {
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
   return client;
 }
 
-const problemOf = (r: unknown): { code: string; status: number } => JSON.parse(((r as { content: { text: string }[] }).content)[0]!.text);
+const problemOf = (r: unknown): { code: string; status: number } => JSON.parse((r as { content: { text: string }[] }).content[0]!.text);
 
 t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t) => {
   const web = await startTestWeb({ generatedHosts: 0 });
@@ -42,7 +46,8 @@ t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t
   t.teardown(() => client.close());
 
   const names = (await client.listTools()).tools.map((x) => x.name);
-  for (const n of ['svc_fresh', 'svc_page', 'svc_entities', 'svc_site', 'svc_submit_url', 'svc_request_status', 'svc_images']) t.ok(names.includes(n), `${n} listed`);
+  for (const n of ['svc_fresh', 'svc_page', 'svc_entities', 'svc_site', 'svc_submit_url', 'svc_request_status', 'svc_images'])
+    t.ok(names.includes(n), `${n} listed`);
 
   // `since` of svc_fresh is computed from the clock at call time, so it is left out of the comparison.
   const same = async (label: string, tool: string, args: Record<string, unknown>, path: string): Promise<Record<string, unknown>> => {
@@ -102,8 +107,22 @@ t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t
     ['page 404', { page_ref: 999999 }, '/api/v1/passages?page_ref=999999', {}, 'not_found', 404],
     ['page limit', { page_ref: 1, limit: 41 }, '/api/v1/passages?page_ref=1&limit=41', {}, 'validation_failed', 422],
     ['entities limit', { limit: 21 }, '/api/v1/entities?limit=21', {}, 'validation_failed', 422],
-    ['submit private', { type: 'discovery', url: 'http://10.0.0.1/' }, '/api/v1/requests', { method: 'POST', json: { type: 'discovery', url: 'http://10.0.0.1/' } }, 'invalid_host', 400],
-    ['submit type', { type: 'nuke', url: 'https://www.example.ca/' }, '/api/v1/requests', { method: 'POST', json: { type: 'nuke', url: 'https://www.example.ca/' } }, 'bad_request', 400],
+    [
+      'submit private',
+      { type: 'discovery', url: 'http://10.0.0.1/' },
+      '/api/v1/requests',
+      { method: 'POST', json: { type: 'discovery', url: 'http://10.0.0.1/' } },
+      'invalid_host',
+      400,
+    ],
+    [
+      'submit type',
+      { type: 'nuke', url: 'https://www.example.ca/' },
+      '/api/v1/requests',
+      { method: 'POST', json: { type: 'nuke', url: 'https://www.example.ca/' } },
+      'bad_request',
+      400,
+    ],
     ['status unknown', { id: 'req_unknown' }, '/api/v1/requests/req_unknown', {}, 'not_found', 404],
   ];
   const toolOf: Record<string, string> = {

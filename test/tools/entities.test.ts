@@ -28,7 +28,11 @@ function setup(t: Test) {
   return { entities, ctx: { deps, caller: { keyId: 'k', digest: 'd' } } };
 }
 
-const err = (p: Promise<unknown>) => p.then(() => null, (e: SvcError) => e);
+const err = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: SvcError) => e,
+  );
 
 t.test('svc_entities: empty store → well-formed empty result', async (t) => {
   const { ctx } = setup(t);
@@ -40,19 +44,45 @@ t.test('svc_entities: empty store → well-formed empty result', async (t) => {
 t.test('svc_entities: filters, kind subtypes, id lookup, bounds', async (t) => {
   const { ctx, entities } = setup(t);
   const at = '2026-01-01T00:00:00.000Z';
-  entities.observePage({ pageRef: 1, url: 'https://clinic.example.ca/', host: 'clinic.example.ca', lang: 'fr' }, [
-    { '@type': 'Dentist', name: 'Clinique dentaire Saint-Roch', address: { addressLocality: 'Québec', addressRegion: 'QC', postalCode: 'G1K 3B2' } },
-    { '@type': 'Hospital', name: 'Hôpital Saint-Sacrement', address: { addressLocality: 'Québec', addressRegion: 'Québec', postalCode: 'G1S 4L8' } },
-    { '@type': 'Library', name: 'Bibliothèque Saint-Roch', address: { addressLocality: 'Sherbrooke', addressRegion: 'QC', postalCode: 'J1H 1A1' } },
-  ], at);
+  entities.observePage(
+    { pageRef: 1, url: 'https://clinic.example.ca/', host: 'clinic.example.ca', lang: 'fr' },
+    [
+      {
+        '@type': 'Dentist',
+        name: 'Clinique dentaire Saint-Roch',
+        address: { addressLocality: 'Québec', addressRegion: 'QC', postalCode: 'G1K 3B2' },
+      },
+      {
+        '@type': 'Hospital',
+        name: 'Hôpital Saint-Sacrement',
+        address: { addressLocality: 'Québec', addressRegion: 'Québec', postalCode: 'G1S 4L8' },
+      },
+      {
+        '@type': 'Library',
+        name: 'Bibliothèque Saint-Roch',
+        address: { addressLocality: 'Sherbrooke', addressRegion: 'QC', postalCode: 'J1H 1A1' },
+      },
+    ],
+    at,
+  );
   const med = await callTool(entitiesTool, { kind: 'MedicalOrganization' }, ctx);
   t.same(med.entities.map((e) => e.kind).sort(), ['Dentist', 'Hospital'], 'schema.org: both descend from MedicalOrganization');
   const mb = await callTool(entitiesTool, { kind: 'MedicalBusiness' }, ctx);
-  t.same(mb.entities.map((e) => e.kind), ['Dentist']);
+  t.same(
+    mb.entities.map((e) => e.kind),
+    ['Dentist'],
+  );
   const lb = await callTool(entitiesTool, { kind: 'CivicStructure', locality: 'QUÉBEC' }, ctx);
-  t.same(lb.entities.map((e) => e.kind), ['Hospital'], 'locality compares without accents or case');
+  t.same(
+    lb.entities.map((e) => e.kind),
+    ['Hospital'],
+    'locality compares without accents or case',
+  );
   const sh = await callTool(entitiesTool, { locality: 'sherbrooke' }, ctx);
-  t.same(sh.entities.map((e) => e.name), ['Bibliothèque Saint-Roch']);
+  t.same(
+    sh.entities.map((e) => e.name),
+    ['Bibliothèque Saint-Roch'],
+  );
   const roch = await callTool(entitiesTool, { q: 'saint roch', province: 'CA-QC', limit: 1 }, ctx);
   t.equal(roch.entities.length, 1);
   const one = await callTool(entitiesTool, { id: roch.entities[0]!.id }, ctx);
@@ -63,5 +93,6 @@ t.test('svc_entities: filters, kind subtypes, id lookup, bounds', async (t) => {
   }
   t.equal(entitiesTool.rest[0].path, '/entities');
   t.equal(entitiesTool.rest[1]?.path, '/entities/:id');
-  for (const [name, field] of Object.entries(entitiesTool.input.shape)) t.ok((field as { description?: string }).description, `${name} described`);
+  for (const [name, field] of Object.entries(entitiesTool.input.shape))
+    t.ok((field as { description?: string }).description, `${name} described`);
 });

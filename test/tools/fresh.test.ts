@@ -48,15 +48,31 @@ t.test('svc_fresh: new and changed pages within the window, newest first; remove
   documents.recordIndexed(d, { contentHash: 'd1', title: 'D', at: '2026-06-10T11:00:00.000Z' });
   documents.recordExcluded(d, 'excluded', 'noindex', '2026-06-10T11:10:00.000Z');
   const h1 = await callTool(freshTool, { window: '1h' }, ctx);
-  t.same(h1.pages.map((p) => [p.url, p.change]), [['https://a.example.ca/', 'changed']]);
+  t.same(
+    h1.pages.map((p) => [p.url, p.change]),
+    [['https://a.example.ca/', 'changed']],
+  );
   t.equal(h1.pages[0]?.first_seen, '2026-06-01T00:00:00.000Z');
   t.equal(h1.pages[0]?.title, 'A v2');
   const h6 = await callTool(freshTool, { window: '6h' }, ctx);
-  t.same(h6.pages.map((p) => [p.page_ref, p.change]), [[a, 'changed'], [b, 'new']]);
+  t.same(
+    h6.pages.map((p) => [p.page_ref, p.change]),
+    [
+      [a, 'changed'],
+      [b, 'new'],
+    ],
+  );
   const d7 = await callTool(freshTool, { window: '7d', limit: 2 }, ctx);
-  t.same(d7.pages.map((p) => p.page_ref), [a, b], 'limit applies after ordering');
+  t.same(
+    d7.pages.map((p) => p.page_ref),
+    [a, b],
+    'limit applies after ordering',
+  );
   const d30 = await callTool(freshTool, { window: '30d', limit: 50 }, ctx);
-  t.same(d30.pages.map((p) => p.page_ref), [a, b, c]);
+  t.same(
+    d30.pages.map((p) => p.page_ref),
+    [a, b, c],
+  );
 });
 
 t.test('svc_fresh: any other window or limit → 422', async (t) => {

@@ -72,14 +72,23 @@ t.test('svc_page: ordered passages, paging, snippetText only, content_trust', as
   await index.upsertPage(pageInput(1));
   const first = await callTool(pageTool, { page_ref: 1, limit: 2 }, ctx);
   t.equal(first.total, 5);
-  t.same(first.passages.map((p) => p.ordinal), [0, 1]);
+  t.same(
+    first.passages.map((p) => p.ordinal),
+    [0, 1],
+  );
   t.equal(first.next_offset, 2);
   t.equal(first.url, 'https://ferry.example.ca/p1');
-  t.notOk(first.passages.some((p) => p.text.includes('SECRET')), 'data-nosnippet text never served');
+  t.notOk(
+    first.passages.some((p) => p.text.includes('SECRET')),
+    'data-nosnippet text never served',
+  );
   t.ok(first.passages.every((p) => p.content_trust === 'untrusted_web_content'));
   t.same(first.passages[1]?.heading_path, ['Ferry', 'Part 1']);
   const last = await callTool(pageTool, { page_ref: 1, offset: 4, limit: 40 }, ctx);
-  t.same(last.passages.map((p) => p.ordinal), [4]);
+  t.same(
+    last.passages.map((p) => p.ordinal),
+    [4],
+  );
   t.equal(last.next_offset, undefined, 'absent at the end');
   t.notOk('next_offset' in last);
   const beyond = await callTool(pageTool, { page_ref: 1, offset: 10 }, ctx);
@@ -100,14 +109,24 @@ t.test('svc_page: nosnippet serves nothing, max-snippet cuts each passage', asyn
   const ms = await callTool(pageTool, { page_ref: 3, limit: 40 }, ctx);
   t.ok(ms.passages.every((p) => p.text.length <= 12));
   t.equal(ms.passages[0]?.text, 'Passage 0 ab');
-  t.same(ms.warnings.map((w) => w.code), ['truncated_passage']);
+  t.same(
+    ms.warnings.map((w) => w.code),
+    ['truncated_passage'],
+  );
 });
 
 t.test('svc_page: unknown page_ref → 404, bounds → 422', async (t) => {
   const { ctx } = await setup(t);
   const e = await callTool(pageTool, { page_ref: 999 }, ctx).catch((x: SvcError) => x);
   t.equal((e as SvcError).code, 'not_found');
-  for (const bad of [{ page_ref: 1, limit: 0 }, { page_ref: 1, limit: 41 }, { page_ref: 0 }, { page_ref: 1, offset: -1 }, {}, { page_ref: 'x' }]) {
+  for (const bad of [
+    { page_ref: 1, limit: 0 },
+    { page_ref: 1, limit: 41 },
+    { page_ref: 0 },
+    { page_ref: 1, offset: -1 },
+    {},
+    { page_ref: 'x' },
+  ]) {
     const v = await callTool(pageTool, bad, ctx).catch((x: SvcError) => x);
     t.equal((v as SvcError).code, 'validation_failed', JSON.stringify(bad));
   }

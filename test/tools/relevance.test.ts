@@ -12,17 +12,41 @@ import { makePage } from '../helpers/page-input.js';
 import { startTestService } from '../helpers/service.js';
 
 const PAGES: PageInput[] = [
-  makePage(1, 'www.novascotia.ca', [
-    'Heat pump rebates for Nova Scotia homeowners: the provincial program pays up to 3,000 dollars toward a ductless heat pump installed by a registered contractor.',
-    'To apply for the heat pump rebate, submit the invoice and the contractor registration number within 90 days of installation.',
-  ], { title: 'Heat pump rebates in Nova Scotia' }),
-  makePage(2, 'www.efficiencyns.ca', ['Efficiency Nova Scotia lists heat pump rebates, insulation rebates and free energy assessments for homes in the province.'], {
-    title: 'Home energy rebates',
+  makePage(
+    1,
+    'www.novascotia.ca',
+    [
+      'Heat pump rebates for Nova Scotia homeowners: the provincial program pays up to 3,000 dollars toward a ductless heat pump installed by a registered contractor.',
+      'To apply for the heat pump rebate, submit the invoice and the contractor registration number within 90 days of installation.',
+    ],
+    { title: 'Heat pump rebates in Nova Scotia' },
+  ),
+  makePage(
+    2,
+    'www.efficiencyns.ca',
+    ['Efficiency Nova Scotia lists heat pump rebates, insulation rebates and free energy assessments for homes in the province.'],
+    {
+      title: 'Home energy rebates',
+    },
+  ),
+  makePage(
+    3,
+    'www.tourism.example',
+    ['Nova Scotia has lighthouses, beaches and seafood; summer is the best time to drive the coastal routes.'],
+    { title: 'Visit Nova Scotia' },
+  ),
+  makePage(4, 'www.recipes.example', ['Slow cooker recipes: a pump of olive oil, onions and a long afternoon are all you need.'], {
+    title: 'Weeknight dinners',
   }),
-  makePage(3, 'www.tourism.example', ['Nova Scotia has lighthouses, beaches and seafood; summer is the best time to drive the coastal routes.'], { title: 'Visit Nova Scotia' }),
-  makePage(4, 'www.recipes.example', ['Slow cooker recipes: a pump of olive oil, onions and a long afternoon are all you need.'], { title: 'Weeknight dinners' }),
-  makePage(5, 'www.sports.example', ['The home team scored in overtime; the rebate on season tickets ends Friday.'], { title: 'Match report' }),
-  makePage(6, 'www.canada.example', ['Federal greener homes grants help homeowners pay for heat pumps and other retrofits across Canada.'], { title: 'Greener homes grant' }),
+  makePage(5, 'www.sports.example', ['The home team scored in overtime; the rebate on season tickets ends Friday.'], {
+    title: 'Match report',
+  }),
+  makePage(
+    6,
+    'www.canada.example',
+    ['Federal greener homes grants help homeowners pay for heat pumps and other retrofits across Canada.'],
+    { title: 'Greener homes grant' },
+  ),
 ];
 
 async function service(t: Test) {
@@ -42,7 +66,10 @@ t.test('issue 15: a natural-language question gets ranked answers; operators sta
   const strict = await callTool(searchTool, { q: 'heat pump rebates -insulation' }, ctx);
   t.same(strict.results.map((r) => r.page_ref).sort(), [1], 'with an operator every word must match, and the exclusion holds');
   const phrase = await callTool(searchTool, { q: '"heat pump rebate" site:novascotia.ca' }, ctx);
-  t.same(phrase.results.map((r) => r.page_ref), [1]);
+  t.same(
+    phrase.results.map((r) => r.page_ref),
+    [1],
+  );
   const none = await callTool(searchTool, { q: 'zzqqx wwvvk' }, ctx);
   t.same(none.results, [], 'nothing matches at all: the only empty answer');
   t.ok(none.warnings.some((w) => w.code === 'no_results'));

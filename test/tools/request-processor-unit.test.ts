@@ -130,8 +130,25 @@ t.test('outcome mapping from the frontier and the registry', async (t) => {
   t.same(outcomeFromCrawl({ lastOutcome: 'excluded:unavailable_after', lastStatus: 200 }, undefined, q).outcome, 'excluded_by_noindex');
   t.same(outcomeFromCrawl({ lastOutcome: 'gone', lastStatus: 410 }, undefined, q).outcome, 'not_found');
   t.same(outcomeFromCrawl({ lastOutcome: 'redirected', lastStatus: 301 }, undefined, q).outcome, 'rejected');
-  const doc = { pageRef: 1, url: 'u', host: 'h', title: '', contentHash: 'x', firstSeen: '2026-06-01T00:00:00.000Z', lastChanged: '2026-07-01T00:00:05.000Z', lastFetched: '2026-07-01T00:00:05.000Z', status: 'indexed' as const, reason: null };
+  const doc = {
+    pageRef: 1,
+    url: 'u',
+    host: 'h',
+    title: '',
+    contentHash: 'x',
+    firstSeen: '2026-06-01T00:00:00.000Z',
+    lastChanged: '2026-07-01T00:00:05.000Z',
+    lastFetched: '2026-07-01T00:00:05.000Z',
+    status: 'indexed' as const,
+    reason: null,
+  };
   t.same(outcomeFromCrawl({ lastOutcome: 'indexed', lastStatus: 200 }, doc, q).outcome, 'updated');
-  t.same(outcomeFromCrawl({ lastOutcome: 'indexed', lastStatus: 200 }, { ...doc, firstSeen: '2026-07-01T00:00:05.000Z' }, q).outcome, 'indexed');
-  t.same(outcomeFromCrawl({ lastOutcome: 'unchanged', lastStatus: 304 }, { ...doc, lastChanged: '2026-06-01T00:00:00.000Z' }, q).outcome, 'unchanged');
+  t.same(
+    outcomeFromCrawl({ lastOutcome: 'indexed', lastStatus: 200 }, { ...doc, firstSeen: '2026-07-01T00:00:05.000Z' }, q).outcome,
+    'indexed',
+  );
+  t.same(
+    outcomeFromCrawl({ lastOutcome: 'unchanged', lastStatus: 304 }, { ...doc, lastChanged: '2026-06-01T00:00:00.000Z' }, q).outcome,
+    'unchanged',
+  );
 });

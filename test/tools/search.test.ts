@@ -11,7 +11,12 @@ const caller = { keyId: 'test', digest: '0'.repeat(64) };
 let nextRef = 1;
 const page = (host: string, texts: string[], over: Partial<PageInput> = {}): PageInput => {
   const ref = nextRef++;
-  return makePage(ref, host, texts, { title: `Passport information ${ref}`, publishedAt: '2026-10-01T00:00:00Z', dateSource: 'schema.org', ...over });
+  return makePage(ref, host, texts, {
+    title: `Passport information ${ref}`,
+    publishedAt: '2026-10-01T00:00:00Z',
+    dateSource: 'schema.org',
+    ...over,
+  });
 };
 
 async function service(t: { teardown(fn: () => unknown): void }): Promise<TestService> {
@@ -32,14 +37,24 @@ t.test('empty index: well-formed empty result with a no_results warning', async 
   t.same(r.results, []);
   t.equal(r.ranking, 'bm25');
   t.same(r.collapsed_per_host, {});
-  t.same(r.warnings.map((w) => w.code), ['no_results']);
+  t.same(
+    r.warnings.map((w) => w.code),
+    ['no_results'],
+  );
   t.equal(r.limit, 10);
   t.equal(r.offset, 0);
 });
 
 t.test('bounds are validated: 422 validation_failed', async (t) => {
   const s = await service(t);
-  for (const bad of [{ q: '' }, { q: 'x'.repeat(301) }, { q: 'a', limit: 21 }, { q: 'a', limit: 0 }, { q: 'a', offset: 91 }, { q: 'a', language: "en' OR 1=1" }]) {
+  for (const bad of [
+    { q: '' },
+    { q: 'x'.repeat(301) },
+    { q: 'a', limit: 21 },
+    { q: 'a', limit: 0 },
+    { q: 'a', offset: 91 },
+    { q: 'a', language: "en' OR 1=1" },
+  ]) {
     const err = await search(s, bad).then(
       () => null,
       (e: unknown) => e,
@@ -52,7 +67,9 @@ t.test('results: excerpt with highlights, dates, provenance, trust; host diversi
   const s = await service(t);
   const idx = s.services.deps.index;
   const pages = [
-    ...Array.from({ length: 5 }, (_, i) => page('www.canada.ca', [`Apply to renew your adult passport online, step ${i}. Renewal fees apply.`])),
+    ...Array.from({ length: 5 }, (_, i) =>
+      page('www.canada.ca', [`Apply to renew your adult passport online, step ${i}. Renewal fees apply.`]),
+    ),
     page('travel.example.com', ['Passport renewal tips for travellers before a trip abroad.']),
     page('news.example.org', ['Passport office wait times fell this autumn, officials said.']),
   ];
@@ -74,7 +91,11 @@ t.test('results: excerpt with highlights, dates, provenance, trust; host diversi
   t.ok(first.excerpt!.highlights!.length > 0);
 
   const page2 = await search(s, { q: 'passport', limit: 4, offset: 4 });
-  t.same(page2.results.map((x) => x.host), ['www.canada.ca', 'www.canada.ca'], 'capped results move to later pages');
+  t.same(
+    page2.results.map((x) => x.host),
+    ['www.canada.ca', 'www.canada.ca'],
+    'capped results move to later pages',
+  );
 
   const site = await search(s, { q: 'passport site:canada.ca' });
   t.equal(site.results.length, 5, 'a positive site: is exempt from the cap');
@@ -86,13 +107,19 @@ t.test('snippet policies: nosnippet, max-snippet, data-nosnippet', async (t) => 
   const s = await service(t);
   const idx = s.services.deps.index;
   const nos = page('a.example', ['Passport secrets nobody may quote.'], { snippet: { nosnippet: true, maxSnippet: null } });
-  const max = page('b.example', ['Passport renewal explained at length with many additional words that go on and on to exceed a short limit.'], {
-    snippet: { nosnippet: false, maxSnippet: 40 },
-  });
+  const max = page(
+    'b.example',
+    ['Passport renewal explained at length with many additional words that go on and on to exceed a short limit.'],
+    {
+      snippet: { nosnippet: false, maxSnippet: 40 },
+    },
+  );
   const hidden = page('c.example', []);
   const withHidden: PageInput = {
     ...hidden,
-    passages: [{ ordinal: 0, text: 'Passport visible part. HIDDENCODE 12345 part.', snippetText: 'Passport visible part.  part.', headingPath: [] }],
+    passages: [
+      { ordinal: 0, text: 'Passport visible part. HIDDENCODE 12345 part.', snippetText: 'Passport visible part.  part.', headingPath: [] },
+    ],
   };
   await idx.upsertPages([nos, max, withHidden]);
   const r = await search(s, { q: 'passport' });
@@ -103,7 +130,10 @@ t.test('snippet policies: nosnippet, max-snippet, data-nosnippet', async (t) => 
   t.equal(by('b.example').provenance.snippet, 'max_snippet');
   t.notMatch(by('c.example').excerpt!.text, /HIDDENCODE/);
   t.same(
-    r.warnings.filter((w) => w.code === 'snippet_restricted').map((w) => w.source).sort(),
+    r.warnings
+      .filter((w) => w.code === 'snippet_restricted')
+      .map((w) => w.source)
+      .sort(),
     [nos.url, max.url].sort(),
   );
   const found = await search(s, { q: 'hiddencode' });

@@ -36,7 +36,18 @@ t.test('host parameter normal form', async (t) => {
   t.equal(normalizeHostParam('example.ca.'), 'example.ca');
   t.equal(normalizeHostParam('bücher.example'), 'xn--bcher-kva.example');
   t.equal(normalizeHostParam('192.0.2.1'), '192.0.2.1');
-  for (const bad of ['', 'http://example.ca', 'example.ca/path', 'example.ca:8080', 'user@example.ca', 'exa mple.ca', '-bad.example', 'a..b', 'bad_host!', 'x'.repeat(254)]) {
+  for (const bad of [
+    '',
+    'http://example.ca',
+    'example.ca/path',
+    'example.ca:8080',
+    'user@example.ca',
+    'exa mple.ca',
+    '-bad.example',
+    'a..b',
+    'bad_host!',
+    'x'.repeat(254),
+  ]) {
     t.equal(normalizeHostParam(bad), null, JSON.stringify(bad));
   }
 });
@@ -75,7 +86,14 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
   documents.recordExcluded(b, 'excluded', 'noindex', '2026-03-02T00:00:00.000Z');
   documents.recordExcluded(c, 'excluded', 'noindex', '2026-03-02T00:00:00.000Z');
   documents.recordExcluded(d, 'gone', 'http_410', '2026-03-02T00:00:00.000Z');
-  hosts.recordPageLinks(a, host, new Map([['other.example.ca', 4], [host, 9]]));
+  hosts.recordPageLinks(
+    a,
+    host,
+    new Map([
+      ['other.example.ca', 4],
+      [host, 9],
+    ]),
+  );
   const other = documents.allocate('https://other.example.ca/', 'other.example.ca');
   hosts.recordPageLinks(other, 'other.example.ca', new Map([[host, 1]]));
   const frontier = new Frontier(db);
@@ -97,7 +115,12 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
     // issue 16: each URL in one state — /a is indexed (its queued recrawl does not count it twice): 6 = 1 + 3 + 2.
     scope: { known: 6, indexed: 1, excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } }, queued: 2, retrying: 0, dead_lettered: 0 },
     links: { outbound: 4, inbound_hosts: 1 },
-    freshness: { last_crawl_at: '2026-03-02T00:00:00.000Z', pages_fetched: 1, median_change_interval_seconds: 7200, change_intervals_observed: 3 },
+    freshness: {
+      last_crawl_at: '2026-03-02T00:00:00.000Z',
+      pages_fetched: 1,
+      median_change_interval_seconds: 7200,
+      change_intervals_observed: 3,
+    },
     llms_txt: { present: true, fetched_at: '2026-03-01T00:01:00.000Z', title: 'Example', summary: 'A site', link_count: 3 },
   });
 });

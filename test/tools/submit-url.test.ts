@@ -83,9 +83,16 @@ t.test('public URLs are accepted in normal form; operator pins and loopback only
     host: 'www.example.ca',
   });
   t.same(validateSubmissionUrl('http://8.8.8.8/x', { allowLoopback: false, pins: [] }).host, '8.8.8.8');
-  t.same(validateSubmissionUrl('http://alpha.test:8080/', { allowLoopback: false, pins: ['alpha.test:8080:127.0.0.1'] }).host, 'alpha.test');
+  t.same(
+    validateSubmissionUrl('http://alpha.test:8080/', { allowLoopback: false, pins: ['alpha.test:8080:127.0.0.1'] }).host,
+    'alpha.test',
+  );
   t.same(validateSubmissionUrl('http://127.0.0.1:9/', { allowLoopback: true, pins: [] }).host, '127.0.0.1');
-  t.throws(() => validateSubmissionUrl('http://10.1.2.3/', { allowLoopback: true, pins: [] }), SvcError, 'private stays refused with loopback allowed');
+  t.throws(
+    () => validateSubmissionUrl('http://10.1.2.3/', { allowLoopback: true, pins: [] }),
+    SvcError,
+    'private stays refused with loopback allowed',
+  );
 });
 
 t.test('submit then read status; idempotency key; quota; other keys see 404', async (t) => {
@@ -99,7 +106,10 @@ t.test('submit then read status; idempotency key; quota; other keys see 404', as
   const b = await callTool(submitUrlTool, { type: 'recrawl', url: 'https://www.example.ca/p', idempotency_key: 'abc' }, ctx());
   t.equal(b.request.id, a.request.id);
   t.equal(b.deduplicated, true);
-  t.equal((await fail(callTool(submitUrlTool, { type: 'removal', url: 'https://www.example.ca/p', idempotency_key: 'abc' }, ctx()))).code, 'conflict');
+  t.equal(
+    (await fail(callTool(submitUrlTool, { type: 'removal', url: 'https://www.example.ca/p', idempotency_key: 'abc' }, ctx()))).code,
+    'conflict',
+  );
   const st = await callTool(requestStatusTool, { id: a.request.id }, ctx());
   t.same(st.request, a.request);
   t.equal((await fail(callTool(requestStatusTool, { id: a.request.id }, ctx('b')))).code, 'not_found');
@@ -126,6 +136,7 @@ t.test('tool definitions: REST bindings and annotations', async (t) => {
   t.equal(requestStatusTool.rest[0].path, '/requests/:id');
   t.equal(requestStatusTool.annotations.readOnlyHint, true);
   for (const tool of [submitUrlTool, requestStatusTool]) {
-    for (const [name, field] of Object.entries(tool.input.shape)) t.ok((field as { description?: string }).description, `${tool.name}.${name} is described`);
+    for (const [name, field] of Object.entries(tool.input.shape))
+      t.ok((field as { description?: string }).description, `${tool.name}.${name} is described`);
   }
 });

@@ -92,7 +92,9 @@ t.before(async () => {
   const quiet = new Writable({ write: (_c, _e, cb) => cb() });
   t.equal(await entitiesCommand(['import', '--odcaf', ODCAF, '--data-dir', s.dataDir], { stdout: quiet, stderr: quiet, env: {} }), 0);
   client = new Client({ name: 'token-budget', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
 });
 t.teardown(async () => {
   await client?.close();
@@ -106,7 +108,8 @@ t.test(`issue 13: tools/list costs at most ${TOOLS_LIST_MAX} o200k tokens, with 
   t.equal(list.tools.length, 8);
   for (const tool of list.tools) {
     t.ok((tool.description ?? '').length >= 120, `${tool.name} says what it does and when to use it`);
-    for (const [name, prop] of Object.entries(tool.inputSchema.properties ?? {})) t.ok((prop as { description?: string }).description, `${tool.name}.${name} described`);
+    for (const [name, prop] of Object.entries(tool.inputSchema.properties ?? {}))
+      t.ok((prop as { description?: string }).description, `${tool.name}.${name} described`);
     t.same(typeArrays(tool.inputSchema), [], `${tool.name} input: nullable written as anyOf`);
     t.same(typeArrays(tool.outputSchema), [], `${tool.name} output: nullable written as anyOf`);
   }
@@ -114,7 +117,9 @@ t.test(`issue 13: tools/list costs at most ${TOOLS_LIST_MAX} o200k tokens, with 
   const ajv = new Ajv({ strict: false });
   const search = list.tools.find((x) => x.name === 'svc_search')!;
   const check = ajv.compile(search.outputSchema!);
-  t.notOk(check({ results: [{ url: 42 }], ranking: 'bm25', limit: 10, offset: 0, collapsed_per_host: {}, duplicates_collapsed: 0, warnings: [] }));
+  t.notOk(
+    check({ results: [{ url: 42 }], ranking: 'bm25', limit: 10, offset: 0, collapsed_per_host: {}, duplicates_collapsed: 0, warnings: [] }),
+  );
   t.notOk(check({ results: 'none' }));
   t.ok(check({ results: [], ranking: 'bm25', limit: 10, offset: 0, collapsed_per_host: {}, duplicates_collapsed: 0, warnings: [] }));
 });
@@ -148,7 +153,13 @@ t.test(`issue 13: a search result costs at most ${SEARCH_RESULT_MAX} tokens on a
     t.equal(fr.length, out.results.length);
     for (const r of fr) {
       fullSum += tokens(r);
-      t.match(r, { host: String, filetype: 'html', dates: { fetched: '2026-11-20T12:00:00Z' }, score: Number, provenance: { date_source: String, snippet: String } });
+      t.match(r, {
+        host: String,
+        filetype: 'html',
+        dates: { fetched: '2026-11-20T12:00:00Z' },
+        score: Number,
+        provenance: { date_source: String, snippet: String },
+      });
     }
   }
   t.ok(n >= 30, `${n} results measured`);
@@ -164,11 +175,16 @@ t.test('issue 13: context passages carry source, cite and trust by default; date
   t.ok(items.length > 0);
   for (const c of items) t.same(Object.keys(c).sort(), ['cite', 'content_trust', 'page_ref', 'passage', 'source']);
   const full = await client.callTool({ name: 'svc_context', arguments: { query: q, max_tokens: 2000, detail: 'full' } });
-  for (const c of (full.structuredContent as { context: Record<string, unknown>[] }).context) t.match(c, { filetype: 'html', dates: { fetched: String } });
+  for (const c of (full.structuredContent as { context: Record<string, unknown>[] }).context)
+    t.match(c, { filetype: 'html', dates: { fetched: String } });
 });
 
 t.test(`issue 13: an entity costs at most ${ENTITY_MAX} tokens by default; observations on request`, async (t) => {
-  for (const args of [{ q: 'bibliothèque', province: 'QC' }, { kind: 'Museum', province: 'ON' }, { q: 'library', locality: 'Toronto' }]) {
+  for (const args of [
+    { q: 'bibliothèque', province: 'QC' },
+    { kind: 'Museum', province: 'ON' },
+    { q: 'library', locality: 'Toronto' },
+  ]) {
     const res = await client.callTool({ name: 'svc_entities', arguments: { ...args, limit: 20 } });
     t.notOk(res.isError);
     const list = (res.structuredContent as { entities: Record<string, unknown>[] }).entities;
@@ -181,7 +197,10 @@ t.test(`issue 13: an entity costs at most ${ENTITY_MAX} tokens by default; obser
     }
     const full = await client.callTool({ name: 'svc_entities', arguments: { ...args, limit: 20, detail: 'full' } });
     const fl = (full.structuredContent as { entities: Record<string, unknown>[] }).entities;
-    t.match(fl[0], { observations: [{ field: 'name', source_id: /^odcaf:/ }], sources: [{ licence: { name: 'Open Government Licence – Canada' } }] });
+    t.match(fl[0], {
+      observations: [{ field: 'name', source_id: /^odcaf:/ }],
+      sources: [{ licence: { name: 'Open Government Licence – Canada' } }],
+    });
     const one = await api(s, `/api/v1/entities/${String(list[0]!.id)}`);
     t.same(one.body, list[0], 'GET /entities/{id} gives the same default record');
   }

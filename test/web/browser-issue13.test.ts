@@ -28,14 +28,21 @@ if (missing) {
     title: `Glacier retreat study ${i}`,
     text: `Glacier retreat in the Rocky Mountains was measured in study number ${i} with repeated surveys of ice thickness.`,
   }));
-  await index.upsertPages(docs.map((d) => corpusPage(d, documents.allocate(`corpus:glaciers/${d._id}`, corpusHost('glaciers', d._id)), 'glaciers', importedAt)));
+  await index.upsertPages(
+    docs.map((d) => corpusPage(d, documents.allocate(`corpus:glaciers/${d._id}`, corpusHost('glaciers', d._id)), 'glaciers', importedAt)),
+  );
   // Nine pages of one web host about something else.
   await index.upsertPages(
     Array.from({ length: 9 }, (_, i) =>
-      makePage(documents.allocate(`https://avalanche.example/report-${i}`, 'avalanche.example'), 'avalanche.example', [`Avalanche bulletin ${i}: avalanche danger and snowpack in the Rocky Mountains.`], {
-        title: `Avalanche bulletin ${i}`,
-        url: `https://avalanche.example/report-${i}`,
-      }),
+      makePage(
+        documents.allocate(`https://avalanche.example/report-${i}`, 'avalanche.example'),
+        'avalanche.example',
+        [`Avalanche bulletin ${i}: avalanche danger and snowpack in the Rocky Mountains.`],
+        {
+          title: `Avalanche bulletin ${i}`,
+          url: `https://avalanche.example/report-${i}`,
+        },
+      ),
     ),
   );
   await index.optimize();
@@ -48,35 +55,74 @@ if (missing) {
     return rec;
   };
 
-  t.test('issue 13: a one-host query explains the 2-per-site cap and offers the rest as an action; corpus records are separate sources', async (t) => {
-    const host = await openWithKey('/?q=avalanche+bulletin');
-    await host.page.waitForFunction(() => ((globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }).document.getElementById('search-status')?.textContent ?? '').startsWith('Results'), undefined, { timeout: 20_000 });
-    t.match((await host.page.locator('#search-status').textContent()) ?? '', /^Results 1–2 for “avalanche bulletin” · ranking: \S+ · at most 2 per site on a page: 7 more one click away$/);
-    const more = host.page.locator('.more-from-host a');
-    t.equal(await more.count(), 1);
-    t.equal(await more.textContent(), 'Show 7 more from avalanche.example');
-    await more.click();
-    await host.page.waitForURL(/site%3Aavalanche\.example/);
-    await host.page.waitForFunction(() => ((globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }).document.getElementById('search-status')?.textContent ?? '').startsWith('Results 1–9 '), undefined, { timeout: 20_000 });
-    t.equal(await host.page.locator('#results li.result').count(), 9, 'the action shows all nine');
+  t.test(
+    'issue 13: a one-host query explains the 2-per-site cap and offers the rest as an action; corpus records are separate sources',
+    async (t) => {
+      const host = await openWithKey('/?q=avalanche+bulletin');
+      await host.page.waitForFunction(
+        () =>
+          (
+            (
+              globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }
+            ).document.getElementById('search-status')?.textContent ?? ''
+          ).startsWith('Results'),
+        undefined,
+        { timeout: 20_000 },
+      );
+      t.match(
+        (await host.page.locator('#search-status').textContent()) ?? '',
+        /^Results 1–2 for “avalanche bulletin” · ranking: \S+ · at most 2 per site on a page: 7 more one click away$/,
+      );
+      const more = host.page.locator('.more-from-host a');
+      t.equal(await more.count(), 1);
+      t.equal(await more.textContent(), 'Show 7 more from avalanche.example');
+      await more.click();
+      await host.page.waitForURL(/site%3Aavalanche\.example/);
+      await host.page.waitForFunction(
+        () =>
+          (
+            (
+              globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }
+            ).document.getElementById('search-status')?.textContent ?? ''
+          ).startsWith('Results 1–9 '),
+        undefined,
+        { timeout: 20_000 },
+      );
+      t.equal(await host.page.locator('#results li.result').count(), 9, 'the action shows all nine');
 
-    // issue 15: every record of a corpus is its own source, so the cap does not hide eight of nine records.
-    const { page } = await openWithKey('/?q=glacier+retreat');
-    await page.waitForFunction(() => ((globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }).document.getElementById('search-status')?.textContent ?? '').startsWith('Results'), undefined, { timeout: 20_000 });
-    t.match((await page.locator('#search-status').textContent()) ?? '', /^Results 1–9 for “glacier retreat” · ranking: \S+$/);
-    t.equal(await page.locator('#results li.result').count(), 9);
+      // issue 15: every record of a corpus is its own source, so the cap does not hide eight of nine records.
+      const { page } = await openWithKey('/?q=glacier+retreat');
+      await page.waitForFunction(
+        () =>
+          (
+            (
+              globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }
+            ).document.getElementById('search-status')?.textContent ?? ''
+          ).startsWith('Results'),
+        undefined,
+        { timeout: 20_000 },
+      );
+      t.match((await page.locator('#search-status').textContent()) ?? '', /^Results 1–9 for “glacier retreat” · ranking: \S+$/);
+      t.equal(await page.locator('#results li.result').count(), 9);
 
-    const prov = await page.locator('#results li.result .provenance').first().textContent();
-    t.match(prov, /^Provenance: from the corpus glaciers, imported 2026-03-04 05:06:07 UTC \(not crawled; no page dates\) · excerpt shown/);
-    t.notMatch(prov, /SvcBot|dates from/, 'a corpus document is not said to be fetched by the crawler');
-    t.match(await page.locator('#results li.result .result-dates').first().textContent(), /^Imported 2026-03-04$/);
-    await browser.screenshot(page, 'issue13-corpus-cap');
-  });
+      const prov = await page.locator('#results li.result .provenance').first().textContent();
+      t.match(
+        prov,
+        /^Provenance: from the corpus glaciers, imported 2026-03-04 05:06:07 UTC \(not crawled; no page dates\) · excerpt shown/,
+      );
+      t.notMatch(prov, /SvcBot|dates from/, 'a corpus document is not said to be fetched by the crawler');
+      t.match(await page.locator('#results li.result .result-dates').first().textContent(), /^Imported 2026-03-04$/);
+      await browser.screenshot(page, 'issue13-corpus-cap');
+    },
+  );
 
   t.test('issue 13: the operator help says OR is not an operator', async (t) => {
     const { page } = await openWithKey('/');
     await page.locator('#operator-help summary').click();
-    t.match(await page.locator('#no-or-operator').textContent(), /There is no OR operator: OR, AND and NOT are\s+searched as ordinary words/);
+    t.match(
+      await page.locator('#no-or-operator').textContent(),
+      /There is no OR operator: OR, AND and NOT are\s+searched as ordinary words/,
+    );
   });
 
   t.test('issue 13: Manage a URL says it needs a key and what a webmaster without one does', async (t) => {

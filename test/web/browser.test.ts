@@ -26,7 +26,10 @@ const statusStartsWith = async (page: Page, prefix: string): Promise<void> => {
     // Say what the page showed instead: a timeout alone explains nothing.
     const shown = await page.locator('#search-status').textContent();
     const problem = await page.locator('#search-error').textContent();
-    throw new Error(`status never started with ${JSON.stringify(prefix)}; it reads ${JSON.stringify(shown)} (error box: ${JSON.stringify(problem)})`, { cause: err });
+    throw new Error(
+      `status never started with ${JSON.stringify(prefix)}; it reads ${JSON.stringify(shown)} (error box: ${JSON.stringify(problem)})`,
+      { cause: err },
+    );
   }
 };
 
@@ -82,14 +85,24 @@ if (missing) {
     t.same([...shown].sort(), api.results.map((r) => r.url).sort(), 'the page shows the API results');
     const titles = await page.locator('#results .result-title').allTextContents();
     t.ok(titles.includes('Bibliothèque Gabrielle-Roy — Ville de Québec'), 'the library page is found');
-    t.notOk(shown.some((u) => u.includes('json')), '-inurl:json excluded the json-casse page');
-    t.same([...shown].sort(), [svc.web.url('ville-quebec.test', '/'), svc.web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html')].sort(), 'exactly the two matching pages');
+    t.notOk(
+      shown.some((u) => u.includes('json')),
+      '-inurl:json excluded the json-casse page',
+    );
+    t.same(
+      [...shown].sort(),
+      [svc.web.url('ville-quebec.test', '/'), svc.web.url('ville-quebec.test', '/bibliotheques/gabrielle-roy.html')].sort(),
+      'exactly the two matching pages',
+    );
     t.ok(shown.every((u) => new URL(u).hostname === 'ville-quebec.test'));
 
     const marks = (await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase());
     t.ok(marks.includes('bibliothèque'), 'query term highlighted from the API offsets');
     const prov = await page.locator('#results .provenance').first().textContent();
-    t.match(prov, /^Provenance: fetched by SvcBot \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · (dates from .+|no date found on the page) · excerpt shown · best passage #\d+ · page_ref \d+ · untrusted web content$/);
+    t.match(
+      prov,
+      /^Provenance: fetched by SvcBot \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · (dates from .+|no date found on the page) · excerpt shown · best passage #\d+ · page_ref \d+ · untrusted web content$/,
+    );
     t.match(await page.locator('#results .result-dates').first().textContent(), /Fetched \d{4}-\d\d-\d\d/);
     t.match(await page.locator('#search-status').textContent(), new RegExp(`^Results 1–${api.results.length} for “${q}” · ranking: `));
 
@@ -104,8 +117,13 @@ if (missing) {
     await page.locator('#q').fill('"public secondary school" site:ontario-gov.test filetype:html');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await statusStartsWith(page, 'Results 1–1 ');
-    t.same(await page.locator('#results .result-url').allTextContents(), [svc.web.url('ontario-gov.test', '/schools/lakeshore-collegiate.html')]);
-    t.ok((await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase()).includes('public secondary school'), 'the phrase is highlighted');
+    t.same(await page.locator('#results .result-url').allTextContents(), [
+      svc.web.url('ontario-gov.test', '/schools/lakeshore-collegiate.html'),
+    ]);
+    t.ok(
+      (await page.locator('#results .excerpt mark').allTextContents()).map((m) => m.toLowerCase()).includes('public secondary school'),
+      'the phrase is highlighted',
+    );
   });
 
   t.test('host-diversity collapse is visible and leads to the host; pagination moves by the results shown', async (t) => {
@@ -138,7 +156,10 @@ if (missing) {
     for (const pageUrls of [firstPage, secondPage]) {
       const perHost = new Map<string, number>();
       for (const u of pageUrls) perHost.set(new URL(u).hostname, (perHost.get(new URL(u).hostname) ?? 0) + 1);
-      t.ok([...perHost.values()].every((n) => n <= 2), 'at most 2 results per host on a page');
+      t.ok(
+        [...perHost.values()].every((n) => n <= 2),
+        'at most 2 results per host on a page',
+      );
     }
     t.match(page.url(), new RegExp(`offset=${firstPage.length}$`));
     t.notOk(await page.locator('#pager-prev').isDisabled(), 'previous page available');
@@ -157,7 +178,10 @@ if (missing) {
     const hosts: (string | null)[] = [];
     for (let i = 0; i < (await items.count()); i++) hosts.push(await items.nth(i).getAttribute('data-host'));
     t.ok(hosts.length > 2, 'a positive site: lifts the per-host cap');
-    t.ok(hosts.every((h) => h === host), `all results from ${host}`);
+    t.ok(
+      hosts.every((h) => h === host),
+      `all results from ${host}`,
+    );
     t.equal(await page.locator('#q').inputValue(), `generated topic site:${host}`);
   });
 
@@ -170,7 +194,10 @@ if (missing) {
     t.equal(await none.locator('.excerpt').count(), 0, 'nosnippet: no excerpt');
     t.equal(await none.locator('.excerpt-none').textContent(), 'No excerpt: this page does not allow snippets.');
     t.match(await none.locator('.provenance').textContent(), /no excerpt: the page forbids snippets/);
-    t.equal(await none.locator('.result-warning[data-code="snippet_restricted"]').textContent(), 'The page restricts excerpts (nosnippet).');
+    t.equal(
+      await none.locator('.result-warning[data-code="snippet_restricted"]').textContent(),
+      'The page restricts excerpts (nosnippet).',
+    );
 
     const short = result('/snippet-rules/max-snippet-50.html');
     const text = (await short.locator('.excerpt').textContent()) ?? '';
@@ -209,19 +236,32 @@ if (missing) {
     const { page } = await browser.newPage();
     await page.goto(svc.url + '/');
     await page.keyboard.press('Tab');
-    t.equal(await page.evaluate<string>('document.activeElement && document.activeElement.className'), 'skip-link', 'first Tab reaches the skip link');
-    const outline = await page.evaluate<string>('(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + " " + s.outlineWidth; })()');
+    t.equal(
+      await page.evaluate<string>('document.activeElement && document.activeElement.className'),
+      'skip-link',
+      'first Tab reaches the skip link',
+    );
+    const outline = await page.evaluate<string>(
+      '(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + " " + s.outlineWidth; })()',
+    );
     t.equal(outline, 'solid 3px', 'focus is visible');
     await page.keyboard.press('Enter');
     t.equal(await activeId(page), 'main', 'skip link moves focus to main');
     const order: string[] = [];
     for (let i = 0; i < 5; i++) {
       await page.keyboard.press('Tab');
-      order.push(await page.evaluate<string>("(() => { const a = document.activeElement; return a ? a.id || (a.textContent || '').trim() || a.tagName : ''; })()"));
+      order.push(
+        await page.evaluate<string>(
+          "(() => { const a = document.activeElement; return a ? a.id || (a.textContent || '').trim() || a.tagName : ''; })()",
+        ),
+      );
     }
     t.same(order, ['key-input', 'Use this key', 'q', 'Search', 'language']);
     await page.keyboard.press('Tab');
-    t.equal(await page.evaluate<string>("document.activeElement.tagName + ' ' + document.activeElement.textContent"), 'SUMMARY Search operators');
+    t.equal(
+      await page.evaluate<string>("document.activeElement.tagName + ' ' + document.activeElement.textContent"),
+      'SUMMARY Search operators',
+    );
     // Labels: every form control has an accessible name.
     const unnamed = await page.evaluate<number>(
       `[...document.querySelectorAll('input, textarea, select')].filter((e) => !(e.id && document.querySelector('label[for="' + e.id + '"]')) && !e.getAttribute('aria-label')).length`,
@@ -238,7 +278,9 @@ if (missing) {
     t.ok(await page.locator('#pager').isHidden(), 'one short page, nothing capped: no pager');
     for (const path of ['/?q=school', '/manage-url', '/webmasters']) {
       if (path !== '/?q=school') await page.goto(svc.url + path);
-      const { scroll, client } = await page.evaluate<{ scroll: number; client: number }>('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })');
+      const { scroll, client } = await page.evaluate<{ scroll: number; client: number }>(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      );
       t.ok(scroll <= client, `${path}: content fits ${client}px (scrollWidth ${scroll})`);
       await browser.screenshot(page, `phone${path.replace(/[^a-z]+/g, '-')}`);
     }
@@ -290,7 +332,9 @@ if (missing) {
     svc.web.setPage('gen-2.test', '/p/11.html', { status: 410, body: 'gone' });
     t.teardown(() => svc.web.setPage('gen-2.test', '/p/11.html', null));
     const live = svc.web.url('gen-2.test', '/p/9.html');
-    const finalOf = async (url: string): Promise<{ status: string | null; outcome: string | null; reason: string | null; live: string | null }> => {
+    const finalOf = async (
+      url: string,
+    ): Promise<{ status: string | null; outcome: string | null; reason: string | null; live: string | null }> => {
       await page.getByLabel('Exact removal').check();
       await page.getByLabel('URL', { exact: true }).fill(url);
       await page.getByRole('button', { name: 'Send request' }).click();
@@ -309,7 +353,11 @@ if (missing) {
     await browser.screenshot(page, 'manage-url-removal-done');
 
     const refused = await finalOf(live);
-    t.same({ status: refused.status, outcome: refused.outcome }, { status: 'completed', outcome: 'rejected' }, 'a live page is not removed');
+    t.same(
+      { status: refused.status, outcome: refused.outcome },
+      { status: 'completed', outcome: 'rejected' },
+      'a live page is not removed',
+    );
     t.not(refused.reason, '—', `the reason is shown: ${refused.reason}`);
     t.match(refused.live, /^Final status: completed — rejected \(.+\)\.$/);
     await browser.screenshot(page, 'manage-url-removal-refused');
@@ -381,13 +429,31 @@ if (missing) {
     for (const r of browser.pages) {
       if (r.page.isClosed()) continue;
       t.same(await r.cspViolations(), [], `${r.page.url()}: no CSP violation event`);
-      t.same(r.console.filter((c) => /Content Security Policy|Refused to/i.test(c)), [], 'no CSP console message');
-      t.same(r.console.filter((c) => c.startsWith('error:') && !/status of 40[01]/.test(c)), [], 'no console errors besides the expected 400/401 answers');
+      t.same(
+        r.console.filter((c) => /Content Security Policy|Refused to/i.test(c)),
+        [],
+        'no CSP console message',
+      );
+      t.same(
+        r.console.filter((c) => c.startsWith('error:') && !/status of 40[01]/.test(c)),
+        [],
+        'no console errors besides the expected 400/401 answers',
+      );
       t.same(r.errors, [], 'no uncaught page errors');
-      t.same(r.requests.filter((u) => !u.startsWith(svc.url + '/')), [], 'every request stays on the service origin');
-      t.notOk(r.requests.some((u) => u.includes(svc.key)), 'the key is never in a URL');
+      t.same(
+        r.requests.filter((u) => !u.startsWith(svc.url + '/')),
+        [],
+        'every request stays on the service origin',
+      );
+      t.notOk(
+        r.requests.some((u) => u.includes(svc.key)),
+        'the key is never in a URL',
+      );
     }
-    t.notOk(svc.logLines.some((l) => l.includes(svc.key)), 'the key is never logged');
+    t.notOk(
+      svc.logLines.some((l) => l.includes(svc.key)),
+      'the key is never logged',
+    );
 
     // Control: the detector does see a violation when the page tries inline code.
     const control = await browser.newPage();
@@ -402,8 +468,14 @@ if (missing) {
     })()`);
     await control.page.waitForFunction(() => ((globalThis as unknown as PageGlobals).__csp ?? []).length >= 2);
     const v = await control.cspViolations();
-    t.ok(v.some((x) => x.startsWith('script-src')), 'inline script blocked');
-    t.ok(v.some((x) => x.startsWith('style-src')), 'inline style blocked');
+    t.ok(
+      v.some((x) => x.startsWith('script-src')),
+      'inline script blocked',
+    );
+    t.ok(
+      v.some((x) => x.startsWith('style-src')),
+      'inline style blocked',
+    );
     t.equal(await control.page.evaluate<boolean>('window.__inlineRan === true'), false, 'inline script did not run');
     await control.page.close();
   });

@@ -21,7 +21,10 @@ const PAGES = ['/', '/manage-url', '/webmasters'] as const;
 
 async function startPagesService(t: Test) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-web-pages-'));
-  const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, crawlerInfoUrl: 'https://svc.invalid/webmasters?a=1&b=<2>' } });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, crawlerInfoUrl: 'https://svc.invalid/webmasters?a=1&b=<2>' },
+  });
   const base = await createServices(config, { log: createLogger({ level: 'silent' }) });
   t.ok(base.mountExtra, 'main.ts mounts the pages');
   const running = await startServer(base);
@@ -58,20 +61,28 @@ t.test('webmasters directive table is generated from DIRECTIVE_TABLE, in order, 
     ['nosnippet or max-snippet:0', 'removes the excerpt'],
     ['canonical', 'a grouping hint only, never permission'],
   ]) {
-    t.ok(rows.some((r) => r.querySelector('th')!.text === directive && r.querySelectorAll('td')[0]!.text === effect), directive);
+    t.ok(
+      rows.some((r) => r.querySelector('th')!.text === directive && r.querySelectorAll('td')[0]!.text === effect),
+      directive,
+    );
   }
   t.equal(doc.querySelector('#ua-token')!.text, USER_AGENT_TOKEN);
   t.match(doc.querySelector('#ua-header')!.text, new RegExp(`^${USER_AGENT_TOKEN}/`));
   t.ok(doc.querySelector('#directives')!.text.includes(`<meta name="${META_NAME}"`), 'meta svcbot named');
   t.match(doc.querySelector('#robots')!.text, /RFC 9309/);
   t.match(doc.querySelector('#robots')!.text, /Crawl-delay is honoured as a floor/);
-  t.match(doc.querySelector('#robots pre')!.text, new RegExp(`User-agent: ${USER_AGENT_TOKEN}\\nDisallow: /drafts/\\nAllow: .*\\nCrawl-delay: 5\\n\\nSitemap: `));
+  t.match(
+    doc.querySelector('#robots pre')!.text,
+    new RegExp(`User-agent: ${USER_AGENT_TOKEN}\\nDisallow: /drafts/\\nAllow: .*\\nCrawl-delay: 5\\n\\nSitemap: `),
+  );
   t.match(doc.querySelector('#structured-data')!.text, /application\/ld\+json/);
   t.match(doc.querySelector('#structured-data')!.text, /Microdata and RDFa are not supported/);
   t.match(doc.querySelector('#snippets')!.text, /data-nosnippet/);
   t.ok(doc.querySelector('#changes a[href="/manage-url"]'), 'links to /manage-url');
 
-  const hostile = renderDirectiveTable([{ directive: '<script>alert(1)</script>', effect: '"&', spec: false, example: "<img src=x onerror='x'>" }]).toString();
+  const hostile = renderDirectiveTable([
+    { directive: '<script>alert(1)</script>', effect: '"&', spec: false, example: "<img src=x onerror='x'>" },
+  ]).toString();
   t.notMatch(hostile, /<script>|<img/);
   t.match(hostile, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
   t.match(hostile, /&quot;&amp;/);
@@ -82,7 +93,11 @@ t.test('search page lists every operator of spec §1.1; manage-url offers exactl
     OPERATOR_HELP.map((o) => o.operator),
     ['exact phrase', 'exclude word', 'title contains', 'domain', 'URL contains', 'file type'],
   );
-  t.same(REQUEST_CHOICES.map((c) => c.value), [...REQUEST_TYPES], 'one choice per request type of the API');
+  t.same(
+    REQUEST_CHOICES.map((c) => c.value),
+    [...REQUEST_TYPES],
+    'one choice per request type of the API',
+  );
 });
 
 t.test('pages over HTTP: headers, no inline code, same-origin assets, key never a form field', async (t) => {
@@ -94,7 +109,15 @@ t.test('pages over HTTP: headers, no inline code, same-origin assets, key never 
     t.equal(res.status, 200, `${path} 200`);
     t.equal(res.headers.get('content-type'), 'text/html; charset=utf-8');
     t.equal(res.headers.get('content-security-policy'), PAGE_CSP, `${path} CSP`);
-    for (const d of ["script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"]) {
+    for (const d of [
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "img-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ]) {
       t.ok(res.headers.get('content-security-policy')!.includes(d), `${path}: ${d}`);
     }
     t.equal(res.headers.get('x-content-type-options'), 'nosniff');

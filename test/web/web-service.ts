@@ -30,7 +30,14 @@ export interface WebService {
 }
 
 /** Hosts of the test web whose pages the page tests search. */
-export const SEED_HOSTS = ['gen-0.test', 'gen-1.test', 'gen-2.test', 'ontario-gov.test', 'ville-quebec.test', 'shop-montreal.test'] as const;
+export const SEED_HOSTS = [
+  'gen-0.test',
+  'gen-1.test',
+  'gen-2.test',
+  'ontario-gov.test',
+  'ville-quebec.test',
+  'shop-montreal.test',
+] as const;
 
 /** The host that also serves the snippet-rule pages below (its robots.txt allows everything, no Crawl-delay). */
 export const SNIPPET_HOST = 'shop-montreal.test';
@@ -40,7 +47,11 @@ export const SNIPPET_HOST = 'shop-montreal.test';
  * `maplewood site:shop-montreal.test` finds all three. The data-nosnippet page hides SECRET-NOSNIPPET.
  */
 export const SNIPPET_PAGES: Readonly<Record<string, string>> = {
-  '/snippet-rules/nosnippet.html': snippetPage('Maplewood rye (nosnippet)', '<meta name="robots" content="nosnippet">', '<p>Maplewood rye is baked every Thursday with stone-ground flour from a mill near Joliette.</p>'),
+  '/snippet-rules/nosnippet.html': snippetPage(
+    'Maplewood rye (nosnippet)',
+    '<meta name="robots" content="nosnippet">',
+    '<p>Maplewood rye is baked every Thursday with stone-ground flour from a mill near Joliette.</p>',
+  ),
   '/snippet-rules/max-snippet-50.html': snippetPage(
     'Maplewood brioche (max-snippet:50)',
     '<meta name="robots" content="max-snippet:50">',
@@ -81,7 +92,12 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      logLines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      logLines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       cb();
     },
   });
@@ -114,7 +130,12 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
     frontier: crawler.frontier,
     processNow: async (url, o) => crawler.processNow(url, o),
   };
-  const processor = new RequestProcessor({ requests: deps.repos.requests, documents: base.local.documents, crawler: handle, intervalMs: 200 });
+  const processor = new RequestProcessor({
+    requests: deps.repos.requests,
+    documents: base.local.documents,
+    crawler: handle,
+    intervalMs: 200,
+  });
   crawler.start();
   processor.start();
 

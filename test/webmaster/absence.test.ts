@@ -59,7 +59,9 @@ t.test('issue 11: the attribution marker is defined once, fixed and inactive', a
   t.same([...ATTRIBUTION_PARAMETERS], ['svc_source', 'svc_medium']);
   t.equal(ATTRIBUTION_ACTIVE, false);
   t.ok(Object.isFrozen(ATTRIBUTION_MARKER));
-  const sources = files(root, (p) => /\/(node_modules|dist|\.git|\.tap|test|docs|data)$/.test(p) || /\/\.scratch/.test(p)).filter((f) => /\.(ts|js|mjs|html|css)$/.test(f));
+  const sources = files(root, (p) => /\/(node_modules|dist|\.git|\.tap|test|docs|data)$/.test(p) || /\/\.scratch/.test(p)).filter((f) =>
+    /\.(ts|js|mjs|html|css)$/.test(f),
+  );
   t.ok(sources.length > 50, `source files scanned (${sources.length})`);
   const naming = sources.filter((f) => /svc_(source|medium)/.test(readFileSync(f, 'utf8'))).map((f) => relative(root, f));
   t.same(naming, ['webmaster/attribution.ts'], 'the parameter names are written in one place only');
@@ -79,7 +81,11 @@ t.test('issue 11: no /api/v1 route, MCP tool, OpenAPI entry or web page reaches 
     return { status: res.status, text: await res.text() };
   };
   const post = async (path: string, json: unknown) => {
-    const res = await fetch(s.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+    const res = await fetch(s.url + path, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(json),
+    });
     return { status: res.status, text: await res.text() };
   };
 
@@ -89,7 +95,8 @@ t.test('issue 11: no /api/v1 route, MCP tool, OpenAPI entry or web page reaches 
   scan(t, 'OpenAPI document', openapi.text);
   const doc = JSON.parse(openapi.text) as { paths: Record<string, Record<string, unknown>> };
   const operations = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
-  for (const op of operations) t.notMatch(op, /webmaster|propert|ownership|verif|fast.?lane|attribution/i, `${op} is not a webmaster route`);
+  for (const op of operations)
+    t.notMatch(op, /webmaster|propert|ownership|verif|fast.?lane|attribution/i, `${op} is not a webmaster route`);
 
   // Every operation, called with valid arguments (the table must cover every served operation).
   const host = 'gen-0.test';
@@ -120,7 +127,21 @@ t.test('issue 11: no /api/v1 route, MCP tool, OpenAPI entry or web page reaches 
   t.ok((site.scope?.indexed ?? 0) > 0, 'the index has pages (the scans saw real results)');
 
   // Paths a webmaster surface would use: nothing there.
-  for (const p of ['/api/v1/webmaster', '/api/v1/webmasters', '/api/v1/webmaster/properties', '/api/v1/properties', '/api/v1/properties/x/verify', '/api/v1/verification', '/api/v1/fast-lane', '/api/v1/submit', '/api/v1/attribution', '/webmaster', '/console', '/webmaster/console', '/properties']) {
+  for (const p of [
+    '/api/v1/webmaster',
+    '/api/v1/webmasters',
+    '/api/v1/webmaster/properties',
+    '/api/v1/properties',
+    '/api/v1/properties/x/verify',
+    '/api/v1/verification',
+    '/api/v1/fast-lane',
+    '/api/v1/submit',
+    '/api/v1/attribution',
+    '/webmaster',
+    '/console',
+    '/webmaster/console',
+    '/properties',
+  ]) {
     t.equal((await get(p)).status, 404, `GET ${p} → 404`);
     t.equal((await post(p, { name: 'example.ca' })).status, 404, `POST ${p} → 404`);
   }
@@ -152,7 +173,10 @@ t.test('issue 11: no /api/v1 route, MCP tool, OpenAPI entry or web page reaches 
   ].map((r) => r.url);
   db.close();
   t.ok(urls.length > 10, `${urls.length} stored URLs`);
-  t.same(urls.filter((u) => /svc_(source|medium)/.test(u)), []);
+  t.same(
+    urls.filter((u) => /svc_(source|medium)/.test(u)),
+    [],
+  );
   const stored = files(s.config.dataDir);
   t.ok(stored.some((f) => f.includes('lance')) && stored.some((f) => f.endsWith('state.sqlite')), 'index and database files scanned');
   for (const f of stored) {

@@ -48,17 +48,23 @@ t.test('issue 11: the challenge is shown once and is nowhere in the output, logs
     return { code, out: stdout.slice(before) };
   };
 
-  const dom = JSON.parse((await run('property', 'create', '--kind', 'domain', '--name', 'secret-test.test')).out) as { property: { id: string } };
+  const dom = JSON.parse((await run('property', 'create', '--kind', 'domain', '--name', 'secret-test.test')).out) as {
+    property: { id: string };
+  };
   const host = JSON.parse((await run('property', 'create', '--kind', 'host', '--name', 'alpha.test')).out) as { property: { id: string } };
   const issued = await run('proof', 'issue', '--property', dom.property.id, '--method', 'dns_txt');
   t.equal(issued.code, 0);
   const { challenge, proof } = JSON.parse(issued.out) as { challenge: string; proof: { id: string } };
-  const meta = JSON.parse((await run('proof', 'issue', '--property', host.property.id, '--method', 'meta_tag')).out) as { challenge: string };
+  const meta = JSON.parse((await run('proof', 'issue', '--property', host.property.id, '--method', 'meta_tag')).out) as {
+    challenge: string;
+  };
   t.ok(challenge.startsWith(CHALLENGE_PREFIX) && meta.challenge.startsWith(CHALLENGE_PREFIX));
   t.equal(count(issued.out, challenge), 1, 'exactly once in the issuing command’s output');
 
   dns.setTxt('_svc-verification.secret-test.test', [`svc-site-verification=${challenge}`]);
-  web.setPage('alpha.test', '/', { body: `<html><head><meta name="svc-site-verification" content="${meta.challenge}"></head><body>hi</body></html>` });
+  web.setPage('alpha.test', '/', {
+    body: `<html><head><meta name="svc-site-verification" content="${meta.challenge}"></head><body>hi</body></html>`,
+  });
   t.teardown(() => web.setPage('alpha.test', '/', null));
   const v1 = await run('proof', 'verify', '--property', dom.property.id, '--method', 'dns_txt');
   t.equal(v1.code, 0, v1.out);
@@ -78,9 +84,18 @@ t.test('issue 11: the challenge is shown once and is nowhere in the output, logs
     t.equal(count(stderr, c), 0, 'never in stderr / logs');
     const raw = Buffer.from(c.slice(CHALLENGE_PREFIX.length), 'base64url');
     t.equal(raw.length, 32);
-    const forms = [Buffer.from(c), Buffer.from(c.slice(CHALLENGE_PREFIX.length)), raw, Buffer.from(raw.toString('hex')), Buffer.from(raw.toString('base64'))];
+    const forms = [
+      Buffer.from(c),
+      Buffer.from(c.slice(CHALLENGE_PREFIX.length)),
+      raw,
+      Buffer.from(raw.toString('hex')),
+      Buffer.from(raw.toString('base64')),
+    ];
     const scanned = files(dataDir);
-    t.ok(scanned.some((f) => f.endsWith('state.sqlite')), 'the database is among the files scanned');
+    t.ok(
+      scanned.some((f) => f.endsWith('state.sqlite')),
+      'the database is among the files scanned',
+    );
     for (const f of scanned) {
       const bytes = readFileSync(f);
       for (const form of forms) t.equal(count(bytes, form), 0, `not in ${f.slice(dataDir.length)}`);

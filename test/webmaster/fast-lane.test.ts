@@ -57,7 +57,10 @@ async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Pro
   // Own temp dir, removed with retries: once (CI, 2 cores) tap's fixture removal met a LanceDB file still being
   // renamed into passages.lance after every handle was closed (ENOTEMPTY).
   const dir = mkdtempSync(join(tmpdir(), 'svc-fast-lane-'));
-  const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20 } });
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: opts.gapMs ?? 20 },
+  });
   const db = openStateDb(join(dir, 'state.sqlite'));
   const repos = sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
   const index = await PassageIndex.open({ dir: join(dir, 'lance'), embedder: null });
@@ -84,7 +87,13 @@ async function rig(t: Test, opts: { perDay?: number; gapMs?: number } = {}): Pro
   const verified = async (kind: 'domain' | 'host', name: string): Promise<string> => {
     const { property } = await own.createProperty(ME, kind, name);
     const now = Date.now();
-    const p = await repos.webmaster.addProof({ propertyId: property.id, method: 'dns_txt', tokenHash: hashChallenge('x'), createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 86_400_000).toISOString() });
+    const p = await repos.webmaster.addProof({
+      propertyId: property.id,
+      method: 'dns_txt',
+      tokenHash: hashChallenge('x'),
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + 86_400_000).toISOString(),
+    });
     await repos.webmaster.updateProof(p.id, { state: 'verified', verifiedAt: new Date(now).toISOString() });
     return property.id;
   };
@@ -103,7 +112,8 @@ interface Row {
   next_at: number;
 }
 const row = (r: Rig, url: string) => r.db.prepare('SELECT * FROM frontier WHERE url = ?').get(url) as Row | undefined;
-const fetched = (r: Rig, host: string, path?: string) => web.accessLog.slice(r.since).filter((e) => e.host === host && (path === undefined || e.path === path));
+const fetched = (r: Rig, host: string, path?: string) =>
+  web.accessLog.slice(r.since).filter((e) => e.host === host && (path === undefined || e.path === path));
 
 t.test('issue 11: fast lane — verified owners only, within the property, idempotent, deduplicated, daily quota, priority', async (t) => {
   const r = await rig(t, { perDay: 3 });
@@ -114,13 +124,33 @@ t.test('issue 11: fast lane — verified owners only, within the property, idemp
   t.match(first, { outcome: 'ok', url, remainingToday: 2 });
   t.match(row(r, url), { id: first.frontierId, state: 'queued', priority: FAST_LANE_PRIORITY, reason: FAST_LANE_REASON });
   t.ok(FAST_LANE_PRIORITY > PRIORITY.submitted, 'above URL requests, sitemaps and links');
-  t.match(await r.lane.submit(ME, id, url, 'key-1'), { outcome: 'replayed', frontierId: first.frontierId, remainingToday: 2 }, 'same key: same answer, not counted');
-  t.match(await r.lane.submit(ME, id, url), { outcome: 'duplicate', frontierId: first.frontierId, remainingToday: 2 }, 'same URL today: not counted');
-  t.match(await r.lane.submit(ME, id, `${url}#frag`, 'key-2'), { outcome: 'duplicate', frontierId: first.frontierId }, 'normalised before dedup');
-  t.match(await r.lane.submit(ME, id, web.url('alpha.test', '/page-2.html'), 'key-1'), { outcome: 'conflict', frontierId: null }, 'a key names one URL');
+  t.match(
+    await r.lane.submit(ME, id, url, 'key-1'),
+    { outcome: 'replayed', frontierId: first.frontierId, remainingToday: 2 },
+    'same key: same answer, not counted',
+  );
+  t.match(
+    await r.lane.submit(ME, id, url),
+    { outcome: 'duplicate', frontierId: first.frontierId, remainingToday: 2 },
+    'same URL today: not counted',
+  );
+  t.match(
+    await r.lane.submit(ME, id, `${url}#frag`, 'key-2'),
+    { outcome: 'duplicate', frontierId: first.frontierId },
+    'normalised before dedup',
+  );
+  t.match(
+    await r.lane.submit(ME, id, web.url('alpha.test', '/page-2.html'), 'key-1'),
+    { outcome: 'conflict', frontierId: null },
+    'a key names one URL',
+  );
   t.match(await r.lane.submit(ME, id, web.url('alpha.test', '/page-2.html')), { outcome: 'ok', remainingToday: 1 });
   t.match(await r.lane.submit(ME, id, web.url('alpha.test', '/page-3.html')), { outcome: 'ok', remainingToday: 0 });
-  t.match(await r.lane.submit(ME, id, web.url('alpha.test', '/json-ld.html')), { outcome: 'quota_exceeded', frontierId: null, remainingToday: 0 });
+  t.match(await r.lane.submit(ME, id, web.url('alpha.test', '/json-ld.html')), {
+    outcome: 'quota_exceeded',
+    frontierId: null,
+    remainingToday: 0,
+  });
   t.equal(row(r, web.url('alpha.test', '/json-ld.html')), undefined, 'nothing queued past the quota');
 
   t.match(await r.lane.submit(ME, id, web.url('beta.test', '/landing.html')), { outcome: 'out_of_property', frontierId: null });
@@ -136,7 +166,13 @@ t.test('issue 11: fast lane — verified owners only, within the property, idemp
   t.match(await r.lane.submit(ME, dom, web.url('alpha.test', '/p/1.html')), { outcome: 'out_of_property' });
 
   // Priority: among due items the fast-lane URL is claimed first.
-  await r.repos.frontier.enqueue({ url: web.url('alpha.test', '/images.html'), host: 'alpha.test', reason: 'link', priority: PRIORITY.discovered, at: 0 });
+  await r.repos.frontier.enqueue({
+    url: web.url('alpha.test', '/images.html'),
+    host: 'alpha.test',
+    reason: 'link',
+    priority: PRIORITY.discovered,
+    at: 0,
+  });
   const claimed = await r.repos.frontier.claim({ owner: 't', leaseMs: 1000 });
   t.equal(claimed?.priority, FAST_LANE_PRIORITY);
   await r.repos.frontier.release(claimed!);
@@ -196,7 +232,8 @@ t.test('issue 11: fast lane never bypasses politeness (the per-host gap holds be
   await r.crawler.runUntilIdle({ timeoutMs: 20_000, idleHorizonMs: 500, maxPages: 5 });
   const hits = fetched(r, 'gen-0.test');
   t.ok(hits.length >= 6, `robots.txt and the five pages fetched (${hits.length})`);
-  for (let i = 1; i < hits.length; i++) t.ok(hits[i]!.at - hits[i - 1]!.at >= gap - 5, `gap ${hits[i]!.at - hits[i - 1]!.at} ms ≥ ${gap} ms`);
+  for (let i = 1; i < hits.length; i++)
+    t.ok(hits[i]!.at - hits[i - 1]!.at >= gap - 5, `gap ${hits[i]!.at - hits[i - 1]!.at} ms ≥ ${gap} ms`);
 });
 
 t.test('issue 11: fast lane never bypasses DNS and redirect re-validation', async (t) => {
@@ -208,7 +245,11 @@ t.test('issue 11: fast lane never bypasses DNS and redirect re-validation', asyn
   t.match(await r.lane.submit(ME, trap, toPrivate), { outcome: 'ok' });
   t.match(await r.lane.submit(ME, intranet, privateName), { outcome: 'ok' });
   await r.crawler.runUntilIdle({ timeoutMs: 20_000, idleHorizonMs: 500 });
-  t.same(r.attempts.filter((a) => a.address !== '127.0.0.1'), [], 'no connection to 10.0.0.1 or 10.0.0.2 was attempted');
+  t.same(
+    r.attempts.filter((a) => a.address !== '127.0.0.1'),
+    [],
+    'no connection to 10.0.0.1 or 10.0.0.2 was attempted',
+  );
   t.equal(fetched(r, 'trap.test', '/to-private').length, 1, 'the redirecting URL itself was fetched');
   t.match(row(r, toPrivate), { state: 'dead', dead_reason: /blocked_address/ });
   t.match(row(r, privateName), { state: 'dead', dead_reason: /blocked_address/ });
@@ -226,7 +267,8 @@ t.test('issue 11: fast lane never bypasses back-off (429 Retry-After) nor dead-l
   await r.crawler.runUntilIdle({ timeoutMs: 20_000, idleHorizonMs: 1000 });
   const asks = fetched(r, 'trap.test', '/429');
   t.ok(asks.length >= 1);
-  for (let i = 1; i < asks.length; i++) t.ok(asks[i]!.at - asks[i - 1]!.at >= 7000, `asked again only after Retry-After: 7 (${asks[i]!.at - asks[i - 1]!.at} ms)`);
+  for (let i = 1; i < asks.length; i++)
+    t.ok(asks[i]!.at - asks[i - 1]!.at >= 7000, `asked again only after Retry-After: 7 (${asks[i]!.at - asks[i - 1]!.at} ms)`);
   const s = row(r, slow);
   t.match(s, { state: 'retrying', last_status: 429 });
   t.ok(s!.next_at - before >= 7000, `next attempt no sooner than Retry-After (${s!.next_at - before} ms)`);

@@ -57,7 +57,9 @@ function rig(t: Test, opts: { allowLoopback?: boolean; pins?: string[]; repos?: 
   return { repos, own, clock, attempts };
 }
 
-const homeWithMeta = (content: string) => ({ body: `<!doctype html><html><head><title>Home</title><meta name="${META_NAME}" content="${content}"></head><body><p>Welcome.</p></body></html>` });
+const homeWithMeta = (content: string) => ({
+  body: `<!doctype html><html><head><title>Home</title><meta name="${META_NAME}" content="${content}"></head><body><p>Welcome.</p></body></html>`,
+});
 
 t.test('issue 11: DNS TXT proof against a real DNS server on loopback; a wrong token does not verify', async (t) => {
   const r = rig(t);
@@ -84,7 +86,11 @@ t.test('issue 11: DNS TXT proof against a real DNS server on loopback; a wrong t
   const other = await r.own.createProperty(ME, 'domain', 'nothing.test');
   await r.own.issueProof(ME, other.property.id, 'dns_txt');
   t.match(await r.own.verify(ME, other.property.id, 'dns_txt'), { outcome: 'not_found', owned: false }, 'NXDOMAIN');
-  await t.rejects(r.own.issueProof(ME, other.property.id, 'meta_tag'), { code: 'method_not_allowed' }, 'a domain property proves by DNS only');
+  await t.rejects(
+    r.own.issueProof(ME, other.property.id, 'meta_tag'),
+    { code: 'method_not_allowed' },
+    'a domain property proves by DNS only',
+  );
 
   const log = await r.repos.webmaster.auditLog(property.id);
   t.same(
@@ -119,14 +125,21 @@ t.test('issue 11: meta tag on the home page and a /.well-known/ file, through th
 
   web.setPage('alpha.test', WELL_KNOWN_PATH, { type: 'text/plain', body: `# svc\n${file.challenge}\n` });
   t.same(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'ok', matched: [file.proof.id], owned: true });
-  t.ok(r.attempts.every((a) => a.address === '127.0.0.1' && !a.refused), 'only the test web was reached');
+  t.ok(
+    r.attempts.every((a) => a.address === '127.0.0.1' && !a.refused),
+    'only the test web was reached',
+  );
 
   // The size cap holds: a challenge beyond the first 256 KiB of the file is not read.
   const big = await r.own.issueProof(ME, property.id, 'well_known');
   web.setPage('alpha.test', WELL_KNOWN_PATH, { type: 'text/plain', body: `${'#'.repeat(300 * 1024)}\n${big.challenge}\n` });
   t.match(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'not_found' }, 'cut at the cap');
   web.setPage('alpha.test', WELL_KNOWN_PATH, { type: 'text/plain', body: `${'#'.repeat(100 * 1024)}\n${big.challenge}\n` });
-  t.match(await r.own.verify(ME, property.id, 'well_known'), { outcome: 'ok', matched: [big.proof.id] }, 'the same file under the cap is read');
+  t.match(
+    await r.own.verify(ME, property.id, 'well_known'),
+    { outcome: 'ok', matched: [big.proof.id] },
+    'the same file under the cap is read',
+  );
 
   // A proof behind a redirect to another host does not count for this one.
   const again = await r.own.rotate(ME, property.id, 'well_known');
@@ -153,11 +166,23 @@ async function lifecycle(t: Test, r: Rig): Promise<void> {
   t.match(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'ok', owned: true });
   const b = await r.own.rotate(ME, property.id, 'dns_txt');
   r.clock.now += DAY;
-  t.same(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'ok', matched: [a.proof.id], owned: true }, 'old still valid, new not yet published');
+  t.same(
+    await r.own.verify(ME, property.id, 'dns_txt'),
+    { outcome: 'ok', matched: [a.proof.id], owned: true },
+    'old still valid, new not yet published',
+  );
   dns.setTxt(name, [`svc-site-verification=${a.challenge}`, `svc-site-verification=${b.challenge}`]);
-  t.same([...(await r.own.verify(ME, property.id, 'dns_txt')).matched].sort(), [a.proof.id, b.proof.id].sort(), 'both valid during the grace period');
+  t.same(
+    [...(await r.own.verify(ME, property.id, 'dns_txt')).matched].sort(),
+    [a.proof.id, b.proof.id].sort(),
+    'both valid during the grace period',
+  );
   r.clock.now += 6 * DAY + 1;
-  t.same(await r.own.verify(ME, property.id, 'dns_txt'), { outcome: 'ok', matched: [b.proof.id], owned: true }, 'after the grace only the new one counts');
+  t.same(
+    await r.own.verify(ME, property.id, 'dns_txt'),
+    { outcome: 'ok', matched: [b.proof.id], owned: true },
+    'after the grace only the new one counts',
+  );
   t.equal((await r.repos.webmaster.getProof(a.proof.id))?.state, 'expired');
 
   // Re-verification: the record removed → the proof is lost and ownership ends.
@@ -182,7 +207,15 @@ async function lifecycle(t: Test, r: Rig): Promise<void> {
   t.equal(await r.own.isOwned(property.id), false);
 
   const events = (await r.repos.webmaster.auditLog(property.id)).map((e) => e.event);
-  for (const e of ['proof_expired', 'proof_rotated', 'proof_reverified', 'proof_lost', 'proof_revoked', 'ownership_gained', 'ownership_lost'])
+  for (const e of [
+    'proof_expired',
+    'proof_rotated',
+    'proof_reverified',
+    'proof_lost',
+    'proof_revoked',
+    'ownership_gained',
+    'ownership_lost',
+  ])
     t.ok(events.includes(e as never), `audited: ${e}`);
 }
 
@@ -216,7 +249,11 @@ t.test('issue 11: a proof host resolving to a private address is refused by the 
   web.setPage('beta.test', '/', { status: 302, headers: { location: 'http://10.0.0.1/' } });
   t.teardown(() => web.setPage('beta.test', '/', null));
   t.match(await r.own.verify(ME, property.id, 'meta_tag'), { outcome: 'blocked_address', owned: false }, 'redirect to 10.0.0.1');
-  t.same(r.attempts.filter((a) => a.address !== '127.0.0.1'), [], 'no connection to a private address was even attempted');
+  t.same(
+    r.attempts.filter((a) => a.address !== '127.0.0.1'),
+    [],
+    'no connection to a private address was even attempted',
+  );
 
   // Production setting (no loopback): the test web's own address is refused the same way.
   const prod = rig(t, { allowLoopback: false });
@@ -246,6 +283,9 @@ t.test('issue 11: re-verification runs periodically and a lost proof ends owners
   const n = await loop;
   t.equal(await r.own.isOwned(property.id), false, 'ownership ended by a later pass');
   t.ok(n >= 3, `${n} passes`);
-  t.ok(passes.some((x) => (x as { lost?: number }).lost === 1), 'the pass that found it gone reports one lost proof');
+  t.ok(
+    passes.some((x) => (x as { lost?: number }).lost === 1),
+    'the pass that found it gone reports one lost proof',
+  );
   t.equal((await r.repos.webmaster.getProof(p.proof.id))?.state, 'lost');
 });

@@ -68,7 +68,11 @@ export async function apiFetch(path, { method = 'GET', json, headers: extra } = 
   try {
     res = await fetch(path, { method, headers, body, credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer' });
   } catch {
-    throw new ApiError(0, { title: 'Network error', detail: 'The service could not be reached. Check your connection and try again.', errors: [] });
+    throw new ApiError(0, {
+      title: 'Network error',
+      detail: 'The service could not be reached. Check your connection and try again.',
+      errors: [],
+    });
   }
   const text = await res.text();
   let data = null;
@@ -81,7 +85,8 @@ export async function apiFetch(path, { method = 'GET', json, headers: extra } = 
   }
   if (res.ok) return data;
   const retryAfter = Number(res.headers.get('Retry-After')) || undefined;
-  const problem = data && typeof data === 'object' ? data : { title: `HTTP ${res.status}`, detail: res.statusText || 'Request failed', errors: [] };
+  const problem =
+    data && typeof data === 'object' ? data : { title: `HTTP ${res.status}`, detail: res.statusText || 'Request failed', errors: [] };
   if (res.status === 401) {
     clearKey();
     window.dispatchEvent(new CustomEvent('svc:key-refused', { detail: problem }));

@@ -65,7 +65,7 @@ function showRequest(r) {
   fields.url.textContent = r.url;
   fields.status.textContent = STATUS_WORDS[r.status] ?? r.status;
   fields.status.dataset.status = r.status;
-  fields.outcome.textContent = r.outcome ? OUTCOME_WORDS[r.outcome] ?? r.outcome : '—';
+  fields.outcome.textContent = r.outcome ? (OUTCOME_WORDS[r.outcome] ?? r.outcome) : '—';
   fields.outcome.dataset.outcome = r.outcome ?? '';
   fields.reason.textContent = r.reason ?? '—';
   history.replaceChildren(
@@ -153,7 +153,8 @@ form.addEventListener('submit', async (ev) => {
       ? `You already had this request open: showing request ${r.id}, status ${STATUS_WORDS[r.status] ?? r.status}.`
       : `Request ${r.id} recorded, status ${STATUS_WORDS[r.status] ?? r.status}. Following it…`;
     heading.focus();
-    if (FINAL.has(r.status)) live.textContent = `Final status: ${STATUS_WORDS[r.status]}${r.outcome ? ` — ${OUTCOME_WORDS[r.outcome] ?? r.outcome}` : ''}.`;
+    if (FINAL.has(r.status))
+      live.textContent = `Final status: ${STATUS_WORDS[r.status]}${r.outcome ? ` — ${OUTCOME_WORDS[r.outcome] ?? r.outcome}` : ''}.`;
     else follow(r.id);
   } catch (err) {
     showProblem(errorBox, err);

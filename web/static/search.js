@@ -136,12 +136,23 @@ function renderResult(r, index, warnings) {
 
   const decision = r.provenance?.snippet;
   if (r.excerpt && typeof r.excerpt.text === 'string') article.append(excerptNode(r.excerpt.text, r.excerpt.highlights));
-  else article.append(el('p', decision === 'nosnippet' ? 'No excerpt: this page does not allow snippets.' : 'No quotable text for this page.', 'excerpt-none'));
+  else
+    article.append(
+      el(
+        'p',
+        decision === 'nosnippet' ? 'No excerpt: this page does not allow snippets.' : 'No quotable text for this page.',
+        'excerpt-none',
+      ),
+    );
 
   // A corpus document (svc ingest) was imported, never fetched: its provenance says so instead of naming the crawler.
   const fromCorpus = r.provenance?.date_source === 'corpus';
   const dates = el('p', null, 'result-dates');
-  const parts = [timeNode('Published', r.dates?.published), timeNode('Modified', r.dates?.modified), timeNode(fromCorpus ? 'Imported' : 'Fetched', r.dates?.fetched)].filter(Boolean);
+  const parts = [
+    timeNode('Published', r.dates?.published),
+    timeNode('Modified', r.dates?.modified),
+    timeNode(fromCorpus ? 'Imported' : 'Fetched', r.dates?.fetched),
+  ].filter(Boolean);
   parts.forEach((p, i) => {
     if (i > 0) dates.append(' · ');
     dates.append(p);
@@ -152,15 +163,23 @@ function renderResult(r, index, warnings) {
   const pv = r.provenance ?? {};
   prov.append(el('span', 'Provenance:', 'provenance-label'), ' ');
   // A record's URL is corpus:<name>/<id> (its host, <id>.<name>.corpus.invalid, is the record's own source identity).
-  const corpusName = fromCorpus ? (/^corpus:([^/]+)\//.exec(String(r.url ?? ''))?.[1] ?? String(r.host ?? '').replace(/\.corpus\.invalid$/, '')) : '';
+  const corpusName = fromCorpus
+    ? (/^corpus:([^/]+)\//.exec(String(r.url ?? ''))?.[1] ?? String(r.host ?? '').replace(/\.corpus\.invalid$/, ''))
+    : '';
   const facts = [
     fromCorpus
       ? `from the corpus ${corpusName}${pv.fetched_at ? `, imported ${isoTime(pv.fetched_at)}` : ''} (not crawled; no page dates)`
       : pv.fetched_at
         ? `fetched by SvcBot ${isoTime(pv.fetched_at)}`
         : null,
-    fromCorpus ? null : pv.date_source === 'none' ? 'no date found on the page' : pv.date_source ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}` : null,
-    decision ? SNIPPET_DECISIONS[decision] ?? decision : null,
+    fromCorpus
+      ? null
+      : pv.date_source === 'none'
+        ? 'no date found on the page'
+        : pv.date_source
+          ? `dates from ${DATE_SOURCES[pv.date_source] ?? pv.date_source}`
+          : null,
+    decision ? (SNIPPET_DECISIONS[decision] ?? decision) : null,
     Number.isInteger(pv.passage_ordinal) ? `best passage #${pv.passage_ordinal + 1}` : null,
     Number.isInteger(r.page_ref) ? `page_ref ${r.page_ref}` : null,
     r.content_trust === 'untrusted_web_content' ? 'untrusted web content' : null,
@@ -225,9 +244,15 @@ function render(state, data) {
   collapsedBox.hidden = collapsedBox.childElementCount === 0;
 
   if (results.length === 0) {
-    status.textContent = state.offset > 0 ? `No more results for “${state.q}”.` : `No results for “${state.q}”. The index is bounded: an empty answer only means nothing matched.`;
+    status.textContent =
+      state.offset > 0
+        ? `No more results for “${state.q}”.`
+        : `No results for “${state.q}”. The index is bounded: an empty answer only means nothing matched.`;
   } else {
-    const dup = Number.isInteger(data.duplicates_collapsed) && data.duplicates_collapsed > 0 ? ` · ${data.duplicates_collapsed} near-duplicate pages left out` : '';
+    const dup =
+      Number.isInteger(data.duplicates_collapsed) && data.duplicates_collapsed > 0
+        ? ` · ${data.duplicates_collapsed} near-duplicate pages left out`
+        : '';
     const lang = state.language ? ` · pages in ${language.selectedOptions[0]?.textContent ?? state.language}` : '';
     // A page lists at most 2 results per site: say so, or "Results 1–2" next to "7 more from …" looks broken.
     const capped = collapsedTotal > 0 ? ` · at most 2 per site on a page: ${collapsedTotal} more one click away` : '';
@@ -299,7 +324,11 @@ form.addEventListener('submit', (ev) => {
 
 /** Next page: starts after the results shown; remembers where this page started so "Previous" returns to it. */
 next.addEventListener('click', () => {
-  const state = { ...current, offset: clampOffset(Number(pager.dataset.nextOffset ?? '0')), trail: [...(current.trail ?? []), current.offset] };
+  const state = {
+    ...current,
+    offset: clampOffset(Number(pager.dataset.nextOffset ?? '0')),
+    trail: [...(current.trail ?? []), current.offset],
+  };
   writeLocation(state, false);
   void run(state, { focusResults: true });
 });
