@@ -19,18 +19,20 @@
  */
 import '../fixtures/loopback-only.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { readQueries } from '../cli/eval.js';
 import { loadConfig } from '../config.js';
 import { createHashingEmbedder } from '../index/embedder.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
+import { SCIFACT, pct } from './synthetic.js';
 
 setLanceCpuThreads();
 
@@ -74,11 +76,7 @@ if (!existsSync(join(dataDir, 'lance', 'passages.lance'))) {
 }
 const connections = Math.max(1, Math.min(64, Number(values.connections)));
 const seconds = Math.max(1, Math.min(60, Number(values.seconds)));
-const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
-const claims = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => (JSON.parse(l) as { text: string }).text.slice(0, 300));
+const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
 
 interface Replica {
   readonly child: ChildProcess;
@@ -106,9 +104,6 @@ async function stopReplica(r: Replica): Promise<void> {
   r.child.stdin!.write('stop\n');
   await exited;
 }
-
-const pct = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 /** `connections` closed loops for `seconds`, connection i talking to replica i mod n. */
 async function drive(
@@ -141,7 +136,6 @@ async function drive(
   await Promise.all(Array.from({ length: connections }, (_, w) => worker(w)));
   const elapsed = (performance.now() - t0) / 1000;
   await Promise.all(pools.map((p) => p.close()));
-  lat.sort((a, b) => a - b);
   return { rate: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99), errors, requests: lat.length };
 }
 
