@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
  *                                          [--keep DIR] [--only "svc bm25,FTS5"] [--query-model ../shared/data/models]
- *                                          [--anchor tantivy|none]
+ *                                          [--anchor tantivy|none] [--text-engine postings|lance]
  *
  * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
  * (building 1M passages takes minutes), so query changes can be measured on the same index.
@@ -20,6 +20,8 @@
  * pinned below), run by bench/anchors/tantivy_anchor.py from a venv this script makes under ~/.cache/svc-bench (pip
  * reaches PyPI; nothing is downloaded at run time of the service). It indexes the very passages of the FTS5 table and
  * times the same queries in its own process. The closing table gives svc / anchor p95 ratios.
+ * `--text-engine`: the BM25 arm from the in-process postings (index/postings.ts, the default, built before timing)
+ * or from LanceDB's full-text index only (`lance`), to compare the two on the same index.
  * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
@@ -53,8 +55,20 @@ const { values } = parseArgs({
     // Only the cases whose label contains one of these (comma-separated), e.g. "svc bm25".
     only: { type: 'string' },
     anchor: { type: 'string', default: 'tantivy' },
+    'text-engine': { type: 'string', default: 'postings' },
   },
 });
+if (!['postings', 'lance'].includes(values['text-engine']!)) throw new Error('--text-engine: postings or lance');
+const TEXT_ENGINE = values['text-engine'] === 'postings';
+
+/** Builds the in-process postings before anything is timed (a served index builds them once, at open). */
+async function warmPostings(idx: PassageIndex, label: string): Promise<void> {
+  if (!TEXT_ENGINE) return;
+  const t0 = performance.now();
+  await idx.textEngineReady();
+  const mb = Math.round(process.memoryUsage().rss / 2 ** 20);
+  process.stderr.write(`${label}: postings ready in ${((performance.now() - t0) / 1000).toFixed(1)} s (process RSS ${mb} MiB)\n`);
+}
 const BM25_ONLY = values['bm25-only'] === true;
 const SIZES = values.sizes!.split(',').map(Number);
 const NQ = Number(values.queries);
@@ -176,6 +190,7 @@ for (const size of SIZES) {
       dir: join(dir, 'lance'),
       embedder: BM25_ONLY ? null : createHashingEmbedder(384),
       optimizeEvery: Number.MAX_SAFE_INTEGER,
+      textEngine: TEXT_ENGINE,
     });
     const sqlite = new Database(join(dir, 'fts5.sqlite'));
     sqlite.pragma('journal_mode = WAL');
@@ -184,6 +199,7 @@ for (const size of SIZES) {
       if (values.keep) writeFileSync(builtMark, new Date().toISOString());
     }
     const buildS = (performance.now() - t0) / 1000;
+    await warmPostings(idx, 'index');
     const st = await idx.stats();
     process.stderr.write(`${reuse ? 'reused' : 'built'} ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
 
@@ -227,7 +243,9 @@ for (const size of SIZES) {
         embedder: wrapped,
         optimizeEvery: Number.MAX_SAFE_INTEGER,
         refreshAfterMs: 0,
+        textEngine: TEXT_ENGINE,
       });
+      await warmPostings(realQuery, 'real-query index');
     }
     const realSearch = (termMode: 'all' | 'any') => async (q: string) =>
       searchPages(realQuery!, {

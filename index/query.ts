@@ -21,6 +21,7 @@ import { BooleanQuery, MatchQuery, Occur, Operator, type FullTextQuery } from '@
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
 import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from './columns.js';
+import type { TextQuery } from './postings.js';
 
 export { fold, wordTokens } from './analyzer.js';
 
@@ -312,6 +313,11 @@ export interface CompiledQuery {
    * long at 1M passages: docs/bench-index.md).
    */
   readonly repeatFts: readonly FullTextQuery[];
+  /**
+   * The same full-text query for the in-process engine (postings.ts): `fts`'s required groups and ranked terms, each
+   * ranked term weighted by how many query words hold it (so `repeatFts` is inside it). Null when `fts` is.
+   */
+  readonly text: TextQuery | null;
   /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
   readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (the words, required words, phrases and intitle phrases); empty when none. */
@@ -436,6 +442,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
 
   const fts = buildFts(mustWords, ranked);
   const repeatFts = buildRepeats(ranked);
+  const text = fts === null ? null : textQuery(mustWords, ranked);
   const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
 
   const semanticText = [
@@ -512,6 +519,7 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     ast,
     fts,
     repeatFts,
+    text,
     titleTerms: titleTermsList,
     semanticText,
     highlightTerms,
@@ -554,6 +562,13 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
   if (clauses.length === 0) return null;
   if (clauses.length === 1) return clauses[0]![1];
   return new BooleanQuery(clauses);
+}
+
+/** `buildFts` and `buildRepeats` together, in the in-process engine's form. */
+function textQuery(must: readonly WordTerms[], ranked: readonly WordTerms[]): TextQuery {
+  const weights = new Map<string, number>();
+  for (const w of ranked) for (const t of new Set(w.terms)) weights.set(t, (weights.get(t) ?? 0) + 1);
+  return { must: must.map((w) => [...new Set(w.terms)]), should: [...weights].map(([term, weight]) => ({ term, weight })) };
 }
 
 /** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */

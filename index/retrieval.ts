@@ -58,6 +58,16 @@ export interface CandidateSource {
    * not match is absent. Scores equal those of an unfiltered query (the index's statistics are global).
    */
   ftsScores(fts: NonNullable<CompiledQuery['fts']>, passages: readonly PassageKey[]): Promise<Map<string, number>>;
+  /**
+   * BM25 arm from in-process postings (optional): the same answer as `ftsCandidates` with repeated words already in the
+   * score, or null when they cannot answer now (then `ftsCandidates` does).
+   */
+  textCandidates?(
+    text: NonNullable<CompiledQuery['text']>,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[],
+  ): Promise<(PassageHit & { _score: number })[] | null>;
   /** Exact cosine distance of the query vector to the given passages, keyed `page_ref:ordinal` (absent: no vector). */
   vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /** Vector arm: nearest passages by cosine distance. */
@@ -212,10 +222,12 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const bm25Arm = async (): Promise<{ ranked: RankedPassage[]; exhaustive: boolean }> => {
     if (!useBm25) return { ranked: [], exhaustive: false };
     if (compiled.fts) {
-      const raw = await source.ftsCandidates(compiled.fts, where, k, extra);
+      // In-process postings when they can answer (repeats inside their scores), LanceDB's full-text index otherwise.
+      const fromPostings = compiled.text && source.textCandidates ? await source.textCandidates(compiled.text, where, k, extra) : null;
+      const raw = fromPostings ?? (await source.ftsCandidates(compiled.fts, where, k, extra));
       const rows = raw.filter((r) => compiled.matches(r));
       // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
-      const repeats = rows.length > 0 ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
+      const repeats = rows.length > 0 && !fromPostings ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
       const scored = rows.map((r) => {
         const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r.title, r.lang) : 0;
         const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);

@@ -49,8 +49,10 @@ import {
 } from './columns.js';
 import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
+import type { TextQuery } from './postings.js';
+import { TextEngine } from './text-engine.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
-import { ANALYSIS_VERSION, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
+import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
 import {
   arrowRows,
@@ -117,6 +119,12 @@ export interface OpenOptions {
    * version. Undefined: never (this process is the writer, or the index does not change under it).
    */
   readonly followHostsMs?: number;
+  /**
+   * Answer the BM25 arm of unfiltered queries from in-process postings (postings.ts, text-engine.ts) whenever they
+   * are at the table's version; LanceDB's full-text index answers otherwise. Costs memory (≈ 0.5–0.7 GB at 1M
+   * passages, docs/bench-index.md). @default true
+   */
+  readonly textEngine?: boolean;
 }
 
 /** Hit columns plus the match columns a query's code checks read. */
@@ -139,6 +147,7 @@ export class PassageIndex implements PageSink {
   readonly embedder: Embedder | null;
   #titleStats = new TitleStats();
   #stopFollowing: (() => void) | null = null;
+  #engine: TextEngine | null = null;
   #passageSchemaCache: Schema | null = null;
   #closed = false;
 
@@ -213,6 +222,16 @@ export class PassageIndex implements PageSink {
     await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
       idx.#stopFollowing = followWriter(pages, opts.followHostsMs, (rows) => idx.#learnHosts(rows), opts.log);
+    }
+    if (opts.textEngine ?? true) {
+      idx.#engine = new TextEngine({
+        db,
+        table: passages,
+        tableName: 'passages',
+        log: opts.log,
+        maxTermLength: FTS_OPTIONS.maxTokenLength,
+      });
+      idx.#engine.schedule();
     }
     return idx;
   }
@@ -423,6 +442,50 @@ export class PassageIndex implements PageSink {
     return arrowRows<PassageHit & { _score: number }>(await q.toArrow());
   }
 
+  /**
+   * BM25 arm from the in-process postings: passages matching `text`, best first, with their BM25 score (repeated
+   * words included). Null when the postings cannot answer for this table version or with this filter (the caller then
+   * asks `ftsCandidates`).
+   */
+  async textCandidates(
+    text: TextQuery,
+    where: string | null,
+    k: number,
+    extra: readonly MatchColumn[] = [],
+  ): Promise<(PassageHit & { _score: number })[] | null> {
+    if (where !== null || !this.#engine) return null;
+    const postings = this.#engine.at(await this.#passages.version());
+    if (!postings) return null;
+    const hits = postings.search(text, k);
+    if (hits.length === 0) return [];
+    let rows: (PassageHit & { _rowid: bigint })[];
+    try {
+      rows = arrowRows(
+        await this.#passages
+          .takeRowIds(hits.map((h) => h.rowId))
+          .select(hitColumns(extra))
+          .withRowId()
+          .toArrow(),
+      );
+    } catch {
+      return null; // the version moved on between the check and the take (rows compacted away): ask LanceDB
+    }
+    const byId = new Map(rows.map((r) => [Number(r._rowid), r]));
+    return hits.flatMap((h) => {
+      const r = byId.get(h.rowId);
+      return r ? [{ ...r, _score: h.score }] : [];
+    });
+  }
+
+  /** Waits until the in-process postings are at the table's current version (tests, benchmarks, warm-up). */
+  async textEngineReady(): Promise<void> {
+    if (!this.#engine) return;
+    for (;;) {
+      await this.#engine.idle();
+      if (this.#engine.at(await this.#passages.version())) return;
+    }
+  }
+
   /** BM25 of `fts` on the given passages (a row-id prefilter: only their postings are scored), keyed `page_ref:ordinal`. */
   async ftsScores(fts: FullTextQuery, passages: readonly PassageKey[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
@@ -582,6 +645,7 @@ export class PassageIndex implements PageSink {
   /** Waits for pending writes, then closes the tables (the embedder is the caller's to close). */
   async close(): Promise<void> {
     this.#maintenance.stop();
+    await this.#engine?.close();
     this.#stopFollowing?.();
     this.#stopFollowing = null;
     await this.#queue.run(async () => {

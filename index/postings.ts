@@ -1,0 +1,543 @@
+/**
+ * An in-process inverted index over the analysed `search_text` of passages: the BM25 arm's engine when it is in
+ * step with the Lance table (index/text-engine.ts keeps it there). LanceDB's own full-text query pays a fixed
+ * 2.5–6 ms per query (plan building, index partitions, DataFusion) and its threads compete with the server's on two
+ * cores; here a query is a walk over the postings of its few terms in the caller's thread (docs/bench-index.md).
+ *
+ * Structure: documents get dense ids in the order they are added, postings are immutable CSR segments (offsets, doc ids, term frequencies)
+ * merged as they accumulate, and a removed document is a tombstone. As in Lucene, a tombstoned document still counts
+ * in the collection statistics (document frequency, N, average length) until its segment is merged; a full rebuild
+ * (text-engine.ts) drops them.
+ *
+ * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): the formula of LanceDB's
+ * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
+ */
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** A query in the engine's terms: every `must` group needs one of its terms; `should` terms add weight × BM25. */
+export interface TextQuery {
+  /** Groups of alternative terms; a document must hold a term of every group (their BM25 counts in the score). */
+  readonly must: readonly (readonly string[])[];
+  /** Optional terms with their query weight (a word given twice counts twice, as in Lucene). */
+  readonly should: readonly { readonly term: string; readonly weight: number }[];
+}
+
+export interface TextHit {
+  /** The Lance row id of the passage. */
+  readonly rowId: number;
+  readonly score: number;
+}
+
+interface Segment {
+  /** Term id → [offsets[t], offsets[t + 1]) in docs / tfs. Terms unseen in the segment have an empty range. */
+  readonly offsets: Uint32Array;
+  readonly docs: Uint32Array;
+  readonly tfs: Uint16Array;
+}
+
+/** Growable typed array helpers (amortised doubling). */
+function grow<T extends Uint32Array | Uint16Array | Float64Array | Float32Array | Uint8Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  let n = Math.max(16, a.length);
+  while (n < need) n *= 2;
+  const b = new (a.constructor as new (n: number) => T)(n);
+  b.set(a);
+  return b;
+}
+
+/** Documents added in one batch before they become a segment. */
+class SegmentBuilder {
+  termIds = new Uint32Array(1024);
+  docs = new Uint32Array(1024);
+  tfs = new Uint16Array(1024);
+  n = 0;
+
+  push(term: number, doc: number, tf: number): void {
+    if (this.n === this.termIds.length) {
+      this.termIds = grow(this.termIds, this.n + 1);
+      this.docs = grow(this.docs, this.n + 1);
+      this.tfs = grow(this.tfs, this.n + 1);
+    }
+    this.termIds[this.n] = term;
+    this.docs[this.n] = doc;
+    this.tfs[this.n] = tf;
+    this.n++;
+  }
+
+  /** Counting sort by term id (doc ids stay ascending within a term: they were pushed in doc order). */
+  seal(termCount: number): Segment {
+    const offsets = new Uint32Array(termCount + 1);
+    for (let i = 0; i < this.n; i++) offsets[this.termIds[i]! + 1]!++;
+    for (let t = 0; t < termCount; t++) offsets[t + 1]! += offsets[t]!;
+    const fill = offsets.slice(0, termCount);
+    const docs = new Uint32Array(this.n);
+    const tfs = new Uint16Array(this.n);
+    for (let i = 0; i < this.n; i++) {
+      const at = fill[this.termIds[i]!]!++;
+      docs[at] = this.docs[i]!;
+      tfs[at] = this.tfs[i]!;
+    }
+    return { offsets, docs, tfs };
+  }
+}
+
+export class Postings {
+  readonly #termIds = new Map<string, number>();
+  #segments: Segment[] = [];
+  #builder: SegmentBuilder | null = null;
+  /** Per document: its row id, length in terms, and whether it is live. */
+  #rowIds = new Float64Array(1024);
+  readonly #byRow = new Map<number, number>();
+  #lengths = new Uint32Array(1024);
+  #dead = new Uint8Array(1024);
+  #docs = 0;
+  #deadCount = 0;
+  #totalLength = 0;
+  /** Per term: document frequency over every segment (tombstones included, as the statistics are). */
+  #df = new Uint32Array(1024);
+  /** BM25 length normaliser per document, valid for `#dnDocs` documents; `#generation` moves when it is recomputed. */
+  #dn = new Float64Array(0);
+  #dnDocs = -1;
+  #generation = 0;
+  /** Per term: tf / (tf + dn) upper bound and the generation it was computed for. */
+  #maxFracs = new Float64Array(0);
+  #maxFracGen = new Uint32Array(0);
+  // Query scratch, reused (one query at a time: the engine is used from one thread).
+  #acc = new Float64Array(0);
+  #groupHits = new Uint8Array(0);
+  #groupMark = new Uint8Array(0);
+  #touched = new Uint32Array(0);
+  #nTouched = 0;
+  readonly #maxTermLength: number;
+
+  constructor(opts: { maxTermLength?: number } = {}) {
+    this.#maxTermLength = opts.maxTermLength ?? Infinity;
+  }
+
+  /** Documents ever added (tombstones included) and live. */
+  get size(): { docs: number; live: number; terms: number; postings: number; segments: number } {
+    return {
+      docs: this.#docs,
+      live: this.#docs - this.#deadCount,
+      terms: this.#termIds.size,
+      postings: this.#segments.reduce((s, g) => s + g.docs.length, 0) + (this.#builder?.n ?? 0),
+      segments: this.#segments.length,
+    };
+  }
+
+  /** Whether a live document has this row id. */
+  has(rowId: number): boolean {
+    const d = this.#byRow.get(rowId);
+    return d !== undefined && this.#dead[d] === 0;
+  }
+
+  /** Row ids of the live documents, in the order they were added. */
+  liveRowIds(): Float64Array {
+    const out = new Float64Array(this.#docs - this.#deadCount);
+    let j = 0;
+    for (let d = 0; d < this.#docs; d++) if (this.#dead[d] === 0) out[j++] = this.#rowIds[d]!;
+    return out;
+  }
+
+  /**
+   * Adds a document: its Lance row id (not live already) and its analysed text (space-separated terms, analyzer.ts
+   * `indexText`). Call `flush` after a batch to make the added documents searchable.
+   */
+  add(rowId: number, searchText: string): void {
+    if (this.has(rowId)) throw new Error(`Postings.add: row id ${rowId} is already live`);
+    const doc = this.#docs++;
+    this.#byRow.set(rowId, doc);
+    this.#rowIds = grow(this.#rowIds, this.#docs);
+    this.#lengths = grow(this.#lengths, this.#docs);
+    this.#dead = grow(this.#dead, this.#docs);
+    this.#rowIds[doc] = rowId;
+    const builder = (this.#builder ??= new SegmentBuilder());
+    const counts = new Map<number, number>();
+    let length = 0;
+    const n = searchText.length;
+    let i = 0;
+    while (i < n) {
+      while (i < n && searchText.charCodeAt(i) === 32) i++;
+      let j = i;
+      while (j < n && searchText.charCodeAt(j) !== 32) j++;
+      if (j > i && j - i <= this.#maxTermLength) {
+        const term = searchText.slice(i, j);
+        let id = this.#termIds.get(term);
+        if (id === undefined) {
+          id = this.#termIds.size;
+          this.#termIds.set(term, id);
+          this.#df = grow(this.#df, id + 1);
+        }
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+        length++;
+      }
+      i = j;
+    }
+    this.#lengths[doc] = length;
+    this.#totalLength += length;
+    for (const [id, tf] of counts) {
+      builder.push(id, doc, Math.min(tf, 65_535));
+      this.#df[id]!++;
+    }
+  }
+
+  /** Makes the documents added since the last flush searchable (one new segment; small segments are merged). */
+  flush(): void {
+    if (!this.#builder || this.#builder.n === 0) return;
+    this.#segments.push(this.#builder.seal(this.#termIds.size));
+    this.#builder = null;
+    this.#mergeSmall();
+  }
+
+  /** Tombstones the documents with these row ids (absent ones are ignored); returns how many were live. */
+  remove(rowIds: Iterable<number>): number {
+    let n = 0;
+    for (const r of rowIds) {
+      const d = this.#byRow.get(r);
+      if (d !== undefined && this.#dead[d] === 0) {
+        this.#byRow.delete(r);
+        this.#dead[d] = 1;
+        this.#deadCount++;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Share of added documents that are tombstones (a rebuild drops them). */
+  get deadShare(): number {
+    return this.#docs === 0 ? 0 : this.#deadCount / this.#docs;
+  }
+
+  /**
+   * Keeps the segment count logarithmic: while the newest segment is at least half the size of the one before, the
+   * two are merged (their doc ranges are disjoint and ordered, so a merge is a concatenation per term).
+   */
+  #mergeSmall(): void {
+    const segs = this.#segments;
+    while (segs.length > 1 && segs[segs.length - 1]!.docs.length * 2 >= segs[segs.length - 2]!.docs.length) {
+      const b = segs.pop()!;
+      const a = segs.pop()!;
+      segs.push(Postings.#merge(a, b, this.#termIds.size));
+    }
+  }
+
+  static #merge(a: Segment, b: Segment, termCount: number): Segment {
+    const offsets = new Uint32Array(termCount + 1);
+    const docs = new Uint32Array(a.docs.length + b.docs.length);
+    const tfs = new Uint16Array(docs.length);
+    let at = 0;
+    const aTerms = a.offsets.length - 1;
+    const bTerms = b.offsets.length - 1;
+    for (let t = 0; t < termCount; t++) {
+      offsets[t] = at;
+      if (t < aTerms) {
+        const s = a.offsets[t]!;
+        const e = a.offsets[t + 1]!;
+        docs.set(a.docs.subarray(s, e), at);
+        tfs.set(a.tfs.subarray(s, e), at);
+        at += e - s;
+      }
+      if (t < bTerms) {
+        const s = b.offsets[t]!;
+        const e = b.offsets[t + 1]!;
+        docs.set(b.docs.subarray(s, e), at);
+        tfs.set(b.tfs.subarray(s, e), at);
+        at += e - s;
+      }
+    }
+    offsets[termCount] = at;
+    return { offsets, docs, tfs };
+  }
+
+  /** The BM25 length normaliser of every document (k1 · (1 − b + b · len / avgdl)), recomputed when avgdl moved. */
+  #prepare(): void {
+    if (this.#dnDocs === this.#docs) return;
+    const docs = this.#docs;
+    const avgdl = this.#totalLength / docs || 1;
+    if (this.#dn.length < docs) this.#dn = new Float64Array(this.#lengths.length);
+    for (let d = 0; d < docs; d++) this.#dn[d] = K1 * (1 - B + (B * this.#lengths[d]!) / avgdl);
+    this.#dnDocs = docs;
+    this.#generation++;
+    if (this.#acc.length < docs) {
+      const n = this.#lengths.length;
+      this.#acc = new Float64Array(n);
+      this.#groupHits = new Uint8Array(n);
+      this.#groupMark = new Uint8Array(n);
+      this.#touched = new Uint32Array(n);
+    }
+  }
+
+  #idf(termId: number): number {
+    const df = this.#df[termId]!;
+    return Math.log(1 + (this.#docs - df + 0.5) / (df + 0.5));
+  }
+
+  /** Largest tf / (tf + dn) over a term's postings (its BM25 upper bound is that × weight × idf × (k1 + 1)). */
+  #maxFrac(termId: number): number {
+    if (this.#maxFracGen.length <= termId) {
+      this.#maxFracGen = grow(this.#maxFracGen, termId + 1);
+      this.#maxFracs = grow(this.#maxFracs, termId + 1);
+    }
+    if (this.#maxFracGen[termId] === this.#generation) return this.#maxFracs[termId]!;
+    let max = 0;
+    const dn = this.#dn;
+    for (const seg of this.#segments) {
+      if (termId + 1 >= seg.offsets.length) continue;
+      const end = seg.offsets[termId + 1]!;
+      for (let p = seg.offsets[termId]!; p < end; p++) {
+        const tf = seg.tfs[p]!;
+        const f = tf / (tf + dn[seg.docs[p]!]!);
+        if (f > max) max = f;
+      }
+    }
+    this.#maxFracGen[termId] = this.#generation;
+    this.#maxFracs[termId] = max;
+    return max;
+  }
+
+  /** Adds a term's contribution (w · tf / (tf + dn)) to every live document of its postings; `group` > 0 marks hits. */
+  #scoreAll(termId: number, w: number, group: number): void {
+    const acc = this.#acc;
+    const dn = this.#dn;
+    const dead = this.#dead;
+    const mark = this.#groupMark;
+    const hits = this.#groupHits;
+    const touched = this.#touched;
+    const anyDead = this.#deadCount > 0;
+    let n = this.#nTouched;
+    for (const seg of this.#segments) {
+      if (termId + 1 >= seg.offsets.length) continue;
+      const end = seg.offsets[termId + 1]!;
+      const sd = seg.docs;
+      const st = seg.tfs;
+      for (let p = seg.offsets[termId]!; p < end; p++) {
+        const d = sd[p]!;
+        if (anyDead && dead[d] === 1) continue;
+        const tf = st[p]!;
+        if (acc[d] === 0) touched[n++] = d;
+        acc[d]! += (w * tf) / (tf + dn[d]!);
+        if (group > 0 && mark[d] !== group) {
+          mark[d] = group;
+          hits[d]!++;
+        }
+      }
+    }
+    this.#nTouched = n;
+  }
+
+  /**
+   * The `k` best live documents for `q` by BM25 (must-group terms and weighted should terms summed), best first;
+   * equal scores in row-id order. Exact: a query of optional terms only is answered with MaxScore pruning (terms in
+   * decreasing upper bound; once the k-th best partial score exceeds what the remaining terms could add, no document
+   * they alone hold can enter, and the remaining lists are only probed for the surviving candidates).
+   */
+  search(q: TextQuery, k: number): TextHit[] {
+    if (this.#docs === 0 || k <= 0) return [];
+    if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
+    this.#prepare();
+    const groups: number[][] = [];
+    for (const group of q.must) {
+      const ids = [...new Set(group)].map((t) => this.#termIds.get(t)).filter((t): t is number => t !== undefined);
+      if (ids.length === 0) return []; // a required word the index never saw: nothing matches
+      groups.push(ids);
+    }
+    const should = q.should.flatMap(({ term, weight }) => {
+      const id = this.#termIds.get(term);
+      return id === undefined || !(weight > 0) ? [] : [{ id, w: weight * this.#idf(id) * (K1 + 1) }];
+    });
+    this.#nTouched = 0;
+    try {
+      if (groups.length > 0) {
+        groups.forEach((ids, g) => {
+          for (const id of ids) this.#scoreAll(id, this.#idf(id) * (K1 + 1), g + 1);
+        });
+        for (const t of should) this.#scoreAll(t.id, t.w, 0);
+        return this.#top(this.#touched, this.#nTouched, k, groups.length);
+      }
+      return this.#maxScore(should, k);
+    } finally {
+      for (let j = 0; j < this.#nTouched; j++) {
+        const d = this.#touched[j]!;
+        this.#acc[d] = 0;
+        this.#groupHits[d] = 0;
+        this.#groupMark[d] = 0;
+      }
+      this.#nTouched = 0;
+    }
+  }
+
+  /** The k best of `docs[0..count)` (those holding every group when `groups` > 0), best first, ties by row id. */
+  #top(docs: Uint32Array, count: number, k: number, groups: number): TextHit[] {
+    const top = new TopK(Math.min(k, count));
+    for (let t = 0; t < count; t++) {
+      const d = docs[t]!;
+      if (groups > 0 && this.#groupHits[d] !== groups) continue;
+      top.offer(d, this.#acc[d]!);
+    }
+    return top.hits(this.#rowIds);
+  }
+
+  /**
+   * Document-at-a-time MaxScore (Turtle & Flood 1995, as in Lucene) over optional terms: terms sorted by their score
+   * upper bound; those whose bounds together cannot lift a document above the k-th best so far are "non-essential"
+   * and only probed (galloping) for documents an essential term brings. Exact: the same top k as scoring every
+   * posting. Segments hold disjoint ascending doc ranges, so they are walked one after the other with one heap.
+   */
+  #maxScore(should: readonly { id: number; w: number }[], k: number): TextHit[] {
+    const terms = should.map((t) => ({ ...t, ub: t.w * this.#maxFrac(t.id) })).sort((a, b) => a.ub - b.ub);
+    const m = terms.length;
+    if (m === 0) return [];
+    const cum = new Float64Array(m); // cum[i] = ub of terms 0..i
+    terms.forEach((t, i) => (cum[i] = t.ub + (i > 0 ? cum[i - 1]! : 0)));
+    const top = new TopK(k);
+    const dn = this.#dn;
+    const dead = this.#dead;
+    const anyDead = this.#deadCount > 0;
+    const pos = new Uint32Array(m);
+    const end = new Uint32Array(m);
+    const ws = Float64Array.from(terms, (t) => t.w);
+    let theta = -Infinity;
+    let e = 0; // terms [0, e) are non-essential
+    for (const seg of this.#segments) {
+      const sd = seg.docs;
+      const st = seg.tfs;
+      for (let i = 0; i < m; i++) {
+        const id = terms[i]!.id;
+        if (id + 1 < seg.offsets.length) {
+          pos[i] = seg.offsets[id]!;
+          end[i] = seg.offsets[id + 1]!;
+        } else pos[i] = end[i] = 0;
+      }
+      for (;;) {
+        // The next document of the essential terms.
+        let d = 0xffffffff;
+        for (let i = e; i < m; i++) if (pos[i]! < end[i]! && sd[pos[i]!]! < d) d = sd[pos[i]!]!;
+        if (d === 0xffffffff) break;
+        let score = 0;
+        for (let i = e; i < m; i++) {
+          const p = pos[i]!;
+          if (p < end[i]! && sd[p] === d) {
+            const tf = st[p]!;
+            score += (ws[i]! * tf) / (tf + dn[d]!);
+            pos[i] = p + 1;
+          }
+        }
+        if (anyDead && dead[d] === 1) continue;
+        // Non-essential terms, largest bound first, while they can still lift the document past theta.
+        let i = e - 1;
+        for (; i >= 0; i--) {
+          if (score + cum[i]! < theta) break;
+          let p = pos[i]!;
+          const stop = end[i]!;
+          if (p < stop && sd[p]! < d) {
+            let lo = p;
+            let step = 1;
+            while (lo + step < stop && sd[lo + step]! < d) {
+              lo += step;
+              step *= 2;
+            }
+            let a = lo + 1;
+            let b = Math.min(lo + step, stop);
+            while (a < b) {
+              const mid = (a + b) >>> 1;
+              if (sd[mid]! < d) a = mid + 1;
+              else b = mid;
+            }
+            p = a;
+          }
+          if (p < stop && sd[p] === d) {
+            const tf = st[p]!;
+            score += (ws[i]! * tf) / (tf + dn[d]!);
+            p++;
+          }
+          pos[i] = p;
+        }
+        if (i >= 0) continue; // pruned
+        if (top.offer(d, score) && top.full) {
+          theta = top.min;
+          while (e < m && cum[e]! < theta) e++;
+        }
+      }
+    }
+    return top.hits(this.#rowIds);
+  }
+}
+
+/** The k best (doc, score) pairs: a min-heap whose root is the worst kept (lowest score, then highest doc id). */
+class TopK {
+  readonly #docs: Uint32Array;
+  readonly #scores: Float64Array;
+  #size = 0;
+
+  constructor(k: number) {
+    this.#docs = new Uint32Array(k);
+    this.#scores = new Float64Array(k);
+  }
+
+  get full(): boolean {
+    return this.#size === this.#docs.length;
+  }
+
+  /** The worst kept score (valid when full). */
+  get min(): number {
+    return this.#scores[0]!;
+  }
+
+  #worse(i: number, j: number): boolean {
+    const a = this.#scores[i]!;
+    const b = this.#scores[j]!;
+    return a < b || (a === b && this.#docs[i]! > this.#docs[j]!);
+  }
+
+  #swap(i: number, j: number): void {
+    const d = this.#docs[i]!;
+    this.#docs[i] = this.#docs[j]!;
+    this.#docs[j] = d;
+    const s = this.#scores[i]!;
+    this.#scores[i] = this.#scores[j]!;
+    this.#scores[j] = s;
+  }
+
+  /** Keeps (doc, score) if it is among the k best so far; returns whether it was kept. */
+  offer(doc: number, score: number): boolean {
+    const k = this.#docs.length;
+    if (k === 0) return false;
+    if (this.#size < k) {
+      let i = this.#size++;
+      this.#docs[i] = doc;
+      this.#scores[i] = score;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!this.#worse(i, p)) break;
+        this.#swap(i, p);
+        i = p;
+      }
+      return true;
+    }
+    const s0 = this.#scores[0]!;
+    if (!(score > s0 || (score === s0 && doc < this.#docs[0]!))) return false;
+    this.#docs[0] = doc;
+    this.#scores[0] = score;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < this.#size && this.#worse(l, w)) w = l;
+      if (r < this.#size && this.#worse(r, w)) w = r;
+      if (w === i) break;
+      this.#swap(i, w);
+      i = w;
+    }
+    return true;
+  }
+
+  /** The kept pairs as hits, best first, equal scores in row-id order. */
+  hits(rowIds: Float64Array): TextHit[] {
+    const out: TextHit[] = [];
+    for (let i = 0; i < this.#size; i++) out.push({ rowId: rowIds[this.#docs[i]!]!, score: this.#scores[i]! });
+    return out.sort((a, b) => b.score - a.score || a.rowId - b.rowId);
+  }
+}

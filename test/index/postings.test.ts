@@ -1,0 +1,120 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { Postings, type TextQuery } from '../../index/postings.js';
+
+/** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over all added. */
+function naive(docs: readonly { rowId: number; terms: string[]; dead: boolean }[], q: TextQuery, k: number) {
+  const n = docs.length;
+  const avgdl = docs.reduce((s, d) => s + d.terms.length, 0) / n || 1;
+  const df = (term: string) => docs.filter((d) => d.terms.includes(term)).length;
+  const bm25 = (d: (typeof docs)[number], term: string) => {
+    const tf = d.terms.filter((x) => x === term).length;
+    if (tf === 0) return 0;
+    const idf = Math.log(1 + (n - df(term) + 0.5) / (df(term) + 0.5));
+    return (idf * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * d.terms.length) / avgdl));
+  };
+  const out: { rowId: number; score: number }[] = [];
+  for (const d of docs) {
+    if (d.dead) continue;
+    if (!q.must.every((g) => g.some((term) => d.terms.includes(term)))) continue;
+    const any = q.must.length > 0 || q.should.some(({ term }) => d.terms.includes(term));
+    if (!any) continue;
+    let s = 0;
+    for (const g of q.must) for (const term of new Set(g)) s += bm25(d, term);
+    for (const { term, weight } of q.should) s += weight * bm25(d, term);
+    out.push({ rowId: d.rowId, score: s });
+  }
+  return out.sort((a, b) => b.score - a.score || a.rowId - b.rowId).slice(0, k);
+}
+
+const vocab = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+const docArb = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 12 });
+
+t.test('search equals exhaustive BM25: optional terms (MaxScore), required groups, tombstones, several segments', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(docArb, fc.boolean()), { minLength: 1, maxLength: 60 }),
+      fc.integer({ min: 1, max: 6 }), // flush every n documents: several segments, merged as they grow
+      fc.array(fc.array(fc.constantFrom(...vocab, 'zz'), { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
+      fc.array(fc.tuple(fc.constantFrom(...vocab, 'zz'), fc.integer({ min: 1, max: 3 })), { maxLength: 5 }),
+      fc.integer({ min: 1, max: 10 }),
+      fc.boolean(),
+      (docs, every, must, shouldList, k, shuffled) => {
+        const p = new Postings();
+        // Row ids need not ascend (a compacted fragment's rows come back under new ids, in any order).
+        const model = docs.map(([terms, dead], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead }));
+        model.forEach((d, i) => {
+          p.add(d.rowId, ` ${d.terms.join('  ')} `);
+          if ((i + 1) % every === 0) p.flush();
+        });
+        p.flush();
+        p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
+        const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
+        const q: TextQuery = { must, should };
+        if (must.length === 0 && should.length === 0) return;
+        const got = p.search(q, k);
+        const want = naive(model, q, k);
+        if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
+        got.forEach((h, i) => {
+          if (Math.abs(h.score - want[i]!.score) > 1e-9 * Math.max(1, want[i]!.score))
+            throw new Error(`score ${i}: ${h.score} vs ${want[i]!.score}`);
+          // Equal scores (up to rounding) may come in either order only if truly tied.
+          if (h.rowId !== want[i]!.rowId && Math.abs(h.score - want[i]!.score) > 1e-12) throw new Error(`row ${i}`);
+        });
+        const gotSet = new Set(got.map((h) => h.rowId));
+        const boundary = want.at(-1)?.score ?? 0;
+        for (const w of want) if (w.score > boundary + 1e-9 && !gotSet.has(w.rowId)) throw new Error(`missing ${w.rowId}`);
+      },
+    ),
+    { numRuns: 400 },
+  );
+  t.pass('400 random corpora and queries agree');
+});
+
+t.test('basic facts: unknown required word, unknown optional word, a row id live once, live row ids', async (t) => {
+  const p = new Postings({ maxTermLength: 6 });
+  p.add(1, 'apple banana');
+  p.add(2, 'banana cherry cherry');
+  p.add(5, 'toolongterm cherry dates figs');
+  p.flush();
+  t.same(p.search({ must: [['nothere']], should: [{ term: 'banana', weight: 1 }] }, 10), [], 'a required word the index never saw');
+  t.same(
+    p
+      .search(
+        {
+          must: [],
+          should: [
+            { term: 'nothere', weight: 1 },
+            { term: 'apple', weight: 1 },
+          ],
+        },
+        10,
+      )
+      .map((h) => h.rowId),
+    [1],
+  );
+  t.same(p.search({ must: [], should: [{ term: 'toolongterm', weight: 1 }] }, 10), [], 'terms over the length cap are not indexed');
+  t.same(
+    p.search({ must: [], should: [{ term: 'cherry', weight: 1 }] }, 10).map((h) => h.rowId),
+    [2, 5],
+    'tf 2 first',
+  );
+  t.throws(() => p.add(5, 'x'), /already live/);
+  t.equal(p.remove([2, 99]), 1);
+  t.same([...p.liveRowIds()], [1, 5]);
+  t.same(
+    p.search({ must: [], should: [{ term: 'cherry', weight: 1 }] }, 10).map((h) => h.rowId),
+    [5],
+    'tombstoned row gone',
+  );
+  p.add(2, 'cherry');
+  p.flush();
+  t.same(
+    p.search({ must: [], should: [{ term: 'cherry', weight: 1 }] }, 10).map((h) => h.rowId),
+    [2, 5],
+    'a removed row id may come back (a rewritten fragment)',
+  );
+  t.equal(p.remove([2]), 1);
+  t.equal(p.size.live, 2);
+  t.equal(p.size.docs, 4, 'tombstones stay counted until a rebuild');
+});
