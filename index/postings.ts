@@ -22,11 +22,15 @@ export interface TextQuery {
   readonly must: readonly (readonly string[])[];
   /** Optional terms with their query weight (a word given twice counts twice, as in Lucene). */
   readonly should: readonly { readonly term: string; readonly weight: number }[];
+  /** Every term whose presence the query's code checks read (required, excluded and ranked words' terms). */
+  readonly probe: readonly string[];
 }
 
 export interface TextHit {
   /** The Lance row id of the passage. */
   readonly rowId: number;
+  /** The document id `add` returned for it. */
+  readonly doc: number;
   readonly score: number;
 }
 
@@ -133,6 +137,11 @@ export class Postings {
     return d !== undefined && this.#dead[d] === 0;
   }
 
+  /** Whether document `doc` (an id `add` returned) is live. */
+  isLive(doc: number): boolean {
+    return doc < this.#docs && this.#dead[doc] === 0;
+  }
+
   /** Row ids of the live documents, in the order they were added. */
   liveRowIds(): Float64Array {
     const out = new Float64Array(this.#docs - this.#deadCount);
@@ -145,7 +154,7 @@ export class Postings {
    * Adds a document: its Lance row id (not live already) and its analysed text (space-separated terms, analyzer.ts
    * `indexText`). Call `flush` after a batch to make the added documents searchable.
    */
-  add(rowId: number, searchText: string): void {
+  add(rowId: number, searchText: string): number {
     if (this.has(rowId)) throw new Error(`Postings.add: row id ${rowId} is already live`);
     const doc = this.#docs++;
     this.#byRow.set(rowId, doc);
@@ -181,6 +190,34 @@ export class Postings {
       builder.push(id, doc, Math.min(tf, 65_535));
       this.#df[id]!++;
     }
+    return doc;
+  }
+
+  /**
+   * Which of `terms` a searchable document holds (one binary search per term and segment): what code-side checks
+   * of a query read (query.ts TermPresence) without the passage's text.
+   */
+  holds(doc: number, terms: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const term of terms) {
+      const id = this.#termIds.get(term);
+      if (id === undefined) continue;
+      for (const seg of this.#segments) {
+        if (id + 1 >= seg.offsets.length) continue;
+        let a = seg.offsets[id]!;
+        let b = seg.offsets[id + 1]!;
+        while (a < b) {
+          const m = (a + b) >>> 1;
+          if (seg.docs[m]! < doc) a = m + 1;
+          else b = m;
+        }
+        if (a < seg.offsets[id + 1]! && seg.docs[a] === doc) {
+          out.push(term);
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   /** Makes the documents added since the last flush searchable (one new segment; small segments are merged). */
@@ -334,7 +371,7 @@ export class Postings {
    * decreasing upper bound; once the k-th best partial score exceeds what the remaining terms could add, no document
    * they alone hold can enter, and the remaining lists are only probed for the surviving candidates).
    */
-  search(q: TextQuery, k: number): TextHit[] {
+  search(q: Pick<TextQuery, 'must' | 'should'>, k: number): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];
     if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
     this.#prepare();
@@ -398,6 +435,8 @@ export class Postings {
     const anyDead = this.#deadCount > 0;
     const pos = new Uint32Array(m);
     const end = new Uint32Array(m);
+    const cur = new Uint32Array(m); // the doc at pos[i], NONE when the list is done
+    const NONE = 0xffffffff;
     const ws = Float64Array.from(terms, (t) => t.w);
     let theta = -Infinity;
     let e = 0; // terms [0, e) are non-essential
@@ -410,29 +449,32 @@ export class Postings {
           pos[i] = seg.offsets[id]!;
           end[i] = seg.offsets[id + 1]!;
         } else pos[i] = end[i] = 0;
+        cur[i] = pos[i]! < end[i]! ? sd[pos[i]!]! : NONE;
       }
       for (;;) {
         // The next document of the essential terms.
-        let d = 0xffffffff;
-        for (let i = e; i < m; i++) if (pos[i]! < end[i]! && sd[pos[i]!]! < d) d = sd[pos[i]!]!;
-        if (d === 0xffffffff) break;
+        let d = NONE;
+        for (let i = e; i < m; i++) if (cur[i]! < d) d = cur[i]!;
+        if (d === NONE) break;
         let score = 0;
+        const norm = dn[d]!;
         for (let i = e; i < m; i++) {
+          if (cur[i] !== d) continue;
           const p = pos[i]!;
-          if (p < end[i]! && sd[p] === d) {
-            const tf = st[p]!;
-            score += (ws[i]! * tf) / (tf + dn[d]!);
-            pos[i] = p + 1;
-          }
+          const tf = st[p]!;
+          score += (ws[i]! * tf) / (tf + norm);
+          pos[i] = p + 1;
+          cur[i] = p + 1 < end[i]! ? sd[p + 1]! : NONE;
         }
         if (anyDead && dead[d] === 1) continue;
         // Non-essential terms, largest bound first, while they can still lift the document past theta.
         let i = e - 1;
         for (; i >= 0; i--) {
           if (score + cum[i]! < theta) break;
+          if (cur[i]! > d) continue; // NONE included
           let p = pos[i]!;
           const stop = end[i]!;
-          if (p < stop && sd[p]! < d) {
+          if (cur[i]! < d) {
             let lo = p;
             let step = 1;
             while (lo + step < stop && sd[lo + step]! < d) {
@@ -450,10 +492,11 @@ export class Postings {
           }
           if (p < stop && sd[p] === d) {
             const tf = st[p]!;
-            score += (ws[i]! * tf) / (tf + dn[d]!);
+            score += (ws[i]! * tf) / (tf + norm);
             p++;
           }
           pos[i] = p;
+          cur[i] = p < stop ? sd[p]! : NONE;
         }
         if (i >= 0) continue; // pruned
         if (top.offer(d, score) && top.full) {
@@ -537,7 +580,7 @@ class TopK {
   /** The kept pairs as hits, best first, equal scores in row-id order. */
   hits(rowIds: Float64Array): TextHit[] {
     const out: TextHit[] = [];
-    for (let i = 0; i < this.#size; i++) out.push({ rowId: rowIds[this.#docs[i]!]!, score: this.#scores[i]! });
+    for (let i = 0; i < this.#size; i++) out.push({ rowId: rowIds[this.#docs[i]!]!, doc: this.#docs[i]!, score: this.#scores[i]! });
     return out.sort((a, b) => b.score - a.score || a.rowId - b.rowId);
   }
 }

@@ -442,7 +442,6 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
 
   const fts = buildFts(mustWords, ranked);
   const repeatFts = buildRepeats(ranked);
-  const text = fts === null ? null : textQuery(mustWords, ranked);
   const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
 
   const semanticText = [
@@ -457,7 +456,9 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     ...new Set([...ast.required, ...ast.words]),
   ];
 
-  const presence = new TermPresence([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms));
+  const probe = [...new Set([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms))];
+  const presence = new TermPresence(probe);
+  const text = fts === null ? null : textQuery(mustWords, ranked, probe);
   const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => presence.has(row, t));
 
   const bodyTextChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0;
@@ -565,10 +566,10 @@ function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): Ful
 }
 
 /** `buildFts` and `buildRepeats` together, in the in-process engine's form. */
-function textQuery(must: readonly WordTerms[], ranked: readonly WordTerms[]): TextQuery {
+function textQuery(must: readonly WordTerms[], ranked: readonly WordTerms[], probe: readonly string[]): TextQuery {
   const weights = new Map<string, number>();
   for (const w of ranked) for (const t of new Set(w.terms)) weights.set(t, (weights.get(t) ?? 0) + 1);
-  return { must: must.map((w) => [...new Set(w.terms)]), should: [...weights].map(([term, weight]) => ({ term, weight })) };
+  return { must: must.map((w) => [...new Set(w.terms)]), should: [...weights].map(([term, weight]) => ({ term, weight })), probe };
 }
 
 /** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */

@@ -454,10 +454,12 @@ export class PassageIndex implements PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[] | null> {
     if (where !== null || !this.#engine) return null;
-    const postings = this.#engine.at(await this.#passages.version());
-    if (!postings) return null;
-    const hits = postings.search(text, k);
+    const snap = this.#engine.at(await this.#passages.version());
+    if (!snap) return null;
+    const hits = snap.postings.search(text, k);
     if (hits.length === 0) return [];
+    // The hit fields are in memory; only checks that read more (phrases, url:, filetype:) take the rows.
+    if (extra.every((c) => c === 'search_text')) return hits.map((h) => snap.row(h, text, extra.length > 0));
     let rows: (PassageHit & { _rowid: bigint })[];
     try {
       rows = arrowRows(

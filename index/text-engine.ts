@@ -13,7 +13,90 @@
  * is never moved); work on the main thread is done in slices (one Arrow batch at a time) so serving continues.
  */
 import type { Connection, Table } from '@lancedb/lancedb';
-import { Postings } from './postings.js';
+import type { PassageHit } from './columns.js';
+import { Postings, type TextHit, type TextQuery } from './postings.js';
+
+/**
+ * The hit columns of a passage that are page fields (denormalised into every passage row): kept once per page in
+ * memory, so a candidate needs no read of the table (a 300-row take by row id costs ≈ 4 ms per column at 1M rows).
+ */
+const PAGE_HIT_COLUMNS = ['title', 'host', 'lang', 'group_key', 'content_hash'] as const;
+type PageHitFields = Pick<PassageHit, (typeof PAGE_HIT_COLUMNS)[number]>;
+const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', ...PAGE_HIT_COLUMNS];
+
+/** The postings and, per document, the hit fields of its passage. */
+export class TextSnapshot {
+  readonly postings: Postings;
+  #pageOf = new Int32Array(1024);
+  #ordinalOf = new Int32Array(1024);
+  readonly #pages = new Map<number, PageHitFields>();
+
+  constructor(maxTermLength: number) {
+    this.postings = new Postings({ maxTermLength });
+  }
+
+  /** Adds rows of a scan or take (Arrow batch with the scan columns and `_rowid`). */
+  addBatch(batch: { numRows: number; getChild(name: string): { get(i: number): unknown } | null }, ids: readonly number[]): void {
+    const col = (name: string) => {
+      const c = batch.getChild(name);
+      if (!c) throw new Error(`text postings: the read returned no ${name}`);
+      return c;
+    };
+    const [text, ref, ord, title, host, lang, group, hash] = SCAN_COLUMNS.map(col) as NonNullable<ReturnType<typeof col>>[];
+    for (let i = 0; i < batch.numRows; i++) {
+      const pageRef = ref!.get(i) as number;
+      const doc = this.postings.add(ids[i]!, (text!.get(i) as string | null) ?? '');
+      if (doc >= this.#pageOf.length) {
+        const n = Math.max(doc + 1, this.#pageOf.length * 2);
+        const a = new Int32Array(n);
+        a.set(this.#pageOf);
+        this.#pageOf = a;
+        const b = new Int32Array(n);
+        b.set(this.#ordinalOf);
+        this.#ordinalOf = b;
+      }
+      this.#pageOf[doc] = pageRef;
+      this.#ordinalOf[doc] = ord!.get(i) as number;
+      // One record per page (a replaced page's new rows carry its new fields; its old rows are tombstones).
+      const hashNow = hash!.get(i) as string;
+      const cur = this.#pages.get(pageRef);
+      if (!cur || cur.content_hash !== hashNow)
+        this.#pages.set(pageRef, {
+          title: title!.get(i) as string,
+          host: host!.get(i) as string,
+          lang: (lang!.get(i) as string | null) ?? null,
+          group_key: group!.get(i) as string,
+          content_hash: hashNow,
+        });
+    }
+  }
+
+  /** Forgets pages none of whose passages is live (after a patch removed rows). */
+  prunePages(): void {
+    const live = new Set<number>();
+    const docs = this.postings.size.docs;
+    for (let d = 0; d < docs; d++) if (this.postings.isLive(d)) live.add(this.#pageOf[d]!);
+    for (const ref of this.#pages.keys()) if (!live.has(ref)) this.#pages.delete(ref);
+  }
+
+  /** A hit as the BM25 arm's candidate row; `search_text` holds only the probed terms it has (what code checks read). */
+  row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
+    const page_ref = this.#pageOf[hit.doc]!;
+    const page = this.#pages.get(page_ref);
+    if (!page) throw new Error(`text postings: no page fields for page ${page_ref}`);
+    const row = {
+      page_ref,
+      ordinal: this.#ordinalOf[hit.doc]!,
+      ...page,
+      ...(withTerms ? { search_text: this.postings.holds(hit.doc, q.probe).join(' ') } : {}),
+      _rowid: BigInt(hit.rowId),
+      _score: hit.score,
+    } satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & { search_text?: string; _score: number };
+    // Every hit column is there (HIT_COLUMNS: page_ref, ordinal and the page fields); RowOf's typing cannot narrow
+    // PassageHit to them, as arrowRows' callers cannot either.
+    return row as PassageHit & { _score: number };
+  }
+}
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
@@ -35,7 +118,7 @@ export class TextEngine {
   readonly #tableName: string;
   readonly #log: Log;
   readonly #maxTermLength: number;
-  #postings: Postings | null = null;
+  #postings: TextSnapshot | null = null;
   #version: number | null = null;
   #syncing: Promise<void> | null = null;
   #again = false;
@@ -51,7 +134,7 @@ export class TextEngine {
   }
 
   /** The postings when they are at `version` (the version the serving table reads); otherwise null and a sync starts. */
-  at(version: number): Postings | null {
+  at(version: number): TextSnapshot | null {
     if (this.#postings && this.#version === version) return this.#postings;
     this.schedule();
     return null;
@@ -79,7 +162,7 @@ export class TextEngine {
   }
 
   stats(): TextEngineStats {
-    const s = this.#postings?.size;
+    const s = this.#postings?.postings.size;
     return {
       version: this.#version,
       docs: s?.docs ?? 0,
@@ -105,7 +188,7 @@ export class TextEngine {
       if (this.#postings && this.#version === target) return;
       pinned = await this.#db.openTable(this.#tableName);
       await pinned.checkout(target);
-      const rebuild = !this.#postings || this.#postings.deadShare > REBUILD_DEAD_SHARE;
+      const rebuild = !this.#postings || this.#postings.postings.deadShare > REBUILD_DEAD_SHARE;
       // Patched in place: nothing asks for the old version any more (the serving table is at `target` or later).
       if (!rebuild) this.#version = null;
       const postings = rebuild ? await this.#build(pinned) : await this.#patch(pinned, this.#postings!);
@@ -113,7 +196,7 @@ export class TextEngine {
       this.#postings = postings;
       this.#version = target;
       this.#lastSyncMs = performance.now() - started;
-      if (rebuild) this.#log?.info({ version: target, ...postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
+      if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: LanceDB's own
       // index keeps answering; the next version change retries.
@@ -123,22 +206,22 @@ export class TextEngine {
     }
   }
 
-  async #build(table: Table): Promise<Postings | null> {
-    const postings = new Postings({ maxTermLength: this.#maxTermLength });
-    for await (const batch of table.query().select(['search_text']).withRowId()) {
+  async #build(table: Table): Promise<TextSnapshot | null> {
+    const snap = new TextSnapshot(this.#maxTermLength);
+    for await (const batch of table.query().select(SCAN_COLUMNS).withRowId()) {
       if (this.#closed) return null;
-      const text = batch.getChild('search_text');
       const ids = rowIdsOf(batch);
-      if (!text || !ids) throw new Error('text postings: the scan returned no search_text or _rowid');
-      for (let i = 0; i < batch.numRows; i++) postings.add(ids[i]!, (text.get(i) as string | null) ?? '');
-      if (postings.size.docs % 65_536 < batch.numRows) postings.flush(); // bounded segments: no giant seal at the end
+      if (!ids) throw new Error('text postings: the scan returned no _rowid');
+      snap.addBatch(batch, ids);
+      if (snap.postings.size.docs % 65_536 < batch.numRows) snap.postings.flush(); // bounded segments: no giant seal at the end
       await yieldToLoop();
     }
-    postings.flush();
-    return postings;
+    snap.postings.flush();
+    return snap;
   }
 
-  async #patch(table: Table, postings: Postings): Promise<Postings | null> {
+  async #patch(table: Table, snap: TextSnapshot): Promise<TextSnapshot | null> {
+    const postings = snap.postings;
     const live = new Set<number>();
     const added: number[] = [];
     for await (const batch of table.query().select(['ordinal']).withRowId()) {
@@ -156,15 +239,15 @@ export class TextEngine {
     postings.remove(gone);
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
-      const batch = await table.takeRowIds(slice).select(['search_text']).withRowId().toArrow();
-      const text = batch.getChild('search_text');
+      const batch = await table.takeRowIds(slice).select(SCAN_COLUMNS).withRowId().toArrow();
       const ids = rowIdsOf(batch);
-      if (!text || !ids) throw new Error('text postings: the take returned no search_text or _rowid');
-      for (let j = 0; j < batch.numRows; j++) postings.add(ids[j]!, (text.get(j) as string | null) ?? '');
+      if (!ids) throw new Error('text postings: the take returned no _rowid');
+      snap.addBatch(batch, ids);
       await yieldToLoop();
     }
     postings.flush();
-    return postings;
+    if (gone.length > 0) snap.prunePages();
+    return snap;
   }
 }
 

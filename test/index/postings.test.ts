@@ -43,14 +43,20 @@ t.test('search equals exhaustive BM25: optional terms (MaxScore), required group
         const p = new Postings();
         // Row ids need not ascend (a compacted fragment's rows come back under new ids, in any order).
         const model = docs.map(([terms, dead], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead }));
-        model.forEach((d, i) => {
-          p.add(d.rowId, ` ${d.terms.join('  ')} `);
+        const docIds = model.map((d, i) => {
+          const doc = p.add(d.rowId, ` ${d.terms.join('  ')} `);
           if ((i + 1) % every === 0) p.flush();
+          return doc;
         });
         p.flush();
+        model.forEach((d, i) => {
+          const held = p.holds(docIds[i]!, [...vocab, 'zz']).join(' ');
+          const want = vocab.filter((v) => d.terms.includes(v)).join(' ');
+          if (held !== want) throw new Error(`holds ${i}: ${held} vs ${want}`);
+        });
         p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
         const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
-        const q: TextQuery = { must, should };
+        const q: TextQuery = { must, should, probe: [] };
         if (must.length === 0 && should.length === 0) return;
         const got = p.search(q, k);
         const want = naive(model, q, k);

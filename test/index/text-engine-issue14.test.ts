@@ -76,7 +76,7 @@ t.test('issue 14: postings answer the BM25 arm like LanceDB (passages, scores, r
     }
   }
   t.equal(
-    await idx.textCandidates({ must: [], should: [{ term: 'cell', weight: 1 }] }, "(lang = 'en')", 10, []),
+    await idx.textCandidates({ must: [], should: [{ term: 'cell', weight: 1 }], probe: [] }, "(lang = 'en')", 10, []),
     null,
     'a filtered query goes to LanceDB',
   );
