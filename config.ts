@@ -128,6 +128,13 @@ export const configSchema = z.object({
    * @default 5 for an s3:// index; unset for a local folder (one process writes and reads it: no check)
    */
   indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
+  /**
+   * Answer the BM25 arm of unfiltered queries from in-process postings (index/postings.ts) in the processes that
+   * serve search (roles all and api); `false` leaves every query on LanceDB's full-text index and saves their memory
+   * (≈ 0.9 GB of process RSS at 1M passages, docs/bench-index.md).
+   * @default true
+   */
+  textPostings: bool.default(true),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -175,6 +182,7 @@ export const envBindings = {
   s3AllowHttp: 'SVC_S3_ALLOW_HTTP',
   s3VirtualHosted: 'SVC_S3_VIRTUAL_HOSTED',
   indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
+  textPostings: 'SVC_TEXT_POSTINGS',
 } as const satisfies Record<keyof Config, string>;
 
 /**

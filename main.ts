@@ -127,6 +127,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       embedder,
       log,
       ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
+      // Postings only where search is served (crawler and indexer roles answer no query).
+      textEngine: config.textPostings && (role === 'all' || role === 'api'),
     });
   } catch (err) {
     // A refused index location (bad path, unreachable object store) must not leave the state stores open.
@@ -240,6 +242,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [
         { value: await index.version() },
       ]);
+      const tp = index.textPostingsStats();
+      if (tp) {
+        gauge(
+          'svc_text_postings_version',
+          'Index version the in-process BM25 postings are at (-1: not built yet; behind: LanceDB answers).',
+          [{ value: tp.version ?? -1 }],
+        );
+        gauge('svc_text_postings_passages', 'Live passages in the in-process BM25 postings.', [{ value: tp.live }]);
+      }
       if (crawler) {
         const c = await repos.frontier.counts();
         gauge(

@@ -186,17 +186,22 @@ for (const size of SIZES) {
   mkdirSync(dir, { recursive: true });
   try {
     const t0 = performance.now();
-    const idx = await PassageIndex.open({
-      dir: join(dir, 'lance'),
-      embedder: BM25_ONLY ? null : createHashingEmbedder(384),
-      optimizeEvery: Number.MAX_SAFE_INTEGER,
-      textEngine: TEXT_ENGINE,
-    });
+    const openIndex = () =>
+      PassageIndex.open({
+        dir: join(dir, 'lance'),
+        embedder: BM25_ONLY ? null : createHashingEmbedder(384),
+        optimizeEvery: Number.MAX_SAFE_INTEGER,
+        textEngine: TEXT_ENGINE,
+      });
+    let idx = await openIndex();
     const sqlite = new Database(join(dir, 'fts5.sqlite'));
     sqlite.pragma('journal_mode = WAL');
     if (!reuse) {
       await buildBoth(idx, sqlite, size, t0);
       if (values.keep) writeFileSync(builtMark, new Date().toISOString());
+      // Timed as a served index is: opened on the built tables, no maintenance of the build still pending.
+      await idx.close();
+      idx = await openIndex();
     }
     const buildS = (performance.now() - t0) / 1000;
     await warmPostings(idx, 'index');

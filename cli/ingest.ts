@@ -190,7 +190,12 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
   const db = openStateDb(join(config.dataDir, 'state.sqlite'));
   const documents = new Documents(db);
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, optimizeEvery: Number.MAX_SAFE_INTEGER });
+  const index = await PassageIndex.open({
+    location: indexLocation(config),
+    embedder,
+    optimizeEvery: Number.MAX_SAFE_INTEGER,
+    textEngine: false,
+  });
   const started = Date.now();
   const fetchedAt = new Date().toISOString();
   let n = 0;

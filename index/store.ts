@@ -50,7 +50,8 @@ import {
 import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
 import type { TextQuery } from './postings.js';
-import { TextEngine } from './text-engine.js';
+import { RowCache } from './row-cache.js';
+import { TextEngine, type TextEngineStats } from './text-engine.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
@@ -125,6 +126,8 @@ export interface OpenOptions {
    * passages, docs/bench-index.md). @default true
    */
   readonly textEngine?: boolean;
+  /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default 64 MiB */
+  readonly rowCacheBytes?: number;
 }
 
 /** Hit columns plus the match columns a query's code checks read. */
@@ -148,6 +151,9 @@ export class PassageIndex implements PageSink {
   #titleStats = new TitleStats();
   #stopFollowing: (() => void) | null = null;
   #engine: TextEngine | null = null;
+  /** Whole rows of recent results (row-cache.ts). */
+  readonly #rowCache: RowCache<PassageRow>;
+  #statsCache: { key: string; counts: Pick<IndexStats, 'pages' | 'passages' | 'vectors' | 'images'> } | null = null;
   #passageSchemaCache: Schema | null = null;
   #closed = false;
 
@@ -164,7 +170,9 @@ export class PassageIndex implements PageSink {
     meta: IndexMeta;
     refreshAfterMs: number;
     hostIdSource: HostIdSource | null;
+    rowCacheBytes: number;
   }) {
+    this.#rowCache = new RowCache(args.rowCacheBytes);
     this.#hostIds = new HostIds(args.hostIdSource);
     this.#meta = args.meta;
     this.#db = args.db;
@@ -212,6 +220,7 @@ export class PassageIndex implements PageSink {
       vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
       hostIdSource: opts.hostIds ?? null,
+      rowCacheBytes: opts.rowCacheBytes ?? 64 * 2 ** 20,
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#maintenance.reanalyse();
@@ -584,16 +593,30 @@ export class PassageIndex implements PageSink {
         if (want.has(key)) out.set(key, r);
       }
     };
-    const ids = keys.flatMap((k) => (typeof k._rowid === 'bigint' ? [k._rowid] : []));
-    if (ids.length > 0)
-      keep(
-        arrowRows<T>(
-          await this.#passages
-            .takeRowIds(ids)
-            .select([...columns])
-            .toArrow(),
-        ),
+    const cache = columns === PASSAGE_ROW_COLUMNS ? (this.#rowCache as RowCache<T>) : null;
+    const ids: bigint[] = [];
+    for (const k of keys) {
+      if (typeof k._rowid !== 'bigint') continue;
+      const hit = cache?.get(k._rowid);
+      if (hit) keep([hit]);
+      else ids.push(k._rowid);
+    }
+    if (ids.length > 0) {
+      const rows = arrowRows<T & { _rowid: bigint }>(
+        await this.#passages
+          .takeRowIds(ids)
+          .select([...columns])
+          .withRowId()
+          .toArrow(),
       );
+      // The row id was read for the cache only: rows go out as they always did, without it.
+      const plain = rows.map(({ _rowid, ...row }) => {
+        const r = row as unknown as T;
+        cache?.set(_rowid, r);
+        return r;
+      });
+      keep(plain);
+    }
     const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
@@ -618,17 +641,27 @@ export class PassageIndex implements PageSink {
   }
 
   async stats(): Promise<IndexStats> {
-    const [pages, passages, images] = await Promise.all([this.#pages.countRows(), this.#passages.countRows(), this.#images.countRows()]);
-    const vectors = this.#hasVectorColumn() ? await this.#passages.countRows('vector IS NOT NULL') : 0;
+    // Counted once per set of table versions: /metrics and /readyz ask on every scrape, and counting vectors reads a
+    // column (a filtered count over the whole table at 1M passages).
+    const key = (await Promise.all([this.#pages.version(), this.#passages.version(), this.#images.version()])).join(':');
+    if (this.#statsCache?.key !== key) this.#statsCache = { key, counts: await this.#counts() };
     return {
-      pages,
-      passages,
-      vectors,
-      images,
+      ...this.#statsCache.counts,
       rankingMode: this.rankingMode(),
       embedder: this.embedder ? { modelId: this.embedder.modelId, kind: this.embedder.kind } : null,
       vectorIndex: this.#maintenance.vectorIndex,
     };
+  }
+
+  /** The in-process postings' state (null when this index has none): their table version and size. */
+  textPostingsStats(): TextEngineStats | null {
+    return this.#engine?.stats() ?? null;
+  }
+
+  async #counts(): Promise<Pick<IndexStats, 'pages' | 'passages' | 'vectors' | 'images'>> {
+    const [pages, passages, images] = await Promise.all([this.#pages.countRows(), this.#passages.countRows(), this.#images.countRows()]);
+    const vectors = this.#hasVectorColumn() ? await this.#passages.countRows('vector IS NOT NULL') : 0;
+    return { pages, passages, vectors, images };
   }
 
   /**
