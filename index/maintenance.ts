@@ -76,10 +76,32 @@ export interface IndexMeta {
 /** Serialises writes: each task starts after the previous one settled. */
 export class WriteQueue {
   #tail: Promise<unknown> = Promise.resolve();
+  #running = 0;
+  #generation = 0;
   run<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.#tail.then(task, task);
+    const wrapped = async () => {
+      this.#running++;
+      this.#generation++;
+      try {
+        return await task();
+      } finally {
+        this.#running--;
+        this.#generation++;
+      }
+    };
+    const next = this.#tail.then(wrapped, wrapped);
     this.#tail = next.catch(() => undefined);
     return next;
+  }
+
+  /** Moves whenever a write starts or ends: what was read about the tables at an unchanged generation still holds. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Whether no write is running now. */
+  get idle(): boolean {
+    return this.#running === 0;
   }
 }
 

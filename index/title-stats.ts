@@ -18,21 +18,36 @@ import { analyze, analyzerLang } from './analyzer.js';
 const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
 
 /**
- * Terms of candidate titles, cached: a query scores the titles of all its BM25 candidates (hundreds), and the same
- * pages come back for related queries. Bounded; cleared whole when full (cheap, and the hot titles return at once).
+ * Term frequencies of candidate titles, cached per language: a query scores the titles of all its BM25 candidates
+ * (hundreds), and the same pages come back for related queries. Bounded; cleared whole when full (cheap, and the hot
+ * titles return at once).
  */
 const SCORED_CACHE_LIMIT = 50_000;
-const scoredTitles = new Map<string, readonly string[]>();
-function candidateTerms(title: string, lang: string | null | undefined): readonly string[] {
+interface TitleTf {
+  readonly tf: ReadonlyMap<string, number>;
+  readonly length: number;
+}
+const scoredTitles = new Map<string, Map<string, TitleTf>>();
+let scoredCount = 0;
+function candidateTf(title: string, lang: string | null | undefined): TitleTf {
   const l = analyzerLang(lang);
-  const k = `${l}\u0000${title}`;
-  let terms = scoredTitles.get(k);
-  if (terms === undefined) {
-    terms = analyze(title, l);
-    if (scoredTitles.size >= SCORED_CACHE_LIMIT) scoredTitles.clear();
-    scoredTitles.set(k, terms);
+  let byTitle = scoredTitles.get(l);
+  if (!byTitle) scoredTitles.set(l, (byTitle = new Map()));
+  let entry = byTitle.get(title);
+  if (entry === undefined) {
+    const terms = analyze(title, l);
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    entry = { tf, length: terms.length };
+    if (scoredCount >= SCORED_CACHE_LIMIT) {
+      scoredTitles.clear();
+      scoredCount = 0;
+      scoredTitles.set(l, (byTitle = new Map()));
+    }
+    byTitle.set(title, entry);
+    scoredCount++;
   }
-  return terms;
+  return entry;
 }
 
 /** BM25 parameters (the same defaults as LanceDB's full-text index). */
@@ -93,22 +108,28 @@ export class TitleStats {
     return this.#titles;
   }
 
+  /** Per query (the same terms array for all its candidates): its distinct terms and their idf. */
+  #lastQuery: { terms: readonly string[]; titles: number; idf: [string, number][] } | null = null;
+
   /** BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const terms = candidateTerms(title, lang);
-    if (terms.length === 0) return 0;
-    const tf = new Map<string, number>();
-    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    const { tf, length } = candidateTf(title, lang);
+    if (length === 0) return 0;
+    let q = this.#lastQuery;
+    if (q?.terms !== queryTerms || q.titles !== this.#titles) {
+      const idf: [string, number][] = [...new Set(queryTerms)].map((t) => {
+        const df = Math.min(this.#df.get(t) ?? 1, this.#titles);
+        return [t, Math.log(1 + (this.#titles - df + 0.5) / (df + 0.5))];
+      });
+      q = this.#lastQuery = { terms: queryTerms, titles: this.#titles, idf };
+    }
     const avg = this.#terms / this.#titles;
-    const norm = K1 * (1 - B + (B * terms.length) / Math.max(avg, 1e-9));
+    const norm = K1 * (1 - B + (B * length) / Math.max(avg, 1e-9));
     let score = 0;
-    for (const q of new Set(queryTerms)) {
-      const f = tf.get(q);
-      if (!f) continue;
-      const df = Math.min(this.#df.get(q) ?? 1, this.#titles);
-      const idf = Math.log(1 + (this.#titles - df + 0.5) / (df + 0.5));
-      score += (idf * f * (K1 + 1)) / (f + norm);
+    for (const [t, idf] of q.idf) {
+      const f = tf.get(t);
+      if (f) score += (idf * f * (K1 + 1)) / (f + norm);
     }
     return score;
   }
