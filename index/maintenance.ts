@@ -78,6 +78,8 @@ export class WriteQueue {
   #tail: Promise<unknown> = Promise.resolve();
   #running = 0;
   #generation = 0;
+  /** Called after each task (the tables may have a new version: e.g. bring the in-process postings to it). */
+  onSettled: (() => void) | null = null;
   run<T>(task: () => Promise<T>): Promise<T> {
     const wrapped = async () => {
       this.#running++;
@@ -87,6 +89,7 @@ export class WriteQueue {
       } finally {
         this.#running--;
         this.#generation++;
+        this.onSettled?.();
       }
     };
     const next = this.#tail.then(wrapped, wrapped);

@@ -130,6 +130,13 @@ export interface OpenOptions {
   readonly rowCacheBytes?: number;
 }
 
+/**
+ * How long a query waits for the in-process postings to reach the table's version before LanceDB's full-text index
+ * answers instead (text-engine.ts `ready`): a patch after a write takes milliseconds on a small index and ≈ 0.5 s at
+ * 1M passages (a scan of the live row ids); the first build at 1M takes ≈ 40 s and is never waited for.
+ */
+const TEXT_SYNC_WAIT_MS = 2000;
+
 /** Hit columns plus the match columns a query's code checks read. */
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
 
@@ -174,6 +181,8 @@ export class PassageIndex implements PageSink {
     rowCacheBytes: number;
   }) {
     this.#rowCache = new RowCache(args.rowCacheBytes);
+    // After each write of this process, bring the postings to the new version at once (queries wait for that briefly).
+    this.#queue.onSettled = () => this.#engine?.schedule();
     this.#hostIds = new HostIds(args.hostIdSource);
     this.#meta = args.meta;
     this.#db = args.db;
@@ -464,7 +473,7 @@ export class PassageIndex implements PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[] | null> {
     if (where !== null || !this.#engine) return null;
-    const snap = this.#engine.at(await this.#servingVersion());
+    const snap = await this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
     if (!snap) return null;
     const hits = snap.postings.search(text, k);
     if (hits.length === 0) return [];

@@ -121,6 +121,7 @@ export class TextEngine {
   #postings: TextSnapshot | null = null;
   #version: number | null = null;
   #syncing: Promise<void> | null = null;
+  #syncStartedAt = 0;
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
@@ -140,6 +141,32 @@ export class TextEngine {
     return null;
   }
 
+  /**
+   * The postings at `version`, waiting up to `waitMs` for a sync to reach it. Answering from the postings whenever
+   * they can be brought up to date quickly keeps one engine behind the answers (LanceDB computes BM25 in f32, the
+   * postings in f64: the same query would otherwise show scores a few units apart in the 7th digit depending on which
+   * one answered). At a large index the first build outlasts the wait, and LanceDB answers meanwhile.
+   */
+  async ready(version: number, waitMs: number): Promise<TextSnapshot | null> {
+    const now = this.at(version);
+    if (now || this.#closed) return now;
+    // Measured from the start of the sync, not of this query: a long sync (the first build of a large index) holds
+    // queries back for `waitMs` once, then LanceDB answers without waiting.
+    const deadline = (this.#syncing ? this.#syncStartedAt : performance.now()) + waitMs;
+    for (;;) {
+      const running = this.#syncing;
+      const left = deadline - performance.now();
+      if (!running || left <= 0) return this.#version === version ? this.#postings : null;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+      if (this.#postings && this.#version === version) return this.#postings;
+      if (this.#closed) return null;
+      // The finished sync reached an older version than the one asked for: `schedule` has started the next.
+      if (!this.#syncing) this.schedule();
+    }
+  }
+
   /** Starts a sync to the table's latest version (coalesced with one already running). */
   schedule(): void {
     if (this.#closed) return;
@@ -147,6 +174,7 @@ export class TextEngine {
       this.#again = true;
       return;
     }
+    this.#syncStartedAt = performance.now();
     this.#syncing = this.#run().finally(() => {
       this.#syncing = null;
       if (this.#again && !this.#closed) {
