@@ -9,6 +9,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
+ *        [--compiled]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -24,6 +25,8 @@
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
  *   indexing path costs the serving loop.
  * - `--cpu-prof DIR` runs the server under `node --cpu-prof` (profile written when the server exits).
+ * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
+ *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
@@ -58,6 +61,8 @@ const { values } = parseArgs({
     'sample-every': { type: 'string', default: '10' },
     'crawl-hosts': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
+    // Serve from the compiled code in dist/ (what `npm start` runs) instead of through tsx; `npm run build` first.
+    compiled: { type: 'boolean', default: false },
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     'log-level': { type: 'string', default: 'info' },
     // Internal: this process is the server (started by the driver below).
@@ -209,11 +214,13 @@ interface ServerStats {
   passages: number;
 }
 
-const nodeArgs = ['--import', 'tsx'];
+const compiledSelf = fileURLToPath(new URL('../dist/bench/load.js', import.meta.url));
+if (values.compiled && !existsSync(compiledSelf)) throw new Error('--compiled: dist/bench/load.js is missing; run `npm run build`');
+const nodeArgs = values.compiled ? [] : ['--import', 'tsx'];
 if (values['cpu-prof']) nodeArgs.unshift('--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof']));
 const childArgs = [
   ...nodeArgs,
-  fileURLToPath(import.meta.url),
+  values.compiled ? compiledSelf : fileURLToPath(import.meta.url),
   '--serve',
   '--data-dir',
   dataDir,

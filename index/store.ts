@@ -501,12 +501,15 @@ export class PassageIndex implements PageSink {
   /**
    * The passages table's version as this process reads it, without a call into LanceDB per query (≈ 1.5 ms of a small
    * index's query under load): re-read after any write of this process, and — when other processes write the index
-   * (a read consistency interval is set) — at least every 250 ms, which adds at most that to the documented delay.
+   * (a read consistency interval is set) — at least every 250 ms or the interval if shorter, which adds at most that
+   * to the documented delay.
    */
   async #servingVersion(): Promise<number> {
     const gen = this.#queue.generation;
     const c = this.#versionCache;
-    const ttl = this.#location.readConsistencyS === undefined ? Infinity : 250;
+    // An interval of 0 promises the next read sees another process's commit: then the version is read every time.
+    const interval = this.#location.readConsistencyS;
+    const ttl = interval === undefined ? Infinity : Math.min(250, interval * 1000);
     if (c && c.gen === gen && this.#queue.idle && performance.now() - c.at < ttl) return c.version;
     const version = await this.#passages.version();
     if (this.#queue.idle) this.#versionCache = { version, gen, at: performance.now() };
