@@ -264,6 +264,10 @@ export class TextEngine {
     if (this.#closed) return null;
     const gone: number[] = [];
     for (const id of postings.liveRowIds()) if (!live.has(id)) gone.push(id);
+    // Tombstones keep weighing in the statistics: when this patch would leave too many (a compaction rewrote most
+    // rows under new ids), build afresh instead.
+    const { docs, live: liveDocs } = postings.size;
+    if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);
     postings.remove(gone);
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
