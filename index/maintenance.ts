@@ -164,6 +164,19 @@ export class IndexMaintenance {
     return this.#vectorIndex;
   }
 
+  /**
+   * A reader's view of which indexes exist now (another process builds them: an `api` replica opened before the
+   * indexer's first write would otherwise never use the full-text index). Reads only; builds nothing.
+   */
+  async recheck(): Promise<void> {
+    if (this.#o.isClosed()) return;
+    const { passages, images } = this.#o.tables;
+    const idx = await passages.listIndices();
+    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
+    this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
+    this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
+  }
+
   /** Learns which indexes exist; rebuilds the full-text ones when built with other options (`FTS_ANALYZER`). */
   async load(): Promise<void> {
     const { passages, images } = this.#o.tables;

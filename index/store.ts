@@ -240,7 +240,18 @@ export class PassageIndex implements PageSink {
     await idx.#loadState();
     await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
-      idx.#stopFollowing = followWriter(pages, opts.followHostsMs, (rows) => idx.#learnHosts(rows), opts.log);
+      idx.#stopFollowing = followWriter(
+        pages,
+        opts.followHostsMs,
+        (rows) => {
+          idx.#learnHosts(rows);
+          // The writer may have built an index since (its first write builds the full-text one).
+          idx.#maintenance
+            .recheck()
+            .catch((err: unknown) => opts.log?.debug({ err }, 'index: re-reading the index list failed; next time'));
+        },
+        opts.log,
+      );
     }
     if (opts.textEngine ?? true) {
       idx.#engine = new TextEngine({
