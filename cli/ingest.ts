@@ -1,12 +1,13 @@
 /**
  * `svc ingest --jsonl FILE [--data-dir D] [--name N] [--embedder auto|none|hashing]`: adds a BEIR-format corpus
  * (JSON lines: _id, title, text; .gz accepted) to the index through the same PageInput → passages → embedding →
- * PassageIndex path as crawled pages. Each document gets a durable page_ref from state/documents.ts under the URL
+ * PassageIndex path as crawled pages. Each document gets a durable page_ref from the documents repository (the data
+ * dir's SQLite file, or PostgreSQL with SVC_DATABASE_URL; host ids likewise from the state) under the URL
  * `corpus:<name>/<_id>`, and keeps its `_id` as externalId so eval can map results back.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
@@ -15,8 +16,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput, PassageInput } from '../page-model.js';
-import { openStateDb } from '../state/db.js';
-import { Documents } from '../state/documents.js';
+import { openRepositories } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
 
 /** One BEIR corpus line. */
@@ -188,14 +188,24 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const name = values.name ? corpusName(values.name) : corpusName(values.jsonl);
   const batchSize = Math.max(1, Math.min(5000, Number(values.batch) || 256));
   const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
-  const db = openStateDb(join(config.dataDir, 'state.sqlite'));
-  const documents = new Documents(db);
-  const index = await PassageIndex.open({
-    location: indexLocation(config),
-    embedder,
-    optimizeEvery: Number.MAX_SAFE_INTEGER,
-    textEngine: false,
-  });
+  // Documents and host ids through the repositories (issue 10): with SVC_DATABASE_URL the ingested pages are in the
+  // fleet's shared page registry and their host ids are the ones every other writer of the index uses.
+  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const documents = repos.documents;
+  let index: PassageIndex;
+  try {
+    index = await PassageIndex.open({
+      location: indexLocation(config),
+      embedder,
+      optimizeEvery: Number.MAX_SAFE_INTEGER,
+      hostIds: repos.hostIds,
+      textEngine: false,
+    });
+  } catch (err) {
+    await embedder?.close();
+    await repos.close();
+    throw err;
+  }
   const started = Date.now();
   const fetchedAt = new Date().toISOString();
   let n = 0;
@@ -216,8 +226,8 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     if (inFlight && pages.some((p) => inFlightRefs.has(p.pageRef))) await inFlight;
     const previous = inFlight;
     inFlightRefs = new Set(pages.map((p) => p.pageRef));
-    const current = index.upsertPages(pages).then(() => {
-      for (const p of pages) documents.recordIndexed(p.pageRef, { contentHash: p.contentHash, title: p.title, at: fetchedAt });
+    const current = index.upsertPages(pages).then(async () => {
+      for (const p of pages) await documents.recordIndexed(p.pageRef, { contentHash: p.contentHash, title: p.title, at: fetchedAt });
       progress(io, counted.n, counted.passages, started);
     });
     current.catch(() => undefined); // observed here, thrown where it is awaited (below or at the next flush)
@@ -227,7 +237,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   try {
     for await (const doc of readCorpus(values.jsonl)) {
       const url = corpusUrl(name, doc._id);
-      const ref = documents.allocate(url, corpusHost(name, doc._id));
+      const ref = await documents.allocate(url, corpusHost(name, doc._id));
       const page = corpusPage(doc, ref, name, fetchedAt);
       batch.push(page);
       n++;
@@ -245,6 +255,6 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     await inFlight?.catch(() => undefined); // a failed read must not close the index under a write
     await index.close();
     await embedder?.close();
-    db.close();
+    await repos.close();
   }
 }
