@@ -52,7 +52,10 @@ export interface ServiceOptions {
   readonly lookup?: LookupFn;
   /** What this process does (`svc serve --role`, issue 10; docs/deploy.md). @default 'all' */
   readonly role?: Role;
-  /** Lease of a claimed frontier URL (ms): how soon a killed worker's URLs come back. @default crawler's 40000 */
+  /**
+   * Lease of claimed work (ms): a frontier URL (how soon a killed worker's URLs come back, default the crawler's 40000)
+   * and, for the indexer, an outbox batch (default the drainer's 30000).
+   */
   readonly crawlLeaseMs?: number;
 }
 
@@ -155,7 +158,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           ...(opts.crawlLeaseMs !== undefined ? { frontier: { leaseMs: opts.crawlLeaseMs } } : {}),
         })
       : null;
-  const drainer = role === 'indexer' ? new OutboxDrainer({ outbox: repos.outbox, sink: index, log: log.child({ part: 'indexer' }) }) : null;
+  const drainer =
+    role === 'indexer'
+      ? new OutboxDrainer({
+          outbox: repos.outbox,
+          sink: index,
+          log: log.child({ part: 'indexer' }),
+          ...(opts.crawlLeaseMs !== undefined ? { leaseMs: opts.crawlLeaseMs } : {}),
+        })
+      : null;
   const processor = crawler
     ? new RequestProcessor({
         requests: repos.requests,

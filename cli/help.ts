@@ -36,8 +36,9 @@ ${DATA_DIR}
   --role R              all (default: everything in this process); api (serves, never crawls or writes the index);
                         crawler (fetches and extracts into the outbox); indexer (the index's only writer: drains the
                         outbox). Every role serves HTTP with /readyz; see docs/deploy.md
-  --lease-ms MS         lease of a claimed URL, kept alive while worked on: a killed worker's URLs come back to the
-                        other crawlers after at most this long (default 40000)`,
+  --lease-ms MS         lease of claimed work, kept alive while worked on: a killed crawler's URLs come back to the
+                        other crawlers (default 40000), a killed indexer's outbox batch to the next indexer (default
+                        30000), after at most this long`,
   keys: `usage:
   svc keys create --name NAME [--per-minute N] [--per-day N] [--json] [--data-dir D]
   svc keys list [--json] [--data-dir D]
