@@ -1,7 +1,9 @@
 /**
- * issue 10, the fleet on PostgreSQL: 3 `svc serve --role crawler` workers, 1 `--role indexer` and 2 `--role api`
- * replicas as separate processes, each with its OWN data dir (as on separate machines), sharing only
- * SVC_DATABASE_URL (the harness's real PostgreSQL) and one index location (SVC_INDEX_URI). The crawl state —
+ * issue 10, the fleet on PostgreSQL and object storage: 3 `svc serve --role crawler` workers, 1 `--role indexer` and
+ * 2 `--role api` replicas as separate processes, each with its OWN data dir (as on separate machines), sharing only
+ * SVC_DATABASE_URL (the harness's real PostgreSQL) and one index location (SVC_INDEX_URI: s3:// on the harness's
+ * SeaweedFS; a local folder only where the weed binary is absent outside CI). The API replicas start before the
+ * indexer's first write (they must pick up the indexes it builds). The crawl state —
  * frontier, per-host politeness, documents, host facts, outbox — is PostgreSQL's: no worker's local state file gets
  * a frontier row. From the fixture server's access log: no per-host gap violated across workers, no URL fetched
  * twice except the ones a killed (kill -9 mid-fetch) worker held, and those never concurrently. Every page ends in
@@ -15,10 +17,13 @@ import pg from 'pg';
 import t from 'tap';
 import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
 import { PassageIndex } from '../../index/store.js';
+import { indexLocation } from '../../index/location.js';
+import { loadConfig } from '../../config.js';
 import { openStateDb } from '../../state/db.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { seaweedfsUnavailable, startSeaweedfs, type SeaweedfsServer } from '../helpers/seaweedfs-server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GAP = 200;
@@ -50,21 +55,32 @@ if (why) {
 } else {
   let web: TestWeb;
   let server: PostgresServer;
+  const noS3 = seaweedfsUnavailable();
+  if (noS3 && process.env.CI) t.fail(`issue 10: the fleet's index on SeaweedFS cannot run: ${noS3}`);
+  let s3: SeaweedfsServer | null = null;
   t.before(async () => {
-    [web, server] = await Promise.all([startTestWeb({ generatedHosts: 3, generatedPages: 10 }), startPostgres()]);
+    [web, server, s3] = await Promise.all([
+      startTestWeb({ generatedHosts: 3, generatedPages: 10 }),
+      startPostgres(),
+      noS3 ? Promise.resolve(null) : startSeaweedfs(),
+    ]);
   });
   t.teardown(async () => {
     await web?.close();
     await server?.stop();
+    await s3?.stop();
   });
+  /** Where the fleet's index lives: the bucket (SVC_* variables of the S3 location), else a local folder. */
+  const indexEnv = (localDir: string): Record<string, string> => (s3 ? s3.env('fleet') : { SVC_INDEX_URI: localDir });
 
   const serve = (role: 'crawler' | 'indexer' | 'api', dataDir: string, databaseUrl: string, indexDir: string): Proc => {
+    // (indexDir: the local fallback when no SeaweedFS binary is there)
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
     Object.assign(env, {
       SVC_LOG_LEVEL: 'warn',
       SVC_DATABASE_URL: databaseUrl,
-      SVC_INDEX_URI: indexDir,
+      ...indexEnv(indexDir),
       SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-') || p.startsWith('trap.test:')).join(' '),
       SVC_CRAWL_ALLOW_LOOPBACK: '1',
       SVC_CRAWL_GAP_MS: String(GAP),
@@ -123,17 +139,22 @@ if (why) {
 
     const root = t.testdir();
     const indexDir = join(root, 'index');
+    t.comment(`index at ${s3 ? 's3:// (SeaweedFS)' : `a local folder (${noS3})`}`);
     const procs = [
       serve('indexer', join(root, 'indexer'), databaseUrl, indexDir),
       ...[1, 2, 3].map((k) => serve('crawler', join(root, `crawler-${k}`), databaseUrl, indexDir)),
+      // The API replicas open the index before anything is written to it (issue 10 bug: such a reader never used the
+      // full-text index the indexer built later).
+      ...[1, 2].map((k) => serve('api', join(root, `api-${k}`), databaseUrl, indexDir)),
     ];
+    const apis = procs.filter((p) => p.role === 'api');
     t.teardown(async () => {
       for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     });
     const crawlers = procs.filter((p) => p.role === 'crawler');
     const t0 = Date.now();
     await Promise.all(procs.map((p) => p.url));
-    t.comment(`4 processes listening after ${Date.now() - t0} ms`);
+    t.comment(`${procs.length} processes listening after ${Date.now() - t0} ms`);
 
     // The slow request is in flight: find the worker holding its lease (tokens name crawler-<pid>) and kill it.
     await waitFor('the slow fetch to start', () => log().some((e) => e.path.startsWith('/slow-headers') && e.status === 0));
@@ -154,16 +175,6 @@ if (why) {
     const slowLeaseUntil = Number(
       (await one<{ lease_until: number }>('SELECT lease_until FROM frontier WHERE url = $1', [slowUrl]))?.lease_until,
     );
-
-    // The API replicas join once the indexer has written pages (acked outbox entries): a reader that opens an index
-    // before its first write never sees the full-text index created later (index/store.ts decides that at open; noted
-    // for the index owner), so text queries would find nothing there.
-    await waitFor('the indexer to write pages', async () => {
-      const o = await repos.outbox.stats();
-      return ((await repos.documents.counts()).indexed ?? 0) > o.pending + o.leased;
-    });
-    const apis = [1, 2].map((k) => serve('api', join(root, `api-${k}`), databaseUrl, indexDir));
-    procs.push(...apis);
 
     const unfinished = async () =>
       Number((await one<{ n: number }>(`SELECT count(*) AS n FROM frontier WHERE state NOT IN ('done', 'dead')`))?.n);
@@ -255,7 +266,9 @@ if (why) {
       );
       seenAt.push(Date.now() - fetchedAt);
     }
-    t.comment(`fresh page searchable on both replicas ${seenAt.join(' / ')} ms after its fetch (documented: about 3 s on an idle machine)`);
+    t.comment(
+      `fresh page searchable on both replicas ${seenAt.join(' / ')} ms after its fetch (documented: docs/deploy.md, index readers)`,
+    );
     t.pass('both replicas return the page crawled after the fleet started');
 
     // A key with day quota Q, hit concurrently through both replicas: exactly Q admitted.
@@ -278,7 +291,11 @@ if (why) {
     }
     for (const p of procs) if (p !== victim) p.child.kill('SIGTERM');
     t.same(await Promise.all(procs.filter((p) => p !== victim).map((p) => p.exited)), [0, 0, 0, 0, 0], 'clean exits');
-    const index = await PassageIndex.open({ dir: indexDir, embedder: null });
+    const index = await PassageIndex.open({
+      location: indexLocation(loadConfig({ env: indexEnv(indexDir) })),
+      embedder: null,
+      textEngine: false,
+    });
     t.teardown(() => index.close());
     t.equal((await index.stats()).pages, 3 * 11 + 1 + 1, 'every page in the index once (one row per page), the fresh one included');
   });
