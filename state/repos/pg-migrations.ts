@@ -304,4 +304,13 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX entity_parse_errors_host ON entity_parse_errors (host);
     `,
   },
+  {
+    id: 'crawler-pg-002-frontier-claim-order',
+    sql: `
+      -- The order FrontierRepo.claim takes due URLs in (priority DESC, next_at, id; dead rows never): the claim walks
+      -- this index and stops at the first due row whose host is free, instead of sorting every due row
+      -- (bench/frontier-claim-pg.ts, docs/benchmarks.md).
+      CREATE INDEX frontier_claim_order ON frontier (priority DESC, next_at, id) WHERE state <> 'dead';
+    `,
+  },
 ];
