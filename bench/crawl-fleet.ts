@@ -7,7 +7,11 @@
  * same politeness budget). The workers share this process's CPU; pages go to a sink that drops them (the index's
  * write cost is the indexer's, measured in bench/crawl.ts).
  *
+ * `--backend postgres` puts the shared state on a real PostgreSQL server (the tests' helper, on loopback in a temp dir,
+ * a fresh database per row): each worker then has its own connection pool, as workers on separate machines would.
+ *
  * Run: node --import tsx bench/crawl-fleet.ts [--hosts 8] [--gap-ms 200] [--seconds 10] [--workers 1,2,4]
+ *                                             [--backend sqlite|postgres]
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
@@ -20,7 +24,10 @@ import { createCrawler } from '../crawler/crawler.js';
 import { startTestWeb } from '../fixtures/test-web/index.js';
 import { openStateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
+import { openPostgresRepositories } from '../state/repos/postgres.js';
 import { sqliteRepositories } from '../state/repos/sqlite.js';
+import type { Repositories } from '../state/repos/types.js';
+import { startPostgres } from '../test/helpers/postgres-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,8 +35,11 @@ const { values } = parseArgs({
     'gap-ms': { type: 'string', default: '200' },
     seconds: { type: 'string', default: '10' },
     workers: { type: 'string', default: '1,2,4' },
+    backend: { type: 'string', default: 'sqlite' },
   },
 });
+if (!['sqlite', 'postgres'].includes(values.backend)) throw new Error('--backend: sqlite or postgres');
+const pgServer = values.backend === 'postgres' ? await startPostgres() : null;
 const H = Number(values.hosts);
 const D = Number(values['gap-ms']);
 const SECONDS = Number(values.seconds);
@@ -58,14 +68,18 @@ async function run(n: number): Promise<Row> {
     flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: D, crawlConcurrency: H },
   });
   const sink = { upsertPage: async () => {}, removePage: async () => {} };
-  const dbs = Array.from({ length: n }, () => openStateDb(join(dir, 'state.sqlite')));
+  const dbs = pgServer ? [] : Array.from({ length: n }, () => openStateDb(join(dir, 'state.sqlite')));
+  const pgUrl = pgServer ? await pgServer.createDatabase(`fleet_${n}_${Date.now()}`) : null;
+  const workerRepos: Repositories[] = pgUrl
+    ? await Promise.all(Array.from({ length: n }, () => openPostgresRepositories(pgUrl, { defaultGapMs: config.crawlGapMs })))
+    : dbs.map((db) => sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }));
   const items = new Array<number>(n).fill(0);
-  const crawlers = dbs.map((db, k) => {
+  const crawlers = workerRepos.map((repos, k) => {
     const c = createCrawler({
       config,
-      repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+      repos,
       sink,
-      entities: new EntityStore(db),
+      entities: repos.entities ?? new EntityStore(dbs[k]!),
       workerName: `w${k}`,
       admit: (u) => new URL(u).hostname.endsWith('.test'),
     });
@@ -78,6 +92,7 @@ async function run(n: number): Promise<Row> {
   await Promise.all(crawlers.map((c) => c.runUntilIdle({ timeoutMs: SECONDS * 1000 })));
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all(crawlers.map((c) => c.stop()));
+  if (pgUrl) for (const r of workerRepos) await r.close();
   for (const db of dbs) db.close();
   rmSync(dir, { recursive: true, force: true });
   const entries = web.accessLog.slice(start);
@@ -107,8 +122,11 @@ async function run(n: number): Promise<Row> {
 const rows: Row[] = [];
 for (const n of WORKERS) rows.push(await run(n));
 await web.close();
+await pgServer?.stop();
 
-console.log(`\nFleet crawl throughput: H = ${H} hosts, gap d = ${D} ms, bound H/d = ${bound.toFixed(1)} req/s, window ${SECONDS} s\n`);
+console.log(
+  `\nFleet crawl throughput (${values.backend}): H = ${H} hosts, gap d = ${D} ms, bound H/d = ${bound.toFixed(1)} req/s, window ${SECONDS} s\n`,
+);
 console.log('| workers | requests | seconds | req/s | ratio to H/d | min per-host gap (ms) | gap violations | items per worker |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) {

@@ -484,7 +484,13 @@ export class PassageIndex implements PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[] | null> {
     if (where !== null || !this.#engine) return null;
-    const snap = await this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
+    const version = await this.#servingVersion();
+    let snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS);
+    if (!snap && (this.#engine.version ?? -1) > version) {
+      // The postings moved past the cached version (a reader's table refreshed itself): read it again.
+      this.#versionCache = null;
+      snap = await this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
+    }
     if (!snap) return null;
     const hits = snap.postings.search(text, k);
     if (hits.length === 0) return [];

@@ -148,6 +148,9 @@ export class TextEngine {
    * one answered). At a large index the first build outlasts the wait, and LanceDB answers meanwhile.
    */
   async ready(version: number, waitMs: number): Promise<TextSnapshot | null> {
+    // Postings already past the asked version: the caller's view of the table is older (a cached version); it asks
+    // again with the current one rather than wait here for a version no sync will bring back.
+    if (this.#postings && this.#version !== null && this.#version > version) return null;
     const now = this.at(version);
     if (now || this.#closed) return now;
     // Measured from the start of the sync, not of this query: a long sync (the first build of a large index) holds
@@ -187,6 +190,11 @@ export class TextEngine {
   /** Resolves when no sync is running (tests and benchmarks: wait until the postings can answer). */
   async idle(): Promise<void> {
     while (this.#syncing) await this.#syncing;
+  }
+
+  /** The table version the postings are at (null while none is built or a patch runs). */
+  get version(): number | null {
+    return this.#version;
   }
 
   stats(): TextEngineStats {
