@@ -387,6 +387,13 @@ export class Postings {
     });
     this.#nTouched = 0;
     try {
+      if (groups.length > 0 && groups.every((ids) => ids.length === 1)) {
+        return this.#conjunction(
+          groups.map(([id]) => ({ id: id!, w: this.#idf(id!) * (K1 + 1) })),
+          should,
+          k,
+        );
+      }
       if (groups.length > 0) {
         groups.forEach((ids, g) => {
           for (const id of ids) this.#scoreAll(id, this.#idf(id) * (K1 + 1), g + 1);
@@ -404,6 +411,78 @@ export class Postings {
       }
       this.#nTouched = 0;
     }
+  }
+
+  /**
+   * Required single terms (the usual `+a +b` or phrase words): document-at-a-time intersection led by the shortest
+   * list, galloping in the others, then the optional terms' contributions probed for each document that holds all.
+   * Walks the shortest list instead of every posting of every term.
+   */
+  #conjunction(must: readonly { id: number; w: number }[], should: readonly { id: number; w: number }[], k: number): TextHit[] {
+    const top = new TopK(k);
+    const dn = this.#dn;
+    const dead = this.#dead;
+    const anyDead = this.#deadCount > 0;
+    const all = [...must, ...should];
+    const nMust = must.length;
+    const pos = new Uint32Array(all.length);
+    const end = new Uint32Array(all.length);
+    for (const seg of this.#segments) {
+      const sd = seg.docs;
+      const st = seg.tfs;
+      let empty = false;
+      all.forEach((t, i) => {
+        if (t.id + 1 < seg.offsets.length) {
+          pos[i] = seg.offsets[t.id]!;
+          end[i] = seg.offsets[t.id + 1]!;
+        } else pos[i] = end[i] = 0;
+        if (i < nMust && pos[i] === end[i]) empty = true;
+      });
+      if (empty) continue; // a required term absent from this segment: none of its documents match
+      // The shortest required list leads.
+      let lead = 0;
+      for (let i = 1; i < nMust; i++) if (end[i]! - pos[i]! < end[lead]! - pos[lead]!) lead = i;
+      /** Moves list i to its first posting ≥ d; returns whether that posting is d. */
+      const seek = (i: number, d: number): boolean => {
+        let p = pos[i]!;
+        const stop = end[i]!;
+        if (p < stop && sd[p]! < d) {
+          let lo = p;
+          let step = 1;
+          while (lo + step < stop && sd[lo + step]! < d) {
+            lo += step;
+            step *= 2;
+          }
+          let a = lo + 1;
+          let b = Math.min(lo + step, stop);
+          while (a < b) {
+            const mid = (a + b) >>> 1;
+            if (sd[mid]! < d) a = mid + 1;
+            else b = mid;
+          }
+          p = a;
+        }
+        pos[i] = p;
+        return p < stop && sd[p] === d;
+      };
+      for (let p = pos[lead]!; p < end[lead]!; p++) {
+        const d = sd[p]!;
+        if (anyDead && dead[d] === 1) continue;
+        let held = true;
+        for (let i = 0; i < nMust && held; i++) if (i !== lead && !seek(i, d)) held = false;
+        if (!held) continue;
+        const norm = dn[d]!;
+        let score = 0;
+        for (let i = 0; i < all.length; i++) {
+          const q = i === lead ? p : seek(i, d) ? pos[i]! : -1;
+          if (q < 0) continue;
+          const tf = st[q]!;
+          score += (all[i]!.w * tf) / (tf + norm);
+        }
+        top.offer(d, score);
+      }
+    }
+    return top.hits(this.#rowIds);
   }
 
   /** The k best of `docs[0..count)` (those holding every group when `groups` > 0), best first, ties by row id. */
