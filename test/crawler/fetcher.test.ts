@@ -21,6 +21,7 @@ import {
 } from '../../crawler/fetcher.js';
 import { createResolver } from '../../crawler/resolver.js';
 import { RobotsCache } from '../../crawler/robots.js';
+import { refusedTargets } from '../../fixtures/loopback-only.js';
 import { startCanary, startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { guardedConnector, offlineLookup, TEST_UA, testFetcher } from '../fixtures/net-guard.js';
 
@@ -171,6 +172,7 @@ t.test('SSRF: redirects to blocked addresses, bad schemes and credentials are re
     'never any other address',
   );
   t.equal(web.requests('intranet.test').length, 0);
+  t.same(refusedTargets, [], 'the process-wide guard saw no attempt at 10.0.0.1, 012.0.0.1, 100.64.0.1 or any other');
 });
 
 t.test('SSRF corpus with loopback blocked: the canary receives zero connections', async (t) => {

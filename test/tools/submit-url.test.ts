@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { refusedTargets } from '../../fixtures/loopback-only.js';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config.js';
@@ -82,7 +83,9 @@ t.test('public URLs are accepted in normal form; operator pins and loopback only
     url: 'https://www.example.ca/a/c',
     host: 'www.example.ca',
   });
+  // A public literal is only classified here (validation opens no connection): the guard records no attempt.
   t.same(validateSubmissionUrl('http://8.8.8.8/x', { allowLoopback: false, pins: [] }).host, '8.8.8.8');
+  t.same(refusedTargets, [], 'no connection to 8.8.8.8 was attempted');
   t.same(
     validateSubmissionUrl('http://alpha.test:8080/', { allowLoopback: false, pins: ['alpha.test:8080:127.0.0.1'] }).host,
     'alpha.test',
