@@ -444,26 +444,8 @@ export class Postings {
       for (let i = 1; i < nMust; i++) if (end[i]! - pos[i]! < end[lead]! - pos[lead]!) lead = i;
       /** Moves list i to its first posting ≥ d; returns whether that posting is d. */
       const seek = (i: number, d: number): boolean => {
-        let p = pos[i]!;
-        const stop = end[i]!;
-        if (p < stop && sd[p]! < d) {
-          let lo = p;
-          let step = 1;
-          while (lo + step < stop && sd[lo + step]! < d) {
-            lo += step;
-            step *= 2;
-          }
-          let a = lo + 1;
-          let b = Math.min(lo + step, stop);
-          while (a < b) {
-            const mid = (a + b) >>> 1;
-            if (sd[mid]! < d) a = mid + 1;
-            else b = mid;
-          }
-          p = a;
-        }
-        pos[i] = p;
-        return p < stop && sd[p] === d;
+        const p = (pos[i] = gallop(sd, pos[i]!, end[i]!, d));
+        return p < end[i]! && sd[p] === d;
       };
       for (let p = pos[lead]!; p < end[lead]!; p++) {
         const d = sd[p]!;
@@ -551,24 +533,8 @@ export class Postings {
         for (; i >= 0; i--) {
           if (score + cum[i]! < theta) break;
           if (cur[i]! > d) continue; // NONE included
-          let p = pos[i]!;
           const stop = end[i]!;
-          if (cur[i]! < d) {
-            let lo = p;
-            let step = 1;
-            while (lo + step < stop && sd[lo + step]! < d) {
-              lo += step;
-              step *= 2;
-            }
-            let a = lo + 1;
-            let b = Math.min(lo + step, stop);
-            while (a < b) {
-              const mid = (a + b) >>> 1;
-              if (sd[mid]! < d) a = mid + 1;
-              else b = mid;
-            }
-            p = a;
-          }
+          let p = gallop(sd, pos[i]!, stop, d);
           if (p < stop && sd[p] === d) {
             const tf = st[p]!;
             score += (ws[i]! * tf) / (tf + norm);
@@ -586,6 +552,28 @@ export class Postings {
     }
     return top.hits(this.#rowIds);
   }
+}
+
+/**
+ * The first position in `docs[from, stop)` (ascending) holding a doc id ≥ `d`, or `stop`: exponential steps from
+ * `from`, then a binary search — cheap when the target is near, logarithmic when it is far.
+ */
+function gallop(docs: Uint32Array, from: number, stop: number, d: number): number {
+  if (from >= stop || docs[from]! >= d) return from;
+  let lo = from; // docs[lo] < d throughout
+  let step = 1;
+  while (lo + step < stop && docs[lo + step]! < d) {
+    lo += step;
+    step *= 2;
+  }
+  let a = lo + 1;
+  let b = Math.min(lo + step, stop);
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (docs[mid]! < d) a = mid + 1;
+    else b = mid;
+  }
+  return a;
 }
 
 /** The k best (doc, score) pairs: a min-heap whose root is the worst kept (lowest score, then highest doc id). */
