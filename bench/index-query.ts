@@ -208,21 +208,17 @@ for (const size of SIZES) {
     const st = await idx.stats();
     process.stderr.write(`${reuse ? 'reused' : 'built'} ${st.passages} passages (${st.pages} pages) in ${buildS.toFixed(0)} s\n`);
 
-    // svc_search's retrieval (searchPages: result page hydrated, as svc_search reads it). "all" requires every word
-    // (+word), "any" is the default ranked query.
+    // svc_search's retrieval (searchPages: result page hydrated, as svc_search reads it).
+    /** The query as sent: "all" requires every word (+word), "any" is the default ranked query. */
+    const asSent = (q: string, termMode: 'all' | 'any') =>
+      termMode === 'all'
+        ? q
+            .split(' ')
+            .map((w) => `+${w}`)
+            .join(' ')
+        : q;
     const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) =>
-      searchPages(idx, {
-        query:
-          termMode === 'all'
-            ? q
-                .split(' ')
-                .map((w) => `+${w}`)
-                .join(' ')
-            : q,
-        mode,
-        limit: 10,
-        offset: 0,
-      });
+      searchPages(idx, { query: asSent(q, termMode), mode, limit: 10, offset: 0 });
     const fts5 = (op: 'AND' | 'OR') => {
       // bm25 weights: title 2, text 1; 10 best rows, like one result page.
       const stmt = sqlite.prepare(`SELECT page_ref, ordinal, bm25(p, 2.0, 1.0) AS s FROM p WHERE p MATCH ? ORDER BY s LIMIT 10`);
@@ -253,18 +249,7 @@ for (const size of SIZES) {
       await warmPostings(realQuery, 'real-query index');
     }
     const realSearch = (termMode: 'all' | 'any') => async (q: string) =>
-      searchPages(realQuery!, {
-        query:
-          termMode === 'all'
-            ? q
-                .split(' ')
-                .map((w) => `+${w}`)
-                .join(' ')
-            : q,
-        mode: 'hybrid',
-        limit: 10,
-        offset: 0,
-      });
+      searchPages(realQuery!, { query: asSent(q, termMode), mode: 'hybrid', limit: 10, offset: 0 });
     const cases: [string, string[], (q: string) => unknown][] = [
       ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
       ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
