@@ -305,5 +305,17 @@ export const repoMigrations: readonly Migration[] = [
       CREATE INDEX outbox_claimable ON outbox (lease_until, id);
       CREATE INDEX outbox_lease ON outbox (lease);
     `,
+  },  {
+    id: 'repos-006-frontier-host-rows',
+    sql: `
+      -- Frontier rows per host, kept with every insert (the per-host admission cap): exact for every process sharing
+      -- the file, where each process used to count once and then keep its own tally (issue 10). Rows are never
+      -- deleted from the frontier, so the count only grows.
+      CREATE TABLE frontier_host_rows (
+        host TEXT PRIMARY KEY,
+        n INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO frontier_host_rows (host, n) SELECT host, count(*) FROM frontier GROUP BY host;
+    `,
   },
 ];

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
 import type { Db, Queryable } from './postgres.js';
-import { planKnown, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { NO_HOST_CAP, planKnown, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 import { toClaimed } from './rows.js';
 import {
   LeaseLostError,
@@ -68,10 +68,43 @@ export async function pgFail(db: Db, item: ClaimedItem, opts: Parameters<Frontie
   return state;
 }
 
-export class PgCrawlFrontier {
-  /** Rows per host, counted once per process then kept up to date here (the admission cap; soft across processes). */
-  readonly #hostRows = new Map<string, number>();
+/**
+ * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: one is
+ * taken from the host's row count first, refused at `cap` ('capped'), and given back when another worker inserted
+ * the URL first (undefined). The count row stays locked to the transaction's end, so the cap is exact for a fleet.
+ */
+export async function pgCounted(
+  c: Queryable,
+  host: string,
+  cap: number,
+  insert: () => Promise<{ id: number } | undefined>,
+): Promise<{ id: number } | undefined | 'capped'> {
+  if (cap <= 0 || (await c.query(SQL.hostReserve, [host, cap])).rowCount !== 1) return 'capped';
+  const row = await insert();
+  if (row === undefined) await c.query(SQL.hostUnreserve, [host]);
+  return row;
+}
 
+/** Inserts a new queued frontier row for `e` (counted; see {@link pgCounted}). */
+export function pgInsertEntry(c: Queryable, e: FrontierEntry, cap: number, now: number): Promise<{ id: number } | undefined | 'capped'> {
+  return pgCounted(c, e.host, cap, async () => {
+    const ins = await c.query<{ id: number }>(SQL.insert, [
+      e.url,
+      e.host,
+      e.kind ?? 'page',
+      e.priority ?? 0,
+      e.reason,
+      e.requestId ?? null,
+      e.at ?? now,
+      e.depth ?? 0,
+      scopeText(e.scope),
+      now,
+    ]);
+    return ins.rows[0];
+  });
+}
+
+export class PgCrawlFrontier {
   constructor(
     readonly db: Db,
     readonly defaultGapMs: number,
@@ -81,33 +114,22 @@ export class PgCrawlFrontier {
     return this.db.transaction(async (c) => {
       const cur = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [e.url])).rows[0];
       if (!cur) {
-        let n = this.#hostRows.get(e.host);
-        if (e.maxPerHost !== undefined) {
-          n ??= Number((await c.query<{ n: number }>(SQL.hostRows, [e.host])).rows[0]?.n ?? 0);
-          if (n >= e.maxPerHost) return null;
-        }
         await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
-        const ins = await c.query<{ id: number }>(SQL.insert, [
-          e.url,
-          e.host,
-          e.kind ?? 'page',
-          e.priority ?? 0,
-          e.reason,
-          e.requestId ?? null,
-          e.at ?? now,
-          e.depth ?? 0,
-          scopeText(e.scope),
-          now,
-        ]);
-        if (n !== undefined) this.#hostRows.set(e.host, n + 1);
+        const ins = await pgInsertEntry(c, e, e.maxPerHost ?? NO_HOST_CAP, now);
+        if (ins === 'capped') {
+          // Refused after waiting for another worker's admission of this host, which may have been this very URL
+          // (this statement sees what committed meanwhile): a known URL is never refused.
+          const known = (await c.query<RawFrontierRow>(SQL.byUrl, [e.url])).rows[0];
+          return known ? { id: known.id, added: false, state: known.state } : null;
+        }
         // Another worker inserted it meanwhile (the INSERT waited for its commit): it is known, as is.
-        if (!ins.rows[0])
+        if (ins === undefined)
           return {
             id: (await c.query<{ id: number }>('SELECT id, state FROM frontier WHERE url = $1', [e.url])).rows[0]!.id,
             added: false,
             state: 'queued' as const,
           };
-        return { id: ins.rows[0].id, added: true, state: 'queued' as const };
+        return { id: ins.id, added: true, state: 'queued' as const };
       }
       const plan = planKnown(cur, e, now);
       if (plan.rescope) {
@@ -139,20 +161,23 @@ export class PgCrawlFrontier {
       const interval = r?.recrawl_ms ?? m.recrawlMs;
       if (!r) {
         await c.query(SQL.ensureHost, [host, this.defaultGapMs]);
-        await c.query(SQL.fetchedInsert, [
-          url,
-          host,
-          m.priority,
-          m.reason,
-          now + interval,
-          m.etag ?? null,
-          m.lastModified ?? null,
-          m.status ?? null,
-          m.outcome,
-          now,
-          interval,
-          scopeText(m.scope),
-        ]);
+        await pgCounted(c, host, NO_HOST_CAP, async () => {
+          const ins = await c.query<{ id: number }>(SQL.fetchedInsert, [
+            url,
+            host,
+            m.priority,
+            m.reason,
+            now + interval,
+            m.etag ?? null,
+            m.lastModified ?? null,
+            m.status ?? null,
+            m.outcome,
+            now,
+            interval,
+            scopeText(m.scope),
+          ]);
+          return ins.rows[0];
+        });
       } else {
         await c.query(SQL.fetchedUpdate, [
           now + interval,

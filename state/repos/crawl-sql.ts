@@ -83,7 +83,13 @@ export const toRecord = (r: RawFrontierRow): FrontierRecord => ({
 
 export const SQL = {
   byUrl: 'SELECT * FROM frontier WHERE url = $1',
-  hostRows: 'SELECT count(*) AS n FROM frontier WHERE host = $1',
+  // The per-host row count (the admission cap), kept in the database so it is exact for a whole fleet: a new row
+  // first takes one from its host's count, conditionally on the cap ($2), in the transaction that inserts it. The
+  // upsert locks the host's count row, so concurrent admissions of one host queue there whatever process makes them.
+  hostReserve: `INSERT INTO frontier_host_rows (host, n) VALUES ($1, 1)
+    ON CONFLICT (host) DO UPDATE SET n = frontier_host_rows.n + 1 WHERE frontier_host_rows.n < $2 RETURNING n`,
+  // Gives the count back when the row was not inserted after all (another worker inserted the URL first).
+  hostUnreserve: 'UPDATE frontier_host_rows SET n = n - 1 WHERE host = $1',
   ensureHost: 'INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING',
   insert: `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $10) ON CONFLICT (url) DO NOTHING RETURNING id`,
@@ -105,13 +111,16 @@ export const SQL = {
     WHERE id = $7 AND state = 'leased' AND lease_owner = $8`,
   fetchedInsert: `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, etag, last_modified, last_status,
     last_outcome, fetched_at, changed_at, recrawl_ms, completions, scope, created_at, updated_at)
-    VALUES ($1, $2, 'page', $3, $4, 'done', $5, $6, $7, $8, $9, $10, $10, $11, 1, $12, $10, $10) ON CONFLICT (url) DO NOTHING`,
+    VALUES ($1, $2, 'page', $3, $4, 'done', $5, $6, $7, $8, $9, $10, $10, $11, 1, $12, $10, $10) ON CONFLICT (url) DO NOTHING RETURNING id`,
   fetchedUpdate: `UPDATE frontier SET state = 'done', next_at = $1, etag = $2, last_modified = $3, last_status = $4, last_outcome = $5,
     fetched_at = $6, attempts = 0, completions = completions + 1, priority = $7, updated_at = $6 WHERE id = $8`,
   deadAll: `SELECT * FROM frontier WHERE state = 'dead' ORDER BY updated_at DESC, id DESC LIMIT $1`,
   deadHost: `SELECT * FROM frontier WHERE state = 'dead' AND host = $2 ORDER BY updated_at DESC, id DESC LIMIT $1`,
   pending: `SELECT * FROM frontier WHERE state IN ('queued', 'leased', 'retrying') ORDER BY next_at, id LIMIT $1`,
 } as const;
+
+/** The cap `hostReserve` is given when none applies (seeds, submissions, redirect targets: counted, never refused). */
+export const NO_HOST_CAP = Number.MAX_SAFE_INTEGER;
 
 /** What admit() must do to a known row (the rules of crawler/frontier.ts enqueue). */
 export interface AdmitPlan {

@@ -313,4 +313,17 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX frontier_claim_order ON frontier (priority DESC, next_at, id) WHERE state <> 'dead';
     `,
   },
+  {
+    id: 'repos-006-frontier-host-rows',
+    sql: `
+      -- Frontier rows per host, kept with every insert (the per-host admission cap): a new row takes one from its
+      -- host's count with a conditional upsert that locks the count row, so the cap is exact for the whole fleet
+      -- (each worker used to count once and then keep its own tally). Frontier rows are never deleted.
+      CREATE TABLE frontier_host_rows (
+        host TEXT PRIMARY KEY,
+        n BIGINT NOT NULL
+      );
+      INSERT INTO frontier_host_rows (host, n) SELECT host, count(*) FROM frontier GROUP BY host;
+    `,
+  },
 ];

@@ -62,8 +62,8 @@ import {
   type UsageCountersRepo,
 } from './types.js';
 import { PgWebmaster } from './webmaster-postgres.js';
-import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites } from './crawl-postgres.js';
-import { scopeText } from './crawl-sql.js';
+import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites, pgInsertEntry } from './crawl-postgres.js';
+import { NO_HOST_CAP, SQL } from './crawl-sql.js';
 import { PgEntities } from './entities-postgres.js';
 import { pgPropertyState } from './property-state.js';
 
@@ -307,27 +307,9 @@ class PgFrontier implements FrontierRepo {
       return { id: r!.id, added: r!.added };
     }
     return this.pool.transaction(async (c) => {
-      await c.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [
-        e.host,
-        this.defaultGapMs,
-      ]);
-      const ins = await c.query<{ id: number }>(
-        `INSERT INTO frontier (url, host, kind, priority, reason, state, next_at, depth, created_at, updated_at, request_id, scope)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $8, $9, $10) ON CONFLICT (url) DO NOTHING RETURNING id`,
-        [
-          e.url,
-          e.host,
-          e.kind ?? 'page',
-          e.priority ?? 0,
-          e.reason,
-          e.at ?? now,
-          e.depth ?? 0,
-          now,
-          e.requestId ?? null,
-          scopeText(e.scope),
-        ],
-      );
-      if (ins.rows[0]) return { id: ins.rows[0].id, added: true };
+      await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
+      const ins = await pgInsertEntry(c, e, NO_HOST_CAP, now);
+      if (ins !== undefined && ins !== 'capped') return { id: ins.id, added: true };
       const prior = await c.query<{ id: number }>('SELECT id FROM frontier WHERE url = $1', [e.url]);
       return { id: (prior.rows[0] as { id: number }).id, added: false };
     });

@@ -55,7 +55,7 @@ import {
 } from './types.js';
 import { sqlitePropertyState } from './property-state.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
-import { planKnown, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { NO_HOST_CAP, planKnown, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -245,30 +245,26 @@ class SqliteFrontier implements FrontierRepo {
     }
     return this.db
       .transaction(() => {
-        stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(
+        this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
+        const row = this.#counted(
           e.host,
-          this.defaultGapMs,
+          NO_HOST_CAP,
+          () =>
+            this.#get(SQL.insert, [
+              e.url,
+              e.host,
+              e.kind ?? 'page',
+              e.priority ?? 0,
+              e.reason,
+              e.requestId ?? null,
+              e.at ?? now,
+              e.depth ?? 0,
+              scopeText(e.scope),
+              now,
+            ]) as { id: number } | undefined,
         );
-        const ins = this.db
-          .prepare(
-            `INSERT INTO frontier (url, host, kind, priority, reason, request_id, state, next_at, depth, scope, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING`,
-          )
-          .run(
-            e.url,
-            e.host,
-            e.kind ?? 'page',
-            e.priority ?? 0,
-            e.reason,
-            e.requestId ?? null,
-            e.at ?? now,
-            e.depth ?? 0,
-            scopeText(e.scope),
-            now,
-            now,
-          );
-        const id = (stmt(this.db, 'SELECT id FROM frontier WHERE url = ?').get(e.url) as { id: number }).id;
-        return { id, added: ins.changes === 1 };
+        if (row !== undefined && row !== 'capped') return { id: row.id, added: true };
+        return { id: (this.#get(SQL.byUrl, [e.url]) as RawFrontierRow).id, added: false };
       })
       .immediate();
   }
@@ -363,33 +359,42 @@ class SqliteFrontier implements FrontierRepo {
     return stmt(this.db, q.sql).all(...q.args);
   }
 
-  /** Rows per host, counted once per process then kept up to date here (the admission cap; soft across processes). */
-  readonly #hostRows = new Map<string, number>();
+  /**
+   * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: one
+   * is taken from the host's stored row count first, refused at `cap` ('capped'), and given back when the URL was
+   * inserted meanwhile (undefined). The count is in the state file, so the cap holds for every process sharing it.
+   */
+  #counted(host: string, cap: number, insert: () => { id: number } | undefined): { id: number } | undefined | 'capped' {
+    if (cap <= 0 || this.#get(SQL.hostReserve, [host, cap]) === undefined) return 'capped';
+    const row = insert();
+    if (row === undefined) this.#exec(SQL.hostUnreserve, [host]);
+    return row;
+  }
 
   async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
     return this.db
       .transaction((): AdmitResult | null => {
         const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
         if (!cur) {
-          let n = this.#hostRows.get(e.host);
-          if (e.maxPerHost !== undefined) {
-            n ??= (this.#get(SQL.hostRows, [e.host]) as { n: number }).n;
-            if (n >= e.maxPerHost) return null;
-          }
           this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
-          const row = this.#get(SQL.insert, [
-            e.url,
+          const row = this.#counted(
             e.host,
-            e.kind ?? 'page',
-            e.priority ?? 0,
-            e.reason,
-            e.requestId ?? null,
-            e.at ?? now,
-            e.depth ?? 0,
-            scopeText(e.scope),
-            now,
-          ]) as { id: number } | undefined;
-          if (n !== undefined) this.#hostRows.set(e.host, n + 1);
+            e.maxPerHost ?? NO_HOST_CAP,
+            () =>
+              this.#get(SQL.insert, [
+                e.url,
+                e.host,
+                e.kind ?? 'page',
+                e.priority ?? 0,
+                e.reason,
+                e.requestId ?? null,
+                e.at ?? now,
+                e.depth ?? 0,
+                scopeText(e.scope),
+                now,
+              ]) as { id: number } | undefined,
+          );
+          if (row === 'capped') return null;
           return { id: row!.id, added: true, state: 'queued' };
         }
         const plan = planKnown(cur, e, now);
@@ -426,20 +431,25 @@ class SqliteFrontier implements FrontierRepo {
         const interval = r?.recrawl_ms ?? c.recrawlMs;
         if (!r) {
           this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
-          this.#exec(SQL.fetchedInsert, [
-            url,
+          this.#counted(
             host,
-            c.priority,
-            c.reason,
-            now + interval,
-            c.etag ?? null,
-            c.lastModified ?? null,
-            c.status ?? null,
-            c.outcome,
-            now,
-            interval,
-            scopeText(c.scope),
-          ]);
+            NO_HOST_CAP,
+            () =>
+              this.#get(SQL.fetchedInsert, [
+                url,
+                host,
+                c.priority,
+                c.reason,
+                now + interval,
+                c.etag ?? null,
+                c.lastModified ?? null,
+                c.status ?? null,
+                c.outcome,
+                now,
+                interval,
+                scopeText(c.scope),
+              ]) as { id: number } | undefined,
+          );
         } else {
           this.#exec(SQL.fetchedUpdate, [
             now + interval,

@@ -79,7 +79,8 @@ export interface FrontierEntry {
   readonly reviveDead?: boolean;
   /**
    * Admission cap: a NEW row is refused (admit() answers null) when its host already has this many rows (crawler
-   * traps, calendars). Counted once per host and process, then kept up to date: a soft cap across a fleet.
+   * traps, calendars). The count is kept in the database with every insert and taken under a row lock, so the cap
+   * is exact for every process sharing it; a URL another worker admitted meanwhile is known, never refused.
    */
   readonly maxPerHost?: number;
 }

@@ -7,6 +7,8 @@ import type { SvcError } from '../../errors.js';
 import { LeaseLostError, type Repositories } from '../../state/repos/types.js';
 
 export type OpenRepos = (name: string) => Promise<Repositories>;
+/** Opens a second handle (its own connection or pool) on the store `open(name)` made: another worker of the fleet. */
+export type ReopenRepos = (name: string) => Promise<Repositories>;
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 10);
 
@@ -16,7 +18,7 @@ async function withRepos(t: Test, open: OpenRepos, name: string): Promise<Reposi
   return r;
 }
 
-export function repoContract(t: Test, open: OpenRepos): void {
+export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): void {
   t.test('keys: create, verify by digest, list, revoke', async (t) => {
     const r = await withRepos(t, open, 'keys');
     const { record, key } = await r.keys.create({ name: 'ci', perMinute: 5, perDay: 50, now: new Date(T0) });
@@ -596,6 +598,42 @@ export function repoContract(t: Test, open: OpenRepos): void {
       t.equal(new Set(race.map((x) => x?.id)).size, 1, 'one row');
     },
   );
+
+  t.test('issue 10: the per-host admission cap is exact for the fleet: two workers admitting one host at once', async (t) => {
+    const a = await withRepos(t, open, 'hostcap');
+    const b = await withRepos(t, reopen, 'hostcap');
+    const link = (path: string) => ({ url: `http://cap.test/${path}`, host: 'cap.test', reason: 'link', priority: 10, maxPerHost: 25 });
+    t.match(await a.frontier.admit({ url: 'http://cap.test/', host: 'cap.test', reason: 'seed', priority: 30 }, T0), { added: true });
+    // Each of 60 new links is found by both workers at once; the cap leaves room for 24 beside the seed.
+    const out = await Promise.all(Array.from({ length: 120 }, (_, i) => (i % 2 ? a : b).frontier.admit(link(`p${i >> 1}`), T0)));
+    t.equal(out.filter((x) => x?.added === true).length, 24, 'exactly the room left under the cap, whichever worker admitted');
+    t.equal(out.filter((x) => x !== null && !x.added).length, 24, "the other worker's admit of the same link finds it known");
+    t.equal(out.filter((x) => x === null).length, 72, 'both workers refuse the 36 links beyond the cap');
+    const rows = async (r: Repositories) => Object.values(await r.frontier.counts({ host: 'cap.test' })).reduce((x, y) => x + y, 0);
+    t.equal(await rows(a), 25);
+    t.equal(await rows(b), 25, 'both workers see the same rows');
+    t.equal(await b.frontier.admit(link('late'), T0 + 1), null, 'a later link is refused by either worker');
+    t.equal(await a.frontier.admit(link('late'), T0 + 1), null);
+    // Seeds, submissions and redirect targets are never refused, and they count.
+    t.match(await b.frontier.admit({ url: 'http://cap.test/seed2', host: 'cap.test', reason: 'seed', priority: 30 }, T0 + 2), {
+      added: true,
+    });
+    await a.frontier.markFetched('http://cap.test/moved', 'cap.test', {
+      reason: 'redirect',
+      outcome: 'indexed',
+      status: 200,
+      recrawlMs: 86_400_000,
+      priority: 0,
+      now: T0 + 3,
+    });
+    t.match(await a.frontier.enqueue({ url: 'http://cap.test/plain', host: 'cap.test', reason: 'seed', priority: 30 }, T0 + 4), {
+      added: true,
+    });
+    t.equal(await rows(b), 28);
+    t.equal((await a.frontier.admit({ ...link('late'), maxPerHost: 29 }, T0 + 5)) !== null, true, 'a higher cap leaves room for one more');
+    t.equal(await b.frontier.admit({ ...link('later'), maxPerHost: 29 }, T0 + 6), null, 'and only one');
+    t.equal(await rows(a), 29);
+  });
 
   t.test('issue 11: expedite (fast lane) makes a known done or queued URL due now; back-off, dead letters and leases stand', async (t) => {
     const r = await withRepos(t, open, 'expedite');

@@ -32,15 +32,21 @@ if (why) {
   let server: PostgresServer;
   let n = 0;
   const fresh = async (name: string) => server.createDatabase(`${name.replace(/\W/g, '_')}_${++n}`);
-  const open = async (name: string, poolSize?: number): Promise<Repositories> =>
-    openPostgresRepositories(await fresh(name), poolSize === undefined ? {} : { poolSize });
+  const made = new Map<string, string>();
+  const open = async (name: string, poolSize?: number): Promise<Repositories> => {
+    const url = await fresh(name);
+    made.set(name, url);
+    return openPostgresRepositories(url, poolSize === undefined ? {} : { poolSize });
+  };
+  /** Another worker's pool on the database `open(name)` made last. */
+  const reopen = async (name: string): Promise<Repositories> => openPostgresRepositories(made.get(name)!);
 
   t.before(async () => {
     server = await startPostgres();
   });
   t.teardown(() => server?.stop());
 
-  t.test('repository contract on PostgreSQL', async (t) => repoContract(t, (name) => open(name)));
+  t.test('repository contract on PostgreSQL', async (t) => repoContract(t, (name) => open(name), reopen));
 
   t.test('issue 10: SVC_DATABASE_URL selects PostgreSQL; opening migrates once, concurrently safe', async (t) => {
     const url = await fresh('migrate');

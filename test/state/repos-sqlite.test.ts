@@ -7,17 +7,19 @@ import { repoContract } from './repos-contract.js';
 
 t.test('repository contract on SQLite', async (t) => {
   const dir = t.testdir();
-  repoContract(t, async (name) => openSqliteRepositories(join(dir, `${name}.sqlite`)));
+  const open = async (name: string) => openSqliteRepositories(join(dir, `${name}.sqlite`));
+  repoContract(t, open, open);
 });
 
 t.test('issue 10: repository contract on SQLite with the in-process usage counters svc serve uses', async (t) => {
   const dir = t.testdir();
   const { openStateDb: openDb } = await import('../../state/db.js');
   const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
-  repoContract(t, async (name) => {
+  const open = async (name: string) => {
     const db = openDb(join(dir, `${name}.sqlite`));
     return sqliteRepositories(db, { inProcessUsage: true, close: () => db.close() });
-  });
+  };
+  repoContract(t, open, open);
 });
 
 t.test('issue 10: opening migrates once; no SVC_DATABASE_URL means the state file in the data dir', async (t) => {
