@@ -9,9 +9,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { Frontier } from '../../crawler/frontier.js';
+import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
 import { PassageIndex } from '../../index/store.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -86,11 +87,12 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
-  const frontier = new Frontier(db);
-  for (const h of HOSTS) frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
+  // The workers' default gap for the hosts the seeds create (as they would create them themselves).
+  const frontier = new CrawlFrontier(sqliteRepositories(db, { defaultGapMs: GAP }).frontier);
+  for (const h of HOSTS) await frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
   // A URL whose response takes 3 s: the worker that takes it is killed while it waits for the headers.
   const slowUrl = web.url('trap.test', '/slow-headers?ms=3000');
-  frontier.enqueue(slowUrl, { priority: 'submitted', reason: 'seed', scope: ['trap.test'] });
+  await frontier.enqueue(slowUrl, { priority: 'submitted', reason: 'seed', scope: ['trap.test'] });
   const since = web.accessLog.length;
   const log = () => web.accessLog.slice(since);
 
