@@ -36,8 +36,8 @@ export interface ProcessNowResult {
  */
 export interface CrawlerHandle {
   /**
-   * The durable frontier (enqueue with a request id; read a URL's state): the crawler's, on the repositories
-   * (async), or crawler/frontier.ts over one SQLite file (sync; unit tests). Answers are awaited either way.
+   * The durable frontier (enqueue with a request id; read a URL's state): the crawler's CrawlFrontier on the
+   * repositories. Answers are awaited, so a synchronous stand-in also fits.
    */
   readonly frontier: {
     enqueue(url: string, opts: EnqueueOptions): Promise<EnqueueResult | null> | EnqueueResult | null;

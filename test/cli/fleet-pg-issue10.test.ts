@@ -10,9 +10,7 @@
  * the index once; both API replicas find a page crawled afterwards (docs/deploy.md: bounded delay), and a key with
  * day quota Q hit concurrently through both replicas admits exactly Q.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
 import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
@@ -24,29 +22,13 @@ import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { seaweedfsUnavailable, startSeaweedfs, type SeaweedfsServer } from '../helpers/seaweedfs-server.js';
+import { assertFleetCrawl, assertSlowUrlRefetched } from '../helpers/fleet-access-log.js';
+import { serveRole, type ServeProcess, type ServeRole } from '../helpers/serve-role.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GAP = 200;
 const LEASE = 2000;
 const HOSTS = ['gen-0.test', 'gen-1.test', 'gen-2.test'];
-
-interface Proc {
-  readonly role: string;
-  readonly dataDir: string;
-  readonly child: ChildProcess;
-  readonly url: Promise<string>;
-  readonly exited: Promise<number | null>;
-  out: string;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const waitFor = async (what: string, cond: () => boolean | Promise<boolean>, ms = 40_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-};
 
 const why = postgresUnavailable();
 if (why) {
@@ -73,51 +55,22 @@ if (why) {
   /** Where the fleet's index lives: the bucket (SVC_* variables of the S3 location), else a local folder. */
   const indexEnv = (localDir: string): Record<string, string> => (s3 ? s3.env('fleet') : { SVC_INDEX_URI: localDir });
 
-  const serve = (role: 'crawler' | 'indexer' | 'api', dataDir: string, databaseUrl: string, indexDir: string): Proc => {
+  const serve = (role: ServeRole, dataDir: string, databaseUrl: string, indexDir: string): ServeProcess =>
     // (indexDir: the local fallback when no SeaweedFS binary is there)
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
-    Object.assign(env, {
-      SVC_LOG_LEVEL: 'warn',
-      SVC_DATABASE_URL: databaseUrl,
-      ...indexEnv(indexDir),
-      SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-') || p.startsWith('trap.test:')).join(' '),
-      SVC_CRAWL_ALLOW_LOOPBACK: '1',
-      SVC_CRAWL_GAP_MS: String(GAP),
-      SVC_CRAWL_CONCURRENCY: '2',
-    });
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)],
-      {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const p: Proc = {
+    serveRole({
       role,
       dataDir,
-      child,
-      out: '',
-      exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-      url: new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no listen line from ${role}: ${p.out}`)), 50_000);
-        const look = (c: Buffer) => {
-          p.out += c.toString();
-          const m = /listening on (http:\/\/[^\s]+)/.exec(p.out);
-          if (m?.[1]) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        };
-        child.stdout!.on('data', look);
-        child.stderr!.on('data', (c: Buffer) => (p.out += c.toString()));
-        child.on('exit', (code) => reject(new Error(`${role} exited (${code}) before listening: ${p.out}`)));
-      }),
-    };
-    return p;
-  };
+      leaseMs: LEASE,
+      env: {
+        SVC_LOG_LEVEL: 'warn',
+        SVC_DATABASE_URL: databaseUrl,
+        ...indexEnv(indexDir),
+        SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-') || p.startsWith('trap.test:')).join(' '),
+        SVC_CRAWL_ALLOW_LOOPBACK: '1',
+        SVC_CRAWL_GAP_MS: String(GAP),
+        SVC_CRAWL_CONCURRENCY: '2',
+      },
+    });
 
   t.test('issue 10: 3 crawlers + 1 indexer + 2 API replicas on PostgreSQL, own data dirs; kill -9 a crawler mid-fetch', async (t) => {
     const databaseUrl = await server.createDatabase('fleet');
@@ -186,29 +139,8 @@ if (why) {
     );
     t.comment(`crawl and outbox finished ${Date.now() - killedAt} ms after the kill`);
 
-    const slow = log().filter((e) => e.host === 'trap.test' && e.path.startsWith('/slow-headers'));
-    t.equal(slow.length, 2, "the killed worker's URL was fetched once more");
-    t.ok(
-      slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil,
-      `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`,
-    );
-    for (const h of HOSTS) {
-      const entries = log().filter((e) => e.host === h);
-      for (let k = 1; k < entries.length; k++) {
-        const d = entries[k]!.at - entries[k - 1]!.at;
-        if (d < GAP) t.fail(`${h}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart across workers`);
-      }
-      const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
-      const pagePaths = [...new Set(paths.filter((p) => /^\/(p\/\d+\.html)?$/.test(p)))].sort();
-      t.same(pagePaths, ['/', ...Array.from({ length: 10 }, (_, i) => `/p/${i}.html`)].sort(), `${h}: every page fetched`);
-      const twice = paths.filter((p, k) => paths.indexOf(p) !== k);
-      t.same(
-        twice.filter((p) => !held.has(web.url(h, p))),
-        [],
-        `${h}: no URL fetched twice but those the killed worker held`,
-      );
-      for (const p of twice) t.ok(entries.filter((e) => e.path === p)[1]!.at >= killedAt, `${h}${p}: the second fetch came after the kill`);
-    }
+    assertSlowUrlRefetched(t, log(), { killedAt, leaseUntil: slowLeaseUntil });
+    assertFleetCrawl(t, log(), { hosts: HOSTS, pages: 10, gapMs: GAP, held, killedAt, url: (h, p) => web.url(h, p) });
 
     // The crawl state is the database's: documents and host facts there, no frontier row in any worker's own file.
     t.match(await repos.documents.counts(), { indexed: 3 * 11 + 1 }, 'every page registered once in PostgreSQL');

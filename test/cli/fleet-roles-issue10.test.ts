@@ -5,16 +5,17 @@
  * held, and those never concurrently (the second fetch starts after the kill, once the lease lapsed). Every page ends
  * in the index once. The same fleet on PostgreSQL, each process with its own data dir: fleet-pg-issue10.test.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { Frontier } from '../../crawler/frontier.js';
+import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
 import { PassageIndex } from '../../index/store.js';
 import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { assertFleetCrawl, assertSlowUrlRefetched } from '../helpers/fleet-access-log.js';
+import { serveRole, type ServeProcess } from '../helpers/serve-role.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GAP = 200;
 const LEASE = 2000;
 const HOSTS = ['gen-0.test', 'gen-1.test', 'gen-2.test'];
@@ -25,72 +26,31 @@ t.before(async () => {
 });
 t.teardown(() => web.close());
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly url: Promise<string>;
-  readonly exited: Promise<number | null>;
-  out: string;
-}
-
-function serve(dataDir: string, role: 'crawler' | 'indexer'): Proc {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
-  Object.assign(env, {
-    SVC_LOG_LEVEL: 'warn',
-    SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-') || p.startsWith('trap.test:')).join(' '),
-    SVC_CRAWL_ALLOW_LOOPBACK: '1',
-    SVC_CRAWL_GAP_MS: String(GAP),
-    SVC_CRAWL_CONCURRENCY: '2',
-  });
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', role, '--data-dir', dataDir, '--port', '0', '--lease-ms', String(LEASE)],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+const serve = (dataDir: string, role: 'crawler' | 'indexer'): ServeProcess =>
+  serveRole({
+    role,
+    dataDir,
+    leaseMs: LEASE,
+    listenTimeoutMs: 45_000,
+    env: {
+      SVC_LOG_LEVEL: 'warn',
+      SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-') || p.startsWith('trap.test:')).join(' '),
+      SVC_CRAWL_ALLOW_LOOPBACK: '1',
+      SVC_CRAWL_GAP_MS: String(GAP),
+      SVC_CRAWL_CONCURRENCY: '2',
     },
-  );
-  const p: Proc = {
-    child,
-    out: '',
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    url: new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listen line from ${role}: ${p.out}`)), 45_000);
-      const look = (c: Buffer) => {
-        p.out += c.toString();
-        const m = /listening on (http:\/\/[^\s]+)/.exec(p.out);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      };
-      child.stdout!.on('data', look);
-      child.stderr!.on('data', (c: Buffer) => (p.out += c.toString()));
-      child.on('exit', (code) => reject(new Error(`${role} exited (${code}) before listening: ${p.out}`)));
-    }),
-  };
-  return p;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const waitFor = async (what: string, cond: () => boolean | Promise<boolean>, ms = 40_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-};
+  });
 
 t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a crawler mid-fetch', async (t) => {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
-  const frontier = new Frontier(db);
-  for (const h of HOSTS) frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
+  // The workers' default gap for the hosts the seeds create (as they would create them themselves).
+  const frontier = new CrawlFrontier(sqliteRepositories(db, { defaultGapMs: GAP }).frontier);
+  for (const h of HOSTS) await frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
   // A URL whose response takes 3 s: the worker that takes it is killed while it waits for the headers.
   const slowUrl = web.url('trap.test', '/slow-headers?ms=3000');
-  frontier.enqueue(slowUrl, { priority: 'submitted', reason: 'seed', scope: ['trap.test'] });
+  await frontier.enqueue(slowUrl, { priority: 'submitted', reason: 'seed', scope: ['trap.test'] });
   const since = web.accessLog.length;
   const log = () => web.accessLog.slice(since);
 
@@ -135,39 +95,8 @@ t.test('issue 10: 3 crawler processes + 1 indexer on shared state; kill -9 a cra
   await waitFor('the outbox to drain', () => outboxLeft() === 0, 50_000);
   t.comment(`crawl and outbox finished ${Date.now() - killedAt} ms after the kill`);
 
-  const slow = log().filter((e) => e.host === 'trap.test' && e.path.startsWith('/slow-headers'));
-  t.equal(slow.length, 2, "the killed worker's URL was fetched once more");
-  t.ok(
-    slow[1]!.at >= killedAt && slow[1]!.at >= slowLeaseUntil,
-    `…only after the kill and after its lease lapsed (${slow[1]!.at - killedAt} ms after the kill, ${slow[1]!.at - slowLeaseUntil} ms after the lease end): never concurrently`,
-  );
-
-  for (const h of HOSTS) {
-    const entries = log().filter((e) => e.host === h);
-    for (let k = 1; k < entries.length; k++) {
-      const d = entries[k]!.at - entries[k - 1]!.at;
-      if (d < GAP) t.fail(`${h}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart across workers`);
-    }
-    const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
-    const pagePaths = [...new Set(paths.filter((p) => /^\/(p\/\d+\.html)?$/.test(p)))].sort();
-    t.same(
-      pagePaths,
-      ['/', ...Array.from({ length: 10 }, (_, i) => `/p/${i}.html`)].sort(),
-      `${h}: every page fetched (${[...new Set(paths)].join(' ')})`,
-    );
-    const twice = paths.filter((p, k) => paths.indexOf(p) !== k);
-    t.same(
-      twice.filter((p) => !held.has(web.url(h, p))),
-      [],
-      `${h}: no URL fetched twice but those the killed worker held`,
-    );
-    for (const p of twice) {
-      const url = web.url(h, p);
-      t.ok(held.has(url), `${url} fetched twice: only a URL the killed worker held`);
-      const hits = entries.filter((e) => e.path === p);
-      t.ok(hits[1]!.at >= killedAt, `${url}: the second fetch came after the kill`);
-    }
-  }
+  assertSlowUrlRefetched(t, log(), { killedAt, leaseUntil: slowLeaseUntil });
+  assertFleetCrawl(t, log(), { hosts: HOSTS, pages: 10, gapMs: GAP, held, killedAt, url: (h, p) => web.url(h, p) });
 
   for (const p of procs)
     if (p.out.includes('"level":40') || p.out.includes('"level":50'))

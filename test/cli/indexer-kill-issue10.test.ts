@@ -5,7 +5,6 @@
  * every page is in the index exactly once, whole: its page row, all its passages, its latest version.
  */
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +14,11 @@ import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
+import { serveRole, type ServeProcess } from '../helpers/serve-role.js';
+import { sleep } from '../helpers/wait-for.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
 const LEASE = 1500;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const why = postgresUnavailable();
 if (why) {
@@ -48,33 +47,13 @@ if (why) {
     const v2 = pages.slice(0, 10).map((p) => ({ ...p, contentHash: `${p.contentHash}-v2`, passages: p.passages.slice(0, 1) }));
     for (const p of v2) await sink.upsertPage(p);
 
-    const indexer = (name: string): { child: ChildProcess; exited: Promise<unknown>; out: () => string } => {
-      const env: NodeJS.ProcessEnv = { ...process.env };
-      for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
-      Object.assign(env, { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir });
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'cli/run.ts',
-          'serve',
-          '--role',
-          'indexer',
-          '--data-dir',
-          join(root, name),
-          '--port',
-          '0',
-          '--lease-ms',
-          String(LEASE),
-        ],
-        { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-      return { child, exited: new Promise((resolve) => child.on('exit', resolve)), out: () => out };
-    };
+    const indexer = (name: string): ServeProcess =>
+      serveRole({
+        role: 'indexer',
+        dataDir: join(root, name),
+        leaseMs: LEASE,
+        env: { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir },
+      });
 
     // The first indexer claims a batch (64 entries) and starts writing it: killed as soon as the claim shows.
     const first = indexer('indexer-1');
@@ -88,7 +67,7 @@ if (why) {
       }
       await sleep(5);
     }
-    t.ok(claimed, `the indexer claimed a batch (${first.out().slice(0, 500)})`);
+    t.ok(claimed, `the indexer claimed a batch (${first.out.slice(0, 500)})`);
     // Then killed inside its index write: the write journal (index/write-journal.ts) exists exactly while the three
     // tables are being committed.
     const journal = join(indexDir, 'svc-write-journal.json');
@@ -110,8 +89,7 @@ if (why) {
     for (;;) {
       const s = await repos.outbox.stats();
       if (s.pending === 0 && s.leased === 0) break;
-      if (Date.now() > drained || second.child.exitCode !== null)
-        throw new Error(`outbox not drained: ${JSON.stringify(s)} ${second.out()}`);
+      if (Date.now() > drained || second.child.exitCode !== null) throw new Error(`outbox not drained: ${JSON.stringify(s)} ${second.out}`);
       await sleep(200);
     }
     second.child.kill('SIGTERM');

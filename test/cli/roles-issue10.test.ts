@@ -12,6 +12,7 @@ import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { join } from 'node:path';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let web: TestWeb;
 t.before(async () => {
@@ -19,13 +20,8 @@ t.before(async () => {
 });
 t.teardown(() => web.close());
 
-const waitFor = async (what: string, cond: () => Promise<boolean>, ms = 20_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+/** How long each wait below may take (the helper's default is longer, for the multi-process fleets). */
+const WAIT_MS = 20_000;
 
 t.test('issue 10: roles crawler → outbox → indexer → index; api neither crawls nor writes', async (t) => {
   const dir = t.testdir();
@@ -67,10 +63,10 @@ t.test('issue 10: roles crawler → outbox → indexer → index; api neither cr
   t.teardown(() => indexer.close());
   t.equal(indexer.crawler, null, 'the indexer role does not crawl');
   indexer.start();
-  await waitFor('the outbox drained', async () => (await outbox.stats()).pending + (await outbox.stats()).leased === 0);
-  await waitFor('the api role to see the pages', async () => (await api.deps.index.stats()).pages === outcomes.length);
+  await waitFor('the outbox drained', async () => (await outbox.stats()).pending + (await outbox.stats()).leased === 0, WAIT_MS);
+  await waitFor('the api role to see the pages', async () => (await api.deps.index.stats()).pages === outcomes.length, WAIT_MS);
   // The api role learns the writer's new hosts when it next looks (followHostsMs, at most a second here).
-  await waitFor('the api role to know the new hosts', async () => api.deps.index.hostIdsUnder('gen-1.test').length === 1);
+  await waitFor('the api role to know the new hosts', async () => api.deps.index.hostIdsUnder('gen-1.test').length === 1, WAIT_MS);
   t.equal((await indexer.deps.index.stats()).pages, outcomes.length, 'each page written once (one row per page)');
   const hits = await retrieve(api.deps.index, { query: `site:gen-1.test` });
   t.ok(hits.passages.length > 0, 'the api role finds the new pages, site: included (host ids from the state)');

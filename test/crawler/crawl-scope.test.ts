@@ -15,7 +15,8 @@ import { crawlCommand } from '../../cli/crawl.js';
 import { loadConfig } from '../../config.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { EntityStore } from '../../state/entities.js';
-import { Frontier, inScope } from '../../crawler/frontier.js';
+import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
+import { inScope } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
@@ -82,11 +83,11 @@ t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keep
   t.equal(first.code, 0, first.err);
   const db = openStateDb(join(data, 'state.sqlite'));
   t.teardown(() => db.close());
-  const frontier = new Frontier(db);
-  t.same(frontier.get(web.url('gen-0.test', '/'))!.scope, ['gen-0.test'], 'the seed carries its scope');
-  t.same(frontier.get(web.url('gen-0.test', '/p/1.html'))!.scope, ['gen-0.test'], 'a link admitted under it inherits it');
-  t.equal(frontier.get(web.url('gen-1.test', '/p/2.html')), undefined, 'the off-site link was not admitted');
-  t.ok(frontier.pending() > 0, 'the rest is left for svc serve');
+  const frontier = new CrawlFrontier(sqliteRepositories(db).frontier);
+  t.same((await frontier.get(web.url('gen-0.test', '/')))!.scope, ['gen-0.test'], 'the seed carries its scope');
+  t.same((await frontier.get(web.url('gen-0.test', '/p/1.html')))!.scope, ['gen-0.test'], 'a link admitted under it inherits it');
+  t.equal(await frontier.get(web.url('gen-1.test', '/p/2.html')), null, 'the off-site link was not admitted');
+  t.ok((await frontier.pending()) > 0, 'the rest is left for svc serve');
 
   // svc serve, a separate process on the same data dir, crawls what is left.
   const child = spawn(
@@ -103,11 +104,11 @@ t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keep
   child.stderr.on('data', (c: Buffer) => (childOut += String(c)));
   const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
   const deadline = Date.now() + 90_000;
-  while (frontier.pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  while ((await frontier.pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   child.kill('SIGTERM');
   t.equal(await exited, 0, childOut);
-  t.equal(frontier.pending(), 0, 'svc serve finished the stored frontier');
-  t.ok(frontier.countsForHost('gen-0.test').done >= 6, 'every gen-0 page was crawled');
+  t.equal(await frontier.pending(), 0, 'svc serve finished the stored frontier');
+  t.ok((await frontier.countsForHost('gen-0.test')).done >= 6, 'every gen-0 page was crawled');
   t.same(web.requests('gen-1.test'), [], 'svc serve never went off the seed host');
   const hosts = db
     .prepare<[], { host: string }>('SELECT DISTINCT host FROM frontier')
@@ -128,9 +129,9 @@ t.test('issue 13: --stay-on-hosts is stored and svc serve (another process) keep
     '0',
   ]);
   t.equal(wide.code, 0, wide.err);
-  t.equal(frontier.get(web.url('gen-0.test', '/'))!.scope, null, 'the seed is open now');
-  t.equal(frontier.get(web.url('gen-0.test', '/p/3.html'))!.scope, null, 'and so are the pages admitted under its old scope');
-  t.ok(frontier.get(web.url('gen-1.test', '/p/2.html')), 'the off-site link is admitted now');
+  t.equal((await frontier.get(web.url('gen-0.test', '/')))!.scope, null, 'the seed is open now');
+  t.equal((await frontier.get(web.url('gen-0.test', '/p/3.html')))!.scope, null, 'and so are the pages admitted under its old scope');
+  t.ok(await frontier.get(web.url('gen-1.test', '/p/2.html')), 'the off-site link is admitted now');
 });
 
 t.test('issue 13: svc crawl ends by itself when only a later retry is left, and says what stays queued', async (t) => {
@@ -155,17 +156,17 @@ t.test('issue 13: a seed dead-lettered because loopback was not allowed is reviv
   t.equal(again.code, 0, again.err);
   const db = openStateDb(join(data, 'state.sqlite'));
   t.teardown(() => db.close());
-  const row = new Frontier(db).get(seed)!;
+  const f = new CrawlFrontier(sqliteRepositories(db).frontier);
+  const row = (await f.get(seed))!;
   t.equal(row.state, 'done');
   t.equal(row.lastOutcome, 'indexed');
 
   // A link found again does not revive a dead entry (traps stay dead); a submitted URL does.
-  const f = new Frontier(db);
-  f.enqueue('http://dead.test/x', { reason: 'link' });
-  const item = f.claim('dead.test')!;
-  f.fail(item, { error: 'blocked_address', retryable: false });
-  t.equal(f.enqueue('http://dead.test/x', { reason: 'link' })!.state, 'dead');
-  t.equal(f.enqueue('http://dead.test/x', { reason: 'request:discovery', priority: 'submitted' })!.state, 'queued');
+  await f.enqueue('http://dead.test/x', { reason: 'link' });
+  const item = (await f.claimUrl('http://dead.test/x'))!;
+  await f.fail(item, { error: 'blocked_address', retryable: false });
+  t.equal((await f.enqueue('http://dead.test/x', { reason: 'link' }))!.state, 'dead');
+  t.equal((await f.enqueue('http://dead.test/x', { reason: 'request:discovery', priority: 'submitted' }))!.state, 'queued');
 });
 
 t.test('issue 13: a URL fetched on request (processNow) that was not known stays on its host', async (t) => {
@@ -173,18 +174,19 @@ t.test('issue 13: a URL fetched on request (processNow) that was not known stays
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
   const config = loadConfig({ env: {}, flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 0 } });
+  const repos = sqliteRepositories(db, { defaultGapMs: config.crawlGapMs });
   const crawler = createCrawler({
     config,
-    repos: sqliteRepositories(db, { defaultGapMs: config.crawlGapMs }),
+    repos,
     sink: { upsertPage: async () => {}, removePage: async () => {} },
     entities: new EntityStore(db),
   });
   const before = web.requests('gen-1.test').length;
   const o = await crawler.processNow(web.url('gen-0.test', '/'), { reason: 'request:removal' });
   t.equal(o.outcome, 'indexed');
-  const f = new Frontier(db);
-  t.same(f.get(web.url('gen-0.test', '/'))!.scope, ['gen-0.test']);
-  t.equal(f.get(web.url('gen-1.test', '/p/2.html')), undefined, 'its off-site link is not admitted');
-  t.ok(f.get(web.url('gen-0.test', '/p/1.html')), 'its on-site link is');
+  const f = new CrawlFrontier(repos.frontier);
+  t.same((await f.get(web.url('gen-0.test', '/')))!.scope, ['gen-0.test']);
+  t.equal(await f.get(web.url('gen-1.test', '/p/2.html')), null, 'its off-site link is not admitted');
+  t.ok(await f.get(web.url('gen-0.test', '/p/1.html')), 'its on-site link is');
   t.equal(web.requests('gen-1.test').length, before);
 });

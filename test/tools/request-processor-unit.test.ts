@@ -1,7 +1,8 @@
 /**
  * Request processor paths that the loopback test web cannot trigger on demand: postponed and failing removal
  * verifications, an interrupted removal, and one bad request not blocking the others. The crawler handle is the real
- * frontier with a scripted processNow (unit test only; the end-to-end test uses the real crawler).
+ * frontier (CrawlFrontier on the SQLite repositories) with a scripted processNow (unit test only; the end-to-end
+ * test uses the real crawler).
  */
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { RequestStore } from '../../state/requests.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
-import { Frontier } from '../../crawler/frontier.js';
+import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
 import { RequestProcessor, MAX_REMOVAL_ATTEMPTS, outcomeFromCrawl, type ProcessNowResult } from '../../tools/request-processor.js';
 
 function setup(t: Test, script: (url: string) => ProcessNowResult | Promise<ProcessNowResult>) {
@@ -19,7 +20,8 @@ function setup(t: Test, script: (url: string) => ProcessNowResult | Promise<Proc
   const now = () => clock;
   const requests = new RequestStore(db, { perDay: 100, now: () => new Date(clock) });
   const documents = new Documents(db);
-  const frontier = new Frontier(db, { now });
+  const repos = sqliteRepositories(db);
+  const frontier = new CrawlFrontier(repos.frontier, { now });
   const calls: string[] = [];
   const crawler = {
     frontier,
@@ -28,7 +30,7 @@ function setup(t: Test, script: (url: string) => ProcessNowResult | Promise<Proc
       return script(url);
     },
   };
-  const processor = new RequestProcessor({ requests: sqliteRepositories(db).requests, documents, crawler, now, staleMs: 60_000 });
+  const processor = new RequestProcessor({ requests: repos.requests, documents, crawler, now, staleMs: 60_000 });
   return { requests, processor, frontier, calls, advance: (ms: number) => (clock += ms) };
 }
 
@@ -109,15 +111,15 @@ t.test('a crawl attempt that backs off sends the request back to queued; a dead 
   const { request } = s.requests.submit('k', { type: 'recrawl', url, host: 'www.example.ca' });
   await s.processor.tick();
   t.equal(s.requests.get(request.id)?.status, 'queued');
-  const item = s.frontier.claimUrl(url)!;
+  const item = (await s.frontier.claimUrl(url))!;
   await s.processor.tick();
   t.equal(s.requests.get(request.id)?.status, 'in_progress', 'leased by a worker');
-  s.frontier.fail(item, { error: 'connect', retryable: true });
+  await s.frontier.fail(item, { error: 'connect', retryable: true });
   await s.processor.tick();
   t.equal(s.requests.get(request.id)?.status, 'queued', 'backing off');
   s.advance(24 * 3600_000);
-  const again = s.frontier.claimUrl(url)!;
-  s.frontier.fail(again, { error: 'blocked_address', retryable: false });
+  const again = (await s.frontier.claimUrl(url))!;
+  await s.frontier.fail(again, { error: 'blocked_address', retryable: false });
   await s.processor.tick();
   const r = s.requests.get(request.id)!;
   t.equal(r.status, 'failed');

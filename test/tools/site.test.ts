@@ -7,7 +7,7 @@ import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js'
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Hosts } from '../../state/hosts.js';
-import { Frontier } from '../../crawler/frontier.js';
+import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
@@ -96,10 +96,10 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
   );
   const other = documents.allocate('https://other.example.ca/', 'other.example.ca');
   hosts.recordPageLinks(other, 'other.example.ca', new Map([[host, 1]]));
-  const frontier = new Frontier(db);
-  frontier.enqueue('https://www.example.ca/queued-1', { reason: 'link' });
-  frontier.enqueue('https://www.example.ca/queued-2', { reason: 'link' });
-  frontier.enqueue('https://www.example.ca/a', { reason: 'link' });
+  const frontier = new CrawlFrontier(ctx.deps.repos.frontier);
+  await frontier.enqueue('https://www.example.ca/queued-1', { reason: 'link' });
+  await frontier.enqueue('https://www.example.ca/queued-2', { reason: 'link' });
+  await frontier.enqueue('https://www.example.ca/a', { reason: 'link' });
 
   const out = await callTool(siteTool, { host: 'WWW.EXAMPLE.CA' }, ctx);
   t.same(out, {
