@@ -1,6 +1,6 @@
 /**
  * The crawler's frontier and host-fact writes (issue 10): SQL and decisions shared by the SQLite and PostgreSQL
- * backends, so both apply one set of rules (the ones of crawler/frontier.ts and state/hosts.ts). Statements are
+ * backends, so both apply one set of rules (the policy is crawler/crawl-frontier.ts's, the host facts state/hosts.ts's). Statements are
  * written with PostgreSQL placeholders; `sqlite()` rewrites them for better-sqlite3.
  */
 import type { AdmitResult, FrontierEntry, FrontierKind, FrontierRecord, FrontierState } from './types.js';
@@ -122,7 +122,7 @@ export const SQL = {
 /** The cap `hostReserve` is given when none applies (seeds, submissions, redirect targets: counted, never refused). */
 export const NO_HOST_CAP = Number.MAX_SAFE_INTEGER;
 
-/** What admit() must do to a known row (the rules of crawler/frontier.ts enqueue). */
+/** What admit() must do to a known row (CrawlFrontier.enqueue's rules). */
 export interface AdmitPlan {
   /** Rows under this old scope take `scope` (rescope of a seed given again). */
   readonly rescope: { readonly from: string | null; readonly to: string | null } | null;

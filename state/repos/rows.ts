@@ -58,7 +58,7 @@ export interface FrontierRow {
   recrawl_ms?: number | null;
 }
 
-/** The stored scope (JSON list of hosts, or NULL for the open web), tolerant of bad text like crawler/frontier.ts. */
+/** The stored scope (JSON list of hosts, or NULL for the open web), tolerant of bad text (null: the open web). */
 function parseScope(text: string | null): readonly string[] | null {
   if (text === null) return null;
   try {

@@ -214,7 +214,7 @@ class SqliteFrontier implements FrontierRepo {
     readonly db: StateDb,
     readonly defaultGapMs: number,
   ) {
-    // LEFT JOIN: rows enqueued by crawler/frontier.ts before this layer existed have no politeness row yet.
+    // LEFT JOIN: rows enqueued before this layer existed (older data dirs) have no politeness row yet.
     const pick = db.prepare<[number, number], FrontierRow & { gap_ms: number | null }>(
       `SELECT f.*, h.gap_ms FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
        WHERE f.state <> 'dead' AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?

@@ -165,7 +165,7 @@ export interface ClaimedItem {
  * in the same transaction, moves that host's next_fetch_at by its gap, so the gap holds for every worker sharing
  * the database. Leases expire by time only (no process-id checks): an expired lease is simply due again.
  * Due = next_at <= now in every state but dead (a leased row's next_at is its lease expiry, a done row's its
- * recrawl date), as in crawler/frontier.ts.
+ * recrawl date).
  */
 export interface FrontierRepo {
   /**
