@@ -361,6 +361,8 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       const canDispatch = (): boolean => budgetLeft() && inflight.size < maxInflight && busyHosts.size < config.crawlConcurrency;
       // The repository picks the best due URL whose host's shared next_fetch_at has passed, and reserves that host:
       // fairness among hosts and the gap come from the database, for every worker sharing it.
+      // Our own requests' slot releases first: until they land, their hosts read as held (for the hold's length).
+      await scheduler.settled();
       while (canDispatch() && !stopping) {
         const c = await repos.frontier.claim({ owner, leaseMs, now: now() });
         if (!c) break;

@@ -190,6 +190,13 @@ export class PolitenessScheduler {
     for (const f of g) f();
   }
 
+  /**
+   * Resolves once every write to shared state this scheduler has started (slot releases, gaps) has landed. In one
+   * process there is none; a fleet's crawler awaits this before it claims or asks when the next claim is due, so it
+   * reads the host times its own requests just set, not the hold they replaced.
+   */
+  async settled(): Promise<void> {}
+
   /** Pushes a host back until `at` (ms) at least (e.g. a Retry-After learnt elsewhere). */
   deferUntil(host: string, at: number): void {
     const s = this.#state(host);
@@ -229,6 +236,8 @@ export class FleetScheduler extends PolitenessScheduler {
   readonly #clock: () => number;
   readonly #pause: (ms: number) => Promise<void>;
   readonly #onError: (err: unknown) => void;
+  /** Shared-state writes started and not yet finished (see {@link settled}). */
+  readonly #writes = new Set<Promise<void>>();
 
   constructor(opts: FleetSchedulerOptions) {
     super(opts);
@@ -239,10 +248,19 @@ export class FleetScheduler extends PolitenessScheduler {
     this.#onError = opts.onError ?? (() => undefined);
   }
 
+  #track(write: Promise<void>): void {
+    const p: Promise<void> = write.catch(this.#onError).finally(() => this.#writes.delete(p));
+    this.#writes.add(p);
+  }
+
+  override async settled(): Promise<void> {
+    while (this.#writes.size > 0) await Promise.all([...this.#writes]);
+  }
+
   override setCrawlDelay(host: string, seconds: number | null): void {
     super.setCrawlDelay(host, seconds);
     // Shared: a worker that never read this robots.txt still keeps the delay (release uses the stored gap).
-    this.#repo.setGap(host.toLowerCase(), this.gapFor(host)).catch(this.#onError);
+    this.#track(this.#repo.setGap(host.toLowerCase(), this.gapFor(host)));
   }
 
   override async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
@@ -275,7 +293,8 @@ export class FleetScheduler extends PolitenessScheduler {
         released = true;
         clearInterval(keep);
         slot.release(outcome);
-        this.#repo.release(slot.host, token, this.readyAt(slot.host), this.#clock()).catch(this.#onError);
+        // Until this lands the host's shared row still says "held" (until the hold lapses): settled() waits for it.
+        this.#track(this.#repo.release(slot.host, token, this.readyAt(slot.host), this.#clock()));
       },
     };
   }

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { join } from 'node:path';
 import { PolitenessScheduler } from '../../crawler/scheduler.js';
 
 /** A scheduler on a virtual clock: sleep() advances the clock, so tests are exact and instant. */
@@ -121,4 +122,36 @@ t.test('a Crawl-delay learnt from the robots.txt just fetched applies to the ver
   s.setCrawlDelay('a.test', 1);
   (await s.acquire('a.test')).release({ status: 200 });
   t.equal(now(), 1005);
+});
+
+t.test("issue 10: a fleet worker's settled() waits for its slot releases to land in the shared state", async (t) => {
+  const { openSqliteRepositories } = await import('../../state/repos/sqlite.js');
+  const { FleetScheduler } = await import('../../crawler/scheduler.js');
+  const repos = openSqliteRepositories(join(t.testdir(), 'state.sqlite'), { defaultGapMs: 200 });
+  t.teardown(() => repos.close());
+  // The shared state as a database across the network answers: a write lands a little after it is sent.
+  let landed = 0;
+  const politeness = {
+    ...repos.politeness,
+    setGap: repos.politeness.setGap.bind(repos.politeness),
+    get: repos.politeness.get.bind(repos.politeness),
+    acquire: repos.politeness.acquire.bind(repos.politeness),
+    release: async (...args: Parameters<typeof repos.politeness.release>) => {
+      await new Promise((r) => setTimeout(r, 40));
+      await repos.politeness.release(...args);
+      landed++;
+    },
+  };
+  const s = new FleetScheduler({ politeness, holdMs: 60_000, gapMs: 200 });
+  const before = Date.now();
+  const slot = await s.acquire('a.test');
+  t.ok((await repos.politeness.get('a.test'))!.nextFetchAt >= before + 60_000, 'held: the row says so until the hold lapses');
+  slot.release({ status: 200 });
+  await s.settled();
+  t.equal(landed, 1, 'the release has landed');
+  const row = (await repos.politeness.get('a.test'))!;
+  t.ok(row.nextFetchAt < before + 60_000, 'after settled() the row gives the gap after the response, not the hold');
+  t.ok(row.nextFetchAt >= before + 200);
+  await s.settled();
+  t.equal(landed, 1, 'nothing pending: settled() returns at once');
 });
