@@ -51,10 +51,12 @@ export interface RequestOutcome {
   readonly retryAfter?: string | null;
 }
 
-/** A held slot: call `release` exactly once. */
+/** A held slot: call `release` (a request was made) or `abandon` (none was) exactly once. */
 export interface HostSlot {
   readonly host: string;
   release(outcome: RequestOutcome): void;
+  /** Gives the slot back with no request made: the host's gap and back-off stay as they were. */
+  abandon(): void;
 }
 
 const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -165,7 +167,23 @@ export class PolitenessScheduler {
         released = true;
         this.#finish(key, s, outcome);
       },
+      abandon: () => {
+        if (released) return;
+        released = true;
+        this.#free(s);
+      },
     };
+  }
+
+  /** The slot is free again: the next waiter of the host, and every waiter for a global slot, may go. */
+  #free(s: HostState): void {
+    s.busy = false;
+    this.#active--;
+    const w = s.waiters.shift();
+    if (w) w();
+    const g = this.#globalWaiters;
+    this.#globalWaiters = [];
+    for (const f of g) f();
   }
 
   #finish(host: string, s: HostState, outcome: RequestOutcome): void {
@@ -181,13 +199,7 @@ export class PolitenessScheduler {
     }
     s.readyAt = Math.max(s.readyAt, now + delay);
     s.lastFinishedAt = now;
-    s.busy = false;
-    this.#active--;
-    const w = s.waiters.shift();
-    if (w) w();
-    const g = this.#globalWaiters;
-    this.#globalWaiters = [];
-    for (const f of g) f();
+    this.#free(s);
   }
 
   /**
@@ -264,37 +276,52 @@ export class FleetScheduler extends PolitenessScheduler {
   }
 
   override async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
-    const slot = await super.acquire(host, signal);
     const token = hostSlotToken.getStore() ?? `request:${randomUUID()}`;
-    try {
-      for (;;) {
+    let slot: HostSlot;
+    for (;;) {
+      // The local slot first (one connection per host from this process, this process's gap), then the shared one.
+      slot = await super.acquire(host, signal);
+      let r: Awaited<ReturnType<PolitenessRepo['acquire']>>;
+      try {
         if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
-        const r = await this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock());
-        if (r.acquired) break;
-        // Another worker's request or gap: re-try when it ends (bounded, so an abort is noticed).
-        await this.#pause(Math.min(Math.max(1, r.retryAt - this.#clock()), 250));
+        r = await this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock());
+      } catch (err) {
+        slot.abandon();
+        throw err;
       }
-    } catch (err) {
-      slot.release({ status: null });
-      throw err;
+      if (r.acquired) break;
+      // Another worker's request or gap, or the host reserved for another item's claim (perhaps of this very
+      // process): the local slot is given back while waiting, so that item is not kept from its reserved turn.
+      slot.abandon();
+      await this.#pause(Math.min(Math.max(1, r.retryAt - this.#clock()), 250));
     }
+    const held = slot;
     // Kept while the request runs, so a hold can be short: a killed worker blocks its host only until it lapses.
     const keep = setInterval(
       () => {
-        this.#repo.acquire(slot.host, token, this.#holdMs, this.#clock()).catch(this.#onError);
+        this.#repo.acquire(held.host, token, this.#holdMs, this.#clock()).catch(this.#onError);
       },
       Math.max(50, Math.floor(this.#holdMs / 3)),
     );
     let released = false;
     return {
-      host: slot.host,
+      host: held.host,
+      abandon: () => {
+        if (released) return;
+        released = true;
+        clearInterval(keep);
+        held.abandon();
+        // The shared slot goes back too; the repository cannot tell a request was not made, so the host's gap
+        // runs from now (the safe side).
+        this.#track(this.#repo.release(held.host, token, this.#clock(), this.#clock()));
+      },
       release: (outcome: RequestOutcome) => {
         if (released) return;
         released = true;
         clearInterval(keep);
-        slot.release(outcome);
+        held.release(outcome);
         // Until this lands the host's shared row still says "held" (until the hold lapses): settled() waits for it.
-        this.#track(this.#repo.release(slot.host, token, this.readyAt(slot.host), this.#clock()));
+        this.#track(this.#repo.release(held.host, token, this.readyAt(held.host), this.#clock()));
       },
     };
   }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
 import type { Db, Queryable } from './postgres.js';
-import { NO_HOST_CAP, planKnown, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { NO_HOST_CAP, planKnown, plansNothing, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 import { toClaimed } from './rows.js';
 import {
   LeaseLostError,
@@ -111,6 +111,13 @@ export class PgCrawlFrontier {
   ) {}
 
   async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
+    // A known URL whose row this admission would not change (a link found again: most links of most pages) is
+    // answered from one read, with no transaction and no row lock; anything else is decided on the locked row.
+    const seen = (await this.db.query<RawFrontierRow>(SQL.byUrl, [e.url])).rows[0];
+    if (seen) {
+      const plan = planKnown(seen, e, now);
+      if (plansNothing(plan)) return plan.result;
+    }
     return this.db.transaction(async (c) => {
       const cur = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [e.url])).rows[0];
       if (!cur) {

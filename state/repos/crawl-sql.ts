@@ -133,6 +133,9 @@ export interface AdmitPlan {
   readonly result: AdmitResult;
 }
 
+/** True when admitting `e` again changes nothing in its known row (a link found again, the common case). */
+export const plansNothing = (p: AdmitPlan): boolean => p.rescope === null && p.refresh === null && !p.raise;
+
 export function planKnown(cur: RawFrontierRow, e: FrontierEntry, now: number): AdmitPlan {
   const priority = e.priority ?? 0;
   const at = e.at ?? now;

@@ -317,31 +317,30 @@ class PgFrontier implements FrontierRepo {
 
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
     const now = opts.now ?? Date.now();
-    return this.pool.transaction(async (c) => {
-      // The URL and its host are locked together and rows another worker holds are skipped. If another worker
-      // committed a claim on this host after our snapshot, the re-check on the locked row sees its new
-      // next_fetch_at and drops the row, so two workers never start on one host within its gap. An expired lease
-      // (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id checks.
-      const picked = await c.query<FrontierRow & { gap_ms: number }>(
-        `SELECT f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, f.reason, f.request_id, f.etag, f.last_modified,
-                f.fetched_at, f.scope, f.recrawl_ms, h.gap_ms
-         FROM frontier f JOIN host_politeness h ON h.host = f.host
+    const token = `${opts.owner}:${randomUUID()}`;
+    // One statement (one round trip, its own transaction): the URL and its host are locked together and rows another
+    // worker holds are skipped. If another worker committed a claim on this host after our snapshot, the re-check on
+    // the locked row sees its new next_fetch_at and drops the row, so two workers never start on one host within its
+    // gap. An expired lease (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id
+    // checks.
+    const r = await this.pool.query<FrontierRow>(
+      `WITH picked AS (
+         SELECT f.id, f.host, h.gap_ms FROM frontier f JOIN host_politeness h ON h.host = f.host
          WHERE f.state <> 'dead' AND f.next_at <= $1 AND h.next_fetch_at <= $1
          ORDER BY f.priority DESC, f.next_at, f.id
          LIMIT 1
-         FOR UPDATE OF f, h SKIP LOCKED`,
-        [now],
-      );
-      const r = picked.rows[0];
-      if (!r) return null;
-      const token = `${opts.owner}:${randomUUID()}`;
-      await c.query('UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3', [now + r.gap_ms, token, r.host]);
-      await c.query(
-        `UPDATE frontier SET state = 'leased', lease_owner = $1, lease_until = $2, next_at = $2, updated_at = $3 WHERE id = $4`,
-        [token, now + opts.leaseMs, now, r.id],
-      );
-      return toClaimed({ ...r, lease_owner: token, lease_until: now + opts.leaseMs });
-    });
+         FOR UPDATE OF f, h SKIP LOCKED
+       ), host AS (
+         UPDATE host_politeness h SET next_fetch_at = $1 + p.gap_ms, holder = $2 FROM picked p WHERE h.host = p.host
+       )
+       UPDATE frontier f SET state = 'leased', lease_owner = $2, lease_until = $3, next_at = $3, updated_at = $1
+       FROM picked p WHERE f.id = p.id
+       RETURNING f.id, f.url, f.host, f.kind, f.priority, f.attempts, f.depth, f.reason, f.request_id, f.etag, f.last_modified,
+                 f.fetched_at, f.scope, f.recrawl_ms, f.lease_owner, f.lease_until`,
+      [now, token, now + opts.leaseMs],
+    );
+    const row = r.rows[0];
+    return row ? toClaimed(row) : null;
   }
 
   async nextClaimAt(opts: { unfinished?: boolean } = {}) {
@@ -439,18 +438,22 @@ class PgPoliteness implements PolitenessRepo {
   ) {}
 
   async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
-    // One statement: the row lock serialises concurrent takers, the loser sees the winner's next_fetch_at.
-    await this.pool.query('INSERT INTO host_politeness (host, gap_ms) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING', [
-      host,
-      this.defaultGapMs,
-    ]);
-    const taken = await this.pool.query(
-      'UPDATE host_politeness SET next_fetch_at = $1, holder = $2 WHERE host = $3 AND (next_fetch_at <= $4 OR holder = $2)',
-      [now + holdMs, token, host, now],
+    // One statement, one round trip: the row lock serialises concurrent takers (a new host is created taken). A taker
+    // that loses reads the row as its snapshot had it, which is when to try again (the winner's hold or gap may push it
+    // later still: the retry simply fails once more).
+    const r = await this.pool.query<{ taken: boolean; next_fetch_at: number | null }>(
+      `WITH taken AS (
+         INSERT INTO host_politeness AS h (host, gap_ms, next_fetch_at, holder) VALUES ($3, $5, $1, $2)
+         ON CONFLICT (host) DO UPDATE SET next_fetch_at = excluded.next_fetch_at, holder = excluded.holder
+         WHERE h.next_fetch_at <= $4 OR h.holder = $2
+         RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM taken) AS taken, (SELECT next_fetch_at FROM host_politeness WHERE host = $3) AS next_fetch_at`,
+      [now + holdMs, token, host, now, this.defaultGapMs],
     );
-    if (taken.rowCount === 1) return { acquired: true } as const;
-    const r = await this.pool.query<{ next_fetch_at: number }>('SELECT next_fetch_at FROM host_politeness WHERE host = $1', [host]);
-    return { acquired: false, retryAt: r.rows[0]?.next_fetch_at ?? now } as const;
+    const row = r.rows[0];
+    if (row?.taken) return { acquired: true } as const;
+    return { acquired: false, retryAt: Math.max(now + 1, Number(row?.next_fetch_at ?? now)) } as const;
   }
 
   async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {

@@ -55,7 +55,7 @@ import {
 } from './types.js';
 import { sqlitePropertyState } from './property-state.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
-import { NO_HOST_CAP, planKnown, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { NO_HOST_CAP, planKnown, plansNothing, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -372,6 +372,13 @@ class SqliteFrontier implements FrontierRepo {
   }
 
   async admit(e: FrontierEntry, now: number = Date.now()): Promise<AdmitResult | null> {
+    // A known URL whose row this admission would not change (a link found again: most links of most pages) is
+    // answered from one read, without taking the file's write lock; anything else is decided inside it.
+    const seen = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
+    if (seen) {
+      const plan = planKnown(seen, e, now);
+      if (plansNothing(plan)) return plan.result;
+    }
     return this.db
       .transaction((): AdmitResult | null => {
         const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
