@@ -155,3 +155,28 @@ t.test("issue 10: a fleet worker's settled() waits for its slot releases to land
   await s.settled();
   t.equal(landed, 1, 'nothing pending: settled() returns at once');
 });
+
+t.test("issue 10: a request waiting for the shared slot does not keep the host's claimed item from its reserved turn", async (t) => {
+  const { openSqliteRepositories } = await import('../../state/repos/sqlite.js');
+  const { FleetScheduler, hostSlotToken } = await import('../../crawler/scheduler.js');
+  const repos = openSqliteRepositories(join(t.testdir(), 'state.sqlite'), { defaultGapMs: 100 });
+  t.teardown(() => repos.close());
+  const s = new FleetScheduler({ politeness: repos.politeness, holdMs: 60_000, gapMs: 100 });
+  // The host is reserved for item B (what claim() does): held for B until 300 ms from now.
+  t.match(await repos.politeness.acquire('a.test', 'B', 300), { acquired: true });
+  const order: string[] = [];
+  // Item A of the same process (say its page request after its robots.txt) asks first and must wait.
+  const a = hostSlotToken
+    .run('A', () => s.acquire('a.test'))
+    .then((slot) => {
+      order.push('A');
+      slot.release({ status: 200 });
+    });
+  await new Promise((r) => setTimeout(r, 20));
+  const b = await hostSlotToken.run('B', () => s.acquire('a.test'));
+  order.push('B');
+  t.same(order, ['B'], 'the reserved item goes first, while A still waits');
+  b.release({ status: 200 });
+  await a;
+  t.same(order, ['B', 'A']);
+});
