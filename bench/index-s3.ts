@@ -57,6 +57,8 @@ async function build(location: IndexLocation): Promise<{ idx: PassageIndex; seco
   }
   if (batch.length > 0) await idx.upsertPages(batch);
   await idx.optimize(); // full-text and key indexes built, as a serving index has them
+  // The in-process postings (an `api` replica's BM25 arm) built at this version, as a served index has them.
+  await idx.textEngineReady();
   return { idx, seconds: (performance.now() - t0) / 1000 };
 }
 
