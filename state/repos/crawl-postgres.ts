@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
 import type { Db, Queryable } from './postgres.js';
-import { NO_HOST_CAP, planKnown, plansNothing, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { insertArgs, NO_HOST_CAP, planKnown, plansNothing, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 import { toClaimed } from './rows.js';
 import {
   LeaseLostError,
@@ -87,21 +87,7 @@ export async function pgCounted(
 
 /** Inserts a new queued frontier row for `e` (counted; see {@link pgCounted}). */
 export function pgInsertEntry(c: Queryable, e: FrontierEntry, cap: number, now: number): Promise<{ id: number } | undefined | 'capped'> {
-  return pgCounted(c, e.host, cap, async () => {
-    const ins = await c.query<{ id: number }>(SQL.insert, [
-      e.url,
-      e.host,
-      e.kind ?? 'page',
-      e.priority ?? 0,
-      e.reason,
-      e.requestId ?? null,
-      e.at ?? now,
-      e.depth ?? 0,
-      scopeText(e.scope),
-      now,
-    ]);
-    return ins.rows[0];
-  });
+  return pgCounted(c, e.host, cap, async () => (await c.query<{ id: number }>(SQL.insert, insertArgs(e, now))).rows[0]);
 }
 
 export class PgCrawlFrontier {

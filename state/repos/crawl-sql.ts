@@ -119,6 +119,20 @@ export const SQL = {
   pending: `SELECT * FROM frontier WHERE state IN ('queued', 'leased', 'retrying') ORDER BY next_at, id LIMIT $1`,
 } as const;
 
+/** The parameters of `SQL.insert` for a new queued row of `e`. */
+export const insertArgs = (e: FrontierEntry, now: number): unknown[] => [
+  e.url,
+  e.host,
+  e.kind ?? 'page',
+  e.priority ?? 0,
+  e.reason,
+  e.requestId ?? null,
+  e.at ?? now,
+  e.depth ?? 0,
+  scopeText(e.scope),
+  now,
+];
+
 /** The cap `hostReserve` is given when none applies (seeds, submissions, redirect targets: counted, never refused). */
 export const NO_HOST_CAP = Number.MAX_SAFE_INTEGER;
 

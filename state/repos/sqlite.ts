@@ -55,7 +55,7 @@ import {
 } from './types.js';
 import { sqlitePropertyState } from './property-state.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
-import { NO_HOST_CAP, planKnown, plansNothing, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import { insertArgs, NO_HOST_CAP, planKnown, plansNothing, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -246,23 +246,7 @@ class SqliteFrontier implements FrontierRepo {
     return this.db
       .transaction(() => {
         this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
-        const row = this.#counted(
-          e.host,
-          NO_HOST_CAP,
-          () =>
-            this.#get(SQL.insert, [
-              e.url,
-              e.host,
-              e.kind ?? 'page',
-              e.priority ?? 0,
-              e.reason,
-              e.requestId ?? null,
-              e.at ?? now,
-              e.depth ?? 0,
-              scopeText(e.scope),
-              now,
-            ]) as { id: number } | undefined,
-        );
+        const row = this.#counted(e.host, NO_HOST_CAP, () => this.#get(SQL.insert, insertArgs(e, now)) as { id: number } | undefined);
         if (row !== undefined && row !== 'capped') return { id: row.id, added: true };
         return { id: (this.#get(SQL.byUrl, [e.url]) as RawFrontierRow).id, added: false };
       })
@@ -387,19 +371,7 @@ class SqliteFrontier implements FrontierRepo {
           const row = this.#counted(
             e.host,
             e.maxPerHost ?? NO_HOST_CAP,
-            () =>
-              this.#get(SQL.insert, [
-                e.url,
-                e.host,
-                e.kind ?? 'page',
-                e.priority ?? 0,
-                e.reason,
-                e.requestId ?? null,
-                e.at ?? now,
-                e.depth ?? 0,
-                scopeText(e.scope),
-                now,
-              ]) as { id: number } | undefined,
+            () => this.#get(SQL.insert, insertArgs(e, now)) as { id: number } | undefined,
           );
           if (row === 'capped') return null;
           return { id: row!.id, added: true, state: 'queued' };
