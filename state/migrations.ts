@@ -305,7 +305,8 @@ export const repoMigrations: readonly Migration[] = [
       CREATE INDEX outbox_claimable ON outbox (lease_until, id);
       CREATE INDEX outbox_lease ON outbox (lease);
     `,
-  },  {
+  },
+  {
     id: 'repos-006-frontier-host-rows',
     sql: `
       -- Frontier rows per host, kept with every insert (the per-host admission cap): exact for every process sharing
