@@ -319,4 +319,16 @@ export const repoMigrations: readonly Migration[] = [
       INSERT INTO frontier_host_rows (host, n) SELECT host, count(*) FROM frontier GROUP BY host;
     `,
   },
+  {
+    id: 'repos-007-frontier-claim-by-host',
+    sql: `
+      -- claim() goes host by host: each host past its gap offers its best due row, one step down this index (issue
+      -- 10; it used to read and sort every due row, even when every host was in its gap). nextClaimAt() reads each
+      -- host's earliest live row along frontier_host_next_at. Both go through host_politeness, so every frontier host
+      -- gets its row (those of data dirs older than the repositories had none; 1000 ms is the default gap).
+      CREATE INDEX frontier_host_claim ON frontier (host, priority DESC, next_at, id) WHERE state <> 'dead';
+      INSERT INTO host_politeness (host, gap_ms) SELECT DISTINCT host, 1000 FROM frontier WHERE true
+        ON CONFLICT (host) DO NOTHING;
+    `,
+  },
 ];

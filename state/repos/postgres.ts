@@ -344,13 +344,17 @@ class PgFrontier implements FrontierRepo {
   }
 
   async nextClaimAt(opts: { unfinished?: boolean } = {}) {
-    const states = opts.unfinished ? `f.state IN ('queued', 'leased', 'retrying')` : `f.state <> 'dead'`;
+    // Per host: its gap's end or its earliest live row, whichever is later (one step along frontier_host_next_at);
+    // the earliest of those. A host without a live row has no lateral row and drops out.
+    const states = opts.unfinished ? `g.state IN ('queued', 'leased', 'retrying')` : `g.state <> 'dead'`;
     const r = await this.pool.query<{ t: number | null }>(
-      `SELECT min(greatest(f.next_at, coalesce(h.next_fetch_at, 0))) AS t FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
-       WHERE ${states} AND f.next_at < $1`,
+      `SELECT min(greatest(h.next_fetch_at, n.next_at)) AS t FROM host_politeness h
+       CROSS JOIN LATERAL (SELECT g.next_at FROM frontier g WHERE g.host = h.host AND ${states} AND g.next_at < $1
+                           ORDER BY g.next_at LIMIT 1) n`,
       [Number.MAX_SAFE_INTEGER],
     );
-    return r.rows[0]?.t ?? null;
+    const t = r.rows[0]?.t;
+    return t === null || t === undefined ? null : Number(t);
   }
 
   /** Runs `UPDATE frontier SET … WHERE id AND lease held`; `sets` uses $1…$n, the guard takes the next two. */

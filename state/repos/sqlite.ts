@@ -214,10 +214,15 @@ class SqliteFrontier implements FrontierRepo {
     readonly db: StateDb,
     readonly defaultGapMs: number,
   ) {
-    // LEFT JOIN: rows enqueued before this layer existed (older data dirs) have no politeness row yet.
+    // Host by host: every host whose gap has passed offers its best due row (one step down the partial index
+    // frontier_host_claim), and the best of those is taken. A claim costs the number of hosts, not of due rows: when
+    // every host with due rows is in its gap, a scan of the due rows found nothing after reading them all. Every row
+    // has its host's politeness row (written with every insert; migration repos-007 added the older ones).
     const pick = db.prepare<[number, number], FrontierRow & { gap_ms: number | null }>(
-      `SELECT f.*, h.gap_ms FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
-       WHERE f.state <> 'dead' AND f.next_at <= ? AND coalesce(h.next_fetch_at, 0) <= ?
+      `SELECT f.*, h.gap_ms FROM host_politeness h
+       JOIN frontier f ON f.id = (SELECT g.id FROM frontier g WHERE g.host = h.host AND g.state <> 'dead' AND g.next_at <= ?
+                                  ORDER BY g.priority DESC, g.next_at, g.id LIMIT 1)
+       WHERE h.next_fetch_at <= ?
        ORDER BY f.priority DESC, f.next_at, f.id LIMIT 1`,
     );
     const hostNext = db.prepare<[string, number, number, string, number, string]>(
@@ -258,13 +263,15 @@ class SqliteFrontier implements FrontierRepo {
   }
 
   async nextClaimAt(opts: { unfinished?: boolean } = {}) {
-    const states = opts.unfinished ? `f.state IN ('queued', 'leased', 'retrying')` : `f.state <> 'dead'`;
-    const r = this.db
-      .prepare(
-        `SELECT min(max(f.next_at, coalesce(h.next_fetch_at, 0))) AS t FROM frontier f LEFT JOIN host_politeness h ON h.host = f.host
-         WHERE ${states} AND f.next_at < ${Number.MAX_SAFE_INTEGER}`,
-      )
-      .get() as { t: number | null };
+    // Per host: its gap's end or its earliest live row, whichever is later (one step along frontier_host_next_at);
+    // the earliest of those. Hosts without a live row give NULL, which min() leaves out.
+    const states = opts.unfinished ? `g.state IN ('queued', 'leased', 'retrying')` : `g.state <> 'dead'`;
+    const r = stmt(
+      this.db,
+      `SELECT min(max(h.next_fetch_at, (SELECT g.next_at FROM frontier g WHERE g.host = h.host AND ${states}
+                                         AND g.next_at < ${Number.MAX_SAFE_INTEGER} ORDER BY g.next_at LIMIT 1))) AS t
+       FROM host_politeness h`,
+    ).get() as { t: number | null };
     return r.t;
   }
 

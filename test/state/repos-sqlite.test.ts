@@ -60,17 +60,25 @@ t.test('issue 10: openRepositories on an already open state file shares that han
   t.equal((db.prepare('SELECT 1 AS one').get() as { one: number }).one, 1, "close() leaves the caller's handle open");
 });
 
-t.test('issue 10: rows the existing crawler frontier wrote are claimable (no politeness row yet)', async (t) => {
-  const db = openStateDb(join(t.testdir(), 'state.sqlite'));
+t.test('issue 10: rows an older data dir holds without a politeness row are claimable after the migration', async (t) => {
+  const file = join(t.testdir(), 'state.sqlite');
+  const old = openStateDb(file);
+  // The data dir as it was before repos-007: a frontier row whose host has no politeness row.
+  old.exec(`DELETE FROM schema_migrations WHERE id = 'repos-007-frontier-claim-by-host'; DROP INDEX frontier_host_claim;`);
+  old
+    .prepare(
+      `INSERT INTO frontier (url, host, priority, reason, state, next_at, created_at, updated_at) VALUES ('http://old.test/', 'old.test', 0, 'seed', 'queued', 0, 0, 0)`,
+    )
+    .run();
+  old.close();
+  const db = openStateDb(file);
   t.teardown(() => db.close());
-  db.prepare(
-    `INSERT INTO frontier (url, host, priority, reason, state, next_at, created_at, updated_at) VALUES ('http://old.test/', 'old.test', 0, 'seed', 'queued', 0, 0, 0)`,
-  ).run();
   const { sqliteRepositories } = await import('../../state/repos/sqlite.js');
   const r = sqliteRepositories(db, { defaultGapMs: 700 });
+  t.equal(await r.frontier.nextClaimAt(), 0, 'due now');
   const item = await r.frontier.claim({ owner: 'w', leaseMs: 1000, now: 5000 });
   t.equal(item?.url, 'http://old.test/');
-  t.same(await r.politeness.get('old.test'), { host: 'old.test', gapMs: 700, nextFetchAt: 5700 });
+  t.same(await r.politeness.get('old.test'), { host: 'old.test', gapMs: 1000, nextFetchAt: 6000 }, 'the default gap, 1 s');
 });
 
 t.test('issue 10: host evidence reads the facts the crawler records (state/hosts.ts writers)', async (t) => {
