@@ -36,14 +36,19 @@ export class TextSnapshot {
   }
 
   /** Adds rows of a scan or take (Arrow batch with the scan columns and `_rowid`). */
-  addBatch(batch: { numRows: number; getChild(name: string): { get(i: number): unknown } | null }, ids: readonly number[]): void {
+  addBatch(
+    batch: { numRows: number; getChild(name: string): { get(i: number): unknown } | null },
+    ids: readonly number[],
+    from = 0,
+    to = batch.numRows,
+  ): void {
     const col = (name: string) => {
       const c = batch.getChild(name);
       if (!c) throw new Error(`text postings: the read returned no ${name}`);
       return c;
     };
     const [text, ref, ord, title, host, lang, group, hash] = SCAN_COLUMNS.map(col) as NonNullable<ReturnType<typeof col>>[];
-    for (let i = 0; i < batch.numRows; i++) {
+    for (let i = from; i < to; i++) {
       const pageRef = ref!.get(i) as number;
       const doc = this.postings.add(ids[i]!, (text!.get(i) as string | null) ?? '');
       if (doc >= this.#pageOf.length) {
@@ -248,9 +253,8 @@ export class TextEngine {
       if (this.#closed) return null;
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the scan returned no _rowid');
-      snap.addBatch(batch, ids);
+      await addInSlices(snap, batch, ids);
       if (snap.postings.size.docs % 65_536 < batch.numRows) snap.postings.flush(); // bounded segments: no giant seal at the end
-      await yieldToLoop();
     }
     snap.postings.flush();
     return snap;
@@ -282,8 +286,7 @@ export class TextEngine {
       const batch = await table.takeRowIds(slice).select(SCAN_COLUMNS).withRowId().toArrow();
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the take returned no _rowid');
-      snap.addBatch(batch, ids);
-      await yieldToLoop();
+      await addInSlices(snap, batch, ids);
     }
     postings.flush();
     if (gone.length > 0) snap.prunePages();
@@ -302,3 +305,17 @@ function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null
 }
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Rows analysed between two yields to the event loop. A scan batch holds thousands of passages (≈ 30 µs each), so a
+ * build or a patch after a compaction (every row id new) held the loop for a whole batch at a time: the requests and
+ * the crawler that share it waited (bench/load.ts --crawl-hosts showed 100–400 ms stalls).
+ */
+const ROWS_PER_SLICE = 256;
+
+async function addInSlices(snap: TextSnapshot, batch: Parameters<TextSnapshot['addBatch']>[0], ids: readonly number[]): Promise<void> {
+  for (let from = 0; from < batch.numRows; from += ROWS_PER_SLICE) {
+    snap.addBatch(batch, ids, from, Math.min(batch.numRows, from + ROWS_PER_SLICE));
+    await yieldToLoop();
+  }
+}
