@@ -109,20 +109,11 @@ export class PgCrawlFrontier {
       if (!cur) {
         await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
         const ins = await pgInsertEntry(c, e, e.maxPerHost ?? NO_HOST_CAP, now);
-        if (ins === 'capped') {
-          // Refused after waiting for another worker's admission of this host, which may have been this very URL
-          // (this statement sees what committed meanwhile): a known URL is never refused.
-          const known = (await c.query<RawFrontierRow>(SQL.byUrl, [e.url])).rows[0];
-          return known ? { id: known.id, added: false, state: known.state } : null;
-        }
-        // Another worker inserted it meanwhile (the INSERT waited for its commit): it is known, as is.
-        if (ins === undefined)
-          return {
-            id: (await c.query<{ id: number }>('SELECT id, state FROM frontier WHERE url = $1', [e.url])).rows[0]!.id,
-            added: false,
-            state: 'queued' as const,
-          };
-        return { id: ins.id, added: true, state: 'queued' as const };
+        if (ins !== undefined && ins !== 'capped') return { id: ins.id, added: true, state: 'queued' as const };
+        // Not inserted: another worker admitted this URL while we waited for the host's count (this statement sees
+        // what committed meanwhile), and a known URL is never refused; or the cap refused a new one.
+        const known = (await c.query<RawFrontierRow>(SQL.byUrl, [e.url])).rows[0];
+        return known ? { id: known.id, added: false, state: known.state } : null;
       }
       const plan = planKnown(cur, e, now);
       if (plan.rescope) {

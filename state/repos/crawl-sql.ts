@@ -1,7 +1,8 @@
 /**
  * The crawler's frontier and host-fact writes (issue 10): SQL and decisions shared by the SQLite and PostgreSQL
- * backends, so both apply one set of rules (the policy is crawler/crawl-frontier.ts's, the host facts state/hosts.ts's). Statements are
- * written with PostgreSQL placeholders; `sqlite()` rewrites them for better-sqlite3.
+ * backends, so both apply one set of rules (the policy is crawler/crawl-frontier.ts's, the host facts
+ * state/hosts.ts's). Statements are written with PostgreSQL placeholders; `sqlite()` rewrites them for
+ * better-sqlite3.
  */
 import type { AdmitResult, FrontierEntry, FrontierKind, FrontierRecord, FrontierState } from './types.js';
 
