@@ -51,10 +51,14 @@ export interface RequestOutcome {
   readonly retryAfter?: string | null;
 }
 
-/** A held slot: call `release` (a request was made) or `abandon` (none was) exactly once. */
+/** A held slot: call `release` exactly once. */
 export interface HostSlot {
   readonly host: string;
   release(outcome: RequestOutcome): void;
+}
+
+/** This process's slot of a host, which a fleet worker may also give back unused (`abandon`) exactly once instead. */
+interface LocalSlot extends HostSlot {
   /** Gives the slot back with no request made: the host's gap and back-off stay as they were. */
   abandon(): void;
 }
@@ -136,7 +140,12 @@ export class PolitenessScheduler {
    * Waits for the host's slot (its gap, its back-off, one connection per host, the global limit) and takes it.
    * `signal` aborts the wait (shutdown).
    */
-  async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
+  acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
+    return this.acquireLocal(host, signal);
+  }
+
+  /** {@link acquire} as this process sees it: the slot may also be given back unused. */
+  protected async acquireLocal(host: string, signal?: AbortSignal): Promise<LocalSlot> {
     const key = host.toLowerCase();
     const s = this.#state(key);
     for (;;) {
@@ -277,10 +286,10 @@ export class FleetScheduler extends PolitenessScheduler {
 
   override async acquire(host: string, signal?: AbortSignal): Promise<HostSlot> {
     const token = hostSlotToken.getStore() ?? `request:${randomUUID()}`;
-    let slot: HostSlot;
+    let slot: LocalSlot;
     for (;;) {
       // The local slot first (one connection per host from this process, this process's gap), then the shared one.
-      slot = await super.acquire(host, signal);
+      slot = await this.acquireLocal(host, signal);
       let r: Awaited<ReturnType<PolitenessRepo['acquire']>>;
       try {
         if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
@@ -306,15 +315,6 @@ export class FleetScheduler extends PolitenessScheduler {
     let released = false;
     return {
       host: held.host,
-      abandon: () => {
-        if (released) return;
-        released = true;
-        clearInterval(keep);
-        held.abandon();
-        // The shared slot goes back too; the repository cannot tell a request was not made, so the host's gap
-        // runs from now (the safe side).
-        this.#track(this.#repo.release(held.host, token, this.#clock(), this.#clock()));
-      },
       release: (outcome: RequestOutcome) => {
         if (released) return;
         released = true;
