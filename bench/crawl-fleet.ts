@@ -24,12 +24,13 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { createCrawler } from '../crawler/crawler.js';
+import { createCrawler, type CrawlerOptions } from '../crawler/crawler.js';
 import { startTestWeb } from '../fixtures/test-web/index.js';
 import { openStateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
 import { openPostgresRepositories } from '../state/repos/postgres.js';
 import { sqliteRepositories } from '../state/repos/sqlite.js';
+import type { Repositories } from '../state/repos/types.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
 
 const { values } = parseArgs({
@@ -68,24 +69,32 @@ interface WorkerReport {
  * window ends, then reports and exits.
  */
 async function workerMain(job: WorkerJob): Promise<void> {
-  const configFor = (dataDir: string) =>
-    loadConfig({
-      env: {},
-      flags: { dataDir, resolve: job.pins, crawlAllowLoopback: true, crawlGapMs: job.gapMs, crawlConcurrency: job.concurrency },
+  /** A crawler over `repos` whose pages go to a sink that drops them, admitting the URLs `admit` accepts. */
+  const crawlerFor = (
+    dataDir: string,
+    repos: Repositories,
+    entities: CrawlerOptions['entities'],
+    name: string,
+    admit: (u: string) => boolean,
+  ) =>
+    createCrawler({
+      config: loadConfig({
+        env: {},
+        flags: { dataDir, resolve: job.pins, crawlAllowLoopback: true, crawlGapMs: job.gapMs, crawlConcurrency: job.concurrency },
+      }),
+      repos,
+      sink: { upsertPage: async () => {}, removePage: async () => {} },
+      entities,
+      workerName: name,
+      admit,
     });
   {
     // Warm-up (module loading, first parses) on the worker's own host and state, which the window never sees.
     const dir = mkdtempSync(join(tmpdir(), 'bench-fleet-warm-'));
     const db = openStateDb(join(dir, 'state.sqlite'));
     const repos = sqliteRepositories(db, { defaultGapMs: 0 });
-    const warm = createCrawler({
-      config: configFor(dir),
-      repos,
-      sink: { upsertPage: async () => {}, removePage: async () => {} },
-      entities: new EntityStore(db),
-      workerName: `${job.name}-warm`,
-      admit: (u) => new URL(u).hostname === new URL(job.warmUp).hostname,
-    });
+    const warmHost = new URL(job.warmUp).hostname;
+    const warm = crawlerFor(dir, repos, new EntityStore(db), `${job.name}-warm`, (u) => new URL(u).hostname === warmHost);
     await warm.enqueue(job.warmUp, { priority: 'submitted', reason: 'seed' });
     await warm.runUntilIdle({ maxPages: 6, timeoutMs: 5000 });
     await warm.stop();
@@ -93,19 +102,13 @@ async function workerMain(job: WorkerJob): Promise<void> {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  const config = configFor(job.dir);
   const db = job.pgUrl ? null : openStateDb(join(job.dir, 'state.sqlite'));
   const repos = job.pgUrl
     ? await openPostgresRepositories(job.pgUrl, { defaultGapMs: job.gapMs })
     : sqliteRepositories(db!, { defaultGapMs: job.gapMs });
-  const crawler = createCrawler({
-    config,
-    repos,
-    sink: { upsertPage: async () => {}, removePage: async () => {} },
-    entities: repos.entities ?? new EntityStore(db!),
-    workerName: job.name,
-    admit: (u) => new URL(u).hostname.endsWith('.test'),
-  });
+  const crawler = crawlerFor(job.dir, repos, repos.entities ?? new EntityStore(db!), job.name, (u) =>
+    new URL(u).hostname.endsWith('.test'),
+  );
   let items = 0;
   crawler.onItem(() => items++);
   for (const url of job.seeds) await crawler.enqueue(url, { priority: 'submitted', reason: 'seed' });
