@@ -262,6 +262,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         );
         gauge('svc_text_postings_passages', 'Live passages in the in-process BM25 postings.', [{ value: tp.live }]);
       }
+      const rc = index.rowCacheStats();
+      gauge('svc_row_cache_rows', 'Result rows held in memory (a small index: all of them; else the recently read).', [{ value: rc.rows }]);
+      gauge('svc_row_cache_bytes', 'Estimated bytes of the result rows held in memory.', [{ value: rc.bytes }]);
       if (crawler) {
         const c = await repos.frontier.counts();
         gauge(

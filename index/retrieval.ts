@@ -42,8 +42,8 @@ export interface CandidateSource {
   hostIdsUnder(domain: string): number[];
   /** Whether a language value occurs in the index. */
   hasLang(lang: string): boolean;
-  /** Title-field BM25 of a title (in `lang`) for analysed query terms. */
-  titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number;
+  /** Title-field BM25 of a candidate's page title (in its `lang`) for analysed query terms. */
+  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang'>): number;
   /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
   fullTextReady(): boolean;
   /** BM25 arm: passages matching `fts`, best first, with their score. */
@@ -229,7 +229,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
       const repeats = rows.length > 0 && !fromPostings ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
       const scored = rows.map((r) => {
-        const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r.title, r.lang) : 0;
+        const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r) : 0;
         const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);
         return { r, s: (bm25 + title) * compiled.coordination(r) };
       });

@@ -41,6 +41,24 @@ export class RowCache<R extends object> {
     }
   }
 
+  /**
+   * Keeps a row only if it fits in the bound without dropping another (a prefill of a small index's rows: it never
+   * pushes out rows results were read for). False when it did not fit: the bound is reached.
+   */
+  fill(id: bigint, row: R): boolean {
+    if (this.#rows.has(id)) return true;
+    const bytes = estimateBytes(row);
+    if (this.#bytes + bytes > this.#maxBytes) return false;
+    this.#rows.set(id, { row, bytes });
+    this.#bytes += bytes;
+    return true;
+  }
+
+  /** Bytes left under the bound. */
+  get room(): number {
+    return this.#maxBytes - this.#bytes;
+  }
+
   get size(): { rows: number; bytes: number } {
     return { rows: this.#rows.size, bytes: this.#bytes };
   }

@@ -260,10 +260,25 @@ export class PassageIndex implements PageSink {
         tableName: 'passages',
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
+        prefill: idx.#rowPrefill(),
       });
       idx.#engine.schedule();
     }
     return idx;
+  }
+
+  /**
+   * The postings' scans hand whole result rows to the row cache while it has room (text-engine.ts `RowPrefill`): a
+   * small index is then served from memory, a large one from the rows its results read (least recently used out).
+   */
+  #rowPrefill() {
+    const cache = this.#rowCache;
+    return {
+      columns: PASSAGE_ROW_COLUMNS,
+      // A row's estimate is at least ≈ 1 KiB (26 columns and its text): a scan too large to fit reads no more columns.
+      wants: (rows: number) => rows * 1024 <= cache.room,
+      put: (id: bigint, row: Record<string, unknown>) => cache.fill(id, row as unknown as PassageRow),
+    };
   }
 
   async #loadState(): Promise<void> {
@@ -399,8 +414,9 @@ export class PassageIndex implements PageSink {
   }
 
   /** BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost. */
-  titleScore(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
-    return this.#titleStats.score(queryTerms, title, lang);
+  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang'>): number {
+    // The postings hold each page's analysed title (whatever version they are at, it is that title's analysis).
+    return this.#titleStats.score(queryTerms, row.title, row.lang, this.#engine?.titleTerms(row.page_ref, row.title, row.lang));
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
@@ -696,6 +712,11 @@ export class PassageIndex implements PageSink {
       embedder: this.embedder ? { modelId: this.embedder.modelId, kind: this.embedder.kind } : null,
       vectorIndex: this.#maintenance.vectorIndex,
     };
+  }
+
+  /** Rows and estimated bytes in the result-row cache (prefilled from the postings' scans while it has room). */
+  rowCacheStats(): { rows: number; bytes: number } {
+    return this.#rowCache.size;
   }
 
   /** The in-process postings' state (null when this index has none): their table version and size. */

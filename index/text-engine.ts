@@ -15,6 +15,7 @@
 import type { Connection, Table } from '@lancedb/lancedb';
 import type { PassageHit } from './columns.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
+import { titleTerms } from './title-stats.js';
 
 /**
  * The hit columns of a passage that are page fields (denormalised into every passage row): kept once per page in
@@ -24,12 +25,32 @@ const PAGE_HIT_COLUMNS = ['title', 'host', 'lang', 'group_key', 'content_hash'] 
 type PageHitFields = Pick<PassageHit, (typeof PAGE_HIT_COLUMNS)[number]>;
 const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', ...PAGE_HIT_COLUMNS];
 
+/**
+ * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
+ * from memory: a take by row id costs ≈ 1.5 ms plus ≈ 0.1 ms per column whatever the index size (≈ 5 ms for a result
+ * page at 10k passages, the largest part of a query there; docs/bench-index.md). `wants(n)` is asked before a scan or
+ * take of n rows; `put` answers false once the bound is reached, and the scan stops handing rows over.
+ */
+export interface RowPrefill {
+  readonly columns: readonly string[];
+  wants(rows: number): boolean;
+  put(id: bigint, row: Record<string, unknown>): boolean;
+}
+
+/** A page's hit fields, and its title's terms (the title boost's analysis, done once per page). */
+interface PageRecord {
+  readonly fields: PageHitFields;
+  readonly titleTerms: readonly string[];
+}
+
 /** The postings and, per document, the hit fields of its passage. */
 export class TextSnapshot {
   readonly postings: Postings;
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
-  readonly #pages = new Map<number, PageHitFields>();
+  readonly #pages = new Map<number, PageRecord>();
+  /** One string per distinct title term (the records' term arrays share them). */
+  readonly #terms = new Map<string, string>();
 
   constructor(maxTermLength: number) {
     this.postings = new Postings({ maxTermLength });
@@ -65,14 +86,22 @@ export class TextSnapshot {
       // One record per page (a replaced page's new rows carry its new fields; its old rows are tombstones).
       const hashNow = hash!.get(i) as string;
       const cur = this.#pages.get(pageRef);
-      if (!cur || cur.content_hash !== hashNow)
-        this.#pages.set(pageRef, {
+      if (!cur || cur.fields.content_hash !== hashNow) {
+        const fields = {
           title: title!.get(i) as string,
           host: host!.get(i) as string,
           lang: (lang!.get(i) as string | null) ?? null,
           group_key: group!.get(i) as string,
           content_hash: hashNow,
+        };
+        const terms = titleTerms(fields.title, fields.lang).map((t) => {
+          const known = this.#terms.get(t);
+          if (known !== undefined) return known;
+          this.#terms.set(t, t);
+          return t;
         });
+        this.#pages.set(pageRef, { fields, titleTerms: terms });
+      }
     }
   }
 
@@ -84,15 +113,25 @@ export class TextSnapshot {
     for (const ref of this.#pages.keys()) if (!live.has(ref)) this.#pages.delete(ref);
   }
 
+  /** The analysed terms of a page's title, when the postings hold this title in this language for it. */
+  titleTerms(pageRef: number, title: string, lang: string | null | undefined): readonly string[] | undefined {
+    const rec = this.#pages.get(pageRef);
+    return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleTerms : undefined;
+  }
+
   /** A hit as the BM25 arm's candidate row; `search_text` holds only the probed terms it has (what code checks read). */
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const page_ref = this.#pageOf[hit.doc]!;
-    const page = this.#pages.get(page_ref);
+    const page = this.#pages.get(page_ref)?.fields;
     if (!page) throw new Error(`text postings: no page fields for page ${page_ref}`);
     const row = {
       page_ref,
       ordinal: this.#ordinalOf[hit.doc]!,
-      ...page,
+      title: page.title,
+      host: page.host,
+      lang: page.lang,
+      group_key: page.group_key,
+      content_hash: page.content_hash,
       ...(withTerms ? { search_text: this.postings.holds(hit.doc, q.probe).join(' ') } : {}),
       _rowid: BigInt(hit.rowId),
       _score: hit.score,
@@ -131,7 +170,10 @@ export class TextEngine {
   #closed = false;
   #lastSyncMs: number | null = null;
 
-  constructor(args: { db: Connection; table: Table; tableName: string; log: Log; maxTermLength: number }) {
+  readonly #prefill: RowPrefill | null;
+
+  constructor(args: { db: Connection; table: Table; tableName: string; log: Log; maxTermLength: number; prefill?: RowPrefill }) {
+    this.#prefill = args.prefill ?? null;
     this.#db = args.db;
     this.#table = args.table;
     this.#tableName = args.tableName;
@@ -192,6 +234,11 @@ export class TextEngine {
     });
   }
 
+  /** A page's analysed title terms from the postings (any version), when they hold that title in that language. */
+  titleTerms(pageRef: number, title: string, lang: string | null | undefined): readonly string[] | undefined {
+    return this.#postings?.titleTerms(pageRef, title, lang);
+  }
+
   /** Resolves when no sync is running (tests and benchmarks: wait until the postings can answer). */
   async idle(): Promise<void> {
     while (this.#syncing) await this.#syncing;
@@ -249,11 +296,12 @@ export class TextEngine {
 
   async #build(table: Table): Promise<TextSnapshot | null> {
     const snap = new TextSnapshot(this.#maxTermLength);
-    for await (const batch of table.query().select(SCAN_COLUMNS).withRowId()) {
+    let fill = this.#prefill?.wants(await table.countRows()) ? this.#prefill : null;
+    for await (const batch of table.query().select(scanColumns(fill)).withRowId()) {
       if (this.#closed) return null;
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the scan returned no _rowid');
-      await addInSlices(snap, batch, ids);
+      fill = await addInSlices(snap, batch, ids, fill);
       if (snap.postings.size.docs % 65_536 < batch.numRows) snap.postings.flush(); // bounded segments: no giant seal at the end
     }
     snap.postings.flush();
@@ -281,12 +329,13 @@ export class TextEngine {
     const { docs, live: liveDocs } = postings.size;
     if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);
     postings.remove(gone);
+    let fill = added.length > 0 && this.#prefill?.wants(added.length) ? this.#prefill : null;
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
-      const batch = await table.takeRowIds(slice).select(SCAN_COLUMNS).withRowId().toArrow();
+      const batch = await table.takeRowIds(slice).select(scanColumns(fill)).withRowId().toArrow();
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the take returned no _rowid');
-      await addInSlices(snap, batch, ids);
+      fill = await addInSlices(snap, batch, ids, fill);
     }
     postings.flush();
     if (gone.length > 0) snap.prunePages();
@@ -313,9 +362,41 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 const ROWS_PER_SLICE = 256;
 
-async function addInSlices(snap: TextSnapshot, batch: Parameters<TextSnapshot['addBatch']>[0], ids: readonly number[]): Promise<void> {
+/** The columns a scan reads: the postings' own, and the prefill's while it takes rows. */
+const scanColumns = (fill: RowPrefill | null): string[] => (fill ? [...new Set([...SCAN_COLUMNS, ...fill.columns])] : SCAN_COLUMNS);
+
+/** Adds a batch in slices; returns the prefill while it still takes rows (null once its bound is reached). */
+async function addInSlices(
+  snap: TextSnapshot,
+  batch: Parameters<TextSnapshot['addBatch']>[0],
+  ids: readonly number[],
+  fill: RowPrefill | null = null,
+): Promise<RowPrefill | null> {
   for (let from = 0; from < batch.numRows; from += ROWS_PER_SLICE) {
-    snap.addBatch(batch, ids, from, Math.min(batch.numRows, from + ROWS_PER_SLICE));
+    const to = Math.min(batch.numRows, from + ROWS_PER_SLICE);
+    snap.addBatch(batch, ids, from, to);
+    if (fill && !putRows(fill, batch, ids, from, to)) fill = null;
     await yieldToLoop();
   }
+  return fill;
+}
+
+/** Hands rows `from`..`to` of a batch to the prefill, as the table's own take would read them (`arrowRows`). */
+function putRows(
+  fill: RowPrefill,
+  batch: Parameters<TextSnapshot['addBatch']>[0],
+  ids: readonly number[],
+  from: number,
+  to: number,
+): boolean {
+  const cols = fill.columns.flatMap((name) => {
+    const c = batch.getChild(name);
+    return c ? [[name, c] as const] : [];
+  });
+  for (let i = from; i < to; i++) {
+    const row: Record<string, unknown> = {};
+    for (const [name, c] of cols) row[name] = c.get(i);
+    if (!fill.put(BigInt(ids[i]!), row)) return false;
+  }
+  return true;
 }

@@ -15,7 +15,7 @@
 import { analyze, analyzerLang } from './analyzer.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
-const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
+export const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
 
 /**
  * Term frequencies of candidate titles, cached per language: a query scores the titles of all its BM25 candidates
@@ -111,10 +111,14 @@ export class TitleStats {
   /** Per query (the same terms array for all its candidates): its distinct terms and their idf. */
   #lastQuery: { terms: readonly string[]; titles: number; idf: [string, number][] } | null = null;
 
-  /** BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). */
-  score(queryTerms: readonly string[], title: string, lang: string | null | undefined): number {
+  /**
+   * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `terms`: the
+   * title's terms when the caller holds them already (`titleTerms`; the postings keep them per page), otherwise they
+   * come from a cache of analysed titles.
+   */
+  score(queryTerms: readonly string[], title: string, lang: string | null | undefined, terms?: readonly string[]): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const { tf, length } = candidateTf(title, lang);
+    const length = terms ? terms.length : candidateTf(title, lang).length;
     if (length === 0) return 0;
     let q = this.#lastQuery;
     if (q?.terms !== queryTerms || q.titles !== this.#titles) {
@@ -126,9 +130,13 @@ export class TitleStats {
     }
     const avg = this.#terms / this.#titles;
     const norm = K1 * (1 - B + (B * length) / Math.max(avg, 1e-9));
+    const tf = terms ? null : candidateTf(title, lang).tf;
     let score = 0;
     for (const [t, idf] of q.idf) {
-      const f = tf.get(t);
+      let f = 0;
+      if (terms) {
+        for (const x of terms) if (x === t) f++;
+      } else f = tf!.get(t) ?? 0;
       if (f) score += (idf * f * (K1 + 1)) / (f + norm);
     }
     return score;

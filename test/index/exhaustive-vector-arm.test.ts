@@ -37,7 +37,7 @@ t.test(
       hostIdsUnder: (d) => idx.hostIdsUnder(d),
       hasLang: (l) => idx.hasLang(l),
       fullTextReady: () => idx.fullTextReady(),
-      titleScore: (q, title, lang) => idx.titleScore(q, title, lang),
+      titleScore: (q, row) => idx.titleScore(q, row),
       ftsCandidates: (f, w, k, e) => idx.ftsCandidates(f, w, k, e),
       ftsScores: (f, p) => idx.ftsScores(f, p),
       vectorDistances,

@@ -42,3 +42,47 @@ t.test('issue 14: result rows read once come from the cache, equal, and a replac
   t.equal(rows.get('1:0')?.text, 'zebra crossing, rewritten', 'the new row, not the cached old one');
   t.equal(rows.get('1:0')?.content_hash, 'v2');
 });
+
+t.test("issue 14: a small index's result rows are in memory once its postings are built, equal to the table's rows", async (t) => {
+  const dir = t.testdir();
+  const pages = Array.from({ length: 30 }, (_, i) =>
+    makePage(i + 1, `h${i % 4}.example`, [`zebra number ${i} crossing the road. `.repeat(20), `second passage ${i} about striped horses`]),
+  );
+  const writer = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
+  await writer.upsertPages(pages.slice(0, 20));
+  await writer.textEngineReady();
+  t.equal(writer.rowCacheStats().rows, 40, 'rows of a built index');
+  await writer.upsertPages(pages.slice(20));
+  await writer.textEngineReady();
+  t.equal(writer.rowCacheStats().rows, 60, 'and the rows each later write added (the postings patch hands them over)');
+  await writer.close();
+
+  const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
+  t.teardown(() => idx.close());
+  await idx.textEngineReady();
+  t.equal(idx.rowCacheStats().rows, 60, 'reopened: the build scan fills the cache with every passage');
+  const plain = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), textEngine: false, rowCacheBytes: 0 });
+  t.teardown(() => plain.close());
+  const c = compileQuery(parseQuery('zebra horses'));
+  const hits = (await idx.textCandidates(c.text!, null, 100, c.hitColumns))!;
+  t.equal(hits.length, 60);
+  const fromMemory = await idx.passageRows(hits);
+  const fromTable = await plain.passageRows(hits);
+  t.equal(plain.rowCacheStats().rows, 0, 'the comparison index reads the table');
+  t.equal(fromMemory.size, 60);
+  for (const [k, row] of fromTable) t.same(fromMemory.get(k), row, `${k}: the same row, field by field`);
+  t.same(Object.keys(fromMemory.get('1:0')!).sort(), Object.keys(fromTable.get('1:0')!).sort(), 'the same columns');
+
+  const small = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 20 * 1024 });
+  t.teardown(() => small.close());
+  await small.textEngineReady();
+  t.equal(small.rowCacheStats().rows, 0, 'a scan that cannot fit (60 rows of ≥ 1 KiB in 20 KiB) reads no row columns');
+  const tight = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 60 * 1024 });
+  t.teardown(() => tight.close());
+  await tight.textEngineReady();
+  const st = tight.rowCacheStats();
+  t.ok(st.rows > 0 && st.rows < 60 && st.bytes <= 60 * 1024, `filled up to its bound and no further (${st.rows} rows, ${st.bytes} B)`);
+  const rows = await tight.passageRows(hits);
+  t.equal(rows.size, 60, 'the rest is read from the table');
+  for (const [k, row] of fromTable) t.same(rows.get(k), row, `${k}: equal either way`);
+});

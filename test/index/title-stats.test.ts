@@ -3,7 +3,7 @@ import { analyze } from '../../index/analyzer.js';
 
 const titleTerms = (q: string) => analyze(q, 'en');
 const en = (titles: string[]) => titles.map((title) => ({ title, lang: 'en' }));
-import { TitleStats } from '../../index/title-stats.js';
+import { TitleStats, titleTerms as exportedTitleTerms } from '../../index/title-stats.js';
 
 t.test('title BM25: matching terms score, rarer terms weigh more, longer titles less', async (t) => {
   const titles = [
@@ -50,4 +50,24 @@ t.test('the sliced build counts exactly what the one-pass build counts', async (
     t.equal(b.score(terms, `Report 5 on ${q}`, 'en'), a.score(terms, `Report 5 on ${q}`, 'en'), q);
   }
   t.notOk(b.stale);
+});
+
+t.test("issue 14: a title's terms handed over (the postings keep them per page) score as the title itself does", async (t) => {
+  const titles = [
+    'Zinc transporters in the gut and the zinc balance',
+    'Les transporteurs de zinc dans l’intestin',
+    'Water quality and zinc levels in northern rivers',
+    '',
+    'Report',
+  ];
+  const langs = ['en', 'fr', null, 'en', 'de'];
+  const s = TitleStats.of(titles.map((title, i) => ({ title, lang: langs[i]! })));
+  for (const query of ['zinc transporter', 'zinc zinc levels', 'intestin zinc', 'report', 'nothing here']) {
+    const q = titleTerms(query);
+    titles.forEach((title, i) => {
+      const lang = langs[i];
+      const given = s.score(q, title, lang, exportedTitleTerms(title, lang));
+      t.equal(given, s.score(q, title, lang), `${query} / ${title || '(empty)'} (${lang}): ${given.toFixed(4)}`);
+    });
+  }
 });

@@ -49,6 +49,8 @@ t.test(
     t.ok(Number.isInteger(m.get('svc_index_version')) && m.get('svc_index_version')! >= 1, 'the index version');
     t.equal(m.get('svc_text_postings_passages'), 0, 'issue 14: the in-process postings of an empty index');
     t.ok(m.has('svc_text_postings_version'), 'issue 14: their version is reported');
+    t.equal(m.get('svc_row_cache_rows'), 0, 'issue 14: no result rows held for an empty index');
+    t.equal(m.get('svc_row_cache_bytes'), 0);
     t.ok((m.get('svc_process_resident_memory_bytes') ?? 0) > 0);
     t.notOk(
       [...m.keys()].some((k) => k.startsWith('svc_frontier')),
