@@ -20,6 +20,8 @@
  * pinned below), run by bench/anchors/tantivy_anchor.py from a venv this script makes under ~/.cache/svc-bench (pip
  * reaches PyPI; nothing is downloaded at run time of the service). It indexes the very passages of the FTS5 table and
  * times the same queries in its own process. The closing table gives svc / anchor p95 ratios.
+ * Compiled: `npx tsc -p . && node dist/bench/index-query.js …` times the code `npm start` runs (tsx's transform
+ * output measured about twice the main-thread time per query on a small index).
  * `--text-engine`: the BM25 arm from the in-process postings (index/postings.ts, the default, built before timing)
  * or from LanceDB's full-text index only (`lance`), to compare the two on the same index.
  * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
@@ -38,7 +40,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
-import { pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
+import { BENCH_SRC, pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
@@ -100,7 +102,7 @@ interface AnchorResult {
 function runTantivy(dir: string, shorts: string[], claims: string[], nfcorpus: string[]): AnchorResult {
   const qfile = join(dir, 'anchor-queries.json');
   writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warmup: 10 }));
-  const script = join(import.meta.dirname, 'anchors', 'tantivy_anchor.py');
+  const script = join(BENCH_SRC, 'anchors', 'tantivy_anchor.py');
   const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { readCorpus } from '../cli/ingest.js';
 import type { PageInput } from '../page-model.js';
 
-export const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
+/** The benchmarks' source folder, also when they run compiled from dist/bench (as `npm start` runs the service). */
+export const BENCH_SRC = fileURLToPath(new URL(import.meta.url.includes('/dist/bench/') ? '../../bench/' : './', import.meta.url));
+export const SCIFACT = join(BENCH_SRC, '..', '..', 'shared', 'data', 'beir', 'scifact') + '/';
 
 export function mulberry32(seed: number): () => number {
   return () => {

@@ -184,6 +184,25 @@ export type MatchColumn = ColumnsFor<PassageColumns, 'match'>;
 
 export const HIT_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'hit');
 export const PASSAGE_ROW_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'row');
+/**
+ * Row columns that are the passage's own (and its key). Every other row column is a field of its page, written
+ * alike into each of the page's passages (rows.ts `pageRows`): the in-process postings keep those once per page.
+ */
+export const PASSAGE_OWN_ROW_COLUMNS = [
+  'page_ref',
+  'ordinal',
+  'text',
+  'snippet_text',
+  'heading_path',
+  'page_no',
+  'tokens',
+] as const satisfies readonly (typeof PASSAGE_ROW_COLUMNS)[number][];
+type OwnRowColumn = (typeof PASSAGE_OWN_ROW_COLUMNS)[number];
+/** The page's fields in a passage row. */
+export type PageFieldRow = Omit<PassageRow, OwnRowColumn>;
+export const PAGE_FIELD_ROW_COLUMNS = PASSAGE_ROW_COLUMNS.filter(
+  (c): c is Exclude<typeof c, OwnRowColumn> => !(PASSAGE_OWN_ROW_COLUMNS as readonly string[]).includes(c),
+);
 export const CONTINUATION_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'continuation');
 export const KEY_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'key');
 export const VECTOR_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'vector');

@@ -137,6 +137,12 @@ export class Postings {
     return d !== undefined && this.#dead[d] === 0;
   }
 
+  /** The live document with this row id (undefined: none, or tombstoned). */
+  docOf(rowId: number): number | undefined {
+    const d = this.#byRow.get(rowId);
+    return d !== undefined && this.#dead[d] === 0 ? d : undefined;
+  }
+
   /** Whether document `doc` (an id `add` returned) is live. */
   isLive(doc: number): boolean {
     return doc < this.#docs && this.#dead[doc] === 0;

@@ -28,6 +28,7 @@ import {
   HIT_COLUMNS,
   IMAGE_HIT_COLUMNS,
   KEY_COLUMNS,
+  PASSAGE_OWN_ROW_COLUMNS,
   PASSAGE_ROW_COLUMNS,
   STORED_PAGE_COLUMNS,
   TITLE_COLUMNS,
@@ -39,6 +40,7 @@ import {
   type ImageRow,
   type MatchColumn,
   type PAGE_COLUMNS,
+  type PageFieldRow,
   type PageRow,
   type PASSAGE_COLUMNS,
   type PassageHit,
@@ -662,22 +664,40 @@ export class PassageIndex implements PageSink {
       if (hit) keep([hit]);
       else ids.push(k._rowid);
     }
-    if (ids.length > 0) {
-      const rows = arrowRows<T & { _rowid: bigint }>(
-        await this.#passages
-          .takeRowIds(ids)
-          .select([...columns])
-          .withRowId()
-          .toArrow(),
-      );
-      // The row id was read for the cache only: rows go out as they always did, without it.
-      const plain = rows.map(({ _rowid, ...row }) => {
-        const r = row as unknown as T;
-        cache?.set(_rowid, r);
-        return r;
-      });
-      keep(plain);
-    }
+    // Whole rows of rows live in the postings: their page's fields are in memory, only the passage's own are read.
+    const pageFields = new Map<bigint, PageFieldRow>();
+    if (cache && this.#engine)
+      for (const id of ids) {
+        const f = this.#engine.pageFieldsOfRow(Number(id));
+        if (f) pageFields.set(id, f);
+      }
+    const own = ids.filter((id) => pageFields.has(id));
+    const whole = ids.filter((id) => !pageFields.has(id));
+    const take = async (list: bigint[], cols: readonly string[]) =>
+      list.length === 0
+        ? []
+        : arrowRows<Record<string, unknown> & { _rowid: bigint }>(
+            await this.#passages
+              .takeRowIds(list)
+              .select([...cols])
+              .withRowId()
+              .toArrow(),
+          );
+    const [ownRows, wholeRows] = await Promise.all([take(own, PASSAGE_OWN_ROW_COLUMNS), take(whole, columns)]);
+    // The row id was read for the cache only: rows go out as they always did, without it.
+    const plain = [
+      ...ownRows.map((r) => {
+        const page = pageFields.get(r._rowid)!;
+        const row: Record<string, unknown> = {};
+        for (const c of columns) row[c] = c in r ? r[c] : page[c as keyof PageFieldRow];
+        return { _rowid: r._rowid, row: row as unknown as T };
+      }),
+      ...wholeRows.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as T })),
+    ].map(({ _rowid, row }) => {
+      cache?.set(_rowid, row);
+      return row;
+    });
+    keep(plain);
     const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];

@@ -86,3 +86,43 @@ t.test("issue 14: a small index's result rows are in memory once its postings ar
   t.equal(rows.size, 60, 'the rest is read from the table');
   for (const [k, row] of fromTable) t.same(rows.get(k), row, `${k}: equal either way`);
 });
+
+t.test('issue 14: a result row read with its page fields from memory never mixes two versions of a page', async (t) => {
+  // No cache and no prefill: every row is read, its own columns from the table and its page's fields from the postings.
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(32), rowCacheBytes: 0 });
+  t.teardown(() => idx.close());
+  const v1 = makePage(1, 'a.example', ['zebra crossing, first version', 'zebra second passage, first version'], {
+    title: 'Old title',
+    contentHash: 'v1',
+  });
+  await idx.upsertPages([v1, makePage(2, 'b.example', ['zebra elsewhere'], { title: 'Other' })]);
+  await idx.textEngineReady();
+  const c = compileQuery(parseQuery('zebra'));
+  const oldHits = (await idx.textCandidates(c.text!, null, 10, []))!;
+  const first = await idx.passageRows(oldHits);
+  t.equal(first.size, 3);
+  t.equal(first.get('1:0')?.title, 'Old title');
+  t.equal(first.get('1:1')?.url, 'https://a.example/page-1', 'page fields filled in');
+  t.equal(first.get('2:0')?.title, 'Other');
+  await idx.upsertPages([
+    makePage(1, 'a.example', ['zebra crossing, second version', 'zebra second passage, second version'], {
+      title: 'New title',
+      contentHash: 'v2',
+    }),
+  ]);
+  await idx.textEngineReady();
+  const stale = await idx.passageRows(oldHits);
+  // The old rows are gone from the table: whatever is returned for their keys, text and page fields are one version.
+  t.equal(stale.get('2:0')?.content_hash, 'hash-2');
+  for (const [k, row] of stale) {
+    if (row.page_ref !== 1) continue;
+    const v = row.text.endsWith('second version') ? 'v2' : 'v1';
+    t.equal(row.content_hash, v, `${k}: the page fields are those of the row's own version (${v})`);
+    t.equal(row.title, v === 'v2' ? 'New title' : 'Old title');
+  }
+  const now = await idx.passageRows((await idx.textCandidates(c.text!, null, 10, []))!);
+  t.equal(now.get('1:0')?.text, 'zebra crossing, second version');
+  t.equal(now.get('1:0')?.title, 'New title');
+  t.equal(now.get('1:0')?.content_hash, 'v2');
+  t.equal(now.get('2:0')?.title, 'Other', 'the other page untouched');
+});
