@@ -7,7 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
 import type { Db, Queryable } from './postgres.js';
-import { insertArgs, NO_HOST_CAP, planKnown, plansNothing, scopeText, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import {
+  fetchedInsertArgs,
+  fetchedUpdateArgs,
+  insertArgs,
+  NO_HOST_CAP,
+  planKnown,
+  plansNothing,
+  SQL,
+  toRecord,
+  type RawFrontierRow,
+} from './crawl-sql.js';
 import { toClaimed } from './rows.js';
 import {
   LeaseLostError,
@@ -146,33 +156,11 @@ export class PgCrawlFrontier {
       if (!r) {
         await c.query(SQL.ensureHost, [host, this.defaultGapMs]);
         await pgCounted(c, host, NO_HOST_CAP, async () => {
-          const ins = await c.query<{ id: number }>(SQL.fetchedInsert, [
-            url,
-            host,
-            m.priority,
-            m.reason,
-            now + interval,
-            m.etag ?? null,
-            m.lastModified ?? null,
-            m.status ?? null,
-            m.outcome,
-            now,
-            interval,
-            scopeText(m.scope),
-          ]);
+          const ins = await c.query<{ id: number }>(SQL.fetchedInsert, fetchedInsertArgs(url, host, m, now, interval));
           return ins.rows[0];
         });
       } else {
-        await c.query(SQL.fetchedUpdate, [
-          now + interval,
-          m.etag ?? null,
-          m.lastModified ?? null,
-          m.status ?? null,
-          m.outcome,
-          now,
-          m.priority,
-          r.id,
-        ]);
+        await c.query(SQL.fetchedUpdate, fetchedUpdateArgs(m, now, interval, r.id));
       }
     });
   }

@@ -4,7 +4,7 @@
  * state/hosts.ts's). Statements are written with PostgreSQL placeholders; `sqlite()` rewrites them for
  * better-sqlite3.
  */
-import type { AdmitResult, FrontierEntry, FrontierKind, FrontierRecord, FrontierState } from './types.js';
+import type { AdmitResult, FrontierEntry, FrontierKind, FrontierRecord, FrontierRepo, FrontierState } from './types.js';
 
 /** A statement in `$n` placeholders as better-sqlite3 takes it (`?` in order of appearance, values repeated as needed). */
 export function sqlite(sql: string, args: readonly unknown[]): { sql: string; args: unknown[] } {
@@ -132,6 +132,37 @@ export const insertArgs = (e: FrontierEntry, now: number): unknown[] => [
   e.depth ?? 0,
   scopeText(e.scope),
   now,
+];
+
+/** What `markFetched` records of a fetch (FrontierRepo['markFetched']'s third argument). */
+type Fetched = Parameters<FrontierRepo['markFetched']>[2];
+
+/** The fetch result both `fetchedInsert` and `fetchedUpdate` write, in their parameter order: due again, validators, outcome, time. */
+const fetchedRun = (m: Fetched, now: number, interval: number): unknown[] => [
+  now + interval,
+  m.etag ?? null,
+  m.lastModified ?? null,
+  m.status ?? null,
+  m.outcome,
+  now,
+];
+
+/** The parameters of `SQL.fetchedInsert`: a redirect target unknown so far, recorded as fetched. */
+export const fetchedInsertArgs = (url: string, host: string, m: Fetched, now: number, interval: number): unknown[] => [
+  url,
+  host,
+  m.priority,
+  m.reason,
+  ...fetchedRun(m, now, interval),
+  interval,
+  scopeText(m.scope),
+];
+
+/** The parameters of `SQL.fetchedUpdate` for the known row `id`. */
+export const fetchedUpdateArgs = (m: Fetched, now: number, interval: number, id: number): unknown[] => [
+  ...fetchedRun(m, now, interval),
+  m.priority,
+  id,
 ];
 
 /** The cap `hostReserve` is given when none applies (seeds, submissions, redirect targets: counted, never refused). */

@@ -55,7 +55,18 @@ import {
 } from './types.js';
 import { sqlitePropertyState } from './property-state.js';
 import { SqliteWebmaster } from './webmaster-sqlite.js';
-import { insertArgs, NO_HOST_CAP, planKnown, plansNothing, scopeText, sqlite, SQL, toRecord, type RawFrontierRow } from './crawl-sql.js';
+import {
+  fetchedInsertArgs,
+  fetchedUpdateArgs,
+  insertArgs,
+  NO_HOST_CAP,
+  planKnown,
+  plansNothing,
+  sqlite,
+  SQL,
+  toRecord,
+  type RawFrontierRow,
+} from './crawl-sql.js';
 
 export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
@@ -420,33 +431,10 @@ class SqliteFrontier implements FrontierRepo {
           this.#counted(
             host,
             NO_HOST_CAP,
-            () =>
-              this.#get(SQL.fetchedInsert, [
-                url,
-                host,
-                c.priority,
-                c.reason,
-                now + interval,
-                c.etag ?? null,
-                c.lastModified ?? null,
-                c.status ?? null,
-                c.outcome,
-                now,
-                interval,
-                scopeText(c.scope),
-              ]) as { id: number } | undefined,
+            () => this.#get(SQL.fetchedInsert, fetchedInsertArgs(url, host, c, now, interval)) as { id: number } | undefined,
           );
         } else {
-          this.#exec(SQL.fetchedUpdate, [
-            now + interval,
-            c.etag ?? null,
-            c.lastModified ?? null,
-            c.status ?? null,
-            c.outcome,
-            now,
-            c.priority,
-            r.id,
-          ]);
+          this.#exec(SQL.fetchedUpdate, fetchedUpdateArgs(c, now, interval, r.id));
         }
       })
       .immediate();
