@@ -656,7 +656,9 @@ export class PassageIndex implements PageSink {
         if (want.has(key)) out.set(key, r);
       }
     };
-    const cache = columns === PASSAGE_ROW_COLUMNS ? (this.#rowCache as RowCache<T>) : null;
+    // Whole result rows: cached by row id, and completed from the postings' page fields when those hold them.
+    const wholeRows = columns === PASSAGE_ROW_COLUMNS;
+    const cache = wholeRows ? (this.#rowCache as RowCache<T>) : null;
     const ids: bigint[] = [];
     for (const k of keys) {
       if (typeof k._rowid !== 'bigint') continue;
@@ -664,9 +666,9 @@ export class PassageIndex implements PageSink {
       if (hit) keep([hit]);
       else ids.push(k._rowid);
     }
-    // Whole rows of rows live in the postings: their page's fields are in memory, only the passage's own are read.
+    // A row live in the postings: its page's fields are in memory, only the passage's own columns are read.
     const pageFields = new Map<bigint, PageFieldRow>();
-    if (cache && this.#engine)
+    if (wholeRows && this.#engine)
       for (const id of ids) {
         const f = this.#engine.pageFieldsOfRow(Number(id));
         if (f) pageFields.set(id, f);
@@ -683,16 +685,16 @@ export class PassageIndex implements PageSink {
               .withRowId()
               .toArrow(),
           );
-    const [ownRows, wholeRows] = await Promise.all([take(own, PASSAGE_OWN_ROW_COLUMNS), take(whole, columns)]);
+    const [ownRead, wholeRead] = await Promise.all([take(own, PASSAGE_OWN_ROW_COLUMNS), take(whole, columns)]);
     // The row id was read for the cache only: rows go out as they always did, without it.
     const plain = [
-      ...ownRows.map((r) => {
+      ...ownRead.map((r) => {
         const page = pageFields.get(r._rowid)!;
         const row: Record<string, unknown> = {};
         for (const c of columns) row[c] = c in r ? r[c] : page[c as keyof PageFieldRow];
         return { _rowid: r._rowid, row: row as unknown as T };
       }),
-      ...wholeRows.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as T })),
+      ...wholeRead.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as T })),
     ].map(({ _rowid, row }) => {
       cache?.set(_rowid, row);
       return row;

@@ -118,7 +118,8 @@ export class TitleStats {
    */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined, terms?: readonly string[]): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const length = terms ? terms.length : candidateTf(title, lang).length;
+    const cached = terms ? null : candidateTf(title, lang);
+    const length = terms ? terms.length : cached!.length;
     if (length === 0) return 0;
     let q = this.#lastQuery;
     if (q?.terms !== queryTerms || q.titles !== this.#titles) {
@@ -130,13 +131,12 @@ export class TitleStats {
     }
     const avg = this.#terms / this.#titles;
     const norm = K1 * (1 - B + (B * length) / Math.max(avg, 1e-9));
-    const tf = terms ? null : candidateTf(title, lang).tf;
     let score = 0;
     for (const [t, idf] of q.idf) {
       let f = 0;
       if (terms) {
         for (const x of terms) if (x === t) f++;
-      } else f = tf!.get(t) ?? 0;
+      } else f = cached!.tf.get(t) ?? 0;
       if (f) score += (idf * f * (K1 + 1)) / (f + norm);
     }
     return score;
