@@ -37,11 +37,11 @@ export interface ProcessNowResult {
 export interface CrawlerHandle {
   /**
    * The durable frontier (enqueue with a request id; read a URL's state): the crawler's CrawlFrontier on the
-   * repositories. Answers are awaited, so a synchronous stand-in also fits.
+   * repositories.
    */
   readonly frontier: {
-    enqueue(url: string, opts: EnqueueOptions): Promise<EnqueueResult | null> | EnqueueResult | null;
-    get(url: string): Promise<FrontierView | null> | FrontierView | null | undefined;
+    enqueue(url: string, opts: EnqueueOptions): Promise<EnqueueResult | null>;
+    get(url: string): Promise<FrontierView | null>;
   };
   /** Fetches and processes one URL now, through the same robots / politeness / redirect checks as the crawl. */
   processNow(url: string, opts: { reason: string; requestId?: string }): Promise<ProcessNowResult>;

@@ -79,16 +79,19 @@ export async function pgFail(db: Db, item: ClaimedItem, opts: Parameters<Frontie
 }
 
 /**
- * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: one is
- * taken from the host's row count first, refused at `cap` ('capped'), and given back when another worker inserted
- * the URL first (undefined). The count row stays locked to the transaction's end, so the cap is exact for a fleet.
+ * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: the
+ * host gets its politeness row (gap `gapMs`) when it has none, one is taken from the host's row count, refused at
+ * `cap` ('capped'), and given back when another worker inserted the URL first (undefined). The count row stays locked
+ * to the transaction's end, so the cap is exact for a fleet.
  */
 export async function pgCounted(
   c: Queryable,
   host: string,
+  gapMs: number,
   cap: number,
   insert: () => Promise<{ id: number } | undefined>,
 ): Promise<{ id: number } | undefined | 'capped'> {
+  await c.query(SQL.ensureHost, [host, gapMs]);
   if (cap <= 0 || (await c.query(SQL.hostReserve, [host, cap])).rowCount !== 1) return 'capped';
   const row = await insert();
   if (row === undefined) await c.query(SQL.hostUnreserve, [host]);
@@ -96,8 +99,14 @@ export async function pgCounted(
 }
 
 /** Inserts a new queued frontier row for `e` (counted; see {@link pgCounted}). */
-export function pgInsertEntry(c: Queryable, e: FrontierEntry, cap: number, now: number): Promise<{ id: number } | undefined | 'capped'> {
-  return pgCounted(c, e.host, cap, async () => (await c.query<{ id: number }>(SQL.insert, insertArgs(e, now))).rows[0]);
+export function pgInsertEntry(
+  c: Queryable,
+  e: FrontierEntry,
+  gapMs: number,
+  cap: number,
+  now: number,
+): Promise<{ id: number } | undefined | 'capped'> {
+  return pgCounted(c, e.host, gapMs, cap, async () => (await c.query<{ id: number }>(SQL.insert, insertArgs(e, now))).rows[0]);
 }
 
 export class PgCrawlFrontier {
@@ -117,8 +126,7 @@ export class PgCrawlFrontier {
     return this.db.transaction(async (c) => {
       const cur = (await c.query<RawFrontierRow>(`${SQL.byUrl} FOR UPDATE`, [e.url])).rows[0];
       if (!cur) {
-        await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
-        const ins = await pgInsertEntry(c, e, e.maxPerHost ?? NO_HOST_CAP, now);
+        const ins = await pgInsertEntry(c, e, this.defaultGapMs, e.maxPerHost ?? NO_HOST_CAP, now);
         if (ins !== undefined && ins !== 'capped') return { id: ins.id, added: true, state: 'queued' as const };
         // Not inserted: another worker admitted this URL while we waited for the host's count (this statement sees
         // what committed meanwhile), and a known URL is never refused; or the cap refused a new one.
@@ -154,8 +162,7 @@ export class PgCrawlFrontier {
       if (r?.state === 'leased') return; // someone is on it right now; let them finish
       const interval = r?.recrawl_ms ?? m.recrawlMs;
       if (!r) {
-        await c.query(SQL.ensureHost, [host, this.defaultGapMs]);
-        await pgCounted(c, host, NO_HOST_CAP, async () => {
+        await pgCounted(c, host, this.defaultGapMs, NO_HOST_CAP, async () => {
           const ins = await c.query<{ id: number }>(SQL.fetchedInsert, fetchedInsertArgs(url, host, m, now, interval));
           return ins.rows[0];
         });

@@ -63,7 +63,7 @@ import {
 } from './types.js';
 import { PgWebmaster } from './webmaster-postgres.js';
 import { pgComplete, PgCrawlFrontier, pgFail, pgHostWrites, pgInsertEntry } from './crawl-postgres.js';
-import { NO_HOST_CAP, SQL } from './crawl-sql.js';
+import { NO_HOST_CAP } from './crawl-sql.js';
 import { PgEntities } from './entities-postgres.js';
 import { pgPropertyState } from './property-state.js';
 
@@ -307,8 +307,7 @@ class PgFrontier implements FrontierRepo {
       return { id: r!.id, added: r!.added };
     }
     return this.pool.transaction(async (c) => {
-      await c.query(SQL.ensureHost, [e.host, this.defaultGapMs]);
-      const ins = await pgInsertEntry(c, e, NO_HOST_CAP, now);
+      const ins = await pgInsertEntry(c, e, this.defaultGapMs, NO_HOST_CAP, now);
       if (ins !== undefined && ins !== 'capped') return { id: ins.id, added: true };
       const prior = await c.query<{ id: number }>('SELECT id FROM frontier WHERE url = $1', [e.url]);
       return { id: (prior.rows[0] as { id: number }).id, added: false };

@@ -261,7 +261,6 @@ class SqliteFrontier implements FrontierRepo {
     }
     return this.db
       .transaction(() => {
-        this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
         const row = this.#counted(e.host, NO_HOST_CAP, () => this.#get(SQL.insert, insertArgs(e, now)) as { id: number } | undefined);
         if (row !== undefined && row !== 'capped') return { id: row.id, added: true };
         return { id: (this.#get(SQL.byUrl, [e.url]) as RawFrontierRow).id, added: false };
@@ -362,11 +361,12 @@ class SqliteFrontier implements FrontierRepo {
   }
 
   /**
-   * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: one
-   * is taken from the host's stored row count first, refused at `cap` ('capped'), and given back when the URL was
+   * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: the
+   * host gets its politeness row when it has none, one is taken from the host's stored row count first, refused at `cap` ('capped'), and given back when the URL was
    * inserted meanwhile (undefined). The count is in the state file, so the cap holds for every process sharing it.
    */
   #counted(host: string, cap: number, insert: () => { id: number } | undefined): { id: number } | undefined | 'capped' {
+    this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
     if (cap <= 0 || this.#get(SQL.hostReserve, [host, cap]) === undefined) return 'capped';
     const row = insert();
     if (row === undefined) this.#exec(SQL.hostUnreserve, [host]);
@@ -385,7 +385,6 @@ class SqliteFrontier implements FrontierRepo {
       .transaction((): AdmitResult | null => {
         const cur = this.#get(SQL.byUrl, [e.url]) as RawFrontierRow | undefined;
         if (!cur) {
-          this.#exec(SQL.ensureHost, [e.host, this.defaultGapMs]);
           const row = this.#counted(
             e.host,
             e.maxPerHost ?? NO_HOST_CAP,
@@ -427,7 +426,6 @@ class SqliteFrontier implements FrontierRepo {
         if (r?.state === 'leased') return; // someone is on it right now; let them finish
         const interval = r?.recrawl_ms ?? c.recrawlMs;
         if (!r) {
-          this.#exec(SQL.ensureHost, [host, this.defaultGapMs]);
           this.#counted(
             host,
             NO_HOST_CAP,
