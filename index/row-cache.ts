@@ -7,7 +7,9 @@
  * costs ≈ 6 ms at 10k passages, most of a small index's query: docs/bench-index.md).
  */
 export class RowCache<R extends object> {
-  readonly #rows = new Map<bigint, { row: R; bytes: number }>();
+  /** `pass`: the prefill pass that kept the row (0: read for a result). */
+  readonly #rows = new Map<bigint, { row: R; bytes: number; pass: number }>();
+  #passes = 0;
   readonly #maxBytes: number;
   #bytes = 0;
 
@@ -32,7 +34,7 @@ export class RowCache<R extends object> {
       this.#bytes -= old.bytes;
       this.#rows.delete(id);
     }
-    this.#rows.set(id, { row, bytes });
+    this.#rows.set(id, { row, bytes, pass: 0 });
     this.#bytes += bytes;
     for (const [k, e] of this.#rows) {
       if (this.#bytes <= this.#maxBytes) break;
@@ -42,21 +44,37 @@ export class RowCache<R extends object> {
   }
 
   /**
-   * Keeps a row only if it fits in the bound without dropping another (a prefill of a small index's rows: it never
-   * pushes out rows results were read for). False when it did not fit: the bound is reached.
+   * A prefill pass: returns a function that keeps one row, false once the bound is reached. With `evictOlder` (a scan
+   * of the whole table: rows from before it are of row ids it no longer has, or will be read again anyway) the pass
+   * pushes out rows kept before it, least recently used first, but never its own; without it (rows a write added to
+   * a larger index) it only takes free room, so the rows results were read for stay.
    */
-  fill(id: bigint, row: R): boolean {
-    if (this.#rows.has(id)) return true;
-    const bytes = estimateBytes(row);
-    if (this.#bytes + bytes > this.#maxBytes) return false;
-    this.#rows.set(id, { row, bytes });
-    this.#bytes += bytes;
-    return true;
+  fillPass(evictOlder: boolean): (id: bigint, row: R) => boolean {
+    const pass = ++this.#passes;
+    return (id, row) => {
+      if (this.#rows.has(id)) return true;
+      const bytes = estimateBytes(row);
+      if (bytes > this.#maxBytes) return false;
+      while (this.#bytes + bytes > this.#maxBytes) {
+        const first = this.#rows.entries().next();
+        if (!evictOlder || first.done || first.value[1].pass === pass) return false;
+        this.#rows.delete(first.value[0]);
+        this.#bytes -= first.value[1].bytes;
+      }
+      this.#rows.set(id, { row, bytes, pass });
+      this.#bytes += bytes;
+      return true;
+    };
   }
 
-  /** Bytes left under the bound. */
-  get room(): number {
-    return this.#maxBytes - this.#bytes;
+  /** Whether the row is kept (without counting as a use). */
+  has(id: bigint): boolean {
+    return this.#rows.has(id);
+  }
+
+  /** The bound, and the bytes left under it. */
+  get bound(): { maxBytes: number; room: number } {
+    return { maxBytes: this.#maxBytes, room: this.#maxBytes - this.#bytes };
   }
 
   get size(): { rows: number; bytes: number } {

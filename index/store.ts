@@ -53,7 +53,7 @@ import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { RowCache } from './row-cache.js';
-import { TextEngine, type TextEngineStats } from './text-engine.js';
+import { TextEngine, type RowPrefill, type TextEngineStats } from './text-engine.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
@@ -270,16 +270,22 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The postings' scans hand whole result rows to the row cache while it has room (text-engine.ts `RowPrefill`): a
-   * small index is then served from memory, a large one from the rows its results read (least recently used out).
+   * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`): a small index is then
+   * served from memory, a large one from the rows its results read (least recently used out). A row's estimate is at
+   * least ≈ 1 KiB (26 columns and its text), so a scan whose rows cannot fit reads no row columns: a whole table
+   * that fits the bound may push out older rows (of row ids it no longer has, or its own again); a write's added rows
+   * take only free room.
    */
-  #rowPrefill() {
+  #rowPrefill(): RowPrefill {
     const cache = this.#rowCache;
     return {
       columns: PASSAGE_ROW_COLUMNS,
-      // A row's estimate is at least ≈ 1 KiB (26 columns and its text): a scan too large to fit reads no more columns.
-      wants: (rows: number) => rows * 1024 <= cache.room,
-      put: (id: bigint, row: Record<string, unknown>) => cache.fill(id, row as unknown as PassageRow),
+      begin: (rows, wholeTable) => {
+        const { maxBytes, room } = cache.bound;
+        if (rows * 1024 > (wholeTable ? maxBytes : room)) return null;
+        const put = cache.fillPass(wholeTable);
+        return (id, row) => put(id, row as unknown as PassageRow);
+      },
     };
   }
 
@@ -658,7 +664,7 @@ export class PassageIndex implements PageSink {
     };
     // Whole result rows: cached by row id, and completed from the postings' page fields when those hold them.
     const wholeRows = columns === PASSAGE_ROW_COLUMNS;
-    const cache = wholeRows ? (this.#rowCache as RowCache<T>) : null;
+    const cache = wholeRows ? (this.#rowCache as unknown as RowCache<T>) : null;
     const ids: bigint[] = [];
     for (const k of keys) {
       if (typeof k._rowid !== 'bigint') continue;
@@ -739,6 +745,11 @@ export class PassageIndex implements PageSink {
   /** Rows and estimated bytes in the result-row cache (prefilled from the postings' scans while it has room). */
   rowCacheStats(): { rows: number; bytes: number } {
     return this.#rowCache.size;
+  }
+
+  /** How many of these rows the result-row cache holds (diagnostics: which rows a result page reads from memory). */
+  cachedRows(rowIds: readonly bigint[]): number {
+    return rowIds.filter((id) => this.#rowCache.has(id)).length;
   }
 
   /** The in-process postings' state (null when this index has none): their table version and size. */

@@ -28,15 +28,16 @@ const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', ...PAGE_FIELD_ROW_CO
 
 /**
  * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
- * from memory: a take by row id costs ≈ 1.5 ms plus ≈ 0.1 ms per column whatever the index size (≈ 5 ms for a result
- * page at 10k passages, the largest part of a query there; docs/bench-index.md). `wants(n)` is asked before a scan or
- * take of n rows; `put` answers false once the bound is reached, and the scan stops handing rows over.
+ * from memory: a take by row id costs ≈ 1.5 ms plus ≈ 0.2 ms per column whatever the index size (≈ 5 ms for a result
+ * page at 10k passages, the largest part of a query there; docs/bench-index.md). `begin` is asked before a scan of
+ * the whole table or a take of the rows a write added (`rows` of them); it answers null to read no row columns, or
+ * a function that keeps one row and answers false once the bound is reached (the scan then stops handing rows over).
  */
 export interface RowPrefill {
   readonly columns: readonly string[];
-  wants(rows: number): boolean;
-  put(id: bigint, row: Record<string, unknown>): boolean;
+  begin(rows: number, wholeTable: boolean): RowSink | null;
 }
+export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 
 /** A page's fields (as its passage rows hold them), and its title's terms (the title boost's analysis, once per page). */
 interface PageRecord {
@@ -318,14 +319,19 @@ export class TextEngine {
     }
   }
 
+  /** The columns a scan reads: the postings' own, and the prefill's while it takes rows. */
+  #scanColumns(fill: RowSink | null): string[] {
+    return fill && this.#prefill ? [...new Set([...SCAN_COLUMNS, ...this.#prefill.columns])] : SCAN_COLUMNS;
+  }
+
   async #build(table: Table): Promise<TextSnapshot | null> {
     const snap = new TextSnapshot(this.#maxTermLength);
-    let fill = this.#prefill?.wants(await table.countRows()) ? this.#prefill : null;
-    for await (const batch of table.query().select(scanColumns(fill)).withRowId()) {
+    let fill = this.#prefill ? this.#prefill.begin(await table.countRows(), true) : null;
+    for await (const batch of table.query().select(this.#scanColumns(fill)).withRowId()) {
       if (this.#closed) return null;
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the scan returned no _rowid');
-      fill = await addInSlices(snap, batch, ids, fill);
+      fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
       if (snap.postings.size.docs % 65_536 < batch.numRows) snap.postings.flush(); // bounded segments: no giant seal at the end
     }
     snap.postings.flush();
@@ -353,13 +359,13 @@ export class TextEngine {
     const { docs, live: liveDocs } = postings.size;
     if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);
     postings.remove(gone);
-    let fill = added.length > 0 && this.#prefill?.wants(added.length) ? this.#prefill : null;
+    let fill = added.length > 0 && this.#prefill ? this.#prefill.begin(added.length, false) : null;
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
-      const batch = await table.takeRowIds(slice).select(scanColumns(fill)).withRowId().toArrow();
+      const batch = await table.takeRowIds(slice).select(this.#scanColumns(fill)).withRowId().toArrow();
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the take returned no _rowid');
-      fill = await addInSlices(snap, batch, ids, fill);
+      fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
     }
     postings.flush();
     if (gone.length > 0) snap.prunePages();
@@ -386,41 +392,40 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 const ROWS_PER_SLICE = 256;
 
-/** The columns a scan reads: the postings' own, and the prefill's while it takes rows. */
-const scanColumns = (fill: RowPrefill | null): string[] => (fill ? [...new Set([...SCAN_COLUMNS, ...fill.columns])] : SCAN_COLUMNS);
-
-/** Adds a batch in slices; returns the prefill while it still takes rows (null once its bound is reached). */
+/** Adds a batch in slices; returns the prefill's sink while it still takes rows (null once its bound is reached). */
 async function addInSlices(
   snap: TextSnapshot,
   batch: Parameters<TextSnapshot['addBatch']>[0],
   ids: readonly number[],
-  fill: RowPrefill | null = null,
-): Promise<RowPrefill | null> {
+  fill: { sink: RowSink | null; columns: readonly string[] },
+): Promise<RowSink | null> {
+  let sink = fill.sink;
   for (let from = 0; from < batch.numRows; from += ROWS_PER_SLICE) {
     const to = Math.min(batch.numRows, from + ROWS_PER_SLICE);
     snap.addBatch(batch, ids, from, to);
-    if (fill && !putRows(fill, batch, ids, from, to)) fill = null;
+    if (sink && !putRows(sink, fill.columns, batch, ids, from, to)) sink = null;
     await yieldToLoop();
   }
-  return fill;
+  return sink;
 }
 
 /** Hands rows `from`..`to` of a batch to the prefill, as the table's own take would read them (`arrowRows`). */
 function putRows(
-  fill: RowPrefill,
+  sink: RowSink,
+  columns: readonly string[],
   batch: Parameters<TextSnapshot['addBatch']>[0],
   ids: readonly number[],
   from: number,
   to: number,
 ): boolean {
-  const cols = fill.columns.flatMap((name) => {
+  const cols = columns.flatMap((name) => {
     const c = batch.getChild(name);
     return c ? [[name, c] as const] : [];
   });
   for (let i = from; i < to; i++) {
     const row: Record<string, unknown> = {};
     for (const [name, c] of cols) row[name] = c.get(i);
-    if (!fill.put(BigInt(ids[i]!), row)) return false;
+    if (!sink(BigInt(ids[i]!), row)) return false;
   }
   return true;
 }

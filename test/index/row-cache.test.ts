@@ -126,3 +126,62 @@ t.test('issue 14: a result row read with its page fields from memory never mixes
   t.equal(now.get('1:0')?.content_hash, 'v2');
   t.equal(now.get('2:0')?.title, 'Other', 'the other page untouched');
 });
+
+t.test(
+  "issue 14: when the postings are rebuilt, the prefill replaces the cache's rows of the old row ids (never read again)",
+  async (t) => {
+    const dir = t.testdir();
+    const pages = Array.from({ length: 30 }, (_, i) =>
+      makePage(i + 1, `h${i % 4}.example`, [
+        `zebra number ${i} crossing the road. `.repeat(20),
+        `second passage ${i} about striped horses`,
+      ]),
+    );
+    // Room for the table's rows once, not twice.
+    const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 200 * 1024, optimizeEvery: 1_000_000 });
+    t.teardown(() => idx.close());
+    for (const slice of [pages.slice(0, 10), pages.slice(10, 20), pages.slice(20)]) await idx.upsertPages(slice);
+    await idx.textEngineReady();
+    const before = idx.rowCacheStats();
+    t.equal(before.rows, 60, 'every row prefilled');
+    t.ok(before.bytes > 100 * 1024, `the rows take more than half the bound (${before.bytes} B)`);
+    const c = compileQuery(parseQuery('zebra horses'));
+    const oldIds = new Set((await idx.textCandidates(c.text!, null, 100, c.hitColumns))!.map((h) => h._rowid));
+    // Every page written again (a recrawl of the whole site): every row has a new id, and the postings are rebuilt.
+    await idx.upsertPages(pages.map((p) => ({ ...p, contentHash: `${p.contentHash}-v2` })));
+    await idx.textEngineReady();
+    const hits = (await idx.textCandidates(c.text!, null, 100, c.hitColumns))!;
+    t.equal(hits.length, 60);
+    t.ok(
+      hits.every((h) => !oldIds.has(h._rowid)),
+      'every row has a new id',
+    );
+    t.equal(idx.cachedRows(hits.map((h) => h._rowid!)), 60, 'every row of the new ids is in memory');
+    t.ok(idx.cachedRows([...oldIds].map((id) => id!)) < 30, 'old rows were pushed out to make room');
+    t.ok(idx.rowCacheStats().bytes <= 200 * 1024);
+  },
+);
+
+t.test('issue 14: a prefill pass never pushes out its own rows; only a whole-table pass pushes out older ones', async (t) => {
+  const row = (c: string) => ({ text: c.repeat(200) }); // ≈ 480 bytes each
+  const c = new RowCache<{ text: string }>(1500);
+  c.set(1n, row('a'));
+  c.set(2n, row('b'));
+  const added = c.fillPass(false);
+  t.equal(added(3n, row('c')), true, 'free room is taken');
+  t.equal(added(4n, row('d')), false, 'a pass for added rows pushes nothing out');
+  t.same(
+    [1n, 2n, 3n, 4n].map((id) => c.has(id)),
+    [true, true, true, false],
+  );
+  const whole = c.fillPass(true);
+  t.equal(whole(5n, row('e')), true);
+  t.equal(whole(6n, row('f')), true);
+  t.equal(whole(7n, row('g')), true, 'older rows make room, least recently used first');
+  t.equal(whole(8n, row('h')), false, 'but never its own');
+  t.same(
+    [1n, 2n, 3n, 5n, 6n, 7n].map((id) => c.has(id)),
+    [false, false, false, true, true, true],
+  );
+  t.ok(c.size.bytes <= 1500);
+});
