@@ -10,6 +10,7 @@
  * index and registries are idempotent), never lose the links it discovered.
  */
 import { createHash } from 'node:crypto';
+import { LoopBudget, yieldToLoop } from '../event-loop.js';
 import type { EntitySink, JsonLdNode, JsonLdParseErrors, PageInput, PageSink } from '../page-model.js';
 import type { DocumentsRepo, HostFactsRepo } from '../state/repos/types.js';
 import { classifyAddress, ipLiteralOf } from './address.js';
@@ -475,7 +476,10 @@ async function handleSitemap(deps: PipelineDeps, item: FrontierItem, res: FetchR
   // robots.txt may list a sitemap on another host for its own host: entries of the item's host are accepted too.
   const parsed = parseSitemap(text, finalUrl, [hostOf(item.url)]);
   let admitted = 0;
+  // A sitemap lists up to 50,000 URLs and each admission is a write (synchronous on SQLite): the loop gets turns.
+  const budget = new LoopBudget();
   for (const e of parsed.entries) {
+    await budget.tick();
     if (parsed.kind === 'index') {
       if (item.depth + 1 > MAX_SITEMAP_DEPTH) continue;
       if (
@@ -558,6 +562,9 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     }
   }
 
+  // Decoding and extraction are the pipeline's largest synchronous step (≈ 5–20 ms a page). Pages whose bodies arrive
+  // in the same turn of the event loop would be extracted back to back in it: each waits for a turn of its own.
+  await yieldToLoop();
   const html = decodeHtml(res.body, type);
   const page = extractPage(html, { url: finalUrl, headers: res.headers });
   const directives: Directives = parseDirectives({ metas: page.metas, headers: res.headers, now: new Date(deps.now()) });
@@ -565,7 +572,9 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   // Links first (nofollow: none; rel=nofollow: that one), so a crash later never loses them.
   let linksAdmitted = 0;
   const linkHosts = new Map<string, number>();
+  const budget = new LoopBudget();
   for (const l of page.links) {
+    await budget.tick();
     const h = hostOf(l.url);
     linkHosts.set(h, (linkHosts.get(h) ?? 0) + 1);
     if (directives.nofollow || l.nofollow) continue;
@@ -714,6 +723,9 @@ async function commitPage(
   const input: PageInput = { ...fields, pageRef, url: finalUrl, host, fetchedAt: at.at, contentHash: hash };
   const before = await documents.get(pageRef);
   await deps.sink.upsertPage(input);
+  // The index writes pages in batches, and a batch's write settles every page of it at once: each page's remaining
+  // bookkeeping (a few synchronous SQLite writes) takes its own turn of the event loop, not one turn for all of them.
+  await yieldToLoop();
   const change = await documents.recordIndexed(pageRef, { contentHash: hash, title: content.title, at: at.at });
   await deps.entities.observePage({ pageRef, url: finalUrl, host, lang: content.lang }, extra.entities, at.at, extra.parseErrors);
   await deps.hosts.recordPageLinks(pageRef, host, extra.linkHosts);

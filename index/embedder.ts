@@ -15,6 +15,7 @@ import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { LoopBudget } from '../event-loop.js';
 
 /** What produces vectors. */
 export interface Embedder {
@@ -245,7 +246,14 @@ export function createHashingEmbedder(dim = 256): Embedder {
     modelId: `hashing-stand-in-${dim}`,
     kind: 'hashing-stand-in',
     async embed(texts) {
-      return texts.map(embedOne);
+      // Synchronous on the caller's thread: a long batch gives the event loop turns (event-loop.ts).
+      const budget = new LoopBudget();
+      const out: Float32Array[] = [];
+      for (const t of texts) {
+        out.push(embedOne(t));
+        await budget.tick();
+      }
+      return out;
     },
     async close() {},
   };

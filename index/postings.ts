@@ -12,7 +12,10 @@
  * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): the formula of LanceDB's
  * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
  */
+import { LoopBudget } from '../event-loop.js';
 
+/** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
+const MERGE_TERMS_PER_CHECK = 1024;
 const K1 = 1.2;
 const B = 0.75;
 
@@ -234,6 +237,26 @@ export class Postings {
     this.#mergeSmall();
   }
 
+  /**
+   * `flush()` for a serving process: the same segments, but a merge proceeds a range of terms at a time and the event
+   * loop gets turns in between (a merge copies both segments: at 1M passages the largest hold tens of millions of
+   * postings). Queries meanwhile read the segments being merged, which do not change; the merged one replaces them
+   * when it is complete. The caller must not add or flush on this instance until it resolves.
+   */
+  async flushInSlices(budget: LoopBudget = new LoopBudget()): Promise<void> {
+    if (!this.#builder || this.#builder.n === 0) return;
+    this.#segments.push(this.#builder.seal(this.#termIds.size));
+    this.#builder = null;
+    await budget.tick();
+    const segs = this.#segments;
+    while (segs.length > 1 && segs[segs.length - 1]!.docs.length * 2 >= segs[segs.length - 2]!.docs.length) {
+      const a = segs[segs.length - 2]!;
+      const b = segs[segs.length - 1]!;
+      const merged = await Postings.#mergeInSlices(a, b, this.#termIds.size, budget);
+      segs.splice(segs.length - 2, 2, merged);
+    }
+  }
+
   /** Tombstones the documents with these row ids (absent ones are ignored); returns how many were live. */
   remove(rowIds: Iterable<number>): number {
     let n = 0;
@@ -267,14 +290,33 @@ export class Postings {
     }
   }
 
-  static #merge(a: Segment, b: Segment, termCount: number): Segment {
+  static async #mergeInSlices(a: Segment, b: Segment, termCount: number, budget: LoopBudget): Promise<Segment> {
     const offsets = new Uint32Array(termCount + 1);
     const docs = new Uint32Array(a.docs.length + b.docs.length);
     const tfs = new Uint16Array(docs.length);
     let at = 0;
+    for (let from = 0; from < termCount; from += MERGE_TERMS_PER_CHECK) {
+      at = Postings.#mergeRange(a, b, from, Math.min(termCount, from + MERGE_TERMS_PER_CHECK), offsets, docs, tfs, at);
+      await budget.tick();
+    }
+    offsets[termCount] = at;
+    return { offsets, docs, tfs };
+  }
+
+  /** Copies terms `from`..`to` of `a` then `b` into the merged arrays from `at`; returns the next free position. */
+  static #mergeRange(
+    a: Segment,
+    b: Segment,
+    from: number,
+    to: number,
+    offsets: Uint32Array,
+    docs: Uint32Array,
+    tfs: Uint16Array,
+    at: number,
+  ): number {
     const aTerms = a.offsets.length - 1;
     const bTerms = b.offsets.length - 1;
-    for (let t = 0; t < termCount; t++) {
+    for (let t = from; t < to; t++) {
       offsets[t] = at;
       if (t < aTerms) {
         const s = a.offsets[t]!;
@@ -291,9 +333,17 @@ export class Postings {
         at += e - s;
       }
     }
-    offsets[termCount] = at;
+    return at;
+  }
+
+  static #merge(a: Segment, b: Segment, termCount: number): Segment {
+    const offsets = new Uint32Array(termCount + 1);
+    const docs = new Uint32Array(a.docs.length + b.docs.length);
+    const tfs = new Uint16Array(docs.length);
+    offsets[termCount] = Postings.#mergeRange(a, b, 0, termCount, offsets, docs, tfs, 0);
     return { offsets, docs, tfs };
   }
+
 
   /** The BM25 length normaliser of every document (k1 · (1 − b + b · len / avgdl)), recomputed when avgdl moved. */
   #prepare(): void {

@@ -19,7 +19,8 @@
  */
 import * as lancedb from '@lancedb/lancedb';
 import { MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
-import type { Schema } from 'apache-arrow';
+import type { Schema, Table as ArrowTable } from 'apache-arrow';
+import { LoopBudget } from '../event-loop.js';
 import type { Logger } from 'pino';
 import type { PageInput, PageSink } from '../page-model.js';
 import {
@@ -138,6 +139,8 @@ export interface OpenOptions {
  * 1M passages (a scan of the live row ids); the first build at 1M takes ≈ 40 s and is never waited for.
  */
 const TEXT_SYNC_WAIT_MS = 2000;
+/** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
+const ARROW_ROWS_PER_CHUNK = 64;
 
 /** Hit columns plus the match columns a query's code checks read. */
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
@@ -356,6 +359,13 @@ export class PassageIndex implements PageSink {
       for (const r of rows) r.vector = null;
     }
     const refs = list.map((p) => p.pageRef).join(', ');
+    // Converted before the write queue: a long conversion does not hold up the writes queued behind this one.
+    const pageTable = await this.#arrowRows(pageRowList, pageSchema);
+    const imageTable = imageRows.length > 0 ? await this.#arrowRows(imageRows, imageSchema) : null;
+    const passageTable =
+      rows.length > 0
+        ? await this.#arrowRows(rows, this.#passageSchemaCache ?? (this.#passageSchemaCache = await this.#passages.schema()))
+        : null;
     await this.#queue.run(async () => {
       this.#assertOpen();
       // Page rows and images first, passages last: search reads only the passages table, so its commit is the
@@ -367,16 +377,16 @@ export class PassageIndex implements PageSink {
         .mergeInsert('page_ref')
         .whenMatchedUpdateAll()
         .whenNotMatchedInsertAll()
-        .execute(this.#arrowRows(pageRowList, pageSchema));
+        .execute(pageTable);
       await this.#images.delete(pageFilter);
-      if (imageRows.length > 0) await this.#images.add(this.#arrowRows(imageRows, imageSchema));
-      if (rows.length > 0) {
+      if (imageTable) await this.#images.add(imageTable);
+      if (passageTable) {
         await this.#passages
           .mergeInsert(KEY_COLUMNS)
           .whenMatchedUpdateAll()
           .whenNotMatchedInsertAll()
           .whenNotMatchedBySourceDelete({ where: pageFilter })
-          .execute(this.#arrowRows(rows, this.#passageSchemaCache ?? (this.#passageSchemaCache = await this.#passages.schema())));
+          .execute(passageTable);
       } else {
         await this.#passages.delete(pageFilter);
       }
@@ -391,9 +401,22 @@ export class PassageIndex implements PageSink {
     return this.#meta.vectorDim !== null;
   }
 
-  /** Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). */
-  #arrowRows(rows: readonly object[], schema: Schema) {
-    return lancedb.makeArrowTable(rows as Record<string, unknown>[], { schema });
+  /**
+   * Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). Built
+   * `ARROW_ROWS_PER_CHUNK` rows at a time, one record batch each, and the event loop gets turns in between: a
+   * crawler's batch of 64 pages is hundreds of passages with their vectors, and converting them in one go held the
+   * loop for ≈ 100 ms (bench/load.ts --crawl-hosts).
+   */
+  async #arrowRows(rows: readonly object[], schema: Schema): Promise<ArrowTable> {
+    const make = (part: readonly object[]) => lancedb.makeArrowTable(part as Record<string, unknown>[], { schema });
+    if (rows.length <= ARROW_ROWS_PER_CHUNK) return make(rows);
+    const budget = new LoopBudget();
+    const parts: ArrowTable[] = [];
+    for (let i = 0; i < rows.length; i += ARROW_ROWS_PER_CHUNK) {
+      parts.push(make(rows.slice(i, i + ARROW_ROWS_PER_CHUNK)));
+      await budget.tick();
+    }
+    return parts[0]!.concat(...parts.slice(1));
   }
 
   /** Removes a page from every surface (passages first: search stops returning it with that commit). */

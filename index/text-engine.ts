@@ -13,6 +13,7 @@
  * is never moved); work on the main thread is done in slices (one Arrow batch at a time) so serving continues.
  */
 import type { Connection, Table } from '@lancedb/lancedb';
+import { LoopBudget } from '../event-loop.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTerms } from './title-stats.js';
@@ -119,11 +120,14 @@ export class TextSnapshot {
   }
 
   /** Forgets pages none of whose passages is live (after a patch removed rows). */
-  prunePages(): void {
+  async prunePages(budget: LoopBudget = new LoopBudget()): Promise<void> {
     const live = new Set<number>();
     const docs = this.postings.size.docs;
-    for (let d = 0; d < docs; d++) if (this.postings.isLive(d)) live.add(this.#pageOf[d]!);
-    for (const ref of this.#pages.keys()) if (!live.has(ref)) this.#pages.delete(ref);
+    for (let d = 0; d < docs; d++) {
+      if (this.postings.isLive(d)) live.add(this.#pageOf[d]!);
+      if ((d & 4095) === 4095) await budget.tick();
+    }
+    for (const ref of [...this.#pages.keys()]) if (!live.has(ref)) this.#pages.delete(ref);
   }
 
   /** The analysed terms of a page's title, when the postings hold this title in this language for it. */
@@ -332,9 +336,10 @@ export class TextEngine {
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the scan returned no _rowid');
       fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
-      if (snap.postings.size.docs % 65_536 < batch.numRows) snap.postings.flush(); // bounded segments: no giant seal at the end
+      // Bounded segments: no giant seal at the end.
+      if (snap.postings.size.docs % 65_536 < batch.numRows) await snap.postings.flushInSlices();
     }
-    snap.postings.flush();
+    await snap.postings.flushInSlices();
     return snap;
   }
 
@@ -353,7 +358,12 @@ export class TextEngine {
     }
     if (this.#closed) return null;
     const gone: number[] = [];
-    for (const id of postings.liveRowIds()) if (!live.has(id)) gone.push(id);
+    const budget = new LoopBudget();
+    const liveIds = postings.liveRowIds();
+    for (let i = 0; i < liveIds.length; i++) {
+      if (!live.has(liveIds[i]!)) gone.push(liveIds[i]!);
+      if ((i & 4095) === 4095) await budget.tick();
+    }
     // Tombstones keep weighing in the statistics: when this patch would leave too many (a compaction rewrote most
     // rows under new ids), build afresh instead.
     const { docs, live: liveDocs } = postings.size;
@@ -367,8 +377,8 @@ export class TextEngine {
       if (!ids) throw new Error('text postings: the take returned no _rowid');
       fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
     }
-    postings.flush();
-    if (gone.length > 0) snap.prunePages();
+    await postings.flushInSlices();
+    if (gone.length > 0) await snap.prunePages();
     return snap;
   }
 }
@@ -383,14 +393,14 @@ function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null
   return out;
 }
 
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
- * Rows analysed between two yields to the event loop. A scan batch holds thousands of passages (≈ 30 µs each), so a
- * build or a patch after a compaction (every row id new) held the loop for a whole batch at a time: the requests and
- * the crawler that share it waited (bench/load.ts --crawl-hosts showed 100–400 ms stalls).
+ * Rows analysed between two looks at the clock. A scan batch holds thousands of passages (≈ 30–80 µs each with the
+ * page record and the prefill), so a build or a patch after a compaction (every row id new) held the loop for a
+ * whole batch at a time: the requests and the crawler that share it waited (bench/load.ts --crawl-hosts showed
+ * 100–400 ms stalls). A fixed count of rows per slice was not enough either: the cost per row varies with the
+ * machine's load, and 256 rows took 15–70 ms under load. The loop gets a turn when the slice's time is spent.
  */
-const ROWS_PER_SLICE = 256;
+const ROWS_PER_CHECK = 16;
 
 /** Adds a batch in slices; returns the prefill's sink while it still takes rows (null once its bound is reached). */
 async function addInSlices(
@@ -400,11 +410,12 @@ async function addInSlices(
   fill: { sink: RowSink | null; columns: readonly string[] },
 ): Promise<RowSink | null> {
   let sink = fill.sink;
-  for (let from = 0; from < batch.numRows; from += ROWS_PER_SLICE) {
-    const to = Math.min(batch.numRows, from + ROWS_PER_SLICE);
+  const budget = new LoopBudget();
+  for (let from = 0; from < batch.numRows; from += ROWS_PER_CHECK) {
+    const to = Math.min(batch.numRows, from + ROWS_PER_CHECK);
     snap.addBatch(batch, ids, from, to);
     if (sink && !putRows(sink, fill.columns, batch, ids, from, to)) sink = null;
-    await yieldToLoop();
+    await budget.tick();
   }
   return sink;
 }

@@ -12,6 +12,7 @@
  * nothing, and the owner rebuilds from the stored titles once the writes since the last build exceed a fifth of
  * the titles (amortised O(1) per write; the rebuild yields to the event loop as it counts). IDF drifts slowly, and only within that bound.
  */
+import { LoopBudget } from '../event-loop.js';
 import { analyze, analyzerLang } from './analyzer.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
@@ -79,11 +80,12 @@ export class TitleStats {
    * The same full build in slices, yielding to the event loop between them: counting is ≈ 10 µs per title (2.2 s
    * for 222k titles), which must not stall a serving process.
    */
-  static async build(titles: readonly TitleInput[], slice = 5000): Promise<TitleStats> {
+  static async build(titles: readonly TitleInput[]): Promise<TitleStats> {
     const s = new TitleStats();
-    for (let i = 0; i < titles.length; i += slice) {
-      for (const t of titles.slice(i, i + slice)) s.add(t.title, t.lang);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    const budget = new LoopBudget();
+    for (const t of titles) {
+      s.add(t.title, t.lang);
+      await budget.tick();
     }
     s.#added = 0;
     return s;

@@ -1,5 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
+import { LoopBudget, yieldToLoop } from '../../event-loop.js';
 import { Postings, type TextQuery } from '../../index/postings.js';
 
 /** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over all added. */
@@ -75,6 +76,44 @@ t.test('search equals exhaustive BM25: optional terms (MaxScore), required group
     { numRuns: 400 },
   );
   t.pass('400 random corpora and queries agree');
+});
+
+t.test('flushInSlices builds the segments flush() builds, and queries between its slices see every document', async (t) => {
+  // 3,000 distinct terms: a merge spans several ranges of terms (MERGE_TERMS_PER_CHECK), and a zero budget pauses
+  // after every range, so queries run while merges are half done.
+  const words = Array.from({ length: 3000 }, (_, i) => `w${i}`);
+  const text = (i: number) => ` ${words[i % 3000]} ${words[(i * 7) % 3000]} ${words[(i * 13 + 5) % 3000]} common `;
+  const sync = new Postings();
+  const sliced = new Postings();
+  const queries: TextQuery[] = [
+    { must: [], should: [{ term: 'common', weight: 1 }, { term: 'w7', weight: 1 }, { term: 'w2999', weight: 2 }], probe: [] },
+    { must: [['w14']], should: [{ term: 'w98', weight: 1 }], probe: [] },
+    { must: [['w1', 'w2']], should: [], probe: [] },
+  ];
+  const seen: string[] = [];
+  let doc = 0;
+  let midMerge = 0;
+  for (const batch of [700, 300, 200, 100, 50, 900]) {
+    for (let i = 0; i < batch; i++, doc++) {
+      sync.add(1000 + doc, text(doc));
+      sliced.add(1000 + doc, text(doc));
+    }
+    sync.flush();
+    const want = queries.map((q) => JSON.stringify(sync.search(q, 10)));
+    let done = false;
+    const flushing = sliced.flushInSlices(new LoopBudget(0)).then(() => (done = true));
+    while (!done) {
+      midMerge++;
+      queries.forEach((q, i) => t.equal(JSON.stringify(sliced.search(q, 10)), want[i], `mid-merge query ${i}`));
+      await yieldToLoop();
+    }
+    await flushing;
+    t.same(sliced.size, sync.size, `after ${doc} documents`);
+    queries.forEach((q, i) => seen.push(`${i}:${JSON.parse(want[i]!).length}`));
+    queries.forEach((q, i) => t.equal(JSON.stringify(sliced.search(q, 10)), want[i], `query ${i} after the flush`));
+  }
+  t.ok(seen.some((s) => !s.endsWith(':0')), 'the queries find documents');
+  t.ok(midMerge >= 12, `queries ran between slices (${midMerge} times)`);
 });
 
 t.test('basic facts: unknown required word, unknown optional word, a row id live once, live row ids', async (t) => {
