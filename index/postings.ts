@@ -344,7 +344,6 @@ export class Postings {
     return { offsets, docs, tfs };
   }
 
-
   /** The BM25 length normaliser of every document (k1 · (1 − b + b · len / avgdl)), recomputed when avgdl moved. */
   #prepare(): void {
     if (this.#dnDocs === this.#docs) return;

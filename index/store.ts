@@ -373,11 +373,7 @@ export class PassageIndex implements PageSink {
       // The journal makes the three commits one: a crash between them is rolled back at the next open.
       const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
       const pageFilter = `page_ref IN (${refs})`;
-      await this.#pages
-        .mergeInsert('page_ref')
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute(pageTable);
+      await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(pageTable);
       await this.#images.delete(pageFilter);
       if (imageTable) await this.#images.add(imageTable);
       if (passageTable) {

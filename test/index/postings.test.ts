@@ -86,7 +86,15 @@ t.test('flushInSlices builds the segments flush() builds, and queries between it
   const sync = new Postings();
   const sliced = new Postings();
   const queries: TextQuery[] = [
-    { must: [], should: [{ term: 'common', weight: 1 }, { term: 'w7', weight: 1 }, { term: 'w2999', weight: 2 }], probe: [] },
+    {
+      must: [],
+      should: [
+        { term: 'common', weight: 1 },
+        { term: 'w7', weight: 1 },
+        { term: 'w2999', weight: 2 },
+      ],
+      probe: [],
+    },
     { must: [['w14']], should: [{ term: 'w98', weight: 1 }], probe: [] },
     { must: [['w1', 'w2']], should: [], probe: [] },
   ];
@@ -112,7 +120,10 @@ t.test('flushInSlices builds the segments flush() builds, and queries between it
     queries.forEach((q, i) => seen.push(`${i}:${JSON.parse(want[i]!).length}`));
     queries.forEach((q, i) => t.equal(JSON.stringify(sliced.search(q, 10)), want[i], `query ${i} after the flush`));
   }
-  t.ok(seen.some((s) => !s.endsWith(':0')), 'the queries find documents');
+  t.ok(
+    seen.some((s) => !s.endsWith(':0')),
+    'the queries find documents',
+  );
   t.ok(midMerge >= 12, `queries ran between slices (${midMerge} times)`);
 });
 
