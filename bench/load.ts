@@ -9,7 +9,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled]
+ *        [--compiled] [--trace-turns MS]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -27,6 +27,8 @@
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
  *   indexing path costs the serving loop.
  * - `--cpu-prof DIR` runs the server under `node --cpu-prof` (profile written when the server exits).
+ * - `--trace-turns MS` logs every turn of the server's loop later than MS, with the process CPU and involuntary context
+ *   switches of that interval (which of the histogram's maxima were our code and which the machine).
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -63,6 +65,9 @@ const { values } = parseArgs({
     'sample-every': { type: 'string', default: '10' },
     'crawl-hosts': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
+    // Log every turn of the server's event loop later than this many ms, with the process CPU and context switches
+    // of the late interval (0: off). A turn late with more CPU than wall time had the server's other threads running.
+    'trace-turns': { type: 'string', default: '0' },
     // Serve from the compiled code in dist/ (what `npm start` runs) instead of through tsx; `npm run build` first.
     compiled: { type: 'boolean', default: false },
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
@@ -135,6 +140,26 @@ if (values.serve) {
     setTimeout(tick, 10).unref();
   };
   setTimeout(tick, 10).unref();
+  const traceMs = Number(values['trace-turns']);
+  if (traceMs > 0) {
+    let last = performance.now();
+    let cpu = process.cpuUsage();
+    let ru = process.resourceUsage();
+    setInterval(() => {
+      const now = performance.now();
+      const late = now - last - 5;
+      const used = process.cpuUsage(cpu);
+      const ru2 = process.resourceUsage();
+      if (late > traceMs) {
+        const ms = (used.user + used.system) / 1000;
+        const invol = ru2.involuntaryContextSwitches - ru.involuntaryContextSwitches;
+        process.stderr.write(
+          `late turn: ${late.toFixed(1)} ms at ${(now / 1000).toFixed(2)} s, process CPU ${ms.toFixed(1)} ms, ${invol} involuntary switches\n`,
+        );
+      }
+      [last, cpu, ru] = [now, process.cpuUsage(), ru2];
+    }, 5).unref();
+  }
   if (web && services.crawler) {
     for (let i = 0; i < crawlHosts; i++)
       await services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
@@ -246,6 +271,8 @@ const childArgs = [
   modelDir,
   '--crawl-hosts',
   String(crawlHosts),
+  '--trace-turns',
+  values['trace-turns']!,
   '--log-level',
   values['log-level']!,
 ];
