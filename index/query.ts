@@ -348,6 +348,11 @@ export interface CompiledQuery {
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
   readonly selective: boolean;
   /**
+   * Whether they may reject many of the full-text arm's own candidates. Required words alone do not: the full-text
+   * query requires each of them (`ftsCoversMatches`), so a BM25-only query of required words reads the ranked depth.
+   */
+  readonly textSelective: boolean;
+  /**
    * Every row `matches` accepts is matched by `fts` (the query has required words, and `fts` requires each of them):
    * an exhaustive `fts` answer then holds every passage either arm could return.
    */
@@ -516,6 +521,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     positive: PREFIX_OPS.reduce((s, op) => s + o[op].include.filter((v) => v === null).length, 0),
     negated: PREFIX_OPS.reduce((s, op) => s + o[op].exclude.filter((v) => v === null).length, 0),
   };
+  // Checks only code can make (prefixes, exclusions, phrases): they may reject many candidates of either arm.
+  const codeChecks = prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0;
   return {
     ast,
     fts,
@@ -530,8 +537,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     hitColumns,
     matchColumns,
     coordination,
-    selective:
-      prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0 || mustWords.length > 1,
+    selective: codeChecks || mustWords.length > 1,
+    textSelective: codeChecks || (mustWords.length > 1 && fts === null),
     ftsCoversMatches: fts !== null && mustWords.length > 0,
   };
 }

@@ -212,7 +212,9 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   if (!hasPositiveConstraint(ast)) return empty;
   const { where, impossible } = buildWhere(source, compiled, req.filters ?? {}, req.now ?? new Date());
   if (impossible) return empty;
-  const k = compiled.selective ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
+  // Without a vector arm, only the full-text arm's own rejections call for a deeper list (required words do not: the
+  // full-text query requires them). With one, its candidates are checked for the required words too.
+  const k = (useVector ? compiled.selective : compiled.textSelective) ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
   const extra = compiled.hitColumns; // the BM25 arm's candidates are coordinated too
   // Text to find with, or only operators (e.g. "site:example.org -inurl:archive"): then a filtered scan.
   const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;

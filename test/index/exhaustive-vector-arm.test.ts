@@ -7,7 +7,7 @@ import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
-import { retrieve, type CandidateSource } from '../../index/retrieval.js';
+import { ARM_DEPTH, ARM_DEPTH_SELECTIVE, retrieve, type CandidateSource } from '../../index/retrieval.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 
@@ -81,3 +81,45 @@ t.test(
     t.ok(ranked.passages.some((p) => p.vectorRank !== null && p.bm25Rank === null) || ranked.passages.length > 0);
   },
 );
+
+t.test('issue 14: list depths — required words alone read the ranked depth without a vector arm, the deep one with it', async (t) => {
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
+  t.teardown(() => idx.close());
+  await idx.upsertPages(await pages(300));
+  const asked: { arm: string; k: number }[] = [];
+  const source: CandidateSource = {
+    embedder: idx.embedder,
+    hostIdsUnder: (d) => idx.hostIdsUnder(d),
+    hasLang: (l) => idx.hasLang(l),
+    fullTextReady: () => idx.fullTextReady(),
+    titleScore: (q, row) => idx.titleScore(q, row),
+    ftsCandidates: (f, w, k, e) => (asked.push({ arm: 'text', k }), idx.ftsCandidates(f, w, k, e)),
+    ftsScores: (f, p) => idx.ftsScores(f, p),
+    vectorDistances: (v, keys) => idx.vectorDistances(v, keys),
+    vectorCandidates: (v, w, k, e) => (asked.push({ arm: 'vector', k }), idx.vectorCandidates(v, w, k, e)),
+    scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
+    passageRows: (keys) => idx.passageRows(keys),
+  };
+  const depth = async (query: string, mode: 'bm25' | 'hybrid') => {
+    asked.length = 0;
+    const r = await retrieve(source, { query, mode });
+    return { r, text: asked.find((a) => a.arm === 'text')?.k, vector: asked.find((a) => a.arm === 'vector')?.k };
+  };
+
+  const required = await depth('+cells +protein', 'bm25');
+  t.equal(required.text, ARM_DEPTH, 'bm25, required words only: the ranked depth');
+  t.ok(required.r.passages.length > 0, 'answered');
+  const rows = [...(await idx.passageRows(required.r.passages.map((p) => p.row))).values()];
+  t.equal(rows.length, required.r.passages.length);
+  t.ok(
+    rows.every((r) => /cell/i.test(`${r.title} ${r.text}`) && /protein/i.test(`${r.title} ${r.text}`)),
+    'each passage holds both words',
+  );
+  t.equal((await depth('cells protein', 'bm25')).text, ARM_DEPTH, 'bm25, ranked words: the ranked depth');
+  t.equal((await depth('+cells -protein', 'bm25')).text, ARM_DEPTH_SELECTIVE, 'an exclusion only code can check: deep');
+  t.equal((await depth('"stem cells" differentiation', 'bm25')).text, ARM_DEPTH_SELECTIVE, 'a phrase only code can check: deep');
+  // With a vector arm, its candidates are checked for the required words, and the exhaustive BM25 set replaces it
+  // only when the text arm's list is deep enough to be exhaustive.
+  const hybrid = await depth('+cells +protein', 'hybrid');
+  t.equal(hybrid.text, ARM_DEPTH_SELECTIVE, 'hybrid, required words: deep');
+});
