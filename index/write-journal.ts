@@ -12,7 +12,8 @@
  * exists (or by this process through a write that is no longer running).
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Table } from '@lancedb/lancedb';
@@ -46,13 +47,17 @@ export function writerGone(entry: JournalEntry): boolean {
   return !alive(entry.pid);
 }
 
-function syncWrite(path: string, text: string): void {
-  const fd = openSync(path, 'w');
+/**
+ * Writes and fsyncs a file on libuv's thread pool: an fsync waits for the disk (up to hundreds of ms on a busy one),
+ * and the synchronous form held the event loop that much on every index write (bench/load.ts --trace-turns).
+ */
+async function syncWrite(path: string, text: string): Promise<void> {
+  const file = await open(path, 'w');
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
+    await file.writeFile(text);
+    await file.sync();
   } finally {
-    closeSync(fd);
+    await file.close();
   }
 }
 
@@ -63,8 +68,13 @@ export async function beginWrite(dir: string, tables: Readonly<Record<string, Ta
   const entry: JournalEntry = { pid: process.pid, host: hostname(), token: randomUUID(), versions };
   const path = join(dir, FILE);
   running.add(entry.token);
-  syncWrite(`${path}.tmp`, JSON.stringify(entry));
-  renameSync(`${path}.tmp`, path);
+  try {
+    await syncWrite(`${path}.tmp`, JSON.stringify(entry));
+    await rename(`${path}.tmp`, path);
+  } catch (err) {
+    running.delete(entry.token);
+    throw err;
+  }
   return () => {
     unlinkSync(path);
     running.delete(entry.token);
