@@ -27,8 +27,9 @@
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
  *   indexing path costs the serving loop.
  * - `--cpu-prof DIR` runs the server under `node --cpu-prof` (profile written when the server exits).
- * - `--trace-turns MS` logs every turn of the server's loop later than MS, with the process CPU and involuntary context
- *   switches of that interval (which of the histogram's maxima were our code and which the machine).
+ * - `--trace-turns MS` logs every turn of the server's loop later than MS, with the main thread's time on a CPU and
+ *   waiting for one in that interval (Linux schedstat) and the process CPU: which of the histogram's maxima were our
+ *   code and which the machine.
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -65,8 +66,8 @@ const { values } = parseArgs({
     'sample-every': { type: 'string', default: '10' },
     'crawl-hosts': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
-    // Log every turn of the server's event loop later than this many ms, with the process CPU and context switches
-    // of the late interval (0: off). A turn late with more CPU than wall time had the server's other threads running.
+    // Log every turn of the server's event loop later than this many ms, with the main thread's time on a CPU and
+    // waiting for one in the late interval, and the process CPU (0: off).
     'trace-turns': { type: 'string', default: '0' },
     // Serve from the compiled code in dist/ (what `npm start` runs) instead of through tsx; `npm run build` first.
     compiled: { type: 'boolean', default: false },
@@ -142,22 +143,33 @@ if (values.serve) {
   setTimeout(tick, 10).unref();
   const traceMs = Number(values['trace-turns']);
   if (traceMs > 0) {
+    // The main thread's own time on a CPU and waiting for one (Linux schedstat, ns): a late turn with little CPU of its
+    // own and a long wait was the machine's, one with its whole length on the CPU was this process's code.
+    const sched = (): [number, number] => {
+      try {
+        const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+        return [run ?? 0, wait ?? 0];
+      } catch {
+        return [0, 0];
+      }
+    };
     let last = performance.now();
     let cpu = process.cpuUsage();
-    let ru = process.resourceUsage();
+    let mine = sched();
     setInterval(() => {
       const now = performance.now();
       const late = now - last - 5;
       const used = process.cpuUsage(cpu);
-      const ru2 = process.resourceUsage();
+      const mine2 = sched();
       if (late > traceMs) {
         const ms = (used.user + used.system) / 1000;
-        const invol = ru2.involuntaryContextSwitches - ru.involuntaryContextSwitches;
+        const run = (mine2[0] - mine[0]) / 1e6;
+        const wait = (mine2[1] - mine[1]) / 1e6;
         process.stderr.write(
-          `late turn: ${late.toFixed(1)} ms at ${(now / 1000).toFixed(2)} s, process CPU ${ms.toFixed(1)} ms, ${invol} involuntary switches\n`,
+          `late turn: ${late.toFixed(1)} ms at ${(now / 1000).toFixed(2)} s; main thread on a CPU ${run.toFixed(1)} ms, waiting for one ${wait.toFixed(1)} ms; process CPU ${ms.toFixed(1)} ms\n`,
         );
       }
-      [last, cpu, ru] = [now, process.cpuUsage(), ru2];
+      [last, cpu, mine] = [now, process.cpuUsage(), mine2];
     }, 5).unref();
   }
   if (web && services.crawler) {
