@@ -8,7 +8,9 @@ import { RateLimiter, reservationBlock } from '../../state/rate-limits.js';
 const CHILD = fileURLToPath(new URL('./rate-limits-crash-child.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const digest = 'ef'.repeat(32);
-const at = '2026-11-21T10:00:30Z';
+// Half a minute into the current minute: the limiter prunes counters older than two days by the real clock, so a
+// fixed date would see its counters pruned once it is two days old.
+const at = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 30_000).toISOString();
 const perMinute = 400;
 const perDay = 100_000;
 
