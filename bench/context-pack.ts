@@ -4,6 +4,8 @@
  * Run: node --import tsx bench/context-pack.ts
  * Data is read in place from ../shared/data (SciFact corpus, trafilatura eval pages). Loops are bounded.
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';

@@ -17,6 +17,8 @@
  *
  *   node --import tsx bench/embedding.ts --ingest --passages 1000 [--threads 2] [--batch 32]
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -4,6 +4,8 @@
  * second and search latency, and whether both backends give the same records for the same queries (the contract
  * test compares them on the Québec rows only). Run: node --import tsx bench/entities-import.ts
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

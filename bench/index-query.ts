@@ -28,6 +28,8 @@
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';

@@ -12,6 +12,8 @@
  * Every index build and optimize is bounded by `--settle-s`: one that does not settle is reported, and the process
  * exits with status 3 once the table is printed (a stuck native call cannot be cancelled).
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import * as lancedb from '@lancedb/lancedb';
 import { BooleanQuery, Index, MatchQuery, Occur, Operator, PhraseQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
 import { Field, Int32, Schema, Utf8 } from 'apache-arrow';

@@ -10,6 +10,8 @@
  *
  * Run: node --import tsx bench/pdf-extract.ts [--runs N]
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PdfExtractor } from '../crawler/extract-pdf.js';
 import { fillerText, makePdf, type GenPage } from '../test/helpers/pdf-fixtures.js';

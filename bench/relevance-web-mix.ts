@@ -7,6 +7,8 @@
  *
  * It WRITES into --data-dir: give it a copy of a data dir made by `svc ingest` of SciFact.
  */
+// First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
+import '../fixtures/loopback-only.js';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
