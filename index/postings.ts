@@ -249,10 +249,8 @@ export class Postings {
     this.#builder = null;
     await budget.tick();
     const segs = this.#segments;
-    while (segs.length > 1 && segs[segs.length - 1]!.docs.length * 2 >= segs[segs.length - 2]!.docs.length) {
-      const a = segs[segs.length - 2]!;
-      const b = segs[segs.length - 1]!;
-      const merged = await Postings.#mergeInSlices(a, b, this.#termIds.size, budget);
+    while (this.#mergeDue()) {
+      const merged = await Postings.#mergeInSlices(segs.at(-2)!, segs.at(-1)!, this.#termIds.size, budget);
       segs.splice(segs.length - 2, 2, merged);
     }
   }
@@ -283,11 +281,17 @@ export class Postings {
    */
   #mergeSmall(): void {
     const segs = this.#segments;
-    while (segs.length > 1 && segs[segs.length - 1]!.docs.length * 2 >= segs[segs.length - 2]!.docs.length) {
+    while (this.#mergeDue()) {
       const b = segs.pop()!;
       const a = segs.pop()!;
       segs.push(Postings.#merge(a, b, this.#termIds.size));
     }
+  }
+
+  /** Whether the newest segment is at least half the size of the one before (the two are then merged). */
+  #mergeDue(): boolean {
+    const segs = this.#segments;
+    return segs.length > 1 && segs.at(-1)!.docs.length * 2 >= segs.at(-2)!.docs.length;
   }
 
   static async #mergeInSlices(a: Segment, b: Segment, termCount: number, budget: LoopBudget): Promise<Segment> {

@@ -59,13 +59,14 @@ export class TextSnapshot {
     this.postings = new Postings({ maxTermLength });
   }
 
-  /** Adds rows of a scan or take (Arrow batch with the scan columns and `_rowid`). */
-  addBatch(
+  /**
+   * Rows of a scan or take (Arrow batch with the scan columns and `_rowid`): the batch's columns are looked up once,
+   * and the returned function adds rows `from`..`to` (the caller slices, yielding between slices).
+   */
+  rowAdder(
     batch: { numRows: number; getChild(name: string): { get(i: number): unknown } | null },
     ids: readonly number[],
-    from = 0,
-    to = batch.numRows,
-  ): void {
+  ): (from: number, to: number) => void {
     const col = (name: string) => {
       const c = batch.getChild(name);
       if (!c) throw new Error(`text postings: the read returned no ${name}`);
@@ -75,6 +76,18 @@ export class TextSnapshot {
     const ref = col('page_ref');
     const ord = col('ordinal');
     const fieldCols = PAGE_FIELD_ROW_COLUMNS.map((name) => [name, col(name)] as const);
+    return (from, to) => this.#addRows(text, ref, ord, fieldCols, ids, from, to);
+  }
+
+  #addRows(
+    text: { get(i: number): unknown },
+    ref: { get(i: number): unknown },
+    ord: { get(i: number): unknown },
+    fieldCols: readonly (readonly [string, { get(i: number): unknown }])[],
+    ids: readonly number[],
+    from: number,
+    to: number,
+  ): void {
     let lastRef = -1;
     for (let i = from; i < to; i++) {
       const pageRef = ref.get(i) as number;
@@ -405,38 +418,42 @@ const ROWS_PER_CHECK = 16;
 /** Adds a batch in slices; returns the prefill's sink while it still takes rows (null once its bound is reached). */
 async function addInSlices(
   snap: TextSnapshot,
-  batch: Parameters<TextSnapshot['addBatch']>[0],
+  batch: Parameters<TextSnapshot['rowAdder']>[0],
   ids: readonly number[],
   fill: { sink: RowSink | null; columns: readonly string[] },
 ): Promise<RowSink | null> {
-  let sink = fill.sink;
+  const add = snap.rowAdder(batch, ids);
+  let put = fill.sink ? rowPutter(fill.sink, fill.columns, batch, ids) : null;
   const budget = new LoopBudget();
   for (let from = 0; from < batch.numRows; from += ROWS_PER_CHECK) {
     const to = Math.min(batch.numRows, from + ROWS_PER_CHECK);
-    snap.addBatch(batch, ids, from, to);
-    if (sink && !putRows(sink, fill.columns, batch, ids, from, to)) sink = null;
+    add(from, to);
+    if (put && !put(from, to)) put = null;
     await budget.tick();
   }
-  return sink;
+  return put ? fill.sink : null;
 }
 
-/** Hands rows `from`..`to` of a batch to the prefill, as the table's own take would read them (`arrowRows`). */
-function putRows(
+/**
+ * Hands rows of a batch to the prefill, as the table's own take would read them (`arrowRows`): the columns are looked
+ * up once; the returned function puts rows `from`..`to` and says whether the prefill still takes rows.
+ */
+function rowPutter(
   sink: RowSink,
   columns: readonly string[],
-  batch: Parameters<TextSnapshot['addBatch']>[0],
+  batch: Parameters<TextSnapshot['rowAdder']>[0],
   ids: readonly number[],
-  from: number,
-  to: number,
-): boolean {
+): (from: number, to: number) => boolean {
   const cols = columns.flatMap((name) => {
     const c = batch.getChild(name);
     return c ? [[name, c] as const] : [];
   });
-  for (let i = from; i < to; i++) {
-    const row: Record<string, unknown> = {};
-    for (const [name, c] of cols) row[name] = c.get(i);
-    if (!sink(BigInt(ids[i]!), row)) return false;
-  }
-  return true;
+  return (from, to) => {
+    for (let i = from; i < to; i++) {
+      const row: Record<string, unknown> = {};
+      for (const [name, c] of cols) row[name] = c.get(i);
+      if (!sink(BigInt(ids[i]!), row)) return false;
+    }
+    return true;
+  };
 }
