@@ -464,7 +464,12 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
   const probe = [...new Set([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms))];
   const presence = new TermPresence(probe);
   const text = fts === null ? null : textQuery(mustWords, ranked, probe);
-  const holds = (row: MatchableRow, w: WordTerms) => w.terms.some((t) => presence.has(row, t));
+  // Plain loops: these run for every word of every candidate of both arms (thousands per query), where a closure and
+  // an iterator per call were most of a hybrid query's allocations (≈ 330 KB of ≈ 1.2 MB).
+  const holds = (row: MatchableRow, w: WordTerms): boolean => {
+    for (let i = 0; i < w.terms.length; i++) if (presence.has(row, w.terms[i]!)) return true;
+    return false;
+  };
 
   const bodyTextChecks = ast.phrases.length > 0 || ast.excludedPhrases.length > 0;
   const termChecks = mustWords.length > 0 || excluded.length > 0;
@@ -509,11 +514,12 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     if (cur) cur.n++;
     else weights.set(w.word, { w, n: 1 });
   }
-  const totalWeight = [...weights.values()].reduce((s, x) => s + x.n, 0);
+  const weightList = [...weights.values()];
+  const totalWeight = weightList.reduce((s, x) => s + x.n, 0);
   const coordination = (row: MatchableRow): number => {
-    if (weights.size < 2) return 1;
+    if (weightList.length < 2) return 1;
     let got = 0;
-    for (const { w, n } of weights.values()) if (holds(row, w)) got += n;
+    for (let i = 0; i < weightList.length; i++) if (holds(row, weightList[i]!.w)) got += weightList[i]!.n;
     return 0.5 + (0.5 * got) / totalWeight;
   };
 

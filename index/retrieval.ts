@@ -316,14 +316,39 @@ export async function hydrate(
 
 /** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
-  const acc = new Map<string, RankedPassage & { score: number }>();
-  a.forEach((p, i) => acc.set(key(p.row), { ...p, score: 1 / (k + i + 1), bm25Rank: i + 1 }));
+  // Entries are built in one shape, without spreads, and keyed by number (both arms hand over hundreds of passages).
+  const acc = new Map<number | string, RankedPassage>();
+  a.forEach((p, i) =>
+    acc.set(fusionKey(p.row), {
+      row: p.row,
+      score: 1 / (k + i + 1),
+      bm25Rank: i + 1,
+      vectorRank: p.vectorRank,
+      bm25Score: p.bm25Score,
+      similarity: p.similarity,
+    }),
+  );
   b.forEach((p, i) => {
-    const cur = acc.get(key(p.row));
-    if (cur) acc.set(key(p.row), { ...cur, score: cur.score + 1 / (k + i + 1), vectorRank: i + 1, similarity: p.similarity });
-    else acc.set(key(p.row), { ...p, score: 1 / (k + i + 1), vectorRank: i + 1 });
+    const id = fusionKey(p.row);
+    const cur = acc.get(id);
+    acc.set(id, {
+      row: cur ? cur.row : p.row,
+      score: (cur ? cur.score : 0) + 1 / (k + i + 1),
+      bm25Rank: cur ? cur.bm25Rank : p.bm25Rank,
+      vectorRank: i + 1,
+      bm25Score: cur ? cur.bm25Score : p.bm25Score,
+      similarity: p.similarity,
+    });
   });
   return [...acc.values()].sort((x, y) => y.score - x.score || x.row.page_ref - y.row.page_ref || x.row.ordinal - y.row.ordinal);
+}
+
+/** A passage's identity as a number when page_ref and ordinal fit one exactly (they always do in practice), else `key`. */
+function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string {
+  const { page_ref, ordinal } = r;
+  return Number.isInteger(page_ref) && page_ref >= 0 && page_ref < 2 ** 32 && Number.isInteger(ordinal) && ordinal >= 0 && ordinal < 2 ** 20
+    ? page_ref * 2 ** 20 + ordinal
+    : key(r);
 }
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */

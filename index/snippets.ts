@@ -42,8 +42,15 @@ const STOPWORDS = new Set(
  */
 interface Folded {
   readonly text: string;
-  readonly start: number[];
-  readonly end: number[];
+  /** Null when folding kept every unit in place (ASCII text): unit i came from [i, i + 1). */
+  readonly start: number[] | null;
+  readonly end: number[] | null;
+}
+
+/** Only ASCII: folding is lower-casing, unit for unit. */
+function asciiOnly(src: string): boolean {
+  for (let i = 0; i < src.length; i++) if (src.charCodeAt(i) >= 128) return false;
+  return true;
 }
 
 const MARKS = /\p{M}/gu;
@@ -56,6 +63,8 @@ function foldChar(ch: string): string {
 }
 
 function foldWithMap(src: string): Folded {
+  // Most passages are ASCII: no per-character map to build (two arrays of the passage's length per result).
+  if (asciiOnly(src)) return { text: src.toLowerCase(), start: null, end: null };
   const parts: string[] = [];
   const start: number[] = [];
   const end: number[] = [];
@@ -92,6 +101,14 @@ function foldTerm(term: string): string {
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
+/** Whether the UTF-16 unit at `i` is a letter or digit (`WORD_CHAR`), without a regex for ASCII. */
+function wordUnitAt(text: string, i: number): boolean {
+  if (i < 0 || i >= text.length) return false;
+  const c = text.charCodeAt(i);
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  return WORD_CHAR.test(text[i]!);
+}
+
 interface Match {
   /** Offsets in the normalised source text. */
   readonly start: number;
@@ -110,17 +127,15 @@ function findMatches(folded: Folded, terms: readonly string[]): Match[] {
       const at = ft.indexOf(term, from);
       if (at < 0) break;
       from = at + 1;
-      const before = at > 0 ? (ft[at - 1] ?? '') : '';
-      if (before !== '' && WORD_CHAR.test(before)) continue;
+      if (wordUnitAt(ft, at - 1)) continue;
       let stop = at + term.length;
-      const after = ft[stop] ?? '';
-      if (after !== '' && WORD_CHAR.test(after)) {
+      if (wordUnitAt(ft, stop)) {
         // A prefix of a longer word ("vaccin" in "vaccination") counts for longer terms; the whole word is marked.
         if (term.length < 4) continue;
-        while (stop < ft.length && WORD_CHAR.test(ft[stop] ?? '')) stop++;
+        while (wordUnitAt(ft, stop)) stop++;
       }
-      const s = folded.start[at];
-      const e = folded.end[stop - 1];
+      const s = folded.start ? folded.start[at] : at;
+      const e = folded.end ? folded.end[stop - 1] : stop;
       if (s === undefined || e === undefined) continue;
       out.push({ start: s, end: e, term: ti });
       if (out.length > 5000) break; // enough to choose a window; bounds the work on huge passages
