@@ -261,6 +261,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           [{ value: tp.version ?? -1 }],
         );
         gauge('svc_text_postings_passages', 'Live passages in the in-process BM25 postings.', [{ value: tp.live }]);
+        gauge('svc_flat_vectors_rows', 'Passage vectors held in memory for the vector arm (a small index; 0: LanceDB answers it).', [
+          { value: tp.vectors },
+        ]);
       }
       const rc = index.rowCacheStats();
       gauge('svc_row_cache_rows', 'Result rows held in memory (a small index: all of them; else the recently read).', [{ value: rc.rows }]);

@@ -13,6 +13,7 @@
  * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
  */
 import { LoopBudget } from '../event-loop.js';
+import { TopK } from './top-k.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
 const MERGE_TERMS_PER_CHECK = 1024;
@@ -35,6 +36,13 @@ export interface TextHit {
   /** The document id `add` returned for it. */
   readonly doc: number;
   readonly score: number;
+  /**
+   * Which of the query's `probe` terms the document holds, as far as the search itself found out while scoring it:
+   * bit i stands for `probe[i]` (i < 31) and is meaningful when set in `known` (a term of the search's own groups or
+   * optional terms). The other probe terms (excluded words) are looked up by `probeHeld`.
+   */
+  readonly held: number;
+  readonly known: number;
 }
 
 interface Segment {
@@ -115,6 +123,8 @@ export class Postings {
   #acc = new Float64Array(0);
   #groupHits = new Uint8Array(0);
   #groupMark = new Uint8Array(0);
+  /** Per touched document: the probe-term bits of the terms scored for it (`TextHit.held`). */
+  #held = new Uint32Array(0);
   #touched = new Uint32Array(0);
   #nTouched = 0;
   readonly #maxTermLength: number;
@@ -144,6 +154,11 @@ export class Postings {
   docOf(rowId: number): number | undefined {
     const d = this.#byRow.get(rowId);
     return d !== undefined && this.#dead[d] === 0 ? d : undefined;
+  }
+
+  /** The Lance row id of a document. */
+  rowIdOf(doc: number): number {
+    return this.#rowIds[doc]!;
   }
 
   /** Whether document `doc` (an id `add` returned) is live. */
@@ -362,6 +377,7 @@ export class Postings {
       this.#acc = new Float64Array(n);
       this.#groupHits = new Uint8Array(n);
       this.#groupMark = new Uint8Array(n);
+      this.#held = new Uint32Array(n);
       this.#touched = new Uint32Array(n);
     }
   }
@@ -395,8 +411,9 @@ export class Postings {
   }
 
   /** Adds a term's contribution (w · tf / (tf + dn)) to every live document of its postings; `group` > 0 marks hits. */
-  #scoreAll(termId: number, w: number, group: number): void {
+  #scoreAll(termId: number, w: number, group: number, bit: number): void {
     const acc = this.#acc;
+    const heldOf = this.#held;
     const dn = this.#dn;
     const dead = this.#dead;
     const mark = this.#groupMark;
@@ -415,6 +432,7 @@ export class Postings {
         const tf = st[p]!;
         if (acc[d] === 0) touched[n++] = d;
         acc[d]! += (w * tf) / (tf + dn[d]!);
+        heldOf[d]! |= bit;
         if (group > 0 && mark[d] !== group) {
           mark[d] = group;
           hits[d]!++;
@@ -430,46 +448,84 @@ export class Postings {
    * decreasing upper bound; once the k-th best partial score exceeds what the remaining terms could add, no document
    * they alone hold can enter, and the remaining lists are only probed for the surviving candidates).
    */
-  search(q: Pick<TextQuery, 'must' | 'should'>, k: number): TextHit[] {
+  search(q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] }, k: number): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];
     if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
     this.#prepare();
-    const groups: number[][] = [];
+    // Each term's bit among the probe terms (0 beyond 31 or when not probed): a hit tells which of them it holds.
+    const probe = q.probe ?? [];
+    const bitOf = (term: string): number => {
+      const i = probe.indexOf(term);
+      return i >= 0 && i < 31 ? 1 << i : 0;
+    };
+    let known = 0;
+    const groups: { id: number; bit: number }[][] = [];
     for (const group of q.must) {
-      const ids = [...new Set(group)].map((t) => this.#termIds.get(t)).filter((t): t is number => t !== undefined);
+      const ids: { id: number; bit: number }[] = [];
+      for (const t of new Set(group)) {
+        const bit = bitOf(t);
+        known |= bit;
+        const id = this.#termIds.get(t);
+        if (id !== undefined) ids.push({ id, bit });
+      }
       if (ids.length === 0) return []; // a required word the index never saw: nothing matches
       groups.push(ids);
     }
     const should = q.should.flatMap(({ term, weight }) => {
+      const bit = bitOf(term);
       const id = this.#termIds.get(term);
-      return id === undefined || !(weight > 0) ? [] : [{ id, w: weight * this.#idf(id) * (K1 + 1) }];
+      // Settled: a term the index never saw (no document holds it), or one the search scores. A term of weight 0 is
+      // not scored, so whether a hit holds it is left to `probeHeld`'s lookup.
+      if (id === undefined || weight > 0) known |= bit;
+      return id === undefined || !(weight > 0) ? [] : [{ id, bit, w: weight * this.#idf(id) * (K1 + 1) }];
     });
     this.#nTouched = 0;
     try {
-      if (groups.length > 0 && groups.every((ids) => ids.length === 1)) {
-        return this.#conjunction(
-          groups.map(([id]) => ({ id: id!, w: this.#idf(id!) * (K1 + 1) })),
+      let top: TopK;
+      if (groups.length > 0 && groups.every((ids) => ids.length === 1))
+        top = this.#conjunction(
+          groups.map(([t]) => ({ id: t!.id, bit: t!.bit, w: this.#idf(t!.id) * (K1 + 1) })),
           should,
           k,
         );
-      }
-      if (groups.length > 0) {
+      else if (groups.length > 0) {
         groups.forEach((ids, g) => {
-          for (const id of ids) this.#scoreAll(id, this.#idf(id) * (K1 + 1), g + 1);
+          for (const t of ids) this.#scoreAll(t.id, this.#idf(t.id) * (K1 + 1), g + 1, t.bit);
         });
-        for (const t of should) this.#scoreAll(t.id, t.w, 0);
-        return this.#top(this.#touched, this.#nTouched, k, groups.length);
+        for (const t of should) this.#scoreAll(t.id, t.w, 0, t.bit);
+        top = this.#top(this.#touched, this.#nTouched, k, groups.length);
+      } else top = this.#maxScore(should, k);
+      const hits: TextHit[] = [];
+      for (let i = 0; i < top.size; i++) {
+        const doc = top.docAt(i);
+        hits.push({ rowId: this.#rowIds[doc]!, doc, score: top.scoreAt(i), held: top.tagAt(i) & known, known });
       }
-      return this.#maxScore(should, k);
+      return hits.sort((a, b) => b.score - a.score || a.rowId - b.rowId);
     } finally {
       for (let j = 0; j < this.#nTouched; j++) {
         const d = this.#touched[j]!;
         this.#acc[d] = 0;
         this.#groupHits[d] = 0;
         this.#groupMark[d] = 0;
+        this.#held[d] = 0;
       }
       this.#nTouched = 0;
     }
+  }
+
+  /**
+   * The probe terms (`q.probe`) a hit's document holds, in probe order: from the hit's bits where the search found
+   * out, one lookup per remaining term (`holds`) otherwise.
+   */
+  probeHeld(hit: TextHit, probe: readonly string[]): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < probe.length; i++) {
+      const bit = i < 31 ? 1 << i : 0;
+      if (bit !== 0 && (hit.known & bit) !== 0) {
+        if ((hit.held & bit) !== 0) out.push(probe[i]!);
+      } else if (this.holds(hit.doc, [probe[i]!]).length > 0) out.push(probe[i]!);
+    }
+    return out;
   }
 
   /**
@@ -477,7 +533,11 @@ export class Postings {
    * list, galloping in the others, then the optional terms' contributions probed for each document that holds all.
    * Walks the shortest list instead of every posting of every term.
    */
-  #conjunction(must: readonly { id: number; w: number }[], should: readonly { id: number; w: number }[], k: number): TextHit[] {
+  #conjunction(
+    must: readonly { id: number; bit: number; w: number }[],
+    should: readonly { id: number; bit: number; w: number }[],
+    k: number,
+  ): TopK {
     const top = new TopK(k);
     const dn = this.#dn;
     const dead = this.#dead;
@@ -509,32 +569,34 @@ export class Postings {
       for (let p = pos[lead]!; p < end[lead]!; p++) {
         const d = sd[p]!;
         if (anyDead && dead[d] === 1) continue;
-        let held = true;
-        for (let i = 0; i < nMust && held; i++) if (i !== lead && !seek(i, d)) held = false;
-        if (!held) continue;
+        let holdsAll = true;
+        for (let i = 0; i < nMust && holdsAll; i++) if (i !== lead && !seek(i, d)) holdsAll = false;
+        if (!holdsAll) continue;
         const norm = dn[d]!;
         let score = 0;
+        let held = 0;
         for (let i = 0; i < all.length; i++) {
           const q = i === lead ? p : seek(i, d) ? pos[i]! : -1;
           if (q < 0) continue;
           const tf = st[q]!;
           score += (all[i]!.w * tf) / (tf + norm);
+          held |= all[i]!.bit;
         }
-        top.offer(d, score);
+        top.offer(d, score, held);
       }
     }
-    return top.hits(this.#rowIds);
+    return top;
   }
 
   /** The k best of `docs[0..count)` (those holding every group when `groups` > 0), best first, ties by row id. */
-  #top(docs: Uint32Array, count: number, k: number, groups: number): TextHit[] {
+  #top(docs: Uint32Array, count: number, k: number, groups: number): TopK {
     const top = new TopK(Math.min(k, count));
     for (let t = 0; t < count; t++) {
       const d = docs[t]!;
       if (groups > 0 && this.#groupHits[d] !== groups) continue;
-      top.offer(d, this.#acc[d]!);
+      top.offer(d, this.#acc[d]!, this.#held[d]!);
     }
-    return top.hits(this.#rowIds);
+    return top;
   }
 
   /**
@@ -543,10 +605,10 @@ export class Postings {
    * and only probed (galloping) for documents an essential term brings. Exact: the same top k as scoring every
    * posting. Segments hold disjoint ascending doc ranges, so they are walked one after the other with one heap.
    */
-  #maxScore(should: readonly { id: number; w: number }[], k: number): TextHit[] {
+  #maxScore(should: readonly { id: number; bit: number; w: number }[], k: number): TopK {
     const terms = should.map((t) => ({ ...t, ub: t.w * this.#maxFrac(t.id) })).sort((a, b) => a.ub - b.ub);
     const m = terms.length;
-    if (m === 0) return [];
+    if (m === 0) return new TopK(0);
     const cum = new Float64Array(m); // cum[i] = ub of terms 0..i
     terms.forEach((t, i) => (cum[i] = t.ub + (i > 0 ? cum[i - 1]! : 0)));
     const top = new TopK(k);
@@ -558,6 +620,7 @@ export class Postings {
     const cur = new Uint32Array(m); // the doc at pos[i], NONE when the list is done
     const NONE = 0xffffffff;
     const ws = Float64Array.from(terms, (t) => t.w);
+    const bits = Uint32Array.from(terms, (t) => t.bit);
     let theta = -Infinity;
     let e = 0; // terms [0, e) are non-essential
     for (const seg of this.#segments) {
@@ -577,12 +640,14 @@ export class Postings {
         for (let i = e; i < m; i++) if (cur[i]! < d) d = cur[i]!;
         if (d === NONE) break;
         let score = 0;
+        let held = 0;
         const norm = dn[d]!;
         for (let i = e; i < m; i++) {
           if (cur[i] !== d) continue;
           const p = pos[i]!;
           const tf = st[p]!;
           score += (ws[i]! * tf) / (tf + norm);
+          held |= bits[i]!;
           pos[i] = p + 1;
           cur[i] = p + 1 < end[i]! ? sd[p + 1]! : NONE;
         }
@@ -597,19 +662,20 @@ export class Postings {
           if (p < stop && sd[p] === d) {
             const tf = st[p]!;
             score += (ws[i]! * tf) / (tf + norm);
+            held |= bits[i]!;
             p++;
           }
           pos[i] = p;
           cur[i] = p < stop ? sd[p]! : NONE;
         }
         if (i >= 0) continue; // pruned
-        if (top.offer(d, score) && top.full) {
+        if (top.offer(d, score, held) && top.full) {
           theta = top.min;
           while (e < m && cum[e]! < theta) e++;
         }
       }
     }
-    return top.hits(this.#rowIds);
+    return top;
   }
 }
 
@@ -633,80 +699,4 @@ function gallop(docs: Uint32Array, from: number, stop: number, d: number): numbe
     else b = mid;
   }
   return a;
-}
-
-/** The k best (doc, score) pairs: a min-heap whose root is the worst kept (lowest score, then highest doc id). */
-class TopK {
-  readonly #docs: Uint32Array;
-  readonly #scores: Float64Array;
-  #size = 0;
-
-  constructor(k: number) {
-    this.#docs = new Uint32Array(k);
-    this.#scores = new Float64Array(k);
-  }
-
-  get full(): boolean {
-    return this.#size === this.#docs.length;
-  }
-
-  /** The worst kept score (valid when full). */
-  get min(): number {
-    return this.#scores[0]!;
-  }
-
-  #worse(i: number, j: number): boolean {
-    const a = this.#scores[i]!;
-    const b = this.#scores[j]!;
-    return a < b || (a === b && this.#docs[i]! > this.#docs[j]!);
-  }
-
-  #swap(i: number, j: number): void {
-    const d = this.#docs[i]!;
-    this.#docs[i] = this.#docs[j]!;
-    this.#docs[j] = d;
-    const s = this.#scores[i]!;
-    this.#scores[i] = this.#scores[j]!;
-    this.#scores[j] = s;
-  }
-
-  /** Keeps (doc, score) if it is among the k best so far; returns whether it was kept. */
-  offer(doc: number, score: number): boolean {
-    const k = this.#docs.length;
-    if (k === 0) return false;
-    if (this.#size < k) {
-      let i = this.#size++;
-      this.#docs[i] = doc;
-      this.#scores[i] = score;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (!this.#worse(i, p)) break;
-        this.#swap(i, p);
-        i = p;
-      }
-      return true;
-    }
-    const s0 = this.#scores[0]!;
-    if (!(score > s0 || (score === s0 && doc < this.#docs[0]!))) return false;
-    this.#docs[0] = doc;
-    this.#scores[0] = score;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let w = i;
-      if (l < this.#size && this.#worse(l, w)) w = l;
-      if (r < this.#size && this.#worse(r, w)) w = r;
-      if (w === i) break;
-      this.#swap(i, w);
-      i = w;
-    }
-    return true;
-  }
-
-  /** The kept pairs as hits, best first, equal scores in row-id order. */
-  hits(rowIds: Float64Array): TextHit[] {
-    const out: TextHit[] = [];
-    for (let i = 0; i < this.#size; i++) out.push({ rowId: rowIds[this.#docs[i]!]!, doc: this.#docs[i]!, score: this.#scores[i]! });
-    return out.sort((a, b) => b.score - a.score || a.rowId - b.rowId);
-  }
 }

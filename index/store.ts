@@ -54,7 +54,8 @@ import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { RowCache } from './row-cache.js';
-import { TextEngine, type RowPrefill, type TextEngineStats } from './text-engine.js';
+import { TextEngine, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
+import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
@@ -131,12 +132,21 @@ export interface OpenOptions {
   readonly textEngine?: boolean;
   /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default 64 MiB */
   readonly rowCacheBytes?: number;
+  /**
+   * Vectors kept in process for the vector arm while the index's rows × dimensions × 4 bytes stay within this
+   * (flat-vectors.ts; with the in-process postings only); 0 disables. @default 32 MiB
+   */
+  readonly flatVectorBytes?: number;
 }
 
 /**
- * How long a query waits for the in-process postings to reach the table's version before LanceDB's full-text index
- * answers instead (text-engine.ts `ready`): a patch after a write takes milliseconds on a small index and ≈ 0.5 s at
- * 1M passages (a scan of the live row ids); the first build at 1M takes ≈ 40 s and is never waited for.
+ * How long a query waits for the in-process postings to reach the table's version before LanceDB answers instead
+ * (text-engine.ts `ready`, measured from the start of the sync): a patch after a write takes milliseconds on a quiet
+ * small index and ≈ 0.5 s at 1M passages (a scan of the live row ids); the first build at 1M takes ≈ 40 s. Long enough
+ * that one engine answers a given version: LanceDB scores in f32, the postings in f64, so the same query answered by
+ * each differs in the 6th digit. Session 11 tried 250 ms (searches beside a running crawl waited less: p95 2.6 s →
+ * 1.2 s over REST) and the e2e test comparing REST with MCP for one query then saw 8.776209 against 8.776208 on a
+ * loaded CI machine; back to 2 s until queries can be answered from a snapshot consistently (docs/benchmarks.md).
  */
 const TEXT_SYNC_WAIT_MS = 2000;
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
@@ -266,6 +276,7 @@ export class PassageIndex implements PageSink {
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
         prefill: idx.#rowPrefill(),
+        ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
       });
       idx.#engine.schedule();
     }
@@ -527,13 +538,7 @@ export class PassageIndex implements PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[] | null> {
     if (where !== null || !this.#engine) return null;
-    const version = await this.#servingVersion();
-    let snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS);
-    if (!snap && (this.#engine.version ?? -1) > version) {
-      // The postings moved past the cached version (a reader's table refreshed itself): read it again.
-      this.#versionCache = null;
-      snap = await this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
-    }
+    const snap = await this.#textSnapshot();
     if (!snap) return null;
     const hits = snap.postings.search(text, k);
     if (hits.length === 0) return [];
@@ -556,6 +561,17 @@ export class PassageIndex implements PageSink {
       const r = byId.get(h.rowId);
       return r ? [{ ...r, _score: h.score }] : [];
     });
+  }
+
+  /** The in-process postings at the version this process serves, or null (LanceDB answers). */
+  async #textSnapshot(): Promise<TextSnapshot | null> {
+    if (!this.#engine) return null;
+    const version = await this.#servingVersion();
+    const snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS);
+    if (snap || (this.#engine.version ?? -1) <= version) return snap;
+    // The postings moved past the cached version (a reader's table refreshed itself): read it again.
+    this.#versionCache = null;
+    return this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
   }
 
   /**
@@ -610,6 +626,9 @@ export class PassageIndex implements PageSink {
     const out = new Map<string, number>();
     const ids = [...new Set(passages.flatMap((p) => (typeof p._rowid === 'bigint' ? [p._rowid] : [])))];
     if (!this.embedder || ids.length === 0) return out;
+    // The vectors are in memory (a small index, flat-vectors.ts): no take.
+    const inMemory = (await this.#textSnapshot())?.vectorDistances(vector, ids.map(Number));
+    if (inMemory) return inMemory;
     // Taken by row id and compared here: a vector search restricted by `_rowid IN (…)` scanned the table (≈ 700 ms for
     // 1,000 ids at 1M passages) where the take is a few ms and 1,000 × 384 products are well under one.
     const table = await this.#passages.takeRowIds(ids).select(VECTOR_COLUMNS).toArrow();
@@ -617,21 +636,10 @@ export class PassageIndex implements PageSink {
     const ords = table.getChild('ordinal');
     const vecs = table.getChild('vector');
     if (!refs || !ords || !vecs) return out;
-    let qq = 0;
-    for (let i = 0; i < vector.length; i++) qq += vector[i]! * vector[i]!;
     for (let r = 0; r < table.numRows; r++) {
-      const v = vecs.get(r) as { toArray(): Float32Array } | null;
-      if (!v) continue;
-      const x = v.toArray();
-      if (x.length !== vector.length) continue;
-      let dot = 0;
-      let xx = 0;
-      for (let i = 0; i < x.length; i++) {
-        dot += x[i]! * vector[i]!;
-        xx += x[i]! * x[i]!;
-      }
-      if (xx === 0 || qq === 0) continue;
-      out.set(`${refs.get(r)}:${ords.get(r)}`, 1 - dot / Math.sqrt(xx * qq));
+      const x = (vecs.get(r) as { toArray(): Float32Array } | null)?.toArray();
+      const d = x && x.length === vector.length ? cosineDistance(vector, x) : undefined;
+      if (d !== undefined) out.set(`${refs.get(r)}:${ords.get(r)}`, d);
     }
     return out;
   }
@@ -644,6 +652,11 @@ export class PassageIndex implements PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
+    if (where === null && extra.length === 0 && this.#engine) {
+      // A small index's vectors are in memory (flat-vectors.ts): the same exact search LanceDB's flat scan makes.
+      const near = (await this.#textSnapshot())?.nearestRows(vector, k);
+      if (near) return near;
+    }
     let q = this.#passages
       .vectorSearch(Array.from(vector))
       .distanceType('cosine')

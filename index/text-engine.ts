@@ -14,6 +14,7 @@
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { LoopBudget } from '../event-loop.js';
+import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTerms } from './title-stats.js';
@@ -49,14 +50,20 @@ interface PageRecord {
 /** The postings and, per document, the hit fields of its passage. */
 export class TextSnapshot {
   readonly postings: Postings;
+  /**
+   * The passages' vectors by document, for an index small enough (flat-vectors.ts): the vector arm answers from them.
+   * Null when not kept, or dropped once the index outgrew the bound (LanceDB answers then).
+   */
+  vectors: FlatVectors | null;
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
   /** One string per distinct title term (the records' term arrays share them). */
   readonly #terms = new Map<string, string>();
 
-  constructor(maxTermLength: number) {
+  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }) {
     this.postings = new Postings({ maxTermLength });
+    this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
   }
 
   /**
@@ -76,7 +83,9 @@ export class TextSnapshot {
     const ref = col('page_ref');
     const ord = col('ordinal');
     const fieldCols = PAGE_FIELD_ROW_COLUMNS.map((name) => [name, col(name)] as const);
-    return (from, to) => this.#addRows(text, ref, ord, fieldCols, ids, from, to);
+    const vec = this.vectors ? batch.getChild('vector') : null;
+    if (this.vectors && !vec) this.vectors = null; // the read brought no vectors: LanceDB answers the vector arm
+    return (from, to) => this.#addRows(text, ref, ord, fieldCols, vec, ids, from, to);
   }
 
   #addRows(
@@ -84,6 +93,7 @@ export class TextSnapshot {
     ref: { get(i: number): unknown },
     ord: { get(i: number): unknown },
     fieldCols: readonly (readonly [string, { get(i: number): unknown }])[],
+    vec: { get(i: number): unknown } | null,
     ids: readonly number[],
     from: number,
     to: number,
@@ -92,6 +102,10 @@ export class TextSnapshot {
     for (let i = from; i < to; i++) {
       const pageRef = ref.get(i) as number;
       const doc = this.postings.add(ids[i]!, (text.get(i) as string | null) ?? '');
+      if (vec && this.vectors) {
+        const v = vec.get(i) as { toArray(): Float32Array } | null;
+        if (!this.vectors.set(doc, v ? v.toArray() : null)) this.vectors = null; // past the bound
+      }
       if (doc >= this.#pageOf.length) {
         const n = Math.max(doc + 1, this.#pageOf.length * 2);
         const a = new Int32Array(n);
@@ -149,13 +163,55 @@ export class TextSnapshot {
     return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleTerms : undefined;
   }
 
+  /**
+   * The vector arm's candidates from the vectors in memory: the `k` live passages nearest to `query` (cosine
+   * distance), as rows of the hit columns with `_distance`, like LanceDB's flat search returns them. Null when no
+   * vectors are kept.
+   */
+  nearestRows(query: Float32Array, k: number): (PassageHit & { _distance: number })[] | null {
+    const vectors = this.vectors;
+    if (!vectors) return null;
+    const postings = this.postings;
+    return vectors
+      .nearest(query, k, (d) => postings.isLive(d))
+      .map(({ doc, distance }) => {
+        const page_ref = this.#pageOf[doc]!;
+        const { title, host, lang, group_key, content_hash } = this.#fieldsOf(page_ref);
+        const ordinal = this.#ordinalOf[doc]!;
+        const _rowid = BigInt(postings.rowIdOf(doc));
+        const row = { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _distance: distance };
+        return row as PassageHit & { _distance: number };
+      });
+  }
+
+  /** The page fields of a page with live rows (a missing record is a bug: every added row sets its page's). */
+  #fieldsOf(pageRef: number): PageFieldRow {
+    const page = this.#pages.get(pageRef)?.fields;
+    if (!page) throw new Error(`text postings: no page fields for page ${pageRef}`);
+    return page;
+  }
+
+  /**
+   * Exact cosine distance of `query` to the live passages with these row ids, from the vectors in memory, keyed
+   * `page_ref:ordinal` (a row id not live, or a passage without a vector, is absent). Null when no vectors are kept.
+   */
+  vectorDistances(query: Float32Array, rowIds: Iterable<number>): Map<string, number> | null {
+    if (!this.vectors) return null;
+    const docs: number[] = [];
+    for (const id of rowIds) {
+      const doc = this.postings.docOf(id);
+      if (doc !== undefined) docs.push(doc);
+    }
+    const out = new Map<string, number>();
+    for (const [doc, distance] of this.vectors.distances(query, docs)) out.set(`${this.#pageOf[doc]}:${this.#ordinalOf[doc]}`, distance);
+    return out;
+  }
+
   /** A hit as the BM25 arm's candidate row; `search_text` holds only the probed terms it has (what code checks read). */
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const page_ref = this.#pageOf[hit.doc]!;
-    const page = this.#pages.get(page_ref)?.fields;
-    if (!page) throw new Error(`text postings: no page fields for page ${page_ref}`);
     const ordinal = this.#ordinalOf[hit.doc]!;
-    const { title, host, lang, group_key, content_hash } = page;
+    const { title, host, lang, group_key, content_hash } = this.#fieldsOf(page_ref);
     const _rowid = BigInt(hit.rowId);
     // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
     const row = withTerms
@@ -167,7 +223,7 @@ export class TextSnapshot {
           lang,
           group_key,
           content_hash,
-          search_text: this.postings.holds(hit.doc, q.probe).join(' '),
+          search_text: this.postings.probeHeld(hit, q.probe).join(' '),
           _rowid,
           _score: hit.score,
         }
@@ -190,6 +246,8 @@ export interface TextEngineStats {
   readonly live: number;
   readonly terms: number;
   readonly postings: number;
+  /** Passages whose vectors are kept in memory for the vector arm (flat-vectors.ts); 0 when LanceDB answers it. */
+  readonly vectors: number;
   readonly lastSyncMs: number | null;
 }
 
@@ -209,8 +267,20 @@ export class TextEngine {
 
   readonly #prefill: RowPrefill | null;
 
-  constructor(args: { db: Connection; table: Table; tableName: string; log: Log; maxTermLength: number; prefill?: RowPrefill }) {
+  /** Vectors to keep in memory (flat-vectors.ts) while the table's rows × dim × 4 stay within `maxBytes`. */
+  readonly #vectors: { dim: number; maxBytes: number } | null;
+
+  constructor(args: {
+    db: Connection;
+    table: Table;
+    tableName: string;
+    log: Log;
+    maxTermLength: number;
+    prefill?: RowPrefill;
+    vectors?: { dim: number; maxBytes: number };
+  }) {
     this.#prefill = args.prefill ?? null;
+    this.#vectors = args.vectors ?? null;
     this.#db = args.db;
     this.#table = args.table;
     this.#tableName = args.tableName;
@@ -299,6 +369,7 @@ export class TextEngine {
       live: s?.live ?? 0,
       terms: s?.terms ?? 0,
       postings: s?.postings ?? 0,
+      vectors: this.#postings?.vectors?.rows ?? 0,
       lastSyncMs: this.#lastSyncMs,
     };
   }
@@ -337,14 +408,17 @@ export class TextEngine {
   }
 
   /** The columns a scan reads: the postings' own, and the prefill's while it takes rows. */
-  #scanColumns(fill: RowSink | null): string[] {
-    return fill && this.#prefill ? [...new Set([...SCAN_COLUMNS, ...this.#prefill.columns])] : SCAN_COLUMNS;
+  #scanColumns(fill: RowSink | null, snap: TextSnapshot): string[] {
+    return [...new Set([...SCAN_COLUMNS, ...(fill && this.#prefill ? this.#prefill.columns : []), ...(snap.vectors ? ['vector'] : [])])];
   }
 
   async #build(table: Table): Promise<TextSnapshot | null> {
-    const snap = new TextSnapshot(this.#maxTermLength);
-    let fill = this.#prefill ? this.#prefill.begin(await table.countRows(), true) : null;
-    for await (const batch of table.query().select(this.#scanColumns(fill)).withRowId()) {
+    const rows = await table.countRows();
+    const v = this.#vectors;
+    const maxRows = v ? Math.floor(v.maxBytes / (v.dim * 4)) : 0;
+    const snap = new TextSnapshot(this.#maxTermLength, v && rows <= maxRows ? { dim: v.dim, maxRows } : undefined);
+    let fill = this.#prefill ? this.#prefill.begin(rows, true) : null;
+    for await (const batch of table.query().select(this.#scanColumns(fill, snap)).withRowId()) {
       if (this.#closed) return null;
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the scan returned no _rowid');
@@ -385,7 +459,7 @@ export class TextEngine {
     let fill = added.length > 0 && this.#prefill ? this.#prefill.begin(added.length, false) : null;
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
-      const batch = await table.takeRowIds(slice).select(this.#scanColumns(fill)).withRowId().toArrow();
+      const batch = await table.takeRowIds(slice).select(this.#scanColumns(fill, snap)).withRowId().toArrow();
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the take returned no _rowid');
       fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });

@@ -110,13 +110,24 @@ export class TitleStats {
     return this.#titles;
   }
 
-  /** Per query (the same terms array for all its candidates): its distinct terms and their idf. */
-  #lastQuery: { terms: readonly string[]; titles: number; idf: [string, number][] } | null = null;
+  /**
+   * Per query (the same terms array for all its candidates): its distinct terms' positions and idf, and a scratch
+   * array of their frequencies in the title being scored (zeroed again after each title).
+   */
+  #lastQuery: {
+    terms: readonly string[];
+    titles: number;
+    slot: Map<string, number>;
+    idf: Float64Array;
+    tf: Uint32Array;
+    seen: Uint32Array;
+  } | null = null;
 
   /**
    * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `terms`: the
    * title's terms when the caller holds them already (`titleTerms`; the postings keep them per page), otherwise they
-   * come from a cache of analysed titles.
+   * come from a cache of analysed titles. Walks the title's terms (a few) with one map lookup each, not every pair of
+   * query and title terms: a long question scores hundreds of candidate titles per query.
    */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined, terms?: readonly string[]): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
@@ -125,22 +136,39 @@ export class TitleStats {
     if (length === 0) return 0;
     let q = this.#lastQuery;
     if (q?.terms !== queryTerms || q.titles !== this.#titles) {
-      const idf: [string, number][] = [...new Set(queryTerms)].map((t) => {
+      const distinct = [...new Set(queryTerms)];
+      const idf = Float64Array.from(distinct, (t) => {
         const df = Math.min(this.#df.get(t) ?? 1, this.#titles);
-        return [t, Math.log(1 + (this.#titles - df + 0.5) / (df + 0.5))];
+        return Math.log(1 + (this.#titles - df + 0.5) / (df + 0.5));
       });
-      q = this.#lastQuery = { terms: queryTerms, titles: this.#titles, idf };
+      const slot = new Map(distinct.map((t, i) => [t, i]));
+      const tf = new Uint32Array(distinct.length);
+      q = this.#lastQuery = { terms: queryTerms, titles: this.#titles, slot, idf, tf, seen: new Uint32Array(distinct.length) };
     }
     const avg = this.#terms / this.#titles;
     const norm = K1 * (1 - B + (B * length) / Math.max(avg, 1e-9));
+    const { slot, idf, tf } = q;
     let score = 0;
-    for (const [t, idf] of q.idf) {
-      let f = 0;
-      if (terms) {
-        for (const x of terms) if (x === t) f++;
-      } else f = cached!.tf.get(t) ?? 0;
-      if (f) score += (idf * f * (K1 + 1)) / (f + norm);
-    }
+    if (terms) {
+      // One lookup per title term; the matched query terms in order of first occurrence (the order the cached path
+      // sums in, so both give the same bits).
+      const seen = q.seen;
+      let n = 0;
+      for (const x of terms) {
+        const i = slot.get(x);
+        if (i !== undefined && tf[i]!++ === 0) seen[n++] = i;
+      }
+      for (let j = 0; j < n; j++) {
+        const i = seen[j]!;
+        const f = tf[i]!;
+        tf[i] = 0;
+        score += (idf[i]! * f * (K1 + 1)) / (f + norm);
+      }
+    } else
+      for (const [t, f] of cached!.tf) {
+        const i = slot.get(t);
+        if (i !== undefined) score += (idf[i]! * f * (K1 + 1)) / (f + norm);
+      }
     return score;
   }
 }

@@ -40,7 +40,9 @@ t.test('search equals exhaustive BM25: optional terms (MaxScore), required group
       fc.array(fc.tuple(fc.constantFrom(...vocab, 'zz'), fc.integer({ min: 1, max: 3 })), { maxLength: 5 }),
       fc.integer({ min: 1, max: 10 }),
       fc.boolean(),
-      (docs, every, must, shouldList, k, shuffled) => {
+      // The terms code checks read (any order; some the query neither requires nor ranks, like excluded words).
+      fc.uniqueArray(fc.constantFrom(...vocab, 'zz'), { maxLength: 9 }),
+      (docs, every, must, shouldList, k, shuffled, probe) => {
         const p = new Postings();
         // Row ids need not ascend (a compacted fragment's rows come back under new ids, in any order).
         const model = docs.map(([terms, dead], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead }));
@@ -57,9 +59,16 @@ t.test('search equals exhaustive BM25: optional terms (MaxScore), required group
         });
         p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
         const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
-        const q: TextQuery = { must, should, probe: [] };
+        const q: TextQuery = { must, should, probe };
         if (must.length === 0 && should.length === 0) return;
         const got = p.search(q, k);
+        // Which probe terms a hit holds: what the search found out while scoring it, looked up for the rest.
+        for (const h of got) {
+          const d = model.find((m) => m.rowId === h.rowId)!;
+          const want = probe.filter((term) => d.terms.includes(term)).join(' ');
+          if (p.probeHeld(h, probe).join(' ') !== want)
+            throw new Error(`probeHeld ${h.rowId}: ${p.probeHeld(h, probe).join(' ')} vs ${want}`);
+        }
         const want = naive(model, q, k);
         if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
         got.forEach((h, i) => {
@@ -173,4 +182,44 @@ t.test('basic facts: unknown required word, unknown optional word, a row id live
   t.equal(p.remove([2]), 1);
   t.equal(p.size.live, 2);
   t.equal(p.size.docs, 4, 'tombstones stay counted until a rebuild');
+});
+
+t.test('probeHeld past the 31 bits a hit carries: later probe terms are looked up', async (t) => {
+  const p = new Postings();
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}`);
+  p.add(1, words.filter((_, i) => i % 2 === 0).join(' '));
+  p.add(2, words.filter((_, i) => i % 3 === 0).join(' '));
+  p.flush();
+  const probe = [...words, 'nowhere'];
+  for (const q of [
+    { must: [], should: words.map((term) => ({ term, weight: 1 })), probe },
+    { must: [['w0'], ['w36', 'w39']], should: [{ term: 'w38', weight: 1 }], probe },
+    { must: [['w0'], ['w30']], should: [{ term: 'w32', weight: 2 }], probe },
+  ]) {
+    const hits = p.search(q, 10);
+    t.ok(hits.length > 0);
+    for (const h of hits) t.same(p.probeHeld(h, probe), p.holds(h.doc, probe), `row ${h.rowId}`);
+  }
+});
+
+t.test('probeHeld: an optional term of weight 0 is not scored, so whether a hit holds it is looked up', async (t) => {
+  const p = new Postings();
+  p.add(1, 'alpha beta');
+  p.add(2, 'alpha gamma');
+  p.flush();
+  const probe = ['alpha', 'beta', 'gamma'];
+  const hits = p.search(
+    {
+      must: [],
+      should: [
+        { term: 'alpha', weight: 1 },
+        { term: 'beta', weight: 0 },
+      ],
+      probe,
+    },
+    10,
+  );
+  t.equal(hits.length, 2);
+  for (const h of hits) t.same(p.probeHeld(h, probe), p.holds(h.doc, probe), `row ${h.rowId}`);
+  t.same(p.probeHeld(hits.find((h) => h.rowId === 1)!, probe), ['alpha', 'beta'], 'beta held though not scored');
 });

@@ -1,0 +1,174 @@
+/**
+ * The vector arm of a small index from vectors kept in memory (index/flat-vectors.ts): the same exact answer LanceDB's
+ * flat scan gives, through writes and deletions, and LanceDB again once the index outgrows the bound.
+ */
+import t from 'tap';
+import { fileURLToPath } from 'node:url';
+import { corpusPage, readCorpus } from '../../cli/ingest.js';
+import { createHashingEmbedder } from '../../index/embedder.js';
+import { FlatVectors } from '../../index/flat-vectors.js';
+import { searchPages } from '../../index/retrieval.js';
+import { PassageIndex } from '../../index/store.js';
+import type { PageInput } from '../../page-model.js';
+
+const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
+
+async function pages(from: number, n: number): Promise<PageInput[]> {
+  const out: PageInput[] = [];
+  let i = 0;
+  for await (const doc of readCorpus(CORPUS)) {
+    if (i++ < from) continue;
+    out.push(corpusPage(doc, from + out.length + 1, 'scifact', '2026-11-20T00:00:00Z'));
+    if (out.length >= n) break;
+  }
+  return out;
+}
+
+/** A seeded PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless documents skipped, ties by document', async (t) => {
+  const dim = 12;
+  const rand = rng(7);
+  const fv = FlatVectors.create(dim, 500);
+  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  const vecs: (Float32Array | null)[] = [];
+  for (let d = 0; d < 300; d++) {
+    const v = d % 37 === 5 ? null : Float32Array.from({ length: dim }, () => rand() - 0.5);
+    vecs.push(v);
+    t.equal(fv.set(d, v), true);
+  }
+  vecs[299] = vecs[298] = Float32Array.from(vecs[10]!); // exact ties with document 10
+  fv.set(298, vecs[298]);
+  fv.set(299, vecs[299]);
+  const dead = (d: number) => d % 11 === 3;
+  const cos = (a: Float32Array, b: Float32Array) => {
+    let dot = 0;
+    let aa = 0;
+    let bb = 0;
+    for (let i = 0; i < dim; i++) {
+      dot += a[i]! * b[i]!;
+      aa += a[i]! * a[i]!;
+      bb += b[i]! * b[i]!;
+    }
+    return 1 - dot / Math.sqrt(aa * bb);
+  };
+  for (let trial = 0; trial < 20; trial++) {
+    const q = trial === 0 ? Float32Array.from(vecs[10]!) : Float32Array.from({ length: dim }, () => rand() - 0.5);
+    const k = trial === 0 ? 5 : [1, 5, 40, 400][trial % 4]!;
+    const want = vecs
+      .flatMap((v, doc) => (v && !dead(doc) ? [{ doc, distance: cos(q, v) }] : []))
+      .sort((a, b) => a.distance - b.distance || a.doc - b.doc)
+      .slice(0, k);
+    const got = fv.nearest(q, k, (d) => !dead(d));
+    t.equal(got.length, want.length, `trial ${trial}: length`);
+    // f32 dot products against f64 ones: distances agree to ~1e-6, and the order may differ only between near-ties.
+    got.forEach((g, i) => {
+      if (Math.abs(g.distance - want[i]!.distance) > 1e-5) t.fail(`trial ${trial} rank ${i}: ${g.distance} vs ${want[i]!.distance}`);
+    });
+    t.same(new Set(got.slice(0, -1).map((g) => g.doc)).size, Math.max(0, got.length - 1));
+    if (trial === 0)
+      t.same(
+        got.slice(0, 3).map((g) => g.doc),
+        [10, 298, 299],
+        'identical vectors: ties in document order',
+      );
+    const exact = fv.distances(q, [0, 5, 10, 42, 299, 400]);
+    for (const doc of [0, 5, 10, 42, 299]) {
+      if (vecs[doc]) t.ok(Math.abs(exact.get(doc)! - cos(q, vecs[doc]!)) < 1e-5, `distance of ${doc}`);
+      else t.notOk(exact.has(doc), `document ${doc} has no vector`);
+    }
+    t.notOk(exact.has(400), 'a document never set is absent');
+  }
+  t.equal(fv.set(500, vecs[0]!), false, 'beyond the bound: refused');
+  t.equal(FlatVectors.create(10, 100), null, 'a dimension not a multiple of 4 is not kept');
+});
+
+t.test('an index with vectors in memory answers the vector arm as LanceDB does, through writes and deletions', async (t) => {
+  const dir = t.testdir();
+  const embedder = createHashingEmbedder(128);
+  const mem = await PassageIndex.open({ dir, embedder });
+  t.teardown(() => mem.close());
+  await mem.upsertPages(await pages(0, 150));
+  await mem.textEngineReady();
+  t.ok((mem.textPostingsStats()?.vectors ?? 0) > 0, 'vectors kept in memory');
+
+  const queries = ['stem cells differentiation', 'insulin resistance in mice', 'vitamin D deficiency', 'tumour suppressor gene'];
+  const compare = async (label: string) => {
+    await mem.textEngineReady();
+    // The same table read by a second handle that keeps no vectors: every vector query goes to LanceDB.
+    const lance = await PassageIndex.open({ dir, embedder, flatVectorBytes: 0 });
+    t.teardown(() => lance.close());
+    await lance.textEngineReady();
+    t.equal(lance.textPostingsStats()?.vectors, 0, `${label}: the second handle keeps no vectors`);
+    for (const text of queries) {
+      const [qv] = await embedder.embed([text]);
+      for (const k of [5, 50, 1000]) {
+        const a = await mem.vectorCandidates(qv!, null, k, []);
+        const b = await lance.vectorCandidates(qv!, null, k, []);
+        t.equal(a.length, b.length, `${label} ${text} k=${k}: as many candidates`);
+        const key = (r: { page_ref: number; ordinal: number }) => `${r.page_ref}:${r.ordinal}`;
+        const bDist = new Map(b.map((r) => [key(r), r._distance]));
+        let off = 0;
+        a.forEach((r, i) => {
+          // Rank by rank the distances agree (f32 arithmetic on both sides, summed in a different order).
+          if (Math.abs(r._distance - b[i]!._distance) > 1e-5) off++;
+          const d = bDist.get(key(r));
+          if (d !== undefined && Math.abs(d - r._distance) > 1e-5) off++;
+          if (d === undefined && i < a.length - 1 && Math.abs(r._distance - a.at(-1)!._distance) > 1e-5) off++;
+        });
+        t.equal(off, 0, `${label} ${text} k=${k}: the same passages at the same distances`);
+        for (const r of a) {
+          t.equal(typeof r._rowid, 'bigint');
+          t.type(r.title, 'string');
+          t.type(r.host, 'string');
+        }
+      }
+      // Exact distances of given passages (the exhaustive path) agree too.
+      const some = (await lance.vectorCandidates(qv!, null, 20, [])).slice(0, 20);
+      const da = await mem.vectorDistances(qv!, some);
+      const db = await lance.vectorDistances(qv!, some);
+      t.equal(da.size, db.size);
+      for (const [k2, v] of db) t.ok(Math.abs(da.get(k2)! - v) < 1e-5, `${label}: exact distance of ${k2}`);
+    }
+    // The served search: the same pages in the same order from both handles. (Hybrid only before the deletions: the
+    // writer's postings keep tombstones in their BM25 statistics until a rebuild, a freshly opened handle has none.)
+    for (const text of queries) {
+      const mode = label === 'after the first write' ? 'hybrid' : 'vector';
+      const a = await searchPages(mem, { query: text, mode, limit: 10, offset: 0 });
+      const b = await searchPages(lance, { query: text, mode, limit: 10, offset: 0 });
+      t.same(
+        a.pages.map((p) => p.best.row.page_ref),
+        b.pages.map((p) => p.best.row.page_ref),
+        `${label}: "${text}" ranks the same pages (${mode})`,
+      );
+    }
+  };
+  await compare('after the first write');
+  // A later write (the postings patch their snapshot: the added rows' vectors join) and a deletion.
+  await mem.upsertPages(await pages(150, 60));
+  for (const ref of [1, 2, 3, 5, 8, 13]) await mem.removePage(ref);
+  await compare('after a second write and deletions');
+});
+
+t.test('an index beyond the bound keeps no vectors in memory and still answers the vector arm', async (t) => {
+  const embedder = createHashingEmbedder(128);
+  // 128 dimensions × 4 bytes × 100 rows: fewer rows than the corpus pages' passages.
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder, flatVectorBytes: 128 * 4 * 100 });
+  t.teardown(() => idx.close());
+  await idx.upsertPages(await pages(0, 150));
+  await idx.textEngineReady();
+  t.equal(idx.textPostingsStats()?.vectors, 0, 'none kept');
+  const [qv] = await embedder.embed(['stem cells differentiation']);
+  const got = await idx.vectorCandidates(qv!, null, 10, []);
+  t.equal(got.length, 10, 'LanceDB answered');
+});
