@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
  *                                          [--keep DIR] [--only "svc bm25,FTS5"] [--query-model ../shared/data/models]
- *                                          [--anchor tantivy|none] [--text-engine postings|lance]
+ *                                          [--anchor tantivy|none] [--text-engine postings|lance] [--warmup 100]
  *
  * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
  * (building 1M passages takes minutes), so query changes can be measured on the same index.
@@ -27,6 +27,10 @@
  * Queries: 3 content words from each SciFact test query, all-terms-must-match (web search semantics) for both
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
+ * Warm-up: before each row, `--warmup` queries of the same kind that the row does NOT time (the next ones of the same
+ * query set), so the row measures a process in steady state (JIT-compiled code, as a served process that has answered
+ * a few hundred queries) without having seen the timed queries; when the set has none left, the first 10 timed
+ * queries warm up, as before session 11.
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
@@ -60,6 +64,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     anchor: { type: 'string', default: 'tantivy' },
     'text-engine': { type: 'string', default: 'postings' },
+    warmup: { type: 'string', default: '100' },
   },
 });
 if (!['postings', 'lance'].includes(values['text-engine']!)) throw new Error('--text-engine: postings or lance');
@@ -103,7 +108,8 @@ interface AnchorResult {
 /** Runs the tantivy anchor over the FTS5 table's passages (index kept in `dir/tantivy`). */
 function runTantivy(dir: string, shorts: string[], claims: string[], nfcorpus: string[]): AnchorResult {
   const qfile = join(dir, 'anchor-queries.json');
-  writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warmup: 10 }));
+  const warm = { shorts: WARMUP.get(shorts) ?? [], claims: WARMUP.get(claims) ?? [], nfcorpus: WARMUP.get(nfcorpus) ?? [] };
+  writeFileSync(qfile, JSON.stringify({ shorts, claims, nfcorpus, warm, warmup: 10 }));
   const script = join(BENCH_SRC, 'anchors', 'tantivy_anchor.py');
   const out = execFileSync(tantivyPython(), [script, join(dir, 'fts5.sqlite'), join(dir, 'tantivy'), qfile], {
     encoding: 'utf8',
@@ -123,7 +129,8 @@ async function measure(
   queries: string[],
   run: (q: string) => Promise<unknown> | unknown,
 ): Promise<{ p50: number; p95: number; qps: number }> {
-  for (const q of queries.slice(0, 10)) await run(q); // warm-up
+  const warm = WARMUP.get(queries);
+  for (const q of warm && warm.length >= 10 ? warm : queries.slice(0, 10)) await run(q);
   const lat: number[] = [];
   for (const q of queries) {
     const t0 = performance.now();
@@ -177,10 +184,16 @@ const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
 // NFCorpus queries: short natural-language titles ("How Fruits and Vegetables Can Treat Asthma"), a second query set.
 const nfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()].slice(0, NQ);
-const shorts = all
-  .map(shortQuery)
-  .filter((q) => q.split(' ').length >= 2)
-  .slice(0, NQ);
+const allShorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2);
+const shorts = allShorts.slice(0, NQ);
+// Each timed set's warm-up: the queries after it in the same set (never timed in this run).
+const WARM_N = Number(values.warmup);
+const allNfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()];
+const WARMUP = new Map<string[], string[]>([
+  [claims, all.slice(NQ, NQ + WARM_N)],
+  [nfq, allNfq.slice(NQ, NQ + WARM_N)],
+  [shorts, allShorts.slice(NQ, NQ + WARM_N)],
+]);
 
 for (const size of SIZES) {
   const dir = values.keep ? join(values.keep, `${size}${BM25_ONLY ? '-bm25' : ''}`) : mkdtempSync(join(tmpdir(), 'svc-bench-index-'));
