@@ -26,6 +26,10 @@ t.test('crawl the test web, then answer over REST and MCP', async (t) => {
   t.ok(stats.indexed >= 15, `indexed ${stats.indexed} pages`);
   // New rows reach the full-text indexes by a debounced refresh (~1 s); fold them in now rather than wait.
   await s.services.deps.index.optimize();
+  // And let the in-process postings reach that version: until they do, a search waits up to 2 s for them and LanceDB's
+  // full-text index answers after that (f32 BM25 against the postings' f64, a unit apart in the 7th digit), so on a
+  // loaded machine the REST and the MCP call below could be answered by different engines.
+  await s.services.deps.index.textEngineReady();
 
   const client = new Client({ name: 'e2e', version: '1' });
   await client.connect(
