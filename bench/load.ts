@@ -21,8 +21,8 @@
  *   nothing is ingested. `--embedder hashing` matches the index's vectors; `--embedder model` embeds the queries with
  *   the real model and compares them with those synthetic vectors (same dimension: the real query-embedding cost);
  *   `--embedder none` serves BM25 only.
- * - `--soak-seconds N` then keeps the search load on for N more seconds and samples the server's RSS every
- *   `--sample-every` seconds (the no-growth check of item 6).
+ * - `--soak-seconds N` (≤ 1800) then keeps the search load on for N more seconds and samples the server's RSS, JS heap
+ *   and the live heap right after each major collection every `--sample-every` seconds (the no-growth check of item 6).
  * - `--crawl-hosts H` (item 5) starts the fixture web (loopback) in the server process with H generated hosts and
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
  *   indexing path costs the serving loop.
@@ -40,7 +40,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants as perfConstants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -141,6 +141,24 @@ if (values.serve) {
     setTimeout(tick, 10).unref();
   };
   setTimeout(tick, 10).unref();
+  // The live JS heap: what is left right after each major (mark-compact) collection, read as the collection's entry
+  // is delivered. The heap between collections rises and falls with V8's collection rhythm (it was seen stepping from
+  // 0.4 to 1.2 GiB and staying there for minutes); the heap after a major collection is what the process holds.
+  let majorGcs = 0;
+  let heapAfterGcMin = Infinity;
+  let heapAfterGcMax = 0;
+  let heapAfterGcLast = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if ((e as { detail?: { kind?: number } }).detail?.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      const h = process.memoryUsage().heapUsed;
+      majorGcs++;
+      heapAfterGcLast = h;
+      heapAfterGcMin = Math.min(heapAfterGcMin, h);
+      heapAfterGcMax = Math.max(heapAfterGcMax, h);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   const traceMs = Number(values['trace-turns']);
   if (traceMs > 0) {
     // The main thread's own time on a CPU and waiting for one (Linux schedstat, ns): a late turn with little CPU of its
@@ -192,7 +210,14 @@ if (values.serve) {
       eldMonitorSamples: eld.count,
       crawled: pages,
       passages: (await services.deps.index.stats()).passages,
+      majorGcs,
+      heapAfterGcMin: majorGcs > 0 ? heapAfterGcMin : 0,
+      heapAfterGcMax,
+      heapAfterGcLast,
     };
+    majorGcs = 0;
+    heapAfterGcMin = Infinity;
+    heapAfterGcMax = 0;
     eld.reset();
     lag.reset();
     process.stderr.write(`${JSON.stringify(s)}\n`);
@@ -214,7 +239,7 @@ if (values.serve) {
 // ---------------------------------------------------------------------------------------------------------------
 const connections = Math.max(1, Math.min(64, Number(values.connections)));
 const seconds = Math.max(1, Math.min(120, Number(values.seconds)));
-const soakSeconds = Math.max(0, Math.min(900, Number(values['soak-seconds'])));
+const soakSeconds = Math.max(0, Math.min(1800, Number(values['soak-seconds'])));
 const sampleEvery = Math.max(1, Number(values['sample-every']));
 const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
 const tempDirs: string[] = [];
@@ -263,6 +288,11 @@ interface ServerStats {
   eldMonitorSamples: number;
   crawled: number;
   passages: number;
+  /** Major collections since the previous stats line, and the JS heap right after them (min, max, last). */
+  majorGcs: number;
+  heapAfterGcMin: number;
+  heapAfterGcMax: number;
+  heapAfterGcLast: number;
 }
 
 const compiledSelf = fileURLToPath(new URL('../dist/bench/load.js', import.meta.url));
@@ -406,12 +436,12 @@ const idle = await serverStats();
 await phase('warm-up (search)', 3, searchPath);
 const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
 const search = await phase('GET /api/v1/search (SciFact claims)', seconds, searchPath);
-const rssSamples: { t: number; rss: number; heap: number; passages: number; eldMax: number; eldP99: number; crawled: number }[] = [];
+const rssSamples: (ServerStats & { t: number })[] = [];
 let soak: PhaseResult | null = null;
 if (soakSeconds > 0) {
   soak = await phase(`soak: search for ${soakSeconds} s`, soakSeconds, searchPath, async (t) => {
     const s = await serverStats();
-    rssSamples.push({ t, rss: s.rss, heap: s.heap, passages: s.passages, eldMax: s.eldMax, eldP99: s.eldP99, crawled: s.crawled });
+    rssSamples.push({ ...s, t });
   });
 }
 
@@ -439,10 +469,12 @@ for (const r of [health, search, ...(soak ? [soak] : [])]) {
 }
 console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
 if (rssSamples.length) {
-  console.log('\n| t s | server RSS MiB | JS heap MiB | loop delay p99 / max ms | pages fetched | passages |');
-  console.log('|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '\n| t s | server RSS MiB | JS heap MiB | major GCs | heap after major GC min / max / last MiB | loop delay p99 / max ms | pages fetched | passages |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of rssSamples)
     console.log(
-      `| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`,
+      `| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.majorGcs} | ${s.majorGcs > 0 ? `${mib(s.heapAfterGcMin)} / ${mib(s.heapAfterGcMax)} / ${mib(s.heapAfterGcLast)}` : '-'} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`,
     );
 }
