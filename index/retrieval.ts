@@ -392,27 +392,49 @@ export function groupPages<R extends PassageHit>(
 }
 
 /**
- * `hydrate` for page results: the whole rows of each page's first `perPage` passages. A page whose best passage is
- * gone or changed since retrieval is left out.
+ * `hydrate` for page results: the whole row of each page's best passage, and — only for a page whose best passage has
+ * nothing to quote (its snippet text is blank: all of it under data-nosnippet) — the rows of its next matching
+ * passages, up to `perPage` in all, which the result's excerpt falls back to. A result page reads about one row per
+ * result, not every matching passage of every page (up to 8 × 10: most of the read's cost at 100k passages, where
+ * the rows come from LanceDB). A page whose best passage is gone or changed since retrieval is left out.
  */
 export async function hydratePages(
   index: Pick<CandidateSource, 'passageRows'>,
   pages: readonly PageHit[],
   perPage = 8,
 ): Promise<PageHit<PassageRow>[]> {
-  const full = await hydrate(
+  const bests = await hydrate(
     index,
-    pages.flatMap((p) => p.passages.slice(0, perPage)),
+    pages.map((p) => p.best),
   );
-  const byKey = new Map(full.map((p) => [key(p.row), p]));
+  const byKey = new Map(bests.map((p) => [key(p.row), p]));
+  const fallback = pages.filter((p) => {
+    const best = byKey.get(key(p.best.row));
+    return best !== undefined && needsFallback(best.row);
+  });
+  if (fallback.length > 0)
+    for (const p of await hydrate(
+      index,
+      fallback.flatMap((p) => p.passages.slice(0, perPage).filter((x) => x !== p.best)),
+    ))
+      byKey.set(key(p.row), p);
   const out: PageHit<PassageRow>[] = [];
   for (const page of pages) {
     const best = byKey.get(key(page.best.row));
     if (!best) continue;
-    const passages = page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []);
+    const passages = needsFallback(best.row) ? page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []) : [best];
     out.push({ best, passages });
   }
   return out;
+}
+
+/**
+ * Whether a page result's excerpt would look past its best passage: the page allows excerpts, and the passage's
+ * quotable text is blank (`buildExcerpt` answers null for that passage and the next is tried; under nosnippet or
+ * max-snippet:0 no passage gives one).
+ */
+function needsFallback(row: PassageRow): boolean {
+  return !row.nosnippet && row.max_snippet !== 0 && row.snippet_text.trim() === '';
 }
 
 /** Results of one host a result page holds at most (a positive site: query is exempt). */
@@ -469,7 +491,10 @@ export interface SearchPagesResult {
   readonly compiled: CompiledQuery;
   readonly ranking: RankingMode;
   readonly embedderUnavailable: boolean;
-  /** The requested window of page results, whole rows read. */
+  /**
+   * The requested window of page results, whole rows read: each page's best passage, and the passages after it only
+   * when the best one has nothing to quote (`hydratePages`).
+   */
   readonly pages: PageHit<PassageRow>[];
   readonly collapsedPerHost: Record<string, number>;
   readonly duplicates: number;
