@@ -1,7 +1,8 @@
 /**
  * The k best (doc, score) pairs seen, each with a 32-bit tag: a min-heap whose root is the worst kept (lowest score,
- * then highest doc id). The postings' BM25 top-k (tag: the probe terms a hit holds) and the in-memory vector arm's k
- * nearest (score: minus the distance) both keep their candidates here.
+ * then highest doc id). The postings' BM25 top-k keeps its candidates here (tag: the probe terms a hit holds), where
+ * scores arrive one document at a time and most are pruned before scoring; the in-memory vector arm, which scores
+ * every document at once, selects its k nearest by quickselect instead (flat-vectors.ts `kthLargest`).
  */
 export class TopK {
   readonly #docs: Uint32Array;

@@ -6,7 +6,7 @@ import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
-import { FlatVectors } from '../../index/flat-vectors.js';
+import { FlatVectors, kthLargest } from '../../index/flat-vectors.js';
 import { searchPages } from '../../index/retrieval.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
@@ -91,6 +91,51 @@ t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless
   }
   t.equal(fv.set(500, vecs[0]!), false, 'beyond the bound: refused');
   t.equal(FlatVectors.create(10, 100), null, 'a dimension not a multiple of 4 is not kept');
+});
+
+t.test('FlatVectors: exact ties across the k-th place go to the lower document ids; kthLargest against a sort', async (t) => {
+  const dim = 8;
+  const rand = rng(11);
+  const fv = FlatVectors.create(dim, 400);
+  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  const same = Float32Array.from({ length: dim }, () => rand() - 0.5);
+  // 60 identical vectors spread among 300 random ones; some of them dead.
+  const twins = new Set<number>();
+  for (let d = 0; d < 360; d++) {
+    const twin = d % 6 === 1;
+    if (twin) twins.add(d);
+    fv.set(d, twin ? same : Float32Array.from({ length: dim }, () => rand() - 0.5));
+  }
+  const dead = (d: number) => d % 12 === 7;
+  const liveTwins = [...twins].filter((d) => !dead(d)).sort((a, b) => a - b);
+  t.ok(liveTwins.length >= 30, `${liveTwins.length} live twins`);
+  for (const k of [1, 7, 20, liveTwins.length - 1, liveTwins.length]) {
+    const got = fv.nearest(Float32Array.from(same), k, (d) => !dead(d));
+    t.same(
+      got.map((g) => g.doc),
+      liveTwins.slice(0, k),
+      `k = ${k}: the twins tie at the k-th place, lowest document ids first`,
+    );
+  }
+  const more = fv.nearest(Float32Array.from(same), liveTwins.length + 5, (d) => !dead(d));
+  t.same(
+    more.slice(0, liveTwins.length).map((g) => g.doc),
+    liveTwins,
+    'past the ties: every twin, then the nearest others',
+  );
+  t.equal(more.length, liveTwins.length + 5);
+
+  // The selection alone: random arrays with many repeated values, every k.
+  for (let trial = 0; trial < 200; trial++) {
+    const n = 1 + Math.floor(rand() * 60);
+    const values = Array.from({ length: n }, () => Math.floor(rand() * (trial % 2 ? 5 : 1000)) / 7 - 3);
+    const sorted = [...values].sort((a, b) => b - a);
+    for (let k = 1; k <= n; k++) {
+      const got = kthLargest(Float64Array.from(values), n, k);
+      if (got !== sorted[k - 1]) t.fail(`trial ${trial}: k = ${k} of ${n}: ${got} vs ${sorted[k - 1]}`);
+    }
+  }
+  t.pass('kthLargest agrees with a sort in 200 random arrays at every k');
 });
 
 t.test('an index with vectors in memory answers the vector arm as LanceDB does, through writes and deletions', async (t) => {
