@@ -183,12 +183,12 @@ const pool = await sentencePool();
 const all = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
 const claims = all.slice(0, NQ);
 // NFCorpus queries: short natural-language titles ("How Fruits and Vegetables Can Treat Asthma"), a second query set.
-const nfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()].slice(0, NQ);
+const allNfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()];
+const nfq = allNfq.slice(0, NQ);
 const allShorts = all.map(shortQuery).filter((q) => q.split(' ').length >= 2);
 const shorts = allShorts.slice(0, NQ);
 // Each timed set's warm-up: the queries after it in the same set (never timed in this run).
 const WARM_N = Number(values.warmup);
-const allNfq = [...readQueries(join(SCIFACT, '..', 'nfcorpus', 'queries.jsonl')).values()];
 const WARMUP = new Map<string[], string[]>([
   [claims, all.slice(NQ, NQ + WARM_N)],
   [nfq, allNfq.slice(NQ, NQ + WARM_N)],
