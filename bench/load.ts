@@ -9,7 +9,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -30,6 +30,8 @@
  * - `--trace-turns MS` logs every turn of the server's loop later than MS, with the main thread's time on a CPU and
  *   waiting for one in that interval (Linux schedstat) and the process CPU: which of the histogram's maxima were our
  *   code and which the machine.
+ * - `--queries all-required` sends three content words of each claim, each required (`+a +b +c`), instead of the claim:
+ *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -52,6 +54,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { shortQuery } from './synthetic.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
@@ -73,6 +76,8 @@ const { values } = parseArgs({
     compiled: { type: 'boolean', default: false },
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     'log-level': { type: 'string', default: 'info' },
+    // What the searches send: `claims` (the SciFact claims as written) or `all-required` (+a +b +c of each claim).
+    queries: { type: 'string', default: 'claims' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
     // Internal: the real model answers for the hashing stand-in a foreign (`--lance`) index was built with (same
@@ -82,6 +87,7 @@ const { values } = parseArgs({
 });
 const embedderKind = values.embedder!;
 if (!['hashing', 'none', 'model'].includes(embedderKind)) throw new Error('--embedder must be hashing, none or model');
+if (!['claims', 'all-required'].includes(values.queries!)) throw new Error('--queries must be claims or all-required');
 const modelDir = resolve(values['model-dir']!);
 const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
 
@@ -273,10 +279,25 @@ if (values.lance) {
   }
 }
 
-const claims = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
+const claimTexts = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')
   .map((l) => (JSON.parse(l) as { text: string }).text.slice(0, 300));
+// The queries sent: the claims as written, or (`--queries all-required`) three content words of each claim, each
+// required (`+a +b +c`, bench/index-query.ts' all-required kind), as a REST caller sends them.
+const allRequired = values.queries === 'all-required';
+const claims = allRequired
+  ? claimTexts
+      .map(shortQuery)
+      .filter((q) => q.split(' ').length >= 2)
+      .map((q) =>
+        q
+          .split(' ')
+          .map((w) => `+${w}`)
+          .join(' '),
+      )
+  : claimTexts;
+const queryLabel = allRequired ? '3 SciFact words, all required' : 'SciFact claims';
 
 interface ServerStats {
   rss: number;
@@ -435,7 +456,7 @@ const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 const idle = await serverStats();
 await phase('warm-up (search)', 3, searchPath);
 const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
-const search = await phase('GET /api/v1/search (SciFact claims)', seconds, searchPath);
+const search = await phase(`GET /api/v1/search (${queryLabel})`, seconds, searchPath);
 const rssSamples: (ServerStats & { t: number })[] = [];
 let soak: PhaseResult | null = null;
 if (soakSeconds > 0) {
@@ -454,7 +475,7 @@ console.log(
   `\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
 );
 console.log(
-  `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct claims in turn; node ${process.version}; shared 2-core machine\n`,
+  `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
 );
 console.log(
   '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms |',
