@@ -135,6 +135,12 @@ export const configSchema = z.object({
    * @default true
    */
   textPostings: bool.default(true),
+  /**
+   * MiB of whole result rows kept in memory (index/row-cache.ts): an index whose rows fit is served from memory (its
+   * rows are read in while the postings are built), a larger one keeps the rows its results read, least recently used
+   * out. 0 disables. @default 1/32 of the machine's memory, at least 64 and at most 1024
+   */
+  rowCacheMb: int(0, 65_536).optional(),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -183,6 +189,7 @@ export const envBindings = {
   s3VirtualHosted: 'SVC_S3_VIRTUAL_HOSTED',
   indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
   textPostings: 'SVC_TEXT_POSTINGS',
+  rowCacheMb: 'SVC_ROW_CACHE_MB',
 } as const satisfies Record<keyof Config, string>;
 
 /**

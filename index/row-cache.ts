@@ -1,3 +1,5 @@
+import { totalmem } from 'node:os';
+
 /**
  * Whole passage rows by Lance row id, least recently used out first, bounded in (estimated) bytes. A row id names
  * one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows into new
@@ -80,6 +82,16 @@ export class RowCache<R extends object> {
   get size(): { rows: number; bytes: number } {
     return { rows: this.#rows.size, bytes: this.#bytes };
   }
+}
+
+/**
+ * The cache's default bound: 1/32 of the machine's memory, at least 64 MiB and at most 1 GiB (768 MiB on a 24 GiB
+ * machine). A row's estimate is ≈ 4 KiB (its 26 columns, the page's fields repeated in each passage row), so an index of
+ * up to ≈ 100k–200k passages is served from memory, as SQLite FTS5 serves rows from the page cache; a larger one keeps
+ * the rows its results read. The bound is the cache's whole cost: it never grows past it.
+ */
+export function defaultRowCacheBytes(machineBytes = totalmem()): number {
+  return Math.min(2 ** 30, Math.max(64 * 2 ** 20, Math.floor(machineBytes / 32)));
 }
 
 /** Two bytes per string character plus a fixed cost per field: an estimate, for the bound only. */

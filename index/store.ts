@@ -53,7 +53,7 @@ import {
 import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
 import type { TextQuery } from './postings.js';
-import { RowCache } from './row-cache.js';
+import { defaultRowCacheBytes, RowCache } from './row-cache.js';
 import { TextEngine, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
@@ -130,7 +130,7 @@ export interface OpenOptions {
    * passages, docs/bench-index.md). @default true
    */
   readonly textEngine?: boolean;
-  /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default 64 MiB */
+  /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default `defaultRowCacheBytes()` */
   readonly rowCacheBytes?: number;
   /**
    * Vectors kept in process for the vector arm while the index's rows × dimensions × 4 bytes stay within this
@@ -247,7 +247,7 @@ export class PassageIndex implements PageSink {
       vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
       hostIdSource: opts.hostIds ?? null,
-      rowCacheBytes: opts.rowCacheBytes ?? 64 * 2 ** 20,
+      rowCacheBytes: opts.rowCacheBytes ?? defaultRowCacheBytes(),
     });
     if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
       await idx.#maintenance.reanalyse();
@@ -776,9 +776,9 @@ export class PassageIndex implements PageSink {
     };
   }
 
-  /** Rows and estimated bytes in the result-row cache (prefilled from the postings' scans while it has room). */
-  rowCacheStats(): { rows: number; bytes: number } {
-    return this.#rowCache.size;
+  /** Rows and estimated bytes in the result-row cache (prefilled from the postings' scans while it has room), and its bound. */
+  rowCacheStats(): { rows: number; bytes: number; maxBytes: number } {
+    return { ...this.#rowCache.size, maxBytes: this.#rowCache.bound.maxBytes };
   }
 
   /** How many of these rows the result-row cache holds (diagnostics: which rows a result page reads from memory). */

@@ -1,9 +1,27 @@
 import t from 'tap';
-import { RowCache } from '../../index/row-cache.js';
+import { defaultRowCacheBytes, RowCache } from '../../index/row-cache.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { PassageIndex } from '../../index/store.js';
 import { compileQuery, parseQuery } from '../../index/query.js';
 import { makePage } from '../helpers/page-input.js';
+import { loadConfig } from '../../config.js';
+import { startTestService } from '../helpers/service.js';
+
+t.test('issue 14: the default bound is 1/32 of the machine, between 64 MiB and 1 GiB; SVC_ROW_CACHE_MB sets it', async (t) => {
+  const MiB = 2 ** 20;
+  t.equal(defaultRowCacheBytes(24 * 1024 * MiB), 768 * MiB, '24 GiB machine');
+  t.equal(defaultRowCacheBytes(1024 * MiB), 64 * MiB, 'small machine: the floor');
+  t.equal(defaultRowCacheBytes(256 * 1024 * MiB), 1024 * MiB, 'large machine: the ceiling');
+  t.equal(loadConfig({ env: { SVC_ROW_CACHE_MB: '3' } }).rowCacheMb, 3);
+  t.equal(loadConfig({ env: {} }).rowCacheMb, undefined, 'unset: the machine-sized default');
+  t.throws(() => loadConfig({ env: { SVC_ROW_CACHE_MB: '-1' } }), /SVC_ROW_CACHE_MB/);
+  const s = await startTestService({ config: { rowCacheMb: 2 } });
+  t.teardown(s.close);
+  t.equal(s.services.deps.index.rowCacheStats().maxBytes, 2 * MiB, 'the served index gets the configured bound');
+  const d = await startTestService();
+  t.teardown(d.close);
+  t.equal(d.services.deps.index.rowCacheStats().maxBytes, defaultRowCacheBytes(), 'and the default without it');
+});
 
 t.test('issue 14: the row cache is bounded in bytes and drops the least recently used first', async (t) => {
   const c = new RowCache<{ text: string }>(1000);
