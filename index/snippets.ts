@@ -117,6 +117,27 @@ interface Match {
   readonly term: number;
 }
 
+/** Matches any whitespace `\s+` → ' ' would change: a run of two or more, or one other than a plain space. */
+const UNCOLLAPSED_SPACE = /[^\S ]| {2}/u;
+
+/**
+ * Term weights in integer units of 1/120: a stop word 0.1 (12), any other term 1 + min(length, 12) / 24 (120 + 5 per
+ * character up to 12), so that a window's score is an exact integer.
+ */
+const WEIGHT_UNITS = 120;
+
+/** The folded, deduplicated terms of a query and their weights: the same for each result of the query (memoised). */
+const prepared = new WeakMap<readonly string[], { uniq: string[]; weight: number[] }>();
+function preparedTerms(terms: readonly string[]): { uniq: string[]; weight: number[] } {
+  let p = prepared.get(terms);
+  if (!p) {
+    const uniq = [...new Set(terms.map(foldTerm).filter((t) => t !== '' && WORD_CHAR.test(t)))];
+    const weight = uniq.map((t) => (STOPWORDS.has(t) ? WEIGHT_UNITS / 10 : WEIGHT_UNITS + (Math.min(t.length, 12) * WEIGHT_UNITS) / 24));
+    prepared.set(terms, (p = { uniq, weight }));
+  }
+  return p;
+}
+
 /** Whole-word (or, for terms of 4+ characters, word-prefix) occurrences of every term, sorted by position. */
 function findMatches(folded: Folded, terms: readonly string[]): Match[] {
   const out: Match[] = [];
@@ -197,13 +218,13 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
   let limit = Math.floor(opts.maxChars ?? DEFAULT_EXCERPT_CHARS);
   if (policy.maxSnippet !== null && policy.maxSnippet > 0) limit = Math.min(limit, Math.floor(policy.maxSnippet));
   if (!(limit >= 1)) return null;
-  const src = text.replace(/\s+/gu, ' ').trim();
+  // Whitespace runs collapse to one space; most passages have none to collapse (the replace is then skipped).
+  const src = (UNCOLLAPSED_SPACE.test(text) ? text.replace(/\s+/gu, ' ') : text).trim();
   if (src.length === 0) return null;
 
   const folded = foldWithMap(src);
-  const uniq = [...new Set(terms.map(foldTerm).filter((t) => t !== '' && WORD_CHAR.test(t)))];
+  const { uniq, weight } = preparedTerms(terms);
   const matches = findMatches(folded, uniq);
-  const weight = uniq.map((t) => (STOPWORDS.has(t) ? 0.1 : 1 + Math.min(t.length, 12) / 24));
 
   if (src.length <= limit) return { text: src, highlights: matches.map((m) => [m.start, m.end]) };
 
@@ -212,21 +233,25 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
   let bestI = -1;
   let bestJ = -1;
   let bestScore = -1;
-  for (let i = 0, j = 0; i < matches.length; i++) {
+  // A sliding window over the matches, scored incrementally: per distinct term in the window 100 × its weight, plus its
+  // weight once per occurrence (repeats help a little). Weights are in integer units (`WEIGHT_UNITS`), so every sum
+  // is exact and a tie keeps the earliest window.
+  const count = new Uint32Array(uniq.length);
+  let distinct = 0;
+  let occurrences = 0;
+  const add = (t: number) => {
+    if (count[t]!++ === 0) distinct += 100 * weight[t]!;
+    occurrences += weight[t]!;
+  };
+  for (let i = 0, j = -1; i < matches.length; i++) {
     const first = matches[i]!;
-    if (j < i) j = i;
-    while (j + 1 < matches.length && matches[j + 1]!.end - first.start <= budget) j++;
+    while (j < i) add(matches[++j]!.term);
+    while (j + 1 < matches.length && matches[j + 1]!.end - first.start <= budget) add(matches[++j]!.term);
+    const score = distinct + occurrences;
+    // Match i leaves the window before the next one starts.
+    if (--count[first.term]! === 0) distinct -= 100 * weight[first.term]!;
+    occurrences -= weight[first.term]!;
     if (first.end - first.start > budget) continue;
-    const seen = new Set<number>();
-    let score = 0;
-    for (let k = i; k <= j; k++) {
-      const m = matches[k]!;
-      if (!seen.has(m.term)) {
-        seen.add(m.term);
-        score += (weight[m.term] ?? 1) * 100;
-      }
-      score += weight[m.term] ?? 1; // repeated occurrences help a little
-    }
     if (score > bestScore) {
       bestScore = score;
       bestI = i;

@@ -137,3 +137,33 @@ t.test('issue 4: properties — within bounds, highlights point at the terms, te
   );
   t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'property holds');
 });
+
+t.test('issue 14: windows of equal score keep the earliest, whatever order their terms come in (exact weights)', async (t) => {
+  // Two stop words (weight 0.1 each). The first window holds "of of in", the second "in of of": the same score, but
+  // summed in floating point in each window's order they differ in the last bit (20.3 against 20.300000000000004),
+  // which once picked the later window.
+  const filler = Array.from({ length: 30 }, (_, i) => `zz${i}`).join(' ');
+  const text = `start of zq of zq in zq. ${filler}. Later in zq of zq of zq end.`;
+  const e = buildExcerpt(text, ['of', 'in'], open, { maxChars: 40 });
+  t.ok(e);
+  t.match(e!.text, /of zq of zq in/, 'the earlier window');
+  t.notMatch(e!.text, /Later/);
+  // A term of weight 1 in the later window outweighs them.
+  const f = buildExcerpt(text, ['of', 'in', 'end'], open, { maxChars: 40 });
+  t.match(f!.text, /of zq end/, 'a better window still wins');
+});
+
+t.test('issue 14: whitespace runs collapse on the fast path and the slow one alike', async (t) => {
+  const terms = ['carbon'];
+  for (const [raw, want] of [
+    ['a carbon  price', 'a carbon price'],
+    ['a\tcarbon\nprice', 'a carbon price'],
+    ['a\u00a0carbon\u2003price', 'a carbon price'],
+    ['  a carbon price  ', 'a carbon price'],
+    ['a carbon price', 'a carbon price'],
+  ] as const) {
+    const e = buildExcerpt(raw, terms, open);
+    t.equal(e?.text, want, JSON.stringify(raw));
+    t.same(e?.highlights, [[2, 8]]);
+  }
+});
