@@ -171,9 +171,16 @@ export class FlatVectors {
 
   /**
    * The `k` documents nearest to `query` by cosine distance (1 − cosine similarity) among those `live` accepts and
-   * that have a vector, nearest first (equal distances: lower document id first).
+   * that have a vector, nearest first (equal distances: lower document id first). With `minSimilarity`, documents whose
+   * cosine similarity (1 − distance) is below it are left out before the selection: the result is then exactly the
+   * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them).
    */
-  nearest(query: Float32Array, k: number, live: (doc: number) => boolean): { doc: number; distance: number }[] {
+  nearest(
+    query: Float32Array,
+    k: number,
+    live: (doc: number) => boolean,
+    minSimilarity = -Infinity,
+  ): { doc: number; distance: number }[] {
     const qNorm = this.#queryNorm(query);
     if (qNorm === 0 || k <= 0 || this.#rows === 0) return [];
     this.#f32.set(query, this.#qAt / 4);
@@ -196,7 +203,8 @@ export class FlatVectors {
       const norm = this.#norms[doc]!;
       if (norm === 0) continue;
       const score = scores[out0 + doc]! / (norm * qNorm) - 1;
-      if (score !== score || !live(doc)) continue; // NaN: a vector of junk never ranks
+      // NaN: a vector of junk never ranks. The similarity as the caller computes it from the distance (1 − (−score)).
+      if (score !== score || 1 - -score < minSimilarity || !live(doc)) continue;
       cand[m] = score;
       docs[m++] = doc;
     }

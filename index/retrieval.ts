@@ -70,12 +70,13 @@ export interface CandidateSource {
   ): Promise<(PassageHit & { _score: number })[] | null>;
   /** Exact cosine distance of the query vector to the given passages, keyed `page_ref:ordinal` (absent: no vector). */
   vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>>;
-  /** Vector arm: nearest passages by cosine distance. */
+  /** Vector arm: nearest passages by cosine distance; those below `minSimilarity` may be left out (they are dropped). */
   vectorCandidates(
     vector: Float32Array,
     where: string | null,
     k: number,
     extra: readonly MatchColumn[],
+    minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]>;
   /** Filter-only scan (queries made of operators only), in storage order. */
   scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
@@ -261,7 +262,9 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   };
   const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {
     if (!qv) return [];
-    const rows = (await source.vectorCandidates(qv, where, k, compiled.matchColumns)).filter((r) => compiled.matches(r));
+    const rows = (await source.vectorCandidates(qv, where, k, compiled.matchColumns, VECTOR_MIN_SIMILARITY)).filter((r) =>
+      compiled.matches(r),
+    );
     return toVectorRanked(rows);
   };
 

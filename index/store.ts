@@ -646,17 +646,21 @@ export class PassageIndex implements PageSink {
     return out;
   }
 
-  /** Vector arm: nearest passages by cosine distance (prefiltered by `where`). */
+  /**
+   * Vector arm: nearest passages by cosine distance (prefiltered by `where`). `minSimilarity`: passages below it may be
+   * left out (the caller drops them; the search from memory builds no row for them).
+   */
   async vectorCandidates(
     vector: Float32Array,
     where: string | null,
     k: number,
     extra: readonly MatchColumn[] = [],
+    minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
     if (where === null && extra.length === 0 && this.#engine) {
       // A small index's vectors are in memory (flat-vectors.ts): the same exact search LanceDB's flat scan makes.
-      const near = (await this.#textSnapshot())?.nearestRows(vector, k);
+      const near = (await this.#textSnapshot())?.nearestRows(vector, k, minSimilarity);
       if (near) return near;
     }
     let q = this.#passages

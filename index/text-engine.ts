@@ -165,15 +165,15 @@ export class TextSnapshot {
 
   /**
    * The vector arm's candidates from the vectors in memory: the `k` live passages nearest to `query` (cosine
-   * distance), as rows of the hit columns with `_distance`, like LanceDB's flat search returns them. Null when no
-   * vectors are kept.
+   * distance), as rows of the hit columns with `_distance`, like LanceDB's flat search returns them; with
+   * `minSimilarity`, only those at or above it (`FlatVectors.nearest`). Null when no vectors are kept.
    */
-  nearestRows(query: Float32Array, k: number): (PassageHit & { _distance: number })[] | null {
+  nearestRows(query: Float32Array, k: number, minSimilarity?: number): (PassageHit & { _distance: number })[] | null {
     const vectors = this.vectors;
     if (!vectors) return null;
     const postings = this.postings;
     return vectors
-      .nearest(query, k, (d) => postings.isLive(d))
+      .nearest(query, k, (d) => postings.isLive(d), minSimilarity)
       .map(({ doc, distance }) => {
         const page_ref = this.#pageOf[doc]!;
         const { title, host, lang, group_key, content_hash } = this.#fieldsOf(page_ref);

@@ -217,3 +217,26 @@ t.test('an index beyond the bound keeps no vectors in memory and still answers t
   const got = await idx.vectorCandidates(qv!, null, 10, []);
   t.equal(got.length, 10, 'LanceDB answered');
 });
+
+t.test('issue 14: a similarity floor leaves out exactly the documents the unbounded search returns below it', async (t) => {
+  const dim = 16;
+  const rand = rng(5);
+  const fv = FlatVectors.create(dim, 1000);
+  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  // Vectors around a common direction, so similarities spread over [-1, 1] and many sit near each floor.
+  const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
+  for (let d = 0; d < 800; d++) fv.set(d, Float32Array.from(base, (x) => x * (rand() * 2 - 0.6) + (rand() - 0.5) * 0.8));
+  const live = (d: number) => d % 9 !== 4;
+  let cut = 0;
+  for (const min of [-1, 0, 0.2, 0.5, 0.9]) {
+    for (const k of [1, 30, 300, 1000]) {
+      const q = Float32Array.from(base, (x) => x + (rand() - 0.5) * 0.3);
+      const all = fv.nearest(q, k, live);
+      const floor = fv.nearest(q, k, live, min);
+      const want = all.filter((h) => 1 - h.distance >= min);
+      cut += all.length - want.length;
+      t.same(floor, want, `floor ${min}, k = ${k}`);
+    }
+  }
+  t.ok(cut > 0, `the floors left some documents out (${cut})`);
+});
