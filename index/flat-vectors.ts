@@ -175,12 +175,7 @@ export class FlatVectors {
    * cosine similarity (1 − distance) is below it are left out before the selection: the result is then exactly the
    * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them).
    */
-  nearest(
-    query: Float32Array,
-    k: number,
-    live: (doc: number) => boolean,
-    minSimilarity = -Infinity,
-  ): { doc: number; distance: number }[] {
+  nearest(query: Float32Array, k: number, live: (doc: number) => boolean, minSimilarity = -Infinity): { doc: number; distance: number }[] {
     const qNorm = this.#queryNorm(query);
     if (qNorm === 0 || k <= 0 || this.#rows === 0) return [];
     this.#f32.set(query, this.#qAt / 4);

@@ -225,7 +225,11 @@ t.test('issue 14: a similarity floor leaves out exactly the documents the unboun
   if (!fv) throw new Error('WebAssembly SIMD is unavailable');
   // Vectors around a common direction, so similarities spread over [-1, 1] and many sit near each floor.
   const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
-  for (let d = 0; d < 800; d++) fv.set(d, Float32Array.from(base, (x) => x * (rand() * 2 - 0.6) + (rand() - 0.5) * 0.8));
+  for (let d = 0; d < 800; d++)
+    fv.set(
+      d,
+      Float32Array.from(base, (x) => x * (rand() * 2 - 0.6) + (rand() - 0.5) * 0.8),
+    );
   const live = (d: number) => d % 9 !== 4;
   let cut = 0;
   for (const min of [-1, 0, 0.2, 0.5, 0.9]) {
