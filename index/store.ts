@@ -249,12 +249,17 @@ export class PassageIndex implements PageSink {
       hostIdSource: opts.hostIds ?? null,
       rowCacheBytes: opts.rowCacheBytes ?? defaultRowCacheBytes(),
     });
-    if ((meta.analysis ?? 1) < ANALYSIS_VERSION) {
+    const reanalyse = (meta.analysis ?? 1) < ANALYSIS_VERSION;
+    if (reanalyse) {
       await idx.#maintenance.reanalyse();
       meta.analysis = ANALYSIS_VERSION;
       await writeIndexMeta(db, location, meta);
     }
-    await idx.#loadState();
+    await idx.#loadState(); // rebuilds the full-text index after a re-analysis (`load`)
+    // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
+    // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
+    // flat and scan page_ref, ≈ 4× slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
+    if (reanalyse) await idx.#maintenance.optimize();
     await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
       idx.#stopFollowing = followWriter(
