@@ -165,7 +165,29 @@ t.test('SSRF: redirects to blocked addresses, bad schemes and credentials are re
     ['/to-gopher', 'bad_scheme'],
     ['/to-credentials', 'credentials'],
   ];
-  for (const [path, kind] of cases) t.equal(await kindOf(fetcher.fetch(web.url('trap.test', path))), kind, path);
+  // What each blocked redirect target is, once decoded and classified (the hostile spellings are 10.0.0.1 or
+  // 169.254.169.254 in disguise): the refusal names it, so it came from the classifier, before any connection.
+  const classified: Record<string, RegExp> = {
+    '/to-private': /10\.0\.0\.1 \(private\)/,
+    '/to-metadata': /169\.254\.169\.254 \(metadata\)/,
+    '/to-decimal': /10\.0\.0\.1 \(private\)/,
+    '/to-octal': /10\.0\.0\.1 \(private\)/,
+    '/to-hex': /169\.254\.169\.254 \(metadata\)/,
+    '/to-short': /10\.0\.0\.1 \(private\)/,
+    '/to-cgnat': /100\.64\.0\.1 \(cgnat\)/,
+  };
+  for (const [path, kind] of cases) {
+    const connections = attempts.length;
+    const refusedBefore = refusedTargets.length;
+    const err = await fetcher.fetch(web.url('trap.test', path)).then(
+      (r) => r.status,
+      (e: unknown) => e,
+    );
+    t.equal(err instanceof FetchError ? err.kind : String(err), kind, path);
+    if (classified[path]) t.match((err as FetchError).message, classified[path], `${path}: refused as what it decodes to`);
+    t.equal(attempts.length - connections, 1, `${path}: one connection, to the redirecting page on loopback`);
+    t.equal(refusedTargets.length, refusedBefore, `${path}: the process-wide guard saw no attempt at its target`);
+  }
   t.equal(attempts.length, cases.length, 'one connection per case: the redirecting page only');
   t.ok(
     attempts.every((a) => a.address === '127.0.0.1' && a.port === web.port),
@@ -215,10 +237,10 @@ t.test('SSRF corpus with loopback blocked: the canary receives zero connections'
 t.test('a resolver that answers an allowed address and then a blocked one is refused', async (t) => {
   const { connector, attempts } = guardedConnector([web.port]);
   const answers = [
-    ['93.184.216.34', '10.0.0.1'],
+    ['127.0.0.2', '10.0.0.1'],
     ['127.0.0.1', '169.254.169.254'],
     ['127.0.0.1', '::ffff:192.168.0.1'],
-    ['8.8.8.8', 'fd00:ec2::254'],
+    ['::1', 'fd00:ec2::254'],
   ];
   for (const list of answers) {
     const fetcher = createFetcher({

@@ -257,35 +257,43 @@ t.test('issue 12 item 5: an internal error logs its class and frames, never its 
 });
 
 t.test('issue 12 item 6: a name resolving only to non-public addresses is refused at submission', async (t) => {
+  // Every name resolves to loopback or a reserved range (none is ever contacted: submission only classifies).
   const table: Record<string, string[]> = {
     'localtest.me': ['127.0.0.1'],
     'mixed.example.ca': ['203.0.113.9', '10.1.2.3'],
-    // A public address is needed for the accepted case (every reserved range is refused by design). It is only
-    // classified: this service does not crawl, and the process-wide loopback guard refuses any other connection.
-    'public.example.ca': ['8.8.8.8'],
+    'allowed.example.ca': ['127.0.0.2'],
+    'half-allowed.example.ca': ['127.0.0.2', '10.1.2.3'],
   };
-  const s = await startTestService({
-    lookup: async (host) => {
-      const a = table[host];
-      if (!a) throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
-      return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    },
-  });
+  const lookup = async (host: string) => {
+    const a = table[host];
+    if (!a) throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
+    return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  const s = await startTestService({ lookup });
   t.teardown(s.close);
-  const submit = (url: string) => api(s, '/api/v1/requests', { method: 'POST', json: { type: 'discovery', url } });
-  const blocked = await submit('http://localtest.me/admin');
+  const submit = (svc: typeof s, url: string) => api(svc, '/api/v1/requests', { method: 'POST', json: { type: 'discovery', url } });
+  const blocked = await submit(s, 'http://localtest.me/admin');
   t.match(blocked, { status: 400, body: { code: 'blocked_address', errors: [{ path: ['url'] }] } });
   t.match((blocked.body as { detail: string }).detail, /loopback/);
   t.match(
-    await submit('https://mixed.example.ca/'),
+    await submit(s, 'https://mixed.example.ca/'),
     { status: 400, body: { code: 'blocked_address' } },
     'any private address: SvcBot would refuse the fetch',
   );
-  const accepted = await submit('https://public.example.ca/');
+  t.equal((await submit(s, 'https://unknown-name.example.ca/')).status, 202, 'unresolvable names are accepted as before');
+  // The accepted case needs a name whose every address the policy allows: with loopback allowed (the local test web's
+  // setting) a loopback name stands in for a public one, through the same classification.
+  const open = await startTestService({ lookup, config: { crawlAllowLoopback: true } });
+  t.teardown(open.close);
+  const accepted = await submit(open, 'https://allowed.example.ca/');
   t.equal(accepted.status, 202);
-  t.equal((await submit('https://unknown-name.example.ca/')).status, 202, 'unresolvable names are accepted as before');
+  t.match(
+    await submit(open, 'https://half-allowed.example.ca/'),
+    { status: 400, body: { code: 'blocked_address' } },
+    'one allowed address does not excuse a private one',
+  );
   const id = (accepted.body as { request: { id: string } }).request.id;
-  t.match((await api(s, `/api/v1/requests/${id}`)).body, { request: { status: 'received' } }, 'accepted, never fetched here');
+  t.match((await api(open, `/api/v1/requests/${id}`)).body, { request: { status: 'received' } }, 'accepted, never fetched here');
   t.same(refusedTargets, [], 'no connection to any non-loopback address was even attempted');
 });
 

@@ -83,9 +83,12 @@ t.test('public URLs are accepted in normal form; operator pins and loopback only
     url: 'https://www.example.ca/a/c',
     host: 'www.example.ca',
   });
-  // A public literal is only classified here (validation opens no connection): the guard records no attempt.
-  t.same(validateSubmissionUrl('http://8.8.8.8/x', { allowLoopback: false, pins: [] }).host, '8.8.8.8');
-  t.same(refusedTargets, [], 'no connection to 8.8.8.8 was attempted');
+  // An IP literal the policy allows is accepted in normal form; validation only classifies it (no connection).
+  t.same(validateSubmissionUrl('HTTP://127.0.0.2:80/x/../y', { allowLoopback: true, pins: [] }), {
+    url: 'http://127.0.0.2/y',
+    host: '127.0.0.2',
+  });
+  t.same(refusedTargets, [], 'no connection was attempted');
   t.same(
     validateSubmissionUrl('http://alpha.test:8080/', { allowLoopback: false, pins: ['alpha.test:8080:127.0.0.1'] }).host,
     'alpha.test',
