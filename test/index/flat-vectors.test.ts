@@ -25,6 +25,13 @@ async function pages(from: number, n: number): Promise<PageInput[]> {
 }
 
 /** A seeded PRNG (mulberry32). */
+/** A store this machine must be able to create (Node's WebAssembly has SIMD on every supported version). */
+function flatVectors(dim: number, rows: number): FlatVectors {
+  const fv = FlatVectors.create(dim, rows);
+  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  return fv;
+}
+
 function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -39,8 +46,7 @@ function rng(seed: number): () => number {
 t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless documents skipped, ties by document', async (t) => {
   const dim = 12;
   const rand = rng(7);
-  const fv = FlatVectors.create(dim, 500);
-  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  const fv = flatVectors(dim, 500);
   const vecs: (Float32Array | null)[] = [];
   for (let d = 0; d < 300; d++) {
     const v = d % 37 === 5 ? null : Float32Array.from({ length: dim }, () => rand() - 0.5);
@@ -96,8 +102,7 @@ t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless
 t.test('FlatVectors: exact ties across the k-th place go to the lower document ids; kthLargest against a sort', async (t) => {
   const dim = 8;
   const rand = rng(11);
-  const fv = FlatVectors.create(dim, 400);
-  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  const fv = flatVectors(dim, 400);
   const same = Float32Array.from({ length: dim }, () => rand() - 0.5);
   // 60 identical vectors spread among 300 random ones; some of them dead.
   const twins = new Set<number>();
@@ -221,8 +226,7 @@ t.test('an index beyond the bound keeps no vectors in memory and still answers t
 t.test('issue 14: a similarity floor leaves out exactly the documents the unbounded search returns below it', async (t) => {
   const dim = 16;
   const rand = rng(5);
-  const fv = FlatVectors.create(dim, 1000);
-  if (!fv) throw new Error('WebAssembly SIMD is unavailable');
+  const fv = flatVectors(dim, 1000);
   // Vectors around a common direction, so similarities spread over [-1, 1] and many sit near each floor.
   const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
   for (let d = 0; d < 800; d++)
