@@ -30,3 +30,20 @@ t.test('issue 14: term presence in one pass equals the substring test', async (t
   );
   t.throws(() => p.has(r, 'other'), /not a query term/);
 });
+
+t.test('issue 14: a term slot read from the presence array answers as has does; duplicates share one slot', async (t) => {
+  const p = new TermPresence(['cell', 'bone', 'cell', 'marrow']);
+  const r = row('marrow of the cell');
+  const present = p.present(r);
+  t.equal(present.length, 3, 'one slot per distinct term');
+  t.same(
+    ['cell', 'bone', 'marrow'].map((x) => present[p.slot(x)] === 1),
+    [true, false, true],
+  );
+  t.same(
+    ['cell', 'bone', 'marrow'].map((x) => p.has(r, x)),
+    [true, false, true],
+  );
+  t.equal(p.present(r), present, 'a row is read once per query');
+  t.throws(() => p.slot('other'), /not a query term/);
+});
