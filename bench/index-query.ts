@@ -48,7 +48,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { searchPages } from '../index/retrieval.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput } from '../page-model.js';
-import { BENCH_SRC, pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
+import { BENCH_SRC, pct, SCIFACT, sentencePool, requireEach, shortQuery, syntheticPages } from './synthetic.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
@@ -231,13 +231,7 @@ for (const size of SIZES) {
 
     // svc_search's retrieval (searchPages: result page hydrated, as svc_search reads it).
     /** The query as sent: "all" requires every word (+word), "any" is the default ranked query. */
-    const asSent = (q: string, termMode: 'all' | 'any') =>
-      termMode === 'all'
-        ? q
-            .split(' ')
-            .map((w) => `+${w}`)
-            .join(' ')
-        : q;
+    const asSent = (q: string, termMode: 'all' | 'any') => (termMode === 'all' ? requireEach(q) : q);
     const svcSearch = (mode: 'bm25' | 'hybrid', termMode: 'all' | 'any') => async (q: string) =>
       searchPages(idx, { query: asSent(q, termMode), mode, limit: 10, offset: 0 });
     const fts5 = (op: 'AND' | 'OR') => {

@@ -54,7 +54,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
-import { shortQuery } from './synthetic.js';
+import { requireEach, shortQuery } from './synthetic.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
@@ -290,12 +290,7 @@ const claims = allRequired
   ? claimTexts
       .map(shortQuery)
       .filter((q) => q.split(' ').length >= 2)
-      .map((q) =>
-        q
-          .split(' ')
-          .map((w) => `+${w}`)
-          .join(' '),
-      )
+      .map(requireEach)
   : claimTexts;
 const queryLabel = allRequired ? '3 SciFact words, all required' : 'SciFact claims';
 

@@ -86,6 +86,14 @@ export function shortQuery(q: string): string {
     .join(' ');
 }
 
+/** A query with each of its words required (`+a +b +c`): the "all-required" form of a space-separated query. */
+export function requireEach(q: string): string {
+  return q
+    .split(' ')
+    .map((w) => `+${w}`)
+    .join(' ');
+}
+
 /** The first two adjacent content words of a query (a 2-word phrase that occurs in SciFact text), or null. */
 export function twoWordPhrase(q: string): string | null {
   const words = q.toLowerCase().match(/[a-z][a-z0-9]*/g) ?? [];
