@@ -251,7 +251,7 @@ for (const size of SIZES) {
         dim: stand.dim,
         modelId: stand.modelId,
         kind: 'hashing-stand-in',
-        embed: (texts) => real.embed(texts),
+        embed: (texts, o) => real.embed(texts, o),
         close: async () => {},
       };
       realQuery = await PassageIndex.open({

@@ -101,7 +101,7 @@ async function benchEmbedder(): Promise<Embedder | null> {
   // The stand-in of the model's dimension (bench/index-query.ts builds its synthetic indexes with 384, the model's);
   // an index of another dimension refuses it at open.
   const stand = createHashingEmbedder(e.dim);
-  return { ...stand, kind: 'hashing-stand-in', embed: (texts) => e.embed(texts), close: () => e.close() };
+  return { ...stand, kind: 'hashing-stand-in', embed: (texts, o) => e.embed(texts, o), close: () => e.close() };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
  * (shared/data/models/PROVENANCE.md: cosine 0.781 with the pipeline's default on a 756-token text).
  */
 import { parentPort } from 'node:worker_threads';
-import { AutoModel, AutoTokenizer, env, mean_pooling, type Tensor } from '@huggingface/transformers';
+import { AutoModel, AutoTokenizer, env, type Tensor } from '@huggingface/transformers';
+import { meanPoolNormalize } from './pooling.js';
 
 interface Load {
   op: 'load';
@@ -21,7 +22,10 @@ interface Load {
   dtype: 'q8' | 'fp32';
   maxTokens: number;
 }
-type Message = Load | { op: 'embed'; id: number; handle: number; texts: string[] } | { op: 'unload'; id: number; handle: number };
+type Message =
+  | Load
+  | { op: 'embed'; id: number; handle: number; interactive?: boolean; texts: string[] }
+  | { op: 'unload'; id: number; handle: number };
 
 const port = parentPort;
 if (!port) throw new Error('embedder-worker must run in a worker thread');
@@ -58,11 +62,9 @@ async function load(m: Load): Promise<number> {
       if (maskData[last] === 1n && idData[last] !== sepId) idData[last] = sepId;
     }
     const out = (await model(enc)) as { last_hidden_state: Tensor };
-    const pooled = mean_pooling(out.last_hidden_state, mask).normalize(2, -1);
-    const dim = pooled.dims[1] ?? 0;
-    const data = pooled.data as Float32Array;
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < rows; i++) vectors.push(data.slice(i * dim, (i + 1) * dim));
+    const hidden = out.last_hidden_state;
+    const vectors = meanPoolNormalize(hidden.data as Float32Array, hidden.dims, maskData);
+    hidden.dispose();
     return vectors;
   };
   const probe = await embed(['probe']);
@@ -70,24 +72,40 @@ async function load(m: Load): Promise<number> {
   return probe[0]?.length ?? 0;
 }
 
-// Messages are handled one at a time, in order: inference already uses the model's threads.
-let queue: Promise<unknown> = Promise.resolve();
-port.on('message', (m: Message) => {
-  queue = queue.then(async () => {
-    try {
-      if (m.op === 'load') port.postMessage({ id: m.id, ok: true, dim: await load(m) });
-      else if (m.op === 'embed') {
-        const model = models.get(m.handle);
-        if (!model) throw new Error('model not loaded');
-        port.postMessage({ id: m.id, ok: true, vectors: await model.embed(m.texts) });
-      } else {
-        const model = models.get(m.handle);
-        models.delete(m.handle);
-        await model?.dispose();
-        port.postMessage({ id: m.id, ok: true });
-      }
-    } catch (e) {
-      port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
+async function handle(m: Message): Promise<void> {
+  try {
+    if (m.op === 'load') port!.postMessage({ id: m.id, ok: true, dim: await load(m) });
+    else if (m.op === 'embed') {
+      const model = models.get(m.handle);
+      if (!model) throw new Error('model not loaded');
+      port!.postMessage({ id: m.id, ok: true, vectors: await model.embed(m.texts) });
+    } else {
+      const model = models.get(m.handle);
+      models.delete(m.handle);
+      await model?.dispose();
+      port!.postMessage({ id: m.id, ok: true });
     }
-  });
+  } catch (e) {
+    port!.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+// Messages are handled one at a time (inference already uses the model's threads), in order within each lane:
+// interactive embeds (a query's) first, then everything else (indexing batches, loads, unloads). A query thus waits
+// at most for the batch being inferred, however many indexing batches are queued.
+const interactive: Message[] = [];
+const bulk: Message[] = [];
+let pumping = false;
+async function pump(): Promise<void> {
+  if (pumping) return;
+  pumping = true;
+  try {
+    for (let m = interactive.shift() ?? bulk.shift(); m; m = interactive.shift() ?? bulk.shift()) await handle(m);
+  } finally {
+    pumping = false;
+  }
+}
+port.on('message', (m: Message) => {
+  (m.op === 'embed' && m.interactive === true ? interactive : bulk).push(m);
+  void pump();
 });

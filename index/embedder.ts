@@ -26,9 +26,25 @@ export interface Embedder {
   /** `model`: a real sentence-embedding model; `hashing-stand-in`: deterministic token hashing, no semantics. */
   readonly kind: 'model' | 'hashing-stand-in';
   /** L2-normalised vectors, one per text, in order. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  embed(texts: readonly string[], opts?: EmbedOptions): Promise<Float32Array[]>;
   close(): Promise<void>;
 }
+
+/** How one `embed` call is scheduled. */
+export interface EmbedOptions {
+  /**
+   * A caller is waiting on it (a query's embedding): it goes ahead of the bulk batches queued for the embedding
+   * worker, so it waits at most for the batch being inferred. @default false (bulk: indexing)
+   */
+  readonly interactive?: boolean;
+}
+
+/**
+ * Batches of one `embed` call sent to the embedding worker before the first answer is back: the worker always has
+ * the next batch queued, so its ONNX threads never wait for this thread to turn its event loop (an ingest's
+ * analysis and Arrow building run here).
+ */
+export const EMBED_PIPELINE_DEPTH = 2;
 
 /** Options of the real embedder. */
 export interface EmbedderOptions {
@@ -177,21 +193,29 @@ export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | 
     // The vector space: model and precision (int8 and fp32 vectors agree to ~0.99 cosine, not exactly).
     modelId: `${modelName}/${dtype}`,
     kind: 'model',
-    async embed(texts) {
+    async embed(texts, eopts) {
       if (closed) throw new Error('embedder: closed');
       // Batches of similar length waste little on padding: embed in length order, answer in input order.
       const order = texts.map((t, i) => ({ i, n: t.length })).sort((a, b) => a.n - b.n);
       const out = new Array<Float32Array>(texts.length);
-      for (let s = 0; s < order.length; s += batchSize) {
-        const part = order.slice(s, s + batchSize);
+      const interactive = eopts?.interactive === true;
+      const send = async (part: typeof order) => {
         let r: HostReply & { ok: true };
         try {
-          r = await EmbeddingHost.get().call({ op: 'embed', handle, texts: part.map((p) => texts[p.i] || ' ') });
+          r = await EmbeddingHost.get().call({ op: 'embed', handle, interactive, texts: part.map((p) => texts[p.i] || ' ') });
         } catch (e) {
           throw new Error(`embedder: ${e instanceof Error ? e.message : String(e)}`);
         }
         part.forEach((p, j) => (out[p.i] = r.vectors![j]!));
+      };
+      const window: Promise<void>[] = [];
+      for (let s = 0; s < order.length; s += batchSize) {
+        if (window.length >= EMBED_PIPELINE_DEPTH) await window.shift();
+        const sent = send(order.slice(s, s + batchSize));
+        sent.catch(() => undefined); // observed here; the error is thrown where it is awaited
+        window.push(sent);
       }
+      for (const sent of window) await sent;
       return out;
     },
     async close() {

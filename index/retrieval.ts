@@ -257,7 +257,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       .map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));
   const queryVector = async (): Promise<Float32Array | null> => {
     if (!useVector || !source.embedder) return null;
-    const [qv] = await source.embedder.embed([compiled.semanticText]);
+    const [qv] = await source.embedder.embed([compiled.semanticText], { interactive: true });
     return qv ?? null;
   };
   const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {

@@ -84,6 +84,23 @@ t.test(
     const [long, window, shorter] = await e.embed([words.join(' '), words.slice(0, 254).join(' '), words.slice(0, 200).join(' ')]);
     t.ok(dot(long!, window!) > 0.999, `a 400-word text embeds as its first 254 words (cosine ${dot(long!, window!).toFixed(5)})`);
     t.ok(dot(long!, shorter!) < dot(long!, window!), 'and not as a shorter prefix');
+
+    // Lanes (issue 14 item 5): indexing sends EMBED_PIPELINE_DEPTH batches ahead, so the worker's queue holds many
+    // bulk batches while a crawl is indexed; a query's embedding must not wait behind them. Four bulk calls of two
+    // batches each (batch 8) are all queued before the query: first in, first out, all four would be answered
+    // first; with the interactive lane, the query is answered after at most the batch being inferred, before any
+    // bulk call is complete (each needs both of its batches).
+    const bulkTexts = Array.from({ length: 16 }, (_, i) => `indexing passage number ${i} about rivers and stones`);
+    const finished: string[] = [];
+    const bulk = [0, 1, 2, 3].map((k) => e.embed(bulkTexts).then((r) => (finished.push(`bulk ${k}`), r)));
+    const query = e.embed([texts[0]!], { interactive: true }).then((r) => (finished.push('query'), r));
+    const [queried, ...bulked] = await Promise.all([query, ...bulk]);
+    t.equal(finished[0], 'query', `the query's embedding goes ahead of queued indexing batches (order: ${finished.join(', ')})`);
+    t.same(finished.slice(1).sort(), ['bulk 0', 'bulk 1', 'bulk 2', 'bulk 3'], 'every bulk call is answered too');
+    t.ok(dot(queried[0]!, again[0]!) > 0.999, 'the interactive lane embeds the same way');
+    for (const b of bulked) t.equal(b.length, 16, 'pipelined batches answer every text, in input order');
+    const alone = await e.embed([bulkTexts[5]!]);
+    t.ok(dot(bulked[2]![5]!, alone[0]!) > 0.97, 'a pipelined batch answers each text with its own vector');
   },
 );
 
