@@ -386,11 +386,6 @@ export class TermPresence {
     return h;
   }
 
-  /** Whether the row's analysed text holds `term` (one of the terms given at construction). */
-  has(row: MatchableRow, term: string): boolean {
-    return this.present(row)[this.slot(term)] === 1;
-  }
-
   /** The position of `term` (one of the terms given at construction) in `present`'s answer. */
   slot(term: string): number {
     const i = this.#terms.indexOf(term);

@@ -24,7 +24,6 @@ async function pages(from: number, n: number): Promise<PageInput[]> {
   return out;
 }
 
-/** A seeded PRNG (mulberry32). */
 /** A store this machine must be able to create (Node's WebAssembly has SIMD on every supported version). */
 function flatVectors(dim: number, rows: number): FlatVectors {
   const fv = FlatVectors.create(dim, rows);
@@ -32,6 +31,7 @@ function flatVectors(dim: number, rows: number): FlatVectors {
   return fv;
 }
 
+/** A seeded PRNG (mulberry32). */
 function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
