@@ -8,7 +8,7 @@
  * so do we (`maxTokens`), which keeps long passages within 1e-3 of the reference embedding
  * (shared/data/models/PROVENANCE.md: cosine 0.781 with the pipeline's default on a 756-token text).
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { AutoModel, AutoTokenizer, env, type Tensor } from '@huggingface/transformers';
 import { meanPoolNormalize } from './pooling.js';
 
@@ -27,8 +27,8 @@ type Message =
   | { op: 'embed'; id: number; handle: number; interactive?: boolean; texts: string[] }
   | { op: 'unload'; id: number; handle: number };
 
-const port = parentPort;
-if (!port) throw new Error('embedder-worker must run in a worker thread');
+if (!parentPort) throw new Error('embedder-worker must run in a worker thread');
+const port: MessagePort = parentPort;
 
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
@@ -74,19 +74,19 @@ async function load(m: Load): Promise<number> {
 
 async function handle(m: Message): Promise<void> {
   try {
-    if (m.op === 'load') port!.postMessage({ id: m.id, ok: true, dim: await load(m) });
+    if (m.op === 'load') port.postMessage({ id: m.id, ok: true, dim: await load(m) });
     else if (m.op === 'embed') {
       const model = models.get(m.handle);
       if (!model) throw new Error('model not loaded');
-      port!.postMessage({ id: m.id, ok: true, vectors: await model.embed(m.texts) });
+      port.postMessage({ id: m.id, ok: true, vectors: await model.embed(m.texts) });
     } else {
       const model = models.get(m.handle);
       models.delete(m.handle);
       await model?.dispose();
-      port!.postMessage({ id: m.id, ok: true });
+      port.postMessage({ id: m.id, ok: true });
     }
   } catch (e) {
-    port!.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
+    port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
   }
 }
 
