@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
+import { meanPoolNormalize } from '../index/pooling.js';
 import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 
@@ -118,24 +119,9 @@ async function bare(): Promise<() => Promise<number>> {
     if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = toOrt(enc.token_type_ids);
     const out = await session.run(feeds as never);
     const hidden = out[session.outputNames[0]!]!;
-    // Mean pooling + L2 normalisation, like the pipeline, so both paths do the same work.
-    const [b, len, dim] = hidden.dims as [number, number, number];
-    const data = hidden.data as Float32Array;
-    const mask = enc.attention_mask.data as BigInt64Array;
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < b; i++) {
-      const v = new Float32Array(dim);
-      for (let j = 0; j < len; j++) {
-        if (mask[i * len + j] === 0n) continue;
-        for (let k = 0; k < dim; k++) v[k]! += data[(i * len + j) * dim + k]!;
-      }
-      let norm = 0;
-      for (let k = 0; k < dim; k++) norm += v[k]! ** 2;
-      norm = Math.sqrt(norm) || 1;
-      for (let k = 0; k < dim; k++) v[k]! /= norm;
-      vectors.push(v);
-    }
-    return vectors;
+    // Mean pooling + L2 normalisation with the embedding worker's own function (index/pooling.ts), so both paths do
+    // the same work after inference.
+    return meanPoolNormalize(hidden.data as Float32Array, hidden.dims, enc.attention_mask.data as BigInt64Array);
   };
   await run(texts.slice(0, batch));
   return async () => {
