@@ -129,6 +129,13 @@ export const configSchema = z.object({
    */
   indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
   /**
+   * How long, in seconds, a process that does not write the index (`svc serve --role api|crawler`) waits at start for
+   * the writer to create the index's tables where there are none yet, before creating empty ones itself. Two processes
+   * creating one table on object storage both commit, the later as an Overwrite of the other's (index/open-tables.ts).
+   * @default 30
+   */
+  indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
+  /**
    * Answer the BM25 arm of unfiltered queries from in-process postings (index/postings.ts) in the processes that
    * serve search (roles all and api); `false` leaves every query on LanceDB's full-text index and saves their memory
    * (≈ 0.9 GB of process RSS at 1M passages, docs/bench-index.md).
@@ -188,6 +195,7 @@ export const envBindings = {
   s3AllowHttp: 'SVC_S3_ALLOW_HTTP',
   s3VirtualHosted: 'SVC_S3_VIRTUAL_HOSTED',
   indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
+  indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   textPostings: 'SVC_TEXT_POSTINGS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
 } as const satisfies Record<keyof Config, string>;

@@ -132,6 +132,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
       // Postings only where search is served (crawler and indexer roles answer no query).
       textEngine: config.textPostings && (role === 'all' || role === 'api'),
+      writes: writesIndex,
+      waitForWriterMs: config.indexWaitForWriterS * 1000,
       ...(config.rowCacheMb !== undefined ? { rowCacheBytes: config.rowCacheMb * 2 ** 20 } : {}),
     });
   } catch (err) {

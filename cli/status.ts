@@ -12,7 +12,7 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   // The state through the repositories (PostgreSQL with SVC_DATABASE_URL, else the data dir's SQLite file).
   const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false });
+    const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
     const stats = await index.stats();
     await index.close();
     const documents = await repos.documents.counts();

@@ -148,7 +148,7 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
           throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
         const property = await repos.webmaster.getProperty(id);
         // The state through the repositories (PostgreSQL with SVC_DATABASE_URL), the index where SVC_INDEX_URI says.
-        const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false });
+        const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
         try {
           out(await propertyDiagnostics({ repos, index }, property!));
         } finally {

@@ -125,6 +125,12 @@ export interface MaintenanceOptions {
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
   readonly log: Pick<Logger, 'info' | 'warn' | 'debug'> | undefined;
+  /**
+   * Whether this process writes the index. A reader (`svc serve --role api|crawler`, `svc status`) only learns which
+   * indexes exist: building one too would race the writer's own build (two CreateIndex commits on one version; the
+   * loser's open failed with a commit conflict).
+   */
+  readonly writes: boolean;
   readonly optimizeEvery: number;
   readonly refreshAfterMs: number;
   readonly vectorIndexThreshold: number;
@@ -177,15 +183,18 @@ export class IndexMaintenance {
     this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
   }
 
-  /** Learns which indexes exist; rebuilds the full-text ones when built with other options (`FTS_ANALYZER`). */
+  /**
+   * Learns which indexes exist. The writer also builds the key indexes of an index written before they existed and
+   * rebuilds the full-text ones when built with other options (`FTS_ANALYZER`); a reader leaves both to the writer.
+   */
   async load(): Promise<void> {
     const { passages, images } = this.#o.tables;
     const idx = await passages.listIndices();
     this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
-    if (this.#ftsReady) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
+    if (this.#ftsReady && this.#o.writes) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
-    if (this.#o.meta.ftsAnalyzer !== FTS_ANALYZER) await this.#rebuildFts();
+    if (this.#o.meta.ftsAnalyzer !== FTS_ANALYZER && this.#o.writes) await this.#rebuildFts();
   }
 
   /**

@@ -19,6 +19,11 @@ import { recoverInterruptedWrite } from './write-journal.js';
  */
 const NEW_TABLE_OPTIONS = { existOk: true, storageOptions: { new_table_data_storage_version: '2.1' } };
 
+/** The tables the writer creates (the metadata is written between the first and the others). */
+const TABLES = ['passages', 'pages', 'images'] as const;
+/** How often a reader looks for the writer's tables while it waits for them. */
+const WRITER_POLL_MS = 200;
+
 export interface OpenedTables extends IndexTables {
   readonly db: lancedb.Connection;
   readonly meta: IndexMeta;
@@ -26,11 +31,29 @@ export interface OpenedTables extends IndexTables {
   readonly embedder: Embedder | null;
 }
 
-/** Opens (creating when needed) the tables at `location`. */
+/** How a process that does not write the index opens it (`OpenOptions.writes`). */
+export interface ReaderOpen {
+  /**
+   * How long to wait for the writer to create the tables and the index metadata when there are none yet. After it,
+   * the reader creates empty ones itself (as a lone process on a fresh data dir must). 0: at once.
+   */
+  readonly waitForWriterMs: number;
+}
+
+/**
+ * Opens (creating when needed) the tables at `location`.
+ *
+ * A reader (`reader` given) creates nothing while a writer may be creating the same tables: on object storage two
+ * processes creating one table both commit, the later one as an Overwrite of the other's table (measured on SeaweedFS:
+ * the writer's next merge-insert then failed, "Update transaction is incompatible with concurrent transaction Overwrite
+ * at version 2"; and a late Overwrite would drop rows already written). So a reader waits for the writer's tables and
+ * metadata, and brings no schema up to date (the writer does; two processes adding one column would conflict).
+ */
 export async function openTables(
   location: IndexLocation,
   wanted: Embedder | null,
   log: Pick<Logger, 'warn'> | undefined,
+  reader?: ReaderOpen,
 ): Promise<OpenedTables> {
   if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
   mkdirSync(location.journalDir, { recursive: true });
@@ -48,7 +71,20 @@ export async function openTables(
     // a startup error that says which, and carries no secret.
     throw location.kind === 's3' ? openError(err, location) : err;
   }
-  const stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
+  let stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
+  if (reader && !(stored && TABLES.every((n) => names.has(n)))) {
+    const deadline = Date.now() + reader.waitForWriterMs;
+    while (Date.now() < deadline && !(stored && TABLES.every((n) => names.has(n)))) {
+      await new Promise((r) => setTimeout(r, WRITER_POLL_MS));
+      names = new Set(await db.tableNames());
+      stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
+    }
+    if (!(stored && TABLES.every((n) => names.has(n))) && reader.waitForWriterMs > 0)
+      log?.warn(
+        { waitedMs: reader.waitForWriterMs },
+        'index: no writer created the index tables in time; this reader creates empty ones (start the indexer first)',
+      );
+  }
   let meta: IndexMeta;
   let passages: Table;
   if (stored) {
@@ -56,7 +92,7 @@ export async function openTables(
     passages = await db.openTable('passages');
     // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
     // of one nullable column, no rewrite of the rows.
-    if (!(await passages.schema()).fields.some((f) => f.name === 'page_no'))
+    if (!reader && !(await passages.schema()).fields.some((f) => f.name === 'page_no'))
       await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
   } else {
     meta = {

@@ -130,6 +130,16 @@ export interface OpenOptions {
    * passages, docs/bench-index.md). @default true
    */
   readonly textEngine?: boolean;
+  /**
+   * Whether this process writes the index. False for a process that reads an index another one writes (`svc serve
+   * --role api|crawler`, `svc status`): opening then commits nothing to existing tables (no key-index build,
+   * full-text rebuild or re-analysis of an older index: the writer does those), so readers opening beside the
+   * writer's first write cannot race its index builds; and where there are no tables yet it waits up to
+   * `waitForWriterMs` for the writer to create them (open-tables.ts). @default true
+   */
+  readonly writes?: boolean;
+  /** For a reader (`writes` false): how long to wait for the writer's tables before creating empty ones. @default 0 */
+  readonly waitForWriterMs?: number;
   /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default `defaultRowCacheBytes()` */
   readonly rowCacheBytes?: number;
   /**
@@ -194,6 +204,7 @@ export class PassageIndex implements PageSink {
     vectorIndexThreshold: number;
     meta: IndexMeta;
     refreshAfterMs: number;
+    writes: boolean;
     hostIdSource: HostIdSource | null;
     rowCacheBytes: number;
   }) {
@@ -216,6 +227,7 @@ export class PassageIndex implements PageSink {
       saveMeta: () => writeIndexMeta(this.#db, this.#location, this.#meta),
       embedder: args.embedder,
       log: args.log,
+      writes: args.writes,
       optimizeEvery: args.optimizeEvery,
       refreshAfterMs: args.refreshAfterMs,
       vectorIndexThreshold: args.vectorIndexThreshold,
@@ -233,7 +245,13 @@ export class PassageIndex implements PageSink {
   static async open(opts: OpenOptions): Promise<PassageIndex> {
     const location = opts.location ?? (opts.dir !== undefined ? localIndexLocation(opts.dir) : undefined);
     if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
-    const { db, passages, pages, images, meta, embedder } = await openTables(location, opts.embedder, opts.log);
+    const writes = opts.writes ?? true;
+    const { db, passages, pages, images, meta, embedder } = await openTables(
+      location,
+      opts.embedder,
+      opts.log,
+      writes ? undefined : { waitForWriterMs: opts.waitForWriterMs ?? 0 },
+    );
     const idx = new PassageIndex({
       db,
       passages,
@@ -246,10 +264,11 @@ export class PassageIndex implements PageSink {
       optimizeEvery: opts.optimizeEvery ?? 200,
       vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
       refreshAfterMs: opts.refreshAfterMs ?? 1000,
+      writes,
       hostIdSource: opts.hostIds ?? null,
       rowCacheBytes: opts.rowCacheBytes ?? defaultRowCacheBytes(),
     });
-    const reanalyse = (meta.analysis ?? 1) < ANALYSIS_VERSION;
+    const reanalyse = writes && (meta.analysis ?? 1) < ANALYSIS_VERSION;
     if (reanalyse) {
       await idx.#maintenance.reanalyse();
       meta.analysis = ANALYSIS_VERSION;

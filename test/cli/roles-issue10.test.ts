@@ -26,7 +26,8 @@ const WAIT_MS = 20_000;
 t.test('issue 10: roles crawler → outbox → indexer → index; api neither crawls nor writes', async (t) => {
   const dir = t.testdir();
   const config = loadConfig({
-    env: { SVC_INDEX_READ_CONSISTENCY_S: '0' },
+    // The crawler and the api role open the index before any indexer exists: no writer to wait for.
+    env: { SVC_INDEX_READ_CONSISTENCY_S: '0', SVC_INDEX_WAIT_FOR_WRITER_S: '0' },
     flags: { dataDir: dir, resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 20, crawlConcurrency: 4 },
   });
   const open = (role: 'api' | 'crawler' | 'indexer'): Promise<Services> => createServices(config, { role, embedder: null });

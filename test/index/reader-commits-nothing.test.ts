@@ -1,0 +1,114 @@
+/**
+ * A process that reads an index another process writes (`svc serve --role api|crawler`, `svc status`) commits nothing
+ * when it opens it. Readers used to build the key indexes of an index that lacked them, and to rebuild or re-analyse an
+ * older one. Opened beside the writer's first write, a reader then raced the writer's own index build: two
+ * CreateIndex commits on one table version, and the loser failed ("Retryable commit conflict … preempted by
+ * concurrent transaction CreateIndex"). Here the index lacks what the writer would add: the page_ref key indexes, the
+ * current full-text options and the current text analysis. A reader's open must leave every table's version and index
+ * list as they were, and still answer queries; the writer's open (the control) does change them.
+ */
+import t from 'tap';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { localIndexLocation } from '../../index/location.js';
+import { searchPages } from '../../index/retrieval.js';
+import { PassageIndex } from '../../index/store.js';
+import { makePage } from '../helpers/page-input.js';
+
+const TABLES = ['passages', 'pages', 'images'] as const;
+
+/** Each table's version and index columns, read straight from LanceDB. */
+async function snapshot(dir: string): Promise<Record<string, { version: number; indexes: string[] }>> {
+  const db = await lancedb.connect(dir);
+  try {
+    const out: Record<string, { version: number; indexes: string[] }> = {};
+    for (const name of TABLES) {
+      const table = await db.openTable(name);
+      out[name] = { version: await table.version(), indexes: (await table.listIndices()).map((i) => i.columns.join(',')).sort() };
+      table.close();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+t.test('a reader opening an index that lacks key indexes, current FTS options and analysis commits nothing', async (t) => {
+  const dir = t.testdir();
+  const writer = await PassageIndex.open({ dir, embedder: null, optimizeEvery: 1_000_000 });
+  await writer.upsertPages(
+    Array.from({ length: 30 }, (_, i) => makePage(i + 1, `h${i % 3}.example`, [`zebra crossing number ${i}`, `quokkas of island ${i}`])),
+  );
+  await writer.optimize();
+  await writer.close();
+
+  // Take away what the writer's open would restore: the page_ref indexes, and the meta's FTS options and analysis.
+  const db = await lancedb.connect(dir);
+  for (const name of ['passages', 'pages'] as const) {
+    const table = await db.openTable(name);
+    for (const i of await table.listIndices()) if (i.columns.includes('page_ref')) await table.dropIndex(i.name);
+    table.close();
+  }
+  db.close();
+  const metaFile = join(dir, 'svc-index-meta.json');
+  const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(metaFile, JSON.stringify({ ...meta, analysis: 1, ftsAnalyzer: 'an-older-build' }));
+
+  const before = await snapshot(dir);
+  t.same(before.passages!.indexes, ['search_text'], 'passages: the full-text index only (no page_ref)');
+  t.same(before.pages!.indexes, [], 'pages: no page_ref index');
+
+  const reader = await PassageIndex.open({
+    location: localIndexLocation(dir, 0),
+    embedder: null,
+    followHostsMs: 100,
+    writes: false,
+  });
+  try {
+    t.equal(reader.fullTextReady(), true, "the reader uses the writer's full-text index");
+    const res = await searchPages(reader, { query: 'quokkas island', mode: 'bm25', limit: 5, offset: 0 });
+    t.ok(res.pages.length > 0, `the reader answers (${res.pages.length} pages)`);
+    t.same(await snapshot(dir), before, 'no table version moved and no index was built by the reader');
+  } finally {
+    await reader.close();
+  }
+  t.same(JSON.parse(readFileSync(metaFile, 'utf8')), { ...meta, analysis: 1, ftsAnalyzer: 'an-older-build' }, 'the meta is untouched');
+
+  // The control: the writer's open restores all three (so the snapshot above could have moved).
+  const again = await PassageIndex.open({ dir, embedder: null });
+  await again.close();
+  const after = await snapshot(dir);
+  t.same(after.passages!.indexes, ['page_ref', 'search_text'], 'the writer rebuilt the passages page_ref index');
+  t.same(after.pages!.indexes, ['page_ref'], 'and the pages one');
+  t.ok(after.passages!.version > before.passages!.version, 'the writer committed to passages (re-analysis, rebuilds)');
+  t.equal(JSON.parse(readFileSync(metaFile, 'utf8')).analysis, meta.analysis, 'and re-analysed to the current version');
+});
+
+t.test('a reader waits for the writer to create a new index, and creates empty tables only when none comes', async (t) => {
+  const warnings: string[] = [];
+  const log = { info: () => {}, debug: () => {}, warn: (_o: unknown, msg?: string) => void warnings.push(String(msg)) };
+
+  // The writer comes 300 ms after the reader: the reader opens the writer's tables, it does not create its own.
+  const dir = t.testdir();
+  const readerOpen = PassageIndex.open({ dir, embedder: null, textEngine: false, writes: false, waitForWriterMs: 60_000, log });
+  let readerDone = false;
+  void readerOpen.then(() => (readerDone = true));
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(readerDone, false, 'the reader is still waiting when the writer starts');
+  t.equal((await lancedb.connect(dir).then((db) => db.tableNames())).length, 0, 'and has created no table');
+  const writer = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => writer.close());
+  const reader = await readerOpen;
+  t.teardown(() => reader.close());
+  t.same(warnings, [], 'the reader did not give up waiting');
+  await writer.upsertPages([makePage(1, 'a.example', ['the first page'])]);
+  t.equal((await writer.stats()).pages, 1);
+
+  // No writer at all: after its wait the reader creates empty tables, and says so.
+  const lone = t.testdir();
+  const alone = await PassageIndex.open({ dir: lone, embedder: null, textEngine: false, writes: false, waitForWriterMs: 300, log });
+  t.teardown(() => alone.close());
+  t.match(warnings, [/no writer created the index tables in time/], 'a warning names the missing writer');
+  t.same((await snapshot(lone)).passages, { version: 1, indexes: [] }, 'empty tables created');
+});
