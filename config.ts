@@ -130,8 +130,8 @@ export const configSchema = z.object({
   indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
   /**
    * How long, in seconds, a process that does not write the index (`svc serve --role api|crawler`) waits at start for
-   * the writer to create the index's tables where there are none yet, before creating empty ones itself. Two processes
-   * creating one table on object storage both commit, the later as an Overwrite of the other's (index/open-tables.ts).
+   * the writer to create the index's tables where there are none yet, before creating empty ones itself: a reader's
+   * create beside the writer's can land as an Overwrite that fails the writer's first write (index/open-tables.ts).
    * @default 30
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),

@@ -44,10 +44,11 @@ export interface ReaderOpen {
  * Opens (creating when needed) the tables at `location`.
  *
  * A reader (`reader` given) creates nothing while a writer may be creating the same tables: on object storage two
- * processes creating one table both commit, the later one as an Overwrite of the other's table (measured on SeaweedFS:
- * the writer's next merge-insert then failed, "Update transaction is incompatible with concurrent transaction Overwrite
- * at version 2"; and a late Overwrite would drop rows already written). So a reader waits for the writer's tables and
- * metadata, and brings no schema up to date (the writer does; two processes adding one column would conflict).
+ * processes creating one table both commit, the later one as an Overwrite of the other's table (seen on SeaweedFS with
+ * six processes opening a fresh prefix: the writer's first merge-insert failed, "Update transaction is incompatible
+ * with concurrent transaction Overwrite at version 2"; an Overwrite landing after rows were written would drop them,
+ * by Lance's semantics, not observed here). So a reader waits for the writer's tables and metadata, and brings no
+ * schema up to date (the writer does; two processes adding one column would conflict).
  */
 export async function openTables(
   location: IndexLocation,
@@ -72,14 +73,16 @@ export async function openTables(
     throw location.kind === 's3' ? openError(err, location) : err;
   }
   let stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
-  if (reader && !(stored && TABLES.every((n) => names.has(n)))) {
+  /** Whether the writer has created everything: the three tables and the metadata. */
+  const created = () => stored !== null && TABLES.every((n) => names.has(n));
+  if (reader && !created()) {
     const deadline = Date.now() + reader.waitForWriterMs;
-    while (Date.now() < deadline && !(stored && TABLES.every((n) => names.has(n)))) {
+    while (Date.now() < deadline && !created()) {
       await new Promise((r) => setTimeout(r, WRITER_POLL_MS));
       names = new Set(await db.tableNames());
       stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
     }
-    if (!(stored && TABLES.every((n) => names.has(n))) && reader.waitForWriterMs > 0)
+    if (!created() && reader.waitForWriterMs > 0)
       log?.warn(
         { waitedMs: reader.waitForWriterMs },
         'index: no writer created the index tables in time; this reader creates empty ones (start the indexer first)',
