@@ -87,34 +87,42 @@ export class HostIds {
 
 /**
  * For a reader of an index another process writes: re-reads the host rows whenever the writer committed a new
- * version of the pages table, every `everyMs`. Returns the function that stops it.
+ * version of the pages table, every `everyMs`, and awaits `onRows` with them. Returns the function that stops it;
+ * its promise settles once a look in flight (and its `onRows`) has finished, so the tables can then be closed (closing
+ * a LanceDB table while a read on it is in flight fails: "The same native value cannot be borrowed mutably while
+ * another borrow is active").
  */
 export function followWriter(
   pages: Table,
   everyMs: number,
-  onRows: (rows: HostRow[]) => void,
+  onRows: (rows: HostRow[]) => void | Promise<void>,
   log: Pick<Logger, 'debug'> | undefined,
-): () => void {
+): () => Promise<void> {
   let seen: number | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
   const tick = async (): Promise<void> => {
     if (stopped) return;
     try {
       const v = await pages.version();
       if (v !== seen) {
         seen = v;
-        onRows(await readHostRows(pages));
+        await onRows(await readHostRows(pages));
       }
     } catch (err) {
       log?.debug({ err }, "index: following the writer's hosts failed; next time");
     }
-    if (!stopped) timer = setTimeout(() => void tick(), everyMs).unref();
+    if (!stopped) schedule();
   };
-  timer = setTimeout(() => void tick(), everyMs).unref();
-  return () => {
+  const schedule = (): void => {
+    timer = setTimeout(() => (inFlight = tick()), everyMs).unref();
+  };
+  schedule();
+  return async () => {
     stopped = true;
     if (timer) clearTimeout(timer);
     timer = null;
+    await inFlight;
   };
 }

@@ -183,7 +183,7 @@ export class PassageIndex implements PageSink {
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
   #titleStats = new TitleStats();
-  #stopFollowing: (() => void) | null = null;
+  #stopFollowing: (() => Promise<void>) | null = null;
   #engine: TextEngine | null = null;
   #versionCache: { version: number; gen: number; at: number } | null = null;
   /** Whole rows of recent results (row-cache.ts). */
@@ -284,10 +284,10 @@ export class PassageIndex implements PageSink {
       idx.#stopFollowing = followWriter(
         pages,
         opts.followHostsMs,
-        (rows) => {
+        async (rows) => {
           idx.#learnHosts(rows);
           // The writer may have built an index since (its first write builds the full-text one).
-          idx.#maintenance
+          await idx.#maintenance
             .recheck()
             .catch((err: unknown) => opts.log?.debug({ err }, 'index: re-reading the index list failed; next time'));
         },
@@ -842,8 +842,9 @@ export class PassageIndex implements PageSink {
   async close(): Promise<void> {
     this.#maintenance.stop();
     await this.#engine?.close();
-    this.#stopFollowing?.();
+    const stopFollowing = this.#stopFollowing;
     this.#stopFollowing = null;
+    await stopFollowing?.(); // its look in flight reads the tables closed below
     await this.#queue.run(async () => {
       if (this.#closed) return;
       this.#closed = true;

@@ -53,7 +53,8 @@ t.test('a reader opening an index that lacks key indexes, current FTS options an
   db.close();
   const metaFile = join(dir, 'svc-index-meta.json');
   const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>;
-  writeFileSync(metaFile, JSON.stringify({ ...meta, analysis: 1, ftsAnalyzer: 'an-older-build' }));
+  const older = { ...meta, analysis: 1, ftsAnalyzer: 'an-older-build' };
+  writeFileSync(metaFile, JSON.stringify(older));
 
   const before = await snapshot(dir);
   t.same(before.passages!.indexes, ['search_text'], 'passages: the full-text index only (no page_ref)');
@@ -73,7 +74,7 @@ t.test('a reader opening an index that lacks key indexes, current FTS options an
   } finally {
     await reader.close();
   }
-  t.same(JSON.parse(readFileSync(metaFile, 'utf8')), { ...meta, analysis: 1, ftsAnalyzer: 'an-older-build' }, 'the meta is untouched');
+  t.same(JSON.parse(readFileSync(metaFile, 'utf8')), older, 'the meta is untouched');
 
   // The control: the writer's open restores all three (so the snapshot above could have moved).
   const again = await PassageIndex.open({ dir, embedder: null });
@@ -111,4 +112,21 @@ t.test('a reader waits for the writer to create a new index, and creates empty t
   t.teardown(() => alone.close());
   t.match(warnings, [/no writer created the index tables in time/], 'a warning names the missing writer');
   t.same((await snapshot(lone)).passages, { version: 1, indexes: [] }, 'empty tables created');
+});
+
+t.test("a reader closes cleanly while it is looking for the writer's new version", async (t) => {
+  // Closing a LanceDB table while a read on it is in flight fails ("The same native value cannot be borrowed mutably
+  // while another borrow is active"); the reader's look for the writer's hosts runs every followHostsMs, so close
+  // must wait for the look in flight. Here it looks back to back, so one is in flight at nearly every close.
+  const dir = t.testdir();
+  const writer = await PassageIndex.open({ dir, embedder: null });
+  t.teardown(() => writer.close());
+  await writer.upsertPages([makePage(1, 'a.example', ['the first page'])]);
+  let closed = 0;
+  for (let round = 0; round < 20; round++) {
+    const reader = await PassageIndex.open({ location: localIndexLocation(dir, 0), embedder: null, followHostsMs: 1, writes: false });
+    await new Promise((r) => setTimeout(r, 5 + (round % 4) * 3));
+    await reader.close().then(() => closed++, (err: unknown) => t.fail(`round ${round}: close failed: ${String(err)}`));
+  }
+  t.equal(closed, 20, 'every close resolved');
 });
