@@ -126,7 +126,10 @@ t.test("a reader closes cleanly while it is looking for the writer's new version
   for (let round = 0; round < 20; round++) {
     const reader = await PassageIndex.open({ location: localIndexLocation(dir, 0), embedder: null, followHostsMs: 1, writes: false });
     await new Promise((r) => setTimeout(r, 5 + (round % 4) * 3));
-    await reader.close().then(() => closed++, (err: unknown) => t.fail(`round ${round}: close failed: ${String(err)}`));
+    await reader.close().then(
+      () => closed++,
+      (err: unknown) => t.fail(`round ${round}: close failed: ${String(err)}`),
+    );
   }
   t.equal(closed, 20, 'every close resolved');
 });
