@@ -1,8 +1,8 @@
 /**
  * Search throughput with more than one thread (issue 14 item 3): is a pool of search threads, each with its own
  * reader of the index, the way past one saturated main thread? Each of `--threads` worker threads opens the services
- * on the same data dir (its own LanceDB connection, in-process postings, flat vectors and row cache, read only: the
- * crawler is off) and calls svc_search's handler (`callTool`, the same code the REST and MCP adapters call, no HTTP)
+ * on the same data dir as `svc serve --role api` does (its own LanceDB connection, in-process postings, flat vectors
+ * and row cache; a reader: no crawler, no index writes) and calls svc_search's handler (`callTool`, the same code the REST and MCP adapters call, no HTTP)
  * with the SciFact claims in turn for `--seconds`, after a warm-up of 200 claims. It prints searches/s per thread and
  * in all, for 1..`--threads` threads, and the process RSS. No HTTP, no client: the upper bound a search pool could
  * give the served route on this machine, not a served figure (bench/load.ts is the served one).
@@ -41,7 +41,9 @@ async function worker(job: Job): Promise<Report> {
   const { searchTool } = await import('../tools/search.js');
   const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
   const config = loadConfig({ env: {}, flags: { dataDir: job.dataDir, port: 0, crawl: false, logLevel: 'warn' } });
-  const services = await createServices(config, { log: createLogger({ level: 'warn' }), embedder: createHashingEmbedder() });
+  // Role api: a reader of the index, as a search pool's threads would be (it commits nothing to the index and checks
+  // for the writer's new versions every second; index/store.ts `writes`).
+  const services = await createServices(config, { role: 'api', log: createLogger({ level: 'warn' }), embedder: createHashingEmbedder() });
   try {
     await services.deps.index.textEngineReady();
     const ctx = { deps: services.deps, caller: { keyId: 'bench', digest: 'bench' } } as never;
