@@ -148,6 +148,12 @@ export const configSchema = z.object({
    * out. 0 disables. @default 1/32 of the machine's memory, at least 64 and at most 1024
    */
   rowCacheMb: int(0, 65_536).optional(),
+  /**
+   * Worker threads that run svc_search and svc_context (tools/search-pool.ts), each with its own reader of the index
+   * (its own postings and row cache: memory grows with each), in the processes that serve search (roles all and api).
+   * 0 runs them on the HTTP thread. @default the machine's cores, at most 4, when it has 2 or more; else 0
+   */
+  searchThreads: int(0, 64).optional(),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -198,6 +204,7 @@ export const envBindings = {
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   textPostings: 'SVC_TEXT_POSTINGS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
+  searchThreads: 'SVC_SEARCH_THREADS',
 } as const satisfies Record<keyof Config, string>;
 
 /**

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
@@ -12,6 +13,7 @@ import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
+import { defaultRowCacheBytes } from './index/row-cache.js';
 import { indexLocation } from './index/location.js';
 import { EntityStore } from './state/entities.js';
 import { openRepositories } from './state/repos/open.js';
@@ -19,6 +21,7 @@ import { sqliteEntities } from './state/repos/sqlite.js';
 import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
+import { SearchPool } from './tools/search-pool.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
@@ -30,6 +33,8 @@ export const VERSION = '0.1.0';
 export interface Services extends AppServices {
   /** The crawler, when this process crawls (config.crawl). */
   readonly crawler: Crawler | null;
+  /** The search threads (SVC_SEARCH_THREADS), when this process serves search with any. */
+  readonly searchPool: SearchPool | null;
   /**
    * The SQLite state file in the data dir and its synchronous stores: the crawler, entities and the API work
    * through the repositories (PostgreSQL with SVC_DATABASE_URL). Tools, REST and the CLI never use these; tests and
@@ -65,6 +70,11 @@ export interface ServiceOptions {
  */
 export const ROLES = ['all', 'api', 'crawler', 'indexer'] as const;
 export type Role = (typeof ROLES)[number];
+
+/** Search threads when SVC_SEARCH_THREADS is unset: one per core, at most 4, on a machine with 2 or more cores. */
+export function defaultSearchThreads(cores = availableParallelism()): number {
+  return cores >= 2 ? Math.min(4, cores) : 0;
+}
 
 /** The SQLite state file inside the data dir. */
 export const stateFile = (config: Config): string => join(config.dataDir, 'state.sqlite');
@@ -118,26 +128,47 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     );
   }
   const writesIndex = role === 'all' || role === 'indexer';
+  const servesSearch = role === 'all' || role === 'api';
+  const searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
+  const rowCacheBytes = config.rowCacheMb !== undefined ? config.rowCacheMb * 2 ** 20 : defaultRowCacheBytes();
   let embedder: Embedder | null = null;
   let index: PassageIndex;
+  let pool: SearchPool | null = null;
   try {
     embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
     const location = indexLocation(config);
-    // Host ids from the state database (issue 10), given only to the writer. A process that does not write the
-    // index must look for the writer's new versions (every second unless SVC_INDEX_READ_CONSISTENCY_S says otherwise).
+    // A process that does not write the index must look for the writer's new versions (every second unless
+    // SVC_INDEX_READ_CONSISTENCY_S says otherwise). Its search threads need no interval of their own: each request
+    // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
+    const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
+    const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
+    // Host ids from the state database (issue 10), given only to the writer.
     index = await PassageIndex.open({
-      location: writesIndex ? location : { ...location, readConsistencyS: location.readConsistencyS ?? 1 },
+      location: writesIndex ? location : readerLocation,
       embedder,
       log,
-      ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs: Math.max(1000, (location.readConsistencyS ?? 1) * 1000) }),
-      // Postings only where search is served (crawler and indexer roles answer no query).
-      textEngine: config.textPostings && (role === 'all' || role === 'api'),
+      ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs }),
+      // Postings only where search is served (crawler and indexer roles answer no query), and there only on the
+      // thread that runs the searches: with search threads, each holds its own and this one answers none of them.
+      textEngine: config.textPostings && servesSearch && searchThreads === 0,
       writes: writesIndex,
       waitForWriterMs: config.indexWaitForWriterS * 1000,
-      ...(config.rowCacheMb !== undefined ? { rowCacheBytes: config.rowCacheMb * 2 ** 20 } : {}),
+      rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
     });
+    if (searchThreads > 0) {
+      pool = new SearchPool({
+        size: searchThreads,
+        config,
+        location: { ...location, readConsistencyS: undefined },
+        embedder,
+        rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
+        followHostsMs,
+        log: log.child({ part: 'search-pool' }),
+      });
+    }
   } catch (err) {
     // A refused index location (bad path, unreachable object store) must not leave the state stores open.
+    // (The pool is started last: nothing after it throws.)
     if (opts.embedder === undefined) await embedder?.close();
     await repos.close();
     db.close();
@@ -188,7 +219,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     keys: repos.keys,
     usage: repos.usage,
     local: { db, documents, entities },
-    tools: opts.tools ?? allTools,
+    tools: pool ? pool.wrap(opts.tools ?? allTools) : (opts.tools ?? allTools),
+    searchPool: pool,
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),
     crawler,
@@ -256,6 +288,34 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [
         { value: await index.version() },
       ]);
+      if (pool) {
+        gauge('svc_search_threads', 'Search threads ready (svc_search and svc_context run there; SVC_SEARCH_THREADS).', [
+          { value: pool.ready },
+        ]);
+        const threads = await pool.stats();
+        const each = (pick: (s: (typeof threads)[number]) => number | null): MetricFamily['samples'] =>
+          threads.map((s, i) => ({ labels: { thread: String(i) }, value: pick(s) ?? -1 }));
+        gauge(
+          'svc_text_postings_version',
+          'Index version the in-process BM25 postings are at, per search thread (-1: not built yet; behind: LanceDB answers).',
+          each((s) => s.postingsVersion),
+        );
+        gauge(
+          'svc_text_postings_passages',
+          'Live passages in the in-process BM25 postings, per search thread.',
+          each((s) => s.postingsLive),
+        );
+        gauge(
+          'svc_flat_vectors_rows',
+          'Passage vectors held in memory for the vector arm, per search thread.',
+          each((s) => s.flatVectors),
+        );
+        gauge(
+          'svc_search_thread_row_cache_bytes',
+          'Estimated bytes of result rows held in memory, per search thread.',
+          each((s) => s.rowCacheBytes),
+        );
+      }
       const tp = index.textPostingsStats();
       if (tp) {
         gauge(
@@ -304,6 +364,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await processor?.stop();
       await crawler?.stop();
       await drainer?.stop();
+      await pool?.close();
       await index.close();
       await embedder?.close();
       await repos.close();

@@ -9,7 +9,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -32,6 +32,8 @@
  *   code and which the machine.
  * - `--queries all-required` sends three content words of each claim, each required (`+a +b +c`), instead of the claim:
  *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
+ * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
+ *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -78,6 +80,8 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     // What the searches send: `claims` (the SciFact claims as written) or `all-required` (+a +b +c of each claim).
     queries: { type: 'string', default: 'claims' },
+    // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
+    'search-threads': { type: 'string' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
     // Internal: the real model answers for the hashing stand-in a foreign (`--lance`) index was built with (same
@@ -121,6 +125,7 @@ if (values.serve) {
       dataDir,
       port: 0,
       crawl: crawlHosts > 0,
+      ...(values['search-threads'] !== undefined ? { searchThreads: values['search-threads'] } : {}),
       ...(web ? { resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 100, crawlConcurrency: crawlHosts } : {}),
     },
   });
@@ -132,7 +137,10 @@ if (values.serve) {
   // full-text index answers the BM25 arm, and a run would mix the two engines).
   const t0 = performance.now();
   await services.deps.index.textEngineReady();
-  process.stderr.write(`server: postings ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  await services.searchPool?.textEngineReady(services.deps.index);
+  process.stderr.write(
+    `server: ${services.searchPool?.size ?? 0} search threads; postings ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
   // Event-loop delay, measured twice: Node's monitor (perf_hooks.monitorEventLoopDelay) and a plain 10 ms timer
   // whose lateness is recorded, because the monitor was seen to record no sample at all over whole 10 s windows of
   // heavy load (count 0) — the timer's lateness is the delay a request arriving then would wait.
@@ -333,6 +341,7 @@ const childArgs = [
   values['trace-turns']!,
   '--log-level',
   values['log-level']!,
+  ...(values['search-threads'] !== undefined ? ['--search-threads', values['search-threads']] : []),
 ];
 const server: ChildProcess = spawn(process.execPath, childArgs, { stdio: ['pipe', 'ignore', 'pipe'] });
 const pendingStats: ((s: ServerStats) => void)[] = [];

@@ -40,7 +40,7 @@ async function worker(job: Job): Promise<Report> {
   const { callTool } = await import('../tools/call-tool.js');
   const { searchTool } = await import('../tools/search.js');
   const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
-  const config = loadConfig({ env: {}, flags: { dataDir: job.dataDir, port: 0, crawl: false, logLevel: 'warn' } });
+  const config = loadConfig({ env: {}, flags: { dataDir: job.dataDir, port: 0, crawl: false, logLevel: 'warn', searchThreads: 0 } });
   // Role api: a reader of the index, as a search pool's threads would be (it commits nothing to the index and checks
   // for the writer's new versions every second; index/store.ts `writes`).
   const services = await createServices(config, { role: 'api', log: createLogger({ level: 'warn' }), embedder: createHashingEmbedder() });

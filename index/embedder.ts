@@ -13,9 +13,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { LoopBudget } from '../event-loop.js';
+import { startModuleWorker } from '../worker-thread.js';
 
 /** What produces vectors. */
 export interface Embedder {
@@ -119,18 +120,7 @@ class EmbeddingHost {
   }
 
   private constructor() {
-    // The worker is JavaScript once built; from source (tsx) it is TypeScript, and a worker does not inherit the
-    // parent's tsx loader, so a one-line bootstrap registers tsx inside the worker before importing it.
-    const here = new URL('.', import.meta.url);
-    const jsUrl = new URL('embedder-worker.js', here);
-    const tsUrl = new URL('embedder-worker.ts', here);
-    if (!existsSync(jsUrl) && existsSync(tsUrl)) {
-      const api = import.meta.resolve('tsx/esm/api');
-      const code = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(tsUrl.href)}); })`;
-      this.#worker = new Worker(code, { eval: true });
-    } else {
-      this.#worker = new Worker(jsUrl);
-    }
+    this.#worker = startModuleWorker(import.meta.url, 'embedder-worker');
     this.#worker.unref();
     this.#worker.on('message', (m: HostReply) => {
       const p = this.#pending.get(m.id);
@@ -242,6 +232,21 @@ function fnv1a(s: string, seed: number): number {
  * L2-normalised. Texts sharing words get close vectors; there is no semantics beyond that.
  */
 export function createHashingEmbedder(dim = 256): Embedder {
+  const e = hashingEmbedder(dim);
+  HASHING.add(e);
+  return e;
+}
+
+/** The embedders createHashingEmbedder made (not copies of them, whose `embed` may be anything). */
+const HASHING = new WeakSet<Embedder>();
+
+/**
+ * Whether `e` is the hashing stand-in itself, a pure function of its dimension: another thread can rebuild it
+ * (tools/search-worker.ts) instead of asking this one for each query vector.
+ */
+export const isHashingEmbedder = (e: Embedder): boolean => HASHING.has(e);
+
+function hashingEmbedder(dim: number): Embedder {
   const embedOne = (text: string): Float32Array => {
     const v = new Float32Array(dim);
     const toks =

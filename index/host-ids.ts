@@ -85,25 +85,34 @@ export class HostIds {
   }
 }
 
+/** What `followWriter` returns. */
+export interface WriterFollower {
+  /**
+   * Looks at the writer's pages version now (after a look already in flight), so a caller that knows the writer has
+   * moved on need not wait for the next tick (a search thread told the version its request must see, search-pool.ts).
+   */
+  lookNow(): Promise<void>;
+  /** Stops it; settles once a look in flight (and its `onRows`) has finished. */
+  stop(): Promise<void>;
+}
+
 /**
- * For a reader of an index another process writes: re-reads the host rows whenever the writer committed a new
- * version of the pages table, every `everyMs`, and awaits `onRows` with them. Returns the function that stops it;
- * its promise settles once a look in flight (and its `onRows`) has finished, so the tables can then be closed (closing
- * a LanceDB table while a read on it is in flight fails: "The same native value cannot be borrowed mutably while
- * another borrow is active").
+ * For a reader of an index another process (or thread) writes: re-reads the host rows whenever the writer committed a
+ * new version of the pages table, every `everyMs`, and awaits `onRows` with them. `stop` settles once a look in flight
+ * (and its `onRows`) has finished, so the tables can then be closed (closing a LanceDB table while a read on it is in
+ * flight fails: "The same native value cannot be borrowed mutably while another borrow is active").
  */
 export function followWriter(
   pages: Table,
   everyMs: number,
   onRows: (rows: HostRow[]) => void | Promise<void>,
   log: Pick<Logger, 'debug'> | undefined,
-): () => Promise<void> {
+): WriterFollower {
   let seen: number | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> = Promise.resolve();
-  const tick = async (): Promise<void> => {
-    if (stopped) return;
+  const look = async (): Promise<void> => {
     try {
       const v = await pages.version();
       if (v !== seen) {
@@ -113,16 +122,29 @@ export function followWriter(
     } catch (err) {
       log?.debug({ err }, "index: following the writer's hosts failed; next time");
     }
+  };
+  const tick = async (): Promise<void> => {
+    if (stopped) return;
+    await look();
     if (!stopped) schedule();
   };
   const schedule = (): void => {
-    timer = setTimeout(() => (inFlight = tick()), everyMs).unref();
+    timer = setTimeout(() => (inFlight = inFlight.then(tick)), everyMs).unref();
   };
   schedule();
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    timer = null;
-    await inFlight;
+  return {
+    lookNow() {
+      if (stopped) return Promise.resolve();
+      // Chained after the look in flight: one look at a time (onRows is not re-entrant), and `stop` awaits this one.
+      const next = inFlight.then(look);
+      inFlight = next;
+      return next;
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await inFlight;
+    },
   };
 }

@@ -51,7 +51,7 @@ import {
   type RowOf,
 } from './columns.js';
 import type { Embedder } from './embedder.js';
-import { followWriter, HostIds, type HostIdSource } from './host-ids.js';
+import { followWriter, HostIds, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { defaultRowCacheBytes, RowCache } from './row-cache.js';
 import { TextEngine, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
@@ -183,7 +183,8 @@ export class PassageIndex implements PageSink {
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
   #titleStats = new TitleStats();
-  #stopFollowing: (() => Promise<void>) | null = null;
+  #follower: WriterFollower | null = null;
+  #catchingUp: Promise<void> | null = null;
   #engine: TextEngine | null = null;
   #versionCache: { version: number; gen: number; at: number } | null = null;
   /** Whole rows of recent results (row-cache.ts). */
@@ -281,7 +282,7 @@ export class PassageIndex implements PageSink {
     if (reanalyse) await idx.#maintenance.optimize();
     await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
-      idx.#stopFollowing = followWriter(
+      idx.#follower = followWriter(
         pages,
         opts.followHostsMs,
         async (rows) => {
@@ -618,6 +619,44 @@ export class PassageIndex implements PageSink {
     return version;
   }
 
+  /**
+   * The passages table's version this process serves (cached as `#servingVersion` says). A search thread of this
+   * process is told it with each request (`catchUp`), so it answers from that version or a later one.
+   */
+  servingVersion(): Promise<number> {
+    this.#assertOpen();
+    return this.#servingVersion();
+  }
+
+  /**
+   * For a reader of an index this process's writer writes (a search thread, tools/search-pool.ts): when this reader's
+   * view of the passages table is older than `version`, re-reads the location now (LanceDB's `checkoutLatest`, ≈ 0.3
+   * ms on a local folder) instead of waiting for the read consistency interval, and learns the writer's new hosts
+   * (`site:`) before the query runs. So a caller sees, from any thread, what the writer had committed when its request
+   * arrived. Calls that overlap share one re-read.
+   */
+  async catchUp(version: number): Promise<void> {
+    this.#assertOpen();
+    // A re-read in flight may have moved the version already but not yet learned the hosts: wait for all of it.
+    if (this.#catchingUp) await this.#catchingUp;
+    if ((await this.#servingVersion()) >= version) return;
+    this.#catchingUp ??= (async () => {
+      try {
+        await Promise.all([this.#passages.checkoutLatest(), this.#pages.checkoutLatest(), this.#images.checkoutLatest()]);
+        this.#versionCache = null;
+        await this.#follower?.lookNow();
+      } finally {
+        this.#catchingUp = null;
+      }
+    })();
+    await this.#catchingUp;
+    // A re-read that began before the writer's newest commit (another request's) may still trail: once more.
+    if ((await this.#servingVersion()) < version) {
+      this.#versionCache = null;
+      await this.#passages.checkoutLatest();
+    }
+  }
+
   /** Waits until the in-process postings are at the table's current version (tests, benchmarks, warm-up). */
   async textEngineReady(): Promise<void> {
     if (!this.#engine) return;
@@ -842,9 +881,10 @@ export class PassageIndex implements PageSink {
   async close(): Promise<void> {
     this.#maintenance.stop();
     await this.#engine?.close();
-    const stopFollowing = this.#stopFollowing;
-    this.#stopFollowing = null;
-    await stopFollowing?.(); // its look in flight reads the tables closed below
+    const follower = this.#follower;
+    this.#follower = null;
+    await this.#catchingUp;
+    await follower?.stop(); // its look in flight reads the tables closed below
     await this.#queue.run(async () => {
       if (this.#closed) return;
       this.#closed = true;

@@ -38,6 +38,8 @@ export interface ServeRoleOptions {
 export function serveRole(o: ServeRoleOptions): ServeProcess {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
+  // Searches on the HTTP thread (a fleet test starts several processes on two cores) unless the test sets it.
+  env.SVC_SEARCH_THREADS = '0';
   Object.assign(env, o.env);
   const child = spawn(
     process.execPath,

@@ -32,7 +32,19 @@ export async function startTestService(
   > = {},
 ): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
-  const config = loadConfig({ env: {}, flags: { dataDir, host: '127.0.0.1', port: 0, crawl: false, logLevel: 'info', ...opts.config } });
+  const config = loadConfig({
+    env: {},
+    flags: {
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      crawl: false,
+      logLevel: 'info',
+      // Searches on the HTTP thread unless a test asks for search threads (test/tools/search-pool.test.ts).
+      searchThreads: 0,
+      ...opts.config,
+    },
+  });
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {

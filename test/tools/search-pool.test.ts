@@ -1,0 +1,177 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import t, { type Test } from 'tap';
+import { join } from 'node:path';
+import { createHashingEmbedder, type Embedder } from '../../index/embedder.js';
+import { PassageIndex } from '../../index/store.js';
+import { defaultSearchThreads } from '../../main.js';
+import { callTool } from '../../tools/call-tool.js';
+import { searchTool } from '../../tools/search.js';
+import { makePage } from '../helpers/page-input.js';
+import { api, startTestService, type TestService } from '../helpers/service.js';
+
+/**
+ * Search threads (tools/search-pool.ts, issue 14 item 3): svc_search and svc_context run on worker threads with their
+ * own readers of the index. What a caller receives must not depend on which thread answered, and a page written just
+ * before a request is in its answer.
+ */
+
+const NOW = new Date('2026-11-21T00:00:00Z');
+const caller = { keyId: 'test', digest: '0'.repeat(64) };
+
+const TOPICS = [
+  ['www.canada.ca', 'Passport fees', 'Adult passport fees and payment options for a ten-year passport.'],
+  ['www.ontario.ca', 'Driver licence renewal', 'Renew a driver licence online, by mail or at a ServiceOntario centre.'],
+  ['ville.quebec.qc.ca', 'Bibliothèque Gabrielle-Roy', 'Heures d’ouverture de la bibliothèque Gabrielle-Roy et prêts de livres.'],
+  ['www.gov.bc.ca', 'Wildfire status', 'Current wildfire status, evacuation orders and air quality advisories in British Columbia.'],
+  ['www.alberta.ca', 'Health card', 'Apply for or renew an Alberta health care insurance card; passport or licence as proof.'],
+] as const;
+
+async function service(t: Test, threads: number, embedder?: Embedder | null): Promise<TestService> {
+  const s = await startTestService({
+    perMinute: 10_000,
+    now: () => NOW,
+    config: { searchThreads: threads },
+    ...(embedder !== undefined ? { embedder } : {}),
+  });
+  t.teardown(() => s.close());
+  let ref = 1;
+  for (const [host, title, text] of TOPICS) {
+    await s.services.deps.index.upsertPage(
+      makePage(ref++, host, [text], { title, publishedAt: '2026-10-01T00:00:00Z', dateSource: 'schema.org' }),
+    );
+  }
+  if (threads > 0) t.ok(await s.services.searchPool?.whenReady(60_000), 'every search thread opened the index');
+  return s;
+}
+
+const restSearch = async (s: TestService, q: string, extra = '') => {
+  const r = await api(s, `/api/v1/search?q=${encodeURIComponent(q)}&detail=full${extra}`);
+  return r as { status: number; body: { results: { url: string; host: string }[]; ranking: string; warnings: { code: string }[] } };
+};
+
+t.test('the pool answers as the HTTP thread would, over REST and MCP, from every thread', async (t) => {
+  const s = await service(t, 2);
+  const pool = s.services.searchPool!;
+  t.equal(pool.size, 2);
+  t.equal(pool.ready, 2);
+  await pool.textEngineReady(s.services.deps.index);
+  // Unwrapped: svc_search's own handler on this thread, over a reader of the same index with its own postings (the
+  // HTTP thread's index keeps none when threads answer): what one thread serving everything would answer.
+  const reader = await PassageIndex.open({ dir: join(s.dataDir, 'lance'), embedder: s.services.deps.index.embedder, writes: false });
+  t.teardown(() => reader.close());
+  await reader.textEngineReady();
+  const here = (q: string) => callTool(searchTool, { q, detail: 'full' }, { deps: { ...s.services.deps, index: reader }, caller });
+  const client = new Client({ name: 'pool', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
+  );
+  t.teardown(() => client.close());
+  for (const q of ['passport fees', 'bibliothèque Gabrielle-Roy', 'wildfire evacuation', 'renew licence OR card']) {
+    const expected = await here(q);
+    t.ok(expected.results.length > 0, `${q}: found on the HTTP thread`);
+    // Ten at once: both threads answer some of them (ties go to each in turn).
+    const answers = await Promise.all(Array.from({ length: 10 }, () => restSearch(s, q)));
+    for (const a of answers) {
+      t.equal(a.status, 200);
+      t.same(a.body, JSON.parse(JSON.stringify(expected)), `${q}: REST through the pool equals the handler on the HTTP thread`);
+    }
+    const m = await client.callTool({ name: 'svc_search', arguments: { q, detail: 'full' } });
+    t.same(m.structuredContent, answers[0]!.body, `${q}: MCP through the pool equals REST`);
+  }
+  const ctx = await api(s, '/api/v1/context', { method: 'POST', json: { query: 'passport fees', max_tokens: 500 } });
+  t.equal(ctx.status, 200);
+  const body = ctx.body as { context: { source: string; content_trust: string }[]; tokens_estimated: number };
+  t.equal(body.context[0]?.source, 'https://www.canada.ca/page-1', 'svc_context runs on the pool too');
+  t.ok(body.context.every((c) => c.content_trust === 'untrusted_web_content'));
+  t.ok(body.tokens_estimated <= 500);
+
+  const bad = await api(s, '/api/v1/search?q=&limit=99');
+  t.equal(bad.status, 422, 'input is still checked on the HTTP thread');
+  t.equal((bad.body as { code: string }).code, 'validation_failed');
+
+  const metrics = await (await fetch(s.url + '/metrics')).text();
+  t.match(metrics, /^svc_search_threads 2$/m, '/metrics: threads ready');
+  t.match(metrics, /^svc_text_postings_passages\{thread="0"\} 5$/m, "/metrics: each thread's postings");
+  t.match(metrics, /^svc_text_postings_passages\{thread="1"\} 5$/m);
+});
+
+t.test('a page written just before a request is in its answer, on every thread; site: knows its new host', async (t) => {
+  const s = await service(t, 2);
+  const index = s.services.deps.index;
+  for (let i = 0; i < 4; i++) {
+    const host = `new-${i}.example.ca`;
+    const word = `zorblax${'q'.repeat(i + 1)}`;
+    await index.upsertPage(makePage(100 + i, host, [`The ${word} festival opens this weekend.`], { title: `${word} festival` }));
+    // Several at once, so that both threads are asked right after the write.
+    const answers = await Promise.all([
+      restSearch(s, word),
+      restSearch(s, word),
+      restSearch(s, `festival site:${host}`),
+      restSearch(s, `festival site:${host}`),
+    ]);
+    for (const a of answers) {
+      t.equal(a.status, 200);
+      t.same(
+        a.body.results.map((r) => r.host),
+        [host],
+        `write ${i}: the new page answers at once (${a.body.results.length} result(s))`,
+      );
+    }
+  }
+  // And a removal: gone from every thread's answers at once.
+  await index.removePage(100);
+  const gone = await Promise.all([restSearch(s, 'zorblaxq'), restSearch(s, 'zorblaxq')]);
+  for (const a of gone) t.same(a.body.results, [], 'a removed page is gone at once');
+});
+
+t.test('a thread that dies: its searches are answered here, and it is replaced', async (t) => {
+  const s = await service(t, 2);
+  const pool = s.services.searchPool!;
+  const inFlight = Promise.all(Array.from({ length: 30 }, (_, i) => restSearch(s, i % 2 ? 'passport fees' : 'wildfire status')));
+  await pool.kill(0);
+  const answers = await inFlight;
+  t.same(
+    answers.map((a) => a.status),
+    Array.from({ length: 30 }, () => 200),
+    'every search answered',
+  );
+  t.ok(
+    answers.every((a) => a.body.results.length > 0),
+    'with results',
+  );
+  t.ok(await pool.whenReady(30_000), 'a new thread took its place');
+  t.equal(pool.ready, 2);
+  const after = await restSearch(s, 'passport fees');
+  t.equal(after.body.results[0]?.host, 'www.canada.ca');
+});
+
+t.test('an embedder other than the hashing stand-in is asked through the HTTP thread', async (t) => {
+  const hashing = createHashingEmbedder(64);
+  let calls = 0;
+  // A copy: the same vectors, but not the stand-in itself, so the threads cannot rebuild it.
+  const proxied: Embedder = {
+    ...hashing,
+    embed: (texts, o) => {
+      calls++;
+      return hashing.embed(texts, o);
+    },
+  };
+  const s = await service(t, 2, proxied);
+  const before = calls;
+  const r = await restSearch(s, 'wildfire air quality');
+  t.equal(r.status, 200);
+  t.equal(r.body.ranking, 'hybrid-rrf-hashing', 'vectors used');
+  t.equal(r.body.results[0]?.host, 'www.gov.bc.ca');
+  t.ok(calls > before, 'the query was embedded by the process embedder');
+});
+
+t.test('no threads: searches run on the HTTP thread; the default follows the cores', async (t) => {
+  const s = await service(t, 0);
+  t.equal(s.services.searchPool, null);
+  const r = await restSearch(s, 'passport fees');
+  t.equal(r.body.results[0]?.host, 'www.canada.ca');
+  t.equal(defaultSearchThreads(1), 0, 'one core: none');
+  t.equal(defaultSearchThreads(2), 2);
+  t.equal(defaultSearchThreads(16), 4, 'at most 4');
+});

@@ -1,0 +1,201 @@
+/**
+ * A search thread (search-pool.ts): opens its own reader of the process's index (its own LanceDB handles, postings,
+ * flat vectors and row cache; it commits nothing) and runs svc_search and svc_context for the HTTP thread. Each
+ * request names the index version the writer had when the request arrived; the thread catches up to it first, so a
+ * caller sees the same index from any thread. Query embeddings of a real model are asked of the process's embedding
+ * worker through the HTTP thread (one model in memory per process); the hashing stand-in is computed here.
+ */
+import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import type { Config } from '../config.js';
+import { isSvcError } from '../errors.js';
+import { createHashingEmbedder, type Embedder } from '../index/embedder.js';
+import type { IndexLocation } from '../index/location.js';
+import { PassageIndex } from '../index/store.js';
+import { createLogger } from '../logger.js';
+import { contextTool } from './context.js';
+import type { ServiceDeps } from './deps.js';
+import type { Caller, ToolDefinition } from './define-tool.js';
+import { searchTool } from './search.js';
+
+/** The tools a search thread runs (by name; the HTTP thread hands it these only). */
+export const POOLED_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
+  ([searchTool, contextTool] as readonly ToolDefinition[]).map((t) => [t.name, t]),
+);
+
+/** What a search thread is started with. */
+export interface SearchWorkerData {
+  /** Marks a search thread's data (this module is imported by other threads too: only a search thread runs it). */
+  readonly searchThread: true;
+  readonly config: Config;
+  readonly location: IndexLocation;
+  /**
+   * The process's embedder: its kind, dimension and vector space, and whether it is the hashing stand-in itself
+   * (rebuilt here; any other is asked through the HTTP thread); null when the index is BM25 only.
+   */
+  readonly embedder: { readonly kind: Embedder['kind']; readonly dim: number; readonly modelId: string; readonly hashing: boolean } | null;
+  readonly rowCacheBytes: number;
+  readonly followHostsMs: number;
+}
+
+/** HTTP thread → search thread. */
+export type ToWorker =
+  | { op: 'run'; id: number; tool: string; input: unknown; caller: Caller; nowMs: number; minVersion: number }
+  | { op: 'embedded'; id: number; vectors?: Float32Array[]; error?: string }
+  | { op: 'stats'; id: number }
+  | { op: 'settle'; id: number; minVersion: number }
+  | { op: 'close' };
+
+/** What a thread reports of its index (the HTTP thread's /metrics). */
+export interface WorkerStats {
+  readonly postingsVersion: number | null;
+  readonly postingsLive: number;
+  readonly flatVectors: number;
+  readonly rowCacheRows: number;
+  readonly rowCacheBytes: number;
+}
+
+/** Search thread → HTTP thread. */
+export type FromWorker =
+  | { op: 'ready' }
+  | { op: 'failed'; error: string }
+  | { op: 'done'; id: number; ok: true; output: unknown }
+  | { op: 'done'; id: number; ok: false; code: string | null; message: string; retryAfter?: number }
+  | { op: 'embed'; id: number; texts: readonly string[]; interactive: boolean }
+  | { op: 'stats'; id: number; stats: WorkerStats }
+  | { op: 'settled'; id: number }
+  | { op: 'log'; line: string }
+  | { op: 'closed' };
+
+async function main(data: SearchWorkerData): Promise<void> {
+  const port = parentPort!;
+  const post = (m: FromWorker, transfer?: ArrayBuffer[]): void => port.postMessage(m, transfer ?? []);
+  // Log lines go to the HTTP thread's logger (its level, destination and redaction), not to this thread's stdout.
+  const log = createLogger({
+    level: data.config.logLevel,
+    destination: { write: (line: string) => post({ op: 'log', line }) },
+  }).child({ part: 'search-thread', thread: threadId });
+
+  const pendingEmbeds = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  let nextEmbed = 1;
+  const e = data.embedder;
+  const embedder: Embedder | null = !e
+    ? null
+    : e.hashing
+      ? createHashingEmbedder(e.dim)
+      : {
+          dim: e.dim,
+          modelId: e.modelId,
+          kind: e.kind,
+          embed: (texts, opts) =>
+            new Promise<Float32Array[]>((resolve, reject) => {
+              const id = nextEmbed++;
+              pendingEmbeds.set(id, { resolve, reject });
+              post({ op: 'embed', id, texts: [...texts], interactive: opts?.interactive ?? false });
+            }),
+          async close() {},
+        };
+
+  let index: PassageIndex;
+  try {
+    index = await PassageIndex.open({
+      location: data.location,
+      embedder,
+      log,
+      writes: false,
+      followHostsMs: data.followHostsMs,
+      textEngine: data.config.textPostings,
+      rowCacheBytes: data.rowCacheBytes,
+    });
+  } catch (err) {
+    post({ op: 'failed', error: err instanceof Error ? err.message : String(err) });
+    return;
+  }
+  // Only what a search and a context call use: the index, the clock of the request and the ranking setting.
+  const deps = { config: data.config, index, log } as Omit<ServiceDeps, 'now' | 'repos' | 'entities' | 'crawler'>;
+  let closing = false;
+  let running = 0;
+  let drained: (() => void) | null = null;
+
+  const run = async (m: Extract<ToWorker, { op: 'run' }>): Promise<void> => {
+    running++;
+    try {
+      const tool = POOLED_TOOLS.get(m.tool);
+      if (!tool) throw new Error(`search thread: ${m.tool} is not run here`);
+      await index.catchUp(m.minVersion);
+      const now = new Date(m.nowMs);
+      const output = await tool.run(m.input as never, { deps: { ...deps, now: () => now } as ServiceDeps, caller: m.caller });
+      post({ op: 'done', id: m.id, ok: true, output });
+    } catch (err) {
+      post(
+        isSvcError(err)
+          ? {
+              op: 'done',
+              id: m.id,
+              ok: false,
+              code: err.code,
+              message: err.message,
+              ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+            }
+          : { op: 'done', id: m.id, ok: false, code: null, message: err instanceof Error ? err.message : String(err) },
+      );
+    } finally {
+      running--;
+      if (running === 0) drained?.();
+    }
+  };
+
+  port.on('message', (m: ToWorker) => {
+    switch (m.op) {
+      case 'run':
+        if (closing) post({ op: 'done', id: m.id, ok: false, code: 'unavailable', message: 'search thread closing' });
+        else void run(m);
+        return;
+      case 'embedded': {
+        const p = pendingEmbeds.get(m.id);
+        pendingEmbeds.delete(m.id);
+        if (m.vectors) p?.resolve(m.vectors);
+        else p?.reject(new Error(m.error ?? 'embedding failed'));
+        return;
+      }
+      case 'stats': {
+        const tp = index.textPostingsStats();
+        const rc = index.rowCacheStats();
+        post({
+          op: 'stats',
+          id: m.id,
+          stats: {
+            postingsVersion: tp?.version ?? null,
+            postingsLive: tp?.live ?? 0,
+            flatVectors: tp?.vectors ?? 0,
+            rowCacheRows: rc.rows,
+            rowCacheBytes: rc.bytes,
+          },
+        });
+        return;
+      }
+      case 'settle':
+        // Caught up to the version and the postings at it (tests, benchmarks, warm-up: PassageIndex.textEngineReady).
+        void index
+          .catchUp(m.minVersion)
+          .then(() => index.textEngineReady())
+          .catch((err: unknown) => log.warn({ err }, 'search thread: settling failed'))
+          .finally(() => post({ op: 'settled', id: m.id }));
+        return;
+      case 'close':
+        if (closing) return;
+        closing = true;
+        void (async () => {
+          if (running > 0) await new Promise<void>((resolve) => (drained = resolve));
+          for (const p of pendingEmbeds.values()) p.reject(new Error('search thread closing'));
+          await index.close().catch(() => {});
+          post({ op: 'closed' });
+          port.close();
+        })();
+        return;
+    }
+  });
+  post({ op: 'ready' });
+}
+
+const data = workerData as Partial<SearchWorkerData> | null;
+if (!isMainThread && parentPort && data?.searchThread === true) await main(data as SearchWorkerData);
