@@ -90,6 +90,13 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.equal(bad.status, 422, 'input is still checked on the HTTP thread');
   t.equal((bad.body as { code: string }).code, 'validation_failed');
 
+  const threadLines = s.logLines
+    .map((l) => JSON.parse(l) as { part?: string; msg?: string; thread?: number })
+    .filter((l) => l.part === 'search-thread');
+  t.ok(
+    threadLines.some((l) => l.msg === 'text postings built' && typeof l.thread === 'number'),
+    "a thread's log lines reach the service's logger",
+  );
   const metrics = await (await fetch(s.url + '/metrics')).text();
   t.match(metrics, /^svc_search_threads 2$/m, '/metrics: threads ready');
   t.match(metrics, /^svc_text_postings_passages\{thread="0"\} 5$/m, "/metrics: each thread's postings");
