@@ -44,6 +44,8 @@ interface Pending {
 interface Thread {
   readonly worker: Worker;
   ready: boolean;
+  /** Out of service (exited or killed); never answers again. */
+  retired: boolean;
   inFlight: number;
   readonly pending: Map<number, Pending>;
   readonly stats: Map<number, (s: WorkerStats | null) => void>;
@@ -135,6 +137,9 @@ export class SearchPool {
     if (!best || this.#closing) return here();
     const thread = best;
     const minVersion = await ctx.deps.index.servingVersion();
+    // The thread may have stopped during that await: its pending requests were already handed back, so this one
+    // would never be answered there.
+    if (thread.retired || this.#closing) return here();
     const id = this.#nextId++;
     thread.inFlight++;
     try {
@@ -198,8 +203,13 @@ export class SearchPool {
   async kill(slot: number): Promise<void> {
     const t = this.#threads[slot];
     if (!t) return;
-    await t.worker.terminate();
-    await t.closed;
+    // Out of service at once, without waiting for the thread to exit (a termination can take a while when the
+    // thread is inside native code); its exit is awaited for at most 5 s.
+    this.#retire(slot, t, null);
+    void t.worker.terminate();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([t.closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 5000)))]);
+    clearTimeout(timer);
   }
 
   /** Lets the threads finish their requests, closes their indexes and stops them (bounded: 10 s, then terminated). */
@@ -211,9 +221,12 @@ export class SearchPool {
       this.#threads.map(async (t) => {
         if (!t) return;
         t.worker.postMessage({ op: 'close' } satisfies ToWorker);
-        const timer = setTimeout(() => void t.worker.terminate(), 10_000);
-        await t.closed;
-        clearTimeout(timer);
+        // 10 s to finish its requests and close its index, then terminated; given up on 5 s after that.
+        const terminate = setTimeout(() => void t.worker.terminate(), 10_000);
+        let giveUp: NodeJS.Timeout | undefined;
+        await Promise.race([t.closed, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
+        clearTimeout(terminate);
+        clearTimeout(giveUp);
       }),
     );
   }
@@ -235,6 +248,7 @@ export class SearchPool {
     const thread: Thread = {
       worker,
       ready: false,
+      retired: false,
       inFlight: 0,
       pending: new Map(),
       stats: new Map(),
@@ -246,29 +260,42 @@ export class SearchPool {
     worker.on('error', (err) => o.log.error({ err, thread: slot }, 'search thread failed'));
     worker.on('exit', (code) => {
       exited();
-      thread.ready = false;
-      // Requests it had not answered are answered here: a search is read-only, so running it again is safe.
-      for (const p of thread.pending.values()) p.fallback();
-      thread.pending.clear();
-      for (const s of thread.stats.values()) s(null);
-      thread.stats.clear();
-      for (const s of thread.settles.values()) s();
-      thread.settles.clear();
-      if (this.#threads[slot] === thread) this.#threads[slot] = null;
-      if (this.#closing) return;
-      o.log.warn(
-        { thread: slot, code, retryInMs: this.#respawnMs },
-        'search thread exited; its searches run on the HTTP thread until it is replaced',
-      );
-      const wait = this.#respawnMs;
-      this.#respawnMs = Math.min(RESPAWN_MAX_MS, this.#respawnMs * 2);
-      setTimeout(() => {
-        if (!this.#closing) this.#spawn(slot);
-      }, wait).unref();
+      this.#retire(slot, thread, code);
     });
   }
 
+  /**
+   * Takes a thread out of service (it exited, or `kill` stops it): requests it had not answered are answered here (a
+   * search is read-only, so running it again is safe), and a new thread is started in its slot after the respawn
+   * delay. Once per thread.
+   */
+  #retire(slot: number, thread: Thread, code: number | null): void {
+    if (thread.retired) return;
+    thread.retired = true;
+    thread.ready = false;
+    for (const p of thread.pending.values()) p.fallback();
+    thread.pending.clear();
+    for (const s of thread.stats.values()) s(null);
+    thread.stats.clear();
+    for (const s of thread.settles.values()) s();
+    thread.settles.clear();
+    if (this.#threads[slot] === thread) this.#threads[slot] = null;
+    if (this.#closing) return;
+    this.#opts.log.warn(
+      { thread: slot, code, retryInMs: this.#respawnMs },
+      'search thread stopped; its searches run on the HTTP thread until it is replaced',
+    );
+    const wait = this.#respawnMs;
+    this.#respawnMs = Math.min(RESPAWN_MAX_MS, this.#respawnMs * 2);
+    setTimeout(() => {
+      if (!this.#closing && this.#threads[slot] === null) this.#spawn(slot);
+    }, wait).unref();
+  }
+
   #onMessage(thread: Thread, m: FromWorker): void {
+    // A stopped thread's late messages (an answer already given here, a 'ready' of a thread being terminated) count
+    // for nothing; its log lines still go to the log.
+    if (thread.retired && m.op !== 'log') return;
     switch (m.op) {
       case 'ready':
         thread.ready = true;

@@ -8,7 +8,8 @@
  * list as they were, and still answer queries; the writer's open (the control) does change them.
  */
 import t from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { localIndexLocation } from '../../index/location.js';
@@ -132,4 +133,35 @@ t.test("a reader closes cleanly while it is looking for the writer's new version
     );
   }
   t.equal(closed, 20, 'every close resolved');
+});
+
+t.test("a reader leaves a write journal alone, even its own process's: only the writer rolls an interrupted write back", async (t) => {
+  const dir = t.testdir();
+  const writer = await PassageIndex.open({ dir, embedder: null });
+  await writer.upsertPages([makePage(1, 'a.example', ['first page text'])]);
+  await writer.close();
+  const before = await snapshot(dir);
+  // A second write whose journal says it started from the versions before it and never ended: written by this very
+  // process (same pid and host) with a token no write of this thread holds. That is what a search thread sees of its
+  // own process's writer while a write is in flight (tools/search-pool.ts): another thread's running writes.
+  const again = await PassageIndex.open({ dir, embedder: null });
+  await again.upsertPages([makePage(2, 'b.example', ['second page text'])]);
+  await again.close();
+  const after = await snapshot(dir);
+  t.ok(after.passages!.version > before.passages!.version, 'the second write committed');
+  const journal = join(dir, 'svc-write-journal.json');
+  const versions = Object.fromEntries(TABLES.map((n) => [n, before[n]!.version]));
+  writeFileSync(journal, JSON.stringify({ pid: process.pid, host: hostname(), token: 'another-thread', versions }));
+
+  const reader = await PassageIndex.open({ dir, embedder: null, writes: false });
+  t.same(await snapshot(dir), after, "the reader's open restored no table");
+  t.ok(existsSync(journal), 'and left the journal for the writer');
+  t.equal((await reader.stats()).pages, 2, 'it reads both pages');
+  await reader.close();
+
+  // The control: a writer's open judges the journal's writer gone (this process runs no such write) and rolls back.
+  const w2 = await PassageIndex.open({ dir, embedder: null });
+  t.notOk(existsSync(journal), 'the writer removed the journal');
+  t.equal((await w2.stats()).pages, 1, 'and rolled the interrupted write back');
+  await w2.close();
 });
