@@ -287,6 +287,12 @@ export class PassageIndex implements PageSink {
         opts.followHostsMs,
         async (rows) => {
           idx.#learnHosts(rows);
+          // A reader's title statistics (BM25 of titles) come from its open and are not added to page by page as the
+          // writer's are: rebuilt when the pages have moved by a fifth from the count they were built on (amortised:
+          // a read of every title per 20 % of growth). Without this a search thread of a service started on an empty
+          // index would score no title until a restart (no titles counted: every title scores 0).
+          const counted = idx.#titleStats.size;
+          if (rows.length !== counted && Math.abs(rows.length - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (its first write builds the full-text one).
           await idx.#maintenance
             .recheck()

@@ -182,3 +182,24 @@ t.test('no threads: searches run on the HTTP thread; the default follows the cor
   t.equal(defaultSearchThreads(2), 2);
   t.equal(defaultSearchThreads(16), 4, 'at most 4');
 });
+
+t.test('threads opened on an empty index score titles once pages arrive (their title statistics follow the writer)', async (t) => {
+  const s = await startTestService({ perMinute: 10_000, now: () => NOW, config: { searchThreads: 2 } });
+  t.teardown(() => s.close());
+  t.ok(await s.services.searchPool!.whenReady(60_000), 'threads open on the empty index');
+  let ref = 1;
+  for (const [host, title, text] of TOPICS) {
+    await s.services.deps.index.upsertPage(
+      makePage(ref++, host, [text], { title, publishedAt: '2026-10-01T00:00:00Z', dateSource: 'schema.org' }),
+    );
+  }
+  const reader = await PassageIndex.open({ dir: join(s.dataDir, 'lance'), embedder: s.services.deps.index.embedder, writes: false });
+  t.teardown(() => reader.close());
+  await reader.textEngineReady();
+  await s.services.searchPool!.textEngineReady(s.services.deps.index);
+  for (const q of ['passport fees', 'wildfire status']) {
+    const expected = await callTool(searchTool, { q, detail: 'full' }, { deps: { ...s.services.deps, index: reader }, caller });
+    const answers = await Promise.all([restSearch(s, q), restSearch(s, q)]);
+    for (const a of answers) t.same(a.body, JSON.parse(JSON.stringify(expected)), `${q}: the same scores, title boost included`);
+  }
+});
