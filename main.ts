@@ -162,7 +162,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         location: { ...location, readConsistencyS: undefined },
         embedder,
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
-        followHostsMs,
         log: log.child({ part: 'search-pool' }),
       });
     }
@@ -293,28 +292,23 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           { value: pool.ready },
         ]);
         const threads = await pool.stats();
-        const each = (pick: (s: (typeof threads)[number]) => number | null): MetricFamily['samples'] =>
-          threads.map((s, i) => ({ labels: { thread: String(i) }, value: pick(s) ?? -1 }));
-        gauge(
-          'svc_text_postings_version',
-          'Index version the in-process BM25 postings are at, per search thread (-1: not built yet; behind: LanceDB answers).',
-          each((s) => s.postingsVersion),
-        );
-        gauge(
-          'svc_text_postings_passages',
-          'Live passages in the in-process BM25 postings, per search thread.',
-          each((s) => s.postingsLive),
-        );
-        gauge(
-          'svc_flat_vectors_rows',
-          'Passage vectors held in memory for the vector arm, per search thread.',
-          each((s) => s.flatVectors),
-        );
-        gauge(
-          'svc_search_thread_row_cache_bytes',
-          'Estimated bytes of result rows held in memory, per search thread.',
-          each((s) => s.rowCacheBytes),
-        );
+        const perThread: [string, string, (s: (typeof threads)[number]) => number | null][] = [
+          [
+            'svc_text_postings_version',
+            'Index version the in-process BM25 postings are at (-1: not built yet; behind: LanceDB answers)',
+            (s) => s.postingsVersion,
+          ],
+          ['svc_text_postings_passages', 'Live passages in the in-process BM25 postings', (s) => s.postingsLive],
+          ['svc_flat_vectors_rows', 'Passage vectors held in memory for the vector arm', (s) => s.flatVectors],
+          ['svc_search_thread_row_cache_bytes', 'Estimated bytes of result rows held in memory', (s) => s.rowCacheBytes],
+        ];
+        for (const [name, help, pick] of perThread) {
+          gauge(
+            name,
+            `${help}, per search thread.`,
+            threads.map((s) => ({ labels: { thread: String(s.slot) }, value: pick(s) ?? -1 })),
+          );
+        }
       }
       const tp = index.textPostingsStats();
       if (tp) {

@@ -98,7 +98,7 @@ export interface WriterFollower {
 
 /**
  * For a reader of an index another process (or thread) writes: re-reads the host rows whenever the writer committed a
- * new version of the pages table, every `everyMs`, and awaits `onRows` with them. `stop` settles once a look in flight
+ * new version of the pages table, every `everyMs` (0: only when `lookNow` asks), and awaits `onRows` with them. `stop` settles once a look in flight
  * (and its `onRows`) has finished, so the tables can then be closed (closing a LanceDB table while a read on it is in
  * flight fails: "The same native value cannot be borrowed mutably while another borrow is active").
  */
@@ -129,6 +129,7 @@ export function followWriter(
     if (!stopped) schedule();
   };
   const schedule = (): void => {
+    if (everyMs <= 0) return;
     timer = setTimeout(() => (inFlight = inFlight.then(tick)), everyMs).unref();
   };
   schedule();

@@ -121,7 +121,8 @@ export interface OpenOptions {
   /**
    * For a process that reads an index another process writes (`svc serve --role api|crawler`): how often to learn
    * the hosts the writer added since (site: compiles to host ids), checked only when the pages table has a new
-   * version. Undefined: never (this process is the writer, or the index does not change under it).
+   * version. 0: only when `catchUp` finds the writer ahead (a search thread: it is told the version with each request).
+   * Undefined: never (this process is the writer, or the index does not change under it).
    */
   readonly followHostsMs?: number;
   /**

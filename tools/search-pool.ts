@@ -29,16 +29,16 @@ export interface SearchPoolOptions {
   readonly embedder: Embedder | null;
   /** Bytes of result rows each thread keeps in memory (row-cache.ts). */
   readonly rowCacheBytes: number;
-  /** How often a thread looks for the writer's new hosts besides catching up on requests (ms). */
-  readonly followHostsMs: number;
   readonly log: Logger;
 }
 
-interface Pending {
-  resolve: (output: unknown) => void;
-  reject: (err: unknown) => void;
-  /** Runs the request on the HTTP thread instead (its thread died before answering). */
-  fallback: () => void;
+/** A thread's answer to one message (`done`, `stats`, `settled`), by the message's id. */
+type Reply = Extract<FromWorker, { id: number }>;
+
+interface Waiting {
+  answer: (m: Reply) => void;
+  /** The thread stopped before answering. */
+  gone: () => void;
 }
 
 interface Thread {
@@ -47,9 +47,8 @@ interface Thread {
   /** Out of service (exited or killed); never answers again. */
   retired: boolean;
   inFlight: number;
-  readonly pending: Map<number, Pending>;
-  readonly stats: Map<number, (s: WorkerStats | null) => void>;
-  readonly settles: Map<number, () => void>;
+  /** Messages awaiting the thread's reply, by id (one map for runs, stats and settles). */
+  readonly waiting: Map<number, Waiting>;
   closed: Promise<void>;
 }
 
@@ -140,40 +139,47 @@ export class SearchPool {
     // The thread may have stopped during that await: its pending requests were already handed back, so this one
     // would never be answered there.
     if (thread.retired || this.#closing) return here();
-    const id = this.#nextId++;
     thread.inFlight++;
     try {
-      return (await new Promise<unknown>((resolve, reject) => {
-        thread.pending.set(id, { resolve, reject, fallback: () => here().then(resolve, reject) });
-        const msg: ToWorker = { op: 'run', id, tool: tool.name, input, caller: ctx.caller, nowMs: ctx.deps.now().getTime(), minVersion };
-        thread.worker.postMessage(msg);
-      })) as never;
+      const m = await this.#ask(thread, (id) => ({
+        op: 'run',
+        id,
+        tool: tool.name,
+        input,
+        caller: ctx.caller,
+        nowMs: ctx.deps.now().getTime(),
+        minVersion,
+      }));
+      // Not answered (the thread stopped first): a search is read-only, so running it here again is safe.
+      if (m?.op !== 'done') return here();
+      if (m.ok) return m.output as never;
+      if (m.code !== null && m.code in errorTable)
+        throw new SvcError(m.code as ErrorCode, m.message, m.retryAfter === undefined ? {} : { retryAfter: m.retryAfter });
+      throw new Error(m.message);
     } finally {
       thread.inFlight--;
     }
   }
 
+  /** Posts the message `make(id)` to the thread and resolves with its reply; null when the thread stops first. */
+  #ask(thread: Thread, make: (id: number) => Extract<ToWorker, { id: number }>, timeoutMs?: number): Promise<Reply | null> {
+    return new Promise<Reply | null>((resolve) => {
+      const id = this.#nextId++;
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(null), timeoutMs);
+      function done(m: Reply | null): void {
+        clearTimeout(timer);
+        thread.waiting.delete(id);
+        resolve(m);
+      }
+      thread.waiting.set(id, { answer: done, gone: () => done(null) });
+      thread.worker.postMessage(make(id));
+    });
+  }
+
   /** Each ready thread's postings and row cache (for /metrics); a thread that does not answer within 1 s is left out. */
-  async stats(): Promise<WorkerStats[]> {
-    const asked = this.#threads.flatMap((t) =>
-      t?.ready
-        ? [
-            new Promise<WorkerStats | null>((resolve) => {
-              const id = this.#nextId++;
-              const timer = setTimeout(() => {
-                t.stats.delete(id);
-                resolve(null);
-              }, 1000);
-              t.stats.set(id, (s) => {
-                clearTimeout(timer);
-                resolve(s);
-              });
-              t.worker.postMessage({ op: 'stats', id } satisfies ToWorker);
-            }),
-          ]
-        : [],
-    );
-    return (await Promise.all(asked)).filter((s): s is WorkerStats => s !== null);
+  async stats(): Promise<(WorkerStats & { readonly slot: number })[]> {
+    const replies = await Promise.all(this.#threads.map((t) => (t?.ready ? this.#ask(t, (id) => ({ op: 'stats', id }), 1000) : null)));
+    return replies.flatMap((m, slot) => (m?.op === 'stats' ? [{ ...m.stats, slot }] : []));
   }
 
   /**
@@ -183,17 +189,7 @@ export class SearchPool {
   async textEngineReady(index: { servingVersion(): Promise<number> }): Promise<void> {
     await this.whenReady();
     const minVersion = await index.servingVersion();
-    await Promise.all(
-      this.#threads.map((t) =>
-        t?.ready
-          ? new Promise<void>((resolve) => {
-              const id = this.#nextId++;
-              t.settles.set(id, resolve);
-              t.worker.postMessage({ op: 'settle', id, minVersion } satisfies ToWorker);
-            })
-          : undefined,
-      ),
-    );
+    await Promise.all(this.#threads.map((t) => (t?.ready ? this.#ask(t, (id) => ({ op: 'settle', id, minVersion })) : null)));
   }
 
   /**
@@ -241,7 +237,6 @@ export class SearchPool {
         ? { kind: o.embedder.kind, dim: o.embedder.dim, modelId: o.embedder.modelId, hashing: isHashingEmbedder(o.embedder) }
         : null,
       rowCacheBytes: o.rowCacheBytes,
-      followHostsMs: o.followHostsMs,
     };
     const worker = startModuleWorker(import.meta.url, 'search-worker', { workerData: data, name: `svc-search-${slot}` });
     let exited!: () => void;
@@ -250,9 +245,7 @@ export class SearchPool {
       ready: false,
       retired: false,
       inFlight: 0,
-      pending: new Map(),
-      stats: new Map(),
-      settles: new Map(),
+      waiting: new Map(),
       closed: new Promise<void>((resolve) => (exited = resolve)),
     };
     this.#threads[slot] = thread;
@@ -273,12 +266,8 @@ export class SearchPool {
     if (thread.retired) return;
     thread.retired = true;
     thread.ready = false;
-    for (const p of thread.pending.values()) p.fallback();
-    thread.pending.clear();
-    for (const s of thread.stats.values()) s(null);
-    thread.stats.clear();
-    for (const s of thread.settles.values()) s();
-    thread.settles.clear();
+    // Its runs not answered are answered here (`call`); its stats and settles count for nothing.
+    for (const w of [...thread.waiting.values()]) w.gone();
     if (this.#threads[slot] === thread) this.#threads[slot] = null;
     if (this.#closing) return;
     this.#opts.log.warn(
@@ -307,16 +296,11 @@ export class SearchPool {
         this.#opts.log.warn({ reason: m.error }, 'search thread could not open the index');
         void thread.worker.terminate();
         return;
-      case 'done': {
-        const p = thread.pending.get(m.id);
-        if (!p) return;
-        thread.pending.delete(m.id);
-        if (m.ok) p.resolve(m.output);
-        else if (m.code !== null && m.code in errorTable)
-          p.reject(new SvcError(m.code as ErrorCode, m.message, m.retryAfter === undefined ? {} : { retryAfter: m.retryAfter }));
-        else p.reject(new Error(m.message));
+      case 'done':
+      case 'stats':
+      case 'settled':
+        thread.waiting.get(m.id)?.answer(m);
         return;
-      }
       case 'embed': {
         const embedder = this.#opts.embedder;
         const reply = (r: Omit<Extract<ToWorker, { op: 'embedded' }>, 'op' | 'id'>): void =>
@@ -326,12 +310,6 @@ export class SearchPool {
           (vectors) => reply({ vectors }),
           (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
         );
-        return;
-      }
-      case 'stats': {
-        const s = thread.stats.get(m.id);
-        thread.stats.delete(m.id);
-        s?.(m.stats);
         return;
       }
       case 'log': {
@@ -347,12 +325,6 @@ export class SearchPool {
         } catch {
           // not a pino line: dropped rather than written raw (it could hold anything)
         }
-        return;
-      }
-      case 'settled': {
-        const s = thread.settles.get(m.id);
-        thread.settles.delete(m.id);
-        s?.();
         return;
       }
       case 'closed':

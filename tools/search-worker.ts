@@ -34,7 +34,6 @@ export interface SearchWorkerData {
    */
   readonly embedder: { readonly kind: Embedder['kind']; readonly dim: number; readonly modelId: string; readonly hashing: boolean } | null;
   readonly rowCacheBytes: number;
-  readonly followHostsMs: number;
 }
 
 /** HTTP thread → search thread. */
@@ -102,7 +101,9 @@ async function main(data: SearchWorkerData): Promise<void> {
       embedder,
       log,
       writes: false,
-      followHostsMs: data.followHostsMs,
+      // The writer's hosts are learned when a request's version is ahead (catchUp), not on a timer: this thread's
+      // tables move only then.
+      followHostsMs: 0,
       textEngine: data.config.textPostings,
       rowCacheBytes: data.rowCacheBytes,
     });
