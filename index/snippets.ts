@@ -37,14 +37,18 @@ const STOPWORDS = new Set(
 );
 
 /**
- * Text folded for matching plus, for each folded UTF-16 unit, the [start, end) range of the source character it
- * came from. Folding: NFD without combining marks, lower case, so "Éte" matches "ete" and "ÉTÉ".
+ * Text folded for matching, and where each folded UTF-16 unit came from in the source. Folding: NFD without combining
+ * marks, lower case, so "Éte" matches "ete" and "ÉTÉ". ASCII folds unit for unit (lower case); only the other
+ * characters are recorded (`anchors`), so a passage with a few accented letters or dashes costs a few numbers, not two
+ * arrays of its length per result (most of an excerpt's allocation when it was built that way).
  */
 interface Folded {
   readonly text: string;
-  /** Null when folding kept every unit in place (ASCII text): unit i came from [i, i + 1). */
-  readonly start: number[] | null;
-  readonly end: number[] | null;
+  /**
+   * Per non-ASCII source character, in order, four numbers: the folded offset of its first unit, how many units it
+   * folded to (0 for a lone combining mark), and its [start, end) in the source. Empty for ASCII text.
+   */
+  readonly anchors: readonly number[];
 }
 
 /** Only ASCII: folding is lower-casing, unit for unit. */
@@ -62,37 +66,59 @@ function foldChar(ch: string): string {
   return ch.normalize('NFD').replace(MARKS, '').replace(APOSTROPHES, "'").toLowerCase();
 }
 
+const NO_ANCHORS: readonly number[] = [];
+
 function foldWithMap(src: string): Folded {
-  // Most passages are ASCII: no per-character map to build (two arrays of the passage's length per result).
-  if (asciiOnly(src)) return { text: src.toLowerCase(), start: null, end: null };
+  if (asciiOnly(src)) return { text: src.toLowerCase(), anchors: NO_ANCHORS };
   const parts: string[] = [];
-  const start: number[] = [];
-  const end: number[] = [];
+  const anchors: number[] = [];
+  let folded = 0; // folded units so far
   let run = 0; // start of the current ASCII run, copied in one slice (lower-cased) for speed
   const flush = (to: number) => {
-    if (to > run) parts.push(src.slice(run, to).toLowerCase());
+    if (to > run) {
+      parts.push(src.slice(run, to).toLowerCase());
+      folded += to - run;
+    }
   };
   for (let i = 0; i < src.length; ) {
     const c = src.charCodeAt(i);
     if (c < 128) {
-      start.push(i);
-      end.push(i + 1);
       i++;
       continue;
     }
     flush(i);
     const ch = String.fromCodePoint(src.codePointAt(i) ?? c);
     const f = foldChar(ch);
-    for (let k = 0; k < f.length; k++) {
-      start.push(i);
-      end.push(i + ch.length);
-    }
+    anchors.push(folded, f.length, i, i + ch.length);
     parts.push(f);
+    folded += f.length;
     i += ch.length;
     run = i;
   }
   flush(src.length);
-  return { text: parts.join(''), start, end };
+  return { text: parts.join(''), anchors };
+}
+
+/** The source range of the character folded unit `f` came from. */
+function sourceOf(folded: Folded, f: number): [number, number] {
+  const a = folded.anchors;
+  // The last anchor whose first folded unit is at or before f (binary search over anchors of 4 numbers).
+  let lo = 0;
+  let hi = a.length / 4 - 1;
+  let k = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid * 4]! <= f) {
+      k = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (k < 0) return [f, f + 1]; // ASCII before any other character
+  const at = a[k * 4]!;
+  const units = a[k * 4 + 1]!;
+  if (f < at + units) return [a[k * 4 + 2]!, a[k * 4 + 3]!];
+  const s = a[k * 4 + 3]! + (f - at - units); // ASCII after anchor k
+  return [s, s + 1];
 }
 
 function foldTerm(term: string): string {
@@ -155,9 +181,8 @@ function findMatches(folded: Folded, terms: readonly string[]): Match[] {
         if (term.length < 4) continue;
         while (wordUnitAt(ft, stop)) stop++;
       }
-      const s = folded.start ? folded.start[at] : at;
-      const e = folded.end ? folded.end[stop - 1] : stop;
-      if (s === undefined || e === undefined) continue;
+      const s = folded.anchors.length === 0 ? at : sourceOf(folded, at)[0];
+      const e = folded.anchors.length === 0 ? stop : sourceOf(folded, stop - 1)[1];
       out.push({ start: s, end: e, term: ti });
       if (out.length > 5000) break; // enough to choose a window; bounds the work on huge passages
     }
