@@ -368,30 +368,33 @@ export function groupPages<R extends PassageHit>(
   passages: readonly RankedPassage<R>[],
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
-  const byRef = new Map<number, PageHit<R>>();
-  const groups = new Set<string>();
-  const hashes = new Set<string>();
-  const dropped = new Set<number>();
+  // Per query this sees every fused candidate (hundreds): one map of pages (null: dropped as a near-duplicate) and one
+  // set of the group keys and content hashes seen, which cannot collide (a group key is a URL, with its "://"; a
+  // content hash is hex).
+  const byRef = new Map<number, PageHit<R> | null>();
+  const seen = new Set<string>();
   const pages: PageHit<R>[] = [];
+  let duplicates = 0;
   for (const p of passages) {
     const ref = p.row.page_ref;
-    if (dropped.has(ref)) continue;
     const cur = byRef.get(ref);
-    if (cur) {
-      cur.passages.push(p);
+    if (cur !== undefined) {
+      cur?.passages.push(p);
       continue;
     }
-    if (opts.collapseNearDuplicates && (groups.has(p.row.group_key) || hashes.has(p.row.content_hash))) {
-      dropped.add(ref);
-      continue;
+    if (opts.collapseNearDuplicates) {
+      if (seen.has(p.row.group_key) || seen.has(p.row.content_hash)) {
+        byRef.set(ref, null);
+        duplicates++;
+        continue;
+      }
+      seen.add(p.row.group_key).add(p.row.content_hash);
     }
-    groups.add(p.row.group_key);
-    hashes.add(p.row.content_hash);
     const hit: PageHit<R> = { best: p, passages: [p] };
     byRef.set(ref, hit);
     pages.push(hit);
   }
-  return { pages, duplicates: dropped.size };
+  return { pages, duplicates };
 }
 
 /**
@@ -449,37 +452,36 @@ export const PER_HOST = 2;
  * same way, so paging is stable. Returns the requested window and, for it, how many results of each host were
  * pushed out of it (collapsed). A page may come back shorter than `limit` when only capped hosts remain.
  */
-export function diversify<T extends { host: string }>(
+export function diversify<T>(
   ranked: readonly T[],
-  opts: { limit: number; offset: number; perHost?: number; exempt: boolean },
+  opts: { limit: number; offset: number; perHost?: number; exempt: boolean; hostOf: (item: T) => string },
 ): { window: T[]; collapsedPerHost: Record<string, number> } {
   const perHost = opts.perHost ?? PER_HOST;
   if (opts.exempt) return { window: ranked.slice(opts.offset, opts.offset + opts.limit), collapsedPerHost: {} };
-  let queue = [...ranked];
+  // Each block takes, in rank order, the results not taken by an earlier block, skipping a host's results over the cap
+  // (they stay for later blocks); the scan stops when the block is full, so a first page reads only as far as it needs.
+  const taken = new Uint8Array(ranked.length);
   const takeBlock = (size: number): { block: T[]; skipped: Record<string, number> } => {
     const counts = new Map<string, number>();
     const block: T[] = [];
     const skipped: Record<string, number> = {};
-    const rest: T[] = [];
-    for (const item of queue) {
-      if (block.length >= size) {
-        rest.push(item);
-        continue;
-      }
-      const n = counts.get(item.host) ?? 0;
+    for (let i = 0; i < ranked.length && block.length < size; i++) {
+      if (taken[i] === 1) continue;
+      const item = ranked[i]!;
+      const host = opts.hostOf(item);
+      const n = counts.get(host) ?? 0;
       if (n >= perHost) {
-        skipped[item.host] = (skipped[item.host] ?? 0) + 1;
-        rest.push(item);
+        skipped[host] = (skipped[host] ?? 0) + 1;
         continue;
       }
-      counts.set(item.host, n + 1);
+      counts.set(host, n + 1);
+      taken[i] = 1;
       block.push(item);
     }
-    queue = rest;
     return { block, skipped };
   };
   let consumed = 0;
-  while (consumed < opts.offset && queue.length > 0) {
+  while (consumed < opts.offset) {
     const { block } = takeBlock(Math.min(opts.limit, opts.offset - consumed));
     if (block.length === 0) break;
     consumed += block.length;
@@ -510,12 +512,13 @@ export async function searchPages(
 ): Promise<SearchPagesResult> {
   const res = await retrieve(source, req);
   const { pages, duplicates } = groupPages(res.passages, { collapseNearDuplicates: true });
-  const ranked = pages.map((p) => ({ host: p.best.row.host, hit: p }));
-  const { window, collapsedPerHost } = diversify(ranked, { limit: req.limit, offset: req.offset, exempt: res.compiled.hasPositiveSite });
-  const full = await hydratePages(
-    source,
-    window.map((w) => w.hit),
-  );
+  const { window, collapsedPerHost } = diversify(pages, {
+    limit: req.limit,
+    offset: req.offset,
+    exempt: res.compiled.hasPositiveSite,
+    hostOf: (p) => p.best.row.host,
+  });
+  const full = await hydratePages(source, window);
   return {
     compiled: res.compiled,
     ranking: res.ranking,

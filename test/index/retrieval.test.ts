@@ -247,13 +247,13 @@ t.test('groupPages collapses near-duplicates by canonical group and content hash
 
 t.test('diversify: at most 2 per host per page, collapsed counts, stable paging, site: exemption', async (t) => {
   const ranked = ['a', 'a', 'a', 'a', 'b', 'c', 'a', 'b', 'b', 'd'].map((host, i) => ({ host, i }));
-  const p1 = diversify(ranked, { limit: 5, offset: 0, exempt: false });
+  const p1 = diversify(ranked, { limit: 5, offset: 0, exempt: false, hostOf: (x) => x.host });
   t.same(
     p1.window.map((x) => x.i),
     [0, 1, 4, 5, 7],
   );
   t.same(p1.collapsedPerHost, { a: 3 }, 'results 2, 3 and 6 of host a were moved out of page 1');
-  const p2 = diversify(ranked, { limit: 5, offset: 5, exempt: false });
+  const p2 = diversify(ranked, { limit: 5, offset: 5, exempt: false, hostOf: (x) => x.host });
   t.same(
     p2.window.map((x) => x.i),
     [2, 3, 8, 9],
@@ -261,7 +261,7 @@ t.test('diversify: at most 2 per host per page, collapsed counts, stable paging,
   t.same(p2.collapsedPerHost, { a: 1 }, 'a short page: only capped results remain');
   const all = new Set([...p1.window, ...p2.window].map((x) => x.i));
   t.equal(all.size, 9, 'no result appears on two pages');
-  const ex = diversify(ranked, { limit: 5, offset: 0, exempt: true });
+  const ex = diversify(ranked, { limit: 5, offset: 0, exempt: true, hostOf: (x) => x.host });
   t.same(
     ex.window.map((x) => x.i),
     [0, 1, 2, 3, 4],
