@@ -14,6 +14,9 @@
  * zero-width and soft-hyphen characters removed (they are used to split trigger words), whitespace collapsed.
  */
 function fold(text: string): string {
+  // ASCII text (most excerpts): compatibility form, marks, zero-width characters, curly quotes and homoglyphs are all
+  // non-ASCII, so only the backtick, the case and the whitespace are left to fold.
+  if (/^[\x00-\x7f]*$/.test(text)) return text.replace(/`/g, "'").toLowerCase().replace(/\s+/g, ' ');
   return text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/gu, '')
