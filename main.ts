@@ -301,6 +301,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           ['svc_text_postings_passages', 'Live passages in the in-process BM25 postings', (s) => s.postingsLive],
           ['svc_flat_vectors_rows', 'Passage vectors held in memory for the vector arm', (s) => s.flatVectors],
           ['svc_search_thread_row_cache_bytes', 'Estimated bytes of result rows held in memory', (s) => s.rowCacheBytes],
+          ['svc_search_thread_heap_bytes', 'JS heap in use', (s) => s.heapUsedBytes],
+          [
+            'svc_search_thread_heap_after_major_gc_bytes',
+            'JS heap right after the latest major collection (0: none yet)',
+            (s) => s.heapAfterMajorGcBytes,
+          ],
         ];
         for (const [name, help, pick] of perThread) {
           gauge(

@@ -6,6 +6,8 @@
  *   2. `GET /api/v1/search?q=<claim>` for `--seconds`, the SciFact claims in turn (varied natural-language queries),
  * and prints searches/s, p50/p99, errors, the share of non-empty answers, the server's RSS and event-loop delay, and
  * the search rate as a share of the /healthz rate measured with the same client in the same run.
+ * Each phase also gives the server's CPU time per request (the whole process: HTTP thread, search threads, GC and
+ * LanceDB threads): what a search costs the machine, steadier than the rate on a machine shared with other work.
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
@@ -22,7 +24,8 @@
  *   the real model and compares them with those synthetic vectors (same dimension: the real query-embedding cost);
  *   `--embedder none` serves BM25 only.
  * - `--soak-seconds N` (≤ 1800) then keeps the search load on for N more seconds and samples the server's RSS, JS heap
- *   and the live heap right after each major collection every `--sample-every` seconds (the no-growth check of item 6).
+ *   and the live heap right after each major collection every `--sample-every` seconds (the no-growth check of item 6),
+ *   the HTTP thread's and each search thread's (its own isolate's heap, through the pool's stats).
  * - `--crawl-hosts H` (item 5) starts the fixture web (loopback) in the server process with H generated hosts and
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
  *   indexing path costs the serving loop.
@@ -210,8 +213,11 @@ if (values.serve) {
     services.start();
   }
   // Stats go to stderr as one tagged line: stdout carries the request log.
+  let cpuSince = process.cpuUsage();
   const stats = async () => {
     const mem = process.memoryUsage();
+    const cpu = process.cpuUsage(cpuSince);
+    cpuSince = process.cpuUsage();
     const pages = web ? web.accessLog.filter((x) => x.path.startsWith('/p/') || x.path === '/').length : 0;
     const s = {
       tag: 'svc-bench-stats',
@@ -228,6 +234,8 @@ if (values.serve) {
       heapAfterGcMin: majorGcs > 0 ? heapAfterGcMin : 0,
       heapAfterGcMax,
       heapAfterGcLast,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      threads: ((await services.searchPool?.stats()) ?? []).map((t) => ({ heap: t.heapUsedBytes, heapAfterGc: t.heapAfterMajorGcBytes })),
     };
     majorGcs = 0;
     heapAfterGcMin = Infinity;
@@ -317,6 +325,10 @@ interface ServerStats {
   heapAfterGcMin: number;
   heapAfterGcMax: number;
   heapAfterGcLast: number;
+  /** CPU time of the whole server process (every thread: HTTP, search threads, GC, LanceDB) since the previous stats line. */
+  cpuMs: number;
+  /** Per search thread: its JS heap now and right after its latest major collection (0: none yet). */
+  threads: { heap: number; heapAfterGc: number }[];
 }
 
 const compiledSelf = fileURLToPath(new URL('../dist/bench/load.js', import.meta.url));
@@ -389,7 +401,7 @@ async function phase(
   title: string,
   secs: number,
   next: (i: number) => { path: string; claim?: number },
-  onSample?: (t: number) => Promise<void>,
+  onSample?: (t: number, stats: ServerStats) => void,
 ): Promise<PhaseResult> {
   await serverStats(); // resets the server's event-loop histogram
   const lat: number[] = [];
@@ -424,11 +436,14 @@ async function phase(
     }
   };
   let sampler: Promise<void> = Promise.resolve();
+  let sampledCpuMs = 0;
   if (onSample) {
     sampler = (async () => {
       for (let t = sampleEvery; t <= secs; t += sampleEvery) {
         await new Promise((r) => setTimeout(r, Math.max(0, t0 + t * 1000 - performance.now())));
-        await onSample(t);
+        const st = await serverStats();
+        sampledCpuMs += st.cpuMs; // each sample restarts the server's counters
+        onSample(t, st);
       }
     })();
   }
@@ -447,7 +462,7 @@ async function phase(
     errors,
     nonEmpty,
     answered,
-    server: await serverStats(),
+    server: await serverStats().then((st) => ({ ...st, cpuMs: st.cpuMs + sampledCpuMs })),
   };
 }
 
@@ -464,10 +479,7 @@ const search = await phase(`GET /api/v1/search (${queryLabel})`, seconds, search
 const rssSamples: (ServerStats & { t: number })[] = [];
 let soak: PhaseResult | null = null;
 if (soakSeconds > 0) {
-  soak = await phase(`soak: search for ${soakSeconds} s`, soakSeconds, searchPath, async (t) => {
-    const s = await serverStats();
-    rssSamples.push({ ...s, t });
-  });
+  soak = await phase(`soak: search for ${soakSeconds} s`, soakSeconds, searchPath, (t, s) => rssSamples.push({ ...s, t }));
 }
 
 server.stdin!.write('stop\n');
@@ -482,24 +494,24 @@ console.log(
   `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
 );
 console.log(
-  '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms |',
+  '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms | server CPU ms per request |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of [health, search, ...(soak ? [soak] : [])]) {
   const isSearch = r !== health;
   console.log(
     `| ${r.title} | ${r.requests} | ${r.rate.toFixed(1)} | ${((r.rate / health.rate) * 100).toFixed(1)}% | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ` +
-      `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} |`,
+      `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} | ${(r.server.cpuMs / Math.max(1, r.requests)).toFixed(3)} |`,
   );
 }
 console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
 if (rssSamples.length) {
   console.log(
-    '\n| t s | server RSS MiB | JS heap MiB | major GCs | heap after major GC min / max / last MiB | loop delay p99 / max ms | pages fetched | passages |',
+    '\n| t s | server RSS MiB | JS heap MiB | major GCs | heap after major GC min / max / last MiB | search threads’ heap / after their latest major GC MiB | loop delay p99 / max ms | pages fetched | passages |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const s of rssSamples)
     console.log(
-      `| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.majorGcs} | ${s.majorGcs > 0 ? `${mib(s.heapAfterGcMin)} / ${mib(s.heapAfterGcMax)} / ${mib(s.heapAfterGcLast)}` : '-'} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`,
+      `| ${s.t} | ${mib(s.rss)} | ${mib(s.heap)} | ${s.majorGcs} | ${s.majorGcs > 0 ? `${mib(s.heapAfterGcMin)} / ${mib(s.heapAfterGcMax)} / ${mib(s.heapAfterGcLast)}` : '-'} | ${s.threads.map((x) => `${mib(x.heap)} / ${x.heapAfterGc > 0 ? mib(x.heapAfterGc) : '-'}`).join(', ') || '-'} | ${s.eldP99.toFixed(1)} / ${s.eldMax.toFixed(1)} | ${s.crawled} | ${s.passages} |`,
     );
 }

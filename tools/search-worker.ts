@@ -5,6 +5,7 @@
  * caller sees the same index from any thread. Query embeddings of a real model are asked of the process's embedding
  * worker through the HTTP thread (one model in memory per process); the hashing stand-in is computed here.
  */
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { isSvcError } from '../errors.js';
@@ -51,6 +52,9 @@ export interface WorkerStats {
   readonly flatVectors: number;
   readonly rowCacheRows: number;
   readonly rowCacheBytes: number;
+  /** This thread's JS heap in use now, and right after its latest major collection (0: none yet). */
+  readonly heapUsedBytes: number;
+  readonly heapAfterMajorGcBytes: number;
 }
 
 /** Search thread → HTTP thread. */
@@ -67,6 +71,14 @@ export type FromWorker =
 
 async function main(data: SearchWorkerData): Promise<void> {
   const port = parentPort!;
+  // This thread's live heap: what is left right after each major collection (its isolate's own; /metrics and the soak
+  // of bench/load.ts read it through `stats`).
+  let heapAfterMajorGc = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      if ((e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)
+        heapAfterMajorGc = process.memoryUsage().heapUsed;
+  }).observe({ entryTypes: ['gc'] });
   const post = (m: FromWorker, transfer?: ArrayBuffer[]): void => port.postMessage(m, transfer ?? []);
   // Log lines go to the HTTP thread's logger (its level, destination and redaction), not to this thread's stdout.
   const log = createLogger({
@@ -170,6 +182,8 @@ async function main(data: SearchWorkerData): Promise<void> {
             flatVectors: tp?.vectors ?? 0,
             rowCacheRows: rc.rows,
             rowCacheBytes: rc.bytes,
+            heapUsedBytes: process.memoryUsage().heapUsed,
+            heapAfterMajorGcBytes: heapAfterMajorGc,
           },
         });
         return;

@@ -101,6 +101,11 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.match(metrics, /^svc_search_threads 2$/m, '/metrics: threads ready');
   t.match(metrics, /^svc_text_postings_passages\{thread="0"\} 5$/m, "/metrics: each thread's postings");
   t.match(metrics, /^svc_text_postings_passages\{thread="1"\} 5$/m);
+  for (const slot of ['0', '1']) {
+    const heap = Number(new RegExp(`^svc_search_thread_heap_bytes\\{thread="${slot}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    t.ok(heap > 1e6 && heap < 2 ** 31, `/metrics: thread ${slot}'s own JS heap (${heap} bytes)`);
+  }
+  t.match(metrics, /^svc_search_thread_heap_after_major_gc_bytes\{thread="0"\} \d+$/m);
 });
 
 t.test('a page written just before a request is in its answer, on every thread; site: knows its new host', async (t) => {
