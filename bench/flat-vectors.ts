@@ -43,7 +43,7 @@ for (const [n, dim] of [
   t = performance.now();
   for (let i = 0; i < queries; i++) fv.nearest(qs[i % qs.length]!, 300, live, 2);
   const scanMs = (performance.now() - t) / queries;
-  rows.push(`| ${n} | ${dim} | ${(n * dim * 4 / 2 ** 20).toFixed(1)} | ${nearestMs.toFixed(3)} | ${scanMs.toFixed(3)} |`);
+  rows.push(`| ${n} | ${dim} | ${((n * dim * 4) / 2 ** 20).toFixed(1)} | ${nearestMs.toFixed(3)} | ${scanMs.toFixed(3)} |`);
 }
 console.log(`FlatVectors.nearest, k = 300, ${queries} queries per row; node ${process.version}\n`);
 console.log('| vectors | dim | MiB | ms per query | of which scan + norms ms |\n|---:|---:|---:|---:|---:|');

@@ -16,7 +16,7 @@
 function fold(text: string): string {
   // ASCII text (most excerpts): compatibility form, marks, zero-width characters, curly quotes and homoglyphs are all
   // non-ASCII, so only the backtick, the case and the whitespace are left to fold.
-  if (/^[\x00-\x7f]*$/.test(text)) return text.replace(/`/g, "'").toLowerCase().replace(/\s+/g, ' ');
+  if (!/[^\p{ASCII}]/u.test(text)) return text.replace(/`/g, "'").toLowerCase().replace(/\s+/g, ' ');
   return text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/gu, '')
