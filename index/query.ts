@@ -368,7 +368,11 @@ export interface CompiledQuery {
 export class TermPresence {
   readonly #terms: readonly string[];
   readonly #byHash = new Map<number, number[]>();
-  readonly #cache = new WeakMap<MatchableRow, Uint8Array>();
+  /**
+   * Per candidate row (a compiled query lives as long as its request, and so do its candidates): a Map, not a
+   * WeakMap, whose entries V8 must treat as ephemerons in every collection (hundreds per query).
+   */
+  readonly #cache = new Map<MatchableRow, Uint8Array>();
 
   constructor(terms: readonly string[]) {
     this.#terms = [...new Set(terms)];

@@ -231,14 +231,16 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       const rows = raw.filter((r) => compiled.matches(r));
       // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
       const repeats = rows.length > 0 && !fromPostings ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
-      const scored = rows.map((r) => {
+      // One ranked entry per candidate, built in its final shape (hundreds per query); ranks are set after the sort.
+      const ranked = rows.map((r): RankedPassage & { bm25Rank: number } => {
         const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r) : 0;
         const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);
-        return { r, s: (bm25 + title) * compiled.coordination(r) };
+        const s = (bm25 + title) * compiled.coordination(r);
+        return { row: r, score: s, bm25Rank: 0, vectorRank: null, bm25Score: s, similarity: null };
       });
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
-      scored.sort((a, b) => b.s - a.s || a.r.page_ref - b.r.page_ref || a.r.ordinal - b.r.ordinal);
-      const ranked = scored.map(({ r, s }, i) => ({ row: r, score: s, bm25Rank: i + 1, vectorRank: null, bm25Score: s, similarity: null }));
+      ranked.sort((a, b) => b.score - a.score || a.row.page_ref - b.row.page_ref || a.row.ordinal - b.row.ordinal);
+      for (let i = 0; i < ranked.length; i++) ranked[i]!.bm25Rank = i + 1;
       return { ranked, exhaustive: raw.length < k };
     }
     if (!textless) return { ranked: [], exhaustive: false }; // words the analyzer drops entirely (stop words only): nothing to match on
