@@ -21,6 +21,28 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** The flags every test service starts from: its data dir, loopback on an ephemeral port, no crawl, info logs. */
+export function loopbackFlags(dataDir: string): Partial<ConfigInput> {
+  return { dataDir, host: '127.0.0.1', port: 0, crawl: false, logLevel: 'info' };
+}
+
+/** A log destination that keeps every line written (JSON strings), for tests to read. */
+export function captureLog(): { lines: string[]; destination: Writable } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
+      cb();
+    },
+  });
+  return { lines, destination };
+}
+
 /**
  * A whole service on loopback in a temp data dir, with a captured log. Tests own the returned handle and close it
  * (use `t.teardown(s.close)`).
@@ -35,28 +57,13 @@ export async function startTestService(
   const config = loadConfig({
     env: {},
     flags: {
-      dataDir,
-      host: '127.0.0.1',
-      port: 0,
-      crawl: false,
-      logLevel: 'info',
+      ...loopbackFlags(dataDir),
       // Searches on the HTTP thread unless a test asks for search threads (test/tools/search-pool.test.ts).
       searchThreads: 0,
       ...opts.config,
     },
   });
-  const logLines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      logLines.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l.length > 0),
-      );
-      cb();
-    },
-  });
+  const { lines: logLines, destination } = captureLog();
   const log = createLogger({ level: 'debug', destination });
   // No test sends a DNS query: names resolve through `opts.lookup` (a table) or not at all.
   const offline: LookupFn = async (host) => {

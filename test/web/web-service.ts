@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { captureLog, loopbackFlags } from '../helpers/service.js';
 import { loadConfig, type Config } from '../../config.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { createCrawler, type Crawler, type CrawlStats } from '../../crawler/crawler.js';
@@ -78,29 +78,14 @@ export async function startWebService(opts: { crawl?: boolean; maxPages?: number
   const config = loadConfig({
     env: {},
     flags: {
-      dataDir,
-      host: '127.0.0.1',
-      port: 0,
-      crawl: false,
-      logLevel: 'info',
+      ...loopbackFlags(dataDir),
       crawlAllowLoopback: true,
       resolve: web.pins,
       crawlGapMs: 10,
       crawlConcurrency: 6,
     },
   });
-  const logLines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      logLines.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l.length > 0),
-      );
-      cb();
-    },
-  });
+  const { lines: logLines, destination } = captureLog();
   const log = createLogger({ level: 'info', destination });
   const base = await createServices(config, { log });
   const { deps } = base;
