@@ -644,23 +644,22 @@ export class PassageIndex implements PageSink {
    */
   async catchUp(version: number): Promise<void> {
     this.#assertOpen();
-    // A re-read in flight may have moved the version already but not yet learned the hosts: wait for all of it.
-    if (this.#catchingUp) await this.#catchingUp;
-    if ((await this.#servingVersion()) >= version) return;
-    this.#catchingUp ??= (async () => {
-      try {
-        await Promise.all([this.#passages.checkoutLatest(), this.#pages.checkoutLatest(), this.#images.checkoutLatest()]);
-        this.#versionCache = null;
-        await this.#follower?.lookNow();
-      } finally {
-        this.#catchingUp = null;
-      }
-    })();
-    await this.#catchingUp;
-    // A re-read that began before the writer's newest commit (another request's) may still trail: once more.
-    if ((await this.#servingVersion()) < version) {
-      this.#versionCache = null;
-      await this.#passages.checkoutLatest();
+    // Twice at most: a shared re-read already in flight may have begun before the writer committed `version` (another
+    // request's); one begun after this call sees it.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      // A re-read in flight may have moved the version already but not yet learned the hosts: wait for all of it.
+      if (this.#catchingUp) await this.#catchingUp;
+      if ((await this.#servingVersion()) >= version) return;
+      this.#catchingUp ??= (async () => {
+        try {
+          await Promise.all([this.#passages.checkoutLatest(), this.#pages.checkoutLatest(), this.#images.checkoutLatest()]);
+          this.#versionCache = null;
+          await this.#follower?.lookNow();
+        } finally {
+          this.#catchingUp = null;
+        }
+      })();
+      await this.#catchingUp;
     }
   }
 
