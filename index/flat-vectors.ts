@@ -16,7 +16,8 @@
 /**
  * `dots(q, m, n, dim, out)`: out[d] = Σ q[i] · m[d·dim + i] for d < n (f32, SIMD f32x4; dim a multiple of 4; byte
  * offsets 16-aligned). Four accumulators over 16 floats per step, then a tail of 4 at a time: one accumulator made
- * each step wait for the previous add (0.21 ms per scan of 5,556 × 256 against 0.115 ms with four; bench/flat-vectors.ts).
+ * each step wait for the previous add (`bench/flat-vectors.ts`, the scan with the selection left out: 0.235 → 0.142 ms
+ * at 5,556 × 256; the kernel alone, timed apart while writing this, 0.21 → 0.115 ms).
  * Assembled from this text (wabt 1.0.39, `parseWat(…, { simd: true }).toBinary({})`):
  *
  * (module

@@ -23,7 +23,10 @@ export interface SearchPoolOptions {
   /** Threads to start (≥ 1). */
   readonly size: number;
   readonly config: Config;
-  /** The index location the threads read (with a read consistency interval: they are readers). */
+  /**
+   * The index location the threads read, without a read consistency interval: each request tells a thread the
+   * version to catch up to (PassageIndex.catchUp), so it never polls LanceDB for one.
+   */
   readonly location: IndexLocation;
   /** The process's embedder; the threads ask it for query vectors (the hashing stand-in they compute themselves). */
   readonly embedder: Embedder | null;
@@ -96,12 +99,14 @@ export class SearchPool {
       const left = until - performance.now();
       if (left <= 0 || this.#closing) return false;
       await new Promise<void>((resolve) => {
+        const waiters = this.#readyWaiters;
         const t = setTimeout(done, Math.min(left, 1000));
         function done(): void {
           clearTimeout(t);
+          waiters.delete(done); // a waiter that timed out is not kept until the next thread is ready
           resolve();
         }
-        this.#readyWaiters.add(done);
+        waiters.add(done);
       });
     }
     return true;
