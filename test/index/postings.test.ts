@@ -136,6 +136,46 @@ t.test('flushInSlices builds the segments flush() builds, and queries between it
   t.ok(midMerge >= 12, `queries ran between slices (${midMerge} times)`);
 });
 
+t.test('segments merged in any sizes answer as one segment built at once (long and short runs of postings)', async (t) => {
+  // 600 terms of skewed frequency: common terms have long runs in every segment, rare ones none in most; batches of very
+  // different sizes make merges of a small segment into a large one (a patch after one write) and of equal ones.
+  const term = (i: number, j: number) => `t${Math.floor(600 * (((i * 7919 + j * 104_729) % 1000) / 1000) ** 3)}`;
+  const text = (i: number) => Array.from({ length: 3 + (i % 17) }, (_, j) => term(i, j)).join(' ');
+  const once = new Postings();
+  const merged = new Postings();
+  const sliced = new Postings();
+  let doc = 0;
+  for (const batch of [1500, 1, 2, 3, 700, 40, 1, 900, 5, 1, 1, 300]) {
+    for (let i = 0; i < batch; i++, doc++) {
+      once.add(doc * 3 + 1, text(doc));
+      merged.add(doc * 3 + 1, text(doc));
+      sliced.add(doc * 3 + 1, text(doc));
+    }
+    merged.flush();
+    await sliced.flushInSlices(new LoopBudget(0));
+  }
+  once.flush();
+  t.equal(once.size.segments, 1, 'built at once: one segment');
+  t.ok(merged.size.segments > 1, `merged as they came: ${merged.size.segments} segments`);
+  const terms = Array.from({ length: 600 }, (_, i) => `t${i}`);
+  let found = 0;
+  for (let q = 0; q < 300; q++) {
+    const a = terms[(q * 37) % 600]!;
+    const b = terms[(q * q + 11) % 600]!;
+    const c = terms[(q * 101 + 3) % 40]!;
+    const query: TextQuery =
+      q % 3 === 0
+        ? { must: [[c]], should: [{ term: a, weight: 1 }], probe: [] }
+        : { must: [], should: [a, b, c].map((x) => ({ term: x, weight: 1 })), probe: [] };
+    const want = JSON.stringify(once.search(query, 50));
+    found += JSON.parse(want).length;
+    if (JSON.stringify(merged.search(query, 50)) !== want) t.fail(`query ${q} (flush)`);
+    if (JSON.stringify(sliced.search(query, 50)) !== want) t.fail(`query ${q} (flushInSlices)`);
+  }
+  for (let d = 0; d < doc; d += 7) if (merged.holds(d, terms).join() !== once.holds(d, terms).join()) t.fail(`holds ${d}`);
+  t.ok(found > 3000, `the queries find documents (${found})`);
+});
+
 t.test('basic facts: unknown required word, unknown optional word, a row id live once, live row ids', async (t) => {
   const p = new Postings({ maxTermLength: 6 });
   p.add(1, 'apple banana');
