@@ -163,6 +163,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         embedder,
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
         log: log.child({ part: 'search-pool' }),
+        commits: (fn) => index.onPassageCommit(fn),
       });
     }
   } catch (err) {

@@ -59,6 +59,7 @@ import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
+import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
   arrowRows,
   normaliseLang,
@@ -187,6 +188,9 @@ export class PassageIndex implements PageSink {
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
   #engine: TextEngine | null = null;
+  /** The pages each known version of the passages table changed (passage-changes.ts): the postings follow by them. */
+  readonly #changes = new PassageChanges();
+  readonly #commitListeners = new Set<(c: PassageCommit) => void>();
   #versionCache: { version: number; gen: number; at: number } | null = null;
   /** Whole rows of recent results (row-cache.ts). */
   readonly #rowCache: RowCache<PassageRow>;
@@ -310,6 +314,7 @@ export class PassageIndex implements PageSink {
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
         prefill: idx.#rowPrefill(),
+        changes: (from, to) => idx.#changes.pagesBetween(from, to),
         ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
       });
       idx.#engine.schedule();
@@ -421,17 +426,21 @@ export class PassageIndex implements PageSink {
       await this.#pages.mergeInsert('page_ref').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(pageTable);
       await this.#images.delete(pageFilter);
       if (imageTable) await this.#images.add(imageTable);
-      if (passageTable) {
-        await this.#passages
-          .mergeInsert(KEY_COLUMNS)
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .whenNotMatchedBySourceDelete({ where: pageFilter })
-          .execute(passageTable);
-      } else {
-        await this.#passages.delete(pageFilter);
-      }
+      const before = await this.#passages.version();
+      const { version } = passageTable
+        ? await this.#passages
+            .mergeInsert(KEY_COLUMNS)
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .whenNotMatchedBySourceDelete({ where: pageFilter })
+            .execute(passageTable)
+        : await this.#passages.delete(pageFilter);
       endWrite();
+      this.#committed(
+        before,
+        version,
+        list.map((p) => p.pageRef),
+      );
       for (const r of pageRowList) if (typeof r.lang === 'string') this.#langs.add(r.lang);
       for (const p of list) this.#titleStats.add(p.title, normaliseLang(p.lang));
       await this.#maintenance.afterWrite(list.length);
@@ -460,6 +469,35 @@ export class PassageIndex implements PageSink {
     return parts[0]!.concat(...parts.slice(1));
   }
 
+  /**
+   * A commit of this writer to the passages table that moved it from `before` to `version`, touching `pageRefs`: a
+   * version made by this commit alone (one more than `before`) is recorded and told to the listeners (the search
+   * threads). Any other step (another commit came between, or nothing was committed) is not recorded.
+   */
+  #committed(before: number, version: number, pageRefs: readonly number[]): void {
+    if (version !== before + 1) return;
+    const c: PassageCommit = { version, pageRefs };
+    this.#changes.record(c);
+    for (const fn of this.#commitListeners)
+      try {
+        fn(c);
+      } catch (err) {
+        // The commit stands; a reader not told of it scans for its changes.
+        this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'index: a commit listener failed');
+      }
+  }
+
+  /** Calls `fn` with each commit of this writer to the passages table (the search pool forwards them); returns an unsubscriber. */
+  onPassageCommit(fn: (c: PassageCommit) => void): () => void {
+    this.#commitListeners.add(fn);
+    return () => this.#commitListeners.delete(fn);
+  }
+
+  /** The writer's commits, for a reader of the same index in this process (a search thread): its postings follow by them. */
+  notePassageCommits(commits: readonly PassageCommit[]): void {
+    for (const c of commits) this.#changes.record(c);
+  }
+
   /** Removes a page from every surface (passages first: search stops returning it with that commit). */
   removePage(pageRef: number): Promise<void> {
     if (!Number.isInteger(pageRef)) return Promise.reject(new RangeError('page_ref must be an integer'));
@@ -467,10 +505,12 @@ export class PassageIndex implements PageSink {
       this.#assertOpen();
       const f = `page_ref = ${pageRef}`;
       const endWrite = await beginWrite(this.#location.journalDir, { passages: this.#passages, pages: this.#pages, images: this.#images });
-      await this.#passages.delete(f);
+      const before = await this.#passages.version();
+      const { version } = await this.#passages.delete(f);
       await this.#pages.delete(f);
       await this.#images.delete(f);
       endWrite();
+      this.#committed(before, version, [pageRef]);
       await this.#maintenance.afterWrite(1);
     });
   }

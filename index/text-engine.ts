@@ -2,7 +2,9 @@
  * Keeps the in-process postings (postings.ts) in step with the passages table, and says when they may answer.
  *
  * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
- * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned). Lance
+ * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
+ * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
+ * table otherwise. Lance
  * row ids are stable within a version and a version never changes, so postings built for version v and row takes
  * from the table at version v agree. A query uses the postings only when they are at the version the table reads
  * now (`current`); otherwise it goes to LanceDB's full-text index as before and a sync starts in the background.
@@ -41,10 +43,15 @@ export interface RowPrefill {
 }
 export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 
-/** A page's fields (as its passage rows hold them), and its title's terms (the title boost's analysis, once per page). */
+/**
+ * A page's fields (as its passage rows hold them), its title's terms (the title boost's analysis, once per page), and
+ * the newest document added for it: with `#prevOfPage`, a chain through every document added for the page since the
+ * postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
+ */
 interface PageRecord {
   readonly fields: PageFieldRow;
   readonly titleTerms: readonly string[];
+  lastDoc: number;
 }
 
 /** The postings and, per document, the hit fields of its passage. */
@@ -57,6 +64,8 @@ export class TextSnapshot {
   vectors: FlatVectors | null;
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
+  /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
+  #prevOfPage = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
   /** One string per distinct title term (the records' term arrays share them). */
   readonly #terms = new Map<string, string>();
@@ -99,6 +108,7 @@ export class TextSnapshot {
     to: number,
   ): void {
     let lastRef = -1;
+    let rec: PageRecord | undefined;
     for (let i = from; i < to; i++) {
       const pageRef = ref.get(i) as number;
       const doc = this.postings.add(ids[i]!, (text.get(i) as string | null) ?? '');
@@ -114,29 +124,56 @@ export class TextSnapshot {
         const b = new Int32Array(n);
         b.set(this.#ordinalOf);
         this.#ordinalOf = b;
+        const c = new Int32Array(n);
+        c.set(this.#prevOfPage);
+        this.#prevOfPage = c;
       }
       this.#pageOf[doc] = pageRef;
       this.#ordinalOf[doc] = ord.get(i) as number;
       // The page's record is set from the newest rows added: a scan reads one version (every passage of a page holds
       // the same fields), and a patch adds a replaced page's new rows after tombstoning its old ones. So the record
       // of a page with live rows holds the fields of exactly those rows (`pageFieldsOfRow`).
-      if (pageRef === lastRef) continue;
-      lastRef = pageRef;
-      const fields: Record<string, unknown> = {};
-      for (const [name, c] of fieldCols) fields[name] = c.get(i) ?? null;
-      const page = fields as unknown as PageFieldRow;
-      const cur = this.#pages.get(pageRef);
-      const terms =
-        cur && cur.fields.title === page.title && cur.fields.lang === page.lang
-          ? cur.titleTerms
-          : titleTerms(page.title, page.lang).map((t) => {
-              const known = this.#terms.get(t);
-              if (known !== undefined) return known;
-              this.#terms.set(t, t);
-              return t;
-            });
-      this.#pages.set(pageRef, { fields: page, titleTerms: terms });
+      if (pageRef !== lastRef || !rec) {
+        lastRef = pageRef;
+        const fields: Record<string, unknown> = {};
+        for (const [name, c] of fieldCols) fields[name] = c.get(i) ?? null;
+        const page = fields as unknown as PageFieldRow;
+        const cur = this.#pages.get(pageRef);
+        const terms =
+          cur && cur.fields.title === page.title && cur.fields.lang === page.lang
+            ? cur.titleTerms
+            : titleTerms(page.title, page.lang).map((t) => {
+                const known = this.#terms.get(t);
+                if (known !== undefined) return known;
+                this.#terms.set(t, t);
+                return t;
+              });
+        // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
+        rec = { fields: page, titleTerms: terms, lastDoc: cur ? cur.lastDoc : -1 };
+        this.#pages.set(pageRef, rec);
+      }
+      this.#prevOfPage[doc] = rec.lastDoc;
+      rec.lastDoc = doc;
     }
+  }
+
+  /** The row ids of the live documents of these pages. */
+  liveRowsOfPages(pageRefs: Iterable<number>): number[] {
+    const out: number[] = [];
+    for (const ref of pageRefs)
+      for (let d = this.#pages.get(ref)?.lastDoc ?? -1; d >= 0; d = this.#prevOfPage[d]!)
+        if (this.postings.isLive(d)) out.push(this.postings.rowIdOf(d));
+    return out;
+  }
+
+  /** The pages of these rows (live ones; before they are removed). */
+  pagesOfRows(rowIds: Iterable<number>): Set<number> {
+    const out = new Set<number>();
+    for (const id of rowIds) {
+      const d = this.postings.docOf(id);
+      if (d !== undefined) out.add(this.#pageOf[d]!);
+    }
+    return out;
   }
 
   /** The page fields of a live row's passage (null: the row is not live in these postings). */
@@ -146,15 +183,13 @@ export class TextSnapshot {
     return this.#pages.get(this.#pageOf[doc]!)?.fields ?? null;
   }
 
-  /** Forgets pages none of whose passages is live (after a patch removed rows). */
-  async prunePages(budget: LoopBudget = new LoopBudget()): Promise<void> {
-    const live = new Set<number>();
-    const docs = this.postings.size.docs;
-    for (let d = 0; d < docs; d++) {
-      if (this.postings.isLive(d)) live.add(this.#pageOf[d]!);
-      if ((d & 4095) === 4095) await budget.tick();
+  /** Forgets those of these pages none of whose passages is live (after a patch removed rows of them). */
+  prunePages(pageRefs: Iterable<number>): void {
+    for (const ref of pageRefs) {
+      let d = this.#pages.get(ref)?.lastDoc ?? -1;
+      while (d >= 0 && !this.postings.isLive(d)) d = this.#prevOfPage[d]!;
+      if (d < 0) this.#pages.delete(ref);
     }
-    for (const ref of [...this.#pages.keys()]) if (!live.has(ref)) this.#pages.delete(ref);
   }
 
   /** The analysed terms of a page's title, when the postings hold this title in this language for it. */
@@ -249,6 +284,11 @@ export interface TextEngineStats {
   /** Passages whose vectors are kept in memory for the vector arm (flat-vectors.ts); 0 when LanceDB answers it. */
   readonly vectors: number;
   readonly lastSyncMs: number | null;
+  /**
+   * Syncs by how they found the changes: full builds, patches that scanned every row id, and patches by the pages the
+   * writer's commits named (a patch by pages that fell back to a scan counts in both).
+   */
+  readonly syncs: { readonly builds: number; readonly scans: number; readonly pages: number };
 }
 
 export class TextEngine {
@@ -264,11 +304,15 @@ export class TextEngine {
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
+  readonly #syncs = { builds: 0, scans: 0, pages: 0 };
 
   readonly #prefill: RowPrefill | null;
 
   /** Vectors to keep in memory (flat-vectors.ts) while the table's rows × dim × 4 stay within `maxBytes`. */
   readonly #vectors: { dim: number; maxBytes: number } | null;
+
+  /** The pages the versions after `from` up to `to` changed, or null when not known (passage-changes.ts). */
+  readonly #changes: ((from: number, to: number) => readonly number[] | null) | null;
 
   constructor(args: {
     db: Connection;
@@ -278,8 +322,10 @@ export class TextEngine {
     maxTermLength: number;
     prefill?: RowPrefill;
     vectors?: { dim: number; maxBytes: number };
+    changes?: (from: number, to: number) => readonly number[] | null;
   }) {
     this.#prefill = args.prefill ?? null;
+    this.#changes = args.changes ?? null;
     this.#vectors = args.vectors ?? null;
     this.#db = args.db;
     this.#table = args.table;
@@ -371,6 +417,7 @@ export class TextEngine {
       postings: s?.postings ?? 0,
       vectors: this.#postings?.vectors?.rows ?? 0,
       lastSyncMs: this.#lastSyncMs,
+      syncs: { ...this.#syncs },
     };
   }
 
@@ -390,9 +437,15 @@ export class TextEngine {
       pinned = await this.#db.openTable(this.#tableName);
       await pinned.checkout(target);
       const rebuild = !this.#postings || this.#postings.postings.deadShare > REBUILD_DEAD_SHARE;
+      const from = this.#version;
       // Patched in place: nothing asks for the old version any more (the serving table is at `target` or later).
       if (!rebuild) this.#version = null;
-      const postings = rebuild ? await this.#build(pinned) : await this.#patch(pinned, this.#postings!);
+      const pages = !rebuild && from !== null ? (this.#changes?.(from, target) ?? null) : null;
+      const postings = rebuild
+        ? await this.#build(pinned)
+        : pages
+          ? await this.#patchPages(pinned, this.#postings!, pages)
+          : await this.#patch(pinned, this.#postings!);
       if (this.#closed || postings === null) return;
       this.#postings = postings;
       this.#version = target;
@@ -413,6 +466,7 @@ export class TextEngine {
   }
 
   async #build(table: Table): Promise<TextSnapshot | null> {
+    this.#syncs.builds++;
     const rows = await table.countRows();
     const v = this.#vectors;
     const maxRows = v ? Math.floor(v.maxBytes / (v.dim * 4)) : 0;
@@ -430,7 +484,45 @@ export class TextEngine {
     return snap;
   }
 
+  /**
+   * The patch when the versions since the postings' are known commits of the writer (passage-changes.ts): only the
+   * pages they touched are read (their rows now, through the page_ref index) and compared with those pages' live
+   * documents; rows of other pages did not change. Checked: the live documents must then number the table's rows,
+   * otherwise (a change the log did not tell) the whole-table patch reconciles.
+   */
+  async #patchPages(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
+    this.#syncs.pages++;
+    const postings = snap.postings;
+    const now = new Set<number>();
+    const added: number[] = [];
+    // Row ids only, then the new rows taken by id: a filtered read of every scan column cost more than both (it reads
+    // them for the rows the page_ref index has not covered yet, the crawl's newest fragments).
+    for (let i = 0; i < pageRefs.length; i += PAGES_PER_READ) {
+      const refs = pageRefs.slice(i, i + PAGES_PER_READ).map((r) => String(Math.trunc(r)));
+      for await (const batch of table
+        .query()
+        .where(`page_ref IN (${refs.join(', ')})`)
+        .select(['page_ref'])
+        .withRowId()) {
+        if (this.#closed) return null;
+        const ids = rowIdsOf(batch);
+        if (!ids) throw new Error('text postings: the read returned no _rowid');
+        for (const id of ids) {
+          now.add(id);
+          if (!postings.has(id)) added.push(id);
+        }
+      }
+    }
+    if (this.#closed) return null;
+    const gone = snap.liveRowsOfPages(pageRefs).filter((id) => !now.has(id));
+    const patched = await this.#apply(table, snap, gone, added);
+    if (patched !== snap || patched.postings.size.live === (await table.countRows())) return patched;
+    this.#log?.warn({ live: patched.postings.size.live }, 'text postings: the pages a commit named were not all it changed; scanning');
+    return this.#patch(table, patched);
+  }
+
   async #patch(table: Table, snap: TextSnapshot): Promise<TextSnapshot | null> {
+    this.#syncs.scans++;
     const postings = snap.postings;
     const live = new Set<number>();
     const added: number[] = [];
@@ -451,10 +543,17 @@ export class TextEngine {
       if (!live.has(liveIds[i]!)) gone.push(liveIds[i]!);
       if ((i & 4095) === 4095) await budget.tick();
     }
+    return this.#apply(table, snap, gone, added);
+  }
+
+  /** Tombstones `gone`, adds the rows `added` (taken by row id at the pinned version) and makes them searchable. */
+  async #apply(table: Table, snap: TextSnapshot, gone: readonly number[], added: readonly number[]): Promise<TextSnapshot | null> {
+    const postings = snap.postings;
     // Tombstones keep weighing in the statistics: when this patch would leave too many (a compaction rewrote most
     // rows under new ids), build afresh instead.
     const { docs, live: liveDocs } = postings.size;
     if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);
+    const touched = snap.pagesOfRows(gone);
     postings.remove(gone);
     let fill = added.length > 0 && this.#prefill ? this.#prefill.begin(added.length, false) : null;
     for (let i = 0; i < added.length; i += 4096) {
@@ -465,10 +564,13 @@ export class TextEngine {
       fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
     }
     await postings.flushInSlices();
-    if (gone.length > 0) await snap.prunePages();
+    snap.prunePages(touched);
     return snap;
   }
 }
+
+/** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */
+const PAGES_PER_READ = 500;
 
 /** The `_rowid` column as numbers (Lance row ids: fragment id << 32 | offset, far below 2^53). */
 function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null }): number[] | null {

@@ -17,6 +17,7 @@ import { isHashingEmbedder, type Embedder } from '../index/embedder.js';
 import type { IndexLocation } from '../index/location.js';
 import { startModuleWorker } from '../worker-thread.js';
 import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+import type { PassageCommit } from '../index/passage-changes.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
 export interface SearchPoolOptions {
@@ -33,6 +34,12 @@ export interface SearchPoolOptions {
   /** Bytes of result rows each thread keeps in memory (row-cache.ts). */
   readonly rowCacheBytes: number;
   readonly log: Logger;
+  /**
+   * The writer's commits to the passages table in this process (PassageIndex.onPassageCommit), forwarded to every
+   * thread: their postings then follow a write by the pages it touched instead of scanning the table. Absent (a
+   * process that does not write the index): the threads scan.
+   */
+  readonly commits?: (fn: (c: PassageCommit) => void) => () => void;
 }
 
 /** A thread's answer to one message (`done`, `stats`, `settled`), by the message's id. */
@@ -76,11 +83,17 @@ export class SearchPool {
   #closing = false;
   #respawnMs = RESPAWN_MS;
   readonly #readyWaiters = new Set<() => void>();
+  readonly #unsubscribe: (() => void) | null;
 
   constructor(opts: SearchPoolOptions) {
     this.#opts = opts;
     this.#threads = Array.from({ length: Math.max(1, opts.size) }, () => null);
     for (let i = 0; i < this.#threads.length; i++) this.#spawn(i);
+    // Posted before any request that names the commit's version (the same port, in order).
+    this.#unsubscribe =
+      opts.commits?.((c) => {
+        for (const t of this.#threads) if (t && !t.retired) t.worker.postMessage({ op: 'commits', commits: [c] } satisfies ToWorker);
+      }) ?? null;
   }
 
   /** Threads ready to answer now. */
@@ -217,6 +230,7 @@ export class SearchPool {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    this.#unsubscribe?.();
     for (const w of this.#readyWaiters) w();
     await Promise.all(
       this.#threads.map(async (t) => {

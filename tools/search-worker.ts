@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import { isSvcError } from '../errors.js';
 import { createHashingEmbedder, type Embedder } from '../index/embedder.js';
 import type { IndexLocation } from '../index/location.js';
+import type { PassageCommit } from '../index/passage-changes.js';
 import { PassageIndex } from '../index/store.js';
 import { createLogger } from '../logger.js';
 import { contextTool } from './context.js';
@@ -43,6 +44,8 @@ export type ToWorker =
   | { op: 'embedded'; id: number; vectors?: Float32Array[]; error?: string }
   | { op: 'stats'; id: number }
   | { op: 'settle'; id: number; minVersion: number }
+  /** The writer's commits to the passages table (index/passage-changes.ts). */
+  | { op: 'commits'; commits: PassageCommit[] }
   | { op: 'close' };
 
 /** What a thread reports of its index (the HTTP thread's /metrics). */
@@ -188,6 +191,9 @@ async function main(data: SearchWorkerData): Promise<void> {
         });
         return;
       }
+      case 'commits':
+        index.notePassageCommits(m.commits);
+        return;
       case 'settle':
         // Caught up to the version and the postings at it (tests, benchmarks, warm-up: PassageIndex.textEngineReady).
         void index

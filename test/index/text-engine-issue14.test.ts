@@ -144,3 +144,113 @@ t.test('issue 14: after a write the postings are brought to the new version befo
   await idx.removePage(2);
   t.same(await idx.textCandidates(text, null, 10, []), [], 'a removed page leaves the postings');
 });
+
+/** Every query's candidates from the postings, as `page_ref:ordinal title` (sorted): what the BM25 arm reads. */
+async function candidates(idx: PassageIndex): Promise<string[]> {
+  const out: string[] = [];
+  for (const query of QUERIES) {
+    const c = compileQuery(parseQuery(query));
+    const hits = await idx.textCandidates(c.text!, null, 300, []);
+    if (!hits) throw new Error(`${query}: not answered from the postings`);
+    out.push(
+      `${query} → ${hits
+        .map((r) => `${r.page_ref}:${r.ordinal} ${r.title}`)
+        .sort()
+        .join(' | ')}`,
+    );
+  }
+  return out;
+}
+
+t.test(
+  'issue 14: a write is followed by the pages its commit named (no scan of the table), and the postings equal a fresh build',
+  async (t) => {
+    const dir = t.testdir();
+    const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+    t.teardown(() => idx.close());
+    const all = await pages(260);
+    await idx.upsertPages(all.slice(0, 200));
+    await idx.textEngineReady();
+    const before = idx.textPostingsStats()!.syncs;
+    const writes: (() => Promise<void>)[] = [
+      () => idx.upsertPages(all.slice(200, 230)), // new pages
+      // Replaced: fewer passages and a new title; more passages; the same text again (every row rewritten).
+      () =>
+        idx.upsertPages(
+          all
+            .slice(0, 10)
+            .map((p) => ({ ...p, title: `${p.title} (revised)`, contentHash: `${p.contentHash}-v2`, passages: p.passages.slice(0, 1) })),
+        ),
+      () =>
+        idx.upsertPages(
+          all.slice(10, 15).map((p) => ({
+            ...p,
+            contentHash: `${p.contentHash}-v2`,
+            passages: [...p.passages, ...all[100]!.passages].map((x, ordinal) => ({ ...x, ordinal })),
+          })),
+        ),
+      () => idx.upsertPages(all.slice(20, 25)),
+      () => idx.removePage(all[30]!.pageRef),
+      () => idx.upsertPages([{ ...all[31]!, contentHash: 'empty', passages: [] }]), // a page left without passages
+      () => idx.upsertPages([...all.slice(230, 260), { ...all[40]!, contentHash: 'x', passages: all[41]!.passages }]),
+    ];
+    for (const write of writes) {
+      await write();
+      await idx.textEngineReady();
+    }
+    const after = idx.textPostingsStats()!.syncs;
+    t.equal(after.builds, before.builds, 'no rebuild');
+    t.ok(after.pages >= writes.length - 1, `the writes were followed by their pages (${after.pages - before.pages} of ${writes.length})`);
+    t.ok(after.scans - before.scans <= 1, `at most one scan (an index refresh between writes: ${after.scans - before.scans})`);
+    const fresh = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+    t.teardown(() => fresh.close());
+    await fresh.textEngineReady();
+    t.equal(idx.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
+    t.same(await candidates(idx), await candidates(fresh), 'every query: the same passages with their pages’ current titles');
+    const revised = (await idx.textCandidates(compileQuery(parseQuery(all[0]!.title)).text!, null, 300, []))!.find(
+      (r) => r.page_ref === all[0]!.pageRef,
+    );
+    t.match(revised?.title, /\(revised\)$/, 'a replaced page’s new title');
+  },
+);
+
+t.test(
+  'issue 14: a reader told the writer’s commits follows by pages; told a wrong one, the row count catches it and a scan reconciles',
+  async (t) => {
+    const dir = t.testdir();
+    const writer = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), textEngine: false });
+    t.teardown(() => writer.close());
+    const all = await pages(120);
+    await writer.upsertPages(all.slice(0, 80));
+    const reader = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), writes: false, followHostsMs: 0 });
+    t.teardown(() => reader.close());
+    await reader.textEngineReady();
+    // As the search pool forwards them to its threads.
+    const stop = writer.onPassageCommit((c) => reader.notePassageCommits([c]));
+    await writer.upsertPages(all.slice(80, 100));
+    await writer.upsertPages(all.slice(0, 5).map((p) => ({ ...p, contentHash: `${p.contentHash}-v2`, passages: p.passages.slice(0, 1) })));
+    stop();
+    await reader.catchUp(await writer.servingVersion());
+    await reader.textEngineReady();
+    const told = reader.textPostingsStats()!.syncs;
+    t.ok(told.pages >= 1 && told.scans === 0, `followed by pages (${JSON.stringify(told)})`);
+    // A commit reported with the wrong page: the pages read do not account for the table's rows.
+    await writer.upsertPages(all.slice(100, 120));
+    reader.notePassageCommits([{ version: await writer.servingVersion(), pageRefs: [all[60]!.pageRef] }]);
+    await reader.catchUp(await writer.servingVersion());
+    await reader.textEngineReady();
+    const lied = reader.textPostingsStats()!.syncs;
+    t.equal(lied.pages, told.pages + 1, 'tried by pages');
+    t.equal(lied.scans, told.scans + 1, 'then scanned');
+    const fresh = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), writes: false });
+    t.teardown(() => fresh.close());
+    await fresh.textEngineReady();
+    t.equal(reader.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
+    t.same(await candidates(reader), await candidates(fresh), 'the same candidates as a fresh build');
+    // A commit the reader was not told of (versions between unknown): a scan.
+    await writer.upsertPages(all.slice(40, 45).map((p) => ({ ...p, contentHash: `${p.contentHash}-v3` })));
+    await reader.catchUp(await writer.servingVersion());
+    await reader.textEngineReady();
+    t.equal(reader.textPostingsStats()!.syncs.scans, lied.scans + 1, 'an untold commit: scanned');
+  },
+);
