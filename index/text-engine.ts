@@ -499,21 +499,13 @@ export class TextEngine {
     // them for the rows the page_ref index has not covered yet, the crawl's newest fragments).
     for (let i = 0; i < pageRefs.length; i += PAGES_PER_READ) {
       const refs = pageRefs.slice(i, i + PAGES_PER_READ).map((r) => String(Math.trunc(r)));
-      for await (const batch of table
+      const read = table
         .query()
         .where(`page_ref IN (${refs.join(', ')})`)
         .select(['page_ref'])
-        .withRowId()) {
-        if (this.#closed) return null;
-        const ids = rowIdsOf(batch);
-        if (!ids) throw new Error('text postings: the read returned no _rowid');
-        for (const id of ids) {
-          now.add(id);
-          if (!postings.has(id)) added.push(id);
-        }
-      }
+        .withRowId();
+      if (!(await this.#readIds(read, postings, now, added))) return null;
     }
-    if (this.#closed) return null;
     const gone = snap.liveRowsOfPages(pageRefs).filter((id) => !now.has(id));
     const patched = await this.#apply(table, snap, gone, added);
     if (patched !== snap || patched.postings.size.live === (await table.countRows())) return patched;
@@ -526,16 +518,7 @@ export class TextEngine {
     const postings = snap.postings;
     const live = new Set<number>();
     const added: number[] = [];
-    for await (const batch of table.query().select(['ordinal']).withRowId()) {
-      if (this.#closed) return null;
-      const ids = rowIdsOf(batch);
-      if (!ids) throw new Error('text postings: the scan returned no _rowid');
-      for (const id of ids) {
-        live.add(id);
-        if (!postings.has(id)) added.push(id);
-      }
-    }
-    if (this.#closed) return null;
+    if (!(await this.#readIds(table.query().select(['ordinal']).withRowId(), postings, live, added))) return null;
     const gone: number[] = [];
     const budget = new LoopBudget();
     const liveIds = postings.liveRowIds();
@@ -544,6 +527,25 @@ export class TextEngine {
       if ((i & 4095) === 4095) await budget.tick();
     }
     return this.#apply(table, snap, gone, added);
+  }
+
+  /** The row ids a read returns into `seen`, those the postings do not hold into `added`; false once the engine closed. */
+  async #readIds(
+    read: AsyncIterable<{ getChild(name: string): { toArray(): unknown } | null }>,
+    postings: TextSnapshot['postings'],
+    seen: Set<number>,
+    added: number[],
+  ): Promise<boolean> {
+    for await (const batch of read) {
+      if (this.#closed) return false;
+      const ids = rowIdsOf(batch);
+      if (!ids) throw new Error('text postings: the read returned no _rowid');
+      for (const id of ids) {
+        seen.add(id);
+        if (!postings.has(id)) added.push(id);
+      }
+    }
+    return !this.#closed;
   }
 
   /** Tombstones `gone`, adds the rows `added` (taken by row id at the pinned version) and makes them searchable. */
