@@ -22,11 +22,12 @@ const KEEP_VERSIONS = 4096;
 export class PassageChanges {
   readonly #byVersion = new Map<number, readonly number[]>();
 
-  /** Records a commit (a version recorded again keeps the union: both touched those pages). */
+  /** Records a commit (page refs are integers: a patch puts them in a filter). */
   record(c: PassageCommit): void {
-    const refs = c.pageRefs.filter((r) => Number.isSafeInteger(r));
-    const cur = this.#byVersion.get(c.version);
-    this.#byVersion.set(c.version, cur ? [...new Set([...cur, ...refs])] : refs);
+    this.#byVersion.set(
+      c.version,
+      c.pageRefs.filter((r) => Number.isSafeInteger(r)),
+    );
     while (this.#byVersion.size > KEEP_VERSIONS) this.#byVersion.delete(this.#byVersion.keys().next().value!);
   }
 

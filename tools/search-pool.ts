@@ -89,7 +89,9 @@ export class SearchPool {
     this.#opts = opts;
     this.#threads = Array.from({ length: Math.max(1, opts.size) }, () => null);
     for (let i = 0; i < this.#threads.length; i++) this.#spawn(i);
-    // Posted before any request that names the commit's version (the same port, in order).
+    // Posted as the write commits, on the same port as the requests: a request naming the version is normally behind
+    // it. One that read the new version in the moment between the commit and this post gets there first; its thread
+    // then scans for that version once (the postings stay right either way).
     this.#unsubscribe =
       opts.commits?.((c) => {
         for (const t of this.#threads) if (t && !t.retired) t.worker.postMessage({ op: 'commits', commits: [c] } satisfies ToWorker);

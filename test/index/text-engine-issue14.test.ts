@@ -25,6 +25,29 @@ async function pages(n: number): Promise<PageInput[]> {
   return out;
 }
 
+type Teardown = { teardown(fn: () => unknown): void; testdir(): string };
+
+/** An index on `dir` with the 64-dimension hashing embedder, closed when the test ends. */
+async function openIndex(
+  t: Teardown,
+  dir: string,
+  opts: Omit<Parameters<typeof PassageIndex.open>[0], 'dir' | 'embedder'> = {},
+): Promise<PassageIndex> {
+  const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), ...opts });
+  t.teardown(() => idx.close());
+  return idx;
+}
+
+/** A writer on a new folder holding the first `written` of `count` SciFact pages, its postings built. */
+async function writtenIndex(t: Teardown, count: number, written: number) {
+  const dir = t.testdir();
+  const idx = await openIndex(t, dir);
+  const all = await pages(count);
+  await idx.upsertPages(all.slice(0, written));
+  await idx.textEngineReady();
+  return { dir, idx, all };
+}
+
 const QUERIES = [
   'cells protein',
   'What is the effect of insulin on gene expression in mice?',
@@ -83,12 +106,7 @@ t.test('issue 14: postings answer the BM25 arm like LanceDB (passages, scores, r
 });
 
 t.test('issue 14: postings patched version by version equal postings built from scratch (appends, replacements, compaction)', async (t) => {
-  const dir = t.testdir();
-  const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
-  t.teardown(() => idx.close());
-  const all = await pages(360);
-  await idx.upsertPages(all.slice(0, 200));
-  await idx.textEngineReady();
+  const { dir, idx, all } = await writtenIndex(t, 360, 200);
   await idx.upsertPages(all.slice(200, 300)); // new fragment
   await idx.textEngineReady();
   // Replacements (old rows deleted, new ones appended) and a removal.
@@ -98,8 +116,7 @@ t.test('issue 14: postings patched version by version equal postings built from 
   await idx.upsertPages(all.slice(300));
   await idx.optimize(); // compaction rewrites fragments: their rows come back under new row ids
   await idx.textEngineReady();
-  const fresh = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
-  t.teardown(() => fresh.close());
+  const fresh = await openIndex(t, dir);
   await fresh.textEngineReady();
   t.equal((await idx.stats()).passages, (await fresh.stats()).passages);
   for (const query of QUERIES) {
@@ -165,12 +182,7 @@ async function candidates(idx: PassageIndex): Promise<string[]> {
 t.test(
   'issue 14: a write is followed by the pages its commit named (no scan of the table), and the postings equal a fresh build',
   async (t) => {
-    const dir = t.testdir();
-    const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
-    t.teardown(() => idx.close());
-    const all = await pages(260);
-    await idx.upsertPages(all.slice(0, 200));
-    await idx.textEngineReady();
+    const { dir, idx, all } = await writtenIndex(t, 260, 200);
     const before = idx.textPostingsStats()!.syncs;
     const writes: (() => Promise<void>)[] = [
       () => idx.upsertPages(all.slice(200, 230)), // new pages
@@ -202,8 +214,7 @@ t.test(
     t.equal(after.builds, before.builds, 'no rebuild');
     t.ok(after.pages >= writes.length - 1, `the writes were followed by their pages (${after.pages - before.pages} of ${writes.length})`);
     t.ok(after.scans - before.scans <= 1, `at most one scan (an index refresh between writes: ${after.scans - before.scans})`);
-    const fresh = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
-    t.teardown(() => fresh.close());
+    const fresh = await openIndex(t, dir);
     await fresh.textEngineReady();
     t.equal(idx.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
     t.same(await candidates(idx), await candidates(fresh), 'every query: the same passages with their pages’ current titles');
@@ -218,12 +229,10 @@ t.test(
   'issue 14: a reader told the writer’s commits follows by pages; told a wrong one, the row count catches it and a scan reconciles',
   async (t) => {
     const dir = t.testdir();
-    const writer = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), textEngine: false });
-    t.teardown(() => writer.close());
+    const writer = await openIndex(t, dir, { textEngine: false });
     const all = await pages(120);
     await writer.upsertPages(all.slice(0, 80));
-    const reader = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), writes: false, followHostsMs: 0 });
-    t.teardown(() => reader.close());
+    const reader = await openIndex(t, dir, { writes: false, followHostsMs: 0 });
     await reader.textEngineReady();
     // As the search pool forwards them to its threads.
     const stop = writer.onPassageCommit((c) => reader.notePassageCommits([c]));
@@ -242,8 +251,7 @@ t.test(
     const lied = reader.textPostingsStats()!.syncs;
     t.equal(lied.pages, told.pages + 1, 'tried by pages');
     t.equal(lied.scans, told.scans + 1, 'then scanned');
-    const fresh = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), writes: false });
-    t.teardown(() => fresh.close());
+    const fresh = await openIndex(t, dir, { writes: false });
     await fresh.textEngineReady();
     t.equal(reader.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
     t.same(await candidates(reader), await candidates(fresh), 'the same candidates as a fresh build');
