@@ -289,6 +289,37 @@ export class Postings {
     return n;
   }
 
+  /**
+   * Gives live documents new row ids (`moves`: document, new row id, …; the rows moved with their text unchanged, as
+   * a compaction moves them). Every old id is let go before any new one is taken, so ids may pass between the moved
+   * documents. Returns the pairs (old row id, new row id) that changed.
+   */
+  rekey(moves: readonly number[]): [number, number][] {
+    for (let i = 0; i < moves.length; i += 2)
+      if (!this.isLive(moves[i]!)) throw new Error(`Postings.rekey: document ${moves[i]} is not live`);
+    const pairs: [number, number][] = [];
+    for (let i = 0; i < moves.length; i += 2) {
+      const doc = moves[i]!;
+      const old = this.#rowIds[doc]!;
+      if (old === moves[i + 1]) continue;
+      this.#byRow.delete(old);
+      pairs.push([old, moves[i + 1]!]);
+    }
+    for (let i = 0; i < moves.length; i += 2) {
+      const held = this.#byRow.get(moves[i + 1]!);
+      if (held !== undefined && held !== moves[i]) {
+        // Nothing changes: the old ids are given back (a document's row id is still its old one here).
+        for (let j = 0; j < moves.length; j += 2) this.#byRow.set(this.#rowIds[moves[j]!]!, moves[j]!);
+        throw new Error(`Postings.rekey: row id ${moves[i + 1]} is held by a document not moved`);
+      }
+    }
+    for (let i = 0; i < moves.length; i += 2) {
+      this.#byRow.set(moves[i + 1]!, moves[i]!);
+      this.#rowIds[moves[i]!] = moves[i + 1]!;
+    }
+    return pairs;
+  }
+
   /** Share of added documents that are tombstones (a rebuild drops them). */
   get deadShare(): number {
     return this.#docs === 0 ? 0 : this.#deadCount / this.#docs;

@@ -69,6 +69,20 @@ export class RowCache<R extends object> {
     };
   }
 
+  /**
+   * Rows that moved to new row ids unchanged (a compaction the postings followed): each kept row is kept under its
+   * new id from now on (where that id is kept already, that row stays and the old one goes).
+   */
+  rekey(pairs: readonly (readonly [bigint, bigint])[]): void {
+    for (const [from, to] of pairs) {
+      const e = this.#rows.get(from);
+      if (!e) continue;
+      this.#rows.delete(from);
+      if (this.#rows.has(to)) this.#bytes -= e.bytes;
+      else this.#rows.set(to, e);
+    }
+  }
+
   /** Whether the row is kept (without counting as a use). */
   has(id: bigint): boolean {
     return this.#rows.has(id);

@@ -263,3 +263,36 @@ t.test('probeHeld: an optional term of weight 0 is not scored, so whether a hit 
   for (const h of hits) t.same(p.probeHeld(h, probe), p.holds(h.doc, probe), `row ${h.rowId}`);
   t.same(p.probeHeld(hits.find((h) => h.rowId === 1)!, probe), ['alpha', 'beta'], 'beta held though not scored');
 });
+
+t.test('rekey: documents take new row ids (also each other’s), unchanged in every other way; a conflict changes nothing', async (t) => {
+  const p = new Postings();
+  const a = p.add(10, 'apple banana');
+  const b = p.add(11, 'banana cherry');
+  const c = p.add(12, 'cherry dates');
+  p.flush();
+  const cherry = { must: [], should: [{ term: 'cherry', weight: 1 }] };
+  const before = p.search(cherry, 10).map((h) => [h.rowId, h.score]);
+  // a and b swap ids (as rows of one page may within a rewritten fragment); c moves to a new one.
+  t.same(p.rekey([a, 11, b, 10, c, 100]), [
+    [10, 11],
+    [11, 10],
+    [12, 100],
+  ]);
+  t.same(
+    p.search(cherry, 10).map((h) => [h.rowId, h.score]),
+    before.map(([id, score]) => [id === 11 ? 10 : 100, score]),
+    'same documents and scores, under their new ids',
+  );
+  t.equal(p.docOf(100), c);
+  t.equal(p.docOf(12), undefined, 'the old id is let go');
+  t.equal(p.rowIdOf(a), 11);
+  t.same([...p.liveRowIds()], [11, 10, 100]);
+  t.same(p.rekey([c, 100]), [], 'a document kept under its id: nothing to report');
+  // Taking an id a document that does not move holds: refused, nothing changed.
+  t.throws(() => p.rekey([a, 200, b, 100]), /held by a document not moved/);
+  t.same([...p.liveRowIds()], [11, 10, 100], 'every id as it was');
+  t.equal(p.docOf(11), a);
+  t.equal(p.remove([10]), 1);
+  t.throws(() => p.rekey([b, 300]), /not live/, 'a tombstone is not re-keyed');
+  t.equal(p.docOf(300), undefined);
+});

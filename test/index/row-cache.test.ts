@@ -203,3 +203,23 @@ t.test('issue 14: a prefill pass never pushes out its own rows; only a whole-tab
   );
   t.ok(c.size.bytes <= 1500);
 });
+
+t.test('issue 14: rekey keeps cached rows under the ids a compaction gave them', async (t) => {
+  const cache = new RowCache<{ text: string }>(1 << 20);
+  cache.set(1n, { text: 'one' });
+  cache.set(2n, { text: 'two' });
+  cache.set(5n, { text: 'five, read under its new id already' });
+  const bytes = cache.size.bytes;
+  cache.rekey([
+    [1n, 4n],
+    [2n, 5n],
+    [3n, 6n], // not cached: nothing to move
+  ]);
+  t.same(cache.get(4n), { text: 'one' });
+  t.same(cache.get(5n), { text: 'five, read under its new id already' }, 'a row kept under the new id stays');
+  t.equal(cache.get(1n), undefined);
+  t.equal(cache.get(2n), undefined);
+  t.equal(cache.has(6n), false);
+  t.equal(cache.size.rows, 2);
+  t.ok(cache.size.bytes < bytes, 'the dropped duplicate’s bytes are let go');
+});
