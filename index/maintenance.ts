@@ -137,6 +137,11 @@ export interface MaintenanceOptions {
   readonly isClosed: () => boolean;
   /** Runs at the end of every optimize (the title statistics are rebuilt there when stale). */
   readonly afterOptimize: () => Promise<void>;
+  /**
+   * Told the passages table's version when maintenance that writes no passage (index builds, compaction: rows may move
+   * to new row ids) begins, and when it ends: readers then re-key rather than re-read (passage-changes.ts).
+   */
+  readonly passagesMaintenance?: (mark: 'begin' | 'end', version: number) => void;
 }
 
 /** Keeps the indexes of one writer's tables up to date. */
@@ -231,30 +236,52 @@ export class IndexMaintenance {
   }
 
   /** After a committed write of `n` pages (inside the write queue): first indexes, then optimize or a refresh. */
-  async afterWrite(n: number): Promise<void> {
-    const { images } = this.#o.tables;
-    if (!this.#ftsReady) await this.#ensureFts();
-    if (!this.#imageFtsReady && (await images.countRows()) > 0) {
-      await images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
-      this.#imageFtsReady = true;
-    }
-    this.#writes += n;
-    this.#unrefreshed += n;
-    if (this.#writes >= this.#o.optimizeEvery) {
-      this.#writes = 0;
-      await this.#optimizeNow();
-    } else this.#scheduleRefresh();
+  afterWrite(n: number): Promise<void> {
+    return this.#keepingPassages(async () => {
+      const { images } = this.#o.tables;
+      if (!this.#ftsReady) await this.#ensureFts();
+      if (!this.#imageFtsReady && (await images.countRows()) > 0) {
+        await images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
+        this.#imageFtsReady = true;
+      }
+      this.#writes += n;
+      this.#unrefreshed += n;
+      if (this.#writes >= this.#o.optimizeEvery) {
+        this.#writes = 0;
+        await this.#optimizeNow();
+      } else this.#scheduleRefresh();
+    });
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
   optimize(): Promise<void> {
-    return this.#o.queue.run(async () => {
-      if (this.#o.isClosed()) return;
-      if (!this.#ftsReady) await this.#ensureFts();
-      else await this.#ensureKeyIndexes();
-      this.#writes = 0;
-      await this.#optimizeNow();
-    });
+    return this.#o.queue.run(() =>
+      this.#keepingPassages(async () => {
+        if (this.#o.isClosed()) return;
+        if (!this.#ftsReady) await this.#ensureFts();
+        else await this.#ensureKeyIndexes();
+        this.#writes = 0;
+        await this.#optimizeNow();
+      }),
+    );
+  }
+
+  /**
+   * Runs maintenance that writes no passage (inside the write queue) between a begin and an end mark told to
+   * `passagesMaintenance`. The end is told even when the work failed part way (what it did commit kept every passage
+   * all the same), at the version it left.
+   */
+  async #keepingPassages(work: () => Promise<void>): Promise<void> {
+    const { passages } = this.#o.tables;
+    const tell = this.#o.passagesMaintenance;
+    if (!tell) return work();
+    const before = await passages.version();
+    tell('begin', before);
+    try {
+      await work();
+    } finally {
+      tell('end', await passages.version().catch(() => before));
+    }
   }
 
   /** Stops the pending refresh (the index is closing). */

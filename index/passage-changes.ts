@@ -4,45 +4,85 @@
  * of scanning every row id of the table (O(table) per version: ≈ 15–25 ms at 5.6k passages with a crawl's small
  * fragments, and it grows with the table).
  *
- * A version is known only when one commit of this writer made it, alone (the table's version moved by exactly one).
- * Anything else — a compaction, an index update, a rollback, another process's commit, a reader thread started after
- * the commit — leaves its version unknown, and a sync across an unknown version scans as before. The readers of
- * this process (search threads) are sent the writer's commits (`PassageCommit`, tools/search-pool.ts).
+ * A version is known only when one commit of this writer made it, alone (the table's version moved by exactly one),
+ * or when the writer's own maintenance made it (compaction, index updates, inside the write queue: every passage kept,
+ * possibly under a new row id; then the postings re-key their documents by page and ordinal instead of analysing
+ * every passage again).
+ * Anything else — a rollback, another process's commit, a reader thread started after the commit — leaves its
+ * version unknown, and a sync across an unknown version scans as before. The readers of this process (search
+ * threads) are sent the writer's commits (`PassageCommit`, tools/search-pool.ts).
  */
 
-/** One commit of the writer: the table version it made and the pages whose passages it wrote or deleted. */
+/**
+ * One commit of the writer: the table version it made and the pages whose passages it wrote or deleted. Or a mark of
+ * its maintenance (compaction, index updates; `pageRefs` empty): `begin` at the version it starts from, `end` at the
+ * version it left. Every version in between kept every passage, some under new row ids; they are known as such from
+ * the begin mark on, so a reader that syncs while the maintenance still runs (its request named a version it made)
+ * re-keys rather than scans.
+ */
 export interface PassageCommit {
   readonly version: number;
   readonly pageRefs: readonly number[];
+  readonly maintenance?: 'begin' | 'end';
+}
+
+/** What the versions between two changed: the pages written or deleted, and whether rows may have moved. */
+export interface PassageChangeSpan {
+  readonly pageRefs: number[];
+  readonly moved: boolean;
 }
 
 /** Versions remembered (the oldest are forgotten first; a sync spanning more scans). */
 const KEEP_VERSIONS = 4096;
 
-export class PassageChanges {
-  readonly #byVersion = new Map<number, readonly number[]>();
+const MOVED: readonly number[] = [];
 
-  /** Records a commit (page refs are integers: a patch puts them in a filter). */
+export class PassageChanges {
+  /** Per version: the pages its commit named, or `MOVED` (maintenance: no passage written, rows may have moved). */
+  readonly #byVersion = new Map<number, readonly number[]>();
+  /** The version a maintenance running now started from (every later version is its own), or null. */
+  #maintainingFrom: number | null = null;
+
+  /** Records a commit or a maintenance mark (page refs are integers: a patch puts them in a filter). */
   record(c: PassageCommit): void {
-    this.#byVersion.set(
+    if (!Number.isSafeInteger(c.version)) return;
+    if (c.maintenance === 'begin') {
+      this.#maintainingFrom = c.version;
+      return;
+    }
+    if (c.maintenance === 'end') {
+      const from = this.#maintainingFrom;
+      this.#maintainingFrom = null;
+      if (from === null || c.version - from > KEEP_VERSIONS) return;
+      for (let v = from + 1; v <= c.version; v++) this.#set(v, MOVED);
+      return;
+    }
+    this.#set(
       c.version,
       c.pageRefs.filter((r) => Number.isSafeInteger(r)),
     );
+  }
+
+  #set(version: number, refs: readonly number[]): void {
+    this.#byVersion.set(version, refs);
     while (this.#byVersion.size > KEEP_VERSIONS) this.#byVersion.delete(this.#byVersion.keys().next().value!);
   }
 
   /**
-   * The pages the versions after `from` up to `to` changed (each once), or null when any version in between is not
-   * known (then only a scan tells what changed).
+   * The pages the versions after `from` up to `to` changed (each once) and whether any of them moved rows, or null
+   * when any version in between is not known (then only a scan tells what changed).
    */
-  pagesBetween(from: number, to: number): number[] | null {
+  between(from: number, to: number): PassageChangeSpan | null {
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from || to - from > KEEP_VERSIONS) return null;
     const out = new Set<number>();
+    let moved = false;
+    const running = this.#maintainingFrom;
     for (let v = from + 1; v <= to; v++) {
-      const refs = this.#byVersion.get(v);
+      const refs = this.#byVersion.get(v) ?? (running !== null && v > running ? MOVED : undefined);
       if (!refs) return null;
+      if (refs === MOVED) moved = true;
       for (const r of refs) out.add(r);
     }
-    return [...out];
+    return { pageRefs: [...out], moved };
   }
 }

@@ -241,6 +241,7 @@ export class PassageIndex implements PageSink {
       afterOptimize: async () => {
         if (this.#titleStats.stale) await this.#rebuildTitleStats();
       },
+      passagesMaintenance: (maintenance, version) => this.#tell({ version, pageRefs: [], maintenance }),
     });
   }
 
@@ -314,7 +315,7 @@ export class PassageIndex implements PageSink {
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
         prefill: idx.#rowPrefill(),
-        changes: (from, to) => idx.#changes.pagesBetween(from, to),
+        changes: (from, to) => idx.#changes.between(from, to),
         ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
       });
       idx.#engine.schedule();
@@ -339,6 +340,7 @@ export class PassageIndex implements PageSink {
         const put = cache.fillPass(wholeTable);
         return (id, row) => put(id, row as unknown as PassageRow);
       },
+      moved: (pairs) => cache.rekey(pairs.map(([from, to]) => [BigInt(from), BigInt(to)] as const)),
     };
   }
 
@@ -476,7 +478,10 @@ export class PassageIndex implements PageSink {
    */
   #committed(before: number, version: number, pageRefs: readonly number[]): void {
     if (version !== before + 1) return;
-    const c: PassageCommit = { version, pageRefs };
+    this.#tell({ version, pageRefs });
+  }
+
+  #tell(c: PassageCommit): void {
     this.#changes.record(c);
     for (const fn of this.#commitListeners)
       try {

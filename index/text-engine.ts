@@ -17,6 +17,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import { LoopBudget } from '../event-loop.js';
 import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
+import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTerms } from './title-stats.js';
 
@@ -39,6 +40,8 @@ const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', ...PAGE_FIELD_ROW_CO
 export interface RowPrefill {
   readonly columns: readonly string[];
   begin(rows: number, wholeTable: boolean): RowSink | null;
+  /** Rows that moved to new row ids with their content unchanged (a compaction the postings re-keyed): old, new pairs. */
+  moved?(pairs: readonly (readonly [number, number])[]): void;
 }
 export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 
@@ -154,6 +157,27 @@ export class TextSnapshot {
       this.#prevOfPage[doc] = rec.lastDoc;
       rec.lastDoc = doc;
     }
+  }
+
+  /**
+   * The live documents of every page but `except`, by page and ordinal (`keyOf`): what a re-key after a compaction
+   * finds each row's document by. Null when a key cannot be formed (an ordinal or page ref out of range) or two live
+   * documents share one.
+   */
+  async liveDocsByKey(except: ReadonlySet<number>, budget: LoopBudget): Promise<Map<number, number> | null> {
+    const out = new Map<number, number>();
+    let n = 0;
+    for (const [ref, rec] of this.#pages) {
+      if (except.has(ref)) continue;
+      for (let d = rec.lastDoc; d >= 0; d = this.#prevOfPage[d]!) {
+        if (!this.postings.isLive(d)) continue;
+        const key = keyOf(ref, this.#ordinalOf[d]!);
+        if (key === null || out.has(key)) return null;
+        out.set(key, d);
+      }
+      if (++n % 1024 === 0) await budget.tick();
+    }
+    return out;
   }
 
   /** The row ids of the live documents of these pages. */
@@ -284,10 +308,11 @@ export interface TextEngineStats {
   readonly vectors: number;
   readonly lastSyncMs: number | null;
   /**
-   * Syncs by how they found the changes: full builds, patches that scanned every row id, and patches by the pages the
-   * writer's commits named (a patch by pages that fell back to a scan counts in both).
+   * Syncs by how they found the changes: full builds, patches that scanned every row id, patches by the pages the
+   * writer's commits named (a patch by pages that fell back to a scan counts in both), and re-keys after the writer's
+   * compactions (every row id read with its page and ordinal, no passage analysed again).
    */
-  readonly syncs: { readonly builds: number; readonly scans: number; readonly pages: number };
+  readonly syncs: { readonly builds: number; readonly scans: number; readonly pages: number; readonly rekeys: number };
 }
 
 export class TextEngine {
@@ -303,15 +328,15 @@ export class TextEngine {
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
-  readonly #syncs = { builds: 0, scans: 0, pages: 0 };
+  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0 };
 
   readonly #prefill: RowPrefill | null;
 
   /** Vectors to keep in memory (flat-vectors.ts) while the table's rows × dim × 4 stay within `maxBytes`. */
   readonly #vectors: { dim: number; maxBytes: number } | null;
 
-  /** The pages the versions after `from` up to `to` changed, or null when not known (passage-changes.ts). */
-  readonly #changes: ((from: number, to: number) => readonly number[] | null) | null;
+  /** What the versions after `from` up to `to` changed, or null when not known (passage-changes.ts). */
+  readonly #changes: ((from: number, to: number) => PassageChangeSpan | null) | null;
 
   constructor(args: {
     db: Connection;
@@ -321,7 +346,7 @@ export class TextEngine {
     maxTermLength: number;
     prefill?: RowPrefill;
     vectors?: { dim: number; maxBytes: number };
-    changes?: (from: number, to: number) => readonly number[] | null;
+    changes?: (from: number, to: number) => PassageChangeSpan | null;
   }) {
     this.#prefill = args.prefill ?? null;
     this.#changes = args.changes ?? null;
@@ -439,12 +464,14 @@ export class TextEngine {
       const from = this.#version;
       // Patched in place: nothing asks for the old version any more (the serving table is at `target` or later).
       if (!rebuild) this.#version = null;
-      const pages = !rebuild && from !== null ? (this.#changes?.(from, target) ?? null) : null;
+      const span = !rebuild && from !== null ? (this.#changes?.(from, target) ?? null) : null;
       const postings = rebuild
         ? await this.#build(pinned)
-        : pages
-          ? await this.#patchPages(pinned, this.#postings!, pages)
-          : await this.#patch(pinned, this.#postings!);
+        : span?.moved
+          ? await this.#rekey(pinned, this.#postings!, span.pageRefs)
+          : span
+            ? await this.#patchPages(pinned, this.#postings!, span.pageRefs)
+            : await this.#patch(pinned, this.#postings!);
       if (this.#closed || postings === null) return;
       this.#postings = postings;
       this.#version = target;
@@ -512,6 +539,62 @@ export class TextEngine {
     return this.#patch(table, patched);
   }
 
+  /**
+   * The patch across the writer's maintenance (compaction: every passage kept, most under new row ids), with or
+   * without commits of pages around it: every row's id is read with its page and ordinal; a row of a page no commit
+   * named is the live document with that key, now under this id (the postings, page records, vectors and cached
+   * rows move to it: nothing is analysed again); the named pages' rows are replaced as a patch by pages replaces
+   * them. Checked: every row of an unnamed page must find its document and every such document a row, otherwise
+   * (a change nobody told) the whole-table patch reconciles, from the postings as they were.
+   */
+  async #rekey(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
+    this.#syncs.rekeys++;
+    const named = new Set(pageRefs);
+    const budget = new LoopBudget();
+    const byKey = await snap.liveDocsByKey(named, budget);
+    // The named pages' documents as they are (their rows are all read again), by row id.
+    const gone = snap.liveRowsOfPages(named);
+    const goneIds = new Set(gone);
+    const moves: number[] = []; // document, new row id
+    const added: number[] = [];
+    let unmatched = byKey === null;
+    if (byKey)
+      for await (const batch of table.query().select(['page_ref', 'ordinal']).withRowId()) {
+        if (this.#closed) return null;
+        const ids = rowIdsOf(batch);
+        const refs = batch.getChild('page_ref')?.toArray() as ArrayLike<number | bigint> | undefined;
+        const ords = batch.getChild('ordinal')?.toArray() as ArrayLike<number | bigint> | undefined;
+        if (!ids || !refs || !ords) throw new Error('text postings: the read returned no _rowid, page_ref or ordinal');
+        for (let i = 0; i < ids.length && !unmatched; i++) {
+          if ((i & 4095) === 4095) await budget.tick();
+          const ref = Number(refs[i]);
+          if (named.has(ref)) {
+            added.push(ids[i]!);
+            continue;
+          }
+          const key = keyOf(ref, Number(ords[i]));
+          const doc = key === null ? undefined : byKey.get(key);
+          // No document of that key, or a row id still held by a named page's document (never reused by Lance).
+          if (doc === undefined || goneIds.has(ids[i]!)) unmatched = true;
+          else {
+            byKey.delete(key!);
+            moves.push(doc, ids[i]!);
+          }
+        }
+        if (unmatched) break;
+      }
+    if (unmatched || byKey!.size > 0) {
+      this.#log?.warn(
+        { live: snap.postings.size.live },
+        'text postings: the rows after a compaction are not the passages before it; scanning',
+      );
+      return this.#patch(table, snap);
+    }
+    const pairs = snap.postings.rekey(moves);
+    this.#prefill?.moved?.(pairs);
+    return this.#apply(table, snap, gone, added);
+  }
+
   async #patch(table: Table, snap: TextSnapshot): Promise<TextSnapshot | null> {
     this.#syncs.scans++;
     const postings = snap.postings;
@@ -568,6 +651,23 @@ export class TextEngine {
     snap.prunePages(touched);
     return snap;
   }
+}
+
+/**
+ * A passage's key (page ref and ordinal) as one number, or null out of range (a page ref past 2^32 or an ordinal past
+ * 2^20 passages: the re-key falls back to a scan).
+ */
+function keyOf(pageRef: number, ordinal: number): number | null {
+  if (
+    !Number.isInteger(pageRef) ||
+    !Number.isInteger(ordinal) ||
+    pageRef < -(2 ** 31) ||
+    pageRef >= 2 ** 32 ||
+    ordinal < 0 ||
+    ordinal >= 2 ** 20
+  )
+    return null;
+  return pageRef * 2 ** 20 + ordinal;
 }
 
 /** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */
