@@ -4,7 +4,8 @@
  * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
  * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
  * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
- * table otherwise. Lance row ids are stable within a version and a version never changes, so postings built for
+ * table otherwise. Across the writer's own maintenance (a compaction gives most rows new ids) the documents are
+ * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a version and a version never changes, so postings built for
  * version v and row takes from the table at version v agree. A query uses the postings only when they are at the
  * version the table reads now (`current`); otherwise it goes to LanceDB's full-text index as before and a sync starts in the background.
  * A writer's own commits therefore never make a query miss a page it just wrote, and a reader follows the writer's
