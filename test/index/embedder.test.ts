@@ -86,17 +86,17 @@ t.test(
     t.ok(dot(long!, shorter!) < dot(long!, window!), 'and not as a shorter prefix');
 
     // Lanes (issue 14 item 5): indexing sends EMBED_PIPELINE_DEPTH batches ahead, so the worker's queue holds many
-    // bulk batches while a crawl is indexed; a query's embedding must not wait behind them. A blocker call of two
+    // bulk batches while a crawl is indexed; a query's embedding must not wait behind them. A blocker call of four
     // batches of full-window texts (each batch tens of ms on one thread) is posted first, then four bulk calls of two
     // batches each (batch 8), then the query, all in this one synchronous turn: the worker is still inferring the
-    // blocker's first batch when the rest arrive, so its queue holds them all. First in, first out, the query would be
+    // blocker's first batches when the rest arrive, so its queue holds them all. First in, first out, the query would be
     // answered last; with the interactive lane, right after the batch being inferred, before any call is complete
-    // (each needs both of its batches). (CI: short bulk batches alone let the worker finish bulk 0 before this thread,
-    // descheduled on a loaded machine, had posted the query.)
+    // (each needs all of its batches). (CI: short bulk batches alone let the worker finish bulk 0 before this thread,
+    // descheduled on a loaded machine, had posted the query; a blocker of two batches was once finished first too.)
     const longText = words.slice(0, 254).join(' ');
     const bulkTexts = Array.from({ length: 16 }, (_, i) => `indexing passage number ${i} about rivers and stones`);
     const finished: string[] = [];
-    const blocker = e.embed(Array.from({ length: 16 }, () => longText)).then((r) => (finished.push('blocker'), r));
+    const blocker = e.embed(Array.from({ length: 32 }, () => longText)).then((r) => (finished.push('blocker'), r));
     const bulk = [0, 1, 2, 3].map((k) => e.embed(bulkTexts).then((r) => (finished.push(`bulk ${k}`), r)));
     const query = e.embed([texts[0]!], { interactive: true }).then((r) => (finished.push('query'), r));
     const [queried, , ...bulked] = await Promise.all([query, blocker, ...bulk]);
