@@ -20,7 +20,7 @@ import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
-import { titleTerms } from './title-stats.js';
+import { titleTermIds, titleTerms } from './title-stats.js';
 
 /**
  * The page fields of a passage row (denormalised into every passage of a page) are kept once per page in memory: a
@@ -47,13 +47,14 @@ export interface RowPrefill {
 export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 
 /**
- * A page's fields (as its passage rows hold them), its title's terms (the title boost's analysis, once per page), and
+ * A page's fields (as its passage rows hold them), its title's terms as ids (the title boost's analysis, once per page), and
  * the newest document added for it: with `#prevOfPage`, a chain through every document added for the page since the
  * postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
  */
 interface PageRecord {
   readonly fields: PageFieldRow;
-  readonly titleTerms: readonly string[];
+  /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
+  readonly titleIds: Int32Array;
   lastDoc: number;
 }
 
@@ -70,8 +71,6 @@ export class TextSnapshot {
   /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
   #prevOfPage = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
-  /** One string per distinct title term (the records' term arrays share them). */
-  readonly #terms = new Map<string, string>();
 
   constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }) {
     this.postings = new Postings({ maxTermLength });
@@ -142,17 +141,12 @@ export class TextSnapshot {
         for (const [name, c] of fieldCols) fields[name] = c.get(i) ?? null;
         const page = fields as unknown as PageFieldRow;
         const cur = this.#pages.get(pageRef);
-        const terms =
+        const titleIds =
           cur && cur.fields.title === page.title && cur.fields.lang === page.lang
-            ? cur.titleTerms
-            : titleTerms(page.title, page.lang).map((t) => {
-                const known = this.#terms.get(t);
-                if (known !== undefined) return known;
-                this.#terms.set(t, t);
-                return t;
-              });
+            ? cur.titleIds
+            : titleTermIds(titleTerms(page.title, page.lang));
         // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
-        rec = { fields: page, titleTerms: terms, lastDoc: cur ? cur.lastDoc : -1 };
+        rec = { fields: page, titleIds, lastDoc: cur ? cur.lastDoc : -1 };
         this.#pages.set(pageRef, rec);
       }
       this.#prevOfPage[doc] = rec.lastDoc;
@@ -216,10 +210,10 @@ export class TextSnapshot {
     }
   }
 
-  /** The analysed terms of a page's title, when the postings hold this title in this language for it. */
-  titleTerms(pageRef: number, title: string, lang: string | null | undefined): readonly string[] | undefined {
+  /** The analysed terms of a page's title as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language for it. */
+  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
     const rec = this.#pages.get(pageRef);
-    return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleTerms : undefined;
+    return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleIds : undefined;
   }
 
   /**
@@ -417,9 +411,9 @@ export class TextEngine {
     return this.#postings?.pageFieldsOfRow(rowId) ?? null;
   }
 
-  /** A page's analysed title terms from the postings (any version), when they hold that title in that language. */
-  titleTerms(pageRef: number, title: string, lang: string | null | undefined): readonly string[] | undefined {
-    return this.#postings?.titleTerms(pageRef, title, lang);
+  /** A page's analysed title terms as ids from the postings (any version), when they hold that title in that language. */
+  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
+    return this.#postings?.titleTermIds(pageRef, title, lang);
   }
 
   /** Resolves when no sync is running (tests and benchmarks: wait until the postings can answer). */

@@ -3,7 +3,7 @@ import { analyze } from '../../index/analyzer.js';
 
 const titleTerms = (q: string) => analyze(q, 'en');
 const en = (titles: string[]) => titles.map((title) => ({ title, lang: 'en' }));
-import { TitleStats, titleTerms as exportedTitleTerms } from '../../index/title-stats.js';
+import { TitleStats, titleTermIds, titleTerms as exportedTitleTerms } from '../../index/title-stats.js';
 
 t.test('title BM25: matching terms score, rarer terms weigh more, longer titles less', async (t) => {
   const titles = [
@@ -68,6 +68,51 @@ t.test("issue 14: a title's terms handed over (the postings keep them per page) 
       const lang = langs[i];
       const given = s.score(q, title, lang, exportedTitleTerms(title, lang));
       t.equal(given, s.score(q, title, lang), `${query} / ${title || '(empty)'} (${lang}): ${given.toFixed(4)}`);
+      const ids = titleTermIds(exportedTitleTerms(title, lang));
+      t.equal(s.score(q, title, lang, undefined, ids), given, `${query} / ${title || '(empty)'} (${lang}): as ids, the same bits`);
     });
   }
+});
+
+t.test('issue 14: titles as ids, queries interleaved and terms first seen after a query was marked', async (t) => {
+  const s = TitleStats.of(en(['Zinc in rivers', 'Copper in lakes', 'Quokka habitats of Rottnest Island', 'Rivers and lakes']));
+  const zinc = titleTerms('zinc rivers');
+  const copper = titleTerms('copper lakes');
+  const a = titleTermIds(exportedTitleTerms('Zinc in rivers', 'en'));
+  const b = titleTermIds(exportedTitleTerms('Copper in lakes', 'en'));
+  const zincA = s.score(zinc, 'Zinc in rivers', 'en');
+  t.ok(zincA > 0);
+  t.equal(s.score(zinc, 'Zinc in rivers', 'en', undefined, a), zincA);
+  t.equal(
+    s.score(copper, 'Copper in lakes', 'en', undefined, b),
+    s.score(copper, 'Copper in lakes', 'en'),
+    'another query marks its own terms',
+  );
+  t.equal(s.score(copper, 'Zinc in rivers', 'en', undefined, a), 0, 'and no longer the first one’s');
+  t.equal(s.score(zinc, 'Zinc in rivers', 'en', undefined, a), zincA, 'the first one again: marked again');
+  // Two statistics in one thread (two indexes, or a rebuild beside the old one), each keeping its last query.
+  const other = TitleStats.of(en(['Copper in lakes', 'Rivers of zinc']));
+  const riversCopper = titleTerms('rivers copper'); // shares "rivers" with the first query, in another slot
+  const otherScore = other.score(riversCopper, 'Rivers of zinc', 'en');
+  t.ok(otherScore > 0);
+  t.equal(
+    other.score(riversCopper, 'Rivers of zinc', 'en', undefined, titleTermIds(exportedTitleTerms('Rivers of zinc', 'en'))),
+    otherScore,
+  );
+  t.equal(s.score(zinc, 'Zinc in rivers', 'en', undefined, a), zincA, 'a query kept while another statistics marked its own');
+  t.equal(
+    other.score(riversCopper, 'Rivers of zinc', 'en', undefined, titleTermIds(exportedTitleTerms('Rivers of zinc', 'en'))),
+    otherScore,
+    'and that one again',
+  );
+  // A query term no title had when the query was marked, then a title holding it (a sync between two calls).
+  const quokka = titleTerms('quokka habitats');
+  t.equal(s.score(quokka, 'Zinc in rivers', 'en', undefined, a), 0);
+  const c = titleTermIds(exportedTitleTerms('Quokka habitats of Rottnest Island', 'en'));
+  t.equal(
+    s.score(quokka, 'Quokka habitats of Rottnest Island', 'en', undefined, c),
+    s.score(quokka, 'Quokka habitats of Rottnest Island', 'en'),
+    'the new terms are found',
+  );
+  t.ok(s.score(quokka, 'Quokka habitats of Rottnest Island', 'en', undefined, c) > 0);
 });
