@@ -226,26 +226,25 @@ export class Postings {
    * of a query read (query.ts TermPresence) without the passage's text.
    */
   holds(doc: number, terms: readonly string[]): string[] {
-    const out: string[] = [];
-    for (const term of terms) {
-      const id = this.#termIds.get(term);
-      if (id === undefined) continue;
-      for (const seg of this.#segments) {
-        if (id + 1 >= seg.offsets.length) continue;
-        let a = seg.offsets[id]!;
-        let b = seg.offsets[id + 1]!;
-        while (a < b) {
-          const m = (a + b) >>> 1;
-          if (seg.docs[m]! < doc) a = m + 1;
-          else b = m;
-        }
-        if (a < seg.offsets[id + 1]! && seg.docs[a] === doc) {
-          out.push(term);
-          break;
-        }
+    return terms.filter((term) => this.#holdsOne(doc, term));
+  }
+
+  /** Whether document `doc` holds `term` (a binary search in each segment's list of the term). */
+  #holdsOne(doc: number, term: string): boolean {
+    const id = this.#termIds.get(term);
+    if (id === undefined) return false;
+    for (const seg of this.#segments) {
+      if (id + 1 >= seg.offsets.length) continue;
+      let a = seg.offsets[id]!;
+      let b = seg.offsets[id + 1]!;
+      while (a < b) {
+        const m = (a + b) >>> 1;
+        if (seg.docs[m]! < doc) a = m + 1;
+        else b = m;
       }
+      if (a < seg.offsets[id + 1]! && seg.docs[a] === doc) return true;
     }
-    return out;
+    return false;
   }
 
   /** Makes the documents added since the last flush searchable (one new segment; small segments are merged). */
@@ -496,12 +495,18 @@ export class Postings {
    * out, one lookup per remaining term (`holds`) otherwise.
    */
   probeHeld(hit: TextHit, probe: readonly string[]): string[] {
-    const out: string[] = [];
+    const present = this.probePresence(hit, probe);
+    return probe.filter((_, i) => present[i] === 1);
+  }
+
+  /** The same as one byte per probe term (1: held), in probe order: what query.ts `TermPresence` answers for a row. */
+  probePresence(hit: TextHit, probe: readonly string[]): Uint8Array {
+    const out = new Uint8Array(probe.length);
     for (let i = 0; i < probe.length; i++) {
       const bit = i < 31 ? 1 << i : 0;
       if (bit !== 0 && (hit.known & bit) !== 0) {
-        if ((hit.held & bit) !== 0) out.push(probe[i]!);
-      } else if (this.holds(hit.doc, [probe[i]!]).length > 0) out.push(probe[i]!);
+        if ((hit.held & bit) !== 0) out[i] = 1;
+      } else if (this.#holdsOne(hit.doc, probe[i]!)) out[i] = 1;
     }
     return out;
   }

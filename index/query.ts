@@ -42,7 +42,14 @@ const MAX_ITEMS = 32;
 /** The row fields a compiled predicate may read. Which optional ones it needs: `CompiledQuery.hitColumns`. */
 export type MatchableRow = Pick<PassageHitRow, 'host' | 'title'> &
   Partial<Pick<PassageHitRow, 'lang'>> &
-  Partial<RowOf<typeof PASSAGE_COLUMNS, 'match'>>;
+  Partial<RowOf<typeof PASSAGE_COLUMNS, 'match'>> & {
+    /**
+     * Which of the query's probe terms (`TextQuery.probe`, the order `TermPresence` answers in) the row holds, set on
+     * the candidates the in-process postings build for that query: they know it from the search, so no `search_text`
+     * is built for them and read again here.
+     */
+    readonly _present?: Uint8Array;
+  };
 
 type PassageHitRow = RowOf<typeof PASSAGE_COLUMNS, 'hit'>;
 
@@ -399,6 +406,7 @@ export class TermPresence {
 
   /** For each term given at construction (at its `slot`), 1 when the row's analysed text holds it, else 0. */
   present(row: MatchableRow): Uint8Array {
+    if (row._present !== undefined && row._present.length === this.#terms.length) return row._present;
     let present = this.#cache.get(row);
     if (present) return present;
     present = new Uint8Array(this.#terms.length);

@@ -260,7 +260,10 @@ export class TextSnapshot {
     return out;
   }
 
-  /** A hit as the BM25 arm's candidate row; `search_text` holds only the probed terms it has (what code checks read). */
+  /**
+   * A hit as the BM25 arm's candidate row; with `withTerms`, which of the query's probe terms it holds as
+   * `_present` (query.ts `TermPresence` reads it instead of finding them in the row's analysed text).
+   */
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const page_ref = this.#pageOf[hit.doc]!;
     const ordinal = this.#ordinalOf[hit.doc]!;
@@ -276,12 +279,12 @@ export class TextSnapshot {
           lang,
           group_key,
           content_hash,
-          search_text: this.postings.probeHeld(hit, q.probe).join(' '),
+          _present: this.postings.probePresence(hit, q.probe),
           _rowid,
           _score: hit.score,
         }
       : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _score: hit.score };
-    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & { search_text?: string; _score: number };
+    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & { _present?: Uint8Array; _score: number };
     // Every hit column is there (HIT_COLUMNS: page_ref, ordinal and the page fields); RowOf's typing cannot narrow
     // PassageHit to them, as arrowRows' callers cannot either.
     return row as PassageHit & { _score: number };
