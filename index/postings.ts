@@ -496,11 +496,23 @@ export class Postings {
    */
   probeHeld(hit: TextHit, probe: readonly string[]): string[] {
     const present = this.probePresence(hit, probe);
-    return probe.filter((_, i) => present[i] === 1);
+    return probe.filter((_, i) => (typeof present === 'number' ? (present >>> i) & 1 : present[i]) === 1);
   }
 
-  /** The same as one byte per probe term (1: held), in probe order: what query.ts `TermPresence` answers for a row. */
-  probePresence(hit: TextHit, probe: readonly string[]): Uint8Array {
+  /**
+   * The same in probe order, as query.ts `TermPresence` reads it from a row (`_present`): a number whose bit i is set
+   * when the hit holds probe term i, for up to 31 probe terms (no allocation per candidate: hundreds per query), else
+   * one byte per term (1: held).
+   */
+  probePresence(hit: TextHit, probe: readonly string[]): number | Uint8Array {
+    if (probe.length <= 31) {
+      let bits = 0;
+      for (let i = 0; i < probe.length; i++) {
+        const bit = 1 << i;
+        if ((hit.known & bit) !== 0 ? (hit.held & bit) !== 0 : this.#holdsOne(hit.doc, probe[i]!)) bits |= bit;
+      }
+      return bits;
+    }
     const out = new Uint8Array(probe.length);
     for (let i = 0; i < probe.length; i++) {
       const bit = i < 31 ? 1 << i : 0;

@@ -46,9 +46,9 @@ export type MatchableRow = Pick<PassageHitRow, 'host' | 'title'> &
     /**
      * Which of the query's probe terms (`TextQuery.probe`, the order `TermPresence` answers in) the row holds, set on
      * the candidates the in-process postings build for that query: they know it from the search, so no `search_text`
-     * is built for them and read again here.
+     * is built for them and read again here. Bit i of a number (up to 31 terms), else one byte per term.
      */
-    readonly _present?: Uint8Array;
+    readonly _present?: number | Uint8Array;
   };
 
 type PassageHitRow = RowOf<typeof PASSAGE_COLUMNS, 'hit'>;
@@ -380,9 +380,12 @@ export class TermPresence {
    * WeakMap, whose entries V8 must treat as ephemerons in every collection (hundreds per query).
    */
   readonly #cache = new Map<MatchableRow, Uint8Array>();
+  /** The answer for a row whose `_present` is a number (filled per call). */
+  readonly #scratch: Uint8Array;
 
   constructor(terms: readonly string[]) {
     this.#terms = [...new Set(terms)];
+    this.#scratch = new Uint8Array(this.#terms.length);
     this.#terms.forEach((t, i) => {
       const h = TermPresence.#hash(t, 0, t.length);
       const list = this.#byHash.get(h);
@@ -404,9 +407,18 @@ export class TermPresence {
     return i;
   }
 
-  /** For each term given at construction (at its `slot`), 1 when the row's analysed text holds it, else 0. */
+  /**
+   * For each term given at construction (at its `slot`), 1 when the row's analysed text holds it, else 0. For a row
+   * whose `_present` is a number, the answer is this presence's one scratch array: read it before the next call.
+   */
   present(row: MatchableRow): Uint8Array {
-    if (row._present !== undefined && row._present.length === this.#terms.length) return row._present;
+    const given = row._present;
+    if (typeof given === 'number') {
+      const out = this.#scratch;
+      for (let i = 0; i < out.length; i++) out[i] = (given >>> i) & 1;
+      return out;
+    }
+    if (given !== undefined && given.length === this.#terms.length) return given;
     let present = this.#cache.get(row);
     if (present) return present;
     present = new Uint8Array(this.#terms.length);

@@ -284,7 +284,10 @@ export class TextSnapshot {
           _score: hit.score,
         }
       : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _score: hit.score };
-    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & { _present?: Uint8Array; _score: number };
+    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & {
+      _present?: number | Uint8Array;
+      _score: number;
+    };
     // Every hit column is there (HIT_COLUMNS: page_ref, ordinal and the page fields); RowOf's typing cannot narrow
     // PassageHit to them, as arrowRows' callers cannot either.
     return row as PassageHit & { _score: number };

@@ -49,3 +49,31 @@ t.test('issue 14: duplicate terms share one slot; a row is read once per query',
   t.equal(p.present(r), present, 'a row is read once per query');
   t.throws(() => p.slot('other'), /not a query term/);
 });
+
+t.test(
+  'issue 14: a postings candidate says which probe terms it holds (bits up to 31 terms, bytes beyond), as its text would',
+  async (t) => {
+    const p = new TermPresence(['cell', 'bone', 'marrow']);
+    const given = (present: number | Uint8Array) => ({ page_ref: 1, ordinal: 0, title: '', _present: present }) as never;
+    t.same([...p.present(given(0b101))], [1, 0, 1], 'bits in slot order');
+    t.same([...p.present(given(0b010))], [0, 1, 0], 'the next row, the same scratch refilled');
+    t.same([...p.present(given(Uint8Array.of(0, 1, 1)))], [0, 1, 1], 'bytes');
+    t.same([...p.present(row('bone marrow'))], [0, 1, 1], 'a row with text only: found in its text');
+    // The postings' answer for its hits equals the text's, in either form.
+    const { Postings } = await import('../../index/postings.js');
+    const many = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    const postings = new Postings();
+    const texts = ['t1 t5 t33 t39', 't0 t2 t34', 't3'];
+    texts.forEach((x, i) => postings.add(i + 1, x));
+    postings.flush();
+    for (const probe of [many.slice(0, 8), many]) {
+      const q = new TermPresence(probe);
+      const hits = postings.search({ must: [], should: probe.map((term) => ({ term, weight: 1 })), probe }, 10);
+      t.equal(hits.length, texts.length);
+      for (const h of hits) {
+        const fromPostings = [...q.present(given(postings.probePresence(h, probe)))];
+        t.same(fromPostings, [...q.present(row(texts[h.rowId - 1]!))], `${probe.length} probe terms, row ${h.rowId}`);
+      }
+    }
+  },
+);
