@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { join } from 'node:path';
 import { createHashingEmbedder, type Embedder } from '../../index/embedder.js';
 import { PassageIndex } from '../../index/store.js';
@@ -8,7 +8,8 @@ import { defaultSearchThreads } from '../../main.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
 import { makePage } from '../helpers/page-input.js';
-import { api, startTestService, type TestService } from '../helpers/service.js';
+import { NOW, poolService as service, restSearch, TOPICS } from '../helpers/search-pool-service.js';
+import { api, startTestService } from '../helpers/service.js';
 
 /**
  * Search threads (tools/search-pool.ts, issue 14 item 3): svc_search and svc_context run on worker threads with their
@@ -16,39 +17,7 @@ import { api, startTestService, type TestService } from '../helpers/service.js';
  * before a request is in its answer.
  */
 
-const NOW = new Date('2026-11-21T00:00:00Z');
 const caller = { keyId: 'test', digest: '0'.repeat(64) };
-
-const TOPICS = [
-  ['www.canada.ca', 'Passport fees', 'Adult passport fees and payment options for a ten-year passport.'],
-  ['www.ontario.ca', 'Driver licence renewal', 'Renew a driver licence online, by mail or at a ServiceOntario centre.'],
-  ['ville.quebec.qc.ca', 'Bibliothèque Gabrielle-Roy', 'Heures d’ouverture de la bibliothèque Gabrielle-Roy et prêts de livres.'],
-  ['www.gov.bc.ca', 'Wildfire status', 'Current wildfire status, evacuation orders and air quality advisories in British Columbia.'],
-  ['www.alberta.ca', 'Health card', 'Apply for or renew an Alberta health care insurance card; passport or licence as proof.'],
-] as const;
-
-async function service(t: Test, threads: number, embedder?: Embedder | null): Promise<TestService> {
-  const s = await startTestService({
-    perMinute: 10_000,
-    now: () => NOW,
-    config: { searchThreads: threads },
-    ...(embedder !== undefined ? { embedder } : {}),
-  });
-  t.teardown(() => s.close());
-  let ref = 1;
-  for (const [host, title, text] of TOPICS) {
-    await s.services.deps.index.upsertPage(
-      makePage(ref++, host, [text], { title, publishedAt: '2026-10-01T00:00:00Z', dateSource: 'schema.org' }),
-    );
-  }
-  if (threads > 0) t.ok(await s.services.searchPool?.whenReady(60_000), 'every search thread opened the index');
-  return s;
-}
-
-const restSearch = async (s: TestService, q: string, extra = '') => {
-  const r = await api(s, `/api/v1/search?q=${encodeURIComponent(q)}&detail=full${extra}`);
-  return r as { status: number; body: { results: { url: string; host: string }[]; ranking: string; warnings: { code: string }[] } };
-};
 
 t.test('the pool answers as the HTTP thread would, over REST and MCP, from every thread', async (t) => {
   const s = await service(t, 2);
@@ -135,27 +104,6 @@ t.test('a page written just before a request is in its answer, on every thread; 
   await index.removePage(100);
   const gone = await Promise.all([restSearch(s, 'zorblaxq'), restSearch(s, 'zorblaxq')]);
   for (const a of gone) t.same(a.body.results, [], 'a removed page is gone at once');
-});
-
-t.test('a thread that dies: its searches are answered here, and it is replaced', async (t) => {
-  const s = await service(t, 2);
-  const pool = s.services.searchPool!;
-  const inFlight = Promise.all(Array.from({ length: 30 }, (_, i) => restSearch(s, i % 2 ? 'passport fees' : 'wildfire status')));
-  await pool.kill(0);
-  const answers = await inFlight;
-  t.same(
-    answers.map((a) => a.status),
-    Array.from({ length: 30 }, () => 200),
-    'every search answered',
-  );
-  t.ok(
-    answers.every((a) => a.body.results.length > 0),
-    'with results',
-  );
-  t.ok(await pool.whenReady(30_000), 'a new thread took its place');
-  t.equal(pool.ready, 2);
-  const after = await restSearch(s, 'passport fees');
-  t.equal(after.body.results[0]?.host, 'www.canada.ca');
 });
 
 t.test('an embedder other than the hashing stand-in is asked through the HTTP thread', async (t) => {
