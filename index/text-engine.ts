@@ -5,8 +5,8 @@
  * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
  * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
  * table otherwise. Across the writer's own maintenance (a compaction gives most rows new ids) the documents are
- * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a version and a version never changes, so postings built for
- * version v and row takes from the table at version v agree. A query uses the postings only when they are at the
+ * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a
+ * version and a version never changes, so postings built for version v and row takes from the table at version v agree. A query uses the postings only when they are at the
  * version the table reads now (`current`); otherwise it goes to LanceDB's full-text index as before and a sync starts in the background.
  * A writer's own commits therefore never make a query miss a page it just wrote, and a reader follows the writer's
  * versions within its consistency interval plus one sync.
@@ -47,9 +47,9 @@ export interface RowPrefill {
 export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 
 /**
- * A page's fields (as its passage rows hold them), its title's terms as ids (the title boost's analysis, once per page), and
- * the newest document added for it: with `#prevOfPage`, a chain through every document added for the page since the
- * postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
+ * A page's fields (as its passage rows hold them), its title's terms as ids (the title boost's analysis, once per
+ * page), and the newest document added for it: with `#prevOfPage`, a chain through every document added for the page
+ * since the postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
  */
 interface PageRecord {
   readonly fields: PageFieldRow;
@@ -210,7 +210,7 @@ export class TextSnapshot {
     }
   }
 
-  /** The analysed terms of a page's title as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language for it. */
+  /** A page's analysed title terms as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language. */
   titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
     const rec = this.#pages.get(pageRef);
     return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleIds : undefined;

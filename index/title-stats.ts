@@ -51,7 +51,6 @@ function candidateTf(title: string, lang: string | null | undefined): TitleTf {
   return entry;
 }
 
-/** BM25 parameters (the same defaults as LanceDB's full-text index). */
 /**
  * Title terms by id (this thread's, for every title the postings hold): a page's title kept as ids is scored with two
  * typed-array reads per term instead of a string map lookup (title scores were ≈ 7 % of a search thread's time on a
@@ -79,6 +78,7 @@ let stampOf = new Uint32Array(0);
 let slotOf = new Uint32Array(0);
 let stamps = 0;
 
+/** BM25 parameters (the same defaults as LanceDB's full-text index). */
 const K1 = 1.2;
 const B = 0.75;
 
@@ -155,8 +155,8 @@ export class TitleStats {
 
   /**
    * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `terms`: the
-   * title's terms when the caller holds them already (`titleTerms`; the postings keep them per page), otherwise they
-   * come from a cache of analysed titles; `ids`: the same terms as ids (`titleTermIds`), scored without a map lookup.
+   * title's terms when the caller holds them already (`titleTerms`), otherwise they come from a cache of analysed
+   * titles; `ids`: the same terms as ids (`titleTermIds`; the postings keep them per page), scored without a map lookup.
    * Walks the title's terms (a few), not every pair of query and title terms: a long question scores hundreds of
    * candidate titles per query. The three ways give the same bits.
    */
