@@ -140,6 +140,11 @@ const META_TABLE = 'svc_meta';
 const META_ROW = 'index-meta';
 const metaSchema = new Schema([new Field('name', new Utf8(), false), new Field('body', new Utf8(), false)]);
 
+/** Whether opening a LanceDB table failed because it has no committed version (yet): a table listed mid-creation. */
+export function notCommittedYet(err: unknown): boolean {
+  return /not found/i.test(err instanceof Error ? err.message : String(err));
+}
+
 /** The index metadata stored at `location` (see the module comment), or null when there is none yet. */
 export async function readIndexMeta<T>(
   db: lancedb.Connection,
@@ -151,7 +156,15 @@ export async function readIndexMeta<T>(
     return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
   }
   if (!tableNames.has(META_TABLE)) return null;
-  const table = await db.openTable(META_TABLE);
+  let table: lancedb.Table;
+  try {
+    table = await db.openTable(META_TABLE);
+  } catch (err) {
+    // Listed but not yet committed: the writer is creating it (object storage lists the table's first objects before
+    // its first version is written). Not there yet, as for a reader that waits for the writer.
+    if (notCommittedYet(err)) return null;
+    throw err;
+  }
   try {
     const rows = (await table.query().where(`name = '${META_ROW}'`).limit(1).toArray()) as { body: string }[];
     return rows[0] ? (JSON.parse(rows[0].body) as T) : null;

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { imageSchema, pageSchema, passageSchema } from './columns.js';
 import type { Embedder } from './embedder.js';
-import { openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
+import { notCommittedYet, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_ANALYZER, type IndexMeta, type IndexTables } from './maintenance.js';
 import { recoverInterruptedWrite } from './write-journal.js';
 
@@ -88,11 +88,15 @@ export async function openTables(
         'index: no writer created the index tables in time; this reader creates empty ones (start the indexer first)',
       );
   }
+  // A table listed while the writer creates it (object storage lists its first objects before its first version) is
+  // waited for by a reader, as long as it waits for the writer at all; a writer opens what it finds.
+  const open = (name: string): Promise<Table> =>
+    reader ? openWhenCommitted(db, name, Math.max(reader.waitForWriterMs, 0)) : db.openTable(name);
   let meta: IndexMeta;
   let passages: Table;
   if (stored) {
     meta = stored;
-    passages = await db.openTable('passages');
+    passages = await open('passages');
     // Indexes written before passages kept PDF page numbers (issue 16) get the column, empty: a schema change
     // of one nullable column, no rewrite of the rows.
     if (!reader && !(await passages.schema()).fields.some((f) => f.name === 'page_no'))
@@ -115,8 +119,8 @@ export async function openTables(
     );
     embedder = null;
   }
-  const pages = names.has('pages') ? await db.openTable('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
-  const images = names.has('images') ? await db.openTable('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
+  const pages = names.has('pages') ? await open('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
+  const images = names.has('images') ? await open('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
   // A write killed half-way (kill -9 between two table commits) is rolled back by the next writer to open, before
   // it reads or writes. Never by a reader: it commits nothing, and a search thread of the writer's own process
   // (tools/search-pool.ts) cannot tell the writer's write in flight from a dead one (the same pid, but another
@@ -126,4 +130,20 @@ export async function openTables(
     if (rolledBack.length > 0) log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
   }
   return { db, passages, pages, images, meta, embedder };
+}
+
+/**
+ * Opens a table found listed, waiting up to `waitMs` (polling) while it has no committed version yet: the writer is
+ * creating it. Any other failure, or still none after the wait, throws.
+ */
+async function openWhenCommitted(db: lancedb.Connection, name: string, waitMs: number): Promise<Table> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await db.openTable(name);
+    } catch (err) {
+      if (!notCommittedYet(err) || Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, WRITER_POLL_MS));
+    }
+  }
 }

@@ -1,6 +1,9 @@
+import * as lancedb from '@lancedb/lancedb';
 import t from 'tap';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
-import { indexLocation, openError, S3_READ_CONSISTENCY_S } from '../../index/location.js';
+import { indexLocation, openError, readIndexMeta, S3_READ_CONSISTENCY_S, writeIndexMeta } from '../../index/location.js';
 
 const s3 = {
   SVC_INDEX_URI: 's3://bucket-one/svc',
@@ -77,4 +80,22 @@ t.test('issue 10: an open error names the location and the reason and scrubs eve
     'cannot open the index at s3://bucket-one/svc (http://127.0.0.1:8333): Generic S3 error: key [redacted] secret [redacted] refused',
   );
   t.match(openError(new Error('<Error><Code>AccessDenied</Code></Error>'), loc).message, /refused the credentials \(AccessDenied\)/);
+});
+
+t.test('issue 10: a metadata table listed before its first commit (the writer creating it) reads as not there yet', async (t) => {
+  // The metadata of an index on object storage is a LanceDB table. A reader started beside the writer (the fleet test:
+  // crawlers and API replicas with the indexer) can list it between its first objects and its first version; opening
+  // it then failed ("Table 'svc_meta' was not found … _versions") and the reader exited. Here with LanceDB on a folder:
+  // the table's directory without a version, as listed mid-creation.
+  const dir = t.testdir();
+  mkdirSync(join(dir, 'svc_meta.lance'));
+  const db = await lancedb.connect(dir);
+  t.teardown(() => db.close());
+  const names = new Set(await db.tableNames());
+  t.ok(names.has('svc_meta'), 'listed');
+  const loc = indexLocation(loadConfig({ env: s3 })); // only its kind is read: the metadata lives in a table
+  t.equal(await readIndexMeta(db, loc, names), null, 'not there yet: the reader waits for the writer');
+  rmSync(join(dir, 'svc_meta.lance'), { recursive: true });
+  await writeIndexMeta(db, loc, { vectorDim: 384 });
+  t.same(await readIndexMeta(db, loc, new Set(await db.tableNames())), { vectorDim: 384 }, 'once committed: read');
 });
