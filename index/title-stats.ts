@@ -154,22 +154,16 @@ export class TitleStats {
   } | null = null;
 
   /**
-   * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `terms`: the
-   * title's terms when the caller holds them already (`titleTerms`), otherwise they come from a cache of analysed
-   * titles; `ids`: the same terms as ids (`titleTermIds`; the postings keep them per page), scored without a map lookup.
-   * Walks the title's terms (a few), not every pair of query and title terms: a long question scores hundreds of
-   * candidate titles per query. The three ways give the same bits.
+   * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `ids`: the title's
+   * terms as ids when the caller holds them already (`titleTermIds`; the postings keep them per page), scored without
+   * a map lookup; otherwise the terms come from a cache of analysed titles. Walks the title's terms (a few), not every
+   * pair of query and title terms: a long question scores hundreds of candidate titles per query. Both ways sum the
+   * matched query terms in order of first occurrence in the title, so they give the same bits.
    */
-  score(
-    queryTerms: readonly string[],
-    title: string,
-    lang: string | null | undefined,
-    terms?: readonly string[],
-    ids?: Int32Array,
-  ): number {
+  score(queryTerms: readonly string[], title: string, lang: string | null | undefined, ids?: Int32Array): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;
-    const cached = terms || ids ? null : candidateTf(title, lang);
-    const length = ids ? ids.length : terms ? terms.length : cached!.length;
+    const cached = ids ? null : candidateTf(title, lang);
+    const length = ids ? ids.length : cached!.length;
     if (length === 0) return 0;
     let q = this.#lastQuery;
     if (q?.terms !== queryTerms || q.titles !== this.#titles) {
@@ -206,21 +200,6 @@ export class TitleStats {
         if (stampOf[id] !== stamp) continue; // also past the end: a term newer than the marks
         const i = slotOf[id]!;
         if (tf[i]!++ === 0) seen[n++] = i;
-      }
-      for (let j = 0; j < n; j++) {
-        const i = seen[j]!;
-        const f = tf[i]!;
-        tf[i] = 0;
-        score += (idf[i]! * f * (K1 + 1)) / (f + norm);
-      }
-    } else if (terms) {
-      // One lookup per title term; the matched query terms in order of first occurrence (the order the cached path
-      // sums in, so both give the same bits).
-      const seen = q.seen;
-      let n = 0;
-      for (const x of terms) {
-        const i = slot.get(x);
-        if (i !== undefined && tf[i]!++ === 0) seen[n++] = i;
       }
       for (let j = 0; j < n; j++) {
         const i = seen[j]!;
