@@ -90,8 +90,7 @@ export async function openTables(
   }
   // A table listed while the writer creates it (object storage lists its first objects before its first version) is
   // waited for by a reader, as long as it waits for the writer at all; a writer opens what it finds.
-  const open = (name: string): Promise<Table> =>
-    reader ? openWhenCommitted(db, name, Math.max(reader.waitForWriterMs, 0)) : db.openTable(name);
+  const open = (name: string): Promise<Table> => (reader ? openWhenCommitted(db, name, reader.waitForWriterMs) : db.openTable(name));
   let meta: IndexMeta;
   let passages: Table;
   if (stored) {

@@ -39,7 +39,7 @@ export interface TextHit {
   /**
    * Which of the query's `probe` terms the document holds, as far as the search itself found out while scoring it:
    * bit i stands for `probe[i]` (i < 31) and is meaningful when set in `known` (a term of the search's own groups or
-   * optional terms). The other probe terms (excluded words) are looked up by `probeHeld`.
+   * optional terms). The other probe terms (excluded words) are looked up by `probePresence`.
    */
   readonly held: number;
   readonly known: number;
@@ -470,7 +470,7 @@ export class Postings {
       const bit = bitOf(term);
       const id = this.#termIds.get(term);
       // Settled: a term the index never saw (no document holds it), or one the search scores. A term of weight 0 is
-      // not scored, so whether a hit holds it is left to `probeHeld`'s lookup.
+      // not scored, so whether a hit holds it is left to `probePresence`'s lookup.
       if (id === undefined || weight > 0) known |= bit;
       return id === undefined || !(weight > 0) ? [] : [{ id, bit, w: weight * this.#idf(id) * (K1 + 1) }];
     });
@@ -491,18 +491,10 @@ export class Postings {
   }
 
   /**
-   * The probe terms (`q.probe`) a hit's document holds, in probe order: from the hit's bits where the search found
-   * out, one lookup per remaining term (`holds`) otherwise.
-   */
-  probeHeld(hit: TextHit, probe: readonly string[]): string[] {
-    const present = this.probePresence(hit, probe);
-    return probe.filter((_, i) => (typeof present === 'number' ? (present >>> i) & 1 : present[i]) === 1);
-  }
-
-  /**
-   * The same in probe order, as query.ts `TermPresence` reads it from a row (`_present`): a number whose bit i is set
-   * when the hit holds probe term i, for up to 31 probe terms (no allocation per candidate: hundreds per query), else
-   * one byte per term (1: held).
+   * Which probe terms (`q.probe`) a hit's document holds, in probe order, as query.ts `TermPresence` reads it from a
+   * row (`_present`): from the hit's bits where the search found out, one lookup per remaining term otherwise. A number
+   * whose bit i is set when the hit holds probe term i, for up to 31 probe terms (no allocation per candidate: hundreds
+   * per query), else one byte per term (1: held).
    */
   probePresence(hit: TextHit, probe: readonly string[]): number | Uint8Array {
     if (probe.length <= 31) {
