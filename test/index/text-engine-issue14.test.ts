@@ -163,6 +163,13 @@ t.test('issue 14: after a write the postings are brought to the new version befo
   t.same(await idx.textCandidates(text, null, 10, []), [], 'a removed page leaves the postings');
 });
 
+/** A reader of `dir` opened now, its postings built: what postings followed version by version must equal. */
+async function freshReader(t: Teardown, dir: string): Promise<PassageIndex> {
+  const fresh = await openIndex(t, dir, { writes: false });
+  await fresh.textEngineReady();
+  return fresh;
+}
+
 /** Every query's candidates from the postings, as `page_ref:ordinal title` (sorted): what the BM25 arm reads. */
 async function candidates(idx: PassageIndex): Promise<string[]> {
   const out: string[] = [];
@@ -252,8 +259,7 @@ t.test(
     const lied = reader.textPostingsStats()!.syncs;
     t.equal(lied.pages, told.pages + 1, 'tried by pages');
     t.equal(lied.scans, told.scans + 1, 'then scanned');
-    const fresh = await openIndex(t, dir, { writes: false });
-    await fresh.textEngineReady();
+    const fresh = await freshReader(t, dir);
     t.equal(reader.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
     t.same(await candidates(reader), await candidates(fresh), 'the same candidates as a fresh build');
     // A commit the reader was not told of (versions between unknown): a scan.
@@ -320,8 +326,7 @@ t.test(
     t.equal(r1.scans, r0.scans, 'the reader: no scan');
     t.ok(r1.rekeys > r0.rekeys, `the reader: re-keyed (${r1.rekeys - r0.rekeys})`);
 
-    const fresh = await openIndex(t, dir, { writes: false });
-    await fresh.textEngineReady();
+    const fresh = await freshReader(t, dir);
     for (const [name, x] of [
       ['the writer', idx],
       ['the reader', reader],
@@ -360,8 +365,6 @@ t.test(
     const r2 = reader.textPostingsStats()!.syncs;
     t.equal(r2.rekeys, r1.rekeys + 1, 'tried to re-key');
     t.equal(r2.scans, r1.scans + 1, 'then scanned');
-    const fresh2 = await openIndex(t, dir, { writes: false });
-    await fresh2.textEngineReady();
-    t.same(await candidates(reader), await candidates(fresh2), 'the same candidates as a fresh build');
+    t.same(await candidates(reader), await candidates(await freshReader(t, dir)), 'the same candidates as a fresh build');
   },
 );
