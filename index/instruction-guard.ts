@@ -16,7 +16,12 @@
 function fold(text: string): string {
   // ASCII text (most excerpts): compatibility form, marks, zero-width characters, curly quotes and homoglyphs are all
   // non-ASCII, so only the backtick, the case and the whitespace are left to fold.
-  if (!/[^\p{ASCII}]/u.test(text)) return text.replace(/`/g, "'").toLowerCase().replace(/\s+/g, ' ');
+  // Each replace only when there is something to replace (excerpts come with their whitespace already collapsed).
+  if (!/[^\p{ASCII}]/u.test(text)) {
+    const lower = text.toLowerCase();
+    const quoted = lower.includes('`') ? lower.replace(/`/g, "'") : lower;
+    return /[^\S ]| {2}/.test(quoted) ? quoted.replace(/\s+/g, ' ') : quoted;
+  }
   return text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/gu, '')
@@ -95,7 +100,7 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
     /\bfrom now on,? you (?:are|will|must|shall|should) (?:act|behave|respond|answer|reply|pretend|roleplay|role-play|be)\b/u,
   ],
   [
-    ['pretend', 'act '],
+    ['pretend', 'act that', 'act you', 'act to', 'act as'],
     /\b(?:pretend|act) (?:that )?(?:you are|to be|as) (?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different) (?:ai|assistant|model|chatbot)\b/u,
   ],
   // -- English: prompt exfiltration
@@ -116,23 +121,23 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   [['the user'], /\bwithout (?:telling|informing|alerting|notifying) the user\b/u],
   // -- English: notes addressed to models reading the page
   [
-    [' ai', 'a.i.', 'llm', 'language model', 'chatbot'],
+    ['n ai', 'a ai', ' llm', 'language model', 'chatbot'],
     /\b(?:if you are|as) an? (?:ai|llm|large language model|language model|ai assistant|ai agent|chatbot)(?: reading| processing| summari[sz]ing| browsing)?\b.{0,80}\b(?:you must|you should|must|please|ignore|instead|do not|always)\b/u,
   ],
   [
-    [' ai', 'llm', 'language model', 'chatbot'],
+    ['to ai', 'for ai', 'all ai', 'llm', 'language model', 'chatbot'],
     /\b(?:note|message|instructions?|attention|important) (?:to|for) (?:all )?(?:ai|llm|language model|ai assistant|ai agent|chatbot)s?\b/u,
   ],
   [
-    ['ai', 'llm', 'assistant', 'language model', 'chatbot'],
+    ['reading this', 'processing this', 'summarizing this', 'summarising this', 'crawling this', 'browsing this'],
     /\b(?:ai|llm|assistant|language model|chatbot)s?(?: (?:models?|assistants?|agents?|systems?|tools?))? (?:reading|processing|summari[sz]ing|crawling|browsing) this (?:page|text|document|content|site|website|email)\b/u,
   ],
   // -- chat-template role tags and delimiters
   [['<|'], /<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>/u],
-  [['<'], /<\/?(?:system|assistant|system_prompt|instructions?)>/u],
+  [['system>', 'assistant>', 'prompt>', 'instruction>', 'instructions>'], /<\/?(?:system|assistant|system_prompt|instructions?)>/u],
   [['inst]', '<<'], /\[\/?inst\]|<<\/?sys>>/u],
   [['##'], /(?:^|\n|\s)#{2,} ?(?:system|instruction|instructions|assistant)\s*:?\s/u],
-  [['system', 'assistant'], /(?:^|[.!?] )(?:system|assistant) ?: ?(?:you are|ignore|from now on|new instructions)/u],
+  [['system:', 'system :', 'assistant:', 'assistant :'], /(?:^|[.!?] )(?:system|assistant) ?: ?(?:you are|ignore|from now on|new instructions)/u],
   // -- French: override earlier instructions
   [
     ['ignor', 'oubli', 'neglig'],
@@ -176,18 +181,28 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
 ];
 
 /**
+ * Every needle of every pattern in one alternation: folded text containing none of them (most text) matches no
+ * pattern, found in one scan rather than one `includes` per needle (≈ 60).
+ */
+const ANY_NEEDLE = new RegExp(
+  [...new Set(PATTERNS.flatMap(([needles]) => needles))].map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'),
+);
+
+/**
  * True when `text` contains wording that addresses a language model with instructions (prompt-injection style),
  * in English or French. Case, diacritics, curly quotes and zero-width characters do not hide a match.
  */
 export function looksLikeInstructions(text: string): boolean {
   if (text.length === 0) return false;
   const folded = fold(text);
+  if (!ANY_NEEDLE.test(folded)) return false;
   return PATTERNS.some(([needles, re]) => needles.some((n) => folded.includes(n)) && re.test(folded));
 }
 
 /** The first matched fragment (folded), for logs and tests; null when nothing matches. */
 export function instructionMatch(text: string): string | null {
   const folded = fold(text);
+  if (!ANY_NEEDLE.test(folded)) return null;
   for (const [needles, re] of PATTERNS) {
     if (!needles.some((n) => folded.includes(n))) continue;
     const m = re.exec(folded);
