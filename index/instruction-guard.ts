@@ -137,7 +137,10 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
   [['system>', 'assistant>', 'prompt>', 'instruction>', 'instructions>'], /<\/?(?:system|assistant|system_prompt|instructions?)>/u],
   [['inst]', '<<'], /\[\/?inst\]|<<\/?sys>>/u],
   [['##'], /(?:^|\n|\s)#{2,} ?(?:system|instruction|instructions|assistant)\s*:?\s/u],
-  [['system:', 'system :', 'assistant:', 'assistant :'], /(?:^|[.!?] )(?:system|assistant) ?: ?(?:you are|ignore|from now on|new instructions)/u],
+  [
+    ['system:', 'system :', 'assistant:', 'assistant :'],
+    /(?:^|[.!?] )(?:system|assistant) ?: ?(?:you are|ignore|from now on|new instructions)/u,
+  ],
   // -- French: override earlier instructions
   [
     ['ignor', 'oubli', 'neglig'],
