@@ -16,6 +16,7 @@
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
 import type { MatchColumn } from './columns.js';
+import { DenseSlots } from './dense-slots.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
 
@@ -356,6 +357,10 @@ function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string
     : key(r);
 }
 
+/** groupPages' slots (synchronous use: one at a time per thread); DROPPED marks a page left out as a near-duplicate. */
+const PAGE_SLOTS = new DenseSlots();
+const DROPPED = 2 ** 31 - 1;
+
 /** A page result: its best passage decides its rank; the other matching passages follow. */
 export interface PageHit<R extends PassageHit = PassageHit> {
   readonly best: RankedPassage<R>;
@@ -370,31 +375,36 @@ export function groupPages<R extends PassageHit>(
   passages: readonly RankedPassage<R>[],
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
-  // Per query this sees every fused candidate (hundreds): one map of pages (null: dropped as a near-duplicate) and one
-  // set of the group keys and content hashes seen, which cannot collide (a group key is a URL, with its "://"; a
-  // content hash is hex).
-  const byRef = new Map<number, PageHit<R> | null>();
+  // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
+  // near-duplicate) in dense per-query slots, and one set of the group keys and content hashes seen, which cannot
+  // collide (a group key is a URL, with its "://"; a content hash is hex).
+  const slots = PAGE_SLOTS;
+  slots.begin();
   const seen = new Set<string>();
   const pages: PageHit<R>[] = [];
   let duplicates = 0;
   for (const p of passages) {
     const ref = p.row.page_ref;
-    const cur = byRef.get(ref);
-    if (cur !== undefined) {
-      cur?.passages.push(p);
+    const at = slots.get(ref);
+    if (at !== -1) {
+      if (at !== DROPPED) pages[at]!.passages.push(p);
       continue;
     }
     if (opts.collapseNearDuplicates) {
-      if (seen.has(p.row.group_key) || seen.has(p.row.content_hash)) {
-        byRef.set(ref, null);
+      // Seen before: its group key, or else its content hash (whose group key is then forgotten again: only the keys
+      // of pages kept count). An add that does not grow the set found the key; one hash operation per key.
+      const { group_key, content_hash } = p.row;
+      const before = seen.size;
+      let duplicate = seen.add(group_key).size === before;
+      if (!duplicate && seen.add(content_hash).size === before + 1) duplicate = seen.delete(group_key);
+      if (duplicate) {
+        slots.set(ref, DROPPED);
         duplicates++;
         continue;
       }
-      seen.add(p.row.group_key).add(p.row.content_hash);
     }
-    const hit: PageHit<R> = { best: p, passages: [p] };
-    byRef.set(ref, hit);
-    pages.push(hit);
+    slots.set(ref, pages.length);
+    pages.push({ best: p, passages: [p] });
   }
   return { pages, duplicates };
 }

@@ -1,4 +1,6 @@
 import t from 'tap';
+import fc from 'fast-check';
+import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
@@ -243,6 +245,64 @@ t.test('groupPages collapses near-duplicates by canonical group and content hash
   );
   t.equal(g.duplicates, 2);
   t.equal(groupPages(list, { collapseNearDuplicates: false }).pages.length, 4);
+});
+
+t.test('groupPages: only kept pages remember their keys; any page ref works; equal to a plain map of pages on random lists', async (t) => {
+  // Page 2 is dropped by page 1's content hash; its own group key is not remembered, so page 3 (which shares it) stays.
+  const list = [rp(1, 0), rp(2, 0, 'h', { content_hash: 'c1', group_key: 'g9' }), rp(3, 0, 'h', { group_key: 'g9' }), rp(2, 1)];
+  const g = groupPages(list, { collapseNearDuplicates: true });
+  t.same(
+    g.pages.map((p) => [p.best.row.page_ref, p.passages.length]),
+    [
+      [1, 1],
+      [3, 1],
+    ],
+    "a dropped page's later passages are dropped too",
+  );
+  t.equal(g.duplicates, 1);
+
+  // The reference: one Map of pages and a set of the kept pages' keys, as groupPages read before its dense slots.
+  const reference = (passages: readonly RankedPassage[], collapse: boolean) => {
+    const byRef = new Map<number, { best: RankedPassage; passages: RankedPassage[] } | null>();
+    const seen = new Set<string>();
+    const pages: { best: RankedPassage; passages: RankedPassage[] }[] = [];
+    let duplicates = 0;
+    for (const p of passages) {
+      const cur = byRef.get(p.row.page_ref);
+      if (cur !== undefined) {
+        cur?.passages.push(p);
+        continue;
+      }
+      if (collapse && (seen.has(p.row.group_key) || seen.has(p.row.content_hash))) {
+        byRef.set(p.row.page_ref, null);
+        duplicates++;
+        continue;
+      }
+      if (collapse) seen.add(p.row.group_key).add(p.row.content_hash);
+      const hit = { best: p, passages: [p] };
+      byRef.set(p.row.page_ref, hit);
+      pages.push(hit);
+    }
+    return { pages, duplicates };
+  };
+  // Page refs dense and not (negative, past the dense range, fractional); keys from small pools, so they collide.
+  const ref = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.constantFrom(-3, 2 ** 22, 2 ** 22 + 1, 2 ** 40, 1.5, 4_000_000));
+  const passage = fc.record({ ref, ordinal: fc.nat(3), g: fc.nat(12), c: fc.nat(12) });
+  fc.assert(
+    fc.property(fc.array(passage, { maxLength: 120 }), fc.boolean(), (ps, collapse) => {
+      const list = ps.map((x) => rp(x.ref, x.ordinal, 'h', { group_key: `https://g${x.g}`, content_hash: `c${x.c}` }));
+      const got = groupPages(list, { collapseNearDuplicates: collapse });
+      const want = reference(list, collapse);
+      assert.equal(got.duplicates, want.duplicates);
+      assert.deepStrictEqual(
+        got.pages.map((p) => p.passages),
+        want.pages.map((p) => p.passages),
+      );
+      assert.ok(got.pages.every((p) => p.best === p.passages[0]));
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 random lists grouped as the reference groups them');
 });
 
 t.test('diversify: at most 2 per host per page, collapsed counts, stable paging, site: exemption', async (t) => {
