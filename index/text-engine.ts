@@ -52,9 +52,10 @@ export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
  * since the postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
  */
 interface PageRecord {
-  readonly fields: PageFieldRow;
+  /** Replaced in place when the page's rows are added again: one record per page, which `#recOf` points every document at. */
+  fields: PageFieldRow;
   /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
-  readonly titleIds: Int32Array;
+  titleIds: Int32Array;
   lastDoc: number;
 }
 
@@ -71,6 +72,12 @@ export class TextSnapshot {
   /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
   #prevOfPage = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
+  /**
+   * Per document, its page's record (the one `#pages` holds while the page has live rows): what a candidate row reads
+   * its page fields from, without a lookup by page ref per candidate. A dead document's entry may point at a record
+   * its page no longer has (kept until the postings are rebuilt).
+   */
+  #recOf: PageRecord[] = [];
 
   constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }) {
     this.postings = new Postings({ maxTermLength });
@@ -145,10 +152,17 @@ export class TextSnapshot {
           cur && cur.fields.title === page.title && cur.fields.lang === page.lang
             ? cur.titleIds
             : titleTermIds(titleTerms(page.title, page.lang));
-        // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
-        rec = { fields: page, titleIds, lastDoc: cur ? cur.lastDoc : -1 };
-        this.#pages.set(pageRef, rec);
+        if (cur) {
+          // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
+          cur.fields = page;
+          cur.titleIds = titleIds;
+          rec = cur;
+        } else {
+          rec = { fields: page, titleIds, lastDoc: -1 };
+          this.#pages.set(pageRef, rec);
+        }
       }
+      this.#recOf[doc] = rec;
       this.#prevOfPage[doc] = rec.lastDoc;
       rec.lastDoc = doc;
     }
@@ -229,7 +243,7 @@ export class TextSnapshot {
       .nearest(query, k, (d) => postings.isLive(d), minSimilarity)
       .map(({ doc, distance }) => {
         const page_ref = this.#pageOf[doc]!;
-        const { title, host, lang, group_key, content_hash } = this.#fieldsOf(page_ref);
+        const { title, host, lang, group_key, content_hash } = this.#fieldsOf(doc);
         const ordinal = this.#ordinalOf[doc]!;
         const _rowid = BigInt(postings.rowIdOf(doc));
         const row = { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _distance: distance };
@@ -237,10 +251,10 @@ export class TextSnapshot {
       });
   }
 
-  /** The page fields of a page with live rows (a missing record is a bug: every added row sets its page's). */
-  #fieldsOf(pageRef: number): PageFieldRow {
-    const page = this.#pages.get(pageRef)?.fields;
-    if (!page) throw new Error(`text postings: no page fields for page ${pageRef}`);
+  /** The page fields of a live document (a missing record is a bug: every added row sets its page's). */
+  #fieldsOf(doc: number): PageFieldRow {
+    const page = this.#recOf[doc]?.fields;
+    if (!page) throw new Error(`text postings: no page fields for document ${doc}`);
     return page;
   }
 
@@ -267,7 +281,7 @@ export class TextSnapshot {
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const page_ref = this.#pageOf[hit.doc]!;
     const ordinal = this.#ordinalOf[hit.doc]!;
-    const { title, host, lang, group_key, content_hash } = this.#fieldsOf(page_ref);
+    const { title, host, lang, group_key, content_hash } = this.#fieldsOf(hit.doc);
     const _rowid = BigInt(hit.rowId);
     // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
     const row = withTerms
