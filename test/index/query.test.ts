@@ -95,6 +95,22 @@ t.test('compiled clauses: FTS object only when there is positive text', async (t
   t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
   t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
   t.same(compileQuery(parseQuery('fox "lazy dog"')).highlightTerms, ['lazy dog', 'fox']);
+  // The postings' form of the full-text query exists exactly when LanceDB's does.
+  for (const q of [
+    'site:example.org',
+    '-fox',
+    'the of',
+    'fox',
+    '+fox +dog',
+    'fox fox dog',
+    '"lazy dog" -cat',
+    'intitle:zinc',
+    'été école',
+  ]) {
+    const c = compileQuery(parseQuery(q));
+    t.equal(c.text === null, c.fts === null, q);
+  }
+  t.equal(compileQuery(parseQuery('fox fox dog')).repeatFts.length, 1, 'a repeated word: one repeats query');
 });
 
 const fakeIndex = {
