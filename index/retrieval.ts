@@ -16,7 +16,7 @@
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
 import type { MatchColumn } from './columns.js';
-import { DenseSlots } from './dense-slots.js';
+import { DenseSlots, SeenStrings } from './dense-slots.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
 
@@ -357,8 +357,9 @@ function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string
     : key(r);
 }
 
-/** groupPages' slots (synchronous use: one at a time per thread); DROPPED marks a page left out as a near-duplicate. */
+/** groupPages' slots and keys (synchronous use: one at a time per thread); DROPPED marks a near-duplicate page. */
 const PAGE_SLOTS = new DenseSlots();
+const SEEN_KEYS = new SeenStrings();
 const DROPPED = 2 ** 31 - 1;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
@@ -380,7 +381,7 @@ export function groupPages<R extends PassageHit>(
   // collide (a group key is a URL, with its "://"; a content hash is hex).
   const slots = PAGE_SLOTS;
   slots.begin();
-  const seen = new Set<string>();
+  const seen = SEEN_KEYS.begin();
   const pages: PageHit<R>[] = [];
   let duplicates = 0;
   for (const p of passages) {
@@ -392,11 +393,13 @@ export function groupPages<R extends PassageHit>(
     }
     if (opts.collapseNearDuplicates) {
       // Seen before: its group key, or else its content hash (whose group key is then forgotten again: only the keys
-      // of pages kept count). An add that does not grow the set found the key; one hash operation per key.
+      // of pages kept count).
       const { group_key, content_hash } = p.row;
-      const before = seen.size;
-      let duplicate = seen.add(group_key).size === before;
-      if (!duplicate && seen.add(content_hash).size === before + 1) duplicate = seen.delete(group_key);
+      let duplicate = !seen.add(group_key);
+      if (!duplicate && !seen.add(content_hash)) {
+        seen.forget(group_key);
+        duplicate = true;
+      }
       if (duplicate) {
         slots.set(ref, DROPPED);
         duplicates++;
