@@ -20,6 +20,9 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
+import type * as EmbedderModule from '../index/embedder.js';
+import type * as StoreModule from '../index/store.js';
+import type * as SearchModule from '../tools/search.js';
 import { SCIFACT } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -48,9 +51,9 @@ async function load(root: string, label: string): Promise<Build> {
   const dist = (p: string) => pathToFileURL(join(resolve(root), 'dist', p)).href;
   if (!existsSync(join(resolve(root), 'dist', 'tools', 'search.js'))) throw new Error(`${root}: dist/ missing, run npx tsc -p . there`);
   // Typed as this checkout's modules; the other checkout's have the same shape at the calls made here.
-  const { PassageIndex } = (await import(dist('index/store.js'))) as typeof import('../index/store.js');
-  const { createHashingEmbedder } = (await import(dist('index/embedder.js'))) as typeof import('../index/embedder.js');
-  const { searchTool } = (await import(dist('tools/search.js'))) as typeof import('../tools/search.js');
+  const { PassageIndex } = (await import(dist('index/store.js'))) as typeof StoreModule;
+  const { createHashingEmbedder } = (await import(dist('index/embedder.js'))) as typeof EmbedderModule;
+  const { searchTool } = (await import(dist('tools/search.js'))) as typeof SearchModule;
   const index = await PassageIndex.open({ dir: lance, embedder: createHashingEmbedder(), writes: false });
   await index.textEngineReady();
   const inputs = claims.map((q) => searchTool.input.parse({ q, limit: 10 }));
