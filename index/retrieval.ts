@@ -377,8 +377,9 @@ export function groupPages<R extends PassageHit>(
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
   // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
-  // near-duplicate) in dense per-query slots, and one set of the group keys and content hashes seen, which cannot
-  // collide (a group key is a URL, with its "://"; a content hash is hex).
+  // near-duplicate) in dense per-query slots, and the group keys and content hashes seen in this query (one set of
+  // strings kept between queries; the two kinds cannot collide: a group key is a URL, with its "://", a content hash
+  // is hex).
   const slots = PAGE_SLOTS;
   slots.begin();
   const seen = SEEN_KEYS.begin();
