@@ -81,7 +81,8 @@ const { values } = parseArgs({
     compiled: { type: 'boolean', default: false },
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     'log-level': { type: 'string', default: 'info' },
-    // What the searches send: `claims` (the SciFact claims as written) or `all-required` (+a +b +c of each claim).
+    // What the searches send: `claims` (the SciFact claims as written), `all-required` (+a +b +c of each claim) or
+    // `no-match` (`site:` of a host the index does not have: the fixed cost of an authenticated search, no retrieval).
     queries: { type: 'string', default: 'claims' },
     // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
     'search-threads': { type: 'string' },
@@ -94,7 +95,8 @@ const { values } = parseArgs({
 });
 const embedderKind = values.embedder!;
 if (!['hashing', 'none', 'model'].includes(embedderKind)) throw new Error('--embedder must be hashing, none or model');
-if (!['claims', 'all-required'].includes(values.queries!)) throw new Error('--queries must be claims or all-required');
+if (!['claims', 'all-required', 'no-match'].includes(values.queries!))
+  throw new Error('--queries must be claims, all-required or no-match');
 const modelDir = resolve(values['model-dir']!);
 const SCIFACT = fileURLToPath(new URL('../../shared/data/beir/scifact/', import.meta.url));
 
@@ -303,13 +305,16 @@ const claimTexts = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
 // The queries sent: the claims as written, or (`--queries all-required`) three content words of each claim, each
 // required (`+a +b +c`, bench/index-query.ts' all-required kind), as a REST caller sends them.
 const allRequired = values.queries === 'all-required';
+const noMatch = values.queries === 'no-match';
 const claims = allRequired
   ? claimTexts
       .map(shortQuery)
       .filter((q) => q.split(' ').length >= 2)
       .map(requireEach)
-  : claimTexts;
-const queryLabel = allRequired ? '3 SciFact words, all required' : 'SciFact claims';
+  : noMatch
+    ? claimTexts.map((_, i) => `site:nothing-${i}.example`)
+    : claimTexts;
+const queryLabel = allRequired ? '3 SciFact words, all required' : noMatch ? 'site: of absent hosts' : 'SciFact claims';
 
 interface ServerStats {
   rss: number;
