@@ -25,10 +25,12 @@ export async function readHostRows(pages: Table): Promise<HostRow[]> {
 export class HostIds {
   readonly #ids = new Map<string, number>();
   /**
-   * Per domain a host equals or is under (the host itself and each suffix after one of its dots), the ids of those
-   * hosts: `under` (every `site:` query) reads one entry instead of testing every host the index knows.
+   * Per domain a host equals or is under (the host itself and each suffix after one of its dots), those hosts in the
+   * order they became known: `under` (every `site:` query) reads one entry instead of testing every host the index
+   * knows. Hosts, not ids: a host's id may change (`adopt`, or rows another writer re-identified) and its entries
+   * stay right; a host is never forgotten.
    */
-  readonly #under = new Map<string, number[]>();
+  readonly #under = new Map<string, string[]>();
   readonly #source: HostIdSource | null;
   #next = 1;
 
@@ -64,25 +66,21 @@ export class HostIds {
 
   /** Ids of every known host equal to `domain` or under it. */
   under(domain: string): number[] {
-    return [...(this.#under.get(domain) ?? [])];
+    return (this.#under.get(domain) ?? []).map((h) => this.#ids.get(h)!);
   }
 
-  /** Sets a host's id, and its entries in `#under` (the old id's, when it had another, taken out). */
+  /** Sets a host's id; a host new here is entered under each domain it equals or is under. */
   #put(host: string, id: number): void {
-    const old = this.#ids.get(host);
-    if (old === id) return;
+    const known = this.#ids.has(host);
     this.#ids.set(host, id);
+    if (known) return;
     // The host itself, then what follows each of its dots: the domains d with h === d || h.endsWith('.' + d).
     let at = -1;
     do {
       const domain = host.slice(at + 1);
-      let ids = this.#under.get(domain);
-      if (!ids) this.#under.set(domain, (ids = []));
-      if (old !== undefined) {
-        const i = ids.indexOf(old);
-        if (i >= 0) ids.splice(i, 1);
-      }
-      ids.push(id);
+      const hosts = this.#under.get(domain);
+      if (hosts) hosts.push(host);
+      else this.#under.set(domain, [host]);
       at = host.indexOf('.', at + 1);
     } while (at >= 0);
   }

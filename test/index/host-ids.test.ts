@@ -44,14 +44,10 @@ t.test('HostIds.under: the hosts equal to a domain or under it, as a scan of eve
       const domains = new Set(['', 'zz', ...[...all.keys()].flatMap((x) => x.split('.').map((_, i, ls) => ls.slice(i).join('.')))]);
       for (const d of domains) {
         const want = [...all].filter(([x]) => x === d || x.endsWith(`.${d}`)).map(([, id]) => id);
-        assert.deepStrictEqual(
-          h.under(d).sort((a, b) => a - b),
-          want.sort((a, b) => a - b),
-          d,
-        );
+        assert.deepStrictEqual(h.under(d), want, d); // the scan's order too: hosts in the order they became known
       }
     }),
     { numRuns: 400 },
   );
-  t.pass('400 random histories: every domain as the scan');
+  t.pass('400 random histories: every domain answers as the scan, in its order');
 });
