@@ -16,7 +16,7 @@
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
 import type { MatchColumn } from './columns.js';
-import { DenseSlots, SeenStrings } from './dense-slots.js';
+import { DenseSlots } from './dense-slots.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
 
@@ -357,9 +357,8 @@ function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string
     : key(r);
 }
 
-/** groupPages' slots and keys (synchronous use: one at a time per thread); DROPPED marks a near-duplicate page. */
+/** groupPages' slots (synchronous use: one at a time per thread); DROPPED marks a page left out as a near-duplicate. */
 const PAGE_SLOTS = new DenseSlots();
-const SEEN_KEYS = new SeenStrings();
 const DROPPED = 2 ** 31 - 1;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
@@ -377,12 +376,13 @@ export function groupPages<R extends PassageHit>(
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
   // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
-  // near-duplicate) in dense per-query slots, and the group keys and content hashes seen in this query (one set of
-  // strings kept between queries; the two kinds cannot collide: a group key is a URL, with its "://", a content hash
-  // is hex).
+  // near-duplicate) in dense per-query slots, and one set of the group keys and content hashes seen (a set per query:
+  // one kept between queries, bounded, was as fast here at 5.5k passages and slower at 1M, where every query's keys
+  // are new to it and its table outgrows the caches), which cannot collide (a group key is a URL, with its "://"; a
+  // content hash is hex).
   const slots = PAGE_SLOTS;
   slots.begin();
-  const seen = SEEN_KEYS.begin();
+  const seen = new Set<string>();
   const pages: PageHit<R>[] = [];
   let duplicates = 0;
   for (const p of passages) {
@@ -394,13 +394,11 @@ export function groupPages<R extends PassageHit>(
     }
     if (opts.collapseNearDuplicates) {
       // Seen before: its group key, or else its content hash (whose group key is then forgotten again: only the keys
-      // of pages kept count).
+      // of pages kept count). An add that does not grow the set found the key: one hash operation per key.
       const { group_key, content_hash } = p.row;
-      let duplicate = !seen.add(group_key);
-      if (!duplicate && !seen.add(content_hash)) {
-        seen.forget(group_key);
-        duplicate = true;
-      }
+      const before = seen.size;
+      let duplicate = seen.add(group_key).size === before;
+      if (!duplicate && seen.add(content_hash).size === before + 1) duplicate = seen.delete(group_key);
       if (duplicate) {
         slots.set(ref, DROPPED);
         duplicates++;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DENSE_KEY_LIMIT, DenseSlots, SeenStrings } from '../../index/dense-slots.js';
+import { DENSE_KEY_LIMIT, DenseSlots } from '../../index/dense-slots.js';
 
 t.test('DenseSlots: per-use values for any number, dense or not; a new use forgets every key', async (t) => {
   const s = new DenseSlots();
@@ -19,23 +19,4 @@ t.test('DenseSlots: per-use values for any number, dense or not; a new use forge
   t.equal(s.get(3), 1);
   t.equal(s.get(2000), 2);
   t.equal(s.get(1), -1);
-});
-
-t.test('SeenStrings: add says whether a key is new in this use; forget; bounded across uses', async (t) => {
-  const s = new SeenStrings(4);
-  s.begin();
-  t.equal(s.add('a'), true);
-  t.equal(s.add('a'), false, 'already there');
-  t.equal(s.add('b'), true);
-  s.forget('a');
-  t.equal(s.add('a'), true, 'forgotten, new again');
-  s.begin();
-  t.equal(s.add('a'), true, 'a new use: every key unseen');
-  t.equal(s.add('a'), false);
-  for (const k of ['c', 'd', 'e', 'f']) s.add(k);
-  t.equal(s.size, 6);
-  s.begin();
-  t.equal(s.size, 0, 'past its bound, cleared when the next use begins');
-  t.equal(s.add('c'), true);
-  t.equal(s.add('c'), false);
 });
