@@ -1,10 +1,13 @@
+import { grow } from './typed-arrays.js';
+
 /**
- * A per-query map from page refs to small integers, for the steps that see every candidate of a query (hundreds):
- * two typed arrays indexed by the key, emptied in O(1) by a generation stamp, instead of a Map built, grown and hashed
- * per query. Page refs are small non-negative integers in practice (the state store numbers pages from 1); a key
- * outside [0, DENSE_KEY_LIMIT) goes to an ordinary Map, so any number still works, only slower.
+ * A map from small non-negative integers (page refs, term ids) to small non-negative integers for one use at a time —
+ * a query's candidates (hundreds, `groupPages`) or a query's title terms (`TitleStats`): two typed arrays indexed by
+ * the key, emptied in O(1) by a generation stamp, instead of a Map built, grown and hashed per use. A key outside
+ * [0, DENSE_KEY_LIMIT) goes to an ordinary Map, so any number still works, only slower.
  *
- * One instance per use site and thread, used by synchronous code only (a use begins and ends without an await).
+ * One instance per use site and thread. A use ends when the next begins: a use that spans an await must not share its
+ * instance with code that may begin another meanwhile.
  */
 export const DENSE_KEY_LIMIT = 2 ** 22;
 
@@ -13,6 +16,11 @@ export class DenseSlots {
   #value = new Int32Array(0);
   #gen = 0;
   readonly #other = new Map<number, number>();
+
+  /** The current use (it changes with every `begin`): a caller can tell whether the keys it set are still set. */
+  get generation(): number {
+    return this.#gen;
+  }
 
   /** Starts a new use: every key unset. */
   begin(): void {
@@ -35,15 +43,9 @@ export class DenseSlots {
       this.#other.set(key, value);
       return;
     }
-    if (key >= this.#stamp.length) {
-      const n = Math.min(DENSE_KEY_LIMIT, Math.max(key + 1, this.#stamp.length * 2, 1024));
-      const s = new Uint32Array(n);
-      s.set(this.#stamp);
-      this.#stamp = s;
-      const v = new Int32Array(n);
-      v.set(this.#value);
-      this.#value = v;
-    }
+    // Powers of two: never past DENSE_KEY_LIMIT, itself one.
+    this.#stamp = grow(this.#stamp, key + 1);
+    this.#value = grow(this.#value, key + 1);
     this.#stamp[key] = this.#gen;
     this.#value[key] = value;
   }

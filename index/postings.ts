@@ -14,6 +14,7 @@
  */
 import { LoopBudget } from '../event-loop.js';
 import { TopK } from './top-k.js';
+import { grow } from './typed-arrays.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
 const MERGE_TERMS_PER_CHECK = 1024;
@@ -50,16 +51,6 @@ interface Segment {
   readonly offsets: Uint32Array;
   readonly docs: Uint32Array;
   readonly tfs: Uint16Array;
-}
-
-/** Growable typed array helpers (amortised doubling). */
-function grow<T extends Uint32Array | Uint16Array | Float64Array | Float32Array | Uint8Array>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  let n = Math.max(16, a.length);
-  while (n < need) n *= 2;
-  const b = new (a.constructor as new (n: number) => T)(n);
-  b.set(a);
-  return b;
 }
 
 /** Documents added in one batch before they become a segment. */

@@ -21,6 +21,7 @@ import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './co
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTermIds, titleTerms } from './title-stats.js';
+import { grow } from './typed-arrays.js';
 
 /**
  * The page fields of a passage row (denormalised into every passage of a page) are kept once per page in memory: a
@@ -125,18 +126,9 @@ export class TextSnapshot {
         const v = vec.get(i) as { toArray(): Float32Array } | null;
         if (!this.vectors.set(doc, v ? v.toArray() : null)) this.vectors = null; // past the bound
       }
-      if (doc >= this.#pageOf.length) {
-        const n = Math.max(doc + 1, this.#pageOf.length * 2);
-        const a = new Int32Array(n);
-        a.set(this.#pageOf);
-        this.#pageOf = a;
-        const b = new Int32Array(n);
-        b.set(this.#ordinalOf);
-        this.#ordinalOf = b;
-        const c = new Int32Array(n);
-        c.set(this.#prevOfPage);
-        this.#prevOfPage = c;
-      }
+      this.#pageOf = grow(this.#pageOf, doc + 1);
+      this.#ordinalOf = grow(this.#ordinalOf, doc + 1);
+      this.#prevOfPage = grow(this.#prevOfPage, doc + 1);
       this.#pageOf[doc] = pageRef;
       this.#ordinalOf[doc] = ord.get(i) as number;
       // The page's record is set from the newest rows added: a scan reads one version (every passage of a page holds
