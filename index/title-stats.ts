@@ -14,6 +14,7 @@
  */
 import { LoopBudget } from '../event-loop.js';
 import { analyze, analyzerLang } from './analyzer.js';
+import { DenseSlots } from './dense-slots.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
 export const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
@@ -71,12 +72,10 @@ export function titleTermIds(terms: readonly string[]): Int32Array {
 }
 
 /**
- * Per term id: the stamp of the query that last marked it and its slot in that query. A query marks its own terms
- * with a new stamp, so a title term is one of them when its stamp is the query's.
+ * Per term id, its slot in the query that marked the ids last (`markQuery`: one use of the slots per marking), so a
+ * title term is one of that query's when it has a slot.
  */
-let stampOf = new Uint32Array(0);
-let slotOf = new Uint32Array(0);
-let stamps = 0;
+const querySlots = new DenseSlots();
 
 /** BM25 parameters (the same defaults as LanceDB's full-text index). */
 const K1 = 1.2;
@@ -148,7 +147,7 @@ export class TitleStats {
     idf: Float64Array;
     tf: Uint32Array;
     seen: Uint32Array;
-    /** The stamp its terms' ids carry (`stampOf`), and the vocabulary size when they were marked. */
+    /** The use of `querySlots` that holds its terms' slots, and the vocabulary size when they were marked. */
     stamp: number;
     vocabulary: number;
   } | null = null;
@@ -191,15 +190,12 @@ export class TitleStats {
     let score = 0;
     if (ids) {
       // Marked again when another query marked since, or titles brought new terms (one of them may be a query term).
-      if (q.stamp !== stamps || q.vocabulary !== termIds.size) markQuery(q);
-      const stamp = q.stamp;
+      if (q.stamp !== querySlots.generation || q.vocabulary !== termIds.size) markQuery(q);
       const seen = q.seen;
       let n = 0;
       for (let k = 0; k < ids.length; k++) {
-        const id = ids[k]!;
-        if (stampOf[id] !== stamp) continue; // also past the end: a term newer than the marks
-        const i = slotOf[id]!;
-        if (tf[i]!++ === 0) seen[n++] = i;
+        const i = querySlots.get(ids[k]!);
+        if (i >= 0 && tf[i]!++ === 0) seen[n++] = i;
       }
       for (let j = 0; j < n; j++) {
         const i = seen[j]!;
@@ -216,29 +212,13 @@ export class TitleStats {
   }
 }
 
-/** Marks a query's distinct terms (those any title has) with a new stamp and their slots. */
+/** Marks a query's distinct terms (those any title has) with their slots, in a new use of `querySlots`. */
 function markQuery(q: { slot: Map<string, number>; stamp: number; vocabulary: number }): void {
-  const n = termIds.size;
-  if (stampOf.length < n) {
-    const size = Math.max(n, stampOf.length * 2, 1024);
-    const s = new Uint32Array(size);
-    s.set(stampOf);
-    stampOf = s;
-    const l = new Uint32Array(size);
-    l.set(slotOf);
-    slotOf = l;
-  }
-  if (++stamps > 0xffff_ffff) {
-    stamps = 1; // wrapped: no old mark may pass for a new one
-    stampOf.fill(0);
-  }
-  const stamp = stamps;
+  querySlots.begin();
   for (const [t, i] of q.slot) {
     const id = termIds.get(t);
-    if (id === undefined) continue;
-    stampOf[id] = stamp;
-    slotOf[id] = i;
+    if (id !== undefined) querySlots.set(id, i);
   }
-  q.stamp = stamp;
-  q.vocabulary = n;
+  q.stamp = querySlots.generation;
+  q.vocabulary = termIds.size;
 }
