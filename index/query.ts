@@ -641,3 +641,22 @@ function buildRepeats(ranked: readonly WordTerms[]): FullTextQuery[] {
 export function hasPositiveConstraint(ast: QueryAst): boolean {
   return ast.words.length + ast.required.length + ast.phrases.length + PREFIX_OPS.reduce((s, op) => s + ast.ops[op].include.length, 0) > 0;
 }
+
+/**
+ * What an empty answer to a strict query should tell its caller: the operators that made it strict, and that its bare
+ * words became required with them (spec §1.1), so a natural-language question that happens to hold operator syntax
+ * (a quoted term, "E2f-1, -2, -3") is not mistaken for a question nothing answers. Appended to a `no_results`
+ * message; empty for a ranked query, and for a strict one without bare words (nothing was made required).
+ */
+export function strictQueryHint(ast: QueryAst): string {
+  if (ast.kind !== 'strict' || ast.words.length === 0) return '';
+  const used = [
+    ...(ast.phrases.length > 0 ? ['a quoted phrase'] : []),
+    ...(ast.excludedWords.length + ast.excludedPhrases.length > 0 ? ['a -word exclusion'] : []),
+    ...PREFIX_OPS.filter((op) => ast.ops[op].include.length + ast.ops[op].exclude.length > 0).map((op) => `${op}:`),
+  ];
+  return (
+    ` The query has operators (${used.join(', ')}), so each of its other words had to match as well; ` +
+    'without operators any of the words may match and pages are ranked by how many they hold.'
+  );
+}

@@ -14,6 +14,7 @@ import {
 } from '../index/retrieval.js';
 import { PROVINCES, type Province } from '../canada.js';
 import { SOURCE_TYPE_FILTERS } from '../index/source-type.js';
+import { strictQueryHint } from '../index/query.js';
 import type { PassageRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
@@ -188,7 +189,8 @@ export const contextTool = defineTool({
       );
     const candidates = toCandidates(res.passages, warnings);
     const packed = packContext(candidates, { maxTokens: args.max_tokens, maxSources: args.max_sources, now });
-    warnings.push(...packed.warnings);
+    const hint = strictQueryHint(res.compiled.ast);
+    for (const w of packed.warnings) warnings.push(w.code === 'no_results' && hint ? { ...w, message: w.message + hint } : w);
     return {
       context: packed.selected.map((s) => ({
         source: s.url,

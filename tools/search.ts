@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { looksLikeInstructions } from '../index/instruction-guard.js';
-import { QUERY_RULE, type QueryAst } from '../index/query.js';
+import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/query.js';
 import { PER_HOST, searchPages, type PageHit } from '../index/retrieval.js';
 import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/snippets.js';
 import type { PassageRow } from '../index/store.js';
@@ -203,7 +203,8 @@ export const searchTool = defineTool({
     });
     const warnings: Warning[] = operatorWarnings(res.compiled);
     const results = res.pages.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings, args.detail));
-    if (results.length === 0) warnings.push(makeWarning('no_results', 'No indexed page matched the query and filters.'));
+    if (results.length === 0)
+      warnings.push(makeWarning('no_results', `No indexed page matched the query and filters.${strictQueryHint(res.compiled.ast)}`));
     return {
       results,
       ranking: res.ranking,

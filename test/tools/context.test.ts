@@ -38,6 +38,20 @@ t.test('empty index: the §2.1 shape with no_results', async (t) => {
   });
 });
 
+t.test('an empty context for a strict query says its operators made every other word required', async (t) => {
+  const s = await service(t);
+  await s.services.deps.index.upsertPages([page('lib.example.org', ['The central library opens at nine on weekdays.'])]);
+  const strict = await context(s, { query: '"central library" sunday' });
+  t.same(strict.context, []);
+  t.match(
+    strict.warnings.find((w) => w.code === 'no_results')?.message,
+    /^No indexed passage matched the query\. The query has operators \(a quoted phrase\)/,
+  );
+  const ranked = await context(s, { query: 'sunday brunch' });
+  t.equal(ranked.warnings.find((w) => w.code === 'no_results')?.message, 'No indexed passage matched the query.');
+  t.ok((await context(s, { query: '"central library" weekdays' })).context.length > 0, 'every word held: answered');
+});
+
 t.test('bounds: max_tokens 256–8000, max_sources 1–30, closed enums', async (t) => {
   const s = await service(t);
   for (const bad of [

@@ -45,6 +45,28 @@ t.test('empty index: well-formed empty result with a no_results warning', async 
   t.equal(r.offset, 0);
 });
 
+t.test('an empty answer to a strict query says its operators made every other word required', async (t) => {
+  const s = await service(t);
+  await s.services.deps.index.upsertPages([page('news.example.org', ['Passport office wait times fell this autumn, officials said.'])]);
+  const message = async (q: string) => {
+    const r = await search(s, { q });
+    const w = r.warnings.find((x) => x.code === 'no_results');
+    return r.results.length === 0 ? w?.message : `answered: ${r.results.length}`;
+  };
+  // The phrase is there; "renewal" is not, and the phrase made it required.
+  t.equal(await message('"passport office" wait'), 'answered: 1');
+  const strict = await message('"passport office" renewal');
+  t.match(
+    strict,
+    /^No indexed page matched the query and filters\. The query has operators \(a quoted phrase\), so each of its other words had to match/,
+  );
+  t.match(await message('renewal -autumn site:example.org passport'), /operators \(a -word exclusion, site:\)/);
+  t.match(await message('passport intitle:renewal'), /operators \(intitle:\)/);
+  // Nothing was made required: the plain message.
+  t.equal(await message('renewal zebra'), 'No indexed page matched the query and filters.', 'a ranked query');
+  t.equal(await message('"passport renewal"'), 'No indexed page matched the query and filters.', 'a strict query without bare words');
+});
+
 t.test('bounds are validated: 422 validation_failed', async (t) => {
   const s = await service(t);
   for (const bad of [
