@@ -90,7 +90,9 @@ export async function openTables(
   }
   // A table listed while the writer creates it (object storage lists its first objects before its first version) is
   // waited for by a reader, as long as it waits for the writer at all; a writer opens what it finds.
-  const open = (name: string): Promise<Table> => (reader ? openWhenCommitted(db, name, reader.waitForWriterMs) : db.openTable(name));
+  // One deadline for all three tables: a reader waits for the writer's creation once, not once per table.
+  const openDeadline = reader ? Date.now() + reader.waitForWriterMs : 0;
+  const open = (name: string): Promise<Table> => (reader ? openWhenCommitted(db, name, openDeadline) : db.openTable(name));
   let meta: IndexMeta;
   let passages: Table;
   if (stored) {
@@ -132,11 +134,10 @@ export async function openTables(
 }
 
 /**
- * Opens a table found listed, waiting up to `waitMs` (polling) while it has no committed version yet: the writer is
- * creating it. Any other failure, or still none after the wait, throws.
+ * Opens a table found listed, waiting until `deadline` (epoch ms; polling) while it has no committed version yet: the
+ * writer is creating it. Any other failure, or still none at the deadline, throws.
  */
-async function openWhenCommitted(db: lancedb.Connection, name: string, waitMs: number): Promise<Table> {
-  const deadline = Date.now() + waitMs;
+async function openWhenCommitted(db: lancedb.Connection, name: string, deadline: number): Promise<Table> {
   for (;;) {
     try {
       return await db.openTable(name);
