@@ -443,52 +443,122 @@ export class TermPresence {
   }
 }
 
-/** Compiles an AST into typed clauses. */
+/**
+ * Compiles an AST into typed clauses. Each step is a function of its own: one query's compile runs once per request,
+ * and a function this size whose every step is inlined cost V8's optimising compiler ≈ 100 ms per (re)compilation —
+ * several times over a search thread's first minutes (each new shape of query met deoptimises it), on the same two
+ * cores as the searches (docs/benchmarks.md, session 23).
+ */
 export function compileQuery(ast: QueryAst): CompiledQuery {
-  const o = ast.ops;
-  const langs: AnalyzerLang[] = queryLangs(
-    [
-      ...ast.words,
-      ...ast.required,
-      ...ast.phrases.flat(),
-      ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])])),
-    ].join(' '),
-  );
+  const langs: AnalyzerLang[] = queryLangs(positiveText(ast));
+  const { ranked, mustWords, excluded } = analyseWords(ast, langs);
+  const fts = buildFts(mustWords, ranked);
+  const probe = probeTerms(mustWords, excluded, ranked);
+  const checks = buildChecks(ast, { ranked, mustWords, excluded }, probe);
+  return {
+    ast,
+    fts,
+    repeatFts: buildRepeats(ranked),
+    text: fts === null ? null : textQuery(mustWords, ranked, probe),
+    titleTerms: titleTermsOf(ranked, mustWords),
+    semanticText: semanticTextOf(ast),
+    highlightTerms: highlightTermsOf(ast),
+    hasPositiveSite: ast.ops.site.include.some((v) => v !== null),
+    invalid: invalidValues(ast),
+    matches: checks.matches,
+    hitColumns: checks.hitColumns,
+    matchColumns: checks.matchColumns,
+    coordination: checks.coordination,
+    selective: checks.codeChecks || mustWords.length > 1,
+    textSelective: checks.codeChecks || (mustWords.length > 1 && fts === null),
+    ftsCoversMatches: fts !== null && mustWords.length > 0,
+  };
+}
+
+/** A query's words as the index sees them. */
+interface AnalysedWords {
+  /** Ranked words: bare words of a ranked query, question words left out while other words remain. */
+  readonly ranked: readonly WordTerms[];
+  /** Required words, phrase words and intitle words (deduplicated): the index must hold each (any of its terms). */
+  readonly mustWords: readonly WordTerms[];
+  readonly excluded: readonly WordTerms[];
+}
+
+/** The words of intitle: values (null: a value that could not be understood). */
+function intitleWords(ast: QueryAst): string[] {
+  return ast.ops.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])]));
+}
+
+/** The intitle: values as phrases. */
+function intitlePhrases(ast: QueryAst): string[] {
+  return ast.ops.intitle.include.flatMap((v) => (v === null ? [] : [(v as string[]).join(' ')]));
+}
+
+/** Every positive word of the query in one string (what its languages are told from). */
+function positiveText(ast: QueryAst): string {
+  return [...ast.words, ...ast.required, ...ast.phrases.flat(), ...intitleWords(ast)].join(' ');
+}
+
+function analyseWords(ast: QueryAst, langs: readonly AnalyzerLang[]): AnalysedWords {
   const toTerms = (word: string): WordTerms => ({ word, terms: queryTerms(word, langs) });
   const indexed = (list: readonly WordTerms[]) => list.filter((w) => w.terms.length > 0);
-
-  // Ranked words: bare words of a ranked query, question words left out while other words remain.
   const bare = ast.kind === 'ranked' ? indexed(ast.words.map(toTerms)) : [];
   const content = bare.filter((w) => !QUESTION_WORDS.has(w.word));
-  const ranked = content.length > 0 ? content : bare;
-  // Required words: the index must hold each (any of its terms); phrase and intitle words too (their order is
-  // checked in code).
+  // Phrase and intitle words are required too (their order is checked in code).
   const requiredWords = indexed(ast.required.map(toTerms));
-  const phraseWords = indexed(
-    [...ast.phrases.flat(), ...o.intitle.include.flatMap((v) => (v === null ? [] : [...(v as string[])]))].map(toTerms),
-  );
-  const mustWords = dedupeWords([...requiredWords, ...phraseWords]);
-  const excluded = indexed(ast.excludedWords.map(toTerms));
+  const phraseWords = indexed([...ast.phrases.flat(), ...intitleWords(ast)].map(toTerms));
+  return {
+    ranked: content.length > 0 ? content : bare,
+    mustWords: dedupeWords([...requiredWords, ...phraseWords]),
+    excluded: indexed(ast.excludedWords.map(toTerms)),
+  };
+}
 
-  const fts = buildFts(mustWords, ranked);
-  const repeatFts = buildRepeats(ranked);
-  const titleTermsList = [...ranked, ...mustWords].flatMap((w) => w.terms);
+/** Query terms of the title boost, repeats kept. */
+function titleTermsOf(ranked: readonly WordTerms[], mustWords: readonly WordTerms[]): string[] {
+  return [...ranked, ...mustWords].flatMap((w) => w.terms);
+}
 
-  const semanticText = [
+/** The distinct terms whose presence in a candidate the checks and coordination read. */
+function probeTerms(mustWords: readonly WordTerms[], excluded: readonly WordTerms[], ranked: readonly WordTerms[]): string[] {
+  return [...new Set([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms))];
+}
+
+function semanticTextOf(ast: QueryAst): string {
+  return [
     ...ast.words,
     ...ast.required.filter((w) => !ast.words.includes(w)),
     ...ast.phrases.map((p) => p.join(' ')),
-    ...o.intitle.include.flatMap((v) => (v === null ? [] : [(v as string[]).join(' ')])),
+    ...intitlePhrases(ast),
   ].join(' ');
-  const highlightTerms = [
-    ...ast.phrases.map((p) => p.join(' ')),
-    ...o.intitle.include.flatMap((v) => (v === null ? [] : [(v as string[]).join(' ')])),
-    ...new Set([...ast.required, ...ast.words]),
-  ];
+}
 
-  const probe = [...new Set([...mustWords, ...excluded, ...ranked].flatMap((w) => w.terms))];
+function highlightTermsOf(ast: QueryAst): string[] {
+  return [...ast.phrases.map((p) => p.join(' ')), ...intitlePhrases(ast), ...new Set([...ast.required, ...ast.words])];
+}
+
+function invalidValues(ast: QueryAst): CompiledQuery['invalid'] {
+  const o = ast.ops;
+  return {
+    positive: PREFIX_OPS.reduce((s, op) => s + o[op].include.filter((v) => v === null).length, 0),
+    negated: PREFIX_OPS.reduce((s, op) => s + o[op].exclude.filter((v) => v === null).length, 0),
+  };
+}
+
+/** A compiled query's checks of a candidate, and the row fields they read. */
+interface QueryChecks {
+  readonly matches: CompiledQuery['matches'];
+  readonly coordination: CompiledQuery['coordination'];
+  readonly matchColumns: MatchColumn[];
+  readonly hitColumns: MatchColumn[];
+  /** Checks only code can make (prefixes, exclusions, phrases): they may reject many candidates of either arm. */
+  readonly codeChecks: boolean;
+}
+
+function buildChecks(ast: QueryAst, words: AnalysedWords, probe: readonly string[]): QueryChecks {
+  const o = ast.ops;
+  const { ranked, mustWords, excluded } = words;
   const presence = new TermPresence(probe);
-  const text = fts === null ? null : textQuery(mustWords, ranked, probe);
   // Plain loops: these run for every word of every candidate of both arms (thousands per query), where a closure and
   // an iterator per call were most of a hybrid query's allocations (≈ 330 KB of ≈ 1.2 MB).
   // Each word's terms as positions in the presence answer, found once per query (not once per word of each candidate).
@@ -559,30 +629,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     return 0.5 + (0.5 * got) / totalWeight;
   };
 
-  const invalid = {
-    positive: PREFIX_OPS.reduce((s, op) => s + o[op].include.filter((v) => v === null).length, 0),
-    negated: PREFIX_OPS.reduce((s, op) => s + o[op].exclude.filter((v) => v === null).length, 0),
-  };
-  // Checks only code can make (prefixes, exclusions, phrases): they may reject many candidates of either arm.
   const codeChecks = prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0;
-  return {
-    ast,
-    fts,
-    repeatFts,
-    text,
-    titleTerms: titleTermsList,
-    semanticText,
-    highlightTerms,
-    hasPositiveSite: o.site.include.some((s) => s !== null),
-    invalid,
-    matches,
-    hitColumns,
-    matchColumns,
-    coordination,
-    selective: codeChecks || mustWords.length > 1,
-    textSelective: codeChecks || (mustWords.length > 1 && fts === null),
-    ftsCoversMatches: fts !== null && mustWords.length > 0,
-  };
+  return { matches, coordination, matchColumns, hitColumns, codeChecks };
 }
 
 function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
