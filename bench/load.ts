@@ -7,11 +7,13 @@
  * and prints searches/s, p50/p99, errors, the share of non-empty answers, the server's RSS and event-loop delay, and
  * the search rate as a share of the /healthz rate measured with the same client in the same run.
  * Each phase also gives the server's CPU time per request (the whole process: HTTP thread, search threads, GC and
- * LanceDB threads): what a search costs the machine, steadier than the rate on a machine shared with other work.
+ * LanceDB threads): what a search costs the machine, steadier than the rate on a machine shared with other work;
+ * and this client's own CPU time per request, which shares the same two cores (the share of /healthz is a ratio of
+ * two rates each bounded by server and client together).
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 3]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -37,6 +39,9 @@
  *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
+ * - `--warm-up S` (default 3) seconds of searches before the measured phases. V8 settles its optimised code over a
+ *   search thread's first ≈ 5,000 searches (recompiling what each new shape of query deoptimised), so the default's
+ *   search phase still holds part of that; a longer warm-up measures the steady state of a long-running server.
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -86,6 +91,7 @@ const { values } = parseArgs({
     queries: { type: 'string', default: 'claims' },
     // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
     'search-threads': { type: 'string' },
+    'warm-up': { type: 'string', default: '3' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
     // Internal: the real model answers for the hashing stand-in a foreign (`--lance`) index was built with (same
@@ -264,6 +270,8 @@ if (values.serve) {
 // ---------------------------------------------------------------------------------------------------------------
 const connections = Math.max(1, Math.min(64, Number(values.connections)));
 const seconds = Math.max(1, Math.min(120, Number(values.seconds)));
+/** Seconds of searches before the measured phases (the search threads' JIT settles over their first ≈ 5,000 searches). */
+const warmUp = Math.max(0, Math.min(600, Number(values['warm-up'])));
 const soakSeconds = Math.max(0, Math.min(1800, Number(values['soak-seconds'])));
 const sampleEvery = Math.max(1, Number(values['sample-every']));
 const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
@@ -399,6 +407,8 @@ interface PhaseResult {
   nonEmpty: number;
   answered: Set<number>;
   server: ServerStats;
+  /** This process's CPU time over the phase (user + system), ms. */
+  clientCpuMs: number;
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -418,6 +428,7 @@ async function phase(
   let issued = 0;
   const answered = new Set<number>();
   const t0 = performance.now();
+  const clientCpu = process.cpuUsage();
   const until = t0 + secs * 1000;
   const worker = async () => {
     while (performance.now() < until && issued < MAX_REQUESTS) {
@@ -460,6 +471,7 @@ async function phase(
   await Promise.all(Array.from({ length: connections }, worker));
   await sampler;
   const elapsed = (performance.now() - t0) / 1000;
+  const { user, system } = process.cpuUsage(clientCpu);
   lat.sort((a, b) => a - b);
   return {
     title,
@@ -473,6 +485,7 @@ async function phase(
     nonEmpty,
     answered,
     server: await serverStats().then((st) => ({ ...st, cpuMs: st.cpuMs + sampledCpuMs, sysMs: st.sysMs + sampledSysMs })),
+    clientCpuMs: (user + system) / 1000,
   };
 }
 
@@ -483,7 +496,7 @@ const searchPath = (i: number) => ({
 const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 
 const idle = await serverStats();
-await phase('warm-up (search)', 3, searchPath);
+await phase('warm-up (search)', warmUp, searchPath);
 const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
 const search = await phase(`GET /api/v1/search (${queryLabel})`, seconds, searchPath);
 const rssSamples: (ServerStats & { t: number })[] = [];
@@ -504,14 +517,14 @@ console.log(
   `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
 );
 console.log(
-  '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms | server CPU ms per request | of which kernel |',
+  '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms | server CPU ms per request | of which kernel | client CPU ms per request |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of [health, search, ...(soak ? [soak] : [])]) {
   const isSearch = r !== health;
   console.log(
     `| ${r.title} | ${r.requests} | ${r.rate.toFixed(1)} | ${((r.rate / health.rate) * 100).toFixed(1)}% | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ` +
-      `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} | ${(r.server.cpuMs / Math.max(1, r.requests)).toFixed(3)} | ${(r.server.sysMs / Math.max(1, r.requests)).toFixed(3)} |`,
+      `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} | ${(r.server.cpuMs / Math.max(1, r.requests)).toFixed(3)} | ${(r.server.sysMs / Math.max(1, r.requests)).toFixed(3)} | ${(r.clientCpuMs / Math.max(1, r.requests)).toFixed(3)} |`,
   );
 }
 console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
