@@ -13,7 +13,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 3]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 15]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -39,9 +39,10 @@
  *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
- * - `--warm-up S` (default 3) seconds of searches before the measured phases. V8 settles its optimised code over a
- *   search thread's first ≈ 5,000 searches (recompiling what each new shape of query deoptimised), so the default's
- *   search phase still holds part of that; a longer warm-up measures the steady state of a long-running server.
+ * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
+ *   before the measured phases: what is measured is a running server's steady state. V8 settles its optimised code over a search thread's first ≈ 5,000 searches (≈ 12 s here;
+ *   its compiler threads then spent ≈ 0.3 ms of CPU per search, on the same two cores); with the 3 s this bench used
+ *   before (`--warm-up 3`), the measured phase held much of that (docs/benchmarks.md, session 23).
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -91,7 +92,7 @@ const { values } = parseArgs({
     queries: { type: 'string', default: 'claims' },
     // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
     'search-threads': { type: 'string' },
-    'warm-up': { type: 'string', default: '3' },
+    'warm-up': { type: 'string' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
     // Internal: the real model answers for the hashing stand-in a foreign (`--lance`) index was built with (same
@@ -270,11 +271,11 @@ if (values.serve) {
 // ---------------------------------------------------------------------------------------------------------------
 const connections = Math.max(1, Math.min(64, Number(values.connections)));
 const seconds = Math.max(1, Math.min(120, Number(values.seconds)));
-/** Seconds of searches before the measured phases (the search threads' JIT settles over their first ≈ 5,000 searches). */
-const warmUp = Math.max(0, Math.min(600, Number(values['warm-up'])));
 const soakSeconds = Math.max(0, Math.min(1800, Number(values['soak-seconds'])));
 const sampleEvery = Math.max(1, Number(values['sample-every']));
 const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
+/** Seconds of searches before the measured phases (`--warm-up`); 3 beside a crawl, which must outlast the phases. */
+const warmUp = Math.max(0, Math.min(600, Number(values['warm-up'] ?? (crawlHosts > 0 ? 3 : 15))));
 const tempDirs: string[] = [];
 
 let dataDir: string;
@@ -514,7 +515,7 @@ console.log(
   `\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
 );
 console.log(
-  `client: undici Pool, ${connections} connections, ${seconds} s per phase, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
+  `client: undici Pool, ${connections} connections, ${seconds} s per phase after ${warmUp} s of searches, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
 );
 console.log(
   '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms | server CPU ms per request | of which kernel | client CPU ms per request |',
