@@ -75,6 +75,8 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
 /** How long to wait before replacing a thread that died, doubling up to a minute while they keep dying. */
 const RESPAWN_MS = 1000;
 const RESPAWN_MAX_MS = 60_000;
+/** Requests a thread holds at once: the one it runs and the next, already on its port (so it never waits for one). */
+const PER_THREAD = 2;
 
 export class SearchPool {
   readonly #opts: SearchPoolOptions;
@@ -84,6 +86,8 @@ export class SearchPool {
   #closing = false;
   #respawnMs = RESPAWN_MS;
   readonly #readyWaiters = new Set<() => void>();
+  /** Requests waiting for a thread with room (`#slot`), in arrival order. */
+  readonly #waitingForRoom: (() => void)[] = [];
   readonly #unsubscribe: (() => void) | null;
 
   constructor(opts: SearchPoolOptions) {
@@ -102,6 +106,15 @@ export class SearchPool {
   /** Threads ready to answer now. */
   get ready(): number {
     return this.#threads.filter((t) => t?.ready).length;
+  }
+
+  /** Requests waiting for a thread with room, and each thread's requests in flight, by slot (tests, diagnostics). */
+  get queued(): number {
+    return this.#waitingForRoom.length;
+  }
+
+  get inFlight(): number[] {
+    return this.#threads.map((t) => t?.inFlight ?? 0);
   }
 
   get size(): number {
@@ -143,25 +156,22 @@ export class SearchPool {
     );
   }
 
-  /** Runs a pooled tool's handler on the least busy ready thread; on this thread when none is ready. */
+  /**
+   * Runs a pooled tool's handler on the least busy ready thread; on this thread when none is ready. A thread holds at
+   * most `PER_THREAD` of them (one running, the next already on its port); the others wait here, first come first
+   * served, for the first thread with room. Handed to a thread at once, a request waited behind whatever that thread
+   * had queued, however long, while the other thread went on: at 1M passages, where one search costs 100 times
+   * another, that queueing was most of the latency tail.
+   */
   async call(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<never> {
     const here = () => tool.run(input as never, ctx) as Promise<never>;
-    // The least busy ready thread; ties taken in turn, so every thread's caches warm up.
-    let best: Thread | null = null;
-    const n = this.#threads.length;
-    const start = this.#turn++ % n;
-    for (let i = 0; i < n; i++) {
-      const t = this.#threads[(start + i) % n];
-      if (t?.ready && (!best || t.inFlight < best.inFlight)) best = t;
-    }
-    if (!best || this.#closing) return here();
-    const thread = best;
-    const minVersion = await ctx.deps.index.servingVersion();
-    // The thread may have stopped during that await: its pending requests were already handed back, so this one
-    // would never be answered there.
-    if (thread.retired || this.#closing) return here();
-    thread.inFlight++;
+    const thread = await this.#slot();
+    if (!thread) return here();
     try {
+      const minVersion = await ctx.deps.index.servingVersion();
+      // The thread may have stopped during that await: its pending requests were already handed back, so this one
+      // would never be answered there.
+      if (thread.retired || this.#closing) return here();
       const m = await this.#ask(thread, (id) => ({
         op: 'run',
         id,
@@ -179,7 +189,39 @@ export class SearchPool {
       throw new Error(m.message);
     } finally {
       thread.inFlight--;
+      this.#waitingForRoom.shift()?.();
     }
+  }
+
+  /**
+   * A ready thread with room for one more request, counted in its `inFlight`; null when no thread is ready (or the
+   * pool is closing). Waits (in arrival order) while every ready thread is full.
+   */
+  async #slot(): Promise<Thread | null> {
+    let woken = false;
+    for (;;) {
+      // The least busy ready thread; ties taken in turn, so every thread's caches warm up.
+      let best: Thread | null = null;
+      const n = this.#threads.length;
+      const start = this.#turn++ % n;
+      for (let i = 0; i < n; i++) {
+        const t = this.#threads[(start + i) % n];
+        if (t?.ready && (!best || t.inFlight < best.inFlight)) best = t;
+      }
+      if (!best || this.#closing) return null;
+      // A newcomer does not pass those already waiting; a woken waiter that finds no room waits first in line again.
+      if (best.inFlight < PER_THREAD && (woken || this.#waitingForRoom.length === 0)) {
+        best.inFlight++;
+        return best;
+      }
+      await new Promise<void>((resolve) => (woken ? this.#waitingForRoom.unshift(resolve) : this.#waitingForRoom.push(resolve)));
+      woken = true;
+    }
+  }
+
+  /** Every request waiting for room looks again (a thread became ready or stopped, or the pool is closing). */
+  #wakeAllWaiting(): void {
+    for (const w of this.#waitingForRoom.splice(0)) w();
   }
 
   /** Posts the message `make(id)` to the thread and resolves with its reply; null when the thread stops first. */
@@ -235,6 +277,7 @@ export class SearchPool {
     this.#closing = true;
     this.#unsubscribe?.();
     for (const w of this.#readyWaiters) w();
+    this.#wakeAllWaiting();
     await Promise.all(
       this.#threads.map(async (t) => {
         if (!t) return;
@@ -290,6 +333,7 @@ export class SearchPool {
     thread.ready = false;
     // Its runs not answered are answered here (`call`); its stats and settles count for nothing.
     for (const w of [...thread.waiting.values()]) w.gone();
+    this.#wakeAllWaiting();
     if (this.#threads[slot] === thread) this.#threads[slot] = null;
     if (this.#closing) return;
     this.#opts.log.warn(
@@ -313,6 +357,7 @@ export class SearchPool {
         this.#respawnMs = RESPAWN_MS;
         for (const w of this.#readyWaiters) w();
         this.#readyWaiters.clear();
+        this.#wakeAllWaiting();
         return;
       case 'failed':
         this.#opts.log.warn({ reason: m.error }, 'search thread could not open the index');

@@ -77,6 +77,40 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.match(metrics, /^svc_search_thread_heap_after_major_gc_bytes\{thread="0"\} \d+$/m);
 });
 
+t.test('a thread holds two requests at most; the others wait for the first thread with room, in arrival order', async (t) => {
+  const s = await service(t, 2);
+  const pool = s.services.searchPool!;
+  await pool.textEngineReady(s.services.deps.index);
+  const [pooled] = pool.wrap([searchTool]);
+  const ctx = { deps: s.services.deps, caller };
+  const order: number[] = [];
+  let most = 0;
+  const calls = Array.from({ length: 30 }, (_, i) =>
+    callTool(pooled!, { q: TOPICS[i % TOPICS.length]![1] }, ctx).then((out) => {
+      most = Math.max(most, ...pool.inFlight);
+      order.push(i);
+      return out;
+    }),
+  );
+  // Started without a pause: the first four took the threads' room at once, the others wait here.
+  t.same(pool.inFlight, [2, 2], 'two on each thread');
+  t.equal(pool.queued, 26, 'the other 26 wait for room');
+  const outs = await Promise.all(calls);
+  t.ok(
+    outs.every((o) => (o as { results: unknown[] }).results.length > 0),
+    'every request answered, with results',
+  );
+  t.ok(most <= 2, `never more than two on a thread (at most ${most} seen as answers came)`);
+  // First come, first served: when request i leaves the line every earlier one has, and at most three of those (the
+  // room of two threads, less its own place) are still unanswered, so it is never answered more than three places
+  // ahead of its arrival (handed out last-come-first, request 29 would be among the first answered).
+  t.ok(
+    order.every((i, at) => at >= i - 3),
+    `the waiting requests were handed out in arrival order (answered in the order ${order.join(' ')})`,
+  );
+  t.same([pool.queued, ...pool.inFlight], [0, 0, 0], 'nothing left waiting or in flight');
+});
+
 t.test('a page written just before a request is in its answer, on every thread; site: knows its new host', async (t) => {
   const s = await service(t, 2);
   const index = s.services.deps.index;
