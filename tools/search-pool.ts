@@ -75,8 +75,11 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
 /** How long to wait before replacing a thread that died, doubling up to a minute while they keep dying. */
 const RESPAWN_MS = 1000;
 const RESPAWN_MAX_MS = 60_000;
-/** Requests a thread holds at once: the one it runs and the next, already on its port (so it never waits for one). */
-const PER_THREAD = 2;
+/**
+ * Requests a thread holds at once: the one it runs and the next ones, already on its port (so it never waits for one,
+ * and requests waiting for the same catch-up to a newer version of the index, beside a crawl, wait together).
+ */
+export const SEARCH_THREAD_ROOM = 4;
 
 export class SearchPool {
   readonly #opts: SearchPoolOptions;
@@ -158,18 +161,20 @@ export class SearchPool {
 
   /**
    * Runs a pooled tool's handler on the least busy ready thread; on this thread when none is ready. A thread holds at
-   * most `PER_THREAD` of them (one running, the next already on its port); the others wait here, first come first
-   * served, for the first thread with room. Handed to a thread at once, a request waited behind whatever that thread
-   * had queued, however long, while the other thread went on: at 1M passages, where one search costs 100 times
-   * another, that queueing was most of the latency tail.
+   * most `SEARCH_THREAD_ROOM` of them; the others wait here, first come first served, for the first thread with room.
+   * Handed to a thread at once, a request waited behind whatever that thread had queued, however long, while the other
+   * thread went on: at 1M passages, where one search costs 100 times another, that queueing was most of the latency
+   * tail.
    */
   async call(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<never> {
     const here = () => tool.run(input as never, ctx) as Promise<never>;
+    // The version the answer must include is the one served when the request arrived, not when a thread had room: a
+    // request that waited asks no thread to catch up further than it needs (beside a crawl, each catch-up is a wait).
+    const minVersion = await ctx.deps.index.servingVersion();
     const thread = await this.#slot();
     if (!thread) return here();
     try {
-      const minVersion = await ctx.deps.index.servingVersion();
-      // The thread may have stopped during that await: its pending requests were already handed back, so this one
+      // The thread may have stopped since it was chosen: its pending requests were already handed back, so this one
       // would never be answered there.
       if (thread.retired || this.#closing) return here();
       const m = await this.#ask(thread, (id) => ({
@@ -210,7 +215,7 @@ export class SearchPool {
       }
       if (!best || this.#closing) return null;
       // A newcomer does not pass those already waiting; a woken waiter that finds no room waits first in line again.
-      if (best.inFlight < PER_THREAD && (woken || this.#waitingForRoom.length === 0)) {
+      if (best.inFlight < SEARCH_THREAD_ROOM && (woken || this.#waitingForRoom.length === 0)) {
         best.inFlight++;
         return best;
       }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createHashingEmbedder, type Embedder } from '../../index/embedder.js';
 import { PassageIndex } from '../../index/store.js';
 import { defaultSearchThreads } from '../../main.js';
+import { SEARCH_THREAD_ROOM } from '../../tools/search-pool.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
 import { makePage } from '../helpers/page-input.js';
@@ -77,35 +78,41 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.match(metrics, /^svc_search_thread_heap_after_major_gc_bytes\{thread="0"\} \d+$/m);
 });
 
-t.test('a thread holds two requests at most; the others wait for the first thread with room, in arrival order', async (t) => {
+t.test('a thread holds a few requests at most; the others wait for the first thread with room, in arrival order', async (t) => {
   const s = await service(t, 2);
   const pool = s.services.searchPool!;
   await pool.textEngineReady(s.services.deps.index);
   const [pooled] = pool.wrap([searchTool]);
   const ctx = { deps: s.services.deps, caller };
   const order: number[] = [];
-  let most = 0;
+  let done = false;
   const calls = Array.from({ length: 30 }, (_, i) =>
     callTool(pooled!, { q: TOPICS[i % TOPICS.length]![1] }, ctx).then((out) => {
-      most = Math.max(most, ...pool.inFlight);
       order.push(i);
       return out;
     }),
   );
-  // Started without a pause: the first four took the threads' room at once, the others wait here.
-  t.same(pool.inFlight, [2, 2], 'two on each thread');
-  t.equal(pool.queued, 26, 'the other 26 wait for room');
-  const outs = await Promise.all(calls);
+  const all = Promise.all(calls).finally(() => (done = true));
+  // Watched between turns of the loop while the requests are answered.
+  let mostQueued = 0;
+  let mostOnAThread = 0;
+  while (!done) {
+    mostQueued = Math.max(mostQueued, pool.queued);
+    mostOnAThread = Math.max(mostOnAThread, ...pool.inFlight);
+    await new Promise((r) => setImmediate(r));
+  }
+  const outs = await all;
   t.ok(
     outs.every((o) => (o as { results: unknown[] }).results.length > 0),
     'every request answered, with results',
   );
-  t.ok(most <= 2, `never more than two on a thread (at most ${most} seen as answers came)`);
-  // First come, first served: when request i leaves the line every earlier one has, and at most three of those (the
-  // room of two threads, less its own place) are still unanswered, so it is never answered more than three places
-  // ahead of its arrival (handed out last-come-first, request 29 would be among the first answered).
+  t.equal(mostOnAThread, SEARCH_THREAD_ROOM, `at most ${SEARCH_THREAD_ROOM} on a thread at once`);
+  t.ok(mostQueued >= 30 - 2 * SEARCH_THREAD_ROOM - 2, `the others waited for room (${mostQueued} at once)`);
+  // First come, first served: when request i leaves the line every earlier one has, and at most 2 × room − 1 of those
+  // are still unanswered, so it is never answered more than that many places ahead of its arrival (handed out
+  // last-come-first, request 29 would be among the first answered).
   t.ok(
-    order.every((i, at) => at >= i - 3),
+    order.every((i, at) => at >= i - (2 * SEARCH_THREAD_ROOM - 1)),
     `the waiting requests were handed out in arrival order (answered in the order ${order.join(' ')})`,
   );
   t.same([pool.queued, ...pool.inFlight], [0, 0, 0], 'nothing left waiting or in flight');
