@@ -89,8 +89,8 @@ export class SearchPool {
   #closing = false;
   #respawnMs = RESPAWN_MS;
   readonly #readyWaiters = new Set<() => void>();
-  /** Requests waiting for a thread with room (`#slot`), in arrival order. */
-  readonly #waitingForRoom: (() => void)[] = [];
+  /** Requests waiting for a thread with room (`#slot`), in arrival order; each is handed its thread (`#handOut`). */
+  readonly #waitingForRoom: ((thread: Thread | null) => void)[] = [];
   readonly #unsubscribe: (() => void) | null;
 
   constructor(opts: SearchPoolOptions) {
@@ -194,39 +194,47 @@ export class SearchPool {
       throw new Error(m.message);
     } finally {
       thread.inFlight--;
-      this.#waitingForRoom.shift()?.();
+      this.#handOut();
     }
   }
 
   /**
    * A ready thread with room for one more request, counted in its `inFlight`; null when no thread is ready (or the
-   * pool is closing). Waits (in arrival order) while every ready thread is full.
+   * pool is closing). A newcomer does not pass those already waiting: it waits at the end of the line.
    */
-  async #slot(): Promise<Thread | null> {
-    let woken = false;
-    for (;;) {
-      // The least busy ready thread; ties taken in turn, so every thread's caches warm up.
-      let best: Thread | null = null;
-      const n = this.#threads.length;
-      const start = this.#turn++ % n;
-      for (let i = 0; i < n; i++) {
-        const t = this.#threads[(start + i) % n];
-        if (t?.ready && (!best || t.inFlight < best.inFlight)) best = t;
-      }
-      if (!best || this.#closing) return null;
-      // A newcomer does not pass those already waiting; a woken waiter that finds no room waits first in line again.
-      if (best.inFlight < SEARCH_THREAD_ROOM && (woken || this.#waitingForRoom.length === 0)) {
-        best.inFlight++;
-        return best;
-      }
-      await new Promise<void>((resolve) => (woken ? this.#waitingForRoom.unshift(resolve) : this.#waitingForRoom.push(resolve)));
-      woken = true;
+  #slot(): Thread | null | Promise<Thread | null> {
+    const best = this.#leastBusy();
+    if (!best || this.#closing) return null;
+    if (best.inFlight < SEARCH_THREAD_ROOM && this.#waitingForRoom.length === 0) {
+      best.inFlight++;
+      return best;
     }
+    return new Promise<Thread | null>((resolve) => this.#waitingForRoom.push(resolve));
   }
 
-  /** Every request waiting for room looks again (a thread became ready or stopped, or the pool is closing). */
-  #wakeAllWaiting(): void {
-    for (const w of this.#waitingForRoom.splice(0)) w();
+  /** The least busy ready thread; ties taken in turn, so every thread's caches warm up. */
+  #leastBusy(): Thread | null {
+    let best: Thread | null = null;
+    const n = this.#threads.length;
+    const start = this.#turn++ % n;
+    for (let i = 0; i < n; i++) {
+      const t = this.#threads[(start + i) % n];
+      if (t?.ready && (!best || t.inFlight < best.inFlight)) best = t;
+    }
+    return best;
+  }
+
+  /**
+   * Hands threads with room to the requests waiting, first in line first (a slot freed, a thread became ready or
+   * stopped). With no thread ready, or the pool closing, every waiting request is told to run on this thread.
+   */
+  #handOut(): void {
+    while (this.#waitingForRoom.length > 0) {
+      const best = this.#closing ? null : this.#leastBusy();
+      if (best && best.inFlight >= SEARCH_THREAD_ROOM) return;
+      if (best) best.inFlight++;
+      this.#waitingForRoom.shift()!(best);
+    }
   }
 
   /** Posts the message `make(id)` to the thread and resolves with its reply; null when the thread stops first. */
@@ -282,7 +290,7 @@ export class SearchPool {
     this.#closing = true;
     this.#unsubscribe?.();
     for (const w of this.#readyWaiters) w();
-    this.#wakeAllWaiting();
+    this.#handOut();
     await Promise.all(
       this.#threads.map(async (t) => {
         if (!t) return;
@@ -338,8 +346,8 @@ export class SearchPool {
     thread.ready = false;
     // Its runs not answered are answered here (`call`); its stats and settles count for nothing.
     for (const w of [...thread.waiting.values()]) w.gone();
-    this.#wakeAllWaiting();
     if (this.#threads[slot] === thread) this.#threads[slot] = null;
+    this.#handOut();
     if (this.#closing) return;
     this.#opts.log.warn(
       { thread: slot, code, retryInMs: this.#respawnMs },
@@ -362,7 +370,7 @@ export class SearchPool {
         this.#respawnMs = RESPAWN_MS;
         for (const w of this.#readyWaiters) w();
         this.#readyWaiters.clear();
-        this.#wakeAllWaiting();
+        this.#handOut();
         return;
       case 'failed':
         this.#opts.log.warn({ reason: m.error }, 'search thread could not open the index');
