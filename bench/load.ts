@@ -40,9 +40,10 @@
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
  * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
- *   before the measured phases: what is measured is a running server's steady state. V8 settles its optimised code over a search thread's first ≈ 5,000 searches (≈ 12 s here;
- *   its compiler threads then spent ≈ 0.3 ms of CPU per search, on the same two cores); with the 3 s this bench used
- *   before (`--warm-up 3`), the measured phase held much of that (docs/benchmarks.md, session 23).
+ *   before the measured phases: what is measured is a running server's steady state. V8 settles its optimised code
+ *   over a search thread's first ≈ 5,000 searches (≈ 12 s here; its compiler threads then spent ≈ 0.3 ms of CPU per
+ *   search, on the same two cores); with the 3 s this bench used before (`--warm-up 3`), the measured phase held much
+ *   of that (docs/benchmarks.md, session 23).
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
