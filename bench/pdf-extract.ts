@@ -72,7 +72,8 @@ async function main(): Promise<void> {
       if (!got.ok) throw new Error(`${n} pages: ${got.reason} ${got.detail}`);
       const doc = got.doc;
       times.push(t1 - t0);
-      loopMax.push(loop.max / 1e6);
+      // The monitor records the time between its ticks, its 1 ms resolution included.
+      loopMax.push(Math.max(0, loop.max / 1e6 - 1));
       peak = Math.max(peak, top - base);
       rec = recall(expected, words(doc.mainText));
       pagesOk = pages.every((_, i) => doc.passages.some((p) => p.page === i + 1 && p.headingPath[0] === `Section ${i + 1}`));
