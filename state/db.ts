@@ -6,6 +6,21 @@ import { migrations, repoMigrations, type Migration } from './migrations.js';
 /** The transactional store: one SQLite file in WAL mode. */
 export type StateDb = Database.Database;
 
+// Statements by SQL text per database: preparing costs tens of µs, more than running these small queries.
+const statements = new WeakMap<StateDb, Map<string, Database.Statement>>();
+
+/**
+ * The prepared statement for `sql` on `db`, prepared once. For `get`, `run` and `all`; a statement being iterated is
+ * busy until its iterator ends, so `iterate` takes its own `db.prepare`.
+ */
+export function stmt(db: StateDb, sql: string): Database.Statement {
+  let byText = statements.get(db);
+  if (!byText) statements.set(db, (byText = new Map()));
+  let st = byText.get(sql);
+  if (!st) byText.set(sql, (st = db.prepare(sql)));
+  return st;
+}
+
 /**
  * Opens (creating when needed) the SQLite state file and applies every pending migration in order.
  * WAL lets the HTTP server read while the crawler writes; busy_timeout absorbs short write contention.

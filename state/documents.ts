@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { StateDb } from './db.js';
+import { stmt, type StateDb } from './db.js';
 
 /** Lifecycle of a URL in the index pipeline. */
 export type DocumentStatus = 'known' | 'indexed' | 'excluded' | 'removed' | 'gone';
@@ -108,12 +108,11 @@ export class Documents {
         const cur = this.#byRef.get(pageRef);
         if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
         const { change, firstSeen, lastChanged } = classifyChange(cur, obs.contentHash, obs.at);
-        this.#db
-          .prepare(
-            `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
+        stmt(
+          this.#db,
+          `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
              status = 'indexed', reason = NULL WHERE page_ref = ?`,
-          )
-          .run(obs.title, obs.contentHash, firstSeen, lastChanged, obs.at, pageRef);
+        ).run(obs.title, obs.contentHash, firstSeen, lastChanged, obs.at, pageRef);
         return change;
       })
       .immediate();
@@ -121,7 +120,7 @@ export class Documents {
 
   /** Marks a page as not (or no longer) in the index, with the reason (noindex, robots, removal, 404, …). */
   recordExcluded(pageRef: number, status: Exclude<DocumentStatus, 'indexed' | 'known'>, reason: string, at: string): void {
-    this.#db.prepare('UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
+    stmt(this.#db, 'UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
   }
 
   /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first. */

@@ -3,7 +3,7 @@
  * observed change intervals (for a median), and link aggregates between hosts. Aggregates only: no visitor data,
  * no per-request logs. Written by the crawler pipeline; the tables come from migration crawler-001.
  */
-import type { StateDb } from './db.js';
+import { stmt, type StateDb } from './db.js';
 
 /** robots.txt facts for one host. */
 export interface HostRobotsFacts {
@@ -82,37 +82,36 @@ export class Hosts {
   }
 
   #ensure(host: string): void {
-    this.#db.prepare('INSERT INTO crawl_hosts (host) VALUES (?) ON CONFLICT (host) DO NOTHING').run(host.toLowerCase());
+    stmt(this.#db, 'INSERT INTO crawl_hosts (host) VALUES (?) ON CONFLICT (host) DO NOTHING').run(host.toLowerCase());
   }
 
   /** Stores the latest robots.txt facts. */
   recordRobots(host: string, f: HostRobotsFacts): void {
     this.#ensure(host);
-    this.#db
-      .prepare(
-        `UPDATE crawl_hosts SET robots_status = ?, robots_http_status = ?, robots_fetched_at = ?, robots_rules = ?,
+    stmt(
+      this.#db,
+      `UPDATE crawl_hosts SET robots_status = ?, robots_http_status = ?, robots_fetched_at = ?, robots_rules = ?,
            robots_sitemaps = ?, robots_crawl_delay = ? WHERE host = ?`,
-      )
-      .run(f.status, f.httpStatus, f.fetchedAt, JSON.stringify(f.rules), JSON.stringify(f.sitemaps), f.crawlDelaySec, host.toLowerCase());
+    ).run(f.status, f.httpStatus, f.fetchedAt, JSON.stringify(f.rules), JSON.stringify(f.sitemaps), f.crawlDelaySec, host.toLowerCase());
   }
 
   /** Stores the latest llms.txt facts (present: false when it was fetched and is absent). */
   recordLlms(host: string, f: HostLlmsFacts): void {
     this.#ensure(host);
-    this.#db
-      .prepare(
-        `UPDATE crawl_hosts SET llms_present = ?, llms_fetched_at = ?, llms_title = ?, llms_summary = ?, llms_link_count = ?
+    stmt(
+      this.#db,
+      `UPDATE crawl_hosts SET llms_present = ?, llms_fetched_at = ?, llms_title = ?, llms_summary = ?, llms_link_count = ?
          WHERE host = ?`,
-      )
-      .run(f.present ? 1 : 0, f.fetchedAt, f.title, f.summary, f.linkCount, host.toLowerCase());
+    ).run(f.present ? 1 : 0, f.fetchedAt, f.title, f.summary, f.linkCount, host.toLowerCase());
   }
 
   /** Counts one fetch of a page of the host. */
   recordCrawl(host: string, at: string): void {
     this.#ensure(host);
-    this.#db
-      .prepare('UPDATE crawl_hosts SET last_crawl_at = ?, pages_fetched = pages_fetched + 1 WHERE host = ?')
-      .run(at, host.toLowerCase());
+    stmt(this.#db, 'UPDATE crawl_hosts SET last_crawl_at = ?, pages_fetched = pages_fetched + 1 WHERE host = ?').run(
+      at,
+      host.toLowerCase(),
+    );
   }
 
   /** Records the interval between two observed content changes of one page of the host. */
@@ -121,13 +120,12 @@ export class Hosts {
     const h = host.toLowerCase();
     this.#db
       .transaction(() => {
-        this.#db.prepare('INSERT INTO host_change_intervals (host, at, interval_ms) VALUES (?, ?, ?)').run(h, at, Math.round(intervalMs));
-        this.#db
-          .prepare(
-            `DELETE FROM host_change_intervals WHERE host = ? AND rowid NOT IN
+        stmt(this.#db, 'INSERT INTO host_change_intervals (host, at, interval_ms) VALUES (?, ?, ?)').run(h, at, Math.round(intervalMs));
+        stmt(
+          this.#db,
+          `DELETE FROM host_change_intervals WHERE host = ? AND rowid NOT IN
              (SELECT rowid FROM host_change_intervals WHERE host = ? ORDER BY at DESC, rowid DESC LIMIT ?)`,
-          )
-          .run(h, h, MAX_INTERVALS_PER_HOST);
+        ).run(h, h, MAX_INTERVALS_PER_HOST);
       })
       .immediate();
   }
@@ -137,8 +135,8 @@ export class Hosts {
     const from = fromHost.toLowerCase();
     this.#db
       .transaction(() => {
-        this.#db.prepare('DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
-        const ins = this.#db.prepare('INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (?, ?, ?, ?)');
+        stmt(this.#db, 'DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
+        const ins = stmt(this.#db, 'INSERT INTO page_host_links (page_ref, from_host, to_host, links) VALUES (?, ?, ?, ?)');
         for (const [to, n] of counts) if (n > 0) ins.run(pageRef, from, to.toLowerCase(), n);
       })
       .immediate();
@@ -146,7 +144,7 @@ export class Hosts {
 
   /** Forgets a page's links (the page left the index). */
   withdrawPageLinks(pageRef: number): void {
-    this.#db.prepare('DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
+    stmt(this.#db, 'DELETE FROM page_host_links WHERE page_ref = ?').run(pageRef);
   }
 
   /** Everything known about a host, or null when the crawler never touched it. */

@@ -1,4 +1,4 @@
-import type { StateDb } from './db.js';
+import { stmt, type StateDb } from './db.js';
 
 /** What a quota check tells the caller; mapped onto the X-RateLimit-* headers. */
 export interface RateDecision {
@@ -150,7 +150,7 @@ export class RateLimiter {
     }
     if (now - this.#lastPrune >= MINUTE && this.#db.open) {
       this.#lastPrune = now;
-      this.#db.prepare('DELETE FROM usage_counters WHERE window_start < ?').run(now - 2 * DAY);
+      stmt(this.#db, 'DELETE FROM usage_counters WHERE window_start < ?').run(now - 2 * DAY);
     }
   }
 

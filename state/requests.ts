@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError, type FieldIssue } from '../errors.js';
-import type { StateDb } from './db.js';
+import { stmt, type StateDb } from './db.js';
 
 export const REQUEST_TYPES = ['discovery', 'recrawl', 'correction', 'removal'] as const;
 export type RequestType = (typeof REQUEST_TYPES)[number];
@@ -249,12 +249,11 @@ export class RequestStore {
         const at = now.toISOString();
         const id = `req_${randomBytes(16).toString('base64url')}`;
         const history: RequestEvent[] = [{ status: 'received', at }];
-        this.#db
-          .prepare(
-            `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+        stmt(
+          this.#db,
+          `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, 'received', ?, ?, ?)`,
-          )
-          .run(id, keyDigest, type, url, host, note, idem, JSON.stringify(history), at, at);
+        ).run(id, keyDigest, type, url, host, note, idem, JSON.stringify(history), at, at);
         return { request: this.#get(id)!, deduplicated: false };
       })
       .immediate();
@@ -297,12 +296,11 @@ export class RequestStore {
         const at = this.#now().toISOString();
         const event = nextEvent(cur, to, detail, at);
         const history = [...cur.history, event];
-        this.#db
-          .prepare(
-            `UPDATE url_requests SET status = ?, outcome = ?, reason = ?, history = ?, updated_at = ?,
+        stmt(
+          this.#db,
+          `UPDATE url_requests SET status = ?, outcome = ?, reason = ?, history = ?, updated_at = ?,
              attempts = attempts + ? WHERE id = ?`,
-          )
-          .run(to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify(history), at, to === 'in_progress' ? 1 : 0, id);
+        ).run(to, detail.outcome ?? null, detail.reason ?? null, JSON.stringify(history), at, to === 'in_progress' ? 1 : 0, id);
         return this.#get(id)!;
       })
       .immediate();

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { openStateDb, type StateDb } from '../db.js';
+import { openStateDb, stmt, type StateDb } from '../db.js';
 import { EntityStore } from '../entities.js';
 import { Hosts } from '../hosts.js';
 import { digestKey, mintKey, parseKey } from '../keys.js';
@@ -82,18 +82,6 @@ export interface SqliteRepoOptions {
   readonly inProcessUsage?: boolean;
 }
 
-// Statements by SQL text per database: preparing costs tens of µs, more than running these small queries.
-const statements = new WeakMap<StateDb, Map<string, Database.Statement>>();
-
-/** The prepared statement for `sql` on `db` (prepared once). */
-function stmt(db: StateDb, sql: string): Database.Statement {
-  let byText = statements.get(db);
-  if (!byText) statements.set(db, (byText = new Map()));
-  let st = byText.get(sql);
-  if (!st) byText.set(sql, (st = db.prepare(sql)));
-  return st;
-}
-
 /** Migration ids already recorded in an existing state file (so open can say what it applied). */
 function recordedMigrations(file: string): Set<string> {
   if (file === ':memory:' || !existsSync(file)) return new Set();
@@ -151,9 +139,14 @@ class SqliteKeys implements KeysRepo {
   async create(opts: { name: string; perMinute: number; perDay: number; now?: Date }) {
     const { id, key } = mintKey();
     const createdAt = (opts.now ?? new Date()).toISOString();
-    this.db
-      .prepare('INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(id, opts.name, digestKey(key), opts.perMinute, opts.perDay, createdAt);
+    stmt(this.db, 'INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      id,
+      opts.name,
+      digestKey(key),
+      opts.perMinute,
+      opts.perDay,
+      createdAt,
+    );
     return { record: { id, name: opts.name, perMinute: opts.perMinute, perDay: opts.perDay, createdAt, revokedAt: null }, key };
   }
 
@@ -497,23 +490,28 @@ class SqlitePoliteness implements PolitenessRepo {
   async acquire(host: string, token: string, holdMs: number, now: number = Date.now()) {
     return this.db
       .transaction((): { acquired: true } | { acquired: false; retryAt: number } => {
-        this.db
-          .prepare('INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING')
-          .run(host, this.defaultGapMs);
-        const taken = this.db
-          .prepare('UPDATE host_politeness SET next_fetch_at = ?, holder = ? WHERE host = ? AND (next_fetch_at <= ? OR holder = ?)')
-          .run(now + holdMs, token, host, now, token).changes;
+        stmt(this.db, 'INSERT INTO host_politeness (host, gap_ms) VALUES (?, ?) ON CONFLICT (host) DO NOTHING').run(
+          host,
+          this.defaultGapMs,
+        );
+        const taken = stmt(
+          this.db,
+          'UPDATE host_politeness SET next_fetch_at = ?, holder = ? WHERE host = ? AND (next_fetch_at <= ? OR holder = ?)',
+        ).run(now + holdMs, token, host, now, token).changes;
         if (taken === 1) return { acquired: true };
-        const r = this.db.prepare('SELECT next_fetch_at FROM host_politeness WHERE host = ?').get(host) as { next_fetch_at: number };
+        const r = stmt(this.db, 'SELECT next_fetch_at FROM host_politeness WHERE host = ?').get(host) as { next_fetch_at: number };
         return { acquired: false, retryAt: r.next_fetch_at };
       })
       .immediate();
   }
 
   async release(host: string, token: string, nextFetchAt: number, now: number = Date.now()) {
-    this.db
-      .prepare('UPDATE host_politeness SET next_fetch_at = max(?, ? + gap_ms), holder = NULL WHERE host = ? AND holder = ?')
-      .run(nextFetchAt, now, host, token);
+    stmt(this.db, 'UPDATE host_politeness SET next_fetch_at = max(?, ? + gap_ms), holder = NULL WHERE host = ? AND holder = ?').run(
+      nextFetchAt,
+      now,
+      host,
+      token,
+    );
   }
 
   async get(host: string) {
@@ -563,7 +561,7 @@ class SqliteOutbox implements OutboxRepo {
 
   async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
     return Number(
-      this.db.prepare('INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid,
+      stmt(this.db, 'INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid,
     );
   }
 
@@ -574,10 +572,11 @@ class SqliteOutbox implements OutboxRepo {
     const rows = this.db
       .transaction(() => {
         const ids = (
-          this.db.prepare('SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]
+          stmt(this.db, 'SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]
         ).map((r) => r.id);
         if (ids.length === 0) return [];
         const marks = ids.map(() => '?').join(', ');
+        // Prepared per call: the text varies with the number of ids.
         return this.db
           .prepare(
             `UPDATE outbox SET lease = ?, lease_until = ?, attempts = attempts + 1 WHERE id IN (${marks}) RETURNING id, page_ref, payload, enqueued_at, attempts`,
@@ -593,19 +592,18 @@ class SqliteOutbox implements OutboxRepo {
 
   async extend(lease: string, leaseMs: number, now: number = Date.now()) {
     // A lapsed lease is only lost once someone else took the entries (they then carry another lease).
-    return this.db.prepare('UPDATE outbox SET lease_until = ? WHERE lease = ?').run(now + leaseMs, lease).changes > 0;
+    return stmt(this.db, 'UPDATE outbox SET lease_until = ? WHERE lease = ?').run(now + leaseMs, lease).changes > 0;
   }
 
   async ack(lease: string) {
-    return this.db.prepare('DELETE FROM outbox WHERE lease = ?').run(lease).changes;
+    return stmt(this.db, 'DELETE FROM outbox WHERE lease = ?').run(lease).changes;
   }
 
   async stats(now: number = Date.now()) {
-    const r = this.db
-      .prepare(
-        'SELECT count(*) FILTER (WHERE lease_until <= ?) AS pending, count(*) FILTER (WHERE lease_until > ?) AS leased, min(enqueued_at) AS oldest FROM outbox',
-      )
-      .get(now, now) as { pending: number; leased: number; oldest: number | null };
+    const r = stmt(
+      this.db,
+      'SELECT count(*) FILTER (WHERE lease_until <= ?) AS pending, count(*) FILTER (WHERE lease_until > ?) AS leased, min(enqueued_at) AS oldest FROM outbox',
+    ).get(now, now) as { pending: number; leased: number; oldest: number | null };
     return { pending: r.pending, leased: r.leased, oldestAt: r.oldest };
   }
 }
@@ -614,9 +612,10 @@ class SqliteDocuments implements DocumentsRepo {
   constructor(readonly db: StateDb) {}
 
   async allocate(url: string, host: string) {
-    const r = this.db
-      .prepare('INSERT INTO documents (url, host) VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING page_ref')
-      .get(url, host) as { page_ref: number };
+    const r = stmt(
+      this.db,
+      'INSERT INTO documents (url, host) VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET url = excluded.url RETURNING page_ref',
+    ).get(url, host) as { page_ref: number };
     return r.page_ref;
   }
 
@@ -636,12 +635,11 @@ class SqliteDocuments implements DocumentsRepo {
         const cur = stmt(this.db, 'SELECT * FROM documents WHERE page_ref = ?').get(pageRef) as DocRow | undefined;
         if (!cur) throw new Error(`documents: unknown page_ref ${pageRef}`);
         const c = classifyChange(cur, obs.contentHash, obs.at);
-        this.db
-          .prepare(
-            `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
+        stmt(
+          this.db,
+          `UPDATE documents SET title = ?, content_hash = ?, first_seen = ?, last_changed = ?, last_fetched = ?,
              status = 'indexed', reason = NULL WHERE page_ref = ?`,
-          )
-          .run(obs.title, obs.contentHash, c.firstSeen, c.lastChanged, obs.at, pageRef);
+        ).run(obs.title, obs.contentHash, c.firstSeen, c.lastChanged, obs.at, pageRef);
         return c.change;
       })
       .immediate();
@@ -702,13 +700,12 @@ class SqliteRequests implements RequestsRepo {
     const idem = sub.idempotencyDigest ?? null;
     const history = JSON.stringify([{ status: 'received', at }]);
     // The id is made by the database; the partial unique index on (key_digest, idempotency_digest) decides races.
-    const inserted = this.db
-      .prepare(
-        `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
+    const inserted = stmt(
+      this.db,
+      `INSERT INTO url_requests (id, key_digest, type, url, host, note, idempotency_digest, status, history, received_at, updated_at)
          VALUES ('req_' || lower(hex(randomblob(16))), ?, ?, ?, ?, ?, ?, 'received', ?, ?, ?)
          ON CONFLICT (key_digest, idempotency_digest) WHERE idempotency_digest IS NOT NULL DO NOTHING RETURNING *`,
-      )
-      .get(sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at, at) as RequestRow | undefined;
+    ).get(sub.keyDigest, sub.type, sub.url, sub.host, sub.note ?? null, idem, history, at, at) as RequestRow | undefined;
     if (inserted) return { request: toRequest(inserted), deduplicated: false };
     const prior = stmt(this.db, 'SELECT * FROM url_requests WHERE key_digest = ? AND idempotency_digest = ?').get(
       sub.keyDigest,
