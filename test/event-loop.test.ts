@@ -36,6 +36,7 @@ t.test('paused loops resume one per turn, in the order they paused, and every lo
 });
 
 t.test('a budget is due only after its slice; pause starts a new slice', async (t) => {
+  await new Promise((r) => setTimeout(r, 1)); // a turn on: the window of the test before has closed
   const budget = new LoopBudget(5);
   t.notOk(budget.due());
   spin(6);
@@ -53,4 +54,42 @@ t.test('yieldToLoop lets I/O callbacks and timers run before it resolves', async
   await yieldToLoop();
   await yieldToLoop();
   t.ok(fired);
+});
+
+t.test('loops that start in the same turn share one slice: a turn carries at most two slices of budgeted work', async (t) => {
+  // Ten loops start in one phase of a turn, each in its own callback, as sitemap fetches answered in one poll phase
+  // do. With a fresh 5 ms budget each, that phase ran ten slices (≈ 50 items of 1 ms) before any timer; now they
+  // share the turn's window.
+  const sliceMs = 5;
+  let sinceTick = 0;
+  let mostBetweenTicks = 0;
+  let ticks = 0;
+  const timer = setInterval(() => {
+    ticks++;
+    sinceTick = 0;
+  }, 0);
+  await new Promise((r) => setTimeout(r, 2)); // the timer runs before the loops start
+  const loop = async (items: number) => {
+    const budget = new LoopBudget(sliceMs);
+    for (let i = 0; i < items; i++) {
+      await budget.tick();
+      spin(1);
+      mostBetweenTicks = Math.max(mostBetweenTicks, ++sinceTick);
+    }
+  };
+  const loops = await new Promise<Promise<void>[]>((resolve) => {
+    const started: Promise<void>[] = [];
+    for (let i = 0; i < 10; i++)
+      setImmediate(() => {
+        started.push(loop(12));
+        if (started.length === 10) resolve(started);
+      });
+  });
+  await Promise.all(loops);
+  clearInterval(timer);
+  t.equal(loops.length, 10, 'every loop ends');
+  // A window admits items while it has run for less than the slice: at most sliceMs + 1 items of 1 ms (a preempted
+  // item only lowers the count). Two windows a turn (one phase's, the resumed loop's): at most 2 × 6 items.
+  t.ok(mostBetweenTicks <= 2 * (sliceMs + 1), `at most two slices between two timer ticks (most items: ${mostBetweenTicks})`);
+  t.ok(ticks >= 10, `the timer fired between slices (${ticks} times)`);
 });
