@@ -163,6 +163,15 @@ export interface OpenOptions {
  * (docs/benchmarks.md).
  */
 const TEXT_SYNC_WAIT_MS = 2000;
+/**
+ * How long a query waits for a sync that patches postings already built (a write's pages, the re-key after a
+ * compaction): such a sync reads row ids, not text, and a query sent to LanceDB meanwhile competes with it for the
+ * same cores. At 1M passages beside a crawl (session 24, `bench/load.ts --lance … --crawl-hosts 20`), the re-key after
+ * the writer's compaction took 5.3–5.5 s with queries waiting for it, and 17–27 s with each query going to LanceDB
+ * after 2 s, where those full-text queries took 31–40 s each (searches 0.4/s at p50 40 s → 51.6/s at p50 243 ms).
+ * A bound, not a target: on a small index the patch takes milliseconds.
+ */
+const TEXT_FOLLOW_WAIT_MS = 30_000;
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
 const ARROW_ROWS_PER_CHUNK = 64;
 
@@ -646,11 +655,11 @@ export class PassageIndex implements PageSink {
   async #textSnapshot(): Promise<TextSnapshot | null> {
     if (!this.#engine) return null;
     const version = await this.#servingVersion();
-    const snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS);
+    const snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS, TEXT_FOLLOW_WAIT_MS);
     if (snap || (this.#engine.version ?? -1) <= version) return snap;
     // The postings moved past the cached version (a reader's table refreshed itself): read it again.
     this.#versionCache = null;
-    return this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS);
+    return this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS, TEXT_FOLLOW_WAIT_MS);
   }
 
   /**

@@ -377,8 +377,13 @@ export class TextEngine {
    * they can be brought up to date quickly keeps one engine behind the answers (LanceDB computes BM25 in f32, the
    * postings in f64: the same query would otherwise show scores a few units apart in the 7th digit depending on which
    * one answered). At a large index the first build outlasts the wait, and LanceDB answers meanwhile.
+   *
+   * A sync that patches postings already built (`followWaitMs`, default `waitMs`) is waited for longer: it reads row
+   * ids, not text, and LanceDB answering meanwhile was the slower way at scale. At 1M passages beside a crawl, a
+   * re-key after the writer's compaction took 5.3–5.5 s when queries waited for it, and 17–27 s when each query went
+   * to LanceDB after 2 s — those full-text queries took 31–40 s each, on the same cores (docs/benchmarks.md, session 24).
    */
-  async ready(version: number, waitMs: number): Promise<TextSnapshot | null> {
+  async ready(version: number, waitMs: number, followWaitMs: number = waitMs): Promise<TextSnapshot | null> {
     // Postings already past the asked version: the caller's view of the table is older (a cached version); it asks
     // again with the current one rather than wait here for a version no sync will bring back.
     if (this.#postings && this.#version !== null && this.#version > version) return null;
@@ -386,10 +391,10 @@ export class TextEngine {
     if (now || this.#closed) return now;
     // Measured from the start of the sync, not of this query: a long sync (the first build of a large index) holds
     // queries back for `waitMs` once, then LanceDB answers without waiting.
-    const deadline = (this.#syncing ? this.#syncStartedAt : performance.now()) + waitMs;
+    const from = this.#syncing ? this.#syncStartedAt : performance.now();
     for (;;) {
       const running = this.#syncing;
-      const left = deadline - performance.now();
+      const left = from + (this.#patches() ? followWaitMs : waitMs) - performance.now();
       if (!running || left <= 0) return this.#version === version ? this.#postings : null;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
@@ -399,6 +404,11 @@ export class TextEngine {
       // The finished sync reached an older version than the one asked for: `schedule` has started the next.
       if (!this.#syncing) this.schedule();
     }
+  }
+
+  /** Whether a sync now patches the postings in place (they exist and are not due for a rebuild), as `#run` decides. */
+  #patches(): boolean {
+    return this.#postings !== null && this.#postings.postings.deadShare <= REBUILD_DEAD_SHARE;
   }
 
   /** Starts a sync to the table's latest version (coalesced with one already running). */
@@ -467,7 +477,7 @@ export class TextEngine {
       if (this.#postings && this.#version === target) return;
       pinned = await this.#db.openTable(this.#tableName);
       await pinned.checkout(target);
-      const rebuild = !this.#postings || this.#postings.postings.deadShare > REBUILD_DEAD_SHARE;
+      const rebuild = !this.#patches();
       const from = this.#version;
       // Patched in place: nothing asks for the old version any more (the serving table is at `target` or later).
       if (!rebuild) this.#version = null;
