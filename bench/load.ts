@@ -13,7 +13,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 15]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 15] [--server-log FILE]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -30,7 +30,8 @@
  *   the HTTP thread's and each search thread's (its own isolate's heap, through the pool's stats).
  * - `--crawl-hosts H` (item 5) starts the fixture web (loopback) in the server process with H generated hosts and
  *   lets the server's own crawler index it while the searches run; the event-loop delay table then shows what the
- *   indexing path costs the serving loop.
+ *   indexing path costs the serving loop. With `--lance`, the crawl writes into a copy of that index.
+ * - `--server-log FILE` writes the server's own log (pino JSON lines, `--log-level`, default info) to FILE.
  * - `--cpu-prof DIR` runs the server under `node --cpu-prof` (profile written when the server exits).
  * - `--trace-turns MS` logs every turn of the server's loop later than MS, with the main thread's time on a CPU and
  *   waiting for one in that interval (Linux schedstat) and the process CPU: which of the histogram's maxima were our
@@ -51,7 +52,7 @@
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { constants as perfConstants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -59,6 +60,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { connect } from '@lancedb/lancedb';
 import { ingestCommand } from '../cli/ingest.js';
 import type { TestWeb } from '../fixtures/test-web/index.js';
 import { loadConfig } from '../config.js';
@@ -66,6 +68,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { openStateDb } from '../state/db.js';
 import { requireEach, shortQuery } from './synthetic.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
@@ -88,6 +91,7 @@ const { values } = parseArgs({
     compiled: { type: 'boolean', default: false },
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     'log-level': { type: 'string', default: 'info' },
+    'server-log': { type: 'string' },
     // What the searches send: `claims` (the SciFact claims as written), `all-required` (+a +b +c of each claim) or
     // `no-match` (`site:` of a host the index does not have: the fixed cost of an authenticated search, no retrieval).
     queries: { type: 'string', default: 'claims' },
@@ -288,10 +292,17 @@ const tempDirs: string[] = [];
 
 let dataDir: string;
 if (values.lance) {
-  // A foreign index is only ever read: the server's data dir is a temp dir whose `lance` is a symlink to it.
+  // A foreign index is only ever read: the server's data dir is a temp dir whose `lance` is a symlink to it. A crawl
+  // writes into the index, so with `--crawl-hosts` the server works on a copy (5.6 GB at 1M: about a minute), and its
+  // fresh state file allocates page refs and host ids after the index's own, as a deployment's state and index agree.
   dataDir = mkdtempSync(join(tmpdir(), 'svc-load-'));
   tempDirs.push(dataDir);
-  symlinkSync(resolve(values.lance), join(dataDir, 'lance'));
+  if (crawlHosts > 0) {
+    const t0 = performance.now();
+    cpSync(resolve(values.lance), join(dataDir, 'lance'), { recursive: true });
+    await seedStateAfter(join(dataDir, 'lance'), dataDir);
+    console.log(`copied ${values.lance} for the crawl in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  } else symlinkSync(resolve(values.lance), join(dataDir, 'lance'));
 } else {
   dataDir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'svc-load-'));
   if (!values['data-dir']) tempDirs.push(dataDir);
@@ -313,6 +324,25 @@ if (values.lance) {
     if (code !== 0) throw new Error(`ingest failed (${code})`);
     console.log(`ingested SciFact (${embedderKind} embedder) in ${((performance.now() - t0) / 1000).toFixed(0)} s into ${dataDir}`);
   }
+}
+
+/** Creates `dir`'s state file with its page refs and host ids allocated after the largest in the index at `lance`. */
+async function seedStateAfter(lance: string, dir: string): Promise<void> {
+  const db = await connect(lance);
+  const table = await db.openTable('passages');
+  let maxRef = 0;
+  let maxHost = 0;
+  for await (const batch of table.query().select(['page_ref', 'host_id'])) {
+    for (const v of batch.getChild('page_ref')!.toArray() as Int32Array) if (v > maxRef) maxRef = v;
+    for (const v of batch.getChild('host_id')!.toArray() as Int32Array) if (v > maxHost) maxHost = v;
+  }
+  table.close();
+  db.close();
+  const state = openStateDb(join(dir, 'state.sqlite'));
+  const seq = state.prepare('INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)');
+  seq.run('documents', maxRef);
+  seq.run('host_ids', maxHost);
+  state.close();
 }
 
 const claimTexts = readFileSync(join(SCIFACT, 'queries.jsonl'), 'utf8')
@@ -383,7 +413,9 @@ const childArgs = [
   values['log-level']!,
   ...(values['search-threads'] !== undefined ? ['--search-threads', values['search-threads']] : []),
 ];
-const server: ChildProcess = spawn(process.execPath, childArgs, { stdio: ['pipe', 'ignore', 'pipe'] });
+// The server's own log (pino, stdout) is dropped unless `--server-log FILE` asks for it.
+const serverLog = values['server-log'] ? openSync(resolve(values['server-log']), 'w') : 'ignore';
+const server: ChildProcess = spawn(process.execPath, childArgs, { stdio: ['pipe', serverLog, 'pipe'] });
 const pendingStats: ((s: ServerStats) => void)[] = [];
 const ready = new Promise<{ url: string; key: string }>((res, rej) => {
   server.once('exit', (code) => rej(new Error(`server exited (${code})`)));
@@ -523,7 +555,7 @@ await pool.close();
 for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 
 console.log(
-  `\nserver: ${values.lance ? `index ${values.lance} (read through a symlink)` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
+  `\nserver: ${values.lance ? `index ${values.lance} (${crawlHosts > 0 ? 'a copy, crawled into' : 'read through a symlink'})` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
 );
 console.log(
   `client: undici Pool, ${connections} connections, ${seconds} s per phase after ${warmUp} s of searches, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
