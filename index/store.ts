@@ -510,6 +510,15 @@ export class PassageIndex implements PageSink {
   /** The writer's commits, for a reader of the same index in this process (a search thread): its postings follow by them. */
   notePassageCommits(commits: readonly PassageCommit[]): void {
     for (const c of commits) this.#changes.record(c);
+    // The postings follow the writer now, not at the next query: at 1M passages the re-key after a compaction takes
+    // seconds, and the first queries after a quiet spell waited for all of it (session 24). A maintenance's begin mark
+    // is not followed: its end is.
+    const latest = commits.reduce((v, c) => (c.maintenance === 'begin' ? v : Math.max(v, c.version)), -1);
+    if (latest < 0 || !this.#engine || this.#closed) return;
+    this.catchUp(latest).then(
+      () => this.#engine?.schedule(),
+      (err: unknown) => this.#log?.debug({ err: err instanceof Error ? err.message : String(err) }, 'index: following a commit failed'),
+    );
   }
 
   /** Removes a page from every surface (passages first: search stops returning it with that commit). */

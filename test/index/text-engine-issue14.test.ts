@@ -14,6 +14,7 @@ import { retrieve } from '../../index/retrieval.js';
 import type { PassageKey } from '../../index/columns.js';
 import { PassageIndex } from '../../index/store.js';
 import { TextEngine } from '../../index/text-engine.js';
+import type { PassageCommit } from '../../index/passage-changes.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 
@@ -401,4 +402,31 @@ t.test('issue 14: a query waits for a sync that patches the postings up to follo
   t.ok(snap, 'a patch is waited for with followWaitMs even when waitMs is 0');
   t.equal(engine.version, v2, 'the postings are at the asked version');
   t.equal(snap?.postings.size.live, await table.countRows(), 'every row live in them');
+});
+
+t.test('issue 14: a reader told the writer’s commits brings its postings to them before any query asks', async (t) => {
+  // A search thread's postings followed the writer only when a query named a newer version; at 1M passages the first
+  // queries after a quiet spell then waited seconds for the re-key of a compaction.
+  const { dir, idx, all } = await writtenIndex(t, 30, 10);
+  const reader = await openIndex(t, dir, { writes: false, refreshAfterMs: 0 });
+  await reader.textEngineReady();
+  const commits: PassageCommit[] = [];
+  const off = idx.onPassageCommit((c) => commits.push(c));
+  t.teardown(off);
+  await idx.upsertPages(all.slice(10, 20));
+  await idx.optimize(); // compaction: the rows move (a begin and an end mark)
+  await idx.upsertPages(all.slice(20, 30));
+  const target = await idx.version();
+  t.ok(
+    commits.some((c) => c.maintenance === 'end'),
+    'the writer told its maintenance',
+  );
+  t.ok((reader.textPostingsStats()?.version ?? 0) < target, 'the reader is behind before it is told');
+  reader.notePassageCommits(commits);
+  const deadline = performance.now() + 20_000;
+  while ((reader.textPostingsStats()?.version ?? 0) < target && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const stats = reader.textPostingsStats()!;
+  t.equal(stats.version, target, 'its postings reached the writer’s version with no query');
+  t.equal(stats.live, (await idx.stats()).passages, 'every passage live in them');
+  t.same(await candidates(reader), await candidates(await freshReader(t, dir)), 'the same candidates as postings built now');
 });
