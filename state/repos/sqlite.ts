@@ -139,14 +139,10 @@ class SqliteKeys implements KeysRepo {
   async create(opts: { name: string; perMinute: number; perDay: number; now?: Date }) {
     const { id, key } = mintKey();
     const createdAt = (opts.now ?? new Date()).toISOString();
-    stmt(this.db, 'INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      id,
-      opts.name,
-      digestKey(key),
-      opts.perMinute,
-      opts.perDay,
-      createdAt,
-    );
+    // Prepared per call: keys are created rarely.
+    this.db
+      .prepare('INSERT INTO api_keys (id, name, digest, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(id, opts.name, digestKey(key), opts.perMinute, opts.perDay, createdAt);
     return { record: { id, name: opts.name, perMinute: opts.perMinute, perDay: opts.perDay, createdAt, revokedAt: null }, key };
   }
 
