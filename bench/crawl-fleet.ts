@@ -21,7 +21,6 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createCrawler, type CrawlerOptions } from '../crawler/crawler.js';
@@ -32,6 +31,7 @@ import { openPostgresRepositories } from '../state/repos/postgres.js';
 import { sqliteRepositories } from '../state/repos/sqlite.js';
 import type { Repositories } from '../state/repos/types.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
+import { LoopDelayMonitor } from './loop-delay.js';
 
 const { values } = parseArgs({
   options: {
@@ -114,15 +114,14 @@ async function workerMain(job: WorkerJob): Promise<void> {
   for (const url of job.seeds) await crawler.enqueue(url, { priority: 'submitted', reason: 'seed' });
   process.send!({ ready: true });
   const [windowMs] = (await once(process, 'message')) as [number];
-  const loop = monitorEventLoopDelay({ resolution: 10 });
+  const loop = new LoopDelayMonitor(10);
   loop.enable();
   await crawler.runUntilIdle({ timeoutMs: windowMs });
   loop.disable();
   await crawler.stop();
   await repos.close();
   db?.close();
-  // The monitor records the time between its ticks, its 10 ms resolution included: the stall is that less 10 ms.
-  const report: WorkerReport = { items, loopMaxMs: Math.max(0, loop.max / 1e6 - 10) };
+  const report: WorkerReport = { items, loopMaxMs: loop.maxNs / 1e6 };
   process.send!(report, () => process.exit(0));
 }
 

@@ -55,7 +55,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { constants as perfConstants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants as perfConstants, createHistogram, PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -69,6 +69,7 @@ import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 import { openStateDb } from '../state/db.js';
+import { LoopDelayMonitor } from './loop-delay.js';
 import { requireEach, shortQuery } from './synthetic.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
@@ -160,12 +161,9 @@ if (values.serve) {
   );
   // Event-loop delay, measured twice: Node's monitor (perf_hooks.monitorEventLoopDelay) and a plain 10 ms timer
   // whose lateness is recorded, because the monitor was seen to record no sample at all over whole 10 s windows of
-  // heavy load (count 0) — the timer's lateness is the delay a request arriving then would wait. The monitor records
-  // the time between two of its ticks, its resolution included (an idle loop reads p50 10.2 ms at resolution 10:
-  // Histogram::RecordDelta in Node's src/histogram.cc); its samples are read less the resolution. Before session 24
-  // this bench reported the monitor's raw samples, up to 10 ms more than the delay.
-  const eldResolutionNs = 10 * 1e6;
-  const eld = monitorEventLoopDelay({ resolution: eldResolutionNs / 1e6 });
+  // heavy load (count 0) — the timer's lateness is the delay a request arriving then would wait. The monitor is read
+  // less its resolution (bench/loop-delay.ts); before session 24 this bench reported its raw samples, up to 10 ms high.
+  const eld = new LoopDelayMonitor(10);
   eld.enable();
   const lag = createHistogram();
   let expected = performance.now() + 10;
@@ -232,7 +230,6 @@ if (values.serve) {
   }
   // Stats go to stderr as one tagged line: stdout carries the request log.
   let cpuSince = process.cpuUsage();
-  const monitorDelay = (ns: number): number => (eld.count > 0 ? Math.max(0, ns - eldResolutionNs) : 0);
   const stats = async () => {
     const mem = process.memoryUsage();
     const cpu = process.cpuUsage(cpuSince);
@@ -243,12 +240,12 @@ if (values.serve) {
       rss: mem.rss,
       heap: mem.heapUsed,
       external: mem.external,
-      eldMax: Math.max(lag.max, monitorDelay(eld.max)) / 1e6,
-      eldP99: Math.max(lag.percentile(99), monitorDelay(eld.percentile(99))) / 1e6,
+      eldMax: Math.max(lag.max, eld.maxNs) / 1e6,
+      eldP99: Math.max(lag.percentile(99), eld.percentileNs(99)) / 1e6,
       eldMean: lag.mean / 1e6,
       eldMonitorSamples: eld.count,
       eldTimerMax: lag.max / 1e6,
-      eldMonitorMax: monitorDelay(eld.max) / 1e6,
+      eldMonitorMax: eld.maxNs / 1e6,
       crawled: pages,
       passages: (await services.deps.index.stats()).passages,
       majorGcs,
