@@ -168,8 +168,9 @@ const TEXT_SYNC_WAIT_MS = 2000;
  * compaction): such a sync reads row ids, not text, and a query sent to LanceDB meanwhile competes with it for the
  * same cores. At 1M passages beside a crawl (session 24, `bench/load.ts --lance … --crawl-hosts 20`), the re-key after
  * the writer's compaction took 5.3–5.5 s with queries waiting for it, and 17–27 s with each query going to LanceDB
- * after 2 s, where those full-text queries took 31–40 s each (searches 0.4/s at p50 40 s → 51.6/s at p50 243 ms).
- * A bound, not a target: on a small index the patch takes milliseconds.
+ * after 2 s, where those full-text queries took 31–40 s each. Searches beside that crawl: 0.4/s at p50 40 s before,
+ * 36.6/s at p50 287 ms with this wait, 47.9–55.0/s at p50 267–304 ms with search threads also following the writer's
+ * commits (`notePassageCommits`). A bound, not a target: on a small index the patch takes milliseconds.
  */
 const TEXT_FOLLOW_WAIT_MS = 30_000;
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
