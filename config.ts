@@ -154,6 +154,12 @@ export const configSchema = z.object({
    * 0 runs them on the HTTP thread. @default the machine's cores, at most 4, when it has 2 or more; else 0
    */
   searchThreads: int(0, 64).optional(),
+  /**
+   * Nice value given to LanceDB's native threads (its CPU pool and tokio workers) in `svc serve`, so index
+   * maintenance (an `optimize` takes both cores for 14–32 s at 1M passages) runs on what the threads answering
+   * requests leave (index/thread-priority.ts). Linux only; 0 leaves them at the process's own priority. @default 10
+   */
+  indexThreadNice: int(0, 19).default(10),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -205,6 +211,7 @@ export const envBindings = {
   textPostings: 'SVC_TEXT_POSTINGS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
   searchThreads: 'SVC_SEARCH_THREADS',
+  indexThreadNice: 'SVC_INDEX_THREAD_NICE',
 } as const satisfies Record<keyof Config, string>;
 
 /**

@@ -15,6 +15,7 @@ import { createEmbedder, type Embedder } from './index/embedder.js';
 import { PassageIndex } from './index/store.js';
 import { defaultRowCacheBytes } from './index/row-cache.js';
 import { indexLocation } from './index/location.js';
+import { IndexThreadPriority } from './index/thread-priority.js';
 import { EntityStore } from './state/entities.js';
 import { openRepositories } from './state/repos/open.js';
 import { sqliteEntities } from './state/repos/sqlite.js';
@@ -214,6 +215,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const deps: ServiceDeps = { config, repos, log, now, index, entities: entityRepo, crawler, resolver };
   let closed = false;
   let started = false;
+  let priority: IndexThreadPriority | null = null;
   return {
     deps,
     keys: repos.keys,
@@ -227,6 +229,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     start: () => {
       if (started || closed) return;
       started = true;
+      // Index maintenance yields the cores to the threads answering requests (index/thread-priority.ts).
+      priority = config.indexThreadNice > 0 ? new IndexThreadPriority(config.indexThreadNice).start() : null;
       crawler?.start();
       processor?.start();
       drainer?.start();
@@ -362,6 +366,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     close: async () => {
       if (closed) return;
       closed = true;
+      priority?.stop();
       await processor?.stop();
       await crawler?.stop();
       await drainer?.stop();

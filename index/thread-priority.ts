@@ -1,0 +1,93 @@
+import { getPriority, setPriority } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * The native threads LanceDB runs its work on: its CPU pool (`lance-cpu`: encoding, decoding, compaction, index
+ * builds) and the tokio runtime that drives its I/O and async work (`tokio-rt-worker`). Linux names every thread
+ * (`/proc/self/task/<tid>/comm`); Node's own threads are `node` (and the libuv pool's), which are left alone.
+ */
+export const INDEX_THREAD_NAMES: readonly string[] = ['lance-cpu', 'tokio-rt-worker'];
+
+/** Where Linux lists a process's threads. */
+const TASKS = '/proc/self/task';
+
+/**
+ * Keeps LanceDB's native threads at a lower CPU priority (a higher nice value) than the threads that answer requests,
+ * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` takes 14–32 s of both
+ * cores on this 2-core machine, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers all
+ * runnable: the HTTP thread's turns then waited 82–144 ms for a CPU (docs/benchmarks.md, session 24). With those
+ * threads at nice 10 the kernel gives the HTTP and search threads the core when they want it (CFS weight 1024 against
+ * 110) and the maintenance the rest; an idle machine runs it as fast as before.
+ *
+ * Linux only: `setpriority(PRIO_PROCESS, tid)` sets one thread's nice there (POSIX would mean the whole process), and
+ * threads are listed under /proc. Elsewhere `scan` does nothing. Raising a nice value needs no privilege; lowering it
+ * back does, so a thread once lowered stays lowered (the setting is meant for the process's whole life). Threads the
+ * pools start later (tokio starts blocking threads on demand) inherit their creator's value, and each `scan` also
+ * finds those the pools start from a thread of ours.
+ */
+export class IndexThreadPriority {
+  readonly #nice: number;
+  readonly #names: ReadonlySet<string>;
+  /** Threads already looked at (set or not ours), by thread id; ids vanish from /proc when a thread ends. */
+  #seen = new Set<number>();
+  #timer: NodeJS.Timeout | null = null;
+  #lowered = 0;
+
+  constructor(nice: number, names: readonly string[] = INDEX_THREAD_NAMES) {
+    if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new RangeError(`nice must be an integer 0–19, not ${nice}`);
+    this.#nice = nice;
+    this.#names = new Set(names);
+  }
+
+  /** Threads this instance has lowered so far. */
+  get lowered(): number {
+    return this.#lowered;
+  }
+
+  /**
+   * Lowers every index thread not yet at the nice value; returns how many it lowered now. Threads that end while it
+   * runs, and a platform without /proc, are skipped silently. About 0.1 ms for 40 threads, most of it reading the
+   * names of threads not seen before.
+   */
+  scan(): number {
+    if (this.#nice === 0) return 0;
+    let tids: number[];
+    try {
+      tids = readdirSync(TASKS).map(Number);
+    } catch {
+      return 0; // not Linux
+    }
+    const now = new Set(tids);
+    for (const tid of this.#seen) if (!now.has(tid)) this.#seen.delete(tid);
+    let n = 0;
+    for (const tid of tids) {
+      if (this.#seen.has(tid)) continue;
+      this.#seen.add(tid);
+      try {
+        const name = readFileSync(`${TASKS}/${tid}/comm`, 'utf8').trim();
+        if (!this.#names.has(name)) continue;
+        if (getPriority(tid) >= this.#nice) continue;
+        setPriority(tid, this.#nice);
+        n++;
+      } catch {
+        // the thread ended between the listing and here
+      }
+    }
+    this.#lowered += n;
+    return n;
+  }
+
+  /** Scans now and then every `everyMs` (the timer never holds the process open). */
+  start(everyMs = 1000): this {
+    if (this.#nice === 0 || this.#timer) return this;
+    this.scan();
+    this.#timer = setInterval(() => this.scan(), everyMs);
+    this.#timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
