@@ -13,7 +13,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--warm-up 15] [--server-log FILE]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--warm-up 15] [--server-log FILE]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -40,6 +40,8 @@
  *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
+ * - `--index-thread-nice N` sets the nice value of LanceDB's threads in the server (SVC_INDEX_THREAD_NICE; default
+ *   the server's, 10; 0 leaves them at the server's own priority).
  * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
  *   before the measured phases: what is measured is a running server's steady state. V8 settles its optimised code
  *   over a search thread's first ≈ 5,000 searches (≈ 12 s here; its compiler threads then spent ≈ 0.3 ms of CPU per
@@ -98,6 +100,8 @@ const { values } = parseArgs({
     queries: { type: 'string', default: 'claims' },
     // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
     'search-threads': { type: 'string' },
+    // The nice value of LanceDB's native threads in the server (SVC_INDEX_THREAD_NICE; index/thread-priority.ts).
+    'index-thread-nice': { type: 'string' },
     'warm-up': { type: 'string' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
@@ -144,6 +148,7 @@ if (values.serve) {
       port: 0,
       crawl: crawlHosts > 0,
       ...(values['search-threads'] !== undefined ? { searchThreads: values['search-threads'] } : {}),
+      ...(values['index-thread-nice'] !== undefined ? { indexThreadNice: values['index-thread-nice'] } : {}),
       ...(web ? { resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 100, crawlConcurrency: crawlHosts } : {}),
     },
   });
@@ -226,8 +231,8 @@ if (values.serve) {
   if (web && services.crawler) {
     for (let i = 0; i < crawlHosts; i++)
       await services.crawler.enqueue(web.url(`gen-${i}.test`, '/'), { priority: 'submitted', reason: 'seed' });
-    services.start();
   }
+  services.start(); // as `svc serve` does: the crawler when on, and the index threads' priority (SVC_INDEX_THREAD_NICE)
   // Stats go to stderr as one tagged line: stdout carries the request log.
   let cpuSince = process.cpuUsage();
   const stats = async () => {
@@ -409,6 +414,7 @@ const childArgs = [
   '--log-level',
   values['log-level']!,
   ...(values['search-threads'] !== undefined ? ['--search-threads', values['search-threads']] : []),
+  ...(values['index-thread-nice'] !== undefined ? ['--index-thread-nice', values['index-thread-nice']] : []),
 ];
 // The server's own log (pino, stdout) is dropped unless `--server-log FILE` asks for it.
 const serverLog = values['server-log'] ? openSync(resolve(values['server-log']), 'w') : 'ignore';
@@ -537,7 +543,7 @@ const searchPath = (i: number) => ({
 const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 
 const idle = await serverStats();
-await phase('warm-up (search)', warmUp, searchPath);
+const warm = await phase('warm-up (search)', warmUp, searchPath);
 const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
 const search = await phase(`GET /api/v1/search (${queryLabel})`, seconds, searchPath);
 const rssSamples: (ServerStats & { t: number })[] = [];
@@ -569,6 +575,15 @@ for (const r of [health, search, ...(soak ? [soak] : [])]) {
   );
 }
 console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
+if (crawlHosts > 0) {
+  // What the crawl got done beside each phase: the indexing path's own progress, which the serving threads' priority
+  // over it (SVC_INDEX_THREAD_NICE) may slow.
+  const during = (r: PhaseResult, before: ServerStats) =>
+    `${r === health ? '/healthz' : 'search'} ${r.server.crawled - before.crawled} pages fetched, ${r.server.passages - before.passages} passages indexed (${((r.server.passages - before.passages) / r.seconds).toFixed(1)}/s)`;
+  console.log(
+    `crawl: at open ${idle.passages} passages; during ${during(health, warm.server)}; during ${during(search, health.server)}; at the end ${search.server.crawled} pages fetched, ${search.server.passages} passages`,
+  );
+}
 console.log(
   `loop delay max by measure (10 ms timer's lateness / Node's monitor less its resolution, ms): ${[health, search, ...(soak ? [soak] : [])]
     .map((r) => `${r === health ? '/healthz' : 'search'} ${r.server.eldTimerMax.toFixed(1)} / ${r.server.eldMonitorMax.toFixed(1)}`)
