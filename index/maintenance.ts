@@ -144,6 +144,27 @@ export interface MaintenanceOptions {
   readonly passagesMaintenance?: (mark: 'begin' | 'end', version: number) => void;
 }
 
+/**
+ * How far past `optimizeEvery` the pages written since the last optimize may pile up while the duty bound holds an
+ * optimize back (20 × 200 = 4,000 pages at the default: unindexed rows LanceDB searches flat, in one small fragment per
+ * write, until the next optimize).
+ */
+export const OPTIMIZE_DEFER_LIMIT = 20;
+
+/**
+ * Whether the writes since the last optimize call for one now. An optimize holds the write queue for its whole length
+ * (compaction, index updates: 14–32 s of both cores at 1M passages, session 24), so it runs after `every` pages written
+ * only once the time since the last one ended is 9× that one's length — maintenance holds the writes up at most about
+ * a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
+ * tens of ms) that is the plain every-N rule; at 1M it lets a crawl write between optimizes instead of optimizing
+ * after every 200 pages (a 20-host crawl beside searches indexed ≈ 3 pages/s, docs/benchmarks.md session 25).
+ */
+export function optimizeDue(s: { writes: number; every: number; lastMs: number; sinceLastMs: number }): boolean {
+  if (s.writes < s.every) return false;
+  if (s.writes >= s.every * OPTIMIZE_DEFER_LIMIT) return true;
+  return s.sinceLastMs >= 9 * s.lastMs;
+}
+
 /** Keeps the indexes of one writer's tables up to date. */
 export class IndexMaintenance {
   readonly #o: MaintenanceOptions;
@@ -152,6 +173,8 @@ export class IndexMaintenance {
   #unrefreshed = 0;
   #refreshTimer: NodeJS.Timeout | null = null;
   #lastOptimizeMs = 0;
+  /** When the last optimize ended (performance.now()); -Infinity: none yet. */
+  #lastOptimizeEnd = -Infinity;
   #ftsReady = false;
   #imageFtsReady = false;
   #keyIndexes = false;
@@ -246,7 +269,14 @@ export class IndexMaintenance {
       }
       this.#writes += n;
       this.#unrefreshed += n;
-      if (this.#writes >= this.#o.optimizeEvery) {
+      if (
+        optimizeDue({
+          writes: this.#writes,
+          every: this.#o.optimizeEvery,
+          lastMs: this.#lastOptimizeMs,
+          sinceLastMs: performance.now() - this.#lastOptimizeEnd,
+        })
+      ) {
         this.#writes = 0;
         await this.#optimizeNow();
       } else this.#scheduleRefresh();
@@ -367,6 +397,7 @@ export class IndexMaintenance {
     }
     await this.#o.afterOptimize();
     this.#lastOptimizeMs = Date.now() - started;
+    this.#lastOptimizeEnd = performance.now();
   }
 
   /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
