@@ -3,6 +3,8 @@
  * optimized after every 200 pages indexed ≈ 3 pages/s there. Forced optimizes now keep to about a tenth of the time,
  * up to a limit of pages waiting (index/maintenance.ts `optimizeDue`).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { OPTIMIZE_DEFER_LIMIT, optimizeDue } from '../../index/maintenance.js';
 import { searchPages } from '../../index/retrieval.js';
@@ -53,4 +55,34 @@ t.test('a writer optimizes after the limit of pages even when its optimizes are 
   t.equal(stats.passages, total, 'every passage written');
   const res = await searchPages(idx, { query: 'passage 7 duty cycles', mode: 'bm25', limit: 5, offset: 0 });
   t.ok(res.pages.length > 0, 'a query answers');
+});
+
+t.test('a reopened writer remembers how long its optimizes take', async (t) => {
+  const dir = t.testdir();
+  const every = 2;
+  const first = await PassageIndex.open({ dir, embedder: null, optimizeEvery: every, refreshAfterMs: 0 });
+  await first.upsertPage(makePage(1, 'a.example', ['a first page about remembered maintenance']));
+  await first.close();
+  // As if its last optimize had taken a minute (a large index): the meta file is where the writer keeps it.
+  const metaFile = join(dir, 'svc-index-meta.json');
+  writeFileSync(metaFile, JSON.stringify({ ...JSON.parse(readFileSync(metaFile, 'utf8')), optimizeMs: 60_000 }));
+
+  const idx = await PassageIndex.open({ dir, embedder: null, optimizeEvery: every, refreshAfterMs: 0 });
+  t.teardown(() => idx.close());
+  let begin = 0;
+  let writing = 0;
+  const optimizedAfter: number[] = [];
+  idx.onPassageCommit((c: PassageCommit) => {
+    if (c.maintenance === 'begin') begin = c.version;
+    if (c.maintenance === 'end' && c.version > begin) optimizedAfter.push(writing);
+  });
+  const limit = every * OPTIMIZE_DEFER_LIMIT;
+  for (let n = 1; n <= limit; n++) {
+    writing = n;
+    await idx.upsertPage(makePage(n + 1, 'a.example', [`page ${n} written after the reopen`]));
+  }
+  t.same(optimizedAfter, [limit], 'no optimize at `every` pages (a minute-long one was remembered), one at the limit');
+  // That one was short: a short optimize replaces the remembered long one.
+  t.equal(JSON.parse(readFileSync(metaFile, 'utf8')).optimizeMs, undefined, 'the short optimize is recorded as such');
+  t.equal((await idx.stats()).passages, limit + 1, 'every passage written');
 });
