@@ -162,8 +162,8 @@ export const OPTIMIZE_DEFER_LIMIT = 20;
  * (compaction, index updates: 14–32 s of both cores at 1M passages, session 24), so it runs after `every` pages written
  * only once the time since the last one ended is 9× that one's length — maintenance holds the writes up at most about
  * a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
- * tens of ms) that is the plain every-N rule; at 1M it lets a crawl write between optimizes instead of optimizing
- * after every 200 pages (a 20-host crawl beside searches indexed ≈ 3 pages/s, docs/benchmarks.md session 25).
+ * tens of ms) that is the plain every-N rule; at 1M, where an optimize outlasts the time a crawl takes to write 200
+ * pages, it lets the crawl write between optimizes instead of waiting behind one after every 200 pages.
  */
 export function optimizeDue(s: { writes: number; every: number; lastMs: number; sinceLastMs: number }): boolean {
   if (s.writes < s.every) return false;
