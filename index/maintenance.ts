@@ -74,7 +74,7 @@ export interface IndexMeta {
   /**
    * How long the writer's last optimize took (ms), when it took long enough to matter (≥ 1 s): a writer that reopens
    * the index keeps maintenance to its share of the time from its first write (`optimizeDue`), instead of learning
-   * the cost by running one a second after the first write (at 1M passages: 14–32 s, more beside searches).
+   * the cost by running one a second after the first write (at 1M passages: 14–33 s idle, 87 s beside searches).
    */
   optimizeMs?: number;
 }
@@ -159,7 +159,7 @@ export const OPTIMIZE_DEFER_LIMIT = 20;
 
 /**
  * Whether the writes since the last optimize call for one now. An optimize holds the write queue for its whole length
- * (compaction, index updates: 14–32 s of both cores at 1M passages, session 24), so it runs after `every` pages written
+ * (compaction, index updates: tens of seconds of both cores at 1M passages, docs/benchmarks.md sessions 24–25), so it runs after `every` pages written
  * only once the time since the last one ended is 9× that one's length — maintenance holds the writes up at most about
  * a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
  * tens of ms) that is the plain every-N rule; at 1M, where an optimize outlasts the time a crawl takes to write 200
@@ -168,7 +168,16 @@ export const OPTIMIZE_DEFER_LIMIT = 20;
 export function optimizeDue(s: { writes: number; every: number; lastMs: number; sinceLastMs: number }): boolean {
   if (s.writes < s.every) return false;
   if (s.writes >= s.every * OPTIMIZE_DEFER_LIMIT) return true;
-  return s.sinceLastMs >= 9 * s.lastMs;
+  return optimizeWaitMs(s.lastMs, s.sinceLastMs) === 0;
+}
+
+/**
+ * How long until maintenance may run again and still hold the writes up at most about a tenth of the time: 9× the
+ * last optimize's length after it ended. The one rule of both the forced optimize (`optimizeDue`) and the debounced
+ * refresh.
+ */
+export function optimizeWaitMs(lastMs: number, sinceLastMs: number): number {
+  return Math.max(0, 9 * lastMs - sinceLastMs);
 }
 
 /** Keeps the indexes of one writer's tables up to date. */
@@ -335,8 +344,7 @@ export class IndexMaintenance {
   #scheduleRefresh(): void {
     if (this.#o.refreshAfterMs <= 0 || this.#o.isClosed()) return;
     if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
-    // Never more than ~10% of the time refreshing.
-    const delay = Math.max(this.#o.refreshAfterMs, this.#lastOptimizeMs * 10);
+    const delay = Math.max(this.#o.refreshAfterMs, optimizeWaitMs(this.#lastOptimizeMs, performance.now() - this.#lastOptimizeEnd));
     this.#refreshTimer = setTimeout(() => {
       this.#refreshTimer = null;
       if (this.#o.isClosed() || this.#unrefreshed === 0) return;

@@ -6,18 +6,19 @@ import { readdirSync, readFileSync } from 'node:fs';
  * builds) and the tokio runtime that drives its I/O and async work (`tokio-rt-worker`). Linux names every thread
  * (`/proc/self/task/<tid>/comm`); Node's own threads are `node` (and the libuv pool's), which are left alone.
  */
-export const INDEX_THREAD_NAMES: readonly string[] = ['lance-cpu', 'tokio-rt-worker'];
+export const INDEX_THREAD_NAMES: ReadonlySet<string> = new Set(['lance-cpu', 'tokio-rt-worker']);
 
 /** Where Linux lists a process's threads. */
 const TASKS = '/proc/self/task';
 
 /**
  * Keeps LanceDB's native threads at a lower CPU priority (a higher nice value) than the threads that answer requests,
- * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` takes 14–32 s of both
- * cores on this 2-core machine, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers all
- * runnable: the HTTP thread's turns then waited 82–144 ms for a CPU (docs/benchmarks.md, session 24). With those
+ * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` can take both cores
+ * of a 2-core machine for tens of seconds, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers
+ * all runnable: the HTTP thread's turns then waited 82–144 ms for a CPU (docs/benchmarks.md, session 24). With those
  * threads at nice 10 the kernel gives the HTTP and search threads the core when they want it (CFS weight 1024 against
- * 110) and the maintenance the rest; an idle machine runs it as fast as before.
+ * 110) and the maintenance the rest: beside a 1M crawl the loop's worst turn went from 103 to 21 ms, and on an idle
+ * machine an optimize took 2.5–2.6 s against 2.3 s (docs/benchmarks.md, session 25).
  *
  * Linux only: `setpriority(PRIO_PROCESS, tid)` sets one thread's nice there (POSIX would mean the whole process), and
  * threads are listed under /proc. Elsewhere `scan` does nothing. Raising a nice value needs no privilege; lowering it
@@ -27,21 +28,13 @@ const TASKS = '/proc/self/task';
  */
 export class IndexThreadPriority {
   readonly #nice: number;
-  readonly #names: ReadonlySet<string>;
   /** Threads already looked at (set or not ours), by thread id; ids vanish from /proc when a thread ends. */
   #seen = new Set<number>();
   #timer: NodeJS.Timeout | null = null;
-  #lowered = 0;
 
-  constructor(nice: number, names: readonly string[] = INDEX_THREAD_NAMES) {
+  constructor(nice: number) {
     if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new RangeError(`nice must be an integer 0–19, not ${nice}`);
     this.#nice = nice;
-    this.#names = new Set(names);
-  }
-
-  /** Threads this instance has lowered so far. */
-  get lowered(): number {
-    return this.#lowered;
   }
 
   /**
@@ -65,7 +58,7 @@ export class IndexThreadPriority {
       this.#seen.add(tid);
       try {
         const name = readFileSync(`${TASKS}/${tid}/comm`, 'utf8').trim();
-        if (!this.#names.has(name)) continue;
+        if (!INDEX_THREAD_NAMES.has(name)) continue;
         if (getPriority(tid) >= this.#nice) continue;
         setPriority(tid, this.#nice);
         n++;
@@ -73,7 +66,6 @@ export class IndexThreadPriority {
         // the thread ended between the listing and here
       }
     }
-    this.#lowered += n;
     return n;
   }
 

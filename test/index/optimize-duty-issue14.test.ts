@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { OPTIMIZE_DEFER_LIMIT, optimizeDue } from '../../index/maintenance.js';
+import { OPTIMIZE_DEFER_LIMIT, optimizeDue, optimizeWaitMs } from '../../index/maintenance.js';
 import { searchPages } from '../../index/retrieval.js';
 import { PassageIndex } from '../../index/store.js';
 import type { PassageCommit } from '../../index/passage-changes.js';
@@ -21,6 +21,10 @@ t.test('optimizeDue: every N pages, at most a tenth of the time, never more than
   t.notOk(optimizeDue({ writes: every * OPTIMIZE_DEFER_LIMIT - 1, every, lastMs: 30_000, sinceLastMs: 10_000 }), 'just below the limit');
   t.ok(optimizeDue({ writes: every * OPTIMIZE_DEFER_LIMIT, every, lastMs: 30_000, sinceLastMs: 10_000 }), 'at the limit: due');
   t.ok(optimizeDue({ writes: 200, every, lastMs: 30_000, sinceLastMs: 270_000 }), '1M: 9 × 30 s since the last: due');
+  // The debounced refresh waits by the same rule.
+  t.equal(optimizeWaitMs(30_000, 10_000), 260_000, '1M: 9 × 30 s after the end, 10 s of it gone');
+  t.equal(optimizeWaitMs(30, 1_000), 0, 'small index: nothing to wait');
+  t.equal(optimizeWaitMs(0, Infinity), 0, 'no optimize yet (ended at -Infinity): nothing to wait');
 });
 
 t.test('a writer optimizes after the limit of pages even when its optimizes are long beside its writes', async (t) => {
