@@ -156,7 +156,7 @@ export const configSchema = z.object({
   searchThreads: int(0, 64).optional(),
   /**
    * Nice value given to LanceDB's native threads (its CPU pool and tokio workers) in `svc serve`, so index
-   * maintenance (an `optimize` takes both cores for 14–32 s at 1M passages) runs on what the threads answering
+   * maintenance (an `optimize` can take both cores for tens of seconds at 1M passages) runs on what the threads answering
    * requests leave (index/thread-priority.ts). Linux only; 0 leaves them at the process's own priority. @default 10
    */
   indexThreadNice: int(0, 19).default(10),
