@@ -51,7 +51,7 @@ import {
   type RowOf,
 } from './columns.js';
 import type { Embedder } from './embedder.js';
-import { followWriter, HostIds, type HostIdSource, type WriterFollower } from './host-ids.js';
+import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { defaultRowCacheBytes, RowCache } from './row-cache.js';
 import { TextEngine, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
@@ -190,6 +190,8 @@ export class PassageIndex implements PageSink {
   readonly #queue = new WriteQueue();
   readonly #hostIds: HostIds;
   readonly #langs = new Set<string>();
+  /** The greatest pages row id the open read saw: a reader following the writer reads the host rows after it. */
+  #hostRowsThrough: bigint | null = null;
   readonly #meta: IndexMeta;
   readonly #maintenance: IndexMaintenance;
   /** The embedder whose vectors are in the table (null: no usable vectors). */
@@ -301,14 +303,15 @@ export class PassageIndex implements PageSink {
       idx.#follower = followWriter(
         pages,
         opts.followHostsMs,
-        async (rows) => {
+        idx.#hostRowsThrough,
+        async (rows, pageCount) => {
           idx.#learnHosts(rows);
           // A reader's title statistics (BM25 of titles) come from its open and are not added to page by page as the
           // writer's are: rebuilt when the pages have moved by a fifth from the count they were built on (amortised:
           // a read of every title per 20 % of growth). Without this a search thread of a service started on an empty
           // index would score no title until a restart (no titles counted: every title scores 0).
           const counted = idx.#titleStats.size;
-          if (rows.length !== counted && Math.abs(rows.length - counted) >= counted / 5) await idx.#rebuildTitleStats();
+          if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (its first write builds the full-text one).
           await idx.#maintenance
             .recheck()
@@ -356,9 +359,12 @@ export class PassageIndex implements PageSink {
 
   async #loadState(): Promise<void> {
     const columns = [...new Set([...HOST_COLUMNS, ...TITLE_COLUMNS])];
-    const rows = (await this.#pages.query().select(columns).toArray()) as RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'>[];
+    const rows = (await this.#pages.query().select(columns).withRowId().toArray()) as (RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & {
+      _rowid: bigint;
+    })[];
     this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
     this.#learnHosts(rows);
+    this.#hostRowsThrough = lastRowId(rows, null);
     await this.#maintenance.load();
   }
 
