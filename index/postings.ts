@@ -609,9 +609,9 @@ export class Postings {
    * MaxScore saves work only by skipping the postings of terms that can no longer lift a document into the k best,
    * which takes a k-th best score well above most documents'; with few documents per place in the top k it skips
    * little and pays a walk over every term per document. Measured per query (`Postings.search` inside
-   * `textCandidates`, k = 300; docs/benchmarks.md, session 26): on 5.6k passages term at a time took 0.42–0.88× of
-   * MaxScore's time for every SciFact and NFCorpus query; at 1M passages 0.90–0.91× (median) up to 64 × k reachable
-   * documents, 1.02× at 64–96 ×, 1.13–1.65× beyond, where MaxScore stays.
+   * `textCandidates`, k = 300; docs/benchmarks.md, session 26): on 5.6k passages term at a time took a median
+   * 0.53–0.68× of MaxScore's time (p90 ≤ 0.88×) over the SciFact and NFCorpus queries; at 1M passages 0.90–0.91× up to
+   * 64 × k reachable documents, 1.02× at 64–96 ×, 1.13–1.65× beyond, where MaxScore stays.
    */
   #accumulates(should: readonly { id: number }[], k: number): boolean {
     const limit = this.#accumulateUpTo * k;
