@@ -111,3 +111,25 @@ t.test('issue 14: a look reads only the pages rows committed since the last one'
   await follower.lookNow();
   t.same(looks.at(-1), { hosts: ['h4.test'], count: 5 }, 'an update (adopt): the updated rows');
 });
+
+t.test('issue 14: after a rollback (a write interrupted and restored away), rows written next are still read', async (t) => {
+  // write-journal.ts rolls an interrupted write back by restoring the version before it; LanceDB keeps fragment ids
+  // rising across the restore, so the rows written afterwards have row ids above every one a reader saw.
+  const conn = await lancedb.connect(t.testdir());
+  t.teardown(() => conn.close());
+  const row = (page_ref: number, host: string) => ({ page_ref, host, host_id: page_ref, lang: 'en' });
+  const pages = await conn.createTable('pages', [row(1, 'a.test')]);
+  t.teardown(() => pages.close());
+  const seen: string[][] = [];
+  const follower = followWriter(pages, 0, null, (rows: HostRow[]) => void seen.push(rows.map((r) => r.host)), undefined);
+  t.teardown(() => follower.stop());
+  await follower.lookNow();
+  const before = await pages.version();
+  await pages.add([row(2, 'interrupted.test')]);
+  await follower.lookNow(); // the reader saw the write that is then rolled back
+  await pages.checkout(before);
+  await pages.restore();
+  await pages.add([row(3, 'after.test')]);
+  await follower.lookNow();
+  t.same(seen, [['a.test'], ['interrupted.test'], ['after.test']]);
+});
