@@ -21,9 +21,10 @@ export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
  * with `after`, of the rows whose row id is greater: the rows committed since a read that saw row ids up to `after`.
  * Every commit that can bring a host, a host id or a language — a merge-insert, an update (`adopt`), a compaction —
  * writes its rows into new fragments, whose ids (and so the row ids, fragment << 32 | offset) are greater than any
- * the table had (LanceDB assigns them at commit; test/index/host-follow-issue14.test.ts holds it to that). A reader
- * following a writer at 1M passages read 222k rows per pages version before (≈ 95 ms, 14 % of a search thread beside
- * a crawl); the rows after the last one it saw cost ≈ 4–8 ms.
+ * the table had (LanceDB assigns them at commit, and keeps them rising across a restore, as write-journal.ts's
+ * rollback does; test/index/host-follow-issue14.test.ts holds it to both). A reader following a writer at 1M
+ * passages read 222k rows per pages version before (≈ 95 ms, 14 % of a search thread beside a crawl); the rows after
+ * the last one it saw cost ≈ 4–8 ms.
  */
 export async function readHostRows(pages: Table, after: bigint | null = null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();
