@@ -230,7 +230,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (started || closed) return;
       started = true;
       // Index maintenance yields the cores to the threads answering requests (index/thread-priority.ts).
-      priority = config.indexThreadNice > 0 ? new IndexThreadPriority(config.indexThreadNice).start() : null;
+      priority = new IndexThreadPriority(config.indexThreadNice).start(); // nice 0: does nothing
       crawler?.start();
       processor?.start();
       drainer?.start();

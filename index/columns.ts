@@ -223,6 +223,9 @@ export type PassageHit = RowOf<PassageColumns, 'hit'> & Partial<RowOf<PassageCol
 /** How a passage is found again: its key, and the row id it was read with (when it was). */
 export type PassageKey = RowOf<PassageColumns, 'key'> & { readonly _rowid?: bigint };
 
+/** A passage's identity as text, `page_ref:ordinal`: how maps of passages are keyed between the index and retrieval. */
+export const passageKey = (r: Pick<PassageKey, 'page_ref' | 'ordinal'>): string => `${r.page_ref}:${r.ordinal}`;
+
 export const passageSchema = (dim: number | null): Schema => arrowSchema(PASSAGE_COLUMNS, dim);
 export const pageSchema = arrowSchema(PAGE_COLUMNS);
 export const imageSchema = arrowSchema(IMAGE_COLUMNS);

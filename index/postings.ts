@@ -102,7 +102,7 @@ function copyPostings(seg: Segment, s: number, e: number, docs: Uint32Array, tfs
 }
 
 /** Reachable documents per place of the top k up to which optional terms are scored term at a time (`#accumulates`). */
-export const ACCUMULATE_UP_TO = 64;
+const ACCUMULATE_UP_TO = 64;
 
 export class Postings {
   readonly #termIds = new Map<string, number>();

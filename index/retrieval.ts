@@ -15,7 +15,7 @@
  */
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
-import type { MatchColumn } from './columns.js';
+import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
@@ -188,7 +188,7 @@ export function buildWhere(
   return { where: parts.length ? parts.map((p) => `(${p})`).join(' AND ') : null, impossible: false };
 }
 
-const key = (r: Pick<PassageHit, 'page_ref' | 'ordinal'>) => `${r.page_ref}:${r.ordinal}`;
+const key = passageKey;
 
 /** The ranking mode a request gets from this index. */
 function rankingFor(source: CandidateSource, compiled: CompiledQuery, wantMode: NonNullable<RetrievalRequest['mode']>) {

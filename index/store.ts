@@ -49,6 +49,7 @@ import {
   type PassageRow,
   type PassageWriteRow,
   type RowOf,
+  passageKey,
 } from './columns.js';
 import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
@@ -473,9 +474,9 @@ export class PassageIndex implements PageSink {
    * either way. Read inside the write queue, so no other write changes the answer before the commit.
    */
   async #dropsPassages(pageFilter: string, rows: readonly PassageWriteRow[]): Promise<boolean> {
-    const fresh = new Set(rows.map((r) => `${r.page_ref}:${r.ordinal}`));
+    const fresh = new Set(rows.map(passageKey));
     const stored = (await this.#passages.query().where(pageFilter).select(KEY_COLUMNS).toArray()) as PassageKey[];
-    return stored.some((r) => !fresh.has(`${r.page_ref}:${r.ordinal}`));
+    return stored.some((r) => !fresh.has(passageKey(r)));
   }
 
   #hasVectorColumn(): boolean {
@@ -766,7 +767,7 @@ export class PassageIndex implements PageSink {
       .where(`_rowid IN (${ids.join(', ')})`)
       .select([...KEY_COLUMNS, '_score'])
       .limit(ids.length);
-    for (const r of arrowRows<PassageKey & { _score: number }>(await q.toArrow())) out.set(`${r.page_ref}:${r.ordinal}`, r._score);
+    for (const r of arrowRows<PassageKey & { _score: number }>(await q.toArrow())) out.set(passageKey(r), r._score);
     return out;
   }
 
@@ -845,10 +846,10 @@ export class PassageIndex implements PageSink {
 
   async #readPassages<T extends PassageKey>(keys: readonly PassageKey[], columns: readonly string[]): Promise<Map<string, T>> {
     const out = new Map<string, T>();
-    const want = new Set(keys.map((k) => `${k.page_ref}:${k.ordinal}`));
+    const want = new Set(keys.map(passageKey));
     const keep = (rows: T[]) => {
       for (const r of rows) {
-        const key = `${r.page_ref}:${r.ordinal}`;
+        const key = passageKey(r);
         if (want.has(key)) out.set(key, r);
       }
     };
@@ -896,7 +897,7 @@ export class PassageIndex implements PageSink {
       return row;
     });
     keep(plain);
-    const rest = keys.filter((k) => !out.has(`${k.page_ref}:${k.ordinal}`));
+    const rest = keys.filter((k) => !out.has(passageKey(k)));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
