@@ -51,10 +51,15 @@ interface Segment {
   readonly offsets: Uint32Array;
   readonly docs: Uint32Array;
   readonly tfs: Uint16Array;
+  /** Its documents are those from `lo` up to `hi` (excluded): segments hold disjoint ascending ranges. */
+  readonly lo: number;
+  readonly hi: number;
 }
 
 /** Documents added in one batch before they become a segment. */
 class SegmentBuilder {
+  /** `lo`: the first document added to it. */
+  constructor(readonly lo: number) {}
   termIds = new Uint32Array(1024);
   docs = new Uint32Array(1024);
   tfs = new Uint16Array(1024);
@@ -72,8 +77,11 @@ class SegmentBuilder {
     this.n++;
   }
 
-  /** Counting sort by term id (doc ids stay ascending within a term: they were pushed in doc order). */
-  seal(termCount: number): Segment {
+  /**
+   * Counting sort by term id (doc ids stay ascending within a term: they were pushed in doc order); `hi`: one past the
+   * last document added to it.
+   */
+  seal(termCount: number, hi: number): Segment {
     const offsets = new Uint32Array(termCount + 1);
     for (let i = 0; i < this.n; i++) offsets[this.termIds[i]! + 1]!++;
     for (let t = 0; t < termCount; t++) offsets[t + 1]! += offsets[t]!;
@@ -85,7 +93,7 @@ class SegmentBuilder {
       docs[at] = this.docs[i]!;
       tfs[at] = this.tfs[i]!;
     }
-    return { offsets, docs, tfs };
+    return { offsets, docs, tfs, lo: this.lo, hi };
   }
 }
 
@@ -103,6 +111,23 @@ function copyPostings(seg: Segment, s: number, e: number, docs: Uint32Array, tfs
 
 /** Reachable documents per place of the top k up to which optional terms are scored term at a time (`#accumulates`). */
 const ACCUMULATE_UP_TO = 64;
+
+/**
+ * Which terms keep a bitset of their documents (`#bitsets`) besides their postings: those held by at least `share` of
+ * the documents and by `minDf` at least. A required word's group is then checked with one bit per candidate instead of a
+ * seek in its list. A bitset takes one bit per document (of the room the document arrays have), so it is smaller than
+ * the term's postings (6 bytes each) from a share of 1/48 on; it is let go when the term's share falls below half of
+ * `share` (documents added since), so none outgrows its term's postings by much.
+ * `walkRatio`: a conjunction's segment is matched on bitsets (`#matches`) when that costs, in word operations and
+ * postings, less than this many times the lead group's postings (a lead posting's step — a bit test or a seek per other
+ * group, the lists' next positions — measured tens of times a word operation's time).
+ */
+export interface DenseRule {
+  readonly share: number;
+  readonly minDf: number;
+  readonly walkRatio: number;
+}
+const DENSE: DenseRule = { share: 1 / 32, minDf: 1024, walkRatio: 16 };
 
 export class Postings {
   readonly #termIds = new Map<string, number>();
@@ -132,10 +157,21 @@ export class Postings {
   #acc = new Float64Array(0);
   #accHeld = new Uint32Array(0);
   #touched = new Uint32Array(0);
+  /** `#matches`' scratch: the documents matched so far, and one group's. */
+  #matchBits = new Uint32Array(0);
+  #groupBits = new Uint32Array(0);
+  /** Per dense term (`DenseRule`): bit d of the set is 1 when document d holds the term in a sealed segment. */
+  readonly #bitsets = new Map<number, Uint32Array>();
+  readonly #denseRule: DenseRule;
 
-  constructor(opts: { maxTermLength?: number; accumulateUpTo?: number } = {}) {
+  /**
+   * `accumulateUpTo`: see `#accumulates` (0: always MaxScore). `dense`: which terms keep a bitset and when a conjunction
+   * is matched on them (`DENSE`; share 0 and minDf 1: every term; walkRatio 0: never, Infinity: whenever it can be).
+   */
+  constructor(opts: { maxTermLength?: number; accumulateUpTo?: number; dense?: DenseRule } = {}) {
     this.#maxTermLength = opts.maxTermLength ?? Infinity;
     this.#accumulateUpTo = opts.accumulateUpTo ?? ACCUMULATE_UP_TO;
+    this.#denseRule = opts.dense ?? DENSE;
   }
 
   /** Documents ever added (tombstones included) and live. */
@@ -147,6 +183,13 @@ export class Postings {
       postings: this.#segments.reduce((s, g) => s + g.docs.length, 0) + (this.#builder?.n ?? 0),
       segments: this.#segments.length,
     };
+  }
+
+  /** The terms that keep a bitset of their documents (`DenseRule`), and the bytes those take. */
+  get dense(): { terms: number; bytes: number } {
+    let bytes = 0;
+    for (const set of this.#bitsets.values()) bytes += set.byteLength;
+    return { terms: this.#bitsets.size, bytes };
   }
 
   /** Whether a live document has this row id. */
@@ -191,7 +234,7 @@ export class Postings {
     this.#lengths = grow(this.#lengths, this.#docs);
     this.#dead = grow(this.#dead, this.#docs);
     this.#rowIds[doc] = rowId;
-    const builder = (this.#builder ??= new SegmentBuilder());
+    const builder = (this.#builder ??= new SegmentBuilder(doc));
     const counts = new Map<number, number>();
     let length = 0;
     const n = searchText.length;
@@ -251,9 +294,45 @@ export class Postings {
   /** Makes the documents added since the last flush searchable (one new segment; small segments are merged). */
   flush(): void {
     if (!this.#builder || this.#builder.n === 0) return;
-    this.#segments.push(this.#builder.seal(this.#termIds.size));
-    this.#builder = null;
+    this.#seal();
     this.#mergeSmall();
+  }
+
+  /** Seals the builder into a new segment and brings the dense terms' bitsets up to it. */
+  #seal(): void {
+    const seg = this.#builder!.seal(this.#termIds.size, this.#docs);
+    this.#segments.push(seg);
+    this.#builder = null;
+    const docs = this.#docs;
+    const words = (this.#rowIds.length + 31) >>> 5; // room for every document id allocated so far
+    const from = Math.max(this.#denseRule.minDf, this.#denseRule.share * docs);
+    for (const [id, set] of this.#bitsets)
+      if (this.#df[id]! < from / 2) this.#bitsets.delete(id);
+      else if (set.length < words) this.#bitsets.set(id, grow(set, words)); // no read past its end
+    const terms = seg.offsets.length - 1;
+    for (let id = 0; id < terms; id++) {
+      const s = seg.offsets[id]!;
+      const e = seg.offsets[id + 1]!;
+      if (s === e) continue;
+      let set = this.#bitsets.get(id);
+      if (set) {
+        for (let p = s; p < e; p++) {
+          const d = seg.docs[p]!;
+          set[d >>> 5]! |= 1 << (d & 31);
+        }
+      } else if (this.#df[id]! >= from) {
+        // Newly dense: its postings in every segment (this one included).
+        set = new Uint32Array(words);
+        for (const g of this.#segments) {
+          if (id + 1 >= g.offsets.length) continue;
+          for (let p = g.offsets[id]!, end = g.offsets[id + 1]!; p < end; p++) {
+            const d = g.docs[p]!;
+            set[d >>> 5]! |= 1 << (d & 31);
+          }
+        }
+        this.#bitsets.set(id, set);
+      }
+    }
   }
 
   /**
@@ -264,8 +343,7 @@ export class Postings {
    */
   async flushInSlices(budget: LoopBudget = new LoopBudget()): Promise<void> {
     if (!this.#builder || this.#builder.n === 0) return;
-    this.#segments.push(this.#builder.seal(this.#termIds.size));
-    this.#builder = null;
+    this.#seal();
     await budget.tick();
     const segs = this.#segments;
     while (this.#mergeDue()) {
@@ -354,7 +432,7 @@ export class Postings {
       await budget.tick();
     }
     offsets[termCount] = at;
-    return { offsets, docs, tfs };
+    return { offsets, docs, tfs, lo: a.lo, hi: b.hi };
   }
 
   /**
@@ -396,7 +474,7 @@ export class Postings {
     const docs = new Uint32Array(a.docs.length + b.docs.length);
     const tfs = new Uint16Array(docs.length);
     offsets[termCount] = Postings.#mergeRange(a, b, 0, termCount, offsets, docs, tfs);
-    return { offsets, docs, tfs };
+    return { offsets, docs, tfs, lo: a.lo, hi: b.hi };
   }
 
   /** The BM25 length normaliser of every document (k1 · (1 − b + b · len / avgdl)), recomputed when avgdl moved. */
@@ -525,6 +603,9 @@ export class Postings {
    * document holds, and the optional terms) summed in query order, as scoring every posting would. Walks the shortest
    * group instead of every posting of every term: at 1M passages, three required words of which one or two have two
    * analyses took 5–12 ms by scoring every posting (their lists are tens of thousands long), a fraction of that here.
+   * The other groups are asked fewest postings first, a term with a bitset (`DenseRule`) by its bit; where even the lead
+   * group is long (frequent words: at 1M passages the lead of a 3-word query can hold 100k+ postings), the segment's
+   * matches come from the bitsets ANDed instead (`#matches`), and only they are scored.
    */
   #conjunction(
     groups: readonly (readonly { id: number; bit: number; w: number }[])[],
@@ -542,6 +623,11 @@ export class Postings {
     const pos = new Uint32Array(all.length);
     const end = new Uint32Array(all.length);
     const NONE = 0xffffffff;
+    // A group's terms that keep a bitset are checked bit by bit, the others (rarer: the seek is short) in their lists.
+    const sets = groups.map((g) => g.flatMap((t) => this.#bitsets.get(t.id) ?? []));
+    const sought = groups.map((g, gi) => g.flatMap((t, j) => (this.#bitsets.has(t.id) ? [] : [first[gi]! + j])));
+    const order = new Uint32Array(groups.length); // the groups other than the lead, fewest postings first
+    const sizes = new Float64Array(groups.length);
     for (const seg of this.#segments) {
       const sd = seg.docs;
       const st = seg.tfs;
@@ -558,12 +644,17 @@ export class Postings {
       for (let g = 0; g < groups.length; g++) {
         let size = 0;
         for (let i = first[g]!; i < first[g + 1]!; i++) size += end[i]! - pos[i]!;
+        sizes[g] = size;
         if (size < leadSize) {
           lead = g;
           leadSize = size;
         }
       }
       if (leadSize === 0) continue;
+      // The others, fewest postings first: the group likeliest to reject a document is asked first.
+      let others = 0;
+      for (let g = 0; g < groups.length; g++) if (g !== lead) order[others++] = g;
+      order.subarray(0, others).sort((x, y) => sizes[x]! - sizes[y]! || x - y);
       const from = first[lead]!;
       const to = first[lead + 1]!;
       /** Moves list i to its first posting ≥ d; returns whether that posting is d. */
@@ -571,6 +662,42 @@ export class Postings {
         const p = (pos[i] = gallop(sd, pos[i]!, end[i]!, d));
         return p < end[i]! && sd[p] === d;
       };
+      /** Scores a document that holds every group: each term it holds (and each optional one), in query order. */
+      const score = (d: number): void => {
+        const norm = dn[d]!;
+        let sum = 0;
+        let held = 0;
+        for (let i = 0; i < all.length; i++) {
+          if (!seek(i, d)) continue;
+          const tf = st[pos[i]!]!;
+          sum += (all[i]!.w * tf) / (tf + norm);
+          held |= all[i]!.bit;
+        }
+        top.offer(d, sum, held);
+      };
+      // When even the lead is long, the matches come from the groups' bitsets ANDed word by word over the segment's
+      // documents (a group's terms without a bitset are set into one from their postings): 32 documents per step
+      // instead of a step per lead posting. Its cost, in words and postings, against the lead's walk (a posting there
+      // takes tens of word operations' time: a bit test or a seek per other group).
+      const words = ((seg.hi + 31) >>> 5) - (seg.lo >>> 5);
+      let bitCost = words;
+      for (let g = 0; g < groups.length; g++) {
+        bitCost += words * (sets[g]!.length + 1);
+        for (const i of sought[g]!) bitCost += end[i]! - pos[i]!;
+      }
+      if (bitCost < leadSize * this.#denseRule.walkRatio) {
+        const m = this.#matches(seg, groups.length, sets, sought, sd, pos, end);
+        for (let w = seg.lo >>> 5, stop = (seg.hi + 31) >>> 5; w < stop; w++) {
+          let x = m[w]!;
+          while (x !== 0) {
+            const low = x & -x;
+            x ^= low;
+            const d = (w << 5) + 31 - Math.clz32(low);
+            if (!(anyDead && dead[d] === 1)) score(d);
+          }
+        }
+        continue;
+      }
       for (;;) {
         // The lead group's next document: the least among its terms' current postings.
         let d = NONE;
@@ -578,29 +705,70 @@ export class Postings {
         if (d === NONE) break;
         if (!(anyDead && dead[d] === 1)) {
           let holdsAll = true;
-          for (let g = 0; g < groups.length && holdsAll; g++) {
-            if (g === lead) continue;
+          const word = d >>> 5;
+          const bit = 1 << (d & 31);
+          for (let o = 0; o < others && holdsAll; o++) {
+            const g = order[o]!;
             let any = false;
-            for (let i = first[g]!; i < first[g + 1]! && !any; i++) any = seek(i, d);
+            const bits = sets[g]!;
+            for (let j = 0; j < bits.length && !any; j++) any = (bits[j]![word]! & bit) !== 0;
+            const lists = sought[g]!;
+            for (let j = 0; j < lists.length && !any; j++) any = seek(lists[j]!, d);
             holdsAll = any;
           }
-          if (holdsAll) {
-            const norm = dn[d]!;
-            let score = 0;
-            let held = 0;
-            for (let i = 0; i < all.length; i++) {
-              if (!seek(i, d)) continue;
-              const tf = st[pos[i]!]!;
-              score += (all[i]!.w * tf) / (tf + norm);
-              held |= all[i]!.bit;
-            }
-            top.offer(d, score, held);
-          }
+          if (holdsAll) score(d);
         }
         for (let i = from; i < to; i++) if (pos[i]! < end[i]! && sd[pos[i]!] === d) pos[i]!++;
       }
     }
     return top;
+  }
+
+  /**
+   * The documents of `seg` that hold a term of every group, as a bitset over document ids (valid in the segment's
+   * words; a scratch array reused by the next call): each group's bitsets ORed with its other terms' postings in the
+   * segment (`sought`: those terms' positions in `pos`/`end`), ANDed across groups.
+   */
+  #matches(
+    seg: Segment,
+    groups: number,
+    sets: readonly (readonly Uint32Array[])[],
+    sought: readonly (readonly number[])[],
+    sd: Uint32Array,
+    pos: Uint32Array,
+    end: Uint32Array,
+  ): Uint32Array {
+    const wlo = seg.lo >>> 5;
+    const whi = (seg.hi + 31) >>> 5;
+    if (this.#matchBits.length < whi) {
+      const cap = (this.#rowIds.length + 31) >>> 5;
+      this.#matchBits = new Uint32Array(cap);
+      this.#groupBits = new Uint32Array(cap);
+    }
+    const m = this.#matchBits;
+    const gb = this.#groupBits;
+    m.fill(0xffffffff, wlo, whi);
+    for (let g = 0; g < groups; g++) {
+      const bits = sets[g]!;
+      const lists = sought[g]!;
+      if (bits.length === 1 && lists.length === 0) {
+        const b = bits[0]!;
+        for (let w = wlo; w < whi; w++) m[w]! &= b[w]!;
+        continue;
+      }
+      gb.fill(0, wlo, whi);
+      for (const b of bits) for (let w = wlo; w < whi; w++) gb[w]! |= b[w]!;
+      for (const i of lists)
+        for (let p = pos[i]!, e = end[i]!; p < e; p++) {
+          const d = sd[p]!;
+          gb[d >>> 5]! |= 1 << (d & 31);
+        }
+      for (let w = wlo; w < whi; w++) m[w]! &= gb[w]!;
+    }
+    // Only the segment's own documents (its first and last words may hold other segments').
+    m[wlo]! &= ~((1 << (seg.lo & 31)) - 1);
+    if ((seg.hi & 31) !== 0) m[whi - 1]! &= (1 << (seg.hi & 31)) - 1;
+    return m;
   }
 
   /**

@@ -38,10 +38,16 @@ const vocab = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 const docArb = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 12 });
 
 // Optional terms are scored term at a time on an index this small (`accumulateUpTo`, default 64 × k); 0 forces
-// MaxScore, so both ways are held to the naive BM25.
-for (const [way, accumulateUpTo] of [
-  ['term at a time', undefined],
-  ['MaxScore', 0],
+// MaxScore, so both ways are held to the naive BM25. No term is frequent enough here for a bitset by default (`dense`):
+// the other rows give bitsets to every term or to the frequent ones (some groups then mix terms with and without one),
+// with required groups matched on the bitsets whenever they can be (walkRatio Infinity) or by the lead's walk with bit
+// tests (walkRatio 0).
+for (const [way, accumulateUpTo, dense] of [
+  ['term at a time', undefined, undefined],
+  ['MaxScore', 0, undefined],
+  ['bitsets for every term, matched on bitsets', undefined, { share: 0, minDf: 1, walkRatio: Infinity }],
+  ['bitsets for terms in a quarter of the documents, matched on bitsets', undefined, { share: 0.25, minDf: 1, walkRatio: Infinity }],
+  ['bitsets for terms in a quarter of the documents, the lead walked', 0, { share: 0.25, minDf: 1, walkRatio: 0 }],
 ] as const)
   t.test(`search equals exhaustive BM25: optional terms (${way}), required groups, tombstones, several segments`, async (t) => {
     fc.assert(
@@ -55,7 +61,7 @@ for (const [way, accumulateUpTo] of [
         // The terms code checks read (any order; some the query neither requires nor ranks, like excluded words).
         fc.uniqueArray(fc.constantFrom(...vocab, 'zz'), { maxLength: 9 }),
         (docs, every, must, shouldList, k, shuffled, probe) => {
-          const p = new Postings({ accumulateUpTo });
+          const p = new Postings({ accumulateUpTo, ...(dense ? { dense } : {}) });
           // Row ids need not ascend (a compacted fragment's rows come back under new ids, in any order).
           const model = docs.map(([terms, dead], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead }));
           const docIds = model.map((d, i) => {
@@ -310,3 +316,46 @@ t.test('rekey: documents take new row ids (also each other’s), unchanged in ev
   t.throws(() => p.rekey([b, 300]), /not live/, 'a tombstone is not re-keyed');
   t.equal(p.docOf(300), undefined);
 });
+
+t.test(
+  'bitsets: a term in enough of the documents keeps one, grown as documents come, let go when it falls below half the share',
+  async (t) => {
+    const p = new Postings({ dense: { share: 0.5, minDf: 2, walkRatio: Infinity } });
+    // "a" in every document, "b" in half, "c" in one.
+    for (let i = 0; i < 8; i++) p.add(i, `a ${i % 2 === 0 ? 'b' : ''} ${i === 0 ? 'c' : ''}`);
+    p.flush();
+    t.equal(p.dense.terms, 2, 'a and b (c is in 1 of 8: below the share and minDf)');
+    t.equal(p.dense.bytes, 2 * 4 * Math.ceil(1024 / 32), 'one bit per document room (1,024 row slots)');
+    t.same(
+      p
+        .search({ must: [['a'], ['b']], should: [], probe: [] }, 10)
+        .map((h) => h.rowId)
+        .sort((x, y) => x - y),
+      [0, 2, 4, 6],
+    );
+    // 24 more documents holding only "a": b is in 4 of 32 (1/8, below half of 1/2) and is let go; a stays and grows.
+    for (let i = 8; i < 32; i++) p.add(i, 'a');
+    p.flush();
+    t.equal(p.dense.terms, 1, 'b let go');
+    t.same(
+      p
+        .search({ must: [['a'], ['b']], should: [], probe: [] }, 10)
+        .map((h) => h.rowId)
+        .sort((x, y) => x - y),
+      [0, 2, 4, 6],
+      'the same matches without its bitset',
+    );
+    t.equal(p.search({ must: [['a']], should: [], probe: [] }, 100).length, 32, 'every document holds a');
+    // Past the 1,024 row slots the bitsets were sized for: they grow with the documents.
+    for (let i = 32; i < 2100; i++) p.add(i, i % 3 === 0 ? 'a b' : 'a');
+    p.flush();
+    t.equal(p.dense.terms, 1, 'b: in 693 of 2,100, below the share of 1/2: no bitset again');
+    t.equal(p.dense.bytes, 4 * Math.ceil(4096 / 32), 'a: room for 4,096 row slots');
+    const both = p.search({ must: [['a'], ['b']], should: [], probe: [] }, 5000);
+    t.equal(both.length, 4 + Math.floor((2099 - 33) / 3) + 1, 'every document holding both');
+    t.ok(
+      both.every((h) => (h.rowId < 8 ? h.rowId % 2 === 0 : h.rowId >= 32 && h.rowId % 3 === 0)),
+      'and no other',
+    );
+  },
+);
