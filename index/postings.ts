@@ -109,6 +109,14 @@ function copyPostings(seg: Segment, s: number, e: number, docs: Uint32Array, tfs
     }
 }
 
+/** Sets the bits of the documents `docs[from, to)` in `bits`. */
+function setBits(bits: Uint32Array, docs: Uint32Array, from: number, to: number): void {
+  for (let p = from; p < to; p++) {
+    const d = docs[p]!;
+    bits[d >>> 5]! |= 1 << (d & 31);
+  }
+}
+
 /** Reachable documents per place of the top k up to which optional terms are scored term at a time (`#accumulates`). */
 const ACCUMULATE_UP_TO = 64;
 
@@ -186,7 +194,7 @@ export class Postings {
   }
 
   /** The terms that keep a bitset of their documents (`DenseRule`), and the bytes those take. */
-  get dense(): { terms: number; bytes: number } {
+  get bitsets(): { terms: number; bytes: number } {
     let bytes = 0;
     for (const set of this.#bitsets.values()) bytes += set.byteLength;
     return { terms: this.#bitsets.size, bytes };
@@ -315,21 +323,11 @@ export class Postings {
       const e = seg.offsets[id + 1]!;
       if (s === e) continue;
       let set = this.#bitsets.get(id);
-      if (set) {
-        for (let p = s; p < e; p++) {
-          const d = seg.docs[p]!;
-          set[d >>> 5]! |= 1 << (d & 31);
-        }
-      } else if (this.#df[id]! >= from) {
+      if (set) setBits(set, seg.docs, s, e);
+      else if (this.#df[id]! >= from) {
         // Newly dense: its postings in every segment (this one included).
         set = new Uint32Array(words);
-        for (const g of this.#segments) {
-          if (id + 1 >= g.offsets.length) continue;
-          for (let p = g.offsets[id]!, end = g.offsets[id + 1]!; p < end; p++) {
-            const d = g.docs[p]!;
-            set[d >>> 5]! |= 1 << (d & 31);
-          }
-        }
+        for (const g of this.#segments) if (id + 1 < g.offsets.length) setBits(set, g.docs, g.offsets[id]!, g.offsets[id + 1]!);
         this.#bitsets.set(id, set);
       }
     }
@@ -758,11 +756,7 @@ export class Postings {
       }
       gb.fill(0, wlo, whi);
       for (const b of bits) for (let w = wlo; w < whi; w++) gb[w]! |= b[w]!;
-      for (const i of lists)
-        for (let p = pos[i]!, e = end[i]!; p < e; p++) {
-          const d = sd[p]!;
-          gb[d >>> 5]! |= 1 << (d & 31);
-        }
+      for (const i of lists) setBits(gb, sd, pos[i]!, end[i]!);
       for (let w = wlo; w < whi; w++) m[w]! &= gb[w]!;
     }
     // Only the segment's own documents (its first and last words may hold other segments').

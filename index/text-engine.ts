@@ -311,7 +311,7 @@ export interface TextEngineStats {
   readonly live: number;
   readonly terms: number;
   readonly postings: number;
-  /** Terms that keep a bitset of their documents besides their postings (postings.ts `DENSE`), and its bytes. */
+  /** Terms that keep a bitset of their documents besides their postings (postings.ts `DenseRule`), and its bytes. */
   readonly bitsets: { readonly terms: number; readonly bytes: number };
   /** Passages whose vectors are kept in memory for the vector arm (flat-vectors.ts); 0 when LanceDB answers it. */
   readonly vectors: number;
@@ -458,7 +458,7 @@ export class TextEngine {
       live: s?.live ?? 0,
       terms: s?.terms ?? 0,
       postings: s?.postings ?? 0,
-      bitsets: this.#postings?.postings.dense ?? { terms: 0, bytes: 0 },
+      bitsets: this.#postings?.postings.bitsets ?? { terms: 0, bytes: 0 },
       vectors: this.#postings?.vectors?.rows ?? 0,
       lastSyncMs: this.#lastSyncMs,
       syncs: { ...this.#syncs },

@@ -324,8 +324,8 @@ t.test(
     // "a" in every document, "b" in half, "c" in one.
     for (let i = 0; i < 8; i++) p.add(i, `a ${i % 2 === 0 ? 'b' : ''} ${i === 0 ? 'c' : ''}`);
     p.flush();
-    t.equal(p.dense.terms, 2, 'a and b (c is in 1 of 8: below the share and minDf)');
-    t.equal(p.dense.bytes, 2 * 4 * Math.ceil(1024 / 32), 'one bit per document room (1,024 row slots)');
+    t.equal(p.bitsets.terms, 2, 'a and b (c is in 1 of 8: below the share and minDf)');
+    t.equal(p.bitsets.bytes, 2 * 4 * Math.ceil(1024 / 32), 'one bit per document room (1,024 row slots)');
     t.same(
       p
         .search({ must: [['a'], ['b']], should: [], probe: [] }, 10)
@@ -336,7 +336,7 @@ t.test(
     // 24 more documents holding only "a": b is in 4 of 32 (1/8, below half of 1/2) and is let go; a stays and grows.
     for (let i = 8; i < 32; i++) p.add(i, 'a');
     p.flush();
-    t.equal(p.dense.terms, 1, 'b let go');
+    t.equal(p.bitsets.terms, 1, 'b let go');
     t.same(
       p
         .search({ must: [['a'], ['b']], should: [], probe: [] }, 10)
@@ -349,8 +349,8 @@ t.test(
     // Past the 1,024 row slots the bitsets were sized for: they grow with the documents.
     for (let i = 32; i < 2100; i++) p.add(i, i % 3 === 0 ? 'a b' : 'a');
     p.flush();
-    t.equal(p.dense.terms, 1, 'b: in 693 of 2,100, below the share of 1/2: no bitset again');
-    t.equal(p.dense.bytes, 4 * Math.ceil(4096 / 32), 'a: room for 4,096 row slots');
+    t.equal(p.bitsets.terms, 1, 'b: in 693 of 2,100, below the share of 1/2: no bitset again');
+    t.equal(p.bitsets.bytes, 4 * Math.ceil(4096 / 32), 'a: room for 4,096 row slots');
     const both = p.search({ must: [['a'], ['b']], should: [], probe: [] }, 5000);
     t.equal(both.length, 4 + Math.floor((2099 - 33) / 3) + 1, 'every document holding both');
     t.ok(
