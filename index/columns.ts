@@ -203,6 +203,21 @@ export type PageFieldRow = Omit<PassageRow, OwnRowColumn>;
 export const PAGE_FIELD_ROW_COLUMNS = PASSAGE_ROW_COLUMNS.filter(
   (c): c is Exclude<typeof c, OwnRowColumn> => !(PASSAGE_OWN_ROW_COLUMNS as readonly string[]).includes(c),
 );
+/**
+ * The row columns a search result does not read: the passage's whole text, its headings and its token count (svc_search
+ * quotes `snippet_text`; svc_context and continuation read these). At 1M passages a result page's rows come from the
+ * table, where each column is a read of its own: leaving these three out of a take of ten rows cut its p50 from ≈ 1.7
+ * to ≈ 1.0 ms (docs/benchmarks.md, session 28).
+ */
+const NOT_IN_RESULT_ROW = ['text', 'heading_path', 'tokens'] as const satisfies readonly OwnRowColumn[];
+type NotInResultRow = (typeof NOT_IN_RESULT_ROW)[number];
+/** A passage row as a search result reads it: the whole row but for `NOT_IN_RESULT_ROW`. */
+export type ResultRow = Omit<PassageRow, NotInResultRow>;
+export const RESULT_ROW_COLUMNS = PASSAGE_ROW_COLUMNS.filter(
+  (c): c is Exclude<typeof c, NotInResultRow> => !(NOT_IN_RESULT_ROW as readonly string[]).includes(c),
+);
+/** Whether a row read as a result row or a whole row is whole (the row cache holds both kinds). */
+export const isWholeRow = (r: ResultRow): r is PassageRow => 'text' in r;
 export const CONTINUATION_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'continuation');
 export const KEY_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'key');
 export const VECTOR_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'vector');

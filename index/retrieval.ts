@@ -18,7 +18,7 @@ import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type Comp
 import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
-import type { PassageHit, PassageKey, PassageRow, RankingMode } from './store.js';
+import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from './store.js';
 
 /** Freshness windows (how recent the page's modified/published/fetched date must be). */
 export const FRESHNESS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '365d': 365 * 86_400_000 } as const;
@@ -83,6 +83,8 @@ export interface CandidateSource {
   scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
   /** Whole rows of the given passages, keyed `page_ref:ordinal`. */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>>;
+  /** `passageRows` without the columns a search result does not read (columns.ts `ResultRow`). */
+  resultRows(keys: readonly PassageKey[]): Promise<Map<string, ResultRow>>;
 }
 
 export interface RetrievalRequest {
@@ -95,10 +97,17 @@ export interface RetrievalRequest {
 }
 
 /**
+ * The rows a ranked passage carries: a candidate (`PassageHit`), a whole row (`PassageRow`) or a result row
+ * (`ResultRow`, what `searchPages` reads). Typed as the least of them: the column types do not narrow a hit to its
+ * columns (columns.ts `RowOf`).
+ */
+type RankedRow = ResultRow;
+
+/**
  * A ranked passage. Retrieval returns candidates (`PassageHit`: what ranking, operators, grouping and host caps
  * read); a response reads the whole rows of the passages it uses with `hydrate`.
  */
-export interface RankedPassage<R extends PassageHit = PassageHit> {
+export interface RankedPassage<R extends RankedRow = PassageHit> {
   readonly row: R;
   /** The score of the ranking mode: RRF sum (hybrid), BM25 (bm25), cosine similarity (vector). */
   readonly score: number;
@@ -311,8 +320,19 @@ export async function hydrate(
   index: Pick<CandidateSource, 'passageRows'>,
   passages: readonly RankedPassage[],
 ): Promise<RankedPassage<PassageRow>[]> {
-  const rows = await index.passageRows(passages.map((p) => p.row));
-  const out: RankedPassage<PassageRow>[] = [];
+  return withRows(passages, await index.passageRows(passages.map((p) => p.row)));
+}
+
+/** `hydrate` with the rows as a search result reads them (`CandidateSource.resultRows`). */
+async function hydrateResults(
+  index: Pick<CandidateSource, 'resultRows'>,
+  passages: readonly RankedPassage[],
+): Promise<RankedPassage<ResultRow>[]> {
+  return withRows(passages, await index.resultRows(passages.map((p) => p.row)));
+}
+
+function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows: ReadonlyMap<string, R>): RankedPassage<R>[] {
+  const out: RankedPassage<R>[] = [];
   for (const p of passages) {
     const row = rows.get(key(p.row));
     if (row && row.content_hash === p.row.content_hash) out.push({ ...p, row });
@@ -362,7 +382,7 @@ const PAGE_SLOTS = new DenseSlots();
 const DROPPED = 2 ** 31 - 1;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
-export interface PageHit<R extends PassageHit = PassageHit> {
+export interface PageHit<R extends RankedRow = PassageHit> {
   readonly best: RankedPassage<R>;
   readonly passages: RankedPassage<R>[];
 }
@@ -371,7 +391,7 @@ export interface PageHit<R extends PassageHit = PassageHit> {
  * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page whose canonical
  * group or content hash was already seen is dropped (returns how many were).
  */
-export function groupPages<R extends PassageHit>(
+export function groupPages<R extends RankedRow>(
   passages: readonly RankedPassage<R>[],
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
@@ -419,11 +439,11 @@ export function groupPages<R extends PassageHit>(
  * the rows come from LanceDB). A page whose best passage is gone or changed since retrieval is left out.
  */
 export async function hydratePages(
-  index: Pick<CandidateSource, 'passageRows'>,
+  index: Pick<CandidateSource, 'resultRows'>,
   pages: readonly PageHit[],
   perPage = 8,
-): Promise<PageHit<PassageRow>[]> {
-  const bests = await hydrate(
+): Promise<PageHit<ResultRow>[]> {
+  const bests = await hydrateResults(
     index,
     pages.map((p) => p.best),
   );
@@ -433,12 +453,12 @@ export async function hydratePages(
     return best !== undefined && needsFallback(best.row);
   });
   if (fallback.length > 0)
-    for (const p of await hydrate(
+    for (const p of await hydrateResults(
       index,
       fallback.flatMap((p) => p.passages.slice(0, perPage).filter((x) => x !== p.best)),
     ))
       byKey.set(key(p.row), p);
-  const out: PageHit<PassageRow>[] = [];
+  const out: PageHit<ResultRow>[] = [];
   for (const page of pages) {
     const best = byKey.get(key(page.best.row));
     if (!best) continue;
@@ -453,7 +473,7 @@ export async function hydratePages(
  * quotable text is blank (`buildExcerpt` answers null for that passage and the next is tried; under nosnippet or
  * max-snippet:0 no passage gives one).
  */
-function needsFallback(row: PassageRow): boolean {
+function needsFallback(row: ResultRow): boolean {
   return !row.nosnippet && row.max_snippet !== 0 && row.snippet_text.trim() === '';
 }
 
@@ -514,7 +534,7 @@ export interface SearchPagesResult {
    * The requested window of page results, whole rows read: each page's best passage, and the passages after it only
    * when the best one has nothing to quote (`hydratePages`).
    */
-  readonly pages: PageHit<PassageRow>[];
+  readonly pages: PageHit<ResultRow>[];
   readonly collapsedPerHost: Record<string, number>;
   readonly duplicates: number;
 }

@@ -1,11 +1,12 @@
 import { totalmem } from 'node:os';
 
 /**
- * Whole passage rows by Lance row id, least recently used out first, bounded in (estimated) bytes. A row id names
- * one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows into new
- * fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it belongs to
- * a row since deleted, which no search returns any more (and callers still check each row against its key and
- * content hash). It spares the result page's read of the table on every query (a take of ~20 rows × 25 columns
+ * Passage rows by Lance row id (whole rows, or the result rows svc_search reads: the store tells them apart and
+ * never lets a result row stand in for a whole one), least recently used out first, bounded in (estimated) bytes. A
+ * row id names one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows
+ * into new fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it
+ * belongs to a row since deleted, which no search returns any more (and callers still check each row against its key
+ * and content hash). It spares the result page's read of the table on every query (a take of ~20 rows × 25 columns
  * costs ≈ 6 ms at 10k passages, most of a small index's query: docs/bench-index.md).
  */
 export class RowCache<R extends object> {

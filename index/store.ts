@@ -31,6 +31,8 @@ import {
   KEY_COLUMNS,
   PASSAGE_OWN_ROW_COLUMNS,
   PASSAGE_ROW_COLUMNS,
+  RESULT_ROW_COLUMNS,
+  isWholeRow,
   STORED_PAGE_COLUMNS,
   TITLE_COLUMNS,
   VECTOR_COLUMNS,
@@ -48,6 +50,7 @@ import {
   type PassageKey,
   type PassageRow,
   type PassageWriteRow,
+  type ResultRow,
   type RowOf,
   passageKey,
 } from './columns.js';
@@ -55,7 +58,7 @@ import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { defaultRowCacheBytes, RowCache } from './row-cache.js';
-import { TextEngine, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
+import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
@@ -75,7 +78,7 @@ import {
 import { TitleStats } from './title-stats.js';
 import { beginWrite } from './write-journal.js';
 
-export type { PassageHit, PassageKey, PassageRow } from './columns.js';
+export type { PassageHit, PassageKey, PassageRow, ResultRow } from './columns.js';
 export type { HostIdSource } from './host-ids.js';
 export type { ImageHit, StoredPage, StoredPassage } from './rows.js';
 
@@ -180,6 +183,20 @@ const ARROW_ROWS_PER_CHUNK = 64;
 /** Hit columns plus the match columns a query's code checks read. */
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
 
+/**
+ * A read of passage rows (`passageRows`, `resultRows`): the columns a row holds, the passage's own columns to take when
+ * the postings know the row (its key and its page's fields are in memory then), and whether rows are whole.
+ */
+interface RowRead {
+  readonly columns: readonly string[];
+  readonly own: readonly string[];
+  readonly whole: boolean;
+}
+const ownOf = (columns: readonly string[]): string[] =>
+  PASSAGE_OWN_ROW_COLUMNS.filter((c) => c !== 'page_ref' && c !== 'ordinal' && columns.includes(c));
+const WHOLE_ROWS: RowRead = { columns: PASSAGE_ROW_COLUMNS, own: ownOf(PASSAGE_ROW_COLUMNS), whole: true };
+const RESULT_ROWS: RowRead = { columns: RESULT_ROW_COLUMNS, own: ownOf(RESULT_ROW_COLUMNS), whole: false };
+
 /** The LanceDB-backed passage index. Implements the crawler's PageSink. */
 export class PassageIndex implements PageSink {
   readonly #db: lancedb.Connection;
@@ -206,7 +223,7 @@ export class PassageIndex implements PageSink {
   readonly #commitListeners = new Set<(c: PassageCommit) => void>();
   #versionCache: { version: number; gen: number; at: number } | null = null;
   /** Whole rows of recent results (row-cache.ts). */
-  readonly #rowCache: RowCache<PassageRow>;
+  readonly #rowCache: RowCache<ResultRow>;
   #statsCache: { key: string; counts: Pick<IndexStats, 'pages' | 'passages' | 'vectors' | 'images'> } | null = null;
   #passageSchemaCache: Schema | null = null;
   #closed = false;
@@ -352,7 +369,7 @@ export class PassageIndex implements PageSink {
         const { maxBytes, room } = cache.bound;
         if (rows * 1024 > (wholeTable ? maxBytes : room)) return null;
         const put = cache.fillPass(wholeTable);
-        return (id, row) => put(id, row as unknown as PassageRow);
+        return (id, row) => put(id, row as unknown as ResultRow);
       },
       moved: (pairs) => cache.rekey(pairs.map(([from, to]) => [BigInt(from), BigInt(to)] as const)),
     };
@@ -841,37 +858,42 @@ export class PassageIndex implements PageSink {
    * the key index). Every row is checked against the key it was asked for.
    */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
-    return this.#readPassages<PassageRow>(keys, PASSAGE_ROW_COLUMNS);
+    return this.#readRows(keys, WHOLE_ROWS) as Promise<Map<string, PassageRow>>;
   }
 
-  async #readPassages<T extends PassageKey>(keys: readonly PassageKey[], columns: readonly string[]): Promise<Map<string, T>> {
-    const out = new Map<string, T>();
+  /** `passageRows` as a search result reads them: without the passage's whole text, headings and token count. */
+  resultRows(keys: readonly PassageKey[]): Promise<Map<string, ResultRow>> {
+    return this.#readRows(keys, RESULT_ROWS);
+  }
+
+  async #readRows(keys: readonly PassageKey[], read: RowRead): Promise<Map<string, ResultRow>> {
+    const out = new Map<string, ResultRow>();
     const want = new Set(keys.map(passageKey));
-    const keep = (rows: T[]) => {
+    const keep = (rows: ResultRow[]) => {
       for (const r of rows) {
         const key = passageKey(r);
         if (want.has(key)) out.set(key, r);
       }
     };
-    // Whole result rows: cached by row id, and completed from the postings' page fields when those hold them.
-    const wholeRows = columns === PASSAGE_ROW_COLUMNS;
-    const cache = wholeRows ? (this.#rowCache as unknown as RowCache<T>) : null;
+    // Cached by row id (whole rows, and result rows for result reads), and completed from the postings' page fields
+    // when those hold them.
+    const cache = this.#rowCache;
     const ids: bigint[] = [];
     for (const k of keys) {
       if (typeof k._rowid !== 'bigint') continue;
-      const hit = cache?.get(k._rowid);
-      if (hit) keep([hit]);
+      const hit = cache.get(k._rowid);
+      if (hit && (read.whole ? isWholeRow(hit) : true)) keep([hit]);
       else ids.push(k._rowid);
     }
-    // A row live in the postings: its page's fields are in memory, only the passage's own columns are read.
-    const pageFields = new Map<bigint, PageFieldRow>();
-    if (wholeRows && this.#engine)
+    // A row live in the postings: its key and its page's fields are in memory, only the passage's own columns are read.
+    const known = new Map<bigint, RowPassage>();
+    if (this.#engine)
       for (const id of ids) {
-        const f = this.#engine.pageFieldsOfRow(Number(id));
-        if (f) pageFields.set(id, f);
+        const p = this.#engine.passageOfRow(Number(id));
+        if (p) known.set(id, p);
       }
-    const own = ids.filter((id) => pageFields.has(id));
-    const whole = ids.filter((id) => !pageFields.has(id));
+    const own = ids.filter((id) => known.has(id));
+    const whole = ids.filter((id) => !known.has(id));
     const take = async (list: bigint[], cols: readonly string[]) =>
       list.length === 0
         ? []
@@ -882,18 +904,20 @@ export class PassageIndex implements PageSink {
               .withRowId()
               .toArrow(),
           );
-    const [ownRead, wholeRead] = await Promise.all([take(own, PASSAGE_OWN_ROW_COLUMNS), take(whole, columns)]);
+    const [ownRead, wholeRead] = await Promise.all([take(own, read.own), take(whole, read.columns)]);
     // The row id was read for the cache only: rows go out as they always did, without it.
     const plain = [
       ...ownRead.map((r) => {
-        const page = pageFields.get(r._rowid)!;
+        const p = known.get(r._rowid)!;
         const row: Record<string, unknown> = {};
-        for (const c of columns) row[c] = c in r ? r[c] : page[c as keyof PageFieldRow];
-        return { _rowid: r._rowid, row: row as unknown as T };
+        for (const c of read.columns)
+          row[c] = c === 'page_ref' ? p.page_ref : c === 'ordinal' ? p.ordinal : c in r ? r[c] : p.fields[c as keyof PageFieldRow];
+        return { _rowid: r._rowid, row: row as unknown as ResultRow };
       }),
-      ...wholeRead.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as T })),
+      ...wholeRead.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as ResultRow })),
     ].map(({ _rowid, row }) => {
-      cache?.set(_rowid, row);
+      // A result row never takes the place of a whole one (a context call may want it next).
+      if (read.whole || !cache.has(_rowid)) cache.set(_rowid, row);
       return row;
     });
     keep(plain);
@@ -903,11 +927,11 @@ export class PassageIndex implements PageSink {
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
     const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
     keep(
-      arrowRows<T>(
+      arrowRows<ResultRow>(
         await this.#passages
           .query()
           .where(where)
-          .select([...columns])
+          .select([...read.columns])
           .toArrow(),
       ),
     );

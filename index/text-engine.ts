@@ -133,7 +133,7 @@ export class TextSnapshot {
       this.#ordinalOf[doc] = ord.get(i) as number;
       // The page's record is set from the newest rows added: a scan reads one version (every passage of a page holds
       // the same fields), and a patch adds a replaced page's new rows after tombstoning its old ones. So the record
-      // of a page with live rows holds the fields of exactly those rows (`pageFieldsOfRow`).
+      // of a page with live rows holds the fields of exactly those rows (`passageOfRow`).
       if (pageRef !== lastRef || !rec) {
         lastRef = pageRef;
         const fields: Record<string, unknown> = {};
@@ -200,11 +200,13 @@ export class TextSnapshot {
     return out;
   }
 
-  /** The page fields of a live row's passage (null: the row is not live in these postings). */
-  pageFieldsOfRow(rowId: number): PageFieldRow | null {
+  /** A live row's passage key and its page's fields (null: the row is not live in these postings). */
+  passageOfRow(rowId: number): RowPassage | null {
     const doc = this.postings.docOf(rowId);
     if (doc === undefined) return null;
-    return this.#pages.get(this.#pageOf[doc]!)?.fields ?? null;
+    const page_ref = this.#pageOf[doc]!;
+    const fields = this.#pages.get(page_ref)?.fields;
+    return fields ? { page_ref, ordinal: this.#ordinalOf[doc]!, fields } : null;
   }
 
   /** Forgets those of these pages none of whose passages is live (after a patch removed rows of them). */
@@ -298,6 +300,13 @@ export class TextSnapshot {
     // PassageHit to them, as arrowRows' callers cannot either.
     return row as PassageHit & { _score: number };
   }
+}
+
+/** What the postings know of a live row: its passage's key and its page's fields. */
+export interface RowPassage {
+  readonly page_ref: number;
+  readonly ordinal: number;
+  readonly fields: PageFieldRow;
 }
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
@@ -430,9 +439,12 @@ export class TextEngine {
     });
   }
 
-  /** The page fields of a row live in the postings now (null otherwise): a result row then takes only its own columns. */
-  pageFieldsOfRow(rowId: number): PageFieldRow | null {
-    return this.#postings?.pageFieldsOfRow(rowId) ?? null;
+  /**
+   * The key and page fields of a row live in the postings now (null otherwise): a result row then takes only the
+   * passage's own columns, and not even its key (a row id names one row for the life of the table).
+   */
+  passageOfRow(rowId: number): RowPassage | null {
+    return this.#postings?.passageOfRow(rowId) ?? null;
   }
 
   /** A page's analysed title terms as ids from the postings (any version), when they hold that title in that language. */

@@ -7,7 +7,7 @@ import { looksLikeInstructions } from '../index/instruction-guard.js';
 import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/query.js';
 import { PER_HOST, searchPages, type PageHit } from '../index/retrieval.js';
 import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/snippets.js';
-import type { PassageRow } from '../index/store.js';
+import type { ResultRow } from '../index/store.js';
 import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
 import type { DateSource } from '../page-model.js';
 import {
@@ -103,12 +103,12 @@ const output = z.object({
 
 /** Builds one result from a page hit (excerpt from the best passage whose quotable text is non-empty). */
 export function toResult(
-  hit: PageHit<PassageRow>,
+  hit: PageHit<ResultRow>,
   terms: readonly string[],
   warnings: Warning[],
   detail: Detail = 'full',
 ): z.input<typeof resultSchema> {
-  const row: PassageRow = hit.best.row;
+  const row: ResultRow = hit.best.row;
   const policy = { nosnippet: row.nosnippet, maxSnippet: row.max_snippet };
   let excerpt: { text: string; highlights: [number, number][] } | null = null;
   let decision: 'shown' | 'max_snippet' | 'nosnippet' | 'unavailable' = 'unavailable';

@@ -44,6 +44,7 @@ t.test(
       vectorCandidates: (v, w, k, e) => idx.vectorCandidates(v, w, k, e),
       scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
       passageRows: (keys) => idx.passageRows(keys),
+      resultRows: (keys) => idx.resultRows(keys),
     });
     const viaAnn = source(async (v, keys) => {
       exactCalls++;
@@ -99,6 +100,7 @@ t.test('issue 14: list depths — required words alone read the ranked depth wit
     vectorCandidates: (v, w, k, e) => (asked.push({ arm: 'vector', k }), idx.vectorCandidates(v, w, k, e)),
     scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
     passageRows: (keys) => idx.passageRows(keys),
+    resultRows: (keys) => idx.resultRows(keys),
   };
   const depth = async (query: string, mode: 'bm25' | 'hybrid') => {
     asked.length = 0;

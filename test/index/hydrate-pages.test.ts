@@ -46,10 +46,10 @@ t.test('issue 14: a result page reads one row per result unless the best passage
   const counting: CandidateSource = new Proxy(idx as unknown as CandidateSource, {
     get(target, prop) {
       const v = Reflect.get(target, prop) as unknown;
-      if (prop === 'passageRows')
+      if (prop === 'resultRows')
         return (keys: readonly { page_ref: number }[]) => {
           asked.push(...keys.map((k) => k.page_ref));
-          return idx.passageRows(keys as never);
+          return idx.resultRows(keys as never);
         };
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },

@@ -105,6 +105,77 @@ t.test("issue 14: a small index's result rows are in memory once its postings ar
   for (const [k, row] of fromTable) t.same(rows.get(k), row, `${k}: equal either way`);
 });
 
+t.test(
+  'issue 14: result rows are whole rows without text, headings and tokens, read each way; they never displace a whole row',
+  async (t) => {
+    const dir = t.testdir();
+    const pages = Array.from({ length: 12 }, (_, i) =>
+      makePage(i + 1, `h${i % 3}.example`, [`zebra number ${i} crossing the road`, `second passage ${i} about striped zebras`]),
+    );
+    const writer = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
+    await writer.upsertPages(pages);
+    await writer.textEngineReady();
+    await writer.close();
+    const c = compileQuery(parseQuery('zebra'));
+    // Three readers: rows from the cache (prefilled), from the table with the key and page fields from the postings
+    // (no cache), and from the table alone (no postings, no cache).
+    const cached = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
+    const own = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 0 });
+    const plain = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), textEngine: false, rowCacheBytes: 0 });
+    t.teardown(() => Promise.all([cached, own, plain].map((i) => i.close())));
+    await cached.textEngineReady();
+    await own.textEngineReady();
+    const hits = (await cached.textCandidates(c.text!, null, 100, []))!;
+    t.equal(hits.length, 24);
+    const whole = await plain.passageRows(hits);
+    t.equal(whole.size, 24);
+    for (const [label, idx] of [
+      ['cache', cached],
+      ['own columns + postings', own],
+      ['table', plain],
+    ] as const) {
+      const rows = await idx.resultRows(hits);
+      t.equal(rows.size, 24, `${label}: every row`);
+      for (const [k, w] of whole) {
+        const { text: _t, heading_path: _h, tokens: _n, ...expected } = w;
+        const r = rows.get(k)!;
+        // A cached whole row serves a result read as it is; the others hold exactly the result columns.
+        t.same(label === 'cache' ? r : { ...r }, label === 'cache' ? w : expected, `${label} ${k}: equal to the table's row`);
+        if (label !== 'cache') t.notOk('text' in r || 'tokens' in r || 'heading_path' in r, `${label} ${k}: no whole-row columns`);
+        t.equal(`${r.page_ref}:${r.ordinal}`, k, `${label} ${k}: its own key`);
+      }
+    }
+
+    // One cache, both kinds: a result read caches result rows; a whole read after it reads whole rows and keeps them;
+    // a result read after that is served the whole rows, and does not put result rows back in their place.
+    // (24 rows of ≥ 1 KiB do not fit 20 KiB: nothing is prefilled.)
+    const mixed = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 20 * 1024 });
+    t.teardown(() => mixed.close());
+    await mixed.textEngineReady();
+    t.equal(mixed.rowCacheStats().rows, 0, 'an empty cache');
+    const some = hits.slice(0, 4);
+    const first = await mixed.resultRows(some);
+    t.notOk(
+      [...first.values()].some((r) => 'text' in r),
+      'result rows read',
+    );
+    t.equal(mixed.cachedRows(some.map((h) => h._rowid!)), 4, 'and cached');
+    const full = await mixed.passageRows(some);
+    t.ok(
+      [...full.values()].every((r) => typeof r.text === 'string' && typeof r.tokens === 'number'),
+      'a whole read is whole',
+    );
+    for (const [k, r] of full) t.same(r, whole.get(k), `${k}: the table's whole row`);
+    const again = await mixed.resultRows(some);
+    t.ok(
+      [...again.values()].every((r) => 'text' in r),
+      'the whole rows now serve result reads',
+    );
+    const fullAgain = await mixed.passageRows(some);
+    for (const [k, r] of fullAgain) t.same(r, whole.get(k), `${k}: still whole`);
+  },
+);
+
 t.test('issue 14: a result row read with its page fields from memory never mixes two versions of a page', async (t) => {
   // No cache and no prefill: every row is read, its own columns from the table and its page's fields from the postings.
   const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(32), rowCacheBytes: 0 });
