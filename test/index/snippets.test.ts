@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { DEFAULT_EXCERPT_CHARS, buildExcerpt } from '../../index/snippets.js';
+import { DEFAULT_EXCERPT_CHARS, buildExcerpt, excerptMatches } from '../../index/snippets.js';
 
 const open = { nosnippet: false, maxSnippet: null } as const;
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
@@ -166,4 +166,83 @@ t.test('issue 14: whitespace runs collapse on the fast path and the slow one ali
     t.equal(e?.text, want, JSON.stringify(raw));
     t.same(e?.highlights, [[2, 8]]);
   }
+});
+
+/**
+ * The matching as it was written first, kept as the reference: a search of the folded text per term (`indexOf`, again
+ * after each occurrence), whole words or, for terms of 4+ units, word prefixes (the whole word marked); sorted by
+ * start, the longer first; overlaps dropped. Folding here is lower case only, so texts and terms are ASCII and
+ * characters that folding leaves as they are.
+ */
+function referenceMatches(text: string, terms: readonly string[]): { start: number; end: number; term: string }[] {
+  const ft = text.replace(/\s+/gu, ' ').trim().toLowerCase();
+  const wordAt = (i: number) => i >= 0 && i < ft.length && /[\p{L}\p{N}]/u.test(ft[i]!);
+  const uniq = [
+    ...new Set(terms.map((x) => x.toLowerCase().replace(/\s+/gu, ' ').trim()).filter((x) => x !== '' && /[\p{L}\p{N}]/u.test(x))),
+  ];
+  const out: { start: number; end: number; term: string }[] = [];
+  for (const term of uniq)
+    for (let at = ft.indexOf(term); at >= 0; at = ft.indexOf(term, at + 1)) {
+      if (wordAt(at - 1)) continue;
+      let stop = at + term.length;
+      if (wordAt(stop)) {
+        if (term.length < 4) continue;
+        while (wordAt(stop)) stop++;
+      }
+      out.push({ start: at, end: stop, term });
+    }
+  out.sort((a, b) => a.start - b.start || b.end - a.end);
+  const kept: typeof out = [];
+  for (const m of out) if (!(kept.length > 0 && m.start < kept[kept.length - 1]!.end)) kept.push(m);
+  return kept;
+}
+
+t.test('issue 14: one pass over the text finds the occurrences a search per term finds, in the same order', async (t) => {
+  // Words that share first letters and prefixes, short terms inside longer words, phrases, digits, punctuation that
+  // starts or ends a term, and letters outside ASCII that folding leaves as they are.
+  const piece = fc.constantFrom(
+    'vaccin',
+    'vaccination',
+    'vaccine',
+    'a',
+    'an',
+    'and',
+    'ab',
+    'abc',
+    'abcd',
+    'abcde',
+    '0',
+    '0.5',
+    '3d',
+    'ß',
+    'жук',
+    'x-ray',
+    'c++',
+    '.net',
+    'δ',
+    'δelta',
+  );
+  const gap = fc.constantFrom(' ', '  ', '-', '.', ', ', '(', ')', '\n', '+', '');
+  const text = fc.array(fc.tuple(piece, gap), { maxLength: 80 }).map((a) => a.map(([w, g]) => w + g).join(''));
+  const term = fc.oneof(
+    piece,
+    fc.tuple(piece, piece).map(([x, y]) => `${x} ${y}`),
+    fc.constantFrom('AND', 'Vaccin', '-ray', '.5'),
+  );
+  const run = fc.check(
+    fc.property(text, fc.array(term, { maxLength: 8 }), (src, terms) => {
+      const got = excerptMatches(src, terms);
+      const want = referenceMatches(src, terms);
+      return JSON.stringify(got) === JSON.stringify(want);
+    }),
+    { numRuns: 2000 },
+  );
+  t.notOk(run.failed, fc.defaultReportMessage(run) ?? 'the same matches');
+  t.same(excerptMatches('Vaccination and the vaccine; a vaccinated x-ray.', ['vaccin', 'a', 'x-ray']), [
+    { start: 0, end: 11, term: 'vaccin' },
+    { start: 20, end: 27, term: 'vaccin' },
+    { start: 29, end: 30, term: 'a' },
+    { start: 31, end: 41, term: 'vaccin' },
+    { start: 42, end: 47, term: 'x-ray' },
+  ]);
 });
