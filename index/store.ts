@@ -185,7 +185,7 @@ const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...
 
 /**
  * A read of passage rows (`passageRows`, `resultRows`): the columns a row holds, the passage's own columns to take when
- * the postings know the row (its key and its page's fields are in memory then), and whether rows are whole.
+ * the postings know the row (its key, page number and page fields are in memory then), and whether rows are whole.
  */
 interface RowRead {
   readonly columns: readonly string[];
@@ -193,7 +193,7 @@ interface RowRead {
   readonly whole: boolean;
 }
 const ownOf = (columns: readonly string[]): string[] =>
-  PASSAGE_OWN_ROW_COLUMNS.filter((c) => c !== 'page_ref' && c !== 'ordinal' && columns.includes(c));
+  PASSAGE_OWN_ROW_COLUMNS.filter((c) => c !== 'page_ref' && c !== 'ordinal' && c !== 'page_no' && columns.includes(c));
 const WHOLE_ROWS: RowRead = { columns: PASSAGE_ROW_COLUMNS, own: ownOf(PASSAGE_ROW_COLUMNS), whole: true };
 const RESULT_ROWS: RowRead = { columns: RESULT_ROW_COLUMNS, own: ownOf(RESULT_ROW_COLUMNS), whole: false };
 
@@ -885,7 +885,7 @@ export class PassageIndex implements PageSink {
       if (hit && (read.whole ? isWholeRow(hit) : true)) keep([hit]);
       else ids.push(k._rowid);
     }
-    // A row live in the postings: its key and its page's fields are in memory, only the passage's own columns are read.
+    // A row live in the postings: its key, page number and page fields are in memory; only the passage's texts are read.
     const known = new Map<bigint, RowPassage>();
     if (this.#engine)
       for (const id of ids) {
@@ -911,7 +911,7 @@ export class PassageIndex implements PageSink {
         const p = known.get(r._rowid)!;
         const row: Record<string, unknown> = {};
         for (const c of read.columns)
-          row[c] = c === 'page_ref' ? p.page_ref : c === 'ordinal' ? p.ordinal : c in r ? r[c] : p.fields[c as keyof PageFieldRow];
+          row[c] = c in r ? r[c] : c === 'page_ref' || c === 'ordinal' || c === 'page_no' ? p[c] : p.fields[c as keyof PageFieldRow];
         return { _rowid: r._rowid, row: row as unknown as ResultRow };
       }),
       ...wholeRead.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as ResultRow })),

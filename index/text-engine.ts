@@ -30,7 +30,7 @@ import { grow } from './typed-arrays.js';
  * 100k–1M passages).
  */
 type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 'content_hash'>;
-const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', ...PAGE_FIELD_ROW_COLUMNS];
+const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', 'page_no', ...PAGE_FIELD_ROW_COLUMNS];
 
 /**
  * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
@@ -70,6 +70,8 @@ export class TextSnapshot {
   vectors: FlatVectors | null;
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
+  /** Per document: its passage's `page_no` (`NO_PAGE_NO`: null), so a result row takes no column for it. */
+  #pageNoOf = new Int32Array(1024);
   /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
   #prevOfPage = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
@@ -101,16 +103,18 @@ export class TextSnapshot {
     const text = col('search_text');
     const ref = col('page_ref');
     const ord = col('ordinal');
+    const pageNo = col('page_no');
     const fieldCols = PAGE_FIELD_ROW_COLUMNS.map((name) => [name, col(name)] as const);
     const vec = this.vectors ? batch.getChild('vector') : null;
     if (this.vectors && !vec) this.vectors = null; // the read brought no vectors: LanceDB answers the vector arm
-    return (from, to) => this.#addRows(text, ref, ord, fieldCols, vec, ids, from, to);
+    return (from, to) => this.#addRows(text, ref, ord, pageNo, fieldCols, vec, ids, from, to);
   }
 
   #addRows(
     text: { get(i: number): unknown },
     ref: { get(i: number): unknown },
     ord: { get(i: number): unknown },
+    pageNo: { get(i: number): unknown },
     fieldCols: readonly (readonly [string, { get(i: number): unknown }])[],
     vec: { get(i: number): unknown } | null,
     ids: readonly number[],
@@ -128,9 +132,11 @@ export class TextSnapshot {
       }
       this.#pageOf = grow(this.#pageOf, doc + 1);
       this.#ordinalOf = grow(this.#ordinalOf, doc + 1);
+      this.#pageNoOf = grow(this.#pageNoOf, doc + 1);
       this.#prevOfPage = grow(this.#prevOfPage, doc + 1);
       this.#pageOf[doc] = pageRef;
       this.#ordinalOf[doc] = ord.get(i) as number;
+      this.#pageNoOf[doc] = (pageNo.get(i) as number | null) ?? NO_PAGE_NO;
       // The page's record is set from the newest rows added: a scan reads one version (every passage of a page holds
       // the same fields), and a patch adds a replaced page's new rows after tombstoning its old ones. So the record
       // of a page with live rows holds the fields of exactly those rows (`passageOfRow`).
@@ -206,7 +212,9 @@ export class TextSnapshot {
     if (doc === undefined) return null;
     const page_ref = this.#pageOf[doc]!;
     const fields = this.#pages.get(page_ref)?.fields;
-    return fields ? { page_ref, ordinal: this.#ordinalOf[doc]!, fields } : null;
+    if (!fields) return null;
+    const n = this.#pageNoOf[doc]!;
+    return { page_ref, ordinal: this.#ordinalOf[doc]!, page_no: n === NO_PAGE_NO ? null : n, fields };
   }
 
   /** Forgets those of these pages none of whose passages is live (after a patch removed rows of them). */
@@ -302,12 +310,16 @@ export class TextSnapshot {
   }
 }
 
-/** What the postings know of a live row: its passage's key and its page's fields. */
+/** What the postings know of a live row: its passage's key and page number, and its page's fields. */
 export interface RowPassage {
   readonly page_ref: number;
   readonly ordinal: number;
+  readonly page_no: number | null;
   readonly fields: PageFieldRow;
 }
+
+/** `#pageNoOf`'s null (a passage's page number is 1-based). */
+const NO_PAGE_NO = -1;
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 

@@ -109,9 +109,14 @@ t.test(
   'issue 14: result rows are whole rows without text, headings and tokens, read each way; they never displace a whole row',
   async (t) => {
     const dir = t.testdir();
-    const pages = Array.from({ length: 12 }, (_, i) =>
-      makePage(i + 1, `h${i % 3}.example`, [`zebra number ${i} crossing the road`, `second passage ${i} about striped zebras`]),
-    );
+    // Every third page paged, as a PDF's passages are (page_no set): the postings keep a passage's page number.
+    const pages = Array.from({ length: 12 }, (_, i) => {
+      const page = makePage(i + 1, `h${i % 3}.example`, [
+        `zebra number ${i} crossing the road`,
+        `second passage ${i} about striped zebras`,
+      ]);
+      return i % 3 === 0 ? { ...page, passages: page.passages.map((p) => ({ ...p, page: p.ordinal + 2 })) } : page;
+    });
     const writer = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
     await writer.upsertPages(pages);
     await writer.textEngineReady();
@@ -129,6 +134,11 @@ t.test(
     t.equal(hits.length, 24);
     const whole = await plain.passageRows(hits);
     t.equal(whole.size, 24);
+    t.same(
+      [whole.get('1:0')?.page_no, whole.get('1:1')?.page_no, whole.get('2:0')?.page_no],
+      [2, 3, null],
+      'page numbers where the page is paged',
+    );
     for (const [label, idx] of [
       ['cache', cached],
       ['own columns + postings', own],
