@@ -107,6 +107,52 @@ for (const [way, accumulateUpTo, dense] of [
     t.pass('400 random corpora and queries agree');
   });
 
+// Larger corpora than above (65–300 documents: many words of a bitset, several segments), words repeated in some
+// documents (tf up to 6), frequent words with bitsets and rare ones without among the required and optional terms.
+const rare = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'];
+for (const walkRatio of [Infinity, 0])
+  t.test(
+    `search equals exhaustive BM25 on corpora of hundreds of documents, frequent and rare words (${walkRatio ? 'matched on bitsets' : 'the lead walked'})`,
+    async (t) => {
+      const term = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...vocab) }, { weight: 1, arbitrary: fc.constantFrom(...rare) });
+      const word = fc.oneof(
+        term,
+        fc.tuple(term, fc.integer({ min: 2, max: 6 })).map(([w, n]) => Array<string>(n).fill(w).join(' ')),
+      );
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.array(word, { minLength: 1, maxLength: 10 }), fc.boolean()), { minLength: 65, maxLength: 300 }),
+          fc.integer({ min: 5, max: 80 }),
+          fc.array(fc.array(fc.constantFrom(...vocab, ...rare), { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 3 }),
+          fc.array(fc.tuple(fc.constantFrom(...vocab, ...rare), fc.integer({ min: 1, max: 3 })), { maxLength: 3 }),
+          fc.integer({ min: 1, max: 20 }),
+          (docs, every, must, shouldList, k) => {
+            const p = new Postings({ dense: { share: 0.2, minDf: 1, walkRatio } });
+            const model = docs.map(([words, dead], i) => ({ rowId: 7 + i * 2, terms: words.join(' ').split(' '), dead }));
+            model.forEach((d, i) => {
+              p.add(d.rowId, d.terms.join(' '));
+              if ((i + 1) % every === 0) p.flush();
+            });
+            p.flush();
+            p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
+            const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
+            const q: TextQuery = { must, should, probe: [] };
+            const got = p.search(q, k);
+            const want = naive(model, q, k);
+            if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
+            got.forEach((h, i) => {
+              if (Math.abs(h.score - want[i]!.score) > 1e-9 * Math.max(1, want[i]!.score))
+                throw new Error(`score ${i}: ${h.score} vs ${want[i]!.score}`);
+              if (h.rowId !== want[i]!.rowId && Math.abs(h.score - want[i]!.score) > 1e-12) throw new Error(`row ${i}`);
+            });
+          },
+        ),
+        { numRuns: 150 },
+      );
+      t.pass('150 random corpora agree');
+    },
+  );
+
 t.test('flushInSlices builds the segments flush() builds, and queries between its slices see every document', async (t) => {
   // 3,000 distinct terms: a merge spans several ranges of terms (MERGE_TERMS_PER_CHECK), and a zero budget pauses
   // after every range, so queries run while merges are half done.
