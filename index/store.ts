@@ -222,7 +222,7 @@ export class PassageIndex implements PageSink {
   readonly #changes = new PassageChanges();
   readonly #commitListeners = new Set<(c: PassageCommit) => void>();
   #versionCache: { version: number; gen: number; at: number } | null = null;
-  /** Whole rows of recent results (row-cache.ts). */
+  /** Rows of recent results, whole or as results read them (row-cache.ts). */
   readonly #rowCache: RowCache<ResultRow>;
   #statsCache: { key: string; counts: Pick<IndexStats, 'pages' | 'passages' | 'vectors' | 'images'> } | null = null;
   #passageSchemaCache: Schema | null = null;
