@@ -34,6 +34,17 @@ function probeHeld(p: Postings, h: TextHit, probe: readonly string[]): string[] 
   return probe.filter((_, i) => (typeof present === 'number' ? (present >>> i) & 1 : present[i]) === 1);
 }
 
+/** Throws unless a search's hits are the naive top k: the same length, scores up to rounding, rows unless truly tied. */
+function sameTop(got: readonly { rowId: number; score: number }[], want: readonly { rowId: number; score: number }[]): void {
+  if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
+  got.forEach((h, i) => {
+    if (Math.abs(h.score - want[i]!.score) > 1e-9 * Math.max(1, want[i]!.score))
+      throw new Error(`score ${i}: ${h.score} vs ${want[i]!.score}`);
+    // Equal scores (up to rounding) may come in either order only if truly tied.
+    if (h.rowId !== want[i]!.rowId && Math.abs(h.score - want[i]!.score) > 1e-12) throw new Error(`row ${i}`);
+  });
+}
+
 const vocab = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 const docArb = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 12 });
 
@@ -90,13 +101,7 @@ for (const [way, accumulateUpTo, dense] of [
               throw new Error(`probePresence ${h.rowId}: ${probeHeld(p, h, probe).join(' ')} vs ${want}`);
           }
           const want = naive(model, q, k);
-          if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
-          got.forEach((h, i) => {
-            if (Math.abs(h.score - want[i]!.score) > 1e-9 * Math.max(1, want[i]!.score))
-              throw new Error(`score ${i}: ${h.score} vs ${want[i]!.score}`);
-            // Equal scores (up to rounding) may come in either order only if truly tied.
-            if (h.rowId !== want[i]!.rowId && Math.abs(h.score - want[i]!.score) > 1e-12) throw new Error(`row ${i}`);
-          });
+          sameTop(got, want);
           const gotSet = new Set(got.map((h) => h.rowId));
           const boundary = want.at(-1)?.score ?? 0;
           for (const w of want) if (w.score > boundary + 1e-9 && !gotSet.has(w.rowId)) throw new Error(`missing ${w.rowId}`);
@@ -138,13 +143,7 @@ for (const walkRatio of [Infinity, 0])
             const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
             const q: TextQuery = { must, should, probe: [] };
             const got = p.search(q, k);
-            const want = naive(model, q, k);
-            if (got.length !== want.length) throw new Error(`length ${got.length} vs ${want.length}`);
-            got.forEach((h, i) => {
-              if (Math.abs(h.score - want[i]!.score) > 1e-9 * Math.max(1, want[i]!.score))
-                throw new Error(`score ${i}: ${h.score} vs ${want[i]!.score}`);
-              if (h.rowId !== want[i]!.rowId && Math.abs(h.score - want[i]!.score) > 1e-12) throw new Error(`row ${i}`);
-            });
+            sameTop(got, naive(model, q, k));
           },
         ),
         { numRuns: 150 },
