@@ -28,8 +28,13 @@ const TASKS = '/proc/self/task';
  */
 export class IndexThreadPriority {
   readonly #nice: number;
-  /** Threads already looked at (set or not ours), by thread id; ids vanish from /proc when a thread ends. */
-  #seen = new Set<number>();
+  /**
+   * Threads already looked at, by thread id (ids vanish from /proc when a thread ends): set to the nice value, or seen
+   * under another name on two scans. A thread starts under its creator's name and names itself a moment later (Rust's
+   * threads do so first thing), so a scan can catch a pool's new thread still called `node`: one such look does not
+   * dismiss it, the next scan reads its name again.
+   */
+  #seen = new Map<number, 'done' | 'other once'>();
   #timer: NodeJS.Timeout | null = null;
 
   constructor(nice: number) {
@@ -51,14 +56,18 @@ export class IndexThreadPriority {
       return 0; // not Linux
     }
     const now = new Set(tids);
-    for (const tid of this.#seen) if (!now.has(tid)) this.#seen.delete(tid);
+    for (const tid of this.#seen.keys()) if (!now.has(tid)) this.#seen.delete(tid);
     let n = 0;
     for (const tid of tids) {
-      if (this.#seen.has(tid)) continue;
-      this.#seen.add(tid);
+      const before = this.#seen.get(tid);
+      if (before === 'done') continue;
       try {
         const name = readFileSync(`${TASKS}/${tid}/comm`, 'utf8').trim();
-        if (!INDEX_THREAD_NAMES.has(name)) continue;
+        if (!INDEX_THREAD_NAMES.has(name)) {
+          this.#seen.set(tid, before === undefined ? 'other once' : 'done');
+          continue;
+        }
+        this.#seen.set(tid, 'done');
         if (getPriority(tid) >= this.#nice) continue;
         setPriority(tid, this.#nice);
         n++;
