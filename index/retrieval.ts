@@ -105,7 +105,8 @@ type RankedRow = ResultRow;
 
 /**
  * A ranked passage. Retrieval returns candidates (`PassageHit`: what ranking, operators, grouping and host caps
- * read); a response reads the whole rows of the passages it uses with `hydrate`.
+ * read); a response reads the rows of the passages it uses: whole with `hydrate` (svc_context), as a search result reads
+ * them with `hydratePages` (svc_search).
  */
 export interface RankedPassage<R extends RankedRow = PassageHit> {
   readonly row: R;
@@ -531,7 +532,7 @@ export interface SearchPagesResult {
   readonly ranking: RankingMode;
   readonly embedderUnavailable: boolean;
   /**
-   * The requested window of page results, whole rows read: each page's best passage, and the passages after it only
+   * The requested window of page results, result rows read: each page's best passage, and the passages after it only
    * when the best one has nothing to quote (`hydratePages`).
    */
   readonly pages: PageHit<ResultRow>[];

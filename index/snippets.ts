@@ -151,6 +151,11 @@ interface Match {
 /** Matches any whitespace `\s+` → ' ' would change: a run of two or more, or one other than a plain space. */
 const UNCOLLAPSED_SPACE = /[^\S ]| {2}/u;
 
+/** `text` with its whitespace runs collapsed to one space, trimmed; most passages have none to collapse. */
+function collapseSpaces(text: string): string {
+  return (UNCOLLAPSED_SPACE.test(text) ? text.replace(/\s+/gu, ' ') : text).trim();
+}
+
 /**
  * Term weights in integer units of 1/120: a stop word 0.1 (12), any other term 1 + min(length, 12) / 24 (120 + 5 per
  * character up to 12), so that a window's score is an exact integer.
@@ -255,7 +260,7 @@ function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
  * tests): [start, end) in `text` with its whitespace runs collapsed and trimmed, and the folded term found there.
  */
 export function excerptMatches(text: string, terms: readonly string[]): { start: number; end: number; term: string }[] {
-  const src = (UNCOLLAPSED_SPACE.test(text) ? text.replace(/\s+/gu, ' ') : text).trim();
+  const src = collapseSpaces(text);
   const prep = preparedTerms(terms);
   return termMatches(foldWithMap(src), prep).map((m) => ({ start: m.start, end: m.end, term: prep.uniq[m.term]! }));
 }
@@ -305,8 +310,7 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
   let limit = Math.floor(opts.maxChars ?? DEFAULT_EXCERPT_CHARS);
   if (policy.maxSnippet !== null && policy.maxSnippet > 0) limit = Math.min(limit, Math.floor(policy.maxSnippet));
   if (!(limit >= 1)) return null;
-  // Whitespace runs collapse to one space; most passages have none to collapse (the replace is then skipped).
-  const src = (UNCOLLAPSED_SPACE.test(text) ? text.replace(/\s+/gu, ' ') : text).trim();
+  const src = collapseSpaces(text);
   if (src.length === 0) return null;
 
   const folded = foldWithMap(src);

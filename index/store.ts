@@ -855,7 +855,8 @@ export class PassageIndex implements PageSink {
    * Whole rows of the given passages, keyed `page_ref:ordinal`; a passage deleted since it was found is absent.
    * Hits carrying a row id are taken directly (a deleted row is never returned; a compacted table no longer has
    * the id, and its rows move); whatever that does not return is read by page_ref and ordinal (integers, through
-   * the key index). Every row is checked against the key it was asked for.
+   * the key index). Every row is checked against the key it was asked for: its own, or for a row the postings know,
+   * theirs (a row id names one row for the life of the table).
    */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
     return this.#readRows(keys, WHOLE_ROWS) as Promise<Map<string, PassageRow>>;
@@ -882,7 +883,7 @@ export class PassageIndex implements PageSink {
     for (const k of keys) {
       if (typeof k._rowid !== 'bigint') continue;
       const hit = cache.get(k._rowid);
-      if (hit && (read.whole ? isWholeRow(hit) : true)) keep([hit]);
+      if (hit && (!read.whole || isWholeRow(hit))) keep([hit]);
       else ids.push(k._rowid);
     }
     // A row live in the postings: its key, page number and page fields are in memory; only the passage's texts are read.

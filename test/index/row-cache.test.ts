@@ -106,7 +106,7 @@ t.test("issue 14: a small index's result rows are in memory once its postings ar
 });
 
 t.test(
-  'issue 14: result rows are whole rows without text, headings and tokens, read each way; they never displace a whole row',
+  'issue 14: result rows are whole rows without text, headings and tokens, read each way; a whole read is never served one',
   async (t) => {
     const dir = t.testdir();
     // Every third page paged, as a PDF's passages are (page_no set): the postings keep a passage's page number.
