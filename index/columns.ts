@@ -233,7 +233,13 @@ export const ALT_COLUMN = 'alt' satisfies keyof typeof IMAGE_COLUMNS;
  * A candidate passage: the hit columns, the match columns the query's code checks read, and LanceDB's row id (a
  * fast path back to the whole row while the table is not compacted in between).
  */
-export type PassageHit = RowOf<PassageColumns, 'hit'> & Partial<RowOf<PassageColumns, 'match'>> & { readonly _rowid?: bigint };
+export type PassageHit = RowOf<PassageColumns, 'hit'> &
+  Partial<RowOf<PassageColumns, 'match'>> & {
+    readonly _rowid?: bigint;
+    /** `near-keys.ts` `nearKeyHash` of `group_key` and of `content_hash`, when the postings gave the candidate. */
+    readonly _groupHash?: number;
+    readonly _contentHash?: number;
+  };
 
 /** How a passage is found again: its key, and the row id it was read with (when it was). */
 export type PassageKey = RowOf<PassageColumns, 'key'> & { readonly _rowid?: bigint };

@@ -17,6 +17,7 @@ import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
 import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
+import { nearKeyHash, NearKeySet } from './near-keys.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from './store.js';
 
@@ -381,6 +382,10 @@ function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string
 /** groupPages' slots (synchronous use: one at a time per thread); DROPPED marks a page left out as a near-duplicate. */
 const PAGE_SLOTS = new DenseSlots();
 const DROPPED = 2 ** 31 - 1;
+/** groupPages' near-duplicate keys (synchronous use, like PAGE_SLOTS). */
+const NEAR_KEYS = new NearKeySet();
+/** A candidate's near-duplicate keys, with their hashes when the postings gave them (text-engine.ts `row`). */
+type NearKeyed = Pick<PassageHit, 'group_key' | 'content_hash' | '_groupHash' | '_contentHash'>;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
 export interface PageHit<R extends RankedRow = PassageHit> {
@@ -397,13 +402,13 @@ export function groupPages<R extends RankedRow>(
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
   // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
-  // near-duplicate) in dense per-query slots, and one set of the group keys and content hashes seen (a set per query:
-  // one kept between queries, bounded, was as fast here at 5.5k passages and slower at 1M, where every query's keys
-  // are new to it and its table outgrows the caches), which cannot collide (a group key is a URL, with its "://"; a
-  // content hash is hex).
+  // near-duplicate) in dense per-query slots, and the group keys and content hashes of the pages kept in a set of their
+  // hashes (near-keys.ts), which cannot collide (a group key is a URL, with its "://"; a content hash is hex). The
+  // postings give each candidate's hashes (computed once per page); a row read from LanceDB is hashed here.
   const slots = PAGE_SLOTS;
   slots.begin();
-  const seen = new Set<string>();
+  const seen = NEAR_KEYS;
+  if (opts.collapseNearDuplicates) seen.begin(2 * passages.length);
   const pages: PageHit<R>[] = [];
   let duplicates = 0;
   for (const p of passages) {
@@ -414,17 +419,18 @@ export function groupPages<R extends RankedRow>(
       continue;
     }
     if (opts.collapseNearDuplicates) {
-      // Seen before: its group key, or else its content hash (whose group key is then forgotten again: only the keys
-      // of pages kept count). An add that does not grow the set found the key: one hash operation per key.
-      const { group_key, content_hash } = p.row;
-      const before = seen.size;
-      let duplicate = seen.add(group_key).size === before;
-      if (!duplicate && seen.add(content_hash).size === before + 1) duplicate = seen.delete(group_key);
-      if (duplicate) {
+      // A duplicate holds a group key or a content hash of a page kept before it (only the keys of pages kept count).
+      const row: NearKeyed = p.row;
+      const { group_key, content_hash } = row;
+      const gh = row._groupHash ?? nearKeyHash(group_key);
+      const ch = row._contentHash ?? nearKeyHash(content_hash);
+      if (seen.has(group_key, gh) || seen.has(content_hash, ch)) {
         slots.set(ref, DROPPED);
         duplicates++;
         continue;
       }
+      seen.add(group_key, gh);
+      seen.add(content_hash, ch);
     }
     slots.set(ref, pages.length);
     pages.push({ best: p, passages: [p] });

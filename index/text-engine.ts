@@ -18,6 +18,7 @@ import type { Connection, Table } from '@lancedb/lancedb';
 import { LoopBudget } from '../event-loop.js';
 import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
+import { nearKeyHash } from './near-keys.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTermIds, titleTerms } from './title-stats.js';
@@ -57,6 +58,9 @@ interface PageRecord {
   fields: PageFieldRow;
   /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
   titleIds: Int32Array;
+  /** `nearKeyHash` of its group key and of its content hash: what the near-duplicate check reads (retrieval.ts `groupPages`). */
+  groupHash: number;
+  contentHash: number;
   lastDoc: number;
 }
 
@@ -150,13 +154,17 @@ export class TextSnapshot {
           cur && cur.fields.title === page.title && cur.fields.lang === page.lang
             ? cur.titleIds
             : titleTermIds(titleTerms(page.title, page.lang));
+        const groupHash = cur && cur.fields.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
+        const contentHash = cur && cur.fields.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
         if (cur) {
           // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
           cur.fields = page;
           cur.titleIds = titleIds;
+          cur.groupHash = groupHash;
+          cur.contentHash = contentHash;
           rec = cur;
         } else {
-          rec = { fields: page, titleIds, lastDoc: -1 };
+          rec = { fields: page, titleIds, groupHash, contentHash, lastDoc: -1 };
           this.#pages.set(pageRef, rec);
         }
       }
@@ -245,19 +253,33 @@ export class TextSnapshot {
       .nearest(query, k, (d) => postings.isLive(d), minSimilarity)
       .map(({ doc, distance }) => {
         const page_ref = this.#pageOf[doc]!;
-        const { title, host, lang, group_key, content_hash } = this.#fieldsOf(doc);
+        const rec = this.#recordOf(doc);
+        const { title, host, lang, group_key, content_hash } = rec.fields;
         const ordinal = this.#ordinalOf[doc]!;
         const _rowid = BigInt(postings.rowIdOf(doc));
-        const row = { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _distance: distance };
+        const { groupHash: _groupHash, contentHash: _contentHash } = rec;
+        const row = {
+          page_ref,
+          ordinal,
+          title,
+          host,
+          lang,
+          group_key,
+          content_hash,
+          _rowid,
+          _groupHash,
+          _contentHash,
+          _distance: distance,
+        };
         return row as PassageHit & { _distance: number };
       });
   }
 
-  /** The page fields of a live document (a missing record is a bug: every added row sets its page's). */
-  #fieldsOf(doc: number): PageFieldRow {
-    const page = this.#recOf[doc]?.fields;
-    if (!page) throw new Error(`text postings: no page fields for document ${doc}`);
-    return page;
+  /** The page record of a live document (a missing record is a bug: every added row sets its page's). */
+  #recordOf(doc: number): PageRecord {
+    const rec = this.#recOf[doc];
+    if (!rec) throw new Error(`text postings: no page fields for document ${doc}`);
+    return rec;
   }
 
   /**
@@ -283,7 +305,9 @@ export class TextSnapshot {
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const page_ref = this.#pageOf[hit.doc]!;
     const ordinal = this.#ordinalOf[hit.doc]!;
-    const { title, host, lang, group_key, content_hash } = this.#fieldsOf(hit.doc);
+    const rec = this.#recordOf(hit.doc);
+    const { title, host, lang, group_key, content_hash } = rec.fields;
+    const { groupHash: _groupHash, contentHash: _contentHash } = rec;
     const _rowid = BigInt(hit.rowId);
     // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
     const row = withTerms
@@ -297,10 +321,12 @@ export class TextSnapshot {
           content_hash,
           _present: this.postings.probePresence(hit, q.probe),
           _rowid,
+          _groupHash,
+          _contentHash,
           _score: hit.score,
         }
-      : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _score: hit.score };
-    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | keyof PageHitFields> & {
+      : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _groupHash, _contentHash, _score: hit.score };
+    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | '_groupHash' | '_contentHash' | keyof PageHitFields> & {
       _present?: number | Uint8Array;
       _score: number;
     };

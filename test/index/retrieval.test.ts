@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { analyze, analyzerLang, stem, wordTokens } from '../../index/analyzer.js';
+import { nearKeyHash } from '../../index/near-keys.js';
 import { diversify, fuseRrf, groupPages, hydrate, retrieve, type RankedPassage } from '../../index/retrieval.js';
-import { PassageIndex, type PassageRow } from '../../index/store.js';
+import { PassageIndex, type PassageHit, type PassageRow } from '../../index/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 
@@ -212,7 +213,7 @@ t.test('operators on a small real corpus', async (t) => {
   });
 });
 
-const rp = (ref: number, ordinal: number, host = 'h', extra: Partial<PassageRow> = {}): RankedPassage => ({
+const rp = (ref: number, ordinal: number, host = 'h', extra: Partial<PassageRow & PassageHit> = {}): RankedPassage => ({
   row: { page_ref: ref, ordinal, host, group_key: `g${ref}`, content_hash: `c${ref}`, ...extra } as PassageRow,
   score: 0,
   bm25Rank: null,
@@ -288,9 +289,22 @@ t.test('groupPages: only kept pages remember their keys; any page ref works; equ
   // Page refs dense and not (negative, past the dense range, fractional); keys from small pools, so they collide.
   const ref = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.constantFrom(-3, 2 ** 22, 2 ** 22 + 1, 2 ** 40, 1.5, 4_000_000));
   const passage = fc.record({ ref, ordinal: fc.nat(3), g: fc.nat(12), c: fc.nat(12) });
+  // The keys' hashes as the postings give them (nearKeyHash), none (hashed in groupPages), or all equal (every key
+  // collides: the strings decide).
+  const hashes = fc.constantFrom('given', 'none', 'colliding');
   fc.assert(
-    fc.property(fc.array(passage, { maxLength: 120 }), fc.boolean(), (ps, collapse) => {
-      const list = ps.map((x) => rp(x.ref, x.ordinal, 'h', { group_key: `https://g${x.g}`, content_hash: `c${x.c}` }));
+    fc.property(fc.array(passage, { maxLength: 120 }), fc.boolean(), hashes, (ps, collapse, mode) => {
+      const list = ps.map((x) => {
+        const group_key = `https://g${x.g}`;
+        const content_hash = `c${x.c}`;
+        const h =
+          mode === 'none'
+            ? {}
+            : mode === 'given'
+              ? { _groupHash: nearKeyHash(group_key), _contentHash: nearKeyHash(content_hash) }
+              : { _groupHash: 7, _contentHash: 7 };
+        return rp(x.ref, x.ordinal, 'h', { group_key, content_hash, ...h });
+      });
       const got = groupPages(list, { collapseNearDuplicates: collapse });
       const want = reference(list, collapse);
       assert.equal(got.duplicates, want.duplicates);
@@ -300,9 +314,36 @@ t.test('groupPages: only kept pages remember their keys; any page ref works; equ
       );
       assert.ok(got.pages.every((p) => p.best === p.passages[0]));
     }),
-    { numRuns: 300 },
+    { numRuns: 600 },
   );
-  t.pass('300 random lists grouped as the reference groups them');
+  t.pass('600 random lists grouped as the reference groups them');
+});
+
+t.test("candidates from the postings carry their near-duplicate keys' hashes, and follow a page rewritten", async (t) => {
+  const pages = (await buildCorpus()).slice(0, 40);
+  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(128) });
+  t.teardown(() => idx.close());
+  await idx.upsertPages(pages);
+  const hashed = (rows: readonly PassageHit[]) =>
+    rows.every((x) => x._groupHash === nearKeyHash(x.group_key) && x._contentHash === nearKeyHash(x.content_hash));
+  const rows = async (query: string, mode: 'bm25' | 'vector') => (await retrieve(idx, { query, mode })).passages.map((p) => p.row);
+  const bm25 = await rows('cells protein', 'bm25');
+  const vector = await rows('cells protein', 'vector');
+  t.ok(bm25.length > 5 && vector.length > 5, `both arms find passages (${bm25.length}, ${vector.length})`);
+  t.ok(hashed(bm25) && hashed(vector), 'every candidate of both arms carries the hashes of its own keys');
+  // The first page again, with another canonical URL and another text: its candidates carry the new keys' hashes.
+  const first = pages[0]!;
+  const passages = first.passages.map((p, i) =>
+    i === 0 ? { ...p, text: `${p.text} zyzzyvaword`, snippetText: `${p.snippetText} zyzzyvaword` } : p,
+  );
+  await idx.upsertPages([{ ...first, canonicalUrl: 'https://a.example/canonical/x', contentHash: 'f'.repeat(64), passages }]);
+  const after = await rows('zyzzyvaword', 'bm25');
+  t.ok(
+    after.length > 0 && after.every((x) => x.group_key === 'https://a.example/canonical/x'),
+    'the rewritten page is found by its new word',
+  );
+  t.ok(hashed(after), "its candidates carry its new keys' hashes");
+  t.ok(after.every((x) => x.content_hash === 'f'.repeat(64)));
 });
 
 t.test('diversify: at most 2 per host per page, collapsed counts, stable paging, site: exemption', async (t) => {

@@ -1,0 +1,64 @@
+/**
+ * The near-duplicate check of a query's page results (retrieval.ts `groupPages`): which group keys and content hashes
+ * the pages kept so far hold. A query sees hundreds of candidates; a `Set` of the strings, built per query, grew and
+ * rehashed through its sizes and read every string's header for its hash: ≈ 70 of the ≈ 90 µs a SciFact claim's
+ * grouping took (docs/benchmarks.md, session 29). Here each key comes with a 32-bit hash the postings computed once
+ * per page (`nearKeyHash`), and the set is an open-addressed table in typed arrays emptied by a generation stamp:
+ * strings are compared only when their hashes are equal, so the answer is exactly the `Set`'s.
+ */
+
+/** FNV-1a over the string's UTF-16 code units (32 bits). Any fixed function would do: equal strings, equal hashes. */
+export function nearKeyHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+/**
+ * A set of strings with their `nearKeyHash`, for one use at a time (one instance per use site and thread; a use ends
+ * when the next `begin`s). Holds up to the count given to `begin`.
+ */
+export class NearKeySet {
+  #stamp = new Uint32Array(0);
+  #hash = new Int32Array(0);
+  #keys: (string | undefined)[] = [];
+  #mask = 0;
+  #gen = 0;
+
+  /** Starts a new use, empty, for up to `max` keys (the table stays at most half full). */
+  begin(max: number): void {
+    let size = 16;
+    while (size < 2 * max) size *= 2;
+    if (size > this.#stamp.length) {
+      this.#stamp = new Uint32Array(size);
+      this.#hash = new Int32Array(size);
+      this.#keys = new Array<string | undefined>(size).fill(undefined);
+      this.#gen = 0;
+    }
+    this.#mask = this.#stamp.length - 1;
+    if (++this.#gen === 0xffffffff) {
+      this.#stamp.fill(0);
+      this.#gen = 1;
+    }
+  }
+
+  /** Whether `key` (whose `nearKeyHash` is `hash`) is in the set. */
+  has(key: string, hash: number): boolean {
+    const stamp = this.#stamp;
+    const gen = this.#gen;
+    for (let i = hash & this.#mask; stamp[i] === gen; i = (i + 1) & this.#mask)
+      if (this.#hash[i] === hash && this.#keys[i] === key) return true;
+    return false;
+  }
+
+  /** Adds `key` (whose `nearKeyHash` is `hash`); the caller has checked it is not in the set. */
+  add(key: string, hash: number): void {
+    const stamp = this.#stamp;
+    const gen = this.#gen;
+    let i = hash & this.#mask;
+    while (stamp[i] === gen) i = (i + 1) & this.#mask;
+    stamp[i] = gen;
+    this.#hash[i] = hash;
+    this.#keys[i] = key;
+  }
+}
