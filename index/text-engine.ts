@@ -56,6 +56,16 @@ export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
 interface PageRecord {
   /** Replaced in place when the page's rows are added again: one record per page, which `#recOf` points every document at. */
   fields: PageFieldRow;
+  /**
+   * The fields a candidate row copies (`PageHitFields`), once more in the record itself: a candidate reads one object
+   * (laid out with its properties inside it) instead of the record, `fields` and `fields`' property store, each a cache
+   * miss of its own for hundreds of candidates per query.
+   */
+  title: PageHitFields['title'];
+  host: PageHitFields['host'];
+  lang: PageHitFields['lang'];
+  group_key: PageHitFields['group_key'];
+  content_hash: PageHitFields['content_hash'];
   /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
   titleIds: Int32Array;
   /** `nearKeyHash` of its group key and of its content hash: what the near-duplicate check reads (retrieval.ts `groupPages`). */
@@ -156,15 +166,21 @@ export class TextSnapshot {
             : titleTermIds(titleTerms(page.title, page.lang));
         const groupHash = cur && cur.fields.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
         const contentHash = cur && cur.fields.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
+        const { title, host, lang, group_key, content_hash } = page;
         if (cur) {
           // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
           cur.fields = page;
+          cur.title = title;
+          cur.host = host;
+          cur.lang = lang;
+          cur.group_key = group_key;
+          cur.content_hash = content_hash;
           cur.titleIds = titleIds;
           cur.groupHash = groupHash;
           cur.contentHash = contentHash;
           rec = cur;
         } else {
-          rec = { fields: page, titleIds, groupHash, contentHash, lastDoc: -1 };
+          rec = { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, lastDoc: -1 };
           this.#pages.set(pageRef, rec);
         }
       }
@@ -237,7 +253,7 @@ export class TextSnapshot {
   /** A page's analysed title terms as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language. */
   titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
     const rec = this.#pages.get(pageRef);
-    return rec && rec.fields.title === title && rec.fields.lang === (lang ?? null) ? rec.titleIds : undefined;
+    return rec && rec.title === title && rec.lang === (lang ?? null) ? rec.titleIds : undefined;
   }
 
   /**
@@ -254,7 +270,7 @@ export class TextSnapshot {
       .map(({ doc, distance }) => {
         const page_ref = this.#pageOf[doc]!;
         const rec = this.#recordOf(doc);
-        const { title, host, lang, group_key, content_hash } = rec.fields;
+        const { title, host, lang, group_key, content_hash } = rec;
         const ordinal = this.#ordinalOf[doc]!;
         const _rowid = BigInt(postings.rowIdOf(doc));
         const { groupHash: _groupHash, contentHash: _contentHash } = rec;
@@ -306,7 +322,7 @@ export class TextSnapshot {
     const page_ref = this.#pageOf[hit.doc]!;
     const ordinal = this.#ordinalOf[hit.doc]!;
     const rec = this.#recordOf(hit.doc);
-    const { title, host, lang, group_key, content_hash } = rec.fields;
+    const { title, host, lang, group_key, content_hash } = rec;
     const { groupHash: _groupHash, contentHash: _contentHash } = rec;
     const _rowid = BigInt(hit.rowId);
     // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
