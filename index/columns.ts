@@ -239,6 +239,8 @@ export type PassageHit = RowOf<PassageColumns, 'hit'> &
     /** `near-keys.ts` `nearKeyHash` of `group_key` and of `content_hash`, when the postings gave the candidate. */
     readonly _groupHash?: number;
     readonly _contentHash?: number;
+    /** Its page title's terms as ids (title-stats.ts `titleTermIds`), when the postings gave the candidate. */
+    readonly _titleIds?: Int32Array;
   };
 
 /** How a passage is found again: its key, and the row id it was read with (when it was). */

@@ -45,7 +45,7 @@ export interface CandidateSource {
   /** Whether a language value occurs in the index. */
   hasLang(lang: string): boolean;
   /** Title-field BM25 of a candidate's page title (in its `lang`) for analysed query terms. */
-  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang'>): number;
+  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number;
   /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
   fullTextReady(): boolean;
   /** BM25 arm: passages matching `fts`, best first, with their score. */

@@ -587,9 +587,11 @@ export class PassageIndex implements PageSink {
   }
 
   /** BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost. */
-  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang'>): number {
-    // The postings hold each page's analysed title (whatever version they are at, it is that title's analysis).
-    return this.#titleStats.score(queryTerms, row.title, row.lang, this.#engine?.titleTermIds(row.page_ref, row.title, row.lang));
+  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number {
+    // The postings hold each page's analysed title (whatever version they are at, it is that title's analysis); a
+    // candidate they gave carries it.
+    const ids = row._titleIds ?? this.#engine?.titleTermIds(row.page_ref, row.title, row.lang);
+    return this.#titleStats.score(queryTerms, row.title, row.lang, ids);
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */

@@ -323,7 +323,7 @@ export class TextSnapshot {
     const ordinal = this.#ordinalOf[hit.doc]!;
     const rec = this.#recordOf(hit.doc);
     const { title, host, lang, group_key, content_hash } = rec;
-    const { groupHash: _groupHash, contentHash: _contentHash } = rec;
+    const { groupHash: _groupHash, contentHash: _contentHash, titleIds: _titleIds } = rec;
     const _rowid = BigInt(hit.rowId);
     // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
     const row = withTerms
@@ -339,10 +339,14 @@ export class TextSnapshot {
           _rowid,
           _groupHash,
           _contentHash,
+          _titleIds,
           _score: hit.score,
         }
-      : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _groupHash, _contentHash, _score: hit.score };
-    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | '_groupHash' | '_contentHash' | keyof PageHitFields> & {
+      : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _groupHash, _contentHash, _titleIds, _score: hit.score };
+    row satisfies Pick<
+      PassageHit,
+      'page_ref' | 'ordinal' | '_rowid' | '_groupHash' | '_contentHash' | '_titleIds' | keyof PageHitFields
+    > & {
       _present?: number | Uint8Array;
       _score: number;
     };
