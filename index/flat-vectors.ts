@@ -12,6 +12,7 @@
  * Rows are indexed by the postings' document ids (dense, in order of addition); a tombstoned document is skipped by
  * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
  */
+import { sortByScore } from './score-sort.js';
 
 /**
  * `dots(q, m, n, dim, out)`: out[d] = Σ q[i] · m[d·dim + i] for d < n (f32, SIMD f32x4; dim a multiple of 4; byte
@@ -244,7 +245,11 @@ export class FlatVectors {
         if (s > kth || (s === kth && ties-- > 0)) out.push({ doc: docs[i]!, distance: -s });
       }
     }
-    return out.sort((a, b) => a.distance - b.distance || a.doc - b.doc);
+    return sortByScore(
+      out,
+      (o) => -o.distance,
+      (o) => o.doc,
+    );
   }
 
   /** Exact cosine distance of `query` to each document of `docs` that has a vector (the others are absent). */

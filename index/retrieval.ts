@@ -18,6 +18,7 @@ import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type Comp
 import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
+import { sortByScore } from './score-sort.js';
 import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from './store.js';
 
@@ -251,7 +252,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
         return { row: r, score: s, bm25Rank: 0, vectorRank: null, bm25Score: s, similarity: null };
       });
       // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
-      ranked.sort((a, b) => b.score - a.score || a.row.page_ref - b.row.page_ref || a.row.ordinal - b.row.ordinal);
+      sortRanked(ranked, (p) => p.score);
       for (let i = 0; i < ranked.length; i++) ranked[i]!.bm25Rank = i + 1;
       return { ranked, exhaustive: raw.length < k };
     }
@@ -265,10 +266,15 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     return { ranked, exhaustive: false };
   };
   const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] =>
-    rows
-      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
-      .sort((a, b) => a._distance - b._distance || a.page_ref - b.page_ref || a.ordinal - b.ordinal)
-      .map((r, i) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: i + 1, bm25Score: null, similarity: 1 - r._distance }));
+    sortRanked(
+      rows
+        .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
+        .map((r) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: 0, bm25Score: null, similarity: 1 - r._distance })),
+      (p) => -p.row._distance,
+    ).map((p, i) => {
+      p.vectorRank = i + 1;
+      return p;
+    });
   const queryVector = async (): Promise<Float32Array | null> => {
     if (!useVector || !source.embedder) return null;
     const [qv] = await source.embedder.embed([compiled.semanticText], { interactive: true });
@@ -368,7 +374,18 @@ export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[]
       similarity: p.similarity,
     });
   });
-  return [...acc.values()].sort((x, y) => y.score - x.score || x.row.page_ref - y.row.page_ref || x.row.ordinal - y.row.ordinal);
+  return sortRanked([...acc.values()], (p) => p.score);
+}
+
+/**
+ * Sorts ranked passages by `score` (highest first), equal scores by page_ref, then ordinal: the order of every ranked
+ * list (score-sort.ts; a passage whose key does not fit one number falls back to a comparator sort of the same order).
+ */
+function sortRanked<P extends { readonly row: Pick<PassageHit, 'page_ref' | 'ordinal'> }>(list: P[], score: (p: P) => number): P[] {
+  for (const p of list)
+    if (typeof fusionKey(p.row) !== 'number')
+      return list.sort((a, b) => score(b) - score(a) || a.row.page_ref - b.row.page_ref || a.row.ordinal - b.row.ordinal);
+  return sortByScore(list, score, (p) => fusionKey(p.row) as number);
 }
 
 /** A passage's identity as a number when page_ref and ordinal fit one exactly (they always do in practice), else `key`. */

@@ -15,7 +15,7 @@ t.test('NearKeySet answers as a Set of strings, whatever the hashes collide, acr
   const hashes: ((s: string) => number)[] = [nearKeyHash, (s) => s.length % 3, () => 0, (s) => nearKeyHash(s) & 0x7];
   fc.assert(
     fc.property(
-      fc.array(fc.tuple(fc.boolean(), fc.string({ maxLength: 4 })), { maxLength: 300 }),
+      fc.array(fc.tuple(fc.boolean(), fc.string({ maxLength: 4 })), { maxLength: 300, size: 'max' }),
       fc.integer({ min: 0, max: hashes.length - 1 }),
       (ops, which) => {
         const hash = hashes[which]!;

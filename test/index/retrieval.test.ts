@@ -293,7 +293,7 @@ t.test('groupPages: only kept pages remember their keys; any page ref works; equ
   // collides: the strings decide).
   const hashes = fc.constantFrom('given', 'none', 'colliding');
   fc.assert(
-    fc.property(fc.array(passage, { maxLength: 120 }), fc.boolean(), hashes, (ps, collapse, mode) => {
+    fc.property(fc.array(passage, { maxLength: 120, size: 'max' }), fc.boolean(), hashes, (ps, collapse, mode) => {
       const list = ps.map((x) => {
         const group_key = `https://g${x.g}`;
         const content_hash = `c${x.c}`;

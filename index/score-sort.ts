@@ -1,0 +1,96 @@
+/**
+ * Ranking order for a query's candidates (hundreds per arm, every query): by score, highest first, then by a tie key,
+ * lowest first. `Array.prototype.sort` with a comparator called the comparator ≈ 2,500 times for 300 candidates, each a
+ * call through the sort's machinery into a closure reading two objects: the final sorts of the vector arm, the BM25
+ * arm and the fusion were ≈ 6 % of a SciFact search (docs/benchmarks.md, session 29). Here the scores and tie keys are
+ * in typed arrays and a plain quicksort (insertion sort below 16) orders an index array; the order is the comparator
+ * sort's exactly (equal scores and tie keys keep their order, as the stable comparator sort keeps them).
+ */
+
+/** Scratch arrays shared by the sorts of one thread (synchronous use: one sort at a time). */
+let order = new Uint32Array(1024);
+let keys = new Float64Array(1024);
+let ties = new Float64Array(1024);
+
+/**
+ * Sorts `items` in place by `score(item)` descending, then `tie(item)` ascending, then as they were; what
+ * `items.sort((a, b) => score(b) - score(a) || tie(a) - tie(b))` gives for scores and tie keys that are not NaN.
+ */
+export function sortByScore<T>(items: T[], score: (item: T) => number, tie: (item: T) => number): T[] {
+  const n = items.length;
+  if (n < 2) return items;
+  if (order.length < n) {
+    let size = order.length;
+    while (size < n) size *= 2;
+    order = new Uint32Array(size);
+    keys = new Float64Array(size);
+    ties = new Float64Array(size);
+  }
+  for (let i = 0; i < n; i++) {
+    const it = items[i]!;
+    order[i] = i;
+    keys[i] = score(it);
+    ties[i] = tie(it);
+  }
+  sortOrder(0, n - 1);
+  const copy = items.slice();
+  for (let i = 0; i < n; i++) items[i] = copy[order[i]!]!;
+  return items;
+}
+
+/** Whether element a ranks before element b (equal scores and tie keys: the earlier first, as a stable sort). */
+function before(a: number, b: number): boolean {
+  const ka = keys[a]!;
+  const kb = keys[b]!;
+  if (ka !== kb) return ka > kb;
+  const ta = ties[a]!;
+  const tb = ties[b]!;
+  return ta < tb || (ta === tb && a < b);
+}
+
+/** Quicksort of order[lo..hi] (median of three; the smaller side recursed, the larger looped). */
+function sortOrder(lo: number, hi: number): void {
+  while (hi - lo >= 16) {
+    const mid = (lo + hi) >>> 1;
+    // Median of three into order[mid], with order[lo] ≤ order[mid] ≤ order[hi] in rank.
+    if (before(order[mid]!, order[lo]!)) swap(lo, mid);
+    if (before(order[hi]!, order[mid]!)) {
+      swap(mid, hi);
+      if (before(order[mid]!, order[lo]!)) swap(lo, mid);
+    }
+    const pivot = order[mid]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (before(order[i]!, pivot)) i++;
+      while (before(pivot, order[j]!)) j--;
+      if (i <= j) {
+        swap(i, j);
+        i++;
+        j--;
+      }
+    }
+    if (j - lo < hi - i) {
+      sortOrder(lo, j);
+      lo = i;
+    } else {
+      sortOrder(i, hi);
+      hi = j;
+    }
+  }
+  for (let i = lo + 1; i <= hi; i++) {
+    const x = order[i]!;
+    let j = i - 1;
+    while (j >= lo && before(x, order[j]!)) {
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = x;
+  }
+}
+
+function swap(i: number, j: number): void {
+  const t = order[i]!;
+  order[i] = order[j]!;
+  order[j] = t;
+}

@@ -1,0 +1,65 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { sortByScore } from '../../index/score-sort.js';
+
+interface Item {
+  readonly s: number;
+  readonly k: number;
+  readonly id: number;
+}
+
+const reference = (items: readonly Item[]) => items.slice().sort((a, b) => b.s - a.s || a.k - b.k);
+
+t.test('sortByScore orders as the stable comparator sort: score descending, tie key ascending, then as given', async (t) => {
+  // Few distinct scores and keys (many ties, equal pairs too), infinities and both zeros; lists across the insertion
+  // sort's threshold and past the scratch arrays' first size.
+  const score = fc.oneof(
+    fc.integer({ min: -4, max: 4 }),
+    fc.constantFrom(Infinity, -Infinity, 0, -0, 0.1 + 0.2, 0.3),
+    fc.double({ noNaN: true }),
+  );
+  const key = fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 2 ** 52 }));
+  fc.assert(
+    fc.property(fc.array(fc.tuple(score, key), { maxLength: 3000, size: 'max' }), (pairs) => {
+      const items = pairs.map(([s, k], id) => ({ s, k, id }));
+      const want = reference(items).map((x) => x.id);
+      const got = sortByScore(
+        items,
+        (x) => x.s,
+        (x) => x.k,
+      ).map((x) => x.id);
+      return JSON.stringify(got) === JSON.stringify(want);
+    }),
+    { numRuns: 400 },
+  );
+  t.pass('400 random lists');
+  const sorted = Array.from({ length: 500 }, (_, i) => ({ s: 500 - i, k: i, id: i }));
+  t.same(
+    sortByScore(
+      sorted.slice(),
+      (x) => x.s,
+      (x) => x.k,
+    ).map((x) => x.id),
+    sorted.map((x) => x.id),
+    'a sorted list stays',
+  );
+  t.same(
+    sortByScore(
+      sorted.slice().reverse(),
+      (x) => x.s,
+      (x) => x.k,
+    ).map((x) => x.id),
+    sorted.map((x) => x.id),
+    'a reversed list is turned',
+  );
+  const same = Array.from({ length: 300 }, (_, i) => ({ s: 1, k: 7, id: i }));
+  t.same(
+    sortByScore(
+      same.slice(),
+      (x) => x.s,
+      (x) => x.k,
+    ).map((x) => x.id),
+    same.map((x) => x.id),
+    'all equal: the order given',
+  );
+});
