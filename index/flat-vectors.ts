@@ -13,6 +13,7 @@
  * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
  */
 import { sortByScore } from './score-sort.js';
+import { kthLargest } from './top-k.js';
 
 /**
  * `dots(q, m, n, dim, out)`: out[d] = Σ q[i] · m[d·dim + i] for d < n (f32, SIMD f32x4; dim a multiple of 4; byte
@@ -285,35 +286,4 @@ export function cosineDistance(a: Float32Array, b: Float32Array): number | undef
   const aa = dot(a, a, 0);
   const bb = dot(b, b, 0);
   return aa === 0 || bb === 0 ? undefined : 1 - ab / Math.sqrt(aa * bb);
-}
-
-/**
- * The k-th largest of `a[0..n)` (1 ≤ k ≤ n; no NaN), by Hoare quickselect with the middle element as pivot; `a` is
- * reordered.
- */
-export function kthLargest(a: Float64Array, n: number, k: number): number {
-  const target = k - 1;
-  let lo = 0;
-  let hi = n - 1;
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >>> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! > pivot) i++;
-      while (a[j]! < pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i] = a[j]!;
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    // Now a[lo..j] ≥ pivot, a[i..hi] ≤ pivot, and anything between equals it.
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return a[target]!;
-  }
-  return a[target]!;
 }

@@ -13,7 +13,7 @@
  * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
  */
 import { LoopBudget } from '../event-loop.js';
-import { TopK } from './top-k.js';
+import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
@@ -165,6 +165,8 @@ export class Postings {
   #acc = new Float64Array(0);
   #accHeld = new Uint32Array(0);
   #touched = new Uint32Array(0);
+  /** `#accumulate`'s copy of the reached documents' scores, which the k-th best's selection reorders. */
+  #select = new Float64Array(0);
   /** `#matches`' scratch: the documents matched so far, and one group's. */
   #matchBits = new Uint32Array(0);
   #groupBits = new Uint32Array(0);
@@ -815,9 +817,23 @@ export class Postings {
     const top = new TopK(k);
     const dead = this.#dead;
     const anyDead = this.#deadCount > 0;
+    // Only documents at or above the k-th best live score can be kept: the heap is offered those (k and the ties at the
+    // k-th place, whose lower document ids it keeps), not every document reached (thousands for a long question, each
+    // offer early on a sift through the heap). The k-th best by one quickselect over the scores (O(reached)).
+    let floor = -Infinity;
+    if (t > k && k > 0) {
+      if (this.#select.length < t) this.#select = new Float64Array(Math.max(t, 2 * this.#select.length));
+      const sel = this.#select;
+      let m = 0;
+      for (let i = 0; i < t; i++) {
+        const d = touched[i]!;
+        if (!(anyDead && dead[d] === 1)) sel[m++] = acc[d]!;
+      }
+      if (m > k) floor = kthLargest(sel, m, k);
+    }
     for (let i = 0; i < t; i++) {
       const d = touched[i]!;
-      if (!(anyDead && dead[d] === 1)) top.offer(d, acc[d]!, held[d]!);
+      if (!(anyDead && dead[d] === 1) && acc[d]! >= floor) top.offer(d, acc[d]!, held[d]!);
       acc[d] = 0;
       held[d] = 0;
     }

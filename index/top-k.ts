@@ -2,7 +2,8 @@
  * The k best (doc, score) pairs seen, each with a 32-bit tag: a min-heap whose root is the worst kept (lowest score,
  * then highest doc id). The postings' BM25 top-k keeps its candidates here (tag: the probe terms a hit holds), where
  * scores arrive one document at a time and most are pruned before scoring; the in-memory vector arm, which scores
- * every document at once, selects its k nearest by quickselect instead (flat-vectors.ts `kthLargest`).
+ * every document at once, selects its k nearest by quickselect instead (`kthLargest`), as does the postings' term-at-a-time
+ * scoring before it offers its documents here.
  */
 export class TopK {
   readonly #docs: Uint32Array;
@@ -96,4 +97,35 @@ export class TopK {
   tagAt(i: number): number {
     return this.#tags[i]!;
   }
+}
+
+/**
+ * The k-th largest of `a[0..n)` (1 ≤ k ≤ n; no NaN), by Hoare quickselect with the middle element as pivot; `a` is
+ * reordered.
+ */
+export function kthLargest(a: Float64Array, n: number, k: number): number {
+  const target = k - 1;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! > pivot) i++;
+      while (a[j]! < pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    // Now a[lo..j] ≥ pivot, a[i..hi] ≤ pivot, and anything between equals it.
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return a[target]!;
+  }
+  return a[target]!;
 }
