@@ -10,10 +10,14 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /**
  * Normalises percent-escapes: `%7e` → `~` (unreserved characters are decoded), other escapes get upper-case hex
- * (`%2f` → `%2F`). Never decodes reserved characters, which would change the meaning of the URL.
+ * (`%2f` → `%2F`), and a `%` that starts no escape is written as one (`%25`: the WHATWG parser leaves it bare). Never
+ * decodes reserved characters, which would change the meaning of the URL. A bare `%` left alone made the form
+ * unstable: in `%%330` the decoded `%33` joined the bare `%` into a new escape, `%30`, which the next pass decoded to
+ * `0` (a path that decodes to `0` where the original decodes, leniently, to `%30`).
  */
 export function normalizePercentEncoding(s: string): string {
-  return s.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => {
+  return s.replace(/%([0-9A-Fa-f]{2})?/g, (_m, hex: string | undefined) => {
+    if (hex === undefined) return '%25';
     const ch = String.fromCharCode(parseInt(hex, 16));
     return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
   });

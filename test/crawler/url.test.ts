@@ -62,12 +62,17 @@ t.test('normalizeUrl is idempotent (property)', async (t) => {
       if (once === null) return true;
       return normalizeUrl(once) === once;
     }),
+    { numRuns: 2000 },
   );
   t.pass('idempotent');
 });
 
 t.test('percent-encoding normalisation decodes only unreserved characters', async (t) => {
   t.equal(normalizePercentEncoding('%2f%2F%7e%41%20'), '%2F%2F~A%20');
+  t.equal(normalizePercentEncoding('%%330'), '%2530', 'a bare % is escaped, so the decoded %33 cannot join it');
+  t.equal(normalizePercentEncoding('100%'), '100%25');
+  t.equal(normalizePercentEncoding('%2530'), '%2530', 'stable');
+  t.equal(normalizeUrl('https://Example.COM/%%330'), 'https://example.com/%2530', 'the fuzzer’s counterexample (CI, session 29)');
 });
 
 t.test('hostOf / originOf / pathAndQueryOf', async (t) => {
