@@ -26,12 +26,16 @@ export function sortByScore<T>(items: T[], score: (item: T) => number, tie: (ite
     keys = new Float64Array(size);
     ties = new Float64Array(size);
   }
+  let sorted = true;
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
     order[i] = i;
     keys[i] = score(it);
     ties[i] = tie(it);
+    if (sorted && i > 0 && before(i, i - 1)) sorted = false;
   }
+  // A list already in order (the vector arm's, nearest first from the flat vectors) is left as it is.
+  if (sorted) return items;
   sortOrder(0, n - 1);
   const copy = items.slice();
   for (let i = 0; i < n; i++) items[i] = copy[order[i]!]!;
