@@ -265,16 +265,18 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       .map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
     return { ranked, exhaustive: false };
   };
-  const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] =>
-    sortRanked(
-      rows
-        .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
-        .map((r) => ({ row: r, score: 1 - r._distance, bm25Rank: null, vectorRank: 0, bm25Score: null, similarity: 1 - r._distance })),
-      (p) => -p.row._distance,
-    ).map((p, i) => {
-      p.vectorRank = i + 1;
-      return p;
-    });
+  const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] => {
+    // Built in their final shape; ranks are set after the sort (as the BM25 arm's).
+    const ranked = rows
+      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
+      .map((r): RankedPassage<PassageHit & { _distance: number }> & { vectorRank: number } => {
+        const similarity = 1 - r._distance;
+        return { row: r, score: similarity, bm25Rank: null, vectorRank: 0, bm25Score: null, similarity };
+      });
+    sortRanked(ranked, (p) => -p.row._distance);
+    for (let i = 0; i < ranked.length; i++) ranked[i]!.vectorRank = i + 1;
+    return ranked;
+  };
   const queryVector = async (): Promise<Float32Array | null> => {
     if (!useVector || !source.embedder) return null;
     const [qv] = await source.embedder.embed([compiled.semanticText], { interactive: true });

@@ -134,8 +134,11 @@ const WORD_CHAR = /[\p{L}\p{N}]/u;
 
 /** Whether the UTF-16 unit at `i` is a letter or digit (`WORD_CHAR`), without a regex for ASCII. */
 function wordUnitAt(text: string, i: number): boolean {
-  if (i < 0 || i >= text.length) return false;
-  const c = text.charCodeAt(i);
+  return i >= 0 && i < text.length && wordUnit(text, i, text.charCodeAt(i));
+}
+
+/** `wordUnitAt` for a position in range whose unit `c` the caller has read. */
+function wordUnit(text: string, i: number, c: number): boolean {
   if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
   return WORD_CHAR.test(text[i]!);
 }
@@ -216,14 +219,8 @@ function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
   let afterWord = false; // whether the unit before `at` is a letter or digit
   for (let at = 0; at < n && out.length <= MAX_MATCHES; at++) {
     const c = ft.charCodeAt(at);
-    let candidates: readonly number[] | undefined;
-    if (c < 128) {
-      if (!afterWord) candidates = ascii[c];
-      afterWord = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-    } else {
-      if (!afterWord) candidates = other.get(c);
-      afterWord = WORD_CHAR.test(ft[at]!);
-    }
+    const candidates = afterWord ? undefined : c < 128 ? ascii[c] : other.get(c);
+    afterWord = wordUnit(ft, at, c);
     if (candidates === undefined) continue;
     for (const ti of candidates) {
       const term = uniq[ti]!;

@@ -74,6 +74,12 @@ interface PageRecord {
   lastDoc: number;
 }
 
+/** A page's record from its fields and what is derived from them for ranking. */
+function pageRecord(page: PageFieldRow, titleIds: Int32Array, groupHash: number, contentHash: number, lastDoc: number): PageRecord {
+  const { title, host, lang, group_key, content_hash } = page;
+  return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, lastDoc };
+}
+
 /** The postings and, per document, the hit fields of its passage. */
 export class TextSnapshot {
   readonly postings: Postings;
@@ -161,26 +167,17 @@ export class TextSnapshot {
         const page = fields as unknown as PageFieldRow;
         const cur = this.#pages.get(pageRef);
         const titleIds =
-          cur && cur.fields.title === page.title && cur.fields.lang === page.lang
-            ? cur.titleIds
-            : titleTermIds(titleTerms(page.title, page.lang));
-        const groupHash = cur && cur.fields.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
-        const contentHash = cur && cur.fields.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
-        const { title, host, lang, group_key, content_hash } = page;
+          cur && cur.title === page.title && cur.lang === page.lang ? cur.titleIds : titleTermIds(titleTerms(page.title, page.lang));
+        const groupHash = cur && cur.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
+        const contentHash = cur && cur.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
+        const next = pageRecord(page, titleIds, groupHash, contentHash, cur?.lastDoc ?? -1);
         if (cur) {
-          // The chain goes on through the page's earlier documents (a replaced page's tombstones among them).
-          cur.fields = page;
-          cur.title = title;
-          cur.host = host;
-          cur.lang = lang;
-          cur.group_key = group_key;
-          cur.content_hash = content_hash;
-          cur.titleIds = titleIds;
-          cur.groupHash = groupHash;
-          cur.contentHash = contentHash;
+          // Updated in place: the chain goes on through the page's earlier documents (a replaced page's tombstones
+          // among them), and every document of the page points at this record.
+          Object.assign(cur, next);
           rec = cur;
         } else {
-          rec = { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, lastDoc: -1 };
+          rec = next;
           this.#pages.set(pageRef, rec);
         }
       }
@@ -267,28 +264,10 @@ export class TextSnapshot {
     const postings = this.postings;
     return vectors
       .nearest(query, k, (d) => postings.isLive(d), minSimilarity)
-      .map(({ doc, distance }) => {
-        const page_ref = this.#pageOf[doc]!;
-        const rec = this.#recordOf(doc);
-        const { title, host, lang, group_key, content_hash } = rec;
-        const ordinal = this.#ordinalOf[doc]!;
-        const _rowid = BigInt(postings.rowIdOf(doc));
-        const { groupHash: _groupHash, contentHash: _contentHash } = rec;
-        const row = {
-          page_ref,
-          ordinal,
-          title,
-          host,
-          lang,
-          group_key,
-          content_hash,
-          _rowid,
-          _groupHash,
-          _contentHash,
-          _distance: distance,
-        };
-        return row as PassageHit & { _distance: number };
-      });
+      .map(
+        ({ doc, distance }) =>
+          this.#candidate(doc, postings.rowIdOf(doc), undefined, distance, undefined) as PassageHit & { _distance: number },
+      );
   }
 
   /** The page record of a live document (a missing record is a bug: every added row sets its page's). */
@@ -319,40 +298,44 @@ export class TextSnapshot {
    * `_present` (query.ts `TermPresence` reads it instead of finding them in the row's analysed text).
    */
   row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
-    const page_ref = this.#pageOf[hit.doc]!;
-    const ordinal = this.#ordinalOf[hit.doc]!;
-    const rec = this.#recordOf(hit.doc);
-    const { title, host, lang, group_key, content_hash } = rec;
-    const { groupHash: _groupHash, contentHash: _contentHash, titleIds: _titleIds } = rec;
-    const _rowid = BigInt(hit.rowId);
-    // Two literal shapes, no spread: this runs for every candidate of every query (hundreds).
-    const row = withTerms
-      ? {
-          page_ref,
-          ordinal,
-          title,
-          host,
-          lang,
-          group_key,
-          content_hash,
-          _present: this.postings.probePresence(hit, q.probe),
-          _rowid,
-          _groupHash,
-          _contentHash,
-          _titleIds,
-          _score: hit.score,
-        }
-      : { page_ref, ordinal, title, host, lang, group_key, content_hash, _rowid, _groupHash, _contentHash, _titleIds, _score: hit.score };
-    row satisfies Pick<
-      PassageHit,
-      'page_ref' | 'ordinal' | '_rowid' | '_groupHash' | '_contentHash' | '_titleIds' | keyof PageHitFields
-    > & {
-      _present?: number | Uint8Array;
-      _score: number;
+    const present = withTerms ? this.postings.probePresence(hit, q.probe) : undefined;
+    return this.#candidate(hit.doc, hit.rowId, hit.score, undefined, present) as PassageHit & { _score: number };
+  }
+
+  /**
+   * A candidate row of either arm (`row`, `nearestRows`): the hit columns (page_ref, ordinal and the page fields, as
+   * HIT_COLUMNS name them), the row id, what the postings keep of its page for ranking (near-duplicate key hashes, title
+   * term ids), and the arm's `_score` or `_distance`, with `_present` when asked. One literal, no spread, whatever the
+   * arm: hundreds per query, and the code after the arms (fusion, grouping, host caps) then reads rows of one shape.
+   */
+  #candidate(
+    doc: number,
+    rowId: number,
+    _score: number | undefined,
+    _distance: number | undefined,
+    _present: number | Uint8Array | undefined,
+  ): PassageHit {
+    const rec = this.#recordOf(doc);
+    const row = {
+      page_ref: this.#pageOf[doc]!,
+      ordinal: this.#ordinalOf[doc]!,
+      title: rec.title,
+      host: rec.host,
+      lang: rec.lang,
+      group_key: rec.group_key,
+      content_hash: rec.content_hash,
+      _present,
+      _rowid: BigInt(rowId),
+      _groupHash: rec.groupHash,
+      _contentHash: rec.contentHash,
+      _titleIds: rec.titleIds,
+      _score,
+      _distance,
     };
+    row satisfies Pick<PassageHit, 'page_ref' | 'ordinal' | '_rowid' | '_groupHash' | '_contentHash' | '_titleIds' | keyof PageHitFields>;
     // Every hit column is there (HIT_COLUMNS: page_ref, ordinal and the page fields); RowOf's typing cannot narrow
     // PassageHit to them, as arrowRows' callers cannot either.
-    return row as PassageHit & { _score: number };
+    return row as unknown as PassageHit;
   }
 }
 
