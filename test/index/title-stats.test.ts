@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import t from 'tap';
 import { analyze } from '../../index/analyzer.js';
 
@@ -106,4 +107,28 @@ t.test('issue 14: titles as ids, queries interleaved and terms first seen after 
     'the new terms are found',
   );
   t.ok(s.score(quokka, 'Quokka habitats of Rottnest Island', 'en', c) > 0);
+});
+
+t.test('issue 14: titles as ids score as the titles themselves for queries of 1 to 400 distinct terms (property)', async (t) => {
+  // Words the analyzer keeps as they are (letters only, no stop word, no stem change): "qz" + a base-26 number.
+  const word = (n: number) => `qz${n.toString(26).replace(/[0-9]/g, (d) => String.fromCharCode(97 + Number(d)))}x`;
+  const vocabulary = Array.from({ length: 3000 }, (_, i) => word(i));
+  t.same(titleTerms(`${vocabulary[7]} ${vocabulary[2999]}`), [vocabulary[7], vocabulary[2999]], 'the words are kept as they are');
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(fc.nat(2999), { minLength: 1, maxLength: 20, size: 'max' }), { minLength: 1, maxLength: 60, size: 'max' }),
+      fc.array(fc.nat(3999), { minLength: 1, maxLength: 400, size: 'max' }), // ≥ 3000: a word no title has
+      (titleWords, queryWords) => {
+        const titles = titleWords.map((ws) => ws.map((w) => vocabulary[w]).join(' '));
+        const s = TitleStats.of(en(titles));
+        const q = titleTerms(queryWords.map((w) => vocabulary[w] ?? word(w)).join(' '));
+        for (const title of titles) {
+          const ids = titleTermIds(exportedTitleTerms(title, 'en'));
+          if (s.score(q, title, 'en', ids) !== s.score(q, title, 'en')) return false;
+        }
+        return true;
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
