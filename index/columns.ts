@@ -9,6 +9,7 @@
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8, type DataType } from 'apache-arrow';
 import type { DateSource } from '../page-model.js';
 import type { Province, SourceType } from './source-type.js';
+import type { TitleIds } from './title-stats.js';
 
 /** A column: how it is stored and which reads select it. `T` is its TypeScript type (null included when nullable). */
 export interface Column<T, R extends string> {
@@ -240,7 +241,7 @@ export type PassageHit = RowOf<PassageColumns, 'hit'> &
     readonly _groupHash?: number;
     readonly _contentHash?: number;
     /** Its page title's terms as ids (title-stats.ts `titleTermIds`), when the postings gave the candidate. */
-    readonly _titleIds?: Int32Array;
+    readonly _titleIds?: TitleIds;
   };
 
 /** How a passage is found again: its key, and the row id it was read with (when it was). */

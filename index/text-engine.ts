@@ -21,7 +21,7 @@ import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './co
 import { nearKeyHash } from './near-keys.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
-import { titleTermIds, titleTerms } from './title-stats.js';
+import { titleTermIds, titleTerms, type TitleIds } from './title-stats.js';
 import { grow } from './typed-arrays.js';
 
 /**
@@ -67,7 +67,7 @@ interface PageRecord {
   group_key: PageHitFields['group_key'];
   content_hash: PageHitFields['content_hash'];
   /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
-  titleIds: Int32Array;
+  titleIds: TitleIds;
   /** `nearKeyHash` of its group key and of its content hash: what the near-duplicate check reads (retrieval.ts `groupPages`). */
   groupHash: number;
   contentHash: number;
@@ -75,7 +75,7 @@ interface PageRecord {
 }
 
 /** A page's record from its fields and what is derived from them for ranking. */
-function pageRecord(page: PageFieldRow, titleIds: Int32Array, groupHash: number, contentHash: number, lastDoc: number): PageRecord {
+function pageRecord(page: PageFieldRow, titleIds: TitleIds, groupHash: number, contentHash: number, lastDoc: number): PageRecord {
   const { title, host, lang, group_key, content_hash } = page;
   return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, lastDoc };
 }
@@ -248,7 +248,7 @@ export class TextSnapshot {
   }
 
   /** A page's analysed title terms as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language. */
-  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
+  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): TitleIds | undefined {
     const rec = this.#pages.get(pageRef);
     return rec && rec.title === title && rec.lang === (lang ?? null) ? rec.titleIds : undefined;
   }
@@ -489,7 +489,7 @@ export class TextEngine {
   }
 
   /** A page's analysed title terms as ids from the postings (any version), when they hold that title in that language. */
-  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): Int32Array | undefined {
+  titleTermIds(pageRef: number, title: string, lang: string | null | undefined): TitleIds | undefined {
     return this.#postings?.titleTermIds(pageRef, title, lang);
   }
 

@@ -4,7 +4,7 @@ import { analyze } from '../../index/analyzer.js';
 
 const titleTerms = (q: string) => analyze(q, 'en');
 const en = (titles: string[]) => titles.map((title) => ({ title, lang: 'en' }));
-import { TitleStats, titleTermIds, titleTerms as exportedTitleTerms } from '../../index/title-stats.js';
+import { TitleStats, titleTermIds, titleTerms as exportedTitleTerms, unpackTitleIds } from '../../index/title-stats.js';
 
 t.test('title BM25: matching terms score, rarer terms weigh more, longer titles less', async (t) => {
   const titles = [
@@ -131,4 +131,33 @@ t.test('issue 14: titles as ids score as the titles themselves for queries of 1 
     ),
     { numRuns: 300 },
   );
+});
+
+t.test('issue 14: title ids packed in a string: one unit below 2^15, two above, the same ids and scores', async (t) => {
+  // This thread's ids for 40,000 more distinct terms: the later ones are above 2^15.
+  const words = Array.from({ length: 40_000 }, (_, i) => `pk${i.toString(36)}`);
+  const ids = unpackTitleIds(titleTermIds(words));
+  t.equal(ids.length, words.length);
+  t.ok(ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1), 'new terms get the next ids, in order');
+  t.ok(ids[0]! < 2 ** 15 || ids.at(-1)! >= 2 ** 16, 'some above 2^15');
+  t.same(unpackTitleIds(titleTermIds(words)), ids, 'known terms keep their ids');
+  const big = ids.findIndex((id) => id >= 2 ** 15);
+  t.ok(big >= 0);
+  const edge = ids.indexOf(2 ** 15 - 1);
+  if (edge >= 0) t.same(unpackTitleIds(titleTermIds([words[edge]!, words[edge + 1]!])), [2 ** 15 - 1, 2 ** 15], 'across 2^15');
+  t.equal(titleTermIds([words[big]!]).length, 2, 'an id above 2^15 takes two units');
+  t.equal(titleTermIds([words[0]!, words[0]!]).length, ids[0]! < 2 ** 15 ? 2 : 4);
+  t.equal(titleTermIds([]), '');
+  // Titles mixing ids below and above 2^15, repeats included: the same bits as the title's own terms.
+  const titles = [0, 1, 2, 3].map((j) => [words[j]!, words[big + j]!, words[big + j]!, words[39_999 - j]!, words[j * 7]!].join(' '));
+  const s = TitleStats.of(en(titles));
+  for (const q of [`${words[big]} ${words[0]}`, words[39_999]!, `${words[1]} ${words[big + 1]} ${words[39_998]} nothing`]) {
+    const terms = titleTerms(q);
+    for (const title of titles) {
+      const packed = titleTermIds(exportedTitleTerms(title, 'en'));
+      t.equal(unpackTitleIds(packed).length, 5);
+      t.equal(s.score(terms, title, 'en', packed), s.score(terms, title, 'en'), `${q} / ${title}`);
+    }
+  }
+  t.ok(s.score(titleTerms(words[big]!), titles[0]!, 'en', titleTermIds(exportedTitleTerms(titles[0]!, 'en'))) > 0);
 });
