@@ -138,7 +138,10 @@ t.test('issue 14: title ids packed in a string: one unit below 2^15, two above, 
   const words = Array.from({ length: 40_000 }, (_, i) => `pk${i.toString(36)}`);
   const ids = unpackTitleIds(titleTermIds(words));
   t.equal(ids.length, words.length);
-  t.ok(ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1), 'new terms get the next ids, in order');
+  t.ok(
+    ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1),
+    'new terms get the next ids, in order',
+  );
   t.ok(ids[0]! < 2 ** 15 || ids.at(-1)! >= 2 ** 16, 'some above 2^15');
   t.same(unpackTitleIds(titleTermIds(words)), ids, 'known terms keep their ids');
   const big = ids.findIndex((id) => id >= 2 ** 15);
