@@ -137,6 +137,11 @@ function wordUnitAt(text: string, i: number): boolean {
   return i >= 0 && i < text.length && wordUnit(text, i, text.charCodeAt(i));
 }
 
+/** Per ASCII unit, 1 for a letter or digit. */
+const WORD_ASCII = Uint8Array.from({ length: 128 }, (_, c) =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ? 1 : 0,
+);
+
 /** `wordUnitAt` for a position in range whose unit `c` the caller has read. */
 function wordUnit(text: string, i: number, c: number): boolean {
   if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -216,30 +221,40 @@ function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
   const ascii = terms.byFirstAscii;
   const other = terms.byFirstOther;
   const n = ft.length;
-  let afterWord = false; // whether the unit before `at` is a letter or digit
-  for (let at = 0; at < n && out.length <= MAX_MATCHES; at++) {
+  // `at` is always a position a term may start at: the text's start, or after a unit that is not a letter or digit.
+  for (let at = 0; at < n && out.length <= MAX_MATCHES; ) {
     const c = ft.charCodeAt(at);
-    const candidates = afterWord ? undefined : c < 128 ? ascii[c] : other.get(c);
-    afterWord = wordUnit(ft, at, c);
-    if (candidates === undefined) continue;
-    for (const ti of candidates) {
-      const term = uniq[ti]!;
-      // (Compared unit by unit: `startsWith` at a position cost ≈ 40 ns a call here, most of the pass.)
-      const len = term.length;
-      if (at + len > n) continue;
-      let j = 1; // the first unit matched already
-      while (j < len && ft.charCodeAt(at + j) === term.charCodeAt(j)) j++;
-      if (j < len) continue;
-      let stop = at + len;
-      if (wordUnitAt(ft, stop)) {
-        // A prefix of a longer word ("vaccin" in "vaccination") counts for longer terms; the whole word is marked.
-        if (term.length < 4) continue;
-        while (wordUnitAt(ft, stop)) stop++;
+    const candidates = c < 128 ? ascii[c] : other.get(c);
+    if (candidates !== undefined)
+      for (const ti of candidates) {
+        const term = uniq[ti]!;
+        // (Compared unit by unit: `startsWith` at a position cost ≈ 40 ns a call here, most of the pass.)
+        const len = term.length;
+        if (at + len > n) continue;
+        let j = 1; // the first unit matched already
+        while (j < len && ft.charCodeAt(at + j) === term.charCodeAt(j)) j++;
+        if (j < len) continue;
+        let stop = at + len;
+        if (wordUnitAt(ft, stop)) {
+          // A prefix of a longer word ("vaccin" in "vaccination") counts for longer terms; the whole word is marked.
+          if (term.length < 4) continue;
+          while (wordUnitAt(ft, stop)) stop++;
+        }
+        const s = folded.anchors.length === 0 ? at : sourceOf(folded, at)[0];
+        const e = folded.anchors.length === 0 ? stop : sourceOf(folded, stop - 1)[1];
+        out.push({ start: s, end: e, term: ti });
       }
-      const s = folded.anchors.length === 0 ? at : sourceOf(folded, at)[0];
-      const e = folded.anchors.length === 0 ? stop : sourceOf(folded, stop - 1)[1];
-      out.push({ start: s, end: e, term: ti });
+    // Past a letter or digit, the rest of its word (no term starts inside a word) and the unit after it, which follows
+    // a word unit; past any other unit, the next position.
+    if (wordUnit(ft, at, c)) {
+      at++;
+      while (at < n) {
+        const d = ft.charCodeAt(at);
+        if (d < 128 ? WORD_ASCII[d] === 0 : !wordUnit(ft, at, d)) break;
+        at++;
+      }
     }
+    at++;
   }
   out.sort((a, b) => a.start - b.start || b.end - a.end);
   // Drop overlaps (a phrase and one of its words): keep the earlier/longer one.
