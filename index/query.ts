@@ -309,7 +309,9 @@ export interface CompiledQuery {
   /**
    * Full-text query of the BM25 arm over `search_text`, or null when the query has no positive text (operators
    * only: the store scans with filters). Kept to one MatchQuery whenever possible, because LanceDB answers a single
-   * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause.
+   * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause. Built when first
+   * read, as `repeatFts` is: LanceDB's query objects are native ones (≈ 1 % of a search thread's time), and the
+   * in-process postings answer most queries with `text`.
    */
   readonly fts: FullTextQuery | null;
   /**
@@ -452,14 +454,21 @@ export class TermPresence {
 export function compileQuery(ast: QueryAst): CompiledQuery {
   const langs: AnalyzerLang[] = queryLangs(positiveText(ast));
   const { ranked, mustWords, excluded } = analyseWords(ast, langs);
-  const fts = buildFts(mustWords, ranked);
+  // buildFts answers null exactly then.
+  const noFts = mustWords.length === 0 && ranked.length === 0;
+  let fts: FullTextQuery | null | undefined;
+  let repeatFts: FullTextQuery[] | undefined;
   const probe = probeTerms(mustWords, excluded, ranked);
   const checks = buildChecks(ast, { ranked, mustWords, excluded }, probe);
   return {
     ast,
-    fts,
-    repeatFts: buildRepeats(ranked),
-    text: fts === null ? null : textQuery(mustWords, ranked, probe),
+    get fts() {
+      return fts === undefined ? (fts = buildFts(mustWords, ranked)) : fts;
+    },
+    get repeatFts() {
+      return (repeatFts ??= buildRepeats(ranked));
+    },
+    text: noFts ? null : textQuery(mustWords, ranked, probe),
     titleTerms: titleTermsOf(ranked, mustWords),
     semanticText: semanticTextOf(ast),
     highlightTerms: highlightTermsOf(ast),
@@ -470,8 +479,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     matchColumns: checks.matchColumns,
     coordination: checks.coordination,
     selective: checks.codeChecks || mustWords.length > 1,
-    textSelective: checks.codeChecks || (mustWords.length > 1 && fts === null),
-    ftsCoversMatches: fts !== null && mustWords.length > 0,
+    textSelective: checks.codeChecks || (mustWords.length > 1 && noFts),
+    ftsCoversMatches: !noFts && mustWords.length > 0,
   };
 }
 

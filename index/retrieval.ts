@@ -237,10 +237,11 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   // fewer than k, so these are every passage the full-text query matches under `where`.
   const bm25Arm = async (): Promise<{ ranked: RankedPassage[]; exhaustive: boolean }> => {
     if (!useBm25) return { ranked: [], exhaustive: false };
-    if (compiled.fts) {
-      // In-process postings when they can answer (repeats inside their scores), LanceDB's full-text index otherwise.
-      const fromPostings = compiled.text && source.textCandidates ? await source.textCandidates(compiled.text, where, k, extra) : null;
-      const raw = fromPostings ?? (await source.ftsCandidates(compiled.fts, where, k, extra));
+    if (compiled.text) {
+      // (`text` is null exactly when `fts` is.) In-process postings when they can answer (repeats inside their
+      // scores), LanceDB's full-text index otherwise.
+      const fromPostings = source.textCandidates ? await source.textCandidates(compiled.text, where, k, extra) : null;
+      const raw = fromPostings ?? (await source.ftsCandidates(compiled.fts!, where, k, extra));
       const rows = raw.filter((r) => compiled.matches(r));
       // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
       const repeats = rows.length > 0 && !fromPostings ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];

@@ -109,6 +109,9 @@ t.test('compiled clauses: FTS object only when there is positive text', async (t
   ]) {
     const c = compileQuery(parseQuery(q));
     t.equal(c.text === null, c.fts === null, q);
+    // Built when first read, once: the same objects on every read.
+    t.equal(c.fts, c.fts, `${q}: fts built once`);
+    t.equal(c.repeatFts, c.repeatFts, `${q}: repeatFts built once`);
   }
   t.equal(compileQuery(parseQuery('fox fox dog')).repeatFts.length, 1, 'a repeated word: one repeats query');
 });
