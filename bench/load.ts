@@ -14,6 +14,7 @@
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
  *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--warm-up 15] [--server-log FILE]
+ *        [--rounds 1]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
  *   embedder (hashing: the deterministic stand-in, so the served ranking is hybrid-rrf-hashing; model: the real
@@ -47,6 +48,10 @@
  *   over a search thread's first ≈ 5,000 searches (≈ 12 s here; its compiler threads then spent ≈ 0.3 ms of CPU per
  *   search, on the same two cores); with the 3 s this bench used before (`--warm-up 3`), the measured phase held much
  *   of that (docs/benchmarks.md, session 23).
+ * - `--rounds R` (≤ 20) alternates the /healthz and the search phase R times, each `--seconds` long, and reports each
+ *   kind over all its rounds (requests, rate, percentiles of every latency, CPU) with each round's share on a line of
+ *   its own: the share is then a ratio of two rates measured in interleaved stretches of time, not in two consecutive
+ *   ones a shared host may run at different speeds (this host's speed drifts by ±30 % over minutes).
  * - `--compiled` runs the server from dist/ (`npm run build` first), as `npm start` does; without it through tsx,
  *   which measured about twice the main-thread time per search on a small index (esbuild's transform output).
  * Every loop is bounded in time and count; everything talks to loopback only.
@@ -103,6 +108,9 @@ const { values } = parseArgs({
     // The nice value of LanceDB's native threads in the server (SVC_INDEX_THREAD_NICE; index/thread-priority.ts).
     'index-thread-nice': { type: 'string' },
     'warm-up': { type: 'string' },
+    // The /healthz and search phases alternate this many times (each `--seconds` long); each kind is reported over all
+    // its rounds, so a slow or fast stretch of a shared host weighs on both rates alike.
+    rounds: { type: 'string', default: '1' },
     // Internal: this process is the server (started by the driver below).
     serve: { type: 'boolean', default: false },
     // Internal: the real model answers for the hashing stand-in a foreign (`--lance`) index was built with (same
@@ -290,6 +298,7 @@ const sampleEvery = Math.max(1, Number(values['sample-every']));
 const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
 /** Seconds of searches before the measured phases (`--warm-up`); 3 beside a crawl, which must outlast the phases. */
 const warmUp = Math.max(0, Math.min(600, Number(values['warm-up'] ?? (crawlHosts > 0 ? 3 : 15))));
+const rounds = Math.max(1, Math.min(20, Math.trunc(Number(values.rounds)) || 1));
 const tempDirs: string[] = [];
 
 let dataDir: string;
@@ -456,6 +465,41 @@ interface PhaseResult {
   server: ServerStats;
   /** This process's CPU time over the phase (user + system), ms. */
   clientCpuMs: number;
+  /** Every request's latency, ms, sorted. */
+  latencies: number[];
+}
+
+/** Phases of one kind as one: totals, the rate over their summed time, percentiles over all their latencies. */
+function combine(title: string, parts: readonly PhaseResult[]): PhaseResult {
+  if (parts.length === 1) return parts[0]!;
+  const latencies = parts.flatMap((p) => p.latencies).sort((a, b) => a - b);
+  const requests = latencies.length;
+  const secs = parts.reduce((s, p) => s + p.seconds, 0);
+  const last = parts.at(-1)!.server;
+  return {
+    title,
+    requests,
+    seconds: secs,
+    rate: requests / secs,
+    p50: pct(latencies, 50),
+    p95: pct(latencies, 95),
+    p99: pct(latencies, 99),
+    errors: parts.reduce((s, p) => s + p.errors, 0),
+    nonEmpty: parts.reduce((s, p) => s + p.nonEmpty, 0),
+    answered: new Set(parts.flatMap((p) => [...p.answered])),
+    server: {
+      ...last,
+      eldMax: Math.max(...parts.map((p) => p.server.eldMax)),
+      eldP99: Math.max(...parts.map((p) => p.server.eldP99)),
+      eldTimerMax: Math.max(...parts.map((p) => p.server.eldTimerMax)),
+      eldMonitorMax: Math.max(...parts.map((p) => p.server.eldMonitorMax)),
+      rss: Math.max(...parts.map((p) => p.server.rss)),
+      cpuMs: parts.reduce((s, p) => s + p.server.cpuMs, 0),
+      sysMs: parts.reduce((s, p) => s + p.server.sysMs, 0),
+    },
+    clientCpuMs: parts.reduce((s, p) => s + p.clientCpuMs, 0),
+    latencies,
+  };
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -533,6 +577,7 @@ async function phase(
     answered,
     server: await serverStats().then((st) => ({ ...st, cpuMs: st.cpuMs + sampledCpuMs, sysMs: st.sysMs + sampledSysMs })),
     clientCpuMs: (user + system) / 1000,
+    latencies: lat,
   };
 }
 
@@ -544,8 +589,19 @@ const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 
 const idle = await serverStats();
 const warm = await phase('warm-up (search)', warmUp, searchPath);
-const health = await phase('GET /healthz', seconds, () => ({ path: '/healthz' }));
-const search = await phase(`GET /api/v1/search (${queryLabel})`, seconds, searchPath);
+const healthRounds: PhaseResult[] = [];
+const searchRounds: PhaseResult[] = [];
+const searchTitle = `GET /api/v1/search (${queryLabel})`;
+let searched = 0; // the claims go on in turn from round to round (about: a round's last requests may fail)
+for (let r = 0; r < rounds; r++) {
+  healthRounds.push(await phase('GET /healthz', seconds, () => ({ path: '/healthz' })));
+  const from = searched;
+  const part = await phase(searchTitle, seconds, (i) => searchPath(from + i));
+  searched += part.requests;
+  searchRounds.push(part);
+}
+const health = combine(`GET /healthz${rounds > 1 ? ` (${rounds} rounds)` : ''}`, healthRounds);
+const search = combine(`${searchTitle}${rounds > 1 ? ` (${rounds} rounds)` : ''}`, searchRounds);
 const rssSamples: (ServerStats & { t: number })[] = [];
 let soak: PhaseResult | null = null;
 if (soakSeconds > 0) {
@@ -561,7 +617,7 @@ console.log(
   `\nserver: ${values.lance ? `index ${values.lance} (${crawlHosts > 0 ? 'a copy, crawled into' : 'read through a symlink'})` : `SciFact in ${dataDir}`}, embedder ${embedderKind}, passages ${idle.passages}; crawl hosts ${crawlHosts}`,
 );
 console.log(
-  `client: undici Pool, ${connections} connections, ${seconds} s per phase after ${warmUp} s of searches, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
+  `client: undici Pool, ${connections} connections, ${seconds} s per phase${rounds > 1 ? `, ${rounds} rounds of /healthz then search` : ''} after ${warmUp} s of searches, ${claims.length} distinct queries (${queryLabel}) in turn; node ${process.version}; shared 2-core machine\n`,
 );
 console.log(
   '| phase | requests | req/s | share of /healthz | p50 ms | p95 ms | p99 ms | errors | non-empty answers | claims answered | server RSS MiB | loop delay p99 / max ms | server CPU ms per request | of which kernel | client CPU ms per request |',
@@ -574,6 +630,10 @@ for (const r of [health, search, ...(soak ? [soak] : [])]) {
       `${isSearch ? `${((r.nonEmpty / Math.max(1, r.requests)) * 100).toFixed(1)}%` : '-'} | ${isSearch ? `${r.answered.size} of ${Math.min(claims.length, r.requests)}` : '-'} | ${mib(r.server.rss)} | ${r.server.eldP99.toFixed(1)} / ${r.server.eldMax.toFixed(1)} | ${(r.server.cpuMs / Math.max(1, r.requests)).toFixed(3)} | ${(r.server.sysMs / Math.max(1, r.requests)).toFixed(3)} | ${(r.clientCpuMs / Math.max(1, r.requests)).toFixed(3)} |`,
   );
 }
+if (rounds > 1)
+  console.log(
+    `\nby round: share of /healthz ${searchRounds.map((r, i) => `${((r.rate / healthRounds[i]!.rate) * 100).toFixed(1)}%`).join(' / ')}; /healthz req/s ${healthRounds.map((r) => r.rate.toFixed(0)).join(' / ')}; searches/s ${searchRounds.map((r) => r.rate.toFixed(1)).join(' / ')}`,
+  );
 console.log(`\nserver RSS idle after open: ${mib(idle.rss)} MiB (heap ${mib(idle.heap)} MiB)`);
 if (crawlHosts > 0) {
   // What the crawl got done beside each phase: the indexing path's own progress, which the serving threads' priority
