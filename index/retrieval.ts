@@ -351,33 +351,80 @@ function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows:
   return out;
 }
 
-/** Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). */
+/**
+ * Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). A passage only one
+ * list holds scores 1/(k + its rank there), so those of each list are in order already (strictly: one rank each):
+ * only the passages both hold are sorted, and the three ordered runs are merged — the order a sort of all of them
+ * gives (score, then page_ref, ordinal: a total order, every passage once), with a third of the comparisons (the
+ * fusion's sort was ≈ 3 % of a SciFact search). Each list holds a passage once (an arm's candidates are distinct
+ * passages).
+ */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
   // Entries are built in one shape, without spreads, and keyed by number (both arms hand over hundreds of passages).
-  const acc = new Map<number | string, RankedPassage>();
-  a.forEach((p, i) =>
-    acc.set(fusionKey(p.row), {
+  const fromA: RankedPassage[] = [];
+  const slot = new Map<number | string, number>();
+  a.forEach((p, i) => {
+    slot.set(fusionKey(p.row), i);
+    fromA.push({
       row: p.row,
       score: 1 / (k + i + 1),
       bm25Rank: i + 1,
       vectorRank: p.vectorRank,
       bm25Score: p.bm25Score,
       similarity: p.similarity,
-    }),
-  );
-  b.forEach((p, i) => {
-    const id = fusionKey(p.row);
-    const cur = acc.get(id);
-    acc.set(id, {
-      row: cur ? cur.row : p.row,
-      score: (cur ? cur.score : 0) + 1 / (k + i + 1),
-      bm25Rank: cur ? cur.bm25Rank : p.bm25Rank,
-      vectorRank: i + 1,
-      bm25Score: cur ? cur.bm25Score : p.bm25Score,
-      similarity: p.similarity,
     });
   });
-  return sortRanked([...acc.values()], (p) => p.score);
+  const inBoth = new Uint8Array(a.length);
+  const onlyB: RankedPassage[] = [];
+  b.forEach((p, i) => {
+    const j = slot.get(fusionKey(p.row));
+    if (j === undefined) {
+      onlyB.push({
+        row: p.row,
+        score: 1 / (k + i + 1),
+        bm25Rank: p.bm25Rank,
+        vectorRank: i + 1,
+        bm25Score: p.bm25Score,
+        similarity: p.similarity,
+      });
+      return;
+    }
+    const cur = fromA[j]!;
+    inBoth[j] = 1;
+    fromA[j] = {
+      row: cur.row,
+      score: cur.score + 1 / (k + i + 1),
+      bm25Rank: cur.bm25Rank,
+      vectorRank: i + 1,
+      bm25Score: cur.bm25Score,
+      similarity: p.similarity,
+    };
+  });
+  const onlyA: RankedPassage[] = [];
+  const both: RankedPassage[] = [];
+  for (let j = 0; j < fromA.length; j++) (inBoth[j] === 1 ? both : onlyA).push(fromA[j]!);
+  sortRanked(both, (p) => p.score);
+  return mergeRanked(mergeRanked(onlyA, onlyB), both);
+}
+
+/** Whether `x` ranks before `y`: higher score, then lower page_ref, then lower ordinal. */
+function ranksBefore(x: RankedPassage, y: RankedPassage): boolean {
+  return x.score !== y.score
+    ? x.score > y.score
+    : x.row.page_ref !== y.row.page_ref
+      ? x.row.page_ref < y.row.page_ref
+      : x.row.ordinal < y.row.ordinal;
+}
+
+/** Two lists in ranking order (`ranksBefore`) as one. */
+function mergeRanked(x: readonly RankedPassage[], y: readonly RankedPassage[]): RankedPassage[] {
+  const out: RankedPassage[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length && j < y.length) out.push(ranksBefore(y[j]!, x[i]!) ? y[j++]! : x[i++]!);
+  while (i < x.length) out.push(x[i++]!);
+  while (j < y.length) out.push(y[j++]!);
+  return out;
 }
 
 /**

@@ -234,6 +234,56 @@ t.test('RRF fusion', async (t) => {
   t.same([f[0]!.bm25Rank, f[0]!.vectorRank], [1, 3]);
 });
 
+t.test('RRF fusion: the order a sort of every fused passage gives, on random arms (property)', async (t) => {
+  // Page refs small and huge (past the numeric fusion key), ordinals; each arm a random subset in random order.
+  const passage = fc.record({ ref: fc.oneof(fc.nat(40), fc.constant(2 ** 40), fc.constant(2 ** 40 + 1)), ordinal: fc.nat(3) });
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(passage, { selector: (p) => `${p.ref}:${p.ordinal}`, maxLength: 120, size: 'max' }),
+      fc.nat(),
+      (all, seed) => {
+        let x = seed;
+        const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
+        const pick = () => all.filter(() => rand() < 0.6).sort(() => rand() - 0.5);
+        const a = pick().map((p) => rp(p.ref, p.ordinal));
+        const b = pick().map((p) => ({ ...rp(p.ref, p.ordinal), similarity: rand() }));
+        // The reference: every passage's RRF sum, sorted by score, then page_ref, then ordinal.
+        const want = new Map<string, { ref: number; ordinal: number; score: number; bm25Rank: number | null; vectorRank: number | null }>();
+        a.forEach((p, i) =>
+          want.set(`${p.row.page_ref}:${p.row.ordinal}`, {
+            ref: p.row.page_ref,
+            ordinal: p.row.ordinal,
+            score: 1 / (61 + i),
+            bm25Rank: i + 1,
+            vectorRank: null,
+          }),
+        );
+        b.forEach((p, i) => {
+          const k = `${p.row.page_ref}:${p.row.ordinal}`;
+          const cur = want.get(k);
+          want.set(k, {
+            ref: p.row.page_ref,
+            ordinal: p.row.ordinal,
+            score: (cur?.score ?? 0) + 1 / (61 + i),
+            bm25Rank: cur?.bm25Rank ?? null,
+            vectorRank: i + 1,
+          });
+        });
+        const expected = [...want.values()].sort((p, q) => q.score - p.score || p.ref - q.ref || p.ordinal - q.ordinal);
+        const got = fuseRrf(a, b).map((p) => ({
+          ref: p.row.page_ref,
+          ordinal: p.row.ordinal,
+          score: p.score,
+          bm25Rank: p.bm25Rank,
+          vectorRank: p.vectorRank,
+        }));
+        return JSON.stringify(got) === JSON.stringify(expected);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
 t.test('groupPages collapses near-duplicates by canonical group and content hash', async (t) => {
   const list = [rp(1, 0), rp(2, 0, 'h', { content_hash: 'c1' }), rp(1, 1), rp(3, 0, 'h', { group_key: 'g1' }), rp(4, 0)];
   const g = groupPages(list, { collapseNearDuplicates: true });
