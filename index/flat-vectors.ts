@@ -12,7 +12,7 @@
  * Rows are indexed by the postings' document ids (dense, in order of addition); a tombstoned document is skipped by
  * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
  */
-import { sortByScore } from './score-sort.js';
+import { orderByScore } from './score-sort.js';
 import { kthLargest } from './top-k.js';
 
 /**
@@ -129,6 +129,9 @@ export class FlatVectors {
   #scratch = new Float64Array(0);
   #scratchDocs = new Uint32Array(0);
   #select = new Float64Array(0);
+  /** `nearestDocs`' answer (overwritten by each search). */
+  #outDocs = new Uint32Array(0);
+  #outDistances = new Float64Array(0);
   #rows = 0;
 
   /** Null when `dim` is not a multiple of 4 or WebAssembly SIMD is unavailable. */
@@ -204,8 +207,24 @@ export class FlatVectors {
    * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them).
    */
   nearest(query: Float32Array, k: number, live: (doc: number) => boolean, minSimilarity = -Infinity): { doc: number; distance: number }[] {
+    const { docs, distances, n } = this.nearestDocs(query, k, live, minSimilarity);
+    const out: { doc: number; distance: number }[] = [];
+    for (let i = 0; i < n; i++) out.push({ doc: docs[i]!, distance: distances[i]! });
+    return out;
+  }
+
+  /**
+   * `nearest`'s answer in typed arrays, without an object per document: the first `n` of `docs` and `distances`, in
+   * arrays of this instance's that the next search overwrites (read them before).
+   */
+  nearestDocs(
+    query: Float32Array,
+    k: number,
+    live: (doc: number) => boolean,
+    minSimilarity = -Infinity,
+  ): { docs: Uint32Array; distances: Float64Array; n: number } {
     const qNorm = this.#queryNorm(query);
-    if (qNorm === 0 || k <= 0 || this.#rows === 0) return [];
+    if (qNorm === 0 || k <= 0 || this.#rows === 0) return { docs: this.#outDocs, distances: this.#outDistances, n: 0 };
     this.#f32.set(query, this.#qAt / 4);
     this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
     const scores = this.#f32;
@@ -231,9 +250,9 @@ export class FlatVectors {
       cand[m] = score;
       docs[m++] = doc;
     }
-    const out: { doc: number; distance: number }[] = [];
-    if (m <= k) for (let i = 0; i < m; i++) out.push({ doc: docs[i]!, distance: -cand[i]! });
-    else {
+    // The k best, still in document order, packed at the front of cand and docs.
+    let kept = m;
+    if (m > k) {
       const sel = this.#select;
       sel.set(cand.subarray(0, m));
       const kth = kthLargest(sel, m, k);
@@ -241,16 +260,29 @@ export class FlatVectors {
       for (let i = 0; i < m; i++) if (cand[i]! > kth) greater++;
       // Documents at exactly the k-th score fill the rest, lower document ids first (cand is in document order).
       let ties = k - greater;
+      kept = 0;
       for (let i = 0; i < m; i++) {
         const s = cand[i]!;
-        if (s > kth || (s === kth && ties-- > 0)) out.push({ doc: docs[i]!, distance: -s });
+        if (s > kth || (s === kth && ties-- > 0)) {
+          cand[kept] = s;
+          docs[kept++] = docs[i]!;
+        }
       }
     }
-    return sortByScore(
-      out,
-      (o) => -o.distance,
-      (o) => o.doc,
-    );
+    // Nearest first; equal scores keep document order (lower id first).
+    const order = orderByScore(cand, kept);
+    if (this.#outDocs.length < kept) {
+      this.#outDocs = new Uint32Array(Math.max(kept, 2 * this.#outDocs.length));
+      this.#outDistances = new Float64Array(this.#outDocs.length);
+    }
+    const outDocs = this.#outDocs;
+    const outDistances = this.#outDistances;
+    for (let i = 0; i < kept; i++) {
+      const j = order[i]!;
+      outDocs[i] = docs[j]!;
+      outDistances[i] = -cand[j]!;
+    }
+    return { docs: outDocs, distances: outDistances, n: kept };
   }
 
   /** Exact cosine distance of `query` to each document of `docs` that has a vector (the others are absent). */

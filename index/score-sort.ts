@@ -19,13 +19,7 @@ let ties = new Float64Array(1024);
 export function sortByScore<T>(items: T[], score: (item: T) => number, tie: (item: T) => number): T[] {
   const n = items.length;
   if (n < 2) return items;
-  if (order.length < n) {
-    let size = order.length;
-    while (size < n) size *= 2;
-    order = new Uint32Array(size);
-    keys = new Float64Array(size);
-    ties = new Float64Array(size);
-  }
+  reserve(n);
   let sorted = true;
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
@@ -40,6 +34,32 @@ export function sortByScore<T>(items: T[], score: (item: T) => number, tie: (ite
   const copy = items.slice();
   for (let i = 0; i < n; i++) items[i] = copy[order[i]!]!;
   return items;
+}
+
+/**
+ * The order of `scores[0..n)` from highest to lowest, equal scores by lower index first: indexes into `scores`, in a
+ * scratch array of this thread's sorts (read it before the next sort). For lists kept in typed arrays (the flat
+ * vectors' nearest documents), without an object per entry.
+ */
+export function orderByScore(scores: Float64Array, n: number): Uint32Array {
+  reserve(n);
+  for (let i = 0; i < n; i++) {
+    order[i] = i;
+    keys[i] = scores[i]!;
+    ties[i] = i;
+  }
+  if (n > 1) sortOrder(0, n - 1);
+  return order;
+}
+
+function reserve(n: number): void {
+  if (order.length < n) {
+    let size = order.length;
+    while (size < n) size *= 2;
+    order = new Uint32Array(size);
+    keys = new Float64Array(size);
+    ties = new Float64Array(size);
+  }
 }
 
 /** Whether element a ranks before element b (equal scores and tie keys: the earlier first, as a stable sort). */

@@ -262,12 +262,13 @@ export class TextSnapshot {
     const vectors = this.vectors;
     if (!vectors) return null;
     const postings = this.postings;
-    return vectors
-      .nearest(query, k, (d) => postings.isLive(d), minSimilarity)
-      .map(
-        ({ doc, distance }) =>
-          this.#candidate(doc, postings.rowIdOf(doc), undefined, distance, undefined) as PassageHit & { _distance: number },
-      );
+    const { docs, distances, n } = vectors.nearestDocs(query, k, (d) => postings.isLive(d), minSimilarity);
+    const out: (PassageHit & { _distance: number })[] = [];
+    for (let i = 0; i < n; i++) {
+      const doc = docs[i]!;
+      out.push(this.#candidate(doc, postings.rowIdOf(doc), undefined, distances[i]!, undefined) as PassageHit & { _distance: number });
+    }
+    return out;
   }
 
   /** The page record of a live document (a missing record is a bug: every added row sets its page's). */

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { sortByScore } from '../../index/score-sort.js';
+import { orderByScore, sortByScore } from '../../index/score-sort.js';
 
 interface Item {
   readonly s: number;
@@ -51,4 +51,19 @@ t.test('sortByScore orders as the stable comparator sort: score descending, tie 
       want.map((x) => x.id),
       label,
     );
+});
+
+t.test('orderByScore: indexes by score descending, equal scores by lower index (property)', async (t) => {
+  const score = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constantFrom(Infinity, -Infinity, 0, -0), fc.double({ noNaN: true }));
+  fc.assert(
+    fc.property(fc.array(score, { maxLength: 3000, size: 'max' }), fc.nat(50), (scores, extra) => {
+      // Only the first n of a longer array count.
+      const arr = Float64Array.from([...scores, ...Array.from({ length: extra }, () => 1e300)]);
+      const want = scores.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b);
+      const got = [...orderByScore(arr, scores.length).subarray(0, scores.length)];
+      return JSON.stringify(got) === JSON.stringify(want);
+    }),
+    { numRuns: 300 },
+  );
+  t.same([...orderByScore(Float64Array.from([0.5, 2, 0.5, 3]), 4).subarray(0, 4)], [3, 1, 0, 2]);
 });
