@@ -13,6 +13,7 @@
  * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
  */
 import { LoopBudget } from '../event-loop.js';
+import { sortByScore } from './score-sort.js';
 import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 
@@ -568,7 +569,12 @@ export class Postings {
       const doc = top.docAt(i);
       hits.push({ rowId: this.#rowIds[doc]!, doc, score: top.scoreAt(i), held: top.tagAt(i) & known, known });
     }
-    return hits.sort((a, b) => b.score - a.score || a.rowId - b.rowId);
+    // Best first, equal scores by row id (sortByScore: the comparator sort's order, without a call per comparison).
+    return sortByScore(
+      hits,
+      (h) => h.score,
+      (h) => h.rowId,
+    );
   }
 
   /**
