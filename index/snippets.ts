@@ -144,8 +144,7 @@ const WORD_ASCII = Uint8Array.from({ length: 128 }, (_, c) =>
 
 /** `wordUnitAt` for a position in range whose unit `c` the caller has read. */
 function wordUnit(text: string, i: number, c: number): boolean {
-  if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-  return WORD_CHAR.test(text[i]!);
+  return c < 128 ? WORD_ASCII[c] === 1 : WORD_CHAR.test(text[i]!);
 }
 
 interface Match {
@@ -248,11 +247,7 @@ function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
     // a word unit; past any other unit, the next position.
     if (wordUnit(ft, at, c)) {
       at++;
-      while (at < n) {
-        const d = ft.charCodeAt(at);
-        if (d < 128 ? WORD_ASCII[d] === 0 : !wordUnit(ft, at, d)) break;
-        at++;
-      }
+      while (at < n && wordUnit(ft, at, ft.charCodeAt(at))) at++;
     }
     at++;
   }
