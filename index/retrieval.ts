@@ -451,7 +451,7 @@ const PAGE_SLOTS = new DenseSlots();
 const DROPPED = 2 ** 31 - 1;
 /** groupPages' near-duplicate keys (synchronous use, like PAGE_SLOTS). */
 const NEAR_KEYS = new NearKeySet();
-/** A candidate's near-duplicate keys, with their hashes when the postings gave them (text-engine.ts `row`). */
+/** A candidate's near-duplicate keys, with their hashes when the postings gave them (text-engine.ts `rows`, `nearestRows`). */
 type NearKeyed = Pick<PassageHit, 'group_key' | 'content_hash' | '_groupHash' | '_contentHash'>;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */

@@ -680,10 +680,7 @@ export class PassageIndex implements PageSink {
     const hits = snap.postings.search(text, k);
     if (hits.length === 0) return [];
     // The hit fields are in memory; only checks that read more (phrases, url:, filetype:) take the rows.
-    if (extra.every((c) => c === 'search_text')) {
-      snap.prefetchHits(hits);
-      return hits.map((h) => snap.row(h, text, extra.length > 0));
-    }
+    if (extra.every((c) => c === 'search_text')) return snap.rows(hits, text, extra.length > 0);
     let rows: (PassageHit & { _rowid: bigint })[];
     try {
       rows = arrowRows(

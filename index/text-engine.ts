@@ -263,7 +263,9 @@ export class TextSnapshot {
     if (!vectors) return null;
     const postings = this.postings;
     const { docs, distances, n } = vectors.nearestDocs(query, k, (d) => postings.isLive(d), minSimilarity);
-    this.#prefetch(docs, n);
+    let ahead = 0;
+    for (let i = 0; i < n; i++) ahead += this.#readAhead(docs[i]!);
+    readAhead.sum = ahead;
     const out: (PassageHit & { _distance: number })[] = [];
     for (let i = 0; i < n; i++) {
       const doc = docs[i]!;
@@ -273,27 +275,25 @@ export class TextSnapshot {
   }
 
   /**
-   * Reads the records of these documents (and their title ids) ahead of building their candidates: hundreds of
-   * records scattered over the heap, each a cache miss. Loads that depend on nothing else overlap in the processor
-   * (several misses in flight), where building a candidate per record in turn waited for each miss on its own.
+   * The BM25 arm's candidate rows of these hits (`#row` each), their records read ahead first (`#readAhead`).
    */
-  #prefetch(docs: ArrayLike<number>, n: number): void {
-    let s = 0;
-    for (let i = 0; i < n; i++) {
-      const rec = this.#recOf[docs[i]!];
-      if (rec !== undefined) s += rec.lastDoc + rec.titleIds.length;
-    }
-    prefetched.sum = s;
+  rows(hits: readonly TextHit[], q: TextQuery, withTerms: boolean): (PassageHit & { _score: number })[] {
+    let ahead = 0;
+    for (const h of hits) ahead += this.#readAhead(h.doc);
+    readAhead.sum = ahead;
+    return hits.map((h) => this.#row(h, q, withTerms));
   }
 
-  /** Hits' documents, for `#prefetch`. */
-  prefetchHits(hits: readonly TextHit[]): void {
-    const docs = (this.#hitDocs = grow(this.#hitDocs, hits.length));
-    for (let i = 0; i < hits.length; i++) docs[i] = hits[i]!.doc;
-    this.#prefetch(docs, hits.length);
+  /**
+   * Reads a document's page record (and its title ids) ahead of building its candidate, in a loop over the candidates
+   * before the one that builds them: hundreds of records scattered over the heap, each a cache miss. Loads that depend
+   * on nothing else overlap in the processor (several misses in flight), where building a candidate per record in turn
+   * waited for each miss on its own. Returns what it read (summed into `readAhead`, so the loads are not dropped).
+   */
+  #readAhead(doc: number): number {
+    const rec = this.#recOf[doc];
+    return rec === undefined ? 0 : rec.lastDoc + rec.titleIds.length;
   }
-
-  #hitDocs = new Uint32Array(0);
 
   /** The page record of a live document (a missing record is a bug: every added row sets its page's). */
   #recordOf(doc: number): PageRecord {
@@ -322,13 +322,13 @@ export class TextSnapshot {
    * A hit as the BM25 arm's candidate row; with `withTerms`, which of the query's probe terms it holds as
    * `_present` (query.ts `TermPresence` reads it instead of finding them in the row's analysed text).
    */
-  row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
+  #row(hit: TextHit, q: TextQuery, withTerms: boolean): PassageHit & { _score: number } {
     const present = withTerms ? this.postings.probePresence(hit, q.probe) : undefined;
     return this.#candidate(hit.doc, hit.rowId, hit.score, undefined, present) as PassageHit & { _score: number };
   }
 
   /**
-   * A candidate row of either arm (`row`, `nearestRows`): the hit columns (page_ref, ordinal and the page fields, as
+   * A candidate row of either arm (`rows`, `nearestRows`): the hit columns (page_ref, ordinal and the page fields, as
    * HIT_COLUMNS name them), the row id, what the postings keep of its page for ranking (near-duplicate key hashes, title
    * term ids), and the arm's `_score` or `_distance`, with `_present` when asked. One literal, no spread, whatever the
    * arm: hundreds per query, and the code after the arms (fusion, grouping, host caps) then reads rows of one shape.
@@ -372,8 +372,8 @@ export interface RowPassage {
   readonly fields: PageFieldRow;
 }
 
-/** What `TextSnapshot`'s prefetch read, kept where the compiler cannot drop the reads as unused. */
-const prefetched = { sum: 0 };
+/** What `TextSnapshot`'s read-ahead read, kept where the compiler cannot drop the reads as unused. */
+const readAhead = { sum: 0 };
 
 /** `#pageNoOf`'s null (a passage's page number is 1-based). */
 const NO_PAGE_NO = -1;
