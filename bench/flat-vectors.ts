@@ -1,5 +1,5 @@
 /**
- * The in-process vector arm (index/flat-vectors.ts): milliseconds per `nearest` query over n vectors of `dim`
+ * The in-process vector arm (index/flat-vectors.ts): milliseconds per `nearestDocs` query over n vectors of `dim`
  * dimensions, k = 300 (retrieval's ARM_DEPTH), every document live, and the share of it spent in the SIMD scan alone.
  * Vectors are seeded pseudo-random (unit length is not needed: cosine normalises). No I/O; bounded in count.
  *
@@ -35,16 +35,16 @@ for (const [n, dim] of [
   for (let d = 0; d < n; d++) fv.set(d, Float32Array.from({ length: dim }, next));
   const qs = Array.from({ length: 16 }, () => Float32Array.from({ length: dim }, next));
   const live = () => true;
-  for (let i = 0; i < 50; i++) fv.nearest(qs[i % qs.length]!, 300, live);
+  for (let i = 0; i < 50; i++) fv.nearestDocs(qs[i % qs.length]!, 300, live);
   let t = performance.now();
-  for (let i = 0; i < queries; i++) fv.nearest(qs[i % qs.length]!, 300, live);
+  for (let i = 0; i < queries; i++) fv.nearestDocs(qs[i % qs.length]!, 300, live);
   const nearestMs = (performance.now() - t) / queries;
   // The scan alone: a similarity floor above every cosine leaves nothing to select.
   t = performance.now();
-  for (let i = 0; i < queries; i++) fv.nearest(qs[i % qs.length]!, 300, live, 2);
+  for (let i = 0; i < queries; i++) fv.nearestDocs(qs[i % qs.length]!, 300, live, 2);
   const scanMs = (performance.now() - t) / queries;
   rows.push(`| ${n} | ${dim} | ${((n * dim * 4) / 2 ** 20).toFixed(1)} | ${nearestMs.toFixed(3)} | ${scanMs.toFixed(3)} |`);
 }
-console.log(`FlatVectors.nearest, k = 300, ${queries} queries per row; node ${process.version}\n`);
+console.log(`FlatVectors.nearestDocs, k = 300, ${queries} queries per row; node ${process.version}\n`);
 console.log('| vectors | dim | MiB | ms per query | of which scan + norms ms |\n|---:|---:|---:|---:|---:|');
 console.log(rows.join('\n'));

@@ -204,18 +204,9 @@ export class FlatVectors {
    * The `k` documents nearest to `query` by cosine distance (1 − cosine similarity) among those `live` accepts and
    * that have a vector, nearest first (equal distances: lower document id first). With `minSimilarity`, documents whose
    * cosine similarity (1 − distance) is below it are left out before the selection: the result is then exactly the
-   * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them).
-   */
-  nearest(query: Float32Array, k: number, live: (doc: number) => boolean, minSimilarity = -Infinity): { doc: number; distance: number }[] {
-    const { docs, distances, n } = this.nearestDocs(query, k, live, minSimilarity);
-    const out: { doc: number; distance: number }[] = [];
-    for (let i = 0; i < n; i++) out.push({ doc: docs[i]!, distance: distances[i]! });
-    return out;
-  }
-
-  /**
-   * `nearest`'s answer in typed arrays, without an object per document: the first `n` of `docs` and `distances`, in
-   * arrays of this instance's that the next search overwrites (read them before).
+   * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them). In typed
+   * arrays, without an object per document: the first `n` of `docs` and `distances`, arrays of this instance's that the
+   * next search overwrites (read them before).
    */
   nearestDocs(
     query: Float32Array,

@@ -44,6 +44,12 @@ function rng(seed: number): () => number {
   };
 }
 
+/** `nearestDocs`' answer as objects (copied: the next search overwrites its arrays). */
+function nearest(fv: FlatVectors, q: Float32Array, k: number, live: (doc: number) => boolean, min?: number) {
+  const { docs, distances, n } = fv.nearestDocs(q, k, live, min);
+  return Array.from({ length: n }, (_, i) => ({ doc: docs[i]!, distance: distances[i]! }));
+}
+
 t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless documents skipped, ties by document', async (t) => {
   const dim = 12;
   const rand = rng(7);
@@ -76,7 +82,7 @@ t.test('FlatVectors: the k nearest by exact cosine distance, dead and vectorless
       .flatMap((v, doc) => (v && !dead(doc) ? [{ doc, distance: cos(q, v) }] : []))
       .sort((a, b) => a.distance - b.distance || a.doc - b.doc)
       .slice(0, k);
-    const got = fv.nearest(q, k, (d) => !dead(d));
+    const got = nearest(fv, q, k, (d) => !dead(d));
     t.equal(got.length, want.length, `trial ${trial}: length`);
     // f32 dot products against f64 ones: distances agree to ~1e-6, and the order may differ only between near-ties.
     got.forEach((g, i) => {
@@ -116,14 +122,14 @@ t.test('FlatVectors: exact ties across the k-th place go to the lower document i
   const liveTwins = [...twins].filter((d) => !dead(d)).sort((a, b) => a - b);
   t.ok(liveTwins.length >= 30, `${liveTwins.length} live twins`);
   for (const k of [1, 7, 20, liveTwins.length - 1, liveTwins.length]) {
-    const got = fv.nearest(Float32Array.from(same), k, (d) => !dead(d));
+    const got = nearest(fv, Float32Array.from(same), k, (d) => !dead(d));
     t.same(
       got.map((g) => g.doc),
       liveTwins.slice(0, k),
       `k = ${k}: the twins tie at the k-th place, lowest document ids first`,
     );
   }
-  const more = fv.nearest(Float32Array.from(same), liveTwins.length + 5, (d) => !dead(d));
+  const more = nearest(fv, Float32Array.from(same), liveTwins.length + 5, (d) => !dead(d));
   t.same(
     more.slice(0, liveTwins.length).map((g) => g.doc),
     liveTwins,
@@ -240,8 +246,8 @@ t.test('issue 14: a similarity floor leaves out exactly the documents the unboun
   for (const min of [-1, 0, 0.2, 0.5, 0.9]) {
     for (const k of [1, 30, 300, 1000]) {
       const q = Float32Array.from(base, (x) => x + (rand() - 0.5) * 0.3);
-      const all = fv.nearest(q, k, live);
-      const floor = fv.nearest(q, k, live, min);
+      const all = nearest(fv, q, k, live);
+      const floor = nearest(fv, q, k, live, min);
       const want = all.filter((h) => 1 - h.distance >= min);
       cut += all.length - want.length;
       t.same(floor, want, `floor ${min}, k = ${k}`);
