@@ -299,6 +299,8 @@ const crawlHosts = Math.max(0, Math.min(32, Number(values['crawl-hosts'])));
 /** Seconds of searches before the measured phases (`--warm-up`); 3 beside a crawl, which must outlast the phases. */
 const warmUp = Math.max(0, Math.min(600, Number(values['warm-up'] ?? (crawlHosts > 0 ? 3 : 15))));
 const rounds = Math.max(1, Math.min(20, Math.trunc(Number(values.rounds)) || 1));
+// The crawl's progress is reported per phase (what it got done beside /healthz and beside the searches): one of each.
+if (rounds > 1 && crawlHosts > 0) throw new Error('--rounds and --crawl-hosts: one phase of each kind beside a crawl');
 const tempDirs: string[] = [];
 
 let dataDir: string;
