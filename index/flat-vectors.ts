@@ -20,6 +20,11 @@ import { kthLargest } from './top-k.js';
  * offsets 16-aligned). Four accumulators over 16 floats per step, then a tail of 4 at a time: one accumulator made
  * each step wait for the previous add (`bench/flat-vectors.ts`, the scan with the selection left out: 0.235 → 0.142 ms
  * at 5,556 × 256; the kernel alone, timed apart while writing this, 0.21 → 0.115 ms).
+ * `dotsAt(q, m, ids, n, dim, out)`: the same sums, in the same order (bit for bit `dots`' values), for the n rows
+ * listed at `ids` (u32), each written at out[id]. `screen16(q, m, n, dim, a, r, bq, t, ids, abs)`: for each row d < n
+ * of 16-bit integers (dim a multiple of 8), s = Σ q[i]·m[d·dim + i] (`i32x4.dot_i16x8_s`, exact in 32 bits), and
+ * unless s + a[d] + bq < t·r[d] (f64; a and r per row), d is appended to `ids` and s to `abs`; returns how many
+ * (`FlatVectors.#screenedDocs`).
  * Assembled from this text (wabt 1.0.39, `parseWat(…, { simd: true }).toBinary({})`):
  *
  * (module
@@ -70,10 +75,112 @@ import { kthLargest } from './top-k.js';
  *             (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
  *         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
  *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
- *         (br $rows)))))
+ *         (br $rows))))
+ *   (func (export "dotsAt") (param $q i32) (param $m i32) (param $ids i32) (param $n i32) (param $dim i32) (param $out i32)
+ *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32) (local $id i32)
+ *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+ *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 2)))
+ *     (local.set $main (i32.and (local.get $bytes) (i32.const -64)))
+ *     (block $done
+ *       (loop $rows
+ *         (br_if $done (i32.ge_u (local.get $d) (local.get $n)))
+ *         (local.set $id (i32.load (i32.add (local.get $ids) (i32.shl (local.get $d) (i32.const 2)))))
+ *         (local.set $row (i32.add (local.get $m) (i32.mul (local.get $id) (local.get $bytes))))
+ *         (local.set $a0 (v128.const f32x4 0 0 0 0))
+ *         (local.set $a1 (v128.const f32x4 0 0 0 0))
+ *         (local.set $a2 (v128.const f32x4 0 0 0 0))
+ *         (local.set $a3 (v128.const f32x4 0 0 0 0))
+ *         (local.set $i (i32.const 0))
+ *         (block $maindone
+ *           (loop $cols
+ *             (br_if $maindone (i32.ge_u (local.get $i) (local.get $main)))
+ *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
+ *               (v128.load (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul
+ *               (v128.load offset=16 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul
+ *               (v128.load offset=32 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=32 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul
+ *               (v128.load offset=48 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=48 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $i (i32.add (local.get $i) (i32.const 64)))
+ *             (br $cols)))
+ *         (block $taildone
+ *           (loop $tail
+ *             (br_if $taildone (i32.ge_u (local.get $i) (local.get $bytes)))
+ *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
+ *               (v128.load (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $i (i32.add (local.get $i) (i32.const 16)))
+ *             (br $tail)))
+ *         (local.set $a0 (f32x4.add (f32x4.add (local.get $a0) (local.get $a1)) (f32x4.add (local.get $a2) (local.get $a3))))
+ *         (f32.store (i32.add (local.get $out) (i32.shl (local.get $id) (i32.const 2)))
+ *           (f32.add
+ *             (f32.add (f32x4.extract_lane 0 (local.get $a0)) (f32x4.extract_lane 1 (local.get $a0)))
+ *             (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
+ *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
+ *         (br $rows))))
+ *   (func (export "screen16") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $a i32) (param $r i32) (param $bq f64) (param $t f64) (param $ids i32) (param $abs i32) (result i32)
+ *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32) (local $c i32) (local $s i32)
+ *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+ *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 1)))
+ *     (local.set $main (i32.and (local.get $bytes) (i32.const -64)))
+ *     (local.set $row (local.get $m))
+ *     (block $done
+ *       (loop $rows
+ *         (br_if $done (i32.ge_u (local.get $d) (local.get $n)))
+ *         (local.set $a0 (v128.const i32x4 0 0 0 0))
+ *         (local.set $a1 (v128.const i32x4 0 0 0 0))
+ *         (local.set $a2 (v128.const i32x4 0 0 0 0))
+ *         (local.set $a3 (v128.const i32x4 0 0 0 0))
+ *         (local.set $i (i32.const 0))
+ *         (block $maindone
+ *           (loop $cols
+ *             (br_if $maindone (i32.ge_u (local.get $i) (local.get $main)))
+ *             (local.set $a0 (i32x4.add (local.get $a0) (i32x4.dot_i16x8_s
+ *               (v128.load (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a1 (i32x4.add (local.get $a1) (i32x4.dot_i16x8_s
+ *               (v128.load offset=16 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a2 (i32x4.add (local.get $a2) (i32x4.dot_i16x8_s
+ *               (v128.load offset=32 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=32 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $a3 (i32x4.add (local.get $a3) (i32x4.dot_i16x8_s
+ *               (v128.load offset=48 (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load offset=48 (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $i (i32.add (local.get $i) (i32.const 64)))
+ *             (br $cols)))
+ *         (block $taildone
+ *           (loop $tail
+ *             (br_if $taildone (i32.ge_u (local.get $i) (local.get $bytes)))
+ *             (local.set $a0 (i32x4.add (local.get $a0) (i32x4.dot_i16x8_s
+ *               (v128.load (i32.add (local.get $row) (local.get $i)))
+ *               (v128.load (i32.add (local.get $q) (local.get $i))))))
+ *             (local.set $i (i32.add (local.get $i) (i32.const 16)))
+ *             (br $tail)))
+ *         (local.set $a0 (i32x4.add (i32x4.add (local.get $a0) (local.get $a1)) (i32x4.add (local.get $a2) (local.get $a3))))
+ *         (local.set $s
+ *           (i32.add
+ *             (i32.add (i32x4.extract_lane 0 (local.get $a0)) (i32x4.extract_lane 1 (local.get $a0)))
+ *             (i32.add (i32x4.extract_lane 2 (local.get $a0)) (i32x4.extract_lane 3 (local.get $a0)))))
+ *         (if (i32.eqz (f64.lt
+ *               (f64.add (f64.add (f64.convert_i32_s (local.get $s)) (f64.load (i32.add (local.get $a) (i32.shl (local.get $d) (i32.const 3))))) (local.get $bq))
+ *               (f64.mul (local.get $t) (f64.load (i32.add (local.get $r) (i32.shl (local.get $d) (i32.const 3)))))))
+ *           (then
+ *             (i32.store (i32.add (local.get $ids) (i32.shl (local.get $c) (i32.const 2))) (local.get $d))
+ *             (i32.store (i32.add (local.get $abs) (i32.shl (local.get $c) (i32.const 2))) (local.get $s))
+ *             (local.set $c (i32.add (local.get $c) (i32.const 1)))))
+ *         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
+ *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
+ *         (br $rows)))
+ *     (local.get $c)))
  */
 const DOTS_WASM =
-  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcRAgZtZW1vcnkCAARkb3RzAAAK+gIB9wICBX8EeyADQQJ0IQggCEFAcSEJIAEhBwJAA0AgBSACTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQr9DAAAAAAAAAAAAAAAAAAAAAAhC/0MAAAAAAAAAAAAAAAAAAAAACEM/QwAAAAAAAAAAAAAAAAAAAAAIQ1BACEGAkADQCAGIAlPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAsgByAGav0ABBAgACAGav0ABBD95gH95AEhCyAMIAcgBmr9AAQgIAAgBmr9AAQg/eYB/eQBIQwgDSAHIAZq/QAEMCAAIAZq/QAEMP3mAf3kASENIAZBwABqIQYMAAsLAkADQCAGIAhPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAZBEGohBgwACwsgCiAL/eQBIAwgDf3kAf3kASEKIAQgBUECdGogCv0fACAK/R8BkiAK/R8CIAr9HwOSkjgCACAHIAhqIQcgBUEBaiEFDAALCws=';
+  'AGFzbQEAAAABIANgBX9/f39/AGAGf39/f39/AGAKf39/f39/fHx/fwF/AwQDAAECBQMBAAEHJQQGbWVtb3J5AgAEZG90cwAABmRvdHNBdAABCHNjcmVlbjE2AAIKtwkD9wICBX8EeyADQQJ0IQggCEFAcSEJIAEhBwJAA0AgBSACTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQr9DAAAAAAAAAAAAAAAAAAAAAAhC/0MAAAAAAAAAAAAAAAAAAAAACEM/QwAAAAAAAAAAAAAAAAAAAAAIQ1BACEGAkADQCAGIAlPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAsgByAGav0ABBAgACAGav0ABBD95gH95AEhCyAMIAcgBmr9AAQgIAAgBmr9AAQg/eYB/eQBIQwgDSAHIAZq/QAEMCAAIAZq/QAEMP3mAf3kASENIAZBwABqIQYMAAsLAkADQCAGIAhPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAZBEGohBgwACwsgCiAL/eQBIAwgDf3kAf3kASEKIAQgBUECdGogCv0fACAK/R8BkiAK/R8CIAr9HwOSkjgCACAHIAhqIQcgBUEBaiEFDAALCwuDAwIGfwR7IARBAnQhCSAJQUBxIQoCQANAIAYgA08NASACIAZBAnRqKAIAIQsgASALIAlsaiEI/QwAAAAAAAAAAAAAAAAAAAAAIQz9DAAAAAAAAAAAAAAAAAAAAAAhDf0MAAAAAAAAAAAAAAAAAAAAACEO/QwAAAAAAAAAAAAAAAAAAAAAIQ9BACEHAkADQCAHIApPDQEgDCAIIAdq/QAEACAAIAdq/QAEAP3mAf3kASEMIA0gCCAHav0ABBAgACAHav0ABBD95gH95AEhDSAOIAggB2r9AAQgIAAgB2r9AAQg/eYB/eQBIQ4gDyAIIAdq/QAEMCAAIAdq/QAEMP3mAf3kASEPIAdBwABqIQcMAAsLAkADQCAHIAlPDQEgDCAIIAdq/QAEACAAIAdq/QAEAP3mAf3kASEMIAdBEGohBwwACwsgDCAN/eQBIA4gD/3kAf3kASEMIAUgC0ECdGogDP0fACAM/R8BkiAM/R8CIAz9HwOSkjgCACAGQQFqIQYMAAsLC7YDAgd/BHsgA0EBdCENIA1BQHEhDiABIQwCQANAIAogAk8NAf0MAAAAAAAAAAAAAAAAAAAAACER/QwAAAAAAAAAAAAAAAAAAAAAIRL9DAAAAAAAAAAAAAAAAAAAAAAhE/0MAAAAAAAAAAAAAAAAAAAAACEUQQAhCwJAA0AgCyAOTw0BIBEgDCALav0ABAAgACALav0ABAD9ugH9rgEhESASIAwgC2r9AAQQIAAgC2r9AAQQ/boB/a4BIRIgEyAMIAtq/QAEICAAIAtq/QAEIP26Af2uASETIBQgDCALav0ABDAgACALav0ABDD9ugH9rgEhFCALQcAAaiELDAALCwJAA0AgCyANTw0BIBEgDCALav0ABAAgACALav0ABAD9ugH9rgEhESALQRBqIQsMAAsLIBEgEv2uASATIBT9rgH9rgEhESAR/RsAIBH9GwFqIBH9GwIgEf0bA2pqIRAgELcgBCAKQQN0aisDAKAgBqAgByAFIApBA3RqKwMAomNFBEAgCCAPQQJ0aiAKNgIAIAkgD0ECdGogEDYCACAPQQFqIQ8LIAwgDWohDCAKQQFqIQoMAAsLIA8L';
 
 /** The part of the WebAssembly API used here (the project's TypeScript libs declare no DOM or WebAssembly types). */
 interface WasmMemory {
@@ -111,18 +218,54 @@ export const FLAT_VECTOR_BYTES = 32 * 2 ** 20;
 
 const PAGE = 65_536;
 type DotsFn = (q: number, m: number, n: number, dim: number, out: number) => void;
+type DotsAtFn = (q: number, m: number, ids: number, n: number, dim: number, out: number) => void;
+type ScreenFn = (
+  q: number,
+  m: number,
+  n: number,
+  dim: number,
+  a: number,
+  r: number,
+  bq: number,
+  t: number,
+  ids: number,
+  abs: number,
+) => number;
 const align16 = (n: number) => (n + 15) & ~15;
+/** A 16-bit row's length: the dimension rounded up to the kernel's 8 lanes (zeros after the dimension). */
+const dim16Of = (dim: number) => (dim + 7) & ~7;
+/** The screen's bound enlarged a little (10⁻⁵): the rounding of the values' quantisation and of the constants. */
+const SCREEN_SLACK = 1 + 1e-5;
 
 export class FlatVectors {
   readonly dim: number;
   readonly #maxRows: number;
   readonly #memory: WasmMemory;
   readonly #dots: DotsFn;
-  /** Byte offsets: the query, the scores (one f32 per row, up to maxRows), the rows. */
+  readonly #dotsAt: DotsAtFn;
+  readonly #screen: ScreenFn;
+  /** The 16-bit rows' dimension (`dim` rounded up to a multiple of 8, zeros after `dim`) and their largest |value|. */
+  readonly #dim16: number;
+  readonly #q16Max: number;
+  /**
+   * Byte offsets: the query (f32, then as 16-bit integers), the scores (one f32 per row, up to maxRows), the screen's
+   * survivors (u32 per row), each row's two screening constants (f64 per row each), the 16-bit rows (their region
+   * sized for maxRows at once: pages never written take no memory), then the f32 rows (grown as documents are added).
+   */
   readonly #qAt: number;
+  readonly #q16At: number;
   readonly #outAt: number;
+  readonly #idsAt: number;
+  readonly #absAt: number;
+  readonly #aAt: number;
+  readonly #rAt: number;
+  readonly #rows16At: number;
   readonly #rowsAt: number;
   #f32: Float32Array;
+  #i16: Int16Array;
+  #f64: Float64Array;
+  #u32: Uint32Array;
+  #i32: Int32Array;
   /** Euclidean norm of each row (0: no vector; never a neighbour). */
   #norms = new Float32Array(1024);
   /** Per-query scratch (grown to the row count): live documents' scores and ids, and a copy the selection reorders. */
@@ -133,13 +276,22 @@ export class FlatVectors {
   #outDocs = new Uint32Array(0);
   #outDistances = new Float64Array(0);
   #rows = 0;
+  /**
+   * The smallest and largest finite non-zero row norms ever set (only ever widened): the screen's error bound holds
+   * while no f32 product or sum of the exact kernel can underflow or overflow, which these bound (`#screenedDocs`).
+   */
+  #minNorm = Infinity;
+  #maxNorm = 0;
+  /** Searches the 16-bit screen answered (the others scanned every row exactly): for tests and benchmarks. */
+  screenedSearches = 0;
 
   /** Null when `dim` is not a multiple of 4 or WebAssembly SIMD is unavailable. */
   static create(dim: number, maxRows: number): FlatVectors | null {
     const mod = dotsWasm();
     if (!mod || dim <= 0 || dim % 4 !== 0 || maxRows <= 0) return null;
-    // A 32-bit memory: rows, scores and the query within 2 GiB whatever bound was configured.
-    const rows = Math.min(maxRows, Math.floor((2 ** 31 - 2 * PAGE) / ((dim + 1) * 4)));
+    // A 32-bit memory: rows, their 16-bit copies, scores and the queries within 2 GiB whatever bound was configured.
+    const perRow = dim * 4 + dim16Of(dim) * 2 + 28;
+    const rows = Math.min(maxRows, Math.floor((2 ** 31 - 4 * PAGE - dim * 8) / perRow));
     return new FlatVectors(mod, dim, rows);
   }
 
@@ -149,11 +301,26 @@ export class FlatVectors {
     const instance = new wasm!.Instance(mod);
     this.#memory = instance.exports.memory as WasmMemory;
     this.#dots = instance.exports.dots as DotsFn;
+    this.#dotsAt = instance.exports.dotsAt as DotsAtFn;
+    this.#screen = instance.exports.screen16 as ScreenFn;
+    this.#dim16 = dim16Of(dim);
+    // Every product of a query's and a row's 16-bit values summed stays within a 32-bit integer.
+    this.#q16Max = Math.min(32767, Math.floor(Math.sqrt((2 ** 31 - 1) / this.#dim16)));
     this.#qAt = 0;
-    this.#outAt = align16(dim * 4);
-    this.#rowsAt = align16(this.#outAt + maxRows * 4);
+    this.#q16At = align16(dim * 4);
+    this.#outAt = align16(this.#q16At + this.#dim16 * 2);
+    this.#idsAt = align16(this.#outAt + maxRows * 4);
+    this.#absAt = align16(this.#idsAt + maxRows * 4);
+    this.#aAt = align16(this.#absAt + maxRows * 4);
+    this.#rAt = this.#aAt + maxRows * 8;
+    this.#rows16At = align16(this.#rAt + maxRows * 8);
+    this.#rowsAt = align16(this.#rows16At + maxRows * this.#dim16 * 2);
     this.#ensure(this.#rowsAt);
     this.#f32 = new Float32Array(this.#memory.buffer);
+    this.#i16 = new Int16Array(this.#memory.buffer);
+    this.#f64 = new Float64Array(this.#memory.buffer);
+    this.#u32 = new Uint32Array(this.#memory.buffer);
+    this.#i32 = new Int32Array(this.#memory.buffer);
   }
 
   /** Rows held (the highest document id added + 1). */
@@ -165,7 +332,12 @@ export class FlatVectors {
     const have = this.#memory.buffer.byteLength;
     if (bytes <= have) return;
     this.#memory.grow(Math.ceil((bytes - have) / PAGE));
-    this.#f32 = new Float32Array(this.#memory.buffer); // growing detaches the old view
+    // Growing detaches the old views.
+    this.#f32 = new Float32Array(this.#memory.buffer);
+    this.#i16 = new Int16Array(this.#memory.buffer);
+    this.#f64 = new Float64Array(this.#memory.buffer);
+    this.#u32 = new Uint32Array(this.#memory.buffer);
+    this.#i32 = new Int32Array(this.#memory.buffer);
   }
 
   /**
@@ -197,7 +369,44 @@ export class FlatVectors {
       }
     } else this.#f32.fill(0, at, at + this.dim);
     this.#norms[doc] = Math.sqrt(sq);
+    const norm = this.#norms[doc]!;
+    if (norm > 0 && norm < Infinity) {
+      if (norm < this.#minNorm) this.#minNorm = norm;
+      if (norm > this.#maxNorm) this.#maxNorm = norm;
+    }
+    this.#quantise(doc, at);
     return true;
+  }
+
+  /**
+   * The 16-bit copy of row `doc` (its stored f32 values at `at`) and its two screening constants (`#screenedDocs`):
+   * with s = its largest |value| / q16Max and a = round(value / s), A = ½‖a‖₁ + ¼·dim (slightly enlarged) and
+   * R = norm / s. A row without a vector is never a neighbour (A = −∞); one with a non-finite value or norm always goes
+   * to the exact check (A = +∞).
+   */
+  #quantise(doc: number, at: number): void {
+    const f32 = this.#f32;
+    const i16 = this.#i16;
+    const at16 = this.#rows16At / 2 + doc * this.#dim16;
+    const a = this.#aAt / 8 + doc;
+    const r = this.#rAt / 8 + doc;
+    const norm = this.#norms[doc]!;
+    const maxAbs = largestAbs(f32, at, this.dim);
+    i16.fill(0, at16, at16 + this.#dim16);
+    if (!Number.isFinite(maxAbs) || !Number.isFinite(norm)) {
+      this.#f64[a] = Infinity;
+      this.#f64[r] = 1;
+      return;
+    }
+    if (norm === 0 || maxAbs === 0) {
+      this.#f64[a] = -Infinity;
+      this.#f64[r] = 1;
+      return;
+    }
+    const scale = maxAbs / this.#q16Max;
+    const l1 = quantiseRow(f32, at, this.dim, scale, i16, at16);
+    this.#f64[a] = SCREEN_SLACK * (0.5 * l1 + 0.25 * this.dim);
+    this.#f64[r] = norm / scale;
   }
 
   /**
@@ -217,7 +426,7 @@ export class FlatVectors {
     const qNorm = this.#queryNorm(query);
     if (qNorm === 0 || k <= 0 || this.#rows === 0) return { docs: this.#outDocs, distances: this.#outDistances, n: 0 };
     this.#f32.set(query, this.#qAt / 4);
-    this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
+    if (!(minSimilarity > -1)) this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
     const scores = this.#f32;
     const out0 = this.#outAt / 4;
     // Every live document's score (−distance), in document order; then the k best by one selection of the k-th best
@@ -232,7 +441,12 @@ export class FlatVectors {
     const cand = this.#scratch;
     const docs = this.#scratchDocs;
     let m = 0;
-    for (let doc = 0; doc < n; doc++) {
+    // With a floor, the rows the 16-bit screen keeps (in document order), scored exactly; else every row.
+    const screened = minSimilarity > -1 ? this.#screenedDocs(qNorm, minSimilarity, k, live) : -1;
+    const ids = this.#u32;
+    const ids0 = this.#idsAt / 4;
+    for (let i = 0, end = screened < 0 ? n : screened; i < end; i++) {
+      const doc = screened < 0 ? i : ids[ids0 + i]!;
       const norm = this.#norms[doc]!;
       if (norm === 0) continue;
       const score = scores[out0 + doc]! / (norm * qNorm) - 1;
@@ -276,6 +490,87 @@ export class FlatVectors {
     return { docs: outDocs, distances: outDistances, n: kept };
   }
 
+  /**
+   * The rows whose cosine similarity to the query (in the f32 region) may reach `minSimilarity`, in document order at
+   * the survivors' offset, their exact f32 dot products written to the scores (by `dotsAt`, the same sums as `dots`, bit
+   * for bit); returns how many. Below the floor, a row's exact score would leave it out anyway, so the answer is the
+   * full scan's.
+   *
+   * The screen is one pass of 16-bit integer dot products (`i32x4.dot_i16x8_s`: half the bytes of the f32 rows and
+   * eight products per instruction) with a sure bound of the error. With v = s·a + e (|eᵢ| ≤ s/2) for the row and
+   * x = s_q·b + e_q for the query: |v·x − s·s_q·(a·b)| ≤ s·s_q·(½‖a‖₁ + ½‖b‖₁ + ¼·dim), and the f32 kernel's own
+   * rounding is within γ·Σ|vᵢ·xᵢ| ≤ γ·‖v‖·‖x‖: each product is rounded once and each sum at most dim/16 + 7 times
+   * (16 partial sums, a tail of up to 3 steps, 4 to combine them), so γ = (dim/16 + 16)·2⁻²³ is twice that depth
+   * times f32's unit roundoff. So a row whose a·b + A + B is below t·R, with t = (floor − 10⁻⁹ − γ)·‖x‖/s_q, has an
+   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). The query falls back to every row (−1) when it has a
+   * non-finite value.
+   */
+  #screenedDocs(qNorm: number, minSimilarity: number, k: number, live: (doc: number) => boolean): number {
+    const f32 = this.#f32;
+    const q0 = this.#qAt / 4;
+    const maxAbs = largestAbs(f32, q0, this.dim);
+    // Within [2⁻¹⁰⁰, 2¹⁰⁰] no product or partial sum of |vᵢ·xᵢ| (at most ‖v‖·‖x‖) overflows in f32, and underflow's
+    // absolute error (≤ dim·2⁻¹⁴⁹ in all) is below 2⁻³⁹ of the dot product's scale, far inside γ.
+    if (!Number.isFinite(maxAbs) || !(this.#minNorm * qNorm >= 2 ** -100 && this.#maxNorm * qNorm <= 2 ** 100)) {
+      this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
+      return -1;
+    }
+    this.screenedSearches++;
+    const i16 = this.#i16;
+    const q16 = this.#q16At / 2;
+    const scale = maxAbs / this.#q16Max;
+    const l1 = quantiseRow(f32, q0, this.dim, scale, i16, q16);
+    i16.fill(0, q16 + this.dim, q16 + this.#dim16);
+    const gamma = (this.dim / 16 + 16) * 2 ** -23;
+    const qs = qNorm / scale;
+    const bq = SCREEN_SLACK * 0.5 * l1;
+    const t = (minSimilarity - 1e-9 - gamma) * qs;
+    let n = this.#screen(this.#q16At, this.#rows16At, this.#rows, this.#dim16, this.#aAt, this.#rAt, bq, t, this.#idsAt, this.#absAt);
+    if (n > k) n = this.#refine(n, k, bq, qs, gamma, live);
+    if (n > 0) this.#dotsAt(this.#qAt, this.#rowsAt, this.#idsAt, n, this.dim, this.#outAt);
+    return n;
+  }
+
+  /**
+   * Of the screen's `n` survivors (more than k), the live ones that may be among the k nearest: a survivor's similarity
+   * lies within (a·b ∓ (A + B)) / (R·‖x‖/s_q) ∓ γ (`#screenedDocs`), so k live documents are surely at or above the
+   * k-th largest lower bound, and a document whose upper bound is below it (less 10⁻⁹ for this arithmetic's own
+   * rounding) is surely not among the k. Compacts the survivors kept, still in document order; returns how many.
+   */
+  #refine(n: number, k: number, bq: number, qs: number, gamma: number, live: (doc: number) => boolean): number {
+    const ids = this.#u32;
+    const ids0 = this.#idsAt / 4;
+    const abs = this.#i32;
+    const abs0 = this.#absAt / 4;
+    const f64 = this.#f64;
+    const a0 = this.#aAt / 8;
+    const r0 = this.#rAt / 8;
+    let alive = 0;
+    for (let i = 0; i < n; i++) {
+      const doc = ids[ids0 + i]!;
+      if (!live(doc)) continue;
+      ids[ids0 + alive] = doc;
+      abs[abs0 + alive++] = abs[abs0 + i]!;
+    }
+    if (alive <= k) return alive;
+    const lower = this.#select;
+    for (let i = 0; i < alive; i++) {
+      const doc = ids[ids0 + i]!;
+      const lb = (abs[abs0 + i]! - f64[a0 + doc]! - bq) / (f64[r0 + doc]! * qs) - gamma;
+      lower[i] = lb === lb ? lb : -Infinity;
+    }
+    const bar = kthLargest(lower, alive, k) - 1e-9;
+    let kept = 0;
+    for (let i = 0; i < alive; i++) {
+      const doc = ids[ids0 + i]!;
+      const ub = (abs[abs0 + i]! + f64[a0 + doc]! + bq) / (f64[r0 + doc]! * qs) + gamma;
+      if (ub < bar) continue;
+      ids[ids0 + kept] = doc;
+      abs[abs0 + kept++] = abs[abs0 + i]!;
+    }
+    return kept;
+  }
+
   /** Exact cosine distance of `query` to each document of `docs` that has a vector (the others are absent). */
   distances(query: Float32Array, docs: Iterable<number>): Map<number, number> {
     const out = new Map<number, number>();
@@ -294,6 +589,27 @@ export class FlatVectors {
   #queryNorm(query: Float32Array): number {
     return query.length === this.dim ? Math.sqrt(dot(query, query, 0)) : 0;
   }
+}
+
+/** The largest |value| of f32[at, at + n) (NaN when one is NaN). */
+function largestAbs(f32: Float32Array, at: number, n: number): number {
+  let max = 0;
+  for (let i = 0; i < n; i++) {
+    const x = Math.abs(f32[at + i]!);
+    if (!(x <= max)) max = x; // NaN too: the caller then finds it not finite
+  }
+  return max;
+}
+
+/** f32[at, at + n) divided by `scale` and rounded, into i16 from `at16`; returns the integers' L1 norm. */
+function quantiseRow(f32: Float32Array, at: number, n: number, scale: number, i16: Int16Array, at16: number): number {
+  let l1 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = Math.round(f32[at + i]! / scale);
+    i16[at16 + i] = v;
+    l1 += Math.abs(v);
+  }
+  return l1;
 }
 
 /** Σ a[i] · b[at + i] over a's length. */

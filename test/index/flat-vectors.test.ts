@@ -255,3 +255,99 @@ t.test('issue 14: a similarity floor leaves out exactly the documents the unboun
   }
   t.ok(cut > 0, `the floors left some documents out (${cut})`);
 });
+
+/**
+ * A vector whose every value lies just under half a 16-bit step above a step of the screen's quantisation (all
+ * positive, the largest exactly 1): with a query built alike, each rounding error has the same sign as the values it
+ * multiplies, so the true dot product exceeds the quantised one by nearly the screen's whole error bound.
+ */
+function halfSteps(dim: number, rand: () => number): Float32Array {
+  const q = Math.min(32767, Math.floor(Math.sqrt((2 ** 31 - 1) / ((dim + 7) & ~7))));
+  const v = Float32Array.from({ length: dim }, () => (Math.floor(rand() * (q - 1)) + 0.4999) / q);
+  v[0] = 1;
+  return v;
+}
+
+t.test('issue 14: the 16-bit screen under a floor keeps the full scan answer bit for bit (property)', async (t) => {
+  // The oracle is the full scan itself: without a floor nothing is screened (every row's f32 dot product by `dots`);
+  // its documents at or above the floor, the first k of them, are what the screened search must return — the same
+  // documents, distances to the bit, in the same order. The rows are built to sit on the screen's edges: a common
+  // direction with little noise (similarities crowded near each floor and near the k-th place), exact twins and
+  // twins one f32 step apart, spikes, sparse rows, rows of zeros, NaN and infinities, magnitudes from 1e-12 to 1e12;
+  // a second store per dimension adds rows at 1e-38 and 1e30, where f32 products underflow or overflow and every
+  // search must scan exactly instead.
+  const rand = rng(14);
+  let cases = 0;
+  let screenedOut = 0;
+  for (const dim of [4, 12, 32, 256, 384, 1024]) {
+    for (const extreme of [false, true]) {
+      const rows = dim >= 256 ? 700 : 400;
+      const fv = flatVectors(dim, rows);
+      const base = Float32Array.from({ length: dim }, () => rand() - 0.5);
+      const scales = extreme ? [1, 1, 1, 1e-38, 1e-20, 1e30, 3, 1e-3] : [1, 1, 1, 1e-12, 1e-3, 1e12, 3, 0.5];
+      const vecs: (Float32Array | null)[] = [];
+      for (let d = 0; d < rows; d++) {
+        const kind = d % 23;
+        const scale = scales[d % 8]!;
+        let v: Float32Array | null;
+        if (kind === 0) v = null;
+        else if (kind === 1) v = new Float32Array(dim);
+        else if (kind === 2 && d > 40)
+          v = Float32Array.from(vecs[d - 40] ?? base); // an exact twin
+        else if (kind === 3 && d > 40 && vecs[d - 40]) {
+          v = Float32Array.from(vecs[d - 40]!);
+          const i = d % dim;
+          v[i] = v[i]! === 0 ? 1e-30 : v[i]! * (1 + 2 ** -23); // a twin one step apart
+        } else if (kind === 4) {
+          v = Float32Array.from({ length: dim }, () => (rand() - 0.5) * 1e-3);
+          v[d % dim] = 50; // a spike
+        } else if (kind === 5) {
+          v = new Float32Array(dim);
+          for (let j = 0; j < 3; j++) v[Math.floor(rand() * dim)] = rand() - 0.5; // sparse
+        } else if (kind === 6) v = Float32Array.from({ length: dim }, (_, i) => (i === d % dim ? NaN : rand()));
+        else if (kind === 7) v = Float32Array.from({ length: dim }, (_, i) => (i === d % dim ? Infinity : rand()));
+        else if (kind === 8 || kind === 9) v = halfSteps(dim, rand);
+        else v = Float32Array.from(base, (x) => (x + (rand() - 0.5) * (kind % 3 === 0 ? 0.05 : 0.6)) * scale);
+        vecs.push(v);
+        fv.set(d, v);
+      }
+      const queries: Float32Array[] = [
+        Float32Array.from(base),
+        Float32Array.from(base, (x) => x + (rand() - 0.5) * 0.1),
+        Float32Array.from(base, (x) => -x + (rand() - 0.5) * 0.5),
+        Float32Array.from(vecs[4]!), // a spike
+        Float32Array.from({ length: dim }, () => (rand() - 0.5) * 1e-30),
+        Float32Array.from({ length: dim }, (_, i) => (i === 0 ? Infinity : rand())),
+        Float32Array.from({ length: dim }, () => rand() - 0.5),
+        halfSteps(dim, rand),
+      ];
+      const screenedBefore = fv.screenedSearches;
+      let floored = 0;
+      for (const [qi, q] of queries.entries()) {
+        for (const live of [() => true, (d: number) => d % 7 !== 2]) {
+          const all = nearest(fv, q, rows, live);
+          // Besides fixed floors, floors exactly at a document's similarity: it must stay (≥ the floor).
+          // (The half-step rows' true similarity exceeds the screen's estimate by nearly its whole bound.)
+          const at = (r: number) => (all[r] ? 1 - all[r]!.distance : 0.3);
+          const half = all.findIndex((h) => h.doc % 23 === 8);
+          for (const min of [-0.5, 0, 0.2, 0.5, 0.9, 0.99, 1, at(2), at(40), at(all.length >> 1), at(half)]) {
+            for (const k of [1, 5, 60, rows]) {
+              const want = all.filter((h) => 1 - h.distance >= min).slice(0, k);
+              const got = nearest(fv, q, k, live, min);
+              cases++;
+              floored++;
+              screenedOut += all.length - want.length;
+              if (got.length !== want.length || got.some((g, i) => g.doc !== want[i]!.doc || !Object.is(g.distance, want[i]!.distance)))
+                t.fail(`dim ${dim}${extreme ? ' extreme' : ''} query ${qi} floor ${min} k ${k}: ${got.length} against ${want.length}`);
+            }
+          }
+        }
+      }
+      const screened = fv.screenedSearches - screenedBefore;
+      // Ordinary rows: every floored search of a finite query at a usable scale is screened (queries 0–3 and 6).
+      if (extreme) t.equal(screened, 0, `dim ${dim}, rows at 1e-38 and 1e30: every search scans exactly`);
+      else t.equal(screened, (floored * 6) / 8, `dim ${dim}: the screen answered the floored searches of ordinary queries`);
+    }
+  }
+  t.ok(cases > 2000 && screenedOut > 0, `${cases} cases, the floors and k left ${screenedOut} documents out`);
+});
