@@ -62,8 +62,8 @@ export interface CandidateSource {
    */
   ftsScores(fts: NonNullable<CompiledQuery['fts']>, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /**
-   * BM25 arm from in-process postings (optional): the same answer as `ftsCandidates` with repeated words already in the
-   * score, or null when they cannot answer now (then `ftsCandidates` does).
+   * BM25 arm from in-process postings (optional): the same passages as `ftsCandidates` with repeated words already in
+   * the score, in any order (the arm ranks them), or null when they cannot answer now (then `ftsCandidates` does).
    */
   textCandidates?(
     text: NonNullable<CompiledQuery['text']>,

@@ -93,6 +93,10 @@ for (const [way, accumulateUpTo, dense] of [
           // A query before it (every term, every probe bit): what one search leaves behind must not reach the next.
           p.search({ must: [], should: vocab.map((term) => ({ term, weight: 1 })), probe: [...vocab, 'zz'] }, 10);
           const got = p.search(q, k);
+          // Unordered (retrieval's BM25 arm ranks the hits itself): the same hits, only their order free.
+          const key = (h: TextHit) => `${h.rowId} ${h.doc} ${h.score} ${h.held} ${h.known}`;
+          const loose = p.search(q, k, false).map(key).sort();
+          if (loose.join('|') !== got.map(key).sort().join('|')) throw new Error(`unordered search: ${loose} vs ${got.map(key)}`);
           // Which probe terms a hit holds: what the search found out while scoring it, looked up for the rest.
           for (const h of got) {
             const d = model.find((m) => m.rowId === h.rowId)!;
