@@ -360,11 +360,17 @@ function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows:
  * once (an arm's candidates are distinct passages).
  */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
-  // Entries are built in one shape, without spreads, and keyed by number (both arms hand over hundreds of passages).
+  // Entries are built in one shape, without spreads (both arms hand over hundreds of passages).
   const fromA: RankedPassage[] = [];
-  const slot = new Map<number | string, number>();
+  // a's passages by page ref (dense slots, each the head of a chain through `next` of a's passages on that page): no
+  // Map of passage keys, whose numbers past 2³¹ were each a heap number to allocate and hash.
+  const heads = FUSION_SLOTS;
+  heads.begin();
+  if (fusionNext.length < a.length) fusionNext = new Int32Array(Math.max(a.length, 2 * fusionNext.length));
+  const next = fusionNext;
   a.forEach((p, i) => {
-    slot.set(fusionKey(p.row), i);
+    next[i] = heads.get(p.row.page_ref);
+    heads.set(p.row.page_ref, i);
     fromA.push({
       row: p.row,
       score: 1 / (k + i + 1),
@@ -377,8 +383,9 @@ export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[]
   const inBoth = new Uint8Array(a.length);
   const onlyB: RankedPassage[] = [];
   b.forEach((p, i) => {
-    const j = slot.get(fusionKey(p.row));
-    if (j === undefined) {
+    let j = heads.get(p.row.page_ref);
+    while (j !== -1 && a[j]!.row.ordinal !== p.row.ordinal) j = next[j]!;
+    if (j === -1) {
       onlyB.push({
         row: p.row,
         score: 1 / (k + i + 1),
@@ -446,6 +453,9 @@ function fusionKey(r: Pick<PassageHit, 'page_ref' | 'ordinal'>): number | string
     : key(r);
 }
 
+/** fuseRrf's first list by page ref, and its chains (synchronous use, like PAGE_SLOTS). */
+const FUSION_SLOTS = new DenseSlots();
+let fusionNext = new Int32Array(0);
 /** groupPages' slots (synchronous use: one at a time per thread); DROPPED marks a page left out as a near-duplicate. */
 const PAGE_SLOTS = new DenseSlots();
 const DROPPED = 2 ** 31 - 1;
