@@ -123,7 +123,8 @@ import { kthLargest } from './top-k.js';
  *             (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
  *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
  *         (br $rows))))
- *   (func (export "screen16") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $a i32) (param $r i32) (param $bq f64) (param $t f64) (param $ids i32) (param $abs i32) (result i32)
+ *   (func (export "screen16") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $a i32)
+ *       (param $r i32) (param $bq f64) (param $t f64) (param $ids i32) (param $abs i32) (result i32)
  *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32) (local $c i32) (local $s i32)
  *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
  *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 1)))
@@ -168,7 +169,9 @@ import { kthLargest } from './top-k.js';
  *             (i32.add (i32x4.extract_lane 0 (local.get $a0)) (i32x4.extract_lane 1 (local.get $a0)))
  *             (i32.add (i32x4.extract_lane 2 (local.get $a0)) (i32x4.extract_lane 3 (local.get $a0)))))
  *         (if (i32.eqz (f64.lt
- *               (f64.add (f64.add (f64.convert_i32_s (local.get $s)) (f64.load (i32.add (local.get $a) (i32.shl (local.get $d) (i32.const 3))))) (local.get $bq))
+ *               (f64.add
+ *                 (f64.add (f64.convert_i32_s (local.get $s)) (f64.load (i32.add (local.get $a) (i32.shl (local.get $d) (i32.const 3)))))
+ *                 (local.get $bq))
  *               (f64.mul (local.get $t) (f64.load (i32.add (local.get $r) (i32.shl (local.get $d) (i32.const 3)))))))
  *           (then
  *             (i32.store (i32.add (local.get $ids) (i32.shl (local.get $c) (i32.const 2))) (local.get $d))
@@ -502,8 +505,9 @@ export class FlatVectors {
    * rounding is within γ·Σ|vᵢ·xᵢ| ≤ γ·‖v‖·‖x‖: each product is rounded once and each sum at most dim/16 + 7 times
    * (16 partial sums, a tail of up to 3 steps, 4 to combine them), so γ = (dim/16 + 16)·2⁻²³ is twice that depth
    * times f32's unit roundoff. So a row whose a·b + A + B is below t·R, with t = (floor − 10⁻⁹ − γ)·‖x‖/s_q, has an
-   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). The query falls back to every row (−1) when it has a
-   * non-finite value.
+   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). Every row is scored
+   * exactly instead (−1) for a query with a non-finite value, or whose norm times the rows' could take an f32 product
+   * or sum out of the range where the rounding bound holds.
    */
   #screenedDocs(qNorm: number, minSimilarity: number, k: number, live: (doc: number) => boolean): number {
     const f32 = this.#f32;
