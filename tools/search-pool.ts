@@ -89,6 +89,9 @@ export class SearchPool {
   #closing = false;
   #respawnMs = RESPAWN_MS;
   readonly #readyWaiters = new Set<() => void>();
+  /** Threads `kill` took out of service that have not exited yet (draining their native work): `close` waits for them. */
+  readonly #stopping = new Set<Thread>();
+  #terminated = 0;
   /** Requests waiting for a thread with room (`#slot`), in arrival order; each is handed its thread (`#handOut`). */
   readonly #waitingForRoom: ((thread: Thread | null) => void)[] = [];
   readonly #unsubscribe: (() => void) | null;
@@ -104,6 +107,16 @@ export class SearchPool {
       opts.commits?.((c) => {
         for (const t of this.#threads) if (t && !t.retired) t.worker.postMessage({ op: 'commits', commits: [c] } satisfies ToWorker);
       }) ?? null;
+  }
+
+  /** Threads stopped by termination (closing took over 10 s) since the pool started: 0 when every stop was clean. */
+  get terminated(): number {
+    return this.#terminated;
+  }
+
+  #terminate(t: Thread): void {
+    this.#terminated++;
+    void t.worker.terminate();
   }
 
   /** Threads ready to answer now. */
@@ -269,16 +282,26 @@ export class SearchPool {
   }
 
   /**
-   * Stops thread `slot` at once, as if it had crashed: its requests in flight are answered on the HTTP thread and a new
-   * thread replaces it after the respawn delay (tests; an operator's way to drop a thread's memory).
+   * Takes thread `slot` out of service at once, as if it had crashed: its requests in flight are answered on the HTTP
+   * thread and a new thread replaces it after the respawn delay (tests; an operator's way to drop a thread's memory).
+   * The thread itself is then closed, not terminated: it finishes what it was running (answers nobody reads), closes
+   * its index and exits; terminated only if that takes over 10 s. A thread terminated inside LanceDB calls leaves
+   * their futures in LanceDB's process-wide runtime, and when the process exits that runtime's shutdown drops them off
+   * the thread that owned them: napi-rs then aborts the process (SIGABRT at exit after a kill, ≈ 1 run in 25 of
+   * test/tools/search-pool-kill.test.ts on a loaded machine; backtrace: `NativeBorrowStorage::release` ←
+   * `Runtime::shutdown_timeout` ← `napi::thread_cleanup`). Returns once it has exited, or after at most 5 s.
    */
   async kill(slot: number): Promise<void> {
     const t = this.#threads[slot];
     if (!t) return;
-    // Out of service at once, without waiting for the thread to exit (a termination can take a while when the
-    // thread is inside native code); its exit is awaited for at most 5 s.
     this.#retire(slot, t, null);
-    void t.worker.terminate();
+    this.#stopping.add(t);
+    t.worker.postMessage({ op: 'close' } satisfies ToWorker);
+    const terminate = setTimeout(() => this.#terminate(t), 10_000);
+    void t.closed.then(() => {
+      clearTimeout(terminate);
+      this.#stopping.delete(t);
+    });
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([t.closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 5000)))]);
     clearTimeout(timer);
@@ -291,18 +314,24 @@ export class SearchPool {
     this.#unsubscribe?.();
     for (const w of this.#readyWaiters) w();
     this.#handOut();
-    await Promise.all(
-      this.#threads.map(async (t) => {
+    await Promise.all([
+      ...this.#threads.map(async (t) => {
         if (!t) return;
         t.worker.postMessage({ op: 'close' } satisfies ToWorker);
         // 10 s to finish its requests and close its index, then terminated; given up on 5 s after that.
-        const terminate = setTimeout(() => void t.worker.terminate(), 10_000);
+        const terminate = setTimeout(() => this.#terminate(t), 10_000);
         let giveUp: NodeJS.Timeout | undefined;
         await Promise.race([t.closed, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
         clearTimeout(terminate);
         clearTimeout(giveUp);
       }),
-    );
+      // Threads `kill` is still closing (each terminated after its own 10 s): given up on after 15 s, as the others.
+      ...[...this.#stopping].map(async (t) => {
+        let giveUp: NodeJS.Timeout | undefined;
+        await Promise.race([t.closed, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
+        clearTimeout(giveUp);
+      }),
+    ]);
   }
 
   #spawn(slot: number): void {
@@ -363,6 +392,11 @@ export class SearchPool {
   #onMessage(thread: Thread, m: FromWorker): void {
     // A stopped thread's late messages (an answer already given here, a 'ready' of a thread being terminated) count
     // for nothing; its log lines still go to the log.
+    if (thread.retired && m.op === 'embed') {
+      // A stopped thread still finishing its runs (`kill`) is not embedded for: told so at once, they end.
+      thread.worker.postMessage({ op: 'embedded', id: m.id, error: 'search thread stopped' } satisfies ToWorker);
+      return;
+    }
     if (thread.retired && m.op !== 'log') return;
     switch (m.op) {
       case 'ready':
