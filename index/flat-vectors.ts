@@ -285,8 +285,7 @@ export class FlatVectors {
    */
   #minNorm = Infinity;
   #maxNorm = 0;
-  /** Searches the 16-bit screen answered (the others scanned every row exactly): for tests and benchmarks. */
-  screenedSearches = 0;
+  #screenedSearches = 0;
 
   /** Null when `dim` is not a multiple of 4 or WebAssembly SIMD is unavailable. */
   static create(dim: number, maxRows: number): FlatVectors | null {
@@ -324,6 +323,11 @@ export class FlatVectors {
     this.#f64 = new Float64Array(this.#memory.buffer);
     this.#u32 = new Uint32Array(this.#memory.buffer);
     this.#i32 = new Int32Array(this.#memory.buffer);
+  }
+
+  /** Searches the 16-bit screen answered (the others scanned every row exactly): for tests and benchmarks. */
+  get screenedSearches(): number {
+    return this.#screenedSearches;
   }
 
   /** Rows held (the highest document id added + 1). */
@@ -429,7 +433,6 @@ export class FlatVectors {
     const qNorm = this.#queryNorm(query);
     if (qNorm === 0 || k <= 0 || this.#rows === 0) return { docs: this.#outDocs, distances: this.#outDistances, n: 0 };
     this.#f32.set(query, this.#qAt / 4);
-    if (!(minSimilarity > -1)) this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
     const scores = this.#f32;
     const out0 = this.#outAt / 4;
     // Every live document's score (−distance), in document order; then the k best by one selection of the k-th best
@@ -444,8 +447,9 @@ export class FlatVectors {
     const cand = this.#scratch;
     const docs = this.#scratchDocs;
     let m = 0;
-    // With a floor, the rows the 16-bit screen keeps (in document order), scored exactly; else every row.
+    // With a floor, the rows the 16-bit screen keeps (in document order), scored exactly; else every row, scored here.
     const screened = minSimilarity > -1 ? this.#screenedDocs(qNorm, minSimilarity, k, live) : -1;
+    if (screened < 0) this.#dots(this.#qAt, this.#rowsAt, n, this.dim, this.#outAt);
     const ids = this.#u32;
     const ids0 = this.#idsAt / 4;
     for (let i = 0, end = screened < 0 ? n : screened; i < end; i++) {
@@ -505,9 +509,9 @@ export class FlatVectors {
    * rounding is within γ·Σ|vᵢ·xᵢ| ≤ γ·‖v‖·‖x‖: each product is rounded once and each sum at most dim/16 + 7 times
    * (16 partial sums, a tail of up to 3 steps, 4 to combine them), so γ = (dim/16 + 16)·2⁻²³ is twice that depth
    * times f32's unit roundoff. So a row whose a·b + A + B is below t·R, with t = (floor − 10⁻⁹ − γ)·‖x‖/s_q, has an
-   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). Every row is scored
-   * exactly instead (−1) for a query with a non-finite value, or whose norm times the rows' could take an f32 product
-   * or sum out of the range where the rounding bound holds.
+   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). −1, nothing done, for a
+   * query with a non-finite value, or whose norm times the rows' could take an f32 product or sum out of the range
+   * where the rounding bound holds: the caller then scores every row exactly.
    */
   #screenedDocs(qNorm: number, minSimilarity: number, k: number, live: (doc: number) => boolean): number {
     const f32 = this.#f32;
@@ -515,11 +519,8 @@ export class FlatVectors {
     const maxAbs = largestAbs(f32, q0, this.dim);
     // Within [2⁻¹⁰⁰, 2¹⁰⁰] no product or partial sum of |vᵢ·xᵢ| (at most ‖v‖·‖x‖) overflows in f32, and underflow's
     // absolute error (≤ dim·2⁻¹⁴⁹ in all) is below 2⁻³⁹ of the dot product's scale, far inside γ.
-    if (!Number.isFinite(maxAbs) || !(this.#minNorm * qNorm >= 2 ** -100 && this.#maxNorm * qNorm <= 2 ** 100)) {
-      this.#dots(this.#qAt, this.#rowsAt, this.#rows, this.dim, this.#outAt);
-      return -1;
-    }
-    this.screenedSearches++;
+    if (!Number.isFinite(maxAbs) || !(this.#minNorm * qNorm >= 2 ** -100 && this.#maxNorm * qNorm <= 2 ** 100)) return -1;
+    this.#screenedSearches++;
     const i16 = this.#i16;
     const q16 = this.#q16At / 2;
     const scale = maxAbs / this.#q16Max;

@@ -520,9 +520,10 @@ export class Postings {
   /**
    * The `k` best live documents for `q` by BM25 (must-group terms and weighted should terms summed), best first;
    * equal scores in row-id order (with `ordered` false, the same hits in no particular order: for a caller that ranks
-   * them itself by a score of its own, as retrieval's BM25 arm does). Exact: a query of optional terms only is answered with MaxScore pruning (terms in
-   * decreasing upper bound; once the k-th best partial score exceeds what the remaining terms could add, no document
-   * they alone hold can enter, and the remaining lists are only probed for the surviving candidates).
+   * them itself by a score of its own, as retrieval's BM25 arm does). Exact: a query of optional terms only is
+   * answered with MaxScore pruning (terms in decreasing upper bound; once the k-th best partial score exceeds what the
+   * remaining terms could add, no document they alone hold can enter, and the remaining lists are only probed for the
+   * surviving candidates).
    */
   search(q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] }, k: number, ordered = true): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];

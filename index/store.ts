@@ -666,8 +666,8 @@ export class PassageIndex implements PageSink {
   /**
    * BM25 arm from the in-process postings: the k passages best matching `text`, with their BM25 score (repeated
    * words included), in no particular order (retrieval ranks them by its own final score; sorting them here too was
-   * ≈ 2 % of a SciFact search). Null when the postings cannot answer for this table version or with this filter (the caller then
-   * asks `ftsCandidates`).
+   * ≈ 2 % of a SciFact search). Null when the postings cannot answer for this table version or with this filter (the
+   * caller then asks `ftsCandidates`).
    */
   async textCandidates(
     text: TextQuery,
