@@ -63,6 +63,12 @@ interface Thread {
   closed: Promise<void>;
 }
 
+/** Resolves when thread `t` has exited, or after `ms`, whichever comes first. */
+function exitedWithin(t: Thread, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([t.closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
+
 const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
   10: 'trace',
   20: 'debug',
@@ -89,7 +95,7 @@ export class SearchPool {
   #closing = false;
   #respawnMs = RESPAWN_MS;
   readonly #readyWaiters = new Set<() => void>();
-  /** Threads `kill` took out of service that have not exited yet (draining their native work): `close` waits for them. */
+  /** Threads asked to close that have not exited yet (`#stop`: `kill` and `close`); `close` waits for them all. */
   readonly #stopping = new Set<Thread>();
   #terminated = 0;
   /** Requests waiting for a thread with room (`#slot`), in arrival order; each is handed its thread (`#handOut`). */
@@ -295,6 +301,16 @@ export class SearchPool {
     const t = this.#threads[slot];
     if (!t) return;
     this.#retire(slot, t, null);
+    this.#stop(t);
+    await exitedWithin(t, 5000);
+  }
+
+  /**
+   * Asks thread `t` to close (finish its requests, close its index, exit), terminated if it has not exited 10 s later;
+   * in `#stopping` until it exits.
+   */
+  #stop(t: Thread): void {
+    if (this.#stopping.has(t)) return;
     this.#stopping.add(t);
     t.worker.postMessage({ op: 'close' } satisfies ToWorker);
     const terminate = setTimeout(() => this.#terminate(t), 10_000);
@@ -302,9 +318,6 @@ export class SearchPool {
       clearTimeout(terminate);
       this.#stopping.delete(t);
     });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([t.closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 5000)))]);
-    clearTimeout(timer);
   }
 
   /** Lets the threads finish their requests, closes their indexes and stops them (bounded: 10 s, then terminated). */
@@ -314,24 +327,9 @@ export class SearchPool {
     this.#unsubscribe?.();
     for (const w of this.#readyWaiters) w();
     this.#handOut();
-    await Promise.all([
-      ...this.#threads.map(async (t) => {
-        if (!t) return;
-        t.worker.postMessage({ op: 'close' } satisfies ToWorker);
-        // 10 s to finish its requests and close its index, then terminated; given up on 5 s after that.
-        const terminate = setTimeout(() => this.#terminate(t), 10_000);
-        let giveUp: NodeJS.Timeout | undefined;
-        await Promise.race([t.closed, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
-        clearTimeout(terminate);
-        clearTimeout(giveUp);
-      }),
-      // Threads `kill` is still closing (each terminated after its own 10 s): given up on after 15 s, as the others.
-      ...[...this.#stopping].map(async (t) => {
-        let giveUp: NodeJS.Timeout | undefined;
-        await Promise.race([t.closed, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
-        clearTimeout(giveUp);
-      }),
-    ]);
+    for (const t of this.#threads) if (t) this.#stop(t);
+    // Every thread closing, those `kill` stopped before too: given up on 5 s after their termination.
+    await Promise.all([...this.#stopping].map((t) => exitedWithin(t, 15_000)));
   }
 
   #spawn(slot: number): void {
