@@ -149,6 +149,13 @@ export const configSchema = z.object({
    */
   rowCacheMb: int(0, 65_536).optional(),
   /**
+   * MiB of the passages' snippet text (what a search result quotes) kept in memory as UTF-8 beside the postings, by
+   * each reader of the index that holds postings (each search thread): a search result's rows are then read from memory
+   * at any index size up to it (index/snippet-store.ts). 0 disables. @default 1/32 of the machine's memory, at least 64
+   * and at most 1024
+   */
+  snippetMb: int(0, 65_536).optional(),
+  /**
    * Worker threads that run svc_search and svc_context (tools/search-pool.ts), each with its own reader of the index
    * (its own postings and row cache: memory grows with each), in the processes that serve search (roles all and api).
    * 0 runs them on the HTTP thread. @default the machine's cores, at most 4, when it has 2 or more; else 0
@@ -210,6 +217,7 @@ export const envBindings = {
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   textPostings: 'SVC_TEXT_POSTINGS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
+  snippetMb: 'SVC_SNIPPET_MB',
   searchThreads: 'SVC_SEARCH_THREADS',
   indexThreadNice: 'SVC_INDEX_THREAD_NICE',
 } as const satisfies Record<keyof Config, string>;

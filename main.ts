@@ -155,6 +155,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       writes: writesIndex,
       waitForWriterMs: config.indexWaitForWriterS * 1000,
       rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
+      ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
     });
     if (searchThreads > 0) {
       pool = new SearchPool({
@@ -306,6 +307,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           ['svc_text_postings_passages', 'Live passages in the in-process BM25 postings', (s) => s.postingsLive],
           ['svc_flat_vectors_rows', 'Passage vectors held in memory for the vector arm', (s) => s.flatVectors],
           ['svc_search_thread_row_cache_bytes', 'Estimated bytes of result rows held in memory', (s) => s.rowCacheBytes],
+          ['svc_search_thread_snippet_passages', 'Passages whose snippet text is held in memory', (s) => s.snippetPassages],
+          ['svc_search_thread_snippet_bytes', "Bytes of the snippet store (passages' snippet text in memory)", (s) => s.snippetBytes],
           ['svc_search_thread_heap_bytes', 'JS heap in use', (s) => s.heapUsedBytes],
           [
             'svc_search_thread_heap_after_major_gc_bytes',
@@ -332,6 +335,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         gauge('svc_flat_vectors_rows', 'Passage vectors held in memory for the vector arm (a small index; 0: LanceDB answers it).', [
           { value: tp.vectors },
         ]);
+        gauge('svc_snippet_passages', 'Passages whose snippet text is held in memory (their result rows are read from it).', [
+          { value: tp.snippets.docs },
+        ]);
+        gauge('svc_snippet_bytes', "Bytes of the snippet store (the passages' snippet text in memory).", [{ value: tp.snippets.bytes }]);
       }
       const rc = index.rowCacheStats();
       gauge('svc_row_cache_rows', 'Result rows held in memory (a small index: all of them; else the recently read).', [{ value: rc.rows }]);

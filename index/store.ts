@@ -58,6 +58,7 @@ import type { Embedder } from './embedder.js';
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from './postings.js';
 import { defaultRowCacheBytes, RowCache } from './row-cache.js';
+import { defaultSnippetBytes } from './snippet-store.js';
 import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
@@ -153,6 +154,12 @@ export interface OpenOptions {
    * (flat-vectors.ts; with the in-process postings only); 0 disables. @default 32 MiB
    */
   readonly flatVectorBytes?: number;
+  /**
+   * Bytes of the passages' snippet text kept in memory beside the postings (snippet-store.ts; with the in-process
+   * postings only), so a search result's rows are read from memory at any index size up to it; 0 disables.
+   * @default `defaultSnippetBytes()`
+   */
+  readonly snippetBytes?: number;
 }
 
 /**
@@ -194,6 +201,16 @@ interface RowRead {
 }
 const ownOf = (columns: readonly string[]): string[] =>
   PASSAGE_OWN_ROW_COLUMNS.filter((c) => c !== 'page_ref' && c !== 'ordinal' && c !== 'page_no' && columns.includes(c));
+/**
+ * A row of a passage the postings know: the columns read from the table or the snippet store (`own`), its key and page
+ * number from the postings, and its page's fields from their page record.
+ */
+function rowOfPassage(columns: readonly string[], p: RowPassage, own: Record<string, unknown>): ResultRow {
+  const row: Record<string, unknown> = {};
+  for (const c of columns)
+    row[c] = c in own ? own[c] : c === 'page_ref' || c === 'ordinal' || c === 'page_no' ? p[c] : p.fields[c as keyof PageFieldRow];
+  return row as unknown as ResultRow;
+}
 const WHOLE_ROWS: RowRead = { columns: PASSAGE_ROW_COLUMNS, own: ownOf(PASSAGE_ROW_COLUMNS), whole: true };
 const RESULT_ROWS: RowRead = { columns: RESULT_ROW_COLUMNS, own: ownOf(RESULT_ROW_COLUMNS), whole: false };
 
@@ -226,6 +243,8 @@ export class PassageIndex implements PageSink {
   readonly #rowCache: RowCache<ResultRow>;
   #statsCache: { key: string; counts: Pick<IndexStats, 'pages' | 'passages' | 'vectors' | 'images'> } | null = null;
   #passageSchemaCache: Schema | null = null;
+  /** Rows a read served from memory (row cache, snippet store) and from the table, since open (`rowReads`). */
+  readonly #rowReads = { memory: 0, table: 0 };
   #closed = false;
 
   private constructor(args: {
@@ -346,6 +365,7 @@ export class PassageIndex implements PageSink {
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
         prefill: idx.#rowPrefill(),
+        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
         changes: (from, to) => idx.#changes.between(from, to),
         ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
       });
@@ -883,21 +903,36 @@ export class PassageIndex implements PageSink {
     // when those hold them.
     const cache = this.#rowCache;
     const ids: bigint[] = [];
+    let cached = 0;
     for (const k of keys) {
       if (typeof k._rowid !== 'bigint') continue;
       const hit = cache.get(k._rowid);
-      if (hit && (!read.whole || isWholeRow(hit))) keep([hit]);
-      else ids.push(k._rowid);
+      if (hit && (!read.whole || isWholeRow(hit))) {
+        keep([hit]);
+        cached++;
+      } else ids.push(k._rowid);
     }
-    // A row live in the postings: its key, page number and page fields are in memory; only the passage's texts are read.
+    // A row live in the postings: its key, page number and page fields are in memory; only the passage's texts are read,
+    // and not even those when the read wants only the snippet text and the postings' store holds it.
     const known = new Map<bigint, RowPassage>();
-    if (this.#engine)
-      for (const id of ids) {
-        const p = this.#engine.passageOfRow(Number(id));
-        if (p) known.set(id, p);
+    const fromMemory: ResultRow[] = [];
+    const own: bigint[] = [];
+    const whole: bigint[] = [];
+    const engine = this.#engine;
+    const snippetOnly = read.own.every((c) => c === 'snippet_text');
+    for (const id of ids) {
+      const p = engine?.passageOfRow(Number(id));
+      if (!p) {
+        whole.push(id);
+        continue;
       }
-    const own = ids.filter((id) => known.has(id));
-    const whole = ids.filter((id) => !known.has(id));
+      const snippet = snippetOnly ? engine!.snippetOfRow(Number(id)) : undefined;
+      if (snippet !== undefined) fromMemory.push(rowOfPassage(read.columns, p, { snippet_text: snippet }));
+      else {
+        known.set(id, p);
+        own.push(id);
+      }
+    }
     const take = async (list: bigint[], cols: readonly string[]) =>
       list.length === 0
         ? []
@@ -911,34 +946,31 @@ export class PassageIndex implements PageSink {
     const [ownRead, wholeRead] = await Promise.all([take(own, read.own), take(whole, read.columns)]);
     // The row id was read for the cache only: rows go out as they always did, without it.
     const plain = [
-      ...ownRead.map((r) => {
-        const p = known.get(r._rowid)!;
-        const row: Record<string, unknown> = {};
-        for (const c of read.columns)
-          row[c] = c in r ? r[c] : c === 'page_ref' || c === 'ordinal' || c === 'page_no' ? p[c] : p.fields[c as keyof PageFieldRow];
-        return { _rowid: r._rowid, row: row as unknown as ResultRow };
-      }),
+      ...ownRead.map((r) => ({ _rowid: r._rowid, row: rowOfPassage(read.columns, known.get(r._rowid)!, r) })),
       ...wholeRead.map(({ _rowid, ...row }) => ({ _rowid, row: row as unknown as ResultRow })),
     ].map(({ _rowid, row }) => {
       // A result row never takes the place of a whole one (a context call may want it next).
       if (read.whole || !cache.has(_rowid)) cache.set(_rowid, row);
       return row;
     });
+    this.#rowReads.memory += cached + fromMemory.length;
+    this.#rowReads.table += ownRead.length + wholeRead.length;
+    keep(fromMemory);
     keep(plain);
     const rest = keys.filter((k) => !out.has(passageKey(k)));
     if (rest.length === 0) return out;
     const refs = [...new Set(rest.map((k) => Math.trunc(k.page_ref)))];
     const ords = [...new Set(rest.map((k) => Math.trunc(k.ordinal)))];
     const where = `page_ref IN (${refs.join(', ')}) AND ordinal IN (${ords.join(', ')})`;
-    keep(
-      arrowRows<ResultRow>(
-        await this.#passages
-          .query()
-          .where(where)
-          .select([...read.columns])
-          .toArrow(),
-      ),
+    const byKey = arrowRows<ResultRow>(
+      await this.#passages
+        .query()
+        .where(where)
+        .select([...read.columns])
+        .toArrow(),
     );
+    this.#rowReads.table += byKey.length;
+    keep(byKey);
     return out;
   }
 
@@ -964,6 +996,14 @@ export class PassageIndex implements PageSink {
   /** Rows and estimated bytes in the result-row cache (prefilled from the postings' scans while it has room), and its bound. */
   rowCacheStats(): { rows: number; bytes: number; maxBytes: number } {
     return { ...this.#rowCache.size, maxBytes: this.#rowCache.bound.maxBytes };
+  }
+
+  /**
+   * Rows the passage reads (`passageRows`, `resultRows`) have served since open: from memory (the row cache, or the
+   * postings with their snippet store) and from the table (diagnostics and tests: which reads a result page costs).
+   */
+  rowReads(): { memory: number; table: number } {
+    return { ...this.#rowReads };
   }
 
   /** How many of these rows the result-row cache holds (diagnostics: which rows a result page reads from memory). */

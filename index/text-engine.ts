@@ -19,6 +19,7 @@ import { LoopBudget } from '../event-loop.js';
 import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
 import { nearKeyHash } from './near-keys.js';
+import { SnippetStore } from './snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTermIds, titleTerms, type TitleIds } from './title-stats.js';
@@ -88,6 +89,11 @@ export class TextSnapshot {
    * Null when not kept, or dropped once the index outgrew the bound (LanceDB answers then).
    */
   vectors: FlatVectors | null;
+  /**
+   * The passages' quotable text by document (snippet-store.ts), up to its bound: a result row of a document it holds
+   * is read from memory. Null when not kept.
+   */
+  readonly snippets: SnippetStore | null;
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
   /** Per document: its passage's `page_no` (`NO_PAGE_NO`: null), so a result row takes no column for it. */
@@ -102,9 +108,15 @@ export class TextSnapshot {
    */
   #recOf: PageRecord[] = [];
 
-  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }) {
+  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }, snippetBytes = 0) {
     this.postings = new Postings({ maxTermLength });
     this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
+    this.snippets = snippetBytes > 0 ? new SnippetStore(snippetBytes) : null;
+  }
+
+  /** Whether a read for these postings should bring the snippet text (the store keeps more). */
+  get takesSnippets(): boolean {
+    return this.snippets !== null && !this.snippets.size.full;
   }
 
   /**
@@ -127,7 +139,9 @@ export class TextSnapshot {
     const fieldCols = PAGE_FIELD_ROW_COLUMNS.map((name) => [name, col(name)] as const);
     const vec = this.vectors ? batch.getChild('vector') : null;
     if (this.vectors && !vec) this.vectors = null; // the read brought no vectors: LanceDB answers the vector arm
-    return (from, to) => this.#addRows(text, ref, ord, pageNo, fieldCols, vec, ids, from, to);
+    // A read without the snippet text leaves its documents out of the store (their result rows come from the table).
+    const snip = this.takesSnippets ? batch.getChild('snippet_text') : null;
+    return (from, to) => this.#addRows(text, ref, ord, pageNo, fieldCols, vec, snip, ids, from, to);
   }
 
   #addRows(
@@ -137,10 +151,12 @@ export class TextSnapshot {
     pageNo: { get(i: number): unknown },
     fieldCols: readonly (readonly [string, { get(i: number): unknown }])[],
     vec: { get(i: number): unknown } | null,
+    snip: { get(i: number): unknown } | null,
     ids: readonly number[],
     from: number,
     to: number,
   ): void {
+    const snippets = snip ? this.snippets : null;
     let lastRef = -1;
     let rec: PageRecord | undefined;
     for (let i = from; i < to; i++) {
@@ -150,6 +166,8 @@ export class TextSnapshot {
         const v = vec.get(i) as { toArray(): Float32Array } | null;
         if (!this.vectors.set(doc, v ? v.toArray() : null)) this.vectors = null; // past the bound
       }
+      // Past its bound the store keeps no more (put answers false from then on, cheaply).
+      snippets?.put(doc, (snip!.get(i) as string | null | undefined) ?? null);
       this.#pageOf = grow(this.#pageOf, doc + 1);
       this.#ordinalOf = grow(this.#ordinalOf, doc + 1);
       this.#pageNoOf = grow(this.#pageNoOf, doc + 1);
@@ -236,6 +254,14 @@ export class TextSnapshot {
     if (!fields) return null;
     const n = this.#pageNoOf[doc]!;
     return { page_ref, ordinal: this.#ordinalOf[doc]!, page_no: n === NO_PAGE_NO ? null : n, fields };
+  }
+
+  /** A live row's snippet text from the store: null when it has none, undefined when the store does not hold it. */
+  snippetOfRow(rowId: number): string | null | undefined {
+    const snippets = this.snippets;
+    if (!snippets) return undefined;
+    const doc = this.postings.docOf(rowId);
+    return doc === undefined ? undefined : snippets.get(doc);
   }
 
   /** Forgets those of these pages none of whose passages is live (after a patch removed rows of them). */
@@ -393,6 +419,8 @@ export interface TextEngineStats {
   readonly bitsets: { readonly terms: number; readonly bytes: number };
   /** Passages whose vectors are kept in memory for the vector arm (flat-vectors.ts); 0 when LanceDB answers it. */
   readonly vectors: number;
+  /** Passages whose snippet text is kept in memory (snippet-store.ts), the store's bytes and its bound. */
+  readonly snippets: { readonly docs: number; readonly bytes: number; readonly maxBytes: number };
   readonly lastSyncMs: number | null;
   /**
    * Syncs by how they found the changes: full builds, patches that scanned every row id, patches by the pages the
@@ -422,6 +450,9 @@ export class TextEngine {
   /** Vectors to keep in memory (flat-vectors.ts) while the table's rows × dim × 4 stay within `maxBytes`. */
   readonly #vectors: { dim: number; maxBytes: number } | null;
 
+  /** The bound of each snapshot's snippet store (snippet-store.ts); 0: none. */
+  readonly #snippetBytes: number;
+
   /** What the versions after `from` up to `to` changed, or null when not known (passage-changes.ts). */
   readonly #changes: ((from: number, to: number) => PassageChangeSpan | null) | null;
 
@@ -433,9 +464,12 @@ export class TextEngine {
     maxTermLength: number;
     prefill?: RowPrefill;
     vectors?: { dim: number; maxBytes: number };
+    /** Bytes of the passages' snippet text kept in memory (snippet-store.ts). @default 0 (none) */
+    snippetBytes?: number;
     changes?: (from: number, to: number) => PassageChangeSpan | null;
   }) {
     this.#prefill = args.prefill ?? null;
+    this.#snippetBytes = args.snippetBytes ?? 0;
     this.#changes = args.changes ?? null;
     this.#vectors = args.vectors ?? null;
     this.#db = args.db;
@@ -516,6 +550,14 @@ export class TextEngine {
     return this.#postings?.passageOfRow(rowId) ?? null;
   }
 
+  /**
+   * A live row's snippet text from the postings' store (any version: a row id names one row for the life of the table):
+   * null when the passage has none, undefined when the store does not hold it.
+   */
+  snippetOfRow(rowId: number): string | null | undefined {
+    return this.#postings?.snippetOfRow(rowId);
+  }
+
   /** A page's analysed title terms as ids from the postings (any version), when they hold that title in that language. */
   titleTermIds(pageRef: number, title: string, lang: string | null | undefined): TitleIds | undefined {
     return this.#postings?.titleTermIds(pageRef, title, lang);
@@ -541,6 +583,11 @@ export class TextEngine {
       postings: s?.postings ?? 0,
       bitsets: this.#postings?.postings.bitsets ?? { terms: 0, bytes: 0 },
       vectors: this.#postings?.vectors?.rows ?? 0,
+      snippets: {
+        docs: this.#postings?.snippets?.size.docs ?? 0,
+        bytes: this.#postings?.snippets?.size.allocated ?? 0,
+        maxBytes: this.#snippetBytes,
+      },
       lastSyncMs: this.#lastSyncMs,
       syncs: { ...this.#syncs },
     };
@@ -587,9 +634,16 @@ export class TextEngine {
     }
   }
 
-  /** The columns a scan reads: the postings' own, and the prefill's while it takes rows. */
+  /** The columns a scan reads: the postings' own, the prefill's while it takes rows, the stores' while they keep them. */
   #scanColumns(fill: RowSink | null, snap: TextSnapshot): string[] {
-    return [...new Set([...SCAN_COLUMNS, ...(fill && this.#prefill ? this.#prefill.columns : []), ...(snap.vectors ? ['vector'] : [])])];
+    return [
+      ...new Set([
+        ...SCAN_COLUMNS,
+        ...(fill && this.#prefill ? this.#prefill.columns : []),
+        ...(snap.vectors ? ['vector'] : []),
+        ...(snap.takesSnippets ? ['snippet_text'] : []),
+      ]),
+    ];
   }
 
   async #build(table: Table): Promise<TextSnapshot | null> {
@@ -597,7 +651,7 @@ export class TextEngine {
     const rows = await table.countRows();
     const v = this.#vectors;
     const maxRows = v ? Math.floor(v.maxBytes / (v.dim * 4)) : 0;
-    const snap = new TextSnapshot(this.#maxTermLength, v && rows <= maxRows ? { dim: v.dim, maxRows } : undefined);
+    const snap = new TextSnapshot(this.#maxTermLength, v && rows <= maxRows ? { dim: v.dim, maxRows } : undefined, this.#snippetBytes);
     let fill = this.#prefill ? this.#prefill.begin(rows, true) : null;
     for await (const batch of table.query().select(this.#scanColumns(fill, snap)).withRowId()) {
       if (this.#closed) return null;

@@ -55,6 +55,9 @@ export interface WorkerStats {
   readonly flatVectors: number;
   readonly rowCacheRows: number;
   readonly rowCacheBytes: number;
+  /** Passages whose snippet text this thread holds in memory, and the store's bytes (index/snippet-store.ts). */
+  readonly snippetPassages: number;
+  readonly snippetBytes: number;
   /** This thread's JS heap in use now, and right after its latest major collection (0: none yet). */
   readonly heapUsedBytes: number;
   readonly heapAfterMajorGcBytes: number;
@@ -121,6 +124,8 @@ async function main(data: SearchWorkerData): Promise<void> {
       followHostsMs: 0,
       textEngine: data.config.textPostings,
       rowCacheBytes: data.rowCacheBytes,
+      // Each thread holds its own (index/snippet-store.ts): the bound is per thread, not shared out.
+      ...(data.config.snippetMb !== undefined ? { snippetBytes: data.config.snippetMb * 2 ** 20 } : {}),
     });
   } catch (err) {
     post({ op: 'failed', error: err instanceof Error ? err.message : String(err) });
@@ -185,6 +190,8 @@ async function main(data: SearchWorkerData): Promise<void> {
             flatVectors: tp?.vectors ?? 0,
             rowCacheRows: rc.rows,
             rowCacheBytes: rc.bytes,
+            snippetPassages: tp?.snippets.docs ?? 0,
+            snippetBytes: tp?.snippets.bytes ?? 0,
             heapUsedBytes: process.memoryUsage().heapUsed,
             heapAfterMajorGcBytes: heapAfterMajorGc,
           },

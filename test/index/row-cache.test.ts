@@ -1,5 +1,6 @@
 import t from 'tap';
 import { defaultRowCacheBytes, RowCache } from '../../index/row-cache.js';
+import { defaultSnippetBytes } from '../../index/snippet-store.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { PassageIndex } from '../../index/store.js';
 import { compileQuery, parseQuery } from '../../index/query.js';
@@ -21,6 +22,26 @@ t.test('issue 14: the default bound is 1/32 of the machine, between 64 MiB and 1
   const d = await startTestService();
   t.teardown(d.close);
   t.equal(d.services.deps.index.rowCacheStats().maxBytes, defaultRowCacheBytes(), 'and the default without it');
+});
+
+t.test('issue 14: SVC_SNIPPET_MB sets the snippet store’s bound (per reader with postings); 0 turns it off', async (t) => {
+  const MiB = 2 ** 20;
+  t.equal(loadConfig({ env: { SVC_SNIPPET_MB: '5' } }).snippetMb, 5);
+  t.equal(loadConfig({ env: {} }).snippetMb, undefined, 'unset: the machine-sized default');
+  t.throws(() => loadConfig({ env: { SVC_SNIPPET_MB: 'lots' } }), /SVC_SNIPPET_MB/);
+  for (const [mb, want] of [
+    [5, 5 * MiB],
+    [0, 0],
+    [undefined, defaultSnippetBytes()],
+  ] as const) {
+    const s = await startTestService(mb === undefined ? {} : { config: { snippetMb: mb } });
+    t.teardown(s.close);
+    await s.services.deps.index.upsertPage(makePage(1, 'a.example', ['zebra crossing', 'striped zebras']));
+    await s.services.deps.index.textEngineReady();
+    const st = s.services.deps.index.textPostingsStats()!;
+    t.equal(st.snippets.maxBytes, want, `SVC_SNIPPET_MB=${mb}: the served index's bound`);
+    t.equal(st.snippets.docs, want > 0 ? 2 : 0, `SVC_SNIPPET_MB=${mb}: ${want > 0 ? 'both passages held' : 'none held'}`);
+  }
 });
 
 t.test('issue 14: the row cache is bounded in bytes and drops the least recently used first', async (t) => {
@@ -122,14 +143,18 @@ t.test(
     await writer.textEngineReady();
     await writer.close();
     const c = compileQuery(parseQuery('zebra'));
-    // Three readers: rows from the cache (prefilled), from the table with the key and page fields from the postings
-    // (no cache), and from the table alone (no postings, no cache).
+    // Four readers: rows from the cache (prefilled), from the postings with their snippet store (no cache), from the
+    // table with the key and page fields from the postings (no cache, no store), and from the table alone (no postings).
     const cached = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32) });
-    const own = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 0 });
+    const stored = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 0 });
+    const own = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 0, snippetBytes: 0 });
     const plain = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), textEngine: false, rowCacheBytes: 0 });
-    t.teardown(() => Promise.all([cached, own, plain].map((i) => i.close())));
+    t.teardown(() => Promise.all([cached, stored, own, plain].map((i) => i.close())));
     await cached.textEngineReady();
+    await stored.textEngineReady();
     await own.textEngineReady();
+    t.equal(stored.textPostingsStats()!.snippets.docs, 24, 'the store holds every passage');
+    t.equal(own.textPostingsStats()!.snippets.docs, 0, 'none without one');
     const hits = (await cached.textCandidates(c.text!, null, 100, []))!;
     t.equal(hits.length, 24);
     const whole = await plain.passageRows(hits);
@@ -141,10 +166,18 @@ t.test(
     );
     for (const [label, idx] of [
       ['cache', cached],
+      ['snippet store + postings', stored],
       ['own columns + postings', own],
       ['table', plain],
     ] as const) {
+      const before = idx.rowReads();
       const rows = await idx.resultRows(hits);
+      const reads = idx.rowReads();
+      t.same(
+        { memory: reads.memory - before.memory, table: reads.table - before.table },
+        label === 'cache' || label === 'snippet store + postings' ? { memory: 24, table: 0 } : { memory: 0, table: 24 },
+        `${label}: where the rows came from`,
+      );
       t.equal(rows.size, 24, `${label}: every row`);
       for (const [k, w] of whole) {
         const { text: _t, heading_path: _h, tokens: _n, ...expected } = w;
@@ -159,7 +192,7 @@ t.test(
     // One cache, both kinds: a result read caches result rows; a whole read after it reads whole rows and keeps them;
     // a result read after that is served the whole rows, and does not put result rows back in their place.
     // (24 rows of ≥ 1 KiB do not fit 20 KiB: nothing is prefilled.)
-    const mixed = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 20 * 1024 });
+    const mixed = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), rowCacheBytes: 20 * 1024, snippetBytes: 0 });
     t.teardown(() => mixed.close());
     await mixed.textEngineReady();
     t.equal(mixed.rowCacheStats().rows, 0, 'an empty cache');

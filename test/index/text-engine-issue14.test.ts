@@ -11,7 +11,7 @@ import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
 import { compileQuery, parseQuery } from '../../index/query.js';
 import { retrieve } from '../../index/retrieval.js';
-import type { PassageKey } from '../../index/columns.js';
+import type { PassageKey, ResultRow } from '../../index/columns.js';
 import { PassageIndex } from '../../index/store.js';
 import { TextEngine } from '../../index/text-engine.js';
 import type { PassageCommit } from '../../index/passage-changes.js';
@@ -291,7 +291,8 @@ t.test(
     const all = await pages(300);
     for (let i = 0; i < 200; i += 40) await idx.upsertPages(all.slice(i, i + 40)); // several fragments
     await idx.textEngineReady();
-    const reader = await openIndex(t, dir, { writes: false, followHostsMs: 0 });
+    // No row cache in the reader: its result rows come from the postings' snippet store, which must follow the moves.
+    const reader = await openIndex(t, dir, { writes: false, followHostsMs: 0, rowCacheBytes: 0 });
     await reader.textEngineReady();
     const stop = idx.onPassageCommit((c) => reader.notePassageCommits([c]));
     t.teardown(stop);
@@ -330,6 +331,9 @@ t.test(
     t.ok(r1.rekeys > r0.rekeys, `the reader: re-keyed (${r1.rekeys - r0.rekeys})`);
 
     const fresh = await freshReader(t, dir);
+    const table = await openIndex(t, dir, { writes: false, textEngine: false, rowCacheBytes: 0 });
+    const rs = reader.textPostingsStats()!;
+    t.equal(rs.snippets.docs, rs.docs, `the reader keeps the snippet text of every document it added (${rs.docs})`);
     for (const [name, x] of [
       ['the writer', idx],
       ['the reader', reader],
@@ -352,6 +356,20 @@ t.test(
             hits.map(({ _rowid, ...key }) => key),
           ), // by key
           `${name}, ${query}: the rows of its results by their row ids are those passages`,
+        );
+        // As a search result reads them (the reader: from its snippet store, nothing from the table).
+        const quoted = (rows: Map<string, ResultRow>) =>
+          hits.map((k) => {
+            const r = rows.get(`${k.page_ref}:${k.ordinal}`);
+            return `${k.page_ref}:${k.ordinal} ${r?.title} ${r?.url} ${r?.snippet_text}`;
+          });
+        const before = x.rowReads();
+        const got = await x.resultRows(hits);
+        if (x === reader) t.equal(x.rowReads().table, before.table, `${name}, ${query}: result rows read from memory`);
+        t.same(
+          quoted(got),
+          quoted(await table.resultRows(hits.map(({ _rowid, ...key }) => key))),
+          `${name}, ${query}: its result rows are the table's`,
         );
       }
     }

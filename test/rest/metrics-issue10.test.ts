@@ -51,6 +51,8 @@ t.test(
     t.ok(m.has('svc_text_postings_version'), 'issue 14: their version is reported');
     t.equal(m.get('svc_row_cache_rows'), 0, 'issue 14: no result rows held for an empty index');
     t.equal(m.get('svc_flat_vectors_rows'), 0, 'issue 14: no vectors held in memory for an empty index');
+    t.equal(m.get('svc_snippet_passages'), 0, 'issue 14: no snippet text held in memory for an empty index');
+    t.equal(m.get('svc_snippet_bytes'), 0);
     t.equal(m.get('svc_row_cache_bytes'), 0);
     t.ok((m.get('svc_process_resident_memory_bytes') ?? 0) > 0);
     t.notOk(

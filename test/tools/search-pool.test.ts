@@ -71,6 +71,9 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.match(metrics, /^svc_search_threads 2$/m, '/metrics: threads ready');
   t.match(metrics, /^svc_text_postings_passages\{thread="0"\} 5$/m, "/metrics: each thread's postings");
   t.match(metrics, /^svc_text_postings_passages\{thread="1"\} 5$/m);
+  t.match(metrics, /^svc_search_thread_snippet_passages\{thread="0"\} 5$/m, "/metrics: each thread's snippet store");
+  t.match(metrics, /^svc_search_thread_snippet_passages\{thread="1"\} 5$/m);
+  t.match(metrics, /^svc_search_thread_snippet_bytes\{thread="0"\} [1-9]\d*$/m);
   for (const slot of ['0', '1']) {
     const heap = Number(new RegExp(`^svc_search_thread_heap_bytes\\{thread="${slot}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
     t.ok(heap > 1e6 && heap < 2 ** 31, `/metrics: thread ${slot}'s own JS heap (${heap} bytes)`);

@@ -1,0 +1,129 @@
+import { totalmem } from 'node:os';
+import { grow } from './typed-arrays.js';
+
+/**
+ * The quotable text of each passage (`snippet_text`, what a search result's excerpt is cut from) by document, as UTF-8
+ * in a few large byte arrays, bounded in bytes. With it a result row of a document the postings hold is read from
+ * memory at any index size up to the bound: a take of a result page's ten rows from LanceDB costs ≈ 1.3–1.6 ms at p50
+ * and 3.5–5 ms at p95 at 1M passages, whatever its columns (≈ 0.8 ms for one row; docs/benchmarks.md, session 32), and
+ * ≈ 1.4 ms of CPU spread over LanceDB's threads. The row cache keeps rows as objects (≈ 4 KiB each by its estimate),
+ * so at 1M passages it holds a small share of them; here a passage costs its text's bytes and 8 more.
+ *
+ * A document's text never changes (a replaced page gets new documents; a compaction moves documents to new row ids
+ * with their content), so an entry is written once and read until the postings are rebuilt. Texts arrive in the
+ * order of the scan and are appended; once the next one does not fit the bound, `put` answers false and keeps
+ * nothing more (the caller's reads of those documents go to the table, as without the store).
+ */
+export class SnippetStore {
+  readonly #maxBytes: number;
+  readonly #chunkBytes: number;
+  readonly #chunks: Uint8Array[] = [];
+  /** Bytes written into the last chunk. */
+  #used = 0;
+  /** Bytes of every chunk allocated (what the bound counts: the chunks' whole size). */
+  #allocated = 0;
+  /** Per document: its chunk and offset as chunk · 2^CHUNK_BITS + offset, or one of the markers below. */
+  #at: Float64Array = new Float64Array(1024).fill(ABSENT);
+  #len: Int32Array = new Int32Array(1024);
+  #docs = 0;
+  #bytes = 0;
+  #full = false;
+  readonly #encoder = new TextEncoder();
+  readonly #decoder = new TextDecoder('utf-8');
+
+  /** `maxBytes`: the bound on the chunks' bytes (0: keeps nothing). */
+  constructor(maxBytes: number) {
+    this.#maxBytes = Math.max(0, Math.floor(maxBytes));
+    this.#chunkBytes = Math.min(CHUNK_BYTES, this.#maxBytes);
+    this.#full = this.#maxBytes === 0;
+  }
+
+  /**
+   * Keeps a document's text (null: the passage has none to quote). False when it does not fit the bound: nothing is
+   * kept for it, nor for any document after it (`full`). A text UTF-8 cannot hold exactly is left out (true).
+   */
+  put(doc: number, text: string | null): boolean {
+    if (this.#full) return false;
+    if (!Number.isInteger(doc) || doc < 0) throw new RangeError(`snippet store: bad document ${doc}`);
+    this.#at = growFilled(this.#at, doc + 1);
+    this.#len = grow(this.#len, doc + 1);
+    if (text === null) {
+      this.#set(doc, NULL_TEXT, 0);
+      return true;
+    }
+    // UTF-8 cannot hold a lone surrogate (the encoder would put U+FFFD in its place): such a text is not kept, and its
+    // reads go to the table. (Text read from the table never has one; this keeps `get` exact for any string.)
+    if (LONE_SURROGATE.test(text)) return true;
+    // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair, 2 units, takes 4).
+    const most = 3 * text.length;
+    if (most > this.#chunkBytes) return this.#fail();
+    let chunk = this.#chunks[this.#chunks.length - 1];
+    if (!chunk || this.#used + most > chunk.length) {
+      if (this.#allocated + this.#chunkBytes > this.#maxBytes) return this.#fail();
+      chunk = new Uint8Array(this.#chunkBytes);
+      this.#chunks.push(chunk);
+      this.#allocated += this.#chunkBytes;
+      this.#used = 0;
+    }
+    const { written } = this.#encoder.encodeInto(text, chunk.subarray(this.#used));
+    this.#set(doc, (this.#chunks.length - 1) * 2 ** CHUNK_BITS + this.#used, written);
+    this.#used += written;
+    this.#bytes += written;
+    return true;
+  }
+
+  /** A document's text: null when it has none, undefined when the store does not hold it. */
+  get(doc: number): string | null | undefined {
+    const at = doc >= 0 && doc < this.#at.length ? this.#at[doc]! : ABSENT;
+    if (at === ABSENT) return undefined;
+    if (at === NULL_TEXT) return null;
+    const chunk = this.#chunks[Math.floor(at / 2 ** CHUNK_BITS)]!;
+    const from = at % 2 ** CHUNK_BITS;
+    return this.#decoder.decode(chunk.subarray(from, from + this.#len[doc]!));
+  }
+
+  /** Whether the store holds this document's text (or its null). */
+  has(doc: number): boolean {
+    return doc >= 0 && doc < this.#at.length && this.#at[doc] !== ABSENT;
+  }
+
+  /** Documents held, the texts' bytes, the chunks' bytes (what counts against the bound) and whether it is full. */
+  get size(): { docs: number; bytes: number; allocated: number; maxBytes: number; full: boolean } {
+    return { docs: this.#docs, bytes: this.#bytes, allocated: this.#allocated, maxBytes: this.#maxBytes, full: this.#full };
+  }
+
+  #set(doc: number, at: number, len: number): void {
+    if (this.#at[doc] === ABSENT) this.#docs++;
+    this.#at[doc] = at;
+    this.#len[doc] = len;
+  }
+
+  #fail(): false {
+    this.#full = true;
+    return false;
+  }
+}
+
+/** Chunks of 8 MiB (or the whole bound when smaller): a text longer than a chunk is never kept. */
+const CHUNK_BITS = 23;
+const CHUNK_BYTES = 2 ** CHUNK_BITS;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** `#at` markers: no entry, and a passage without text to quote. */
+const ABSENT = -1;
+const NULL_TEXT = -2;
+
+/** `grow` for `#at`, whose new elements must read as absent. */
+function growFilled(a: Float64Array, need: number): Float64Array {
+  if (need <= a.length) return a;
+  const b = grow(a, need);
+  b.fill(ABSENT, a.length);
+  return b;
+}
+
+/**
+ * The store's default bound, per reader of the index (each search thread holds its own): 1/32 of the machine's memory,
+ * at least 64 MiB and at most 1 GiB — 768 MiB on a 24 GiB machine, the quotable text of ≈ 1M passages of ≈ 700 bytes.
+ */
+export function defaultSnippetBytes(machineBytes = totalmem()): number {
+  return Math.min(2 ** 30, Math.max(64 * 2 ** 20, Math.floor(machineBytes / 32)));
+}
