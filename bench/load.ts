@@ -13,7 +13,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--warm-up 15] [--server-log FILE]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--snippet-mb N] [--warm-up 15] [--server-log FILE]
  *        [--rounds 1]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
@@ -41,6 +41,8 @@
  *   bench/index-query.ts' all-required kind as a REST caller receives it (with `--connections 1`: its latency).
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
+ * - `--snippet-mb N` sets the server's snippet store per search thread (SVC_SNIPPET_MB; default the server's, 1/32 of
+ *   memory; 0: result rows come from the row cache or the table).
  * - `--index-thread-nice N` sets the nice value of LanceDB's threads in the server (SVC_INDEX_THREAD_NICE; default
  *   the server's, 10; 0 leaves them at the server's own priority).
  * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
@@ -107,6 +109,9 @@ const { values } = parseArgs({
     'search-threads': { type: 'string' },
     // The nice value of LanceDB's native threads in the server (SVC_INDEX_THREAD_NICE; index/thread-priority.ts).
     'index-thread-nice': { type: 'string' },
+    // The server's snippet store per search thread in MiB (SVC_SNIPPET_MB; index/snippet-store.ts); 0: result rows from
+    // the table or the row cache.
+    'snippet-mb': { type: 'string' },
     'warm-up': { type: 'string' },
     // The /healthz and search phases alternate this many times (each `--seconds` long); each kind is reported over all
     // its rounds, so a slow or fast stretch of a shared host weighs on both rates alike.
@@ -157,6 +162,7 @@ if (values.serve) {
       crawl: crawlHosts > 0,
       ...(values['search-threads'] !== undefined ? { searchThreads: values['search-threads'] } : {}),
       ...(values['index-thread-nice'] !== undefined ? { indexThreadNice: values['index-thread-nice'] } : {}),
+      ...(values['snippet-mb'] !== undefined ? { snippetMb: values['snippet-mb'] } : {}),
       ...(web ? { resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 100, crawlConcurrency: crawlHosts } : {}),
     },
   });
@@ -426,6 +432,7 @@ const childArgs = [
   values['log-level']!,
   ...(values['search-threads'] !== undefined ? ['--search-threads', values['search-threads']] : []),
   ...(values['index-thread-nice'] !== undefined ? ['--index-thread-nice', values['index-thread-nice']] : []),
+  ...(values['snippet-mb'] !== undefined ? ['--snippet-mb', values['snippet-mb']] : []),
 ];
 // The server's own log (pino, stdout) is dropped unless `--server-log FILE` asks for it.
 const serverLog = values['server-log'] ? openSync(resolve(values['server-log']), 'w') : 'ignore';

@@ -55,21 +55,52 @@ export class SnippetStore {
     // reads go to the table. (Text read from the table never has one; this keeps `get` exact for any string.)
     if (LONE_SURROGATE.test(text)) return true;
     // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair, 2 units, takes 4).
-    const most = 3 * text.length;
-    if (most > this.#chunkBytes) return this.#fail();
-    let chunk = this.#chunks[this.#chunks.length - 1];
-    if (!chunk || this.#used + most > chunk.length) {
-      if (this.#allocated + this.#chunkBytes > this.#maxBytes) return this.#fail();
-      chunk = new Uint8Array(this.#chunkBytes);
-      this.#chunks.push(chunk);
-      this.#allocated += this.#chunkBytes;
-      this.#used = 0;
-    }
+    const chunk = this.#room(3 * text.length);
+    if (!chunk) return this.#fail();
     const { written } = this.#encoder.encodeInto(text, chunk.subarray(this.#used));
-    this.#set(doc, (this.#chunks.length - 1) * 2 ** CHUNK_BITS + this.#used, written);
-    this.#used += written;
-    this.#bytes += written;
+    this.#append(doc, written);
     return true;
+  }
+
+  /**
+   * `put` with the text as UTF-8 bytes (a column of an Arrow batch, copied without decoding it into a string and
+   * encoding it again); null: the passage has none to quote. The bytes must be UTF-8, as an Arrow Utf8 column's are:
+   * `get` decodes them as the Arrow reader would (malformed sequences as U+FFFD).
+   */
+  putUtf8(doc: number, bytes: Uint8Array | null): boolean {
+    if (this.#full) return false;
+    if (!Number.isInteger(doc) || doc < 0) throw new RangeError(`snippet store: bad document ${doc}`);
+    this.#at = growFilled(this.#at, doc + 1);
+    this.#len = grow(this.#len, doc + 1);
+    if (bytes === null) {
+      this.#set(doc, NULL_TEXT, 0);
+      return true;
+    }
+    const chunk = this.#room(bytes.length);
+    if (!chunk) return this.#fail();
+    chunk.set(bytes, this.#used);
+    this.#append(doc, bytes.length);
+    return true;
+  }
+
+  /** The chunk `n` more bytes go into (a new one when the last has no room), or null past the bound. */
+  #room(n: number): Uint8Array | null {
+    if (n > this.#chunkBytes) return null;
+    const last = this.#chunks[this.#chunks.length - 1];
+    if (last && this.#used + n <= last.length) return last;
+    if (this.#allocated + this.#chunkBytes > this.#maxBytes) return null;
+    const chunk = new Uint8Array(this.#chunkBytes);
+    this.#chunks.push(chunk);
+    this.#allocated += this.#chunkBytes;
+    this.#used = 0;
+    return chunk;
+  }
+
+  /** Records `n` bytes just written at the end of the last chunk as the document's text. */
+  #append(doc: number, n: number): void {
+    this.#set(doc, (this.#chunks.length - 1) * 2 ** CHUNK_BITS + this.#used, n);
+    this.#used += n;
+    this.#bytes += n;
   }
 
   /** A document's text: null when it has none, undefined when the store does not hold it. */

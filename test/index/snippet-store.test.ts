@@ -102,3 +102,28 @@ t.test('issue 14: the default bound is 1/32 of memory, 64 MiB to 1 GiB', async (
   t.equal(defaultSnippetBytes(1 * 2 ** 30), 64 * MiB);
   t.equal(defaultSnippetBytes(256 * 2 ** 30), 1024 * MiB);
 });
+
+t.test('issue 14: bytes put as UTF-8 read back as the text they encode, beside texts put as strings (property)', async (t) => {
+  const enc = new TextEncoder();
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.boolean(), fc.option(fc.string({ unit: 'grapheme', maxLength: 200 }), { nil: null })), { maxLength: 150 }),
+      (entries) => {
+        const s = new SnippetStore(2 * MiB);
+        entries.forEach(([asBytes, text], doc) => {
+          if (asBytes) s.putUtf8(doc, text === null ? null : enc.encode(text));
+          else s.put(doc, text);
+        });
+        return entries.every(([, text], doc) => s.get(doc) === text) && s.size.docs === entries.length;
+      },
+    ),
+    { numRuns: 200 },
+  );
+  // Bytes from a larger buffer (a batch's values): only the slice is kept, and later writes to the buffer do not reach it.
+  const buf = enc.encode('xxhello worldyy');
+  const s = new SnippetStore(MiB);
+  t.ok(s.putUtf8(0, buf.subarray(2, 13)));
+  buf.fill(0);
+  t.equal(s.get(0), 'hello world');
+  t.notOk(new SnippetStore(1000).putUtf8(0, new Uint8Array(1001)), 'past the bound: refused');
+});
