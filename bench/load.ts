@@ -13,7 +13,7 @@
  *
  *   node --import tsx bench/load.ts [--embedder hashing|none|model] [--data-dir D] [--connections 20] [--seconds 15]
  *        [--lance DIR] [--soak-seconds 0] [--sample-every 10] [--crawl-hosts 0] [--cpu-prof DIR] [--model-dir M]
- *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--snippet-mb N] [--warm-up 15] [--server-log FILE]
+ *        [--compiled] [--trace-turns MS] [--queries claims|all-required] [--search-threads N] [--index-thread-nice N] [--snippet-mb N] [--row-cache-mb N] [--warm-up 15] [--server-log FILE]
  *        [--rounds 1]
  *
  * - Without `--data-dir` the SciFact corpus is ingested into a temp dir with `svc ingest`'s own code and the chosen
@@ -42,7 +42,9 @@
  * - `--search-threads N` sets the server's search threads (SVC_SEARCH_THREADS; default: the server's, one per core up
  *   to 4 on a machine with 2 or more); 0 runs the searches on the HTTP thread.
  * - `--snippet-mb N` sets the server's snippet store per search thread (SVC_SNIPPET_MB; default the server's, 1/32 of
- *   memory; 0: result rows come from the row cache or the table).
+ *   memory; 0: result rows come from the row cache or the table). `--row-cache-mb N` sets its row cache (SVC_ROW_CACHE_MB;
+ *   0: none): the 1,109 queries come round again, so with a cache every result page after the first round is read from
+ *   memory, where a stream of new queries at 1M passages reads the table.
  * - `--index-thread-nice N` sets the nice value of LanceDB's threads in the server (SVC_INDEX_THREAD_NICE; default
  *   the server's, 10; 0 leaves them at the server's own priority).
  * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
@@ -112,6 +114,9 @@ const { values } = parseArgs({
     // The server's snippet store per search thread in MiB (SVC_SNIPPET_MB; index/snippet-store.ts); 0: result rows from
     // the table or the row cache.
     'snippet-mb': { type: 'string' },
+    // The server's row cache in MiB (SVC_ROW_CACHE_MB; index/row-cache.ts), shared out among the search threads; 0: none
+    // (with 1,109 queries in turn every result page is cached after the first round otherwise).
+    'row-cache-mb': { type: 'string' },
     'warm-up': { type: 'string' },
     // The /healthz and search phases alternate this many times (each `--seconds` long); each kind is reported over all
     // its rounds, so a slow or fast stretch of a shared host weighs on both rates alike.
@@ -163,6 +168,7 @@ if (values.serve) {
       ...(values['search-threads'] !== undefined ? { searchThreads: values['search-threads'] } : {}),
       ...(values['index-thread-nice'] !== undefined ? { indexThreadNice: values['index-thread-nice'] } : {}),
       ...(values['snippet-mb'] !== undefined ? { snippetMb: values['snippet-mb'] } : {}),
+      ...(values['row-cache-mb'] !== undefined ? { rowCacheMb: values['row-cache-mb'] } : {}),
       ...(web ? { resolve: web.pins, crawlAllowLoopback: true, crawlGapMs: 100, crawlConcurrency: crawlHosts } : {}),
     },
   });
@@ -433,6 +439,7 @@ const childArgs = [
   ...(values['search-threads'] !== undefined ? ['--search-threads', values['search-threads']] : []),
   ...(values['index-thread-nice'] !== undefined ? ['--index-thread-nice', values['index-thread-nice']] : []),
   ...(values['snippet-mb'] !== undefined ? ['--snippet-mb', values['snippet-mb']] : []),
+  ...(values['row-cache-mb'] !== undefined ? ['--row-cache-mb', values['row-cache-mb']] : []),
 ];
 // The server's own log (pino, stdout) is dropped unless `--server-log FILE` asks for it.
 const serverLog = values['server-log'] ? openSync(resolve(values['server-log']), 'w') : 'ignore';
