@@ -43,14 +43,8 @@ export class SnippetStore {
    * kept for it, nor for any document after it (`full`). A text UTF-8 cannot hold exactly is left out (true).
    */
   put(doc: number, text: string | null): boolean {
-    if (this.#full) return false;
-    if (!Number.isInteger(doc) || doc < 0) throw new RangeError(`snippet store: bad document ${doc}`);
-    this.#at = growFilled(this.#at, doc + 1);
-    this.#len = grow(this.#len, doc + 1);
-    if (text === null) {
-      this.#set(doc, NULL_TEXT, 0);
-      return true;
-    }
+    const slot = this.#slot(doc, text === null);
+    if (slot !== 'text' || text === null) return slot !== false;
     // UTF-8 cannot hold a lone surrogate (the encoder would put U+FFFD in its place): such a text is not kept, and its
     // reads go to the table. (Text read from the table never has one; this keeps `get` exact for any string.)
     if (LONE_SURROGATE.test(text)) return true;
@@ -68,18 +62,26 @@ export class SnippetStore {
    * `get` decodes them as the Arrow reader would (malformed sequences as U+FFFD).
    */
   putUtf8(doc: number, bytes: Uint8Array | null): boolean {
-    if (this.#full) return false;
-    if (!Number.isInteger(doc) || doc < 0) throw new RangeError(`snippet store: bad document ${doc}`);
-    this.#at = growFilled(this.#at, doc + 1);
-    this.#len = grow(this.#len, doc + 1);
-    if (bytes === null) {
-      this.#set(doc, NULL_TEXT, 0);
-      return true;
-    }
+    const slot = this.#slot(doc, bytes === null);
+    if (slot !== 'text' || bytes === null) return slot !== false;
     const chunk = this.#room(bytes.length);
     if (!chunk) return this.#fail();
     chunk.set(bytes, this.#used);
     this.#append(doc, bytes.length);
+    return true;
+  }
+
+  /**
+   * What both puts begin with: false when full; the document's slots made; a passage without text recorded (true);
+   * otherwise 'text', for the caller to write.
+   */
+  #slot(doc: number, isNull: boolean): boolean | 'text' {
+    if (this.#full) return false;
+    if (!Number.isInteger(doc) || doc < 0) throw new RangeError(`snippet store: bad document ${doc}`);
+    this.#at = growFilled(this.#at, doc + 1);
+    this.#len = grow(this.#len, doc + 1);
+    if (!isNull) return 'text';
+    this.#set(doc, NULL_TEXT, 0);
     return true;
   }
 
