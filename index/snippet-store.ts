@@ -1,4 +1,4 @@
-import { totalmem } from 'node:os';
+import { defaultRowCacheBytes } from './row-cache.js';
 import { grow } from './typed-arrays.js';
 
 /**
@@ -157,6 +157,6 @@ function growFilled(a: Float64Array, need: number): Float64Array {
  * The store's default bound, per reader of the index (each search thread holds its own): 1/32 of the machine's memory,
  * at least 64 MiB and at most 1 GiB — 768 MiB on a 24 GiB machine, the quotable text of ≈ 1M passages of ≈ 700 bytes.
  */
-export function defaultSnippetBytes(machineBytes = totalmem()): number {
-  return Math.min(2 ** 30, Math.max(64 * 2 ** 20, Math.floor(machineBytes / 32)));
+export function defaultSnippetBytes(machineBytes?: number): number {
+  return defaultRowCacheBytes(machineBytes); // the same share of the machine, held once per reader
 }

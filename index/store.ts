@@ -198,6 +198,8 @@ interface RowRead {
   readonly columns: readonly string[];
   readonly own: readonly string[];
   readonly whole: boolean;
+  /** The only own column is the snippet text: a row the postings' snippet store holds needs no read at all. */
+  readonly snippetOnly: boolean;
 }
 const ownOf = (columns: readonly string[]): string[] =>
   PASSAGE_OWN_ROW_COLUMNS.filter((c) => c !== 'page_ref' && c !== 'ordinal' && c !== 'page_no' && columns.includes(c));
@@ -211,8 +213,12 @@ function rowOfPassage(columns: readonly string[], p: RowPassage, own: Record<str
     row[c] = c in own ? own[c] : c === 'page_ref' || c === 'ordinal' || c === 'page_no' ? p[c] : p.fields[c as keyof PageFieldRow];
   return row as unknown as ResultRow;
 }
-const WHOLE_ROWS: RowRead = { columns: PASSAGE_ROW_COLUMNS, own: ownOf(PASSAGE_ROW_COLUMNS), whole: true };
-const RESULT_ROWS: RowRead = { columns: RESULT_ROW_COLUMNS, own: ownOf(RESULT_ROW_COLUMNS), whole: false };
+const rowRead = (columns: readonly string[], whole: boolean): RowRead => {
+  const own = ownOf(columns);
+  return { columns, own, whole, snippetOnly: own.length > 0 && own.every((c) => c === 'snippet_text') };
+};
+const WHOLE_ROWS = rowRead(PASSAGE_ROW_COLUMNS, true);
+const RESULT_ROWS = rowRead(RESULT_ROW_COLUMNS, false);
 
 /** The LanceDB-backed passage index. Implements the crawler's PageSink. */
 export class PassageIndex implements PageSink {
@@ -919,14 +925,13 @@ export class PassageIndex implements PageSink {
     const own: bigint[] = [];
     const whole: bigint[] = [];
     const engine = this.#engine;
-    const snippetOnly = read.own.every((c) => c === 'snippet_text');
     for (const id of ids) {
       const p = engine?.passageOfRow(Number(id));
       if (!p) {
         whole.push(id);
         continue;
       }
-      const snippet = snippetOnly ? engine!.snippetOfRow(Number(id)) : undefined;
+      const snippet = read.snippetOnly ? engine!.snippetOfRow(Number(id)) : undefined;
       if (snippet !== undefined) fromMemory.push(rowOfPassage(read.columns, p, { snippet_text: snippet }));
       else {
         known.set(id, p);

@@ -1,5 +1,10 @@
 import fc from 'fast-check';
 import t from 'tap';
+import { Utf8, vectorFromArray } from 'apache-arrow';
+import { PAGE_FIELD_ROW_COLUMNS } from '../../index/columns.js';
+import { pageRows } from '../../index/rows.js';
+import { TextSnapshot } from '../../index/text-engine.js';
+import { makePage } from '../helpers/page-input.js';
 import { defaultSnippetBytes, SnippetStore } from '../../index/snippet-store.js';
 
 const MiB = 2 ** 20;
@@ -126,4 +131,52 @@ t.test('issue 14: bytes put as UTF-8 read back as the text they encode, beside t
   buf.fill(0);
   t.equal(s.get(0), 'hello world');
   t.notOk(new SnippetStore(1000).putUtf8(0, new Uint8Array(1001)), 'past the bound: refused');
+});
+
+t.test('issue 14: a scan batch’s snippet column reaches the store as its bytes (chunked, with nulls) or as its values', async (t) => {
+  // A plain Utf8 column in two chunks (the store copies the bytes, finding each row's chunk), with a null; and a column
+  // of another kind (here one that only answers get): the values it reads as.
+  // The page fields as a real passage row holds them.
+  const row = pageRows(makePage(1, 'a.example', ['one passage']), () => 1).passages[0]! as unknown as Record<string, unknown>;
+  const field = (c: string) => row[c] ?? null;
+  const texts = ['first ASCII', null, 'Québec 東京', '', '😀 emoji', 'last one'];
+  const utf8 = vectorFromArray(texts.slice(0, 3), new Utf8()).concat(vectorFromArray(texts.slice(3), new Utf8()));
+  t.equal(utf8.data.length, 2, 'two chunks');
+  const plain = { get: (i: number) => texts[i] ?? null };
+  for (const [label, snippetCol] of [
+    ['Utf8 bytes', utf8],
+    ['values', plain],
+  ] as const) {
+    const snap = new TextSnapshot(40, undefined, MiB);
+    const ids = texts.map((_, i) => 1000 + i);
+    const cols: Record<string, { get(i: number): unknown }> = {
+      search_text: { get: (i) => `word${i}` },
+      page_ref: { get: (i) => i + 1 },
+      ordinal: { get: () => 0 },
+      page_no: { get: () => null },
+      snippet_text: snippetCol,
+    };
+    for (const c of PAGE_FIELD_ROW_COLUMNS) cols[c] ??= { get: () => field(c) };
+    const add = snap.rowAdder({ numRows: texts.length, getChild: (name) => cols[name] ?? null }, ids);
+    add(0, 2);
+    add(2, texts.length); // in slices, as addInSlices calls it
+    t.same(
+      ids.map((id) => snap.snippetOfRow(id)),
+      texts,
+      `${label}: every row's text, null kept as null`,
+    );
+    t.equal(snap.snippetOfRow(999), undefined, `${label}: a row the postings do not hold`);
+    t.equal(snap.snippets!.size.docs, texts.length);
+  }
+  // Without the column in the batch (a read that did not bring it), nothing is kept and nothing fails.
+  const snap = new TextSnapshot(40, undefined, MiB);
+  const bare: Record<string, { get(i: number): unknown }> = {
+    search_text: { get: () => 'w' },
+    page_ref: { get: () => 1 },
+    ordinal: { get: () => 0 },
+    page_no: { get: () => null },
+  };
+  for (const c of PAGE_FIELD_ROW_COLUMNS) bare[c] ??= { get: () => field(c) };
+  snap.rowAdder({ numRows: 1, getChild: (name) => bare[name] ?? null }, [7])(0, 1);
+  t.equal(snap.snippetOfRow(7), undefined, 'no snippet column: not held (its result row comes from the table)');
 });
