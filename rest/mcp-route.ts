@@ -31,11 +31,8 @@ export interface McpRouteOptions {
 }
 
 /**
- * /mcp: Streamable HTTP, stateless, JSON responses, in this order: Origin, key, method, body (read and parsed
- * once), then `screenToolCalls` (tools/mcp.ts: malformed calls, unknown tools, the quota, argument bounds), then
- * the SDK's transport and an McpServer built for this request answer the rest. Only tools/call counts against
- * quotas; a refused call gets an isError result with code rate_limited and the Retry-After header. Every answer
- * carries the X-RateLimit-* headers.
+ * /mcp: Streamable HTTP, stateless, JSON responses. Origin, key, body, then `screenToolCalls` (the quota and the
+ * arguments of each tools/call), then the SDK's transport and a per-request McpServer. Rate headers on every answer.
  */
 export function mcpHandler(opts: McpRouteOptions) {
   return async (ctx: Context): Promise<void> => {

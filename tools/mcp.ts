@@ -1,9 +1,6 @@
 /**
- * The MCP side of every tool, in two steps (rest/mcp-route.ts runs them for each POST /mcp):
- * - `screenToolCalls` answers what the MCP spec wants answered before a tool runs (malformed params, unknown
- *   tools, the quota, invalid arguments) and parses each remaining call's arguments with the tool's zod input;
- * - `buildMcpServer` registers the tools on an McpServer with the SDK's `registerTool`; each handler runs the
- *   parsed arguments through `runTool`, the call path REST uses too, so structuredContent equals the REST JSON.
+ * The MCP side of every tool: `screenToolCalls` refuses or parses each tools/call before the SDK sees it, and
+ * `buildMcpServer` registers the tools with the SDK's `registerTool`. rest/mcp-route.ts runs both for each POST.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -72,9 +69,8 @@ function sdkSchemasOf(tool: ToolDefinition) {
 }
 
 /**
- * One McpServer for one request (stateless), with the SDK's `registerTool` per tool. tools/list is the SDK's:
- * described input schemas and compact output schemas (tools/json-schema.ts, `listedTool`). Only arguments that
- * `screenToolCalls` parsed may reach it: its input schemas accept any object.
+ * One McpServer for one request (stateless). Each handler runs `runTool`, as REST does, so structuredContent equals
+ * the REST JSON. Only arguments `screenToolCalls` parsed may reach it: its input schemas accept any object.
  */
 export function buildMcpServer(opts: McpServerOptions): McpServer {
   const server = new McpServer(
@@ -130,18 +126,9 @@ export interface Screened {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Screens each tools/call request of a JSON-RPC body (one message or a batch) before the SDK sees it, because
- * the SDK's tools/call path folds every failure into an isError result without our codes:
- * - params that are not `{name: string, arguments?: object}` → JSON-RPC -32602 (the SDK would answer -32603 with
- *   a raw validation dump);
- * - a tool that does not exist (or is disabled) → JSON-RPC -32602, as the spec lists unknown tools among protocol
- *   errors;
- * - the call counts against the quota (`countCall`); refused → an isError result with code rate_limited;
- * - arguments the tool's schema refuses → -32602 with a short message (problem JSON in `error.data`) for protocol
- *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on;
- * - accepted → forwarded with its arguments replaced by the parsed value (defaults filled in), which the
- *   registered handler receives as is.
- * Anything else (initialize, tools/list, notifications, malformed messages) is forwarded untouched.
+ * Screens each tools/call of a JSON-RPC body (one message or a batch) before the SDK, whose tools/call path folds
+ * every failure into an isError result without our codes; accepted calls go on with their arguments parsed.
+ * Anything else (initialize, tools/list, notifications, malformed messages) goes on untouched.
  */
 export async function screenToolCalls(body: unknown, opts: ScreenOptions): Promise<Screened> {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
@@ -166,14 +153,17 @@ async function screenOne(
   });
   const result = (r: CallToolResult) => ({ answer: { jsonrpc: '2.0' as const, id, result: r } });
   const params: unknown = request.params;
+  // The SDK would answer -32603 with a raw validation dump.
   if (!isPlainObject(params) || typeof params.name !== 'string' || (params.arguments !== undefined && !isPlainObject(params.arguments))) {
     return rpcError(RpcCode.InvalidParams, 'Invalid params: tools/call takes {"name": string, "arguments": object}');
   }
   const tool = byName.get(params.name);
+  // The spec lists unknown tools among protocol errors; a disabled tool does not exist.
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
   try {
     await opts.countCall(tool);
     const input: unknown = parseToolInput(tool, params.arguments ?? {});
+    // The handler receives the parsed value (defaults filled in) as is.
     return { forward: { ...request, params: { ...params, arguments: input } } };
   } catch (err) {
     if (!isSvcError(err)) {
@@ -182,6 +172,7 @@ async function screenOne(
     }
     if (err.code !== 'validation_failed' || opts.protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS)
       return result(errorResult(err, opts.onToolError));
+    // An older client reads -32602: a short message, the problem JSON (with its code) in `error.data`.
     return rpcError(RpcCode.InvalidParams, `Invalid params: ${err.message}`, toProblem(err));
   }
 }
