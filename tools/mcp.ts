@@ -51,9 +51,9 @@ const errorResult = (e: SvcError, onToolError?: (err: SvcError) => void): CallTo
 };
 
 /**
- * registerTool takes zod schemas only, and tools/list shows their `z.toJSONSchema`. This zod object shows `json`
- * instead (zod's `toJSONSchema` override; the root `$schema` zod stamps is left out, as in REST and OpenAPI) and
- * accepts any object: arguments reach the SDK already parsed by the tool's own schema (`screenToolCalls`).
+ * registerTool takes zod schemas only, and tools/list shows their `z.toJSONSchema`. This zod object lists `json`
+ * instead (zod's `toJSONSchema` override, less the root `$schema` zod adds) and accepts any object: the screen
+ * parsed the arguments with the tool's own schema, and `runTool` checks the output against the tool's.
  */
 function listedAs(json: JsonSchema): z.ZodObject<Record<string, never>, z.core.$loose> {
   const schema = z.looseObject({});
