@@ -1,6 +1,6 @@
 /**
- * Runs the official MCP conformance scenario `dns-rebinding-protection` (@modelcontextprotocol/conformance) against
- * a real svc on loopback. Not a benchmark: it lives here with the other hand-run scripts.
+ * Runs official MCP conformance scenarios (@modelcontextprotocol/conformance; `dns-rebinding-protection`, or those
+ * named as arguments) against a real svc on loopback. Not a benchmark: it lives here with the other hand-run scripts.
  *
  *   # once: the conformance CLI needs Node >= 22; npm's node@24 package provides one
  *   npm install --prefix /tmp/mcp-conformance @modelcontextprotocol/conformance@0.1.16 node@24
@@ -8,8 +8,8 @@
  *
  * The scenario targets unauthenticated localhost servers: its requests carry no credentials. svc's /mcp needs a
  * key, so a loopback proxy adds `Authorization: Bearer <a fresh key>` and forwards everything else verbatim (Host
- * and Origin included): the check under test, Host and Origin validation, is svc's own. Exit code 0 = the scenario
- * passed; its report is printed. test/rest/mcp-conformance-issue12.test.ts runs this when SVC_CONFORMANCE_DIR is set.
+ * and Origin included): the check under test, Host and Origin validation, is svc's own. Exit code 0 = every scenario
+ * passed; their reports are printed. test/rest/mcp-conformance-issue12.test.ts runs this when SVC_CONFORMANCE_DIR is set.
  */
 import '../fixtures/loopback-only.js';
 import { spawn } from 'node:child_process';
@@ -54,10 +54,15 @@ const proxy = createServer((req, res) => {
 await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
 
-const code = await new Promise<number>((resolve) => {
-  const child = spawn(node24, [cli, 'server', '--url', url, '--scenario', 'dns-rebinding-protection'], { stdio: 'inherit' });
-  child.on('close', (c) => resolve(c ?? 1));
-});
+const scenarios = process.argv.slice(2);
+let code = 0;
+for (const scenario of scenarios.length > 0 ? scenarios : ['dns-rebinding-protection']) {
+  const c = await new Promise<number>((resolve) => {
+    const child = spawn(node24, [cli, 'server', '--url', url, '--scenario', scenario], { stdio: 'inherit' });
+    child.on('close', (x) => resolve(x ?? 1));
+  });
+  code ||= c;
+}
 proxy.close();
 await running.close();
 await services.close();

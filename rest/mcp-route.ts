@@ -1,8 +1,9 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
 import { SvcError } from '../errors.js';
 import type { ToolContext, ToolDefinition } from '../tools/define-tool.js';
-import { serveMcp } from '../tools/mcp.js';
+import { buildMcpServer, enabledTools, screenToolCalls } from '../tools/mcp.js';
 import { decodeUtf8, readBody } from './body.js';
 
 type SetHeader = (name: string, value: string) => void;
@@ -30,10 +31,8 @@ export interface McpRouteOptions {
 }
 
 /**
- * /mcp: Streamable HTTP, stateless, JSON responses. One McpServer per request (no session state to share or leak),
- * built from the registry with the caller's context. Only tools/call counts against quotas; a refused call gets an
- * isError result with code rate_limited and retry_after, plus the Retry-After header. Every answer carries the
- * X-RateLimit-* headers.
+ * /mcp: Streamable HTTP, stateless, JSON responses. Origin, key, body, then `screenToolCalls` (the quota and the
+ * arguments of each tools/call), then the SDK's transport and a per-request McpServer. Rate headers on every answer.
  */
 export function mcpHandler(opts: McpRouteOptions) {
   return async (ctx: Context): Promise<void> => {
@@ -55,26 +54,55 @@ export function mcpHandler(opts: McpRouteOptions) {
       ctx.body = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null };
       return;
     }
-    const res = ctx.res;
-    const set: SetHeader = (n, v) => res.setHeader(n, v);
+    const set: SetHeader = (n, v) => ctx.set(n, v);
     await showQuota(set); // a tools/call below overwrites them with the counted values
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = await serveMcp(
-      {
-        tools: opts.tools,
-        ctx: toolCtx,
-        version: opts.version,
-        beforeCall: () => countCall(set),
-        onInternalError: opts.onInternalError,
-        ...(opts.onToolError ? { onToolError: opts.onToolError } : {}),
-      },
-      transport,
-    );
-    ctx.respond = false;
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
+    const tools = enabledTools(opts.tools, toolCtx.deps.config);
+    const hooks = { onInternalError: opts.onInternalError, ...(opts.onToolError ? { onToolError: opts.onToolError } : {}) };
+    const screened = await screenToolCalls(body, {
+      tools,
+      protocolVersion: ctx.get('mcp-protocol-version') || DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+      countCall: () => countCall(set),
+      ...hooks,
     });
-    await transport.handleRequest(ctx.req, res, body);
+    const server = buildMcpServer({ tools, ctx: toolCtx, version: opts.version, ...hooks });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    let response: Response;
+    try {
+      await server.connect(transport);
+      response = await transport.handleRequest(webRequest(ctx), { parsedBody: screened.forward });
+    } finally {
+      await server.close();
+    }
+    await respond(ctx, response, screened.answers);
   };
+}
+
+/** The request as the SDK's web-standard transport reads it: method, URL and headers (the body is passed parsed). */
+function webRequest(ctx: Context): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return new Request(ctx.href, { method: ctx.method, headers });
+}
+
+/**
+ * Writes the transport's response, with the screened answers added to its own when it accepted the request (a
+ * refusal of the HTTP request itself, e.g. an unsupported protocol version, wins). One answer is sent as an object,
+ * several as an array, as the transport does.
+ */
+async function respond(ctx: Context, response: Response, screened: readonly JSONRPCMessage[]): Promise<void> {
+  const text = await response.text();
+  response.headers.forEach((value, name) => ctx.set(name, value));
+  if (screened.length === 0 || (response.status !== 200 && response.status !== 202)) {
+    ctx.body = text === '' ? null : text;
+    ctx.status = response.status;
+    return;
+  }
+  const own = response.status === 200 ? [JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[]].flat() : [];
+  const answers = [...screened, ...own];
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(answers.length === 1 ? answers[0] : answers);
 }

@@ -31,8 +31,8 @@ export function parseToolInput<I extends AnyObjectSchema>(tool: ToolDefinition<I
 }
 
 /**
- * The one call path both adapters use: parse the input, run the handler, check the output against the declared
- * schema. So REST JSON and MCP structuredContent are the same value for the same input.
+ * The call path REST uses: parse the input, then `runTool`. MCP parses each call's arguments before the SDK sees
+ * them (tools/mcp.ts, `screenToolCalls`) and calls `runTool` with the parsed value; both answer the same value.
  */
 export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
   tool: ToolDefinition<I, O>,
@@ -42,7 +42,15 @@ export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSch
   if (tool.enabled && !tool.enabled(ctx.deps.config)) {
     throw new SvcError('feature_disabled', `${tool.name} is not enabled on this service`);
   }
-  const input = parseToolInput(tool, raw);
+  return runTool(tool, parseToolInput(tool, raw), ctx);
+}
+
+/** Runs the handler on input `parseToolInput` returned and checks the output against the declared schema. */
+export async function runTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
+  tool: ToolDefinition<I, O>,
+  input: z.output<I>,
+  ctx: ToolContext,
+): Promise<z.output<O>> {
   const result = await tool.run(input, ctx);
   const checked = tool.output.safeParse(result);
   if (!checked.success) {

@@ -1,26 +1,27 @@
+/**
+ * The MCP side of every tool: `screenToolCalls` refuses or parses each tools/call before the SDK sees it, and
+ * `buildMcpServer` registers the tools with the SDK's `registerTool`. rest/mcp-route.ts runs both for each POST.
+ */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   ErrorCode as RpcCode,
-  ListToolsRequestSchema,
+  isJSONRPCRequest,
   type CallToolResult,
   type JSONRPCMessage,
-  type RequestId,
+  type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Config } from '../config.js';
 import { SvcError, isSvcError, toProblem } from '../errors.js';
-import { callTool, parseToolInput } from './call-tool.js';
-import type { ToolContext, ToolDefinition } from './define-tool.js';
-import { listedTool } from './json-schema.js';
+import { parseToolInput, runTool } from './call-tool.js';
+import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+import { listedTool, type JsonSchema } from './json-schema.js';
 
-/** Runs before each tool call (rate limits): throws an SvcError to refuse the call. */
-export type BeforeCall = (tool: ToolDefinition) => Promise<void>;
-
-export interface McpBuildOptions {
+export interface McpServerOptions {
+  /** The enabled tools (`enabledTools`). */
   readonly tools: readonly ToolDefinition[];
   readonly ctx: ToolContext;
   readonly version: string;
-  readonly beforeCall?: BeforeCall;
   /** Called with any unexpected (non-SvcError) failure, for the operator's log (tool name only, no input). */
   readonly onInternalError?: (err: unknown, tool: string) => void;
   /** Called with every refusal answered as an isError result (its stable code feeds /metrics; no input). */
@@ -40,139 +41,138 @@ const INSTRUCTIONS = [
  */
 const ARGUMENT_ERRORS_AS_RESULTS = '2025-11-25';
 
-const errorResult = (e: SvcError, opts: Pick<McpBuildOptions, 'onToolError'>): CallToolResult => {
-  opts.onToolError?.(e);
+/** The tools that exist in this configuration: the others are neither listed nor callable. */
+export const enabledTools = (tools: readonly ToolDefinition[], config: Config): ToolDefinition[] =>
+  tools.filter((t) => !t.enabled || t.enabled(config));
+
+const errorResult = (e: SvcError, onToolError?: (err: SvcError) => void): CallToolResult => {
+  onToolError?.(e);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(toProblem(e)) }] };
 };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * registerTool takes zod schemas only, and tools/list shows their `z.toJSONSchema`. This zod object lists `json`
+ * instead (zod's `toJSONSchema` override, less the root `$schema` zod adds) and accepts any object: the screen
+ * parsed the arguments with the tool's own schema, and `runTool` checks the output against the tool's.
+ */
+function listedAs(json: JsonSchema): z.ZodObject<Record<string, never>, z.core.$loose> {
+  const schema = z.looseObject({});
+  // zod rewrites the returned tree while emitting it, so each listing gets its own copy.
+  schema._zod.toJSONSchema = () => ({ ...structuredClone(json), $schema: undefined });
+  return schema;
+}
+
+const sdkSchemas = new WeakMap<ToolDefinition, ReturnType<typeof sdkSchemasOf>>();
+function sdkSchemasOf(tool: ToolDefinition) {
+  const listed = listedTool(tool);
+  return { input: listedAs(listed.inputSchema), output: listedAs(listed.outputSchema) };
+}
 
 /**
- * Builds the MCP server for one caller with the SDK's `registerTool` (one definition per tool: name, title,
- * description, zod input and output schemas, annotations). Each handler runs `callTool`, the call path REST uses
- * too, so MCP structuredContent and REST JSON are the same value; a refusal (an SvcError) is an isError result
- * whose text is the problem JSON with its code.
- *
- * `rawArguments` carries each tools/call's arguments as the caller sent them (set by `serveMcp`'s screen), so
- * `callTool` parses the caller's input itself, unknown-field check included, exactly as REST does.
+ * One McpServer for one request (stateless). Each handler runs `runTool`, as REST does, so structuredContent equals
+ * the REST JSON. Only arguments `screenToolCalls` parsed may reach it: its input schemas accept any object.
  */
-function buildMcpServer(opts: McpBuildOptions, rawArguments: Map<RequestId, unknown>): McpServer {
+export function buildMcpServer(opts: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: 'svc', version: opts.version },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  for (const tool of enabledTools(opts)) {
+  for (const tool of opts.tools) {
+    let schemas = sdkSchemas.get(tool);
+    if (!schemas) sdkSchemas.set(tool, (schemas = sdkSchemasOf(tool)));
     server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
+        inputSchema: schemas.input,
+        outputSchema: schemas.output,
+        annotations: { ...tool.annotations },
       },
-      async (parsed: unknown, extra): Promise<CallToolResult> => {
-        const raw = rawArguments.has(extra.requestId) ? rawArguments.get(extra.requestId) : parsed;
-        rawArguments.delete(extra.requestId);
+      async (input): Promise<CallToolResult> => {
         try {
-          const out = await callTool(tool, raw ?? {}, opts.ctx);
+          const out = await runTool(tool, input as z.output<AnyObjectSchema>, opts.ctx);
           return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out as Record<string, unknown> };
         } catch (err) {
           const e = isSvcError(err) ? err : new SvcError('internal', undefined, { cause: err });
           if (e.code === 'internal') opts.onInternalError?.(err, tool.name);
-          return errorResult(e, opts);
+          return errorResult(e, opts.onToolError);
         }
       },
     );
   }
-  // tools/list is answered from the same JSON Schemas REST and OpenAPI use (nullable as anyOf, compact output
-  // schemas; see tools/json-schema.ts) instead of the SDK's own zod conversion: the listing is what every agent
-  // pays for in tokens. registerTool installed the SDK's handler; this replaces it, and tools/call stays the SDK's.
-  const listed = enabledTools(opts).map(listedTool);
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   return server;
 }
 
-const enabledTools = (opts: McpBuildOptions): ToolDefinition[] => opts.tools.filter((t) => !t.enabled || t.enabled(opts.ctx.deps.config));
+export interface ScreenOptions {
+  /** The enabled tools (`enabledTools`). */
+  readonly tools: readonly ToolDefinition[];
+  /** The request's MCP-Protocol-Version (the SDK's default when absent). */
+  readonly protocolVersion: string;
+  /** Counts one call against the caller's quota; throws an SvcError (rate_limited) to refuse it. */
+  readonly countCall: (tool: ToolDefinition) => Promise<void>;
+  readonly onInternalError?: (err: unknown, tool: string) => void;
+  readonly onToolError?: (err: SvcError) => void;
+}
+
+/** What `screenToolCalls` made of a request body. */
+export interface Screened {
+  /** The body to hand to the SDK: the same messages less those answered, each call's arguments parsed. */
+  readonly forward: unknown;
+  /** The answers to the tools/call requests screened out. */
+  readonly answers: readonly JSONRPCMessage[];
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * What the adapter answers for one incoming message before the SDK sees it, or null to pass it on. Only
- * tools/call is screened, because the SDK's own tools/call path folds every failure into an isError result:
- * - params that are not `{name: string, arguments?: object}` → JSON-RPC -32602 (the SDK would answer -32603 with
- *   a raw validation dump);
- * - a tool that does not exist (or is disabled) → JSON-RPC -32602, as the spec lists unknown tools among protocol
- *   errors;
- * - the call counts against the quota (`beforeCall`); refused → an isError result with code rate_limited;
- * - arguments the tool's schema refuses → -32602 with a short message (problem JSON in `error.data`) for protocol
- *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on.
+ * Screens each tools/call of a JSON-RPC body (one message or a batch) before the SDK, whose tools/call path folds
+ * every failure into an isError result without our codes; accepted calls go on with their arguments parsed.
+ * Anything else (initialize, tools/list, notifications, malformed messages) goes on untouched.
  */
-async function screen(
-  message: JSONRPCMessage,
-  protocolVersion: string,
+export async function screenToolCalls(body: unknown, opts: ScreenOptions): Promise<Screened> {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const byName = new Map<string, ToolDefinition>(opts.tools.map((t) => [t.name, t]));
+  const outcomes = await Promise.all(messages.map((m) => screenOne(m, byName, opts)));
+  const answers = outcomes.filter((o): o is { answer: JSONRPCMessage } => 'answer' in o).map((o) => o.answer);
+  const forward = outcomes.flatMap((o) => ('forward' in o ? [o.forward] : []));
+  // A single message stays a single message; an empty batch still lets the transport check the HTTP request.
+  return { forward: Array.isArray(body) || forward.length !== 1 ? forward : forward[0], answers };
+}
+
+async function screenOne(
+  message: unknown,
   byName: ReadonlyMap<string, ToolDefinition>,
-  opts: McpBuildOptions,
-  rawArguments: Map<RequestId, unknown>,
-): Promise<JSONRPCMessage | null> {
-  if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return null;
-  const id = message.id;
-  const rpcError = (code: number, text: string, data?: unknown): JSONRPCMessage => ({
-    jsonrpc: '2.0',
-    id,
-    error: { code, message: text, ...(data === undefined ? {} : { data }) },
+  opts: ScreenOptions,
+): Promise<{ forward: unknown } | { answer: JSONRPCMessage }> {
+  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return { forward: message };
+  const request: JSONRPCRequest = message;
+  const id = request.id;
+  const rpcError = (code: number, text: string, data?: unknown) => ({
+    answer: { jsonrpc: '2.0' as const, id, error: { code, message: text, ...(data === undefined ? {} : { data }) } },
   });
-  const result = (r: CallToolResult): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: r });
-  const params: unknown = message.params;
+  const result = (r: CallToolResult) => ({ answer: { jsonrpc: '2.0' as const, id, result: r } });
+  const params: unknown = request.params;
+  // The SDK would answer -32603 with a raw validation dump.
   if (!isPlainObject(params) || typeof params.name !== 'string' || (params.arguments !== undefined && !isPlainObject(params.arguments))) {
     return rpcError(RpcCode.InvalidParams, 'Invalid params: tools/call takes {"name": string, "arguments": object}');
   }
   const tool = byName.get(params.name);
+  // The spec lists unknown tools among protocol errors; a disabled tool does not exist.
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
   try {
-    await opts.beforeCall?.(tool);
+    await opts.countCall(tool);
+    const input: unknown = parseToolInput(tool, params.arguments ?? {});
+    // The handler receives the parsed value (defaults filled in) as is.
+    return { forward: { ...request, params: { ...params, arguments: input } } };
   } catch (err) {
-    if (isSvcError(err)) return result(errorResult(err, opts));
-    throw err;
-  }
-  const args = params.arguments ?? {};
-  try {
-    parseToolInput(tool, args);
-  } catch (err) {
-    if (!isSvcError(err)) throw err;
-    if (protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS) return result(errorResult(err, opts));
+    if (!isSvcError(err)) {
+      opts.onInternalError?.(err, 'tools/call');
+      return rpcError(RpcCode.InternalError, 'Internal error');
+    }
+    if (err.code !== 'validation_failed' || opts.protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS)
+      return result(errorResult(err, opts.onToolError));
+    // An older client reads -32602: a short message, the problem JSON (with its code) in `error.data`.
     return rpcError(RpcCode.InvalidParams, `Invalid params: ${err.message}`, toProblem(err));
   }
-  rawArguments.set(id, args);
-  return null;
-}
-
-/**
- * Builds the server for one caller, connects it to `transport` and screens incoming tools/call messages (see
- * `screen`) on the transport's public `onmessage` hook, so batches and single messages alike get one answer per
- * request id from the transport itself.
- */
-export async function serveMcp(opts: McpBuildOptions, transport: Transport): Promise<McpServer> {
-  const rawArguments = new Map<RequestId, unknown>();
-  const server = buildMcpServer(opts, rawArguments);
-  const byName = new Map<string, ToolDefinition>(enabledTools(opts).map((t) => [t.name, t]));
-  await server.connect(transport);
-  const deliver = transport.onmessage;
-  if (!deliver) throw new Error('MCP server did not attach to the transport');
-  // Screening may wait on the state database (the quota check), so each message is handed on when its own check
-  // is done; the transport answers by request id, so a batch's answers need not be produced in order.
-  transport.onmessage = (message, extra) => {
-    const header = extra?.requestInfo?.headers?.['mcp-protocol-version'];
-    const version = typeof header === 'string' && header !== '' ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
-    void screen(message, version, byName, opts, rawArguments).then(
-      (answer) => {
-        if (answer === null) deliver.call(transport, message, extra);
-        else void transport.send(answer);
-      },
-      (err: unknown) => {
-        opts.onInternalError?.(err, 'tools/call');
-        if ('id' in message)
-          void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InternalError, message: 'Internal error' } });
-      },
-    );
-  };
-  return server;
 }
