@@ -562,8 +562,8 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     }
   }
 
-  // Decoding and extraction are the pipeline's largest synchronous step (≈ 5–20 ms a page). Pages whose bodies arrive
-  // in the same turn of the event loop would be extracted back to back in it: each waits for a turn of its own.
+  // Decoding and extraction are the pipeline's largest synchronous step. Pages whose bodies arrive in the same turn
+  // of the event loop would be extracted back to back in it: each waits for a turn of its own.
   await yieldToLoop();
   const html = decodeHtml(res.body, type);
   const page = extractPage(html, { url: finalUrl, headers: res.headers });
