@@ -138,7 +138,7 @@ export const configSchema = z.object({
   /**
    * Answer the BM25 arm of unfiltered queries from in-process postings (index/postings.ts) in the processes that
    * serve search (roles all and api); `false` leaves every query on LanceDB's full-text index and saves their memory
-   * (measured in docs/bench-index.md#in-process-postings-the-bm25-arm-without-lancedbs-per-query-plan-issue-14-session-7).
+   * (measured at 1M passages in docs/bench-index.md).
    * @default true
    */
   textPostings: bool.default(true),
