@@ -72,7 +72,7 @@ export const configSchema = z.object({
   crawlConcurrency: int(1, 256).default(8),
   /** Minimum gap between two requests to one origin, in ms. @default 1000 */
   crawlGapMs: int(0, 3_600_000).default(1000),
-  /** Fast-lane URL submissions per verified webmaster property and UTC day (issue 11; planned, not exposed). @default 20 */
+  /** Fast-lane URL submissions per verified webmaster property and UTC day (planned, not exposed: docs/webmaster.md). @default 20 */
   webmasterFastLanePerDay: int(1, 100_000).default(20),
   /** Largest decoded body the crawler reads, in bytes. @default 5 MiB */
   crawlMaxBytes: int(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
@@ -138,7 +138,7 @@ export const configSchema = z.object({
   /**
    * Answer the BM25 arm of unfiltered queries from in-process postings (index/postings.ts) in the processes that
    * serve search (roles all and api); `false` leaves every query on LanceDB's full-text index and saves their memory
-   * (≈ 0.9 GB of process RSS at 1M passages, docs/bench-index.md).
+   * (measured at 1M passages in docs/bench-index.md).
    * @default true
    */
   textPostings: bool.default(true),

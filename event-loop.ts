@@ -1,20 +1,15 @@
 /**
- * Long synchronous work shares one event loop with the requests a process serves (issue 14: the loop never waits
- * more than 50 ms on the crawler's indexing path). Work that loops over many items — a sitemap's entries, a page's
- * links, a scan batch's rows, a write's rows — checks a time budget between items and gives the loop a turn when the
- * budget is spent.
+ * Long synchronous work shares one event loop with the requests a process serves: a loop over many items (a sitemap's
+ * entries, a page's links, a scan batch's rows, a write's rows) checks a time budget between items and gives the loop
+ * a turn when it is spent (the delay this keeps under: docs/benchmarks.md, event-loop delay).
  *
- * Paused loops resume one per turn of the event loop, in the order they paused. With plain setImmediate every paused
- * loop resumed in the same turn (immediates queued before a turn all run in it): twenty sitemaps admitted at once,
- * each with its own 10 ms budget, held the loop for 200 ms. Resumed one at a time, every turn carries at most one
- * slice of this work, and a loop that pauses goes to the back of the queue, so none starves.
+ * Paused loops resume one per turn, in the order they paused: with plain setImmediate every paused loop resumed in
+ * the same turn (immediates queued before a turn all run in it), so twenty sitemaps held the loop for twenty slices.
+ * A loop that pauses goes to the back of the queue, so none starves.
  *
- * Loops that start in the same phase of a turn share one slice too: twenty sitemap fetches answered in one poll phase
- * each began its loop with a fresh budget, so the phase ran one slice per sitemap (turns of 25–47 ms on a CPU at a
- * crawl's start, session 24). Every budget is also due when the thread's current window of budgeted work has run for
- * the slice; the window opens with the first budgeted work after the previous one closed and closes in the check
- * phase (an immediate), and a resumed loop opens a fresh one. A turn so carries at most two slices: one in its poll
- * phase, shared by the loops that started there, and the resumed loop's.
+ * Loops that start in the same phase of a turn share one slice too (each once began with a fresh budget, one slice per
+ * sitemap at a crawl's start): a budget is also due when the thread's window of budgeted work has run a slice. The
+ * window closes in the check phase and a resumed loop opens a fresh one, so a turn carries at most two slices.
  */
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Two builds' BM25 arm for required words (`+a +b +c`), in one process at a time, on the same kept index (issue 14
- * item 2: 3-word all-required queries at 1M passages). Each build is another checkout's compiled tree (`npx tsc -p .`
+ * Two builds' BM25 arm for required words (`+a +b +c`), in one process at a time, on the same kept index (the
+ * target: 3-word all-required queries at 1M passages, docs/benchmarks.md). Each build is another checkout's compiled tree (`npx tsc -p .`
  * there); this opens its PassageIndex as a reader (no writes), builds its in-process postings, and times
  * `textCandidates` — the postings' conjunction and the candidates' rows, at the depth retrieval asks (k = 300) — for
  * the first `--queries` 3-word all-required queries of bench/index-query.ts (the three longest content words of each

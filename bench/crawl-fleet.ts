@@ -1,5 +1,5 @@
 /**
- * Fleet crawl throughput against the politeness bound (issue 10). H generated hosts on the local test web (loopback
+ * Fleet crawl throughput against the politeness bound. H generated hosts on the local test web (loopback
  * only), per-host gap d: the whole fleet may not exceed H/d requests per second, however many workers it has.
  * Runs 1, 2 and 4 crawler workers, each **its own process** (as `svc serve --role crawler` workers are: its own state
  * connection, frontier claims, FleetScheduler and robots cache), on one shared state for the same time window, and

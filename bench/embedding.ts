@@ -10,7 +10,7 @@
  * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
  * paths; the best round of each is reported.
  *
- * `--ingest` (issue 14 item 5) adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
+ * `--ingest` adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
  * passage split, text analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice
  * of SciFact holding `--passages` passages, timed from the command's start to its end (model load included), beside
  * bare onnxruntime-node embedding exactly those passage texts. Peak RSS of both processes is reported.

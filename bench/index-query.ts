@@ -32,7 +32,7 @@
  * Warm-up: before each row, `--warmup` queries of the same kind that the row does NOT time (the next ones of the same
  * query set), so the row measures a process in steady state (JIT-compiled code, as a served process that has answered
  * a few hundred queries) without having seen the timed queries; when the set has none left, the first 10 timed
- * queries warm up, as before session 11.
+ * queries warm up.
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
@@ -270,7 +270,7 @@ for (const size of SIZES) {
       ['svc bm25 (3 words, all must match)', shorts, svcSearch('bm25', 'all')],
       ['svc hybrid-rrf-hashing (3 words, all)', shorts, svcSearch('hybrid', 'all')],
       ['SQLite FTS5 bm25 (3 words, AND)', shorts, fts5('AND')],
-      // The same three words as an agent sends them: the default semantics rank any-term matches (issue 15).
+      // The same three words as an agent sends them: the default semantics rank any-term matches.
       ['svc bm25 (3 words, any term)', shorts, svcSearch('bm25', 'any')],
       ['SQLite FTS5 bm25 (3 words, OR)', shorts, fts5('OR')],
       ['svc bm25 (claim, any term)', claims, svcSearch('bm25', 'any')],
@@ -308,7 +308,7 @@ for (const size of SIZES) {
         );
       }
     }
-    // svc / anchor ratios of p95 (the issue's aims: ≤ 1× FTS5 at every size, ≤ 3× the Lucene-class anchor at 1M).
+    // svc / anchor ratios of p95, the form the aims take (docs/benchmarks.md: against FTS5 and the Lucene-class anchor).
     const pairs: [string, string, string][] = [
       ['3 words', 'svc bm25 (3 words, all must match)', 'SQLite FTS5 bm25 (3 words, AND)'],
       ['3 words', 'svc bm25 (3 words, all must match)', 'tantivy 3 words, AND'],

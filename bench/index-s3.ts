@@ -1,5 +1,5 @@
 /**
- * The index on object storage (issue 10 item 4): the same synthetic passages written to a local folder and to an
+ * The index on object storage: the same synthetic passages written to a local folder and to an
  * S3-compatible bucket (SeaweedFS, the test harness's: loopback, temp dir, stopped at the end), then svc_search's
  * retrieval (`searchPages`: first stage, strict checks, grouping, hydration) timed on both with the same queries.
  * Prints write time, then p50/p95 per engine and query kind, and the S3 / local ratio.

@@ -1,7 +1,7 @@
 /**
  * The LanceDB full-text calls behind svc's BM25 arm, on the engine alone (keys and scores of 200 rows, no svc code
  * around them), with the FTS index built without and with positions; then a stress run of writes and `optimize()`
- * with an unindexed tail. Run it under two LanceDB versions to compare them (issue 14: 0.31 → 0.39).
+ * with an unindexed tail. Run it under two LanceDB versions to compare them.
  *
  *   node --import tsx bench/lance-engine.ts [--sizes 10000,100000] [--queries 100] [--positions off,on]
  *                                           [--rounds 6] [--tail 2000] [--settle-s 300]

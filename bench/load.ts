@@ -1,5 +1,5 @@
 /**
- * Throughput under load on the served path (issue 14 items 3, 5 and 6). A separate svc server process (so its CPU
+ * Throughput under load on the served path (its targets: docs/benchmarks.md). A separate svc server process (so its CPU
  * profile, RSS and event-loop delay are its own) serves a SciFact index, or any index folder; this process drives it
  * with an undici Pool of `--connections` keep-alive connections:
  *   1. `GET /healthz` for `--seconds` (the reference rate: Koa, request log, headers, Node's HTTP stack),
@@ -49,9 +49,8 @@
  *   the server's, 10; 0 leaves them at the server's own priority).
  * - `--warm-up S` (default 15; 3 with `--crawl-hosts`, whose crawl must outlast the phases) seconds of searches
  *   before the measured phases: what is measured is a running server's steady state. V8 settles its optimised code
- *   over a search thread's first ≈ 5,000 searches (≈ 12 s here; its compiler threads then spent ≈ 0.3 ms of CPU per
- *   search, on the same two cores); with the 3 s this bench used before (`--warm-up 3`), the measured phase held much
- *   of that (docs/benchmarks.md, session 23).
+ *   over a search thread's first thousands of searches, its compiler threads on the same cores; with the 3 s this
+ *   bench used before (`--warm-up 3`), the measured phase held much of that (docs/bench-history.md).
  * - `--rounds R` (≤ 20) alternates the /healthz and the search phase R times, each `--seconds` long, and reports each
  *   kind over all its rounds (requests, rate, percentiles of every latency, CPU) with each round's share on a line of
  *   its own: the share is then a ratio of two rates measured in interleaved stretches of time, not in two consecutive
@@ -176,7 +175,7 @@ if (values.serve) {
   const services = await createServices(config, { log, embedder: await benchEmbedder() });
   const { key } = await services.keys.create({ name: 'bench-load', perMinute: 100_000_000, perDay: 1_000_000_000 });
   const running = await startServer(services);
-  // Timed as a replica serves once started: the in-process postings built (≈ 40 s at 1M passages; until then LanceDB's
+  // Timed as a replica serves once started: the in-process postings built (tens of seconds at 1M passages; until then LanceDB's
   // full-text index answers the BM25 arm, and a run would mix the two engines).
   const t0 = performance.now();
   await services.deps.index.textEngineReady();
@@ -187,7 +186,7 @@ if (values.serve) {
   // Event-loop delay, measured twice: Node's monitor (perf_hooks.monitorEventLoopDelay) and a plain 10 ms timer
   // whose lateness is recorded, because the monitor was seen to record no sample at all over whole 10 s windows of
   // heavy load (count 0) — the timer's lateness is the delay a request arriving then would wait. The monitor is read
-  // less its resolution (bench/loop-delay.ts); before session 24 this bench reported its raw samples, up to 10 ms high.
+  // less its resolution (bench/loop-delay.ts); older runs in docs/bench-history.md read raw samples, one resolution high.
   const eld = new LoopDelayMonitor(10);
   eld.enable();
   const lag = createHistogram();
@@ -200,8 +199,8 @@ if (values.serve) {
   };
   setTimeout(tick, 10).unref();
   // The live JS heap: what is left right after each major (mark-compact) collection, read as the collection's entry
-  // is delivered. The heap between collections rises and falls with V8's collection rhythm (it was seen stepping from
-  // 0.4 to 1.2 GiB and staying there for minutes); the heap after a major collection is what the process holds.
+  // is delivered. The heap between collections rises and falls with V8's collection rhythm (it can step up and
+  // stay there for minutes); the heap after a major collection is what the process holds.
   let majorGcs = 0;
   let heapAfterGcMin = Infinity;
   let heapAfterGcMax = 0;

@@ -3,8 +3,8 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 /**
  * Node's event-loop delay monitor, read as a delay. `perf_hooks.monitorEventLoopDelay` records the time *between* two
  * of its ticks, its resolution included (`Histogram::RecordDelta` in Node's src/histogram.cc): an idle loop reads
- * ≈ 10 ms at resolution 10, and a 40 ms stall reads ≈ 45–50. These readers subtract the resolution (docs/benchmarks.md,
- * session 24: the load bench's figures were up to 10 ms high before).
+ * about the resolution, and a stall its length plus up to one resolution more. These readers subtract the resolution
+ * (older load-bench figures in docs/bench-history.md are that much high).
  */
 export class LoopDelayMonitor {
   readonly #h: IntervalHistogram;

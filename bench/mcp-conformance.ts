@@ -9,7 +9,7 @@
  * The scenario targets unauthenticated localhost servers: its requests carry no credentials. svc's /mcp needs a
  * key, so a loopback proxy adds `Authorization: Bearer <a fresh key>` and forwards everything else verbatim (Host
  * and Origin included): the check under test, Host and Origin validation, is svc's own. Exit code 0 = every scenario
- * passed; their reports are printed. test/rest/mcp-conformance-issue12.test.ts runs this when SVC_CONFORMANCE_DIR is set.
+ * passed; their reports are printed. test/rest/mcp-conformance.test.ts runs this when SVC_CONFORMANCE_DIR is set.
  */
 import '../fixtures/loopback-only.js';
 import { spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * API replicas on shared state (issue 10 benchmark): the cost of going shared. The same SciFact index is served by
+ * API replicas on shared state: the cost of going shared. The same SciFact index is served by
  *   1. one process on the embedded SQLite state (the two-command default),
  *   2. one `api` replica on PostgreSQL,
  *   3. two `api` replicas on the same PostgreSQL (one key shared by both, so every request's quota decision is

@@ -1,7 +1,7 @@
 /**
- * Two builds' svc_search compared in one process, pass for pass (issue 14 item 3). On this shared VM the machine's
- * speed moves by 10–30 % from one minute to the next (bench/load.ts's /healthz rate alone ranged 12.8–15.9k req/s in
- * one session), more than most single changes to the search path: served runs compare only in many alternating pairs.
+ * Two builds' svc_search compared in one process, pass for pass. On a shared VM the machine's speed moves from one
+ * minute to the next by more than most single changes to the search path (docs/bench-history.md): served runs
+ * compare only in many alternating pairs.
  * Here both builds run in the same process, alternating passes over every SciFact claim, so each pair of passes
  * shares the machine's minute; the ratio of each pair, and its median, is the comparison.
  *

@@ -1,5 +1,5 @@
 /**
- * Search throughput with more than one thread (issue 14 item 3): is a pool of search threads, each with its own
+ * Search throughput with more than one thread: is a pool of search threads, each with its own
  * reader of the index, the way past one saturated main thread? Each of `--threads` worker threads opens the services
  * on the same data dir as `svc serve --role api` does (its own LanceDB connection, in-process postings, flat vectors
  * and row cache; a reader: no crawler, no index writes) and calls svc_search's handler (`callTool`, the same code the REST and MCP adapters call, no HTTP)

@@ -1,5 +1,5 @@
 /**
- * The cost of going shared (issue 10): quota decisions and frontier claims on the SQLite and PostgreSQL backends of
+ * The cost of going shared: quota decisions and frontier claims on the SQLite and PostgreSQL backends of
  * the state repositories, next to today's in-memory RateLimiter. PostgreSQL is a real server started on loopback in
  * a temp dir (the tests' helper) and stopped at the end. Bounded: `--ops` operations per row.
  *
@@ -70,7 +70,7 @@ try {
     limiter.close();
     db.close();
   }
-  // The embedded default of svc serve since issue 10: that limiter behind the async UsageCountersRepo.
+  // The embedded default of svc serve: that limiter behind the async UsageCountersRepo.
   {
     const db = openStateDb(join(dir, 'embedded.sqlite'));
     const r = sqliteRepositories(db, { inProcessUsage: true });

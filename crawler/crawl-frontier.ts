@@ -1,5 +1,5 @@
 /**
- * The crawler's frontier over the shared repository (issue 10): the policy — URL normalisation, named priorities,
+ * The crawler's frontier over the shared repository: the policy — URL normalisation, named priorities,
  * the per-host admission cap, dead-letter revival by seeds and submissions, exponential back-off with jitter,
  * adaptive recrawl intervals — decided here, the rows kept by a FrontierRepo
  * (state/repos: the data dir's SQLite file, or PostgreSQL shared by a fleet). Every method is one repository call,

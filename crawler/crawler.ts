@@ -25,7 +25,7 @@ export const CRAWLER_VERSION = '0.1.0';
 
 /** Options of {@link createCrawler}. */
 /**
- * The state the crawler works on, all of it through the repositories (issue 10): the frontier and per-host
+ * The state the crawler works on, all of it through the repositories: the frontier and per-host
  * politeness it claims through, the document registry and the host facts it writes. The embedded default passes
  * the SQLite ones of the data dir's file; a fleet the PostgreSQL ones, so every worker shares one frontier.
  */

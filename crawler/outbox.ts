@@ -1,5 +1,5 @@
 /**
- * The hand-over between crawler workers and the index's one writer (issue 10, `svc serve --role crawler|indexer`):
+ * The hand-over between crawler workers and the index's one writer (`svc serve --role crawler|indexer`):
  * a crawler worker's page sink puts each extracted page (or removal) into the outbox table of the shared state; the
  * indexer drains it in batches under a time-based lease and acks a batch only after the index write. A killed
  * indexer never acks: its batch comes back after the lease and is written again (an upsert replaces the page in one

@@ -1,5 +1,7 @@
 /**
- * What happens to one frontier item: robots check → polite fetch (conditional when the page is indexed) with
+ * Crawls one frontier item: from its robots check to its page in the index and its links in the frontier.
+ *
+ * The steps: robots check → polite fetch (conditional when the page is indexed) with
  * redirects followed hop by hop (each hop re-validated: scheme and address by the fetcher, robots of the new
  * origin and that host's politeness here) → status handling (304 unchanged, 404/410 gone, 429/503 back-off, 5xx
  * retry) → directives (meta robots, meta svcbot, X-Robots-Tag) → extraction → PageInput to the index, entities
@@ -562,8 +564,8 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
     }
   }
 
-  // Decoding and extraction are the pipeline's largest synchronous step (≈ 5–20 ms a page). Pages whose bodies arrive
-  // in the same turn of the event loop would be extracted back to back in it: each waits for a turn of its own.
+  // Decoding and extraction are the pipeline's largest synchronous step. Pages whose bodies arrive in the same turn
+  // of the event loop would be extracted back to back in it: each waits for a turn of its own.
   await yieldToLoop();
   const html = decodeHtml(res.body, type);
   const page = extractPage(html, { url: finalUrl, headers: res.headers });

@@ -43,7 +43,7 @@ export const countrySchema = z
   .describe('Only pages associated with this country (ISO 3166-1 alpha-2, e.g. "ca").');
 
 /**
- * How much a record carries. Agents pay for every token (issue 13), so the default is the fields needed to choose
+ * How much a record carries. Agents pay for every token, so the default is the fields needed to choose
  * and cite; "full" adds the provenance bulk. Same parameter, same meaning, on every tool that has it.
  */
 export const DETAIL_LEVELS = ['default', 'full'] as const;

@@ -46,7 +46,7 @@ export function portableSchema(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) {
-    // zod writes the safe-integer range on every .int(): no caller can exceed it, and it costs ~20 tokens a field.
+    // zod writes the safe-integer range on every .int(): no caller can exceed it, and it costs tokens on every field.
     if ((k === 'minimum' && v === Number.MIN_SAFE_INTEGER) || (k === 'maximum' && v === Number.MAX_SAFE_INTEGER)) continue;
     out[k] = k === 'properties' || k === '$defs' ? mapValues(v) : portableSchema(v);
   }
@@ -103,7 +103,7 @@ const DROPPED_FROM_OUTPUT = new Set([
  * descriptions, bounds, enums, `required` or `additionalProperties: false`. It exists so clients can validate
  * structuredContent (the SDK client does) and a model sees the record's field names; what each field means is
  * written once in docs/api-*.md and in OpenAPI (which keeps the whole described schema), not paid for by every
- * agent on every listing (issue 13: the described output schemas were ~7k of the 10k tokens of tools/list).
+ * agent on every listing (described, the output schemas were most of tools/list's tokens).
  */
 export function compactOutputSchema(schema: unknown, expand: 'root' | 'record' | 'none' = 'root'): unknown {
   if (Array.isArray(schema)) return schema.map((x) => compactOutputSchema(x, expand));

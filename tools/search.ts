@@ -43,8 +43,8 @@ const input = z.object({
 
 /**
  * One result. By default only what an agent needs to choose and cite (url, title, excerpt text, page_ref, the
- * page's own date, trust label: ~100 o200k tokens); `detail: "full"` adds the provenance bulk. Full only ever adds
- * fields, it never changes one, so a client reads both the same way.
+ * page's own date, trust label; budget in docs/api-search.md); `detail: "full"` adds the provenance bulk. Full only
+ * ever adds fields, it never changes one, so a client reads both the same way.
  */
 const resultSchema = z.object({
   url: z.string().describe('URL of the page.'),

@@ -77,7 +77,7 @@ export class FastLane {
     if (d.outcome === 'conflict') return refuse('conflict', url);
     // Enqueued on every admitted answer (accepted, replayed, duplicate): the frontier row is idempotent, so a
     // process that died between recording and enqueueing is repaired by the retry.
-    // A new (counted) submission of a URL the crawler already knows makes it due now (issue 11 item 4): done or
+    // A new (counted) submission of a URL the crawler already knows makes it due now: done or
     // queued rows only, so back-off and dead letters stand; a replay or same-day duplicate only re-enqueues.
     const { id } = await frontier.enqueue(
       {

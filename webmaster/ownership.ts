@@ -1,5 +1,5 @@
 /**
- * Properties and their ownership proofs (spec §1.5, issue 11; planned, NOT exposed: no route, tool or page calls
+ * Properties and their ownership proofs (spec §1.5; planned, NOT exposed: no route, tool or page calls
  * this, only `svc webmaster` for testing and support).
  *
  * A proof is a one-time random challenge of 256 bits, returned once by issueProof() and never stored: the

@@ -229,7 +229,7 @@ t.test('issue 16: the event loop keeps ticking while a 200-page PDF parses (off-
   t.ok(ticks >= 2000, `the loop kept ticking: ${ticks} turns`);
 });
 
-t.test('issue 16: PDF dates', async (t) => {
+t.test('PDF dates parse to UTC, malformed or absent ones to null (#16)', async (t) => {
   t.equal(parsePdfDate("D:20250301103000+05'30'"), '2025-03-01T05:00:00.000Z');
   t.equal(parsePdfDate('D:2025'), '2025-01-01T00:00:00.000Z');
   t.equal(parsePdfDate('D:20251301'), null, 'month 13');

@@ -1,5 +1,5 @@
 /**
- * A second process reading an index on object storage (store-s3-issue10.test.ts): opens the configured location
+ * A second process reading an index on object storage (store-in-bucket.test.ts): opens the configured location
  * (SVC_INDEX_URI and SVC_S3_* in its environment, nothing shared with the parent but the bucket), prints what it
  * sees as one JSON line, then waits until a search for argv[2] finds something (a page the parent writes after that
  * line) and prints how long that took.

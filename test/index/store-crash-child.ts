@@ -1,5 +1,5 @@
 /**
- * Child process entry for test/index/store-crash-issue12.test.ts: writes batches of pages into the index in `dir`
+ * Child process entry for test/index/store-crash-rollback.test.ts: writes batches of pages into the index in `dir`
  * forever (each round rewrites the same page_refs with a new version tag and a different passage count), printing
  * "B <n>" after each acknowledged batch, so the parent can kill -9 it mid-write. Not a test file itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Child process entry for test/state/rate-limits-crash-issue12.test.ts: admits requests for one key at a fixed
+ * Child process entry for test/state/rate-limits-survive-kill.test.ts: admits requests for one key at a fixed
  * instant, one per millisecond, and acknowledges each admitted one on stdout (a synchronous write) before the next,
  * so the parent can kill -9 it at any point and know exactly what was acknowledged. Not a test file itself.
  */

@@ -25,7 +25,7 @@ async function service(t: { teardown(fn: () => unknown): void }): Promise<TestSe
   return s;
 }
 
-// detail "full": these tests read the provenance fields; the default shape has its own test (test/tools/token-budget-issue13.test.ts).
+// detail "full": these tests read the provenance fields; the default shape has its own test (test/tools/token-budgets.test.ts).
 const search = async (s: TestService, input: Record<string, unknown>) => {
   const r = await callTool(searchTool, { detail: 'full', ...input }, { deps: s.services.deps, caller });
   return { ...r, results: r.results.map((x) => x as Required<typeof x>) };

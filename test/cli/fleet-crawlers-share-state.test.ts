@@ -3,7 +3,7 @@
  * workers and 1 `svc serve --role indexer` over the fixture web (names pinned to loopback). From the fixture
  * server's access log: no per-host gap violated across workers, no URL fetched twice except the ones a killed worker
  * held, and those never concurrently (the second fetch starts after the kill, once the lease lapsed). Every page ends
- * in the index once. The same fleet on PostgreSQL, each process with its own data dir: fleet-pg-issue10.test.ts.
+ * in the index once. The same fleet on PostgreSQL, each process with its own data dir: fleet-on-postgres.test.ts.
  */
 import { join } from 'node:path';
 import t from 'tap';

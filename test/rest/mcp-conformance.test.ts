@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 // The official scenarios need the conformance CLI and Node >= 22, installed outside the project (bench/mcp-conformance.ts
-// says how). Without them this file skips; test/rest/edges-issue12.test.ts covers the same protection on every run.
+// says how). Without them this file skips; test/rest/http-edge-cases.test.ts covers the same protection on every run.
 const dir = process.env.SVC_CONFORMANCE_DIR;
 const SCRIPT = fileURLToPath(new URL('../../bench/mcp-conformance.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
