@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { SvcError, type FieldIssue } from '../errors.js';
 import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+import { inlineExecutor } from './executor.js';
 
 /** Turns zod issues into field issues: `path` names the field, `issue` says what is wrong in words. */
 export function toFieldIssues(error: z.ZodError): FieldIssue[] {
@@ -31,8 +32,9 @@ export function parseToolInput<I extends AnyObjectSchema>(tool: ToolDefinition<I
 }
 
 /**
- * The one call path both adapters use: parse the input, run the handler, check the output against the declared
- * schema. So REST JSON and MCP structuredContent are the same value for the same input.
+ * The one call path both adapters use: parse the input, run the handler where the tool says it runs (the services'
+ * executor, tools/executor.ts), check the output against the declared schema. So REST JSON and MCP structuredContent
+ * are the same value for the same input.
  */
 export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
   tool: ToolDefinition<I, O>,
@@ -43,7 +45,7 @@ export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSch
     throw new SvcError('feature_disabled', `${tool.name} is not enabled on this service`);
   }
   const input = parseToolInput(tool, raw);
-  const result = await tool.run(input, ctx);
+  const result = await (ctx.deps.executor ?? inlineExecutor).run(tool, input, ctx);
   const checked = tool.output.safeParse(result);
   if (!checked.success) {
     // A handler broke its own contract: a bug, reported as internal without details to the caller.
