@@ -24,6 +24,7 @@ import type { ToolDefinition } from './tools/define-tool.js';
 import { RequestProcessor } from './tools/request-processor.js';
 import { SearchPool } from './tools/search-pool.js';
 import type { ServiceDeps } from './tools/deps.js';
+import { inlineExecutor } from './tools/executor.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
 import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
@@ -213,7 +214,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       })
     : null;
   const resolver = createResolver({ pins: config.resolve, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
-  const deps: ServiceDeps = { config, repos, log, now, index, entities: entityRepo, crawler, resolver };
+  // Where each tool runs is the tool's own word (`runsOn`); the pool is the executor of `search-thread` tools.
+  const deps: ServiceDeps = { config, repos, log, now, index, entities: entityRepo, crawler, resolver, executor: pool ?? inlineExecutor };
   let closed = false;
   let started = false;
   let priority: IndexThreadPriority | null = null;
@@ -222,7 +224,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     keys: repos.keys,
     usage: repos.usage,
     local: { db, documents, entities },
-    tools: pool ? pool.wrap(opts.tools ?? allTools) : (opts.tools ?? allTools),
+    tools: opts.tools ?? allTools,
     searchPool: pool,
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),

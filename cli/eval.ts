@@ -244,6 +244,9 @@ export async function evalCommand(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`eval: --mode ${mode} needs embeddings, and none are available for this index (weights absent?)\n`);
       return 1;
     }
+    // Searches run where `svc serve` runs them (the services' executor: the search threads), each query once they are
+    // ready, not on this thread meanwhile.
+    await services.searchPool?.textEngineReady(services.deps.index);
     const r = await evaluate(services, dir, { tool, name, mode, split, ...(limit !== undefined ? { limit } : {}) });
     if (values.json) io.stdout.write(JSON.stringify(r) + '\n');
     else {

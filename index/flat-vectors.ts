@@ -12,6 +12,7 @@
  * Rows are indexed by the postings' document ids (dense, in order of addition); a tombstoned document is skipped by
  * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
  */
+import { FLAT_VECTORS_WASM } from './flat-vectors-kernel.js';
 import { orderByScore } from './score-sort.js';
 import { kthLargest } from './top-k.js';
 
@@ -25,165 +26,9 @@ import { kthLargest } from './top-k.js';
  * of 16-bit integers (dim a multiple of 8), s = Σ q[i]·m[d·dim + i] (`i32x4.dot_i16x8_s`, exact in 32 bits), and
  * unless s + a[d] + bq < t·r[d] (f64; a and r per row), d is appended to `ids` and s to `abs`; returns how many
  * (`FlatVectors.#screenedDocs`).
- * Assembled from this text (wabt 1.0.39, `parseWat(…, { simd: true }).toBinary({})`):
- *
- * (module
- *   (memory (export "memory") 1)
- *   (func (export "dots") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $out i32)
- *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32)
- *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
- *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 2)))
- *     (local.set $main (i32.and (local.get $bytes) (i32.const -64)))
- *     (local.set $row (local.get $m))
- *     (block $done
- *       (loop $rows
- *         (br_if $done (i32.ge_u (local.get $d) (local.get $n)))
- *         (local.set $a0 (v128.const f32x4 0 0 0 0))
- *         (local.set $a1 (v128.const f32x4 0 0 0 0))
- *         (local.set $a2 (v128.const f32x4 0 0 0 0))
- *         (local.set $a3 (v128.const f32x4 0 0 0 0))
- *         (local.set $i (i32.const 0))
- *         (block $maindone
- *           (loop $cols
- *             (br_if $maindone (i32.ge_u (local.get $i) (local.get $main)))
- *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul
- *               (v128.load offset=16 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul
- *               (v128.load offset=32 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=32 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul
- *               (v128.load offset=48 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=48 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 64)))
- *             (br $cols)))
- *         (block $taildone
- *           (loop $tail
- *             (br_if $taildone (i32.ge_u (local.get $i) (local.get $bytes)))
- *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 16)))
- *             (br $tail)))
- *         (local.set $a0 (f32x4.add (f32x4.add (local.get $a0) (local.get $a1)) (f32x4.add (local.get $a2) (local.get $a3))))
- *         (f32.store (i32.add (local.get $out) (i32.shl (local.get $d) (i32.const 2)))
- *           (f32.add
- *             (f32.add (f32x4.extract_lane 0 (local.get $a0)) (f32x4.extract_lane 1 (local.get $a0)))
- *             (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
- *         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
- *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
- *         (br $rows))))
- *   (func (export "dotsAt") (param $q i32) (param $m i32) (param $ids i32) (param $n i32) (param $dim i32) (param $out i32)
- *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32) (local $id i32)
- *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
- *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 2)))
- *     (local.set $main (i32.and (local.get $bytes) (i32.const -64)))
- *     (block $done
- *       (loop $rows
- *         (br_if $done (i32.ge_u (local.get $d) (local.get $n)))
- *         (local.set $id (i32.load (i32.add (local.get $ids) (i32.shl (local.get $d) (i32.const 2)))))
- *         (local.set $row (i32.add (local.get $m) (i32.mul (local.get $id) (local.get $bytes))))
- *         (local.set $a0 (v128.const f32x4 0 0 0 0))
- *         (local.set $a1 (v128.const f32x4 0 0 0 0))
- *         (local.set $a2 (v128.const f32x4 0 0 0 0))
- *         (local.set $a3 (v128.const f32x4 0 0 0 0))
- *         (local.set $i (i32.const 0))
- *         (block $maindone
- *           (loop $cols
- *             (br_if $maindone (i32.ge_u (local.get $i) (local.get $main)))
- *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul
- *               (v128.load offset=16 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul
- *               (v128.load offset=32 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=32 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul
- *               (v128.load offset=48 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=48 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 64)))
- *             (br $cols)))
- *         (block $taildone
- *           (loop $tail
- *             (br_if $taildone (i32.ge_u (local.get $i) (local.get $bytes)))
- *             (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 16)))
- *             (br $tail)))
- *         (local.set $a0 (f32x4.add (f32x4.add (local.get $a0) (local.get $a1)) (f32x4.add (local.get $a2) (local.get $a3))))
- *         (f32.store (i32.add (local.get $out) (i32.shl (local.get $id) (i32.const 2)))
- *           (f32.add
- *             (f32.add (f32x4.extract_lane 0 (local.get $a0)) (f32x4.extract_lane 1 (local.get $a0)))
- *             (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
- *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
- *         (br $rows))))
- *   (func (export "screen16") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $a i32)
- *       (param $r i32) (param $bq f64) (param $t f64) (param $ids i32) (param $abs i32) (result i32)
- *     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32) (local $c i32) (local $s i32)
- *     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
- *     (local.set $bytes (i32.shl (local.get $dim) (i32.const 1)))
- *     (local.set $main (i32.and (local.get $bytes) (i32.const -64)))
- *     (local.set $row (local.get $m))
- *     (block $done
- *       (loop $rows
- *         (br_if $done (i32.ge_u (local.get $d) (local.get $n)))
- *         (local.set $a0 (v128.const i32x4 0 0 0 0))
- *         (local.set $a1 (v128.const i32x4 0 0 0 0))
- *         (local.set $a2 (v128.const i32x4 0 0 0 0))
- *         (local.set $a3 (v128.const i32x4 0 0 0 0))
- *         (local.set $i (i32.const 0))
- *         (block $maindone
- *           (loop $cols
- *             (br_if $maindone (i32.ge_u (local.get $i) (local.get $main)))
- *             (local.set $a0 (i32x4.add (local.get $a0) (i32x4.dot_i16x8_s
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a1 (i32x4.add (local.get $a1) (i32x4.dot_i16x8_s
- *               (v128.load offset=16 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a2 (i32x4.add (local.get $a2) (i32x4.dot_i16x8_s
- *               (v128.load offset=32 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=32 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $a3 (i32x4.add (local.get $a3) (i32x4.dot_i16x8_s
- *               (v128.load offset=48 (i32.add (local.get $row) (local.get $i)))
- *               (v128.load offset=48 (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 64)))
- *             (br $cols)))
- *         (block $taildone
- *           (loop $tail
- *             (br_if $taildone (i32.ge_u (local.get $i) (local.get $bytes)))
- *             (local.set $a0 (i32x4.add (local.get $a0) (i32x4.dot_i16x8_s
- *               (v128.load (i32.add (local.get $row) (local.get $i)))
- *               (v128.load (i32.add (local.get $q) (local.get $i))))))
- *             (local.set $i (i32.add (local.get $i) (i32.const 16)))
- *             (br $tail)))
- *         (local.set $a0 (i32x4.add (i32x4.add (local.get $a0) (local.get $a1)) (i32x4.add (local.get $a2) (local.get $a3))))
- *         (local.set $s
- *           (i32.add
- *             (i32.add (i32x4.extract_lane 0 (local.get $a0)) (i32x4.extract_lane 1 (local.get $a0)))
- *             (i32.add (i32x4.extract_lane 2 (local.get $a0)) (i32x4.extract_lane 3 (local.get $a0)))))
- *         (if (i32.eqz (f64.lt
- *               (f64.add
- *                 (f64.add (f64.convert_i32_s (local.get $s)) (f64.load (i32.add (local.get $a) (i32.shl (local.get $d) (i32.const 3)))))
- *                 (local.get $bq))
- *               (f64.mul (local.get $t) (f64.load (i32.add (local.get $r) (i32.shl (local.get $d) (i32.const 3)))))))
- *           (then
- *             (i32.store (i32.add (local.get $ids) (i32.shl (local.get $c) (i32.const 2))) (local.get $d))
- *             (i32.store (i32.add (local.get $abs) (i32.shl (local.get $c) (i32.const 2))) (local.get $s))
- *             (local.set $c (i32.add (local.get $c) (i32.const 1)))))
- *         (local.set $row (i32.add (local.get $row) (local.get $bytes)))
- *         (local.set $d (i32.add (local.get $d) (i32.const 1)))
- *         (br $rows)))
- *     (local.get $c)))
+ * The source is `flat-vectors.wat`; `npm run build` assembles it into `flat-vectors-kernel.ts` (scripts/build-wasm.ts),
+ * and test/index/flat-vectors-kernel.test.ts assembles it again and compares the bytes.
  */
-const DOTS_WASM =
-  'AGFzbQEAAAABIANgBX9/f39/AGAGf39/f39/AGAKf39/f39/fHx/fwF/AwQDAAECBQMBAAEHJQQGbWVtb3J5AgAEZG90cwAABmRvdHNBdAABCHNjcmVlbjE2AAIKtwkD9wICBX8EeyADQQJ0IQggCEFAcSEJIAEhBwJAA0AgBSACTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQr9DAAAAAAAAAAAAAAAAAAAAAAhC/0MAAAAAAAAAAAAAAAAAAAAACEM/QwAAAAAAAAAAAAAAAAAAAAAIQ1BACEGAkADQCAGIAlPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAsgByAGav0ABBAgACAGav0ABBD95gH95AEhCyAMIAcgBmr9AAQgIAAgBmr9AAQg/eYB/eQBIQwgDSAHIAZq/QAEMCAAIAZq/QAEMP3mAf3kASENIAZBwABqIQYMAAsLAkADQCAGIAhPDQEgCiAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEKIAZBEGohBgwACwsgCiAL/eQBIAwgDf3kAf3kASEKIAQgBUECdGogCv0fACAK/R8BkiAK/R8CIAr9HwOSkjgCACAHIAhqIQcgBUEBaiEFDAALCwuDAwIGfwR7IARBAnQhCSAJQUBxIQoCQANAIAYgA08NASACIAZBAnRqKAIAIQsgASALIAlsaiEI/QwAAAAAAAAAAAAAAAAAAAAAIQz9DAAAAAAAAAAAAAAAAAAAAAAhDf0MAAAAAAAAAAAAAAAAAAAAACEO/QwAAAAAAAAAAAAAAAAAAAAAIQ9BACEHAkADQCAHIApPDQEgDCAIIAdq/QAEACAAIAdq/QAEAP3mAf3kASEMIA0gCCAHav0ABBAgACAHav0ABBD95gH95AEhDSAOIAggB2r9AAQgIAAgB2r9AAQg/eYB/eQBIQ4gDyAIIAdq/QAEMCAAIAdq/QAEMP3mAf3kASEPIAdBwABqIQcMAAsLAkADQCAHIAlPDQEgDCAIIAdq/QAEACAAIAdq/QAEAP3mAf3kASEMIAdBEGohBwwACwsgDCAN/eQBIA4gD/3kAf3kASEMIAUgC0ECdGogDP0fACAM/R8BkiAM/R8CIAz9HwOSkjgCACAGQQFqIQYMAAsLC7YDAgd/BHsgA0EBdCENIA1BQHEhDiABIQwCQANAIAogAk8NAf0MAAAAAAAAAAAAAAAAAAAAACER/QwAAAAAAAAAAAAAAAAAAAAAIRL9DAAAAAAAAAAAAAAAAAAAAAAhE/0MAAAAAAAAAAAAAAAAAAAAACEUQQAhCwJAA0AgCyAOTw0BIBEgDCALav0ABAAgACALav0ABAD9ugH9rgEhESASIAwgC2r9AAQQIAAgC2r9AAQQ/boB/a4BIRIgEyAMIAtq/QAEICAAIAtq/QAEIP26Af2uASETIBQgDCALav0ABDAgACALav0ABDD9ugH9rgEhFCALQcAAaiELDAALCwJAA0AgCyANTw0BIBEgDCALav0ABAAgACALav0ABAD9ugH9rgEhESALQRBqIQsMAAsLIBEgEv2uASATIBT9rgH9rgEhESAR/RsAIBH9GwFqIBH9GwIgEf0bA2pqIRAgELcgBCAKQQN0aisDAKAgBqAgByAFIApBA3RqKwMAomNFBEAgCCAPQQJ0aiAKNgIAIAkgD0ECdGogEDYCACAPQQFqIQ8LIAwgDWohDCAKQQFqIQoMAAsLIA8L';
 
 /** The part of the WebAssembly API used here (the project's TypeScript libs declare no DOM or WebAssembly types). */
 interface WasmMemory {
@@ -204,7 +49,7 @@ let dotsModule: WasmModule | null | undefined;
 function dotsWasm(): WasmModule | null {
   if (dotsModule === undefined) {
     try {
-      dotsModule = wasm ? new wasm.Module(Buffer.from(DOTS_WASM, 'base64')) : null;
+      dotsModule = wasm ? new wasm.Module(Buffer.from(FLAT_VECTORS_WASM, 'base64')) : null;
     } catch {
       dotsModule = null;
     }

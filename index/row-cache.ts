@@ -1,4 +1,5 @@
 import { totalmem } from 'node:os';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Passage rows by Lance row id (whole rows, or the result rows svc_search reads: the store tells them apart and
@@ -7,43 +8,29 @@ import { totalmem } from 'node:os';
  * into new fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it
  * belongs to a row since deleted, which no search returns any more (and callers still check each row against its key
  * and content hash). It spares the result page's read of the table on every query (a take of ~20 rows × 25 columns
- * costs ≈ 6 ms at 10k passages, most of a small index's query: docs/bench-index.md).
+ * costs ≈ 6 ms at 10k passages, most of a small index's query: docs/bench-index.md). Recency and the byte bound are
+ * lru-cache's (`maxSize` + `sizeCalculation`); this class adds the prefill passes and re-keying.
  */
 export class RowCache<R extends object> {
-  /** `pass`: the prefill pass that kept the row (0: read for a result). */
-  readonly #rows = new Map<bigint, { row: R; bytes: number; pass: number }>();
+  /** `pass`: the prefill pass that kept the row (0: read for a result). Null when the bound is 0 (nothing kept). */
+  readonly #rows: LRUCache<bigint, { row: R; bytes: number; pass: number }> | null;
   #passes = 0;
   readonly #maxBytes: number;
-  #bytes = 0;
 
   constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
+    this.#maxBytes = Math.max(0, Math.floor(maxBytes));
+    this.#rows = this.#maxBytes > 0 ? new LRUCache({ maxSize: this.#maxBytes, sizeCalculation: (e) => e.bytes }) : null;
   }
 
   get(id: bigint): R | undefined {
-    const e = this.#rows.get(id);
-    if (!e) return undefined;
-    this.#rows.delete(id); // most recently used last
-    this.#rows.set(id, e);
-    return e.row;
+    return this.#rows?.get(id)?.row;
   }
 
   set(id: bigint, row: R): void {
-    if (this.#maxBytes <= 0) return;
     const bytes = estimateBytes(row);
-    if (bytes > this.#maxBytes) return;
-    const old = this.#rows.get(id);
-    if (old) {
-      this.#bytes -= old.bytes;
-      this.#rows.delete(id);
-    }
+    // Checked here, not left to the library: a row too large for the bound leaves the row kept under its id alone.
+    if (!this.#rows || bytes > this.#maxBytes) return;
     this.#rows.set(id, { row, bytes, pass: 0 });
-    this.#bytes += bytes;
-    for (const [k, e] of this.#rows) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#rows.delete(k);
-      this.#bytes -= e.bytes;
-    }
   }
 
   /**
@@ -55,17 +42,17 @@ export class RowCache<R extends object> {
   fillPass(evictOlder: boolean): (id: bigint, row: R) => boolean {
     const pass = ++this.#passes;
     return (id, row) => {
-      if (this.#rows.has(id)) return true;
+      const rows = this.#rows;
+      if (rows?.has(id)) return true;
       const bytes = estimateBytes(row);
-      if (bytes > this.#maxBytes) return false;
-      while (this.#bytes + bytes > this.#maxBytes) {
-        const first = this.#rows.entries().next();
-        if (!evictOlder || first.done || first.value[1].pass === pass) return false;
-        this.#rows.delete(first.value[0]);
-        this.#bytes -= first.value[1].bytes;
+      if (!rows || bytes > this.#maxBytes) return false;
+      // Evicted here rather than by the library's own overflow, which would push out this pass's rows too.
+      while (rows.calculatedSize + bytes > this.#maxBytes) {
+        const oldest = rows.rkeys().next();
+        if (!evictOlder || oldest.done || rows.peek(oldest.value)?.pass === pass) return false;
+        rows.delete(oldest.value);
       }
-      this.#rows.set(id, { row, bytes, pass });
-      this.#bytes += bytes;
+      rows.set(id, { row, bytes, pass });
       return true;
     };
   }
@@ -75,27 +62,28 @@ export class RowCache<R extends object> {
    * new id from now on (where that id is kept already, that row stays and the old one goes).
    */
   rekey(pairs: readonly (readonly [bigint, bigint])[]): void {
+    const rows = this.#rows;
+    if (!rows) return;
     for (const [from, to] of pairs) {
-      const e = this.#rows.get(from);
+      const e = rows.peek(from);
       if (!e) continue;
-      this.#rows.delete(from);
-      if (this.#rows.has(to)) this.#bytes -= e.bytes;
-      else this.#rows.set(to, e);
+      rows.delete(from);
+      if (!rows.has(to)) rows.set(to, e);
     }
   }
 
   /** Whether the row is kept (without counting as a use). */
   has(id: bigint): boolean {
-    return this.#rows.has(id);
+    return this.#rows?.has(id) ?? false;
   }
 
   /** The bound, and the bytes left under it. */
   get bound(): { maxBytes: number; room: number } {
-    return { maxBytes: this.#maxBytes, room: this.#maxBytes - this.#bytes };
+    return { maxBytes: this.#maxBytes, room: this.#maxBytes - (this.#rows?.calculatedSize ?? 0) };
   }
 
   get size(): { rows: number; bytes: number } {
-    return { rows: this.#rows.size, bytes: this.#bytes };
+    return { rows: this.#rows?.size ?? 0, bytes: this.#rows?.calculatedSize ?? 0 };
   }
 }
 

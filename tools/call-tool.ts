@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { SvcError, type FieldIssue } from '../errors.js';
 import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+import { inlineExecutor } from './executor.js';
 
 /** Turns zod issues into field issues: `path` names the field, `issue` says what is wrong in words. */
 export function toFieldIssues(error: z.ZodError): FieldIssue[] {
@@ -45,13 +46,16 @@ export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSch
   return runTool(tool, parseToolInput(tool, raw), ctx);
 }
 
-/** Runs the handler on input `parseToolInput` returned and checks the output against the declared schema. */
+/**
+ * Runs parsed input where the tool says it runs (the services' executor, tools/executor.ts) and checks the output
+ * against the declared schema, so REST JSON and MCP structuredContent are the same value for the same input.
+ */
 export async function runTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
   tool: ToolDefinition<I, O>,
   input: z.output<I>,
   ctx: ToolContext,
 ): Promise<z.output<O>> {
-  const result = await tool.run(input, ctx);
+  const result = await (ctx.deps.executor ?? inlineExecutor).run(tool, input, ctx);
   const checked = tool.output.safeParse(result);
   if (!checked.success) {
     // A handler broke its own contract: a bug, reported as internal without details to the caller.

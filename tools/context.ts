@@ -161,6 +161,8 @@ export const contextTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },
+  // Read-only over the index: runs on a search thread where the process has them (search-pool.ts).
+  runsOn: 'search-thread',
   rest: [{ method: 'POST', path: '/context', source: 'body', summary: 'Agent context within a token budget' }],
   async run(args, ctx) {
     const now = ctx.deps.now();

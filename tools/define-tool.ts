@@ -30,6 +30,13 @@ export interface RestBinding {
   readonly summary?: string;
 }
 
+/**
+ * Where a tool's handler runs: `main`, the thread that took the request; `search-thread`, one of the process's search
+ * threads (tools/search-pool.ts; the calling thread when the process has none, or while none is ready). The handler
+ * is the same either way: the executor `callTool` is given (tools/executor.ts) dispatches it.
+ */
+export type RunsOn = 'main' | 'search-thread';
+
 /** Who is calling: the key's id and digest only (never the key). */
 export interface Caller {
   readonly keyId: string;
@@ -65,6 +72,8 @@ export interface ToolDefinition<I extends AnyObjectSchema = AnyObjectSchema, O e
   readonly rest: readonly [RestBinding, ...RestBinding[]];
   /** Whether the tool exists in this configuration (absent from tools/list and 404 feature_disabled otherwise). */
   readonly enabled?: (config: Config) => boolean;
+  /** Where `run` runs (a search thread only reads the index: it has no crawler, state or entities). */
+  readonly runsOn: RunsOn;
   readonly run: (input: z.output<I>, ctx: ToolContext) => Promise<DeepReadonly<z.input<O>>>;
 }
 

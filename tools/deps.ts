@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
 import type { PassageIndex } from '../index/store.js';
 import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
+import type { ToolExecutor } from './executor.js';
 import type { CrawlerHandle } from './request-processor.js';
 
 /**
@@ -30,4 +31,9 @@ export interface ServiceDeps {
    * not resolved (the crawler still classifies every address at fetch time).
    */
   readonly resolver?: Resolver;
+  /**
+   * Where `callTool` runs a handler (`ToolDefinition.runsOn`): the search pool in a process with search threads.
+   * Absent: every handler on the calling thread (`inlineExecutor`).
+   */
+  readonly executor?: ToolExecutor;
 }

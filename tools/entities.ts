@@ -143,6 +143,7 @@ export const entitiesTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   rest: [
     { method: 'GET', path: '/entities', source: 'query', summary: 'Search Canadian establishments' },
     {

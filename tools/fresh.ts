@@ -47,6 +47,7 @@ export const freshTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   rest: [{ method: 'GET', path: '/fresh', source: 'query', summary: 'Pages first seen or changed within a window' }],
   run: async (inp, ctx) => {
     const since = new Date(ctx.deps.now().getTime() - FRESH_WINDOWS[inp.window]).toISOString();

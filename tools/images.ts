@@ -40,6 +40,7 @@ export const imagesTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   enabled: (c) => c.images,
   rest: [{ method: 'GET', path: '/images', source: 'query', summary: 'Image metadata by alt text (when enabled)' }],
   run: async (inp, ctx) => {

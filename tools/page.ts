@@ -67,6 +67,7 @@ export const pageTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   rest: [{ method: 'GET', path: '/passages', source: 'query', summary: 'Ordered passages of an indexed page' }],
   run: async (inp, ctx) => {
     const res = await ctx.deps.index.pagePassages(inp.page_ref, inp.offset, inp.limit);

@@ -24,6 +24,7 @@ export const requestStatusTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   rest: [{ method: 'GET', path: '/requests/:id', source: 'query', summary: 'Status of an earlier URL request' }],
   run: async (inp, ctx) => {
     const r = await ctx.deps.repos.requests.getForKey(inp.id, ctx.caller.digest);

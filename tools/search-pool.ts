@@ -8,6 +8,22 @@
  * process serves when it arrives (the writer's newest commit in role `all`), and the thread catches up to it before
  * the query runs (PassageIndex.catchUp). Until a thread is ready, or when every thread has failed, the HTTP thread
  * answers itself from its own index; a thread that dies is replaced (its requests in flight are answered here).
+ *
+ * Why not piscina or tinypool (issue 42 item 4, read against piscina 5 and tinypool 2): they dispatch stateless tasks
+ * over one task port per worker; this pool's work is mostly what they leave to the caller:
+ * - messages to every thread in order with its requests (the writer's commits, so a thread follows a write by the
+ *   pages it touched; `settle`): their workers read only tasks there (piscina takes any other parentPort message for
+ *   its start-up message), and the channels their docs suggest (a BroadcastChannel, a MessagePort per task) keep no
+ *   order with the tasks; nor can a caller address one thread (`stats` by slot for /metrics, `kill`);
+ * - a thread asking the HTTP thread mid-task (query embeddings from the process's one model) and idle threads still
+ *   taking commits: piscina's default idle loop (`atomics: 'sync'`) blocks a worker's event loop between tasks;
+ * - answering on the HTTP thread while no thread is ready (a restart serves at once) and re-running a dead thread's
+ *   requests here: they queue until a worker is up and reject a dead worker's tasks;
+ * - `kill` closing one thread (drain, close its LanceDB handles, exit) rather than terminating it, which aborts the
+ *   process at exit (see `kill`); respawn with a growing delay while threads fail to open the index, where piscina
+ *   respawns at once, or never again after a failure during start-up.
+ * Their part, least-busy dispatch with a per-thread limit and a FIFO queue, is `#slot`/`#handOut` here (≈ 40 lines):
+ * the library would replace that and leave every channel above to be built beside it.
  */
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -16,7 +32,9 @@ import { SvcError, errorTable, type ErrorCode } from '../errors.js';
 import { isHashingEmbedder, type Embedder } from '../index/embedder.js';
 import type { IndexLocation } from '../index/location.js';
 import { startModuleWorker } from '../worker-thread.js';
-import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
+import type { z } from 'zod';
+import type { AnyObjectSchema, DeepReadonly, ToolContext, ToolDefinition } from './define-tool.js';
+import type { ToolExecutor } from './executor.js';
 import type { PassageCommit } from '../index/passage-changes.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
@@ -87,7 +105,7 @@ const RESPAWN_MAX_MS = 60_000;
  */
 export const SEARCH_THREAD_ROOM = 4;
 
-export class SearchPool {
+export class SearchPool implements ToolExecutor {
   readonly #opts: SearchPoolOptions;
   readonly #threads: (Thread | null)[];
   #nextId = 1;
@@ -164,18 +182,16 @@ export class SearchPool {
   }
 
   /**
-   * The tools with the pooled ones (svc_search, svc_context) running on this pool; the others unchanged. A tool is
-   * pooled only when it is the very definition the threads run (a test's own tool of the same name is not).
+   * The executor of a process with search threads (tools/executor.ts): a `search-thread` tool runs on this pool, any
+   * other here. Only the very definition the threads run goes to them (a test's own tool of the same name runs here).
    */
-  wrap(tools: readonly ToolDefinition[]): ToolDefinition[] {
-    return tools.map((t) =>
-      POOLED_TOOLS.get(t.name) === t
-        ? ({ ...t, run: (input: unknown, ctx: ToolContext) => this.call(t, input, ctx) } as ToolDefinition<
-            AnyObjectSchema,
-            AnyObjectSchema
-          >)
-        : t,
-    );
+  run<I extends AnyObjectSchema, O extends AnyObjectSchema>(
+    tool: ToolDefinition<I, O>,
+    input: z.output<I>,
+    ctx: ToolContext,
+  ): Promise<DeepReadonly<z.input<O>>> {
+    const pooled = tool.runsOn === 'search-thread' && POOLED_TOOLS.get(tool.name) === (tool as ToolDefinition);
+    return pooled ? this.call(tool as ToolDefinition, input, ctx) : tool.run(input, ctx);
   }
 
   /**

@@ -19,9 +19,12 @@ import type { ServiceDeps } from './deps.js';
 import type { Caller, ToolDefinition } from './define-tool.js';
 import { searchTool } from './search.js';
 
-/** The tools a search thread runs (by name; the HTTP thread hands it these only). */
+/**
+ * The tools a search thread runs, by name: those that declare `runsOn: 'search-thread'` (the HTTP thread hands it
+ * these only). Listed here rather than taken from the registry, so a thread loads no crawler or state code.
+ */
 export const POOLED_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
-  ([searchTool, contextTool] as readonly ToolDefinition[]).map((t) => [t.name, t]),
+  ([searchTool, contextTool] as readonly ToolDefinition[]).filter((t) => t.runsOn === 'search-thread').map((t) => [t.name, t]),
 );
 
 /** What a search thread is started with. */

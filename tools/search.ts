@@ -190,6 +190,8 @@ export const searchTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },
+  // Read-only over the index: runs on a search thread where the process has them (search-pool.ts).
+  runsOn: 'search-thread',
   rest: [{ method: 'GET', path: '/search', source: 'query', summary: 'Web search over the index' }],
   async run(args, ctx) {
     const index = ctx.deps.index;

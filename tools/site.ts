@@ -124,6 +124,7 @@ export const siteTool = defineTool({
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
+  runsOn: 'main',
   rest: [
     { method: 'GET', path: '/site/:host', source: 'query', summary: 'Robots, scope, links, freshness and llms.txt evidence for a host' },
   ],

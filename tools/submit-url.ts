@@ -218,6 +218,7 @@ export const submitUrlTool = defineTool({
   output,
   // Not idempotent in general: after a request completes, the same submission opens a new one (docs/api-requests.md).
   annotations: { readOnlyHint: false, openWorldHint: true, idempotentHint: false, destructiveHint: false },
+  runsOn: 'main',
   rest: [
     {
       method: 'POST',

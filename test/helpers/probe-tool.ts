@@ -25,6 +25,7 @@ export const probeTool = defineTool({
     known_pages: z.number().int(),
   }),
   annotations: { readOnlyHint: true, openWorldHint: false },
+  runsOn: 'main',
   rest: [{ method: 'GET', path: '/probe', source: 'query' }],
   run: async (input, ctx) => {
     if (input.fail === 'internal') throw new Error('secret internal detail /etc/passwd');
@@ -45,6 +46,7 @@ export const probePostTool = defineTool({
   }),
   output: z.object({ id: z.string(), text: z.string(), idem: z.string().nullable() }),
   annotations: { readOnlyHint: false, openWorldHint: false },
+  runsOn: 'main',
   rest: [{ method: 'POST', path: '/probe/:id', source: 'body', successStatus: 202, headers: { 'idempotency-key': 'idem' } }],
   run: async (input) => ({ id: input.id, text: input.text, idem: input.idem ?? null }),
 });

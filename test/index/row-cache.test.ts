@@ -1,4 +1,5 @@
 import t from 'tap';
+import fc from 'fast-check';
 import { defaultRowCacheBytes, RowCache } from '../../index/row-cache.js';
 import { defaultSnippetBytes } from '../../index/snippet-store.js';
 import { createHashingEmbedder } from '../../index/embedder.js';
@@ -336,4 +337,101 @@ t.test('issue 14: rekey keeps cached rows under the ids a compaction gave them',
   t.equal(cache.has(6n), false);
   t.equal(cache.size.rows, 2);
   t.ok(cache.size.bytes < bytes, 'the dropped duplicate’s bytes are let go');
+});
+
+/** The hand-written LRU the cache was before lru-cache (issue 42): the model its behaviour is held to. */
+class ModelCache {
+  readonly rows = new Map<bigint, { bytes: number; pass: number }>();
+  bytes = 0;
+  passes = 0;
+  constructor(readonly max: number) {}
+  get(id: bigint): boolean {
+    const e = this.rows.get(id);
+    if (!e) return false;
+    this.rows.delete(id);
+    this.rows.set(id, e);
+    return true;
+  }
+  set(id: bigint, bytes: number): void {
+    if (this.max <= 0 || bytes > this.max) return;
+    const old = this.rows.get(id);
+    if (old) {
+      this.bytes -= old.bytes;
+      this.rows.delete(id);
+    }
+    this.rows.set(id, { bytes, pass: 0 });
+    this.bytes += bytes;
+    for (const [k, e] of this.rows) {
+      if (this.bytes <= this.max) break;
+      this.rows.delete(k);
+      this.bytes -= e.bytes;
+    }
+  }
+  fill(pass: number, evictOlder: boolean, id: bigint, bytes: number): boolean {
+    if (this.rows.has(id)) return true;
+    if (bytes > this.max) return false;
+    while (this.bytes + bytes > this.max) {
+      const first = this.rows.entries().next();
+      if (!evictOlder || first.done || first.value[1].pass === pass) return false;
+      this.rows.delete(first.value[0]);
+      this.bytes -= first.value[1].bytes;
+    }
+    this.rows.set(id, { bytes, pass });
+    this.bytes += bytes;
+    return true;
+  }
+  rekey(from: bigint, to: bigint): void {
+    const e = this.rows.get(from);
+    if (!e) return;
+    this.rows.delete(from);
+    if (this.rows.has(to)) this.bytes -= e.bytes;
+    else this.rows.set(to, e);
+  }
+}
+
+t.test('issue 42: the lru-cache row cache keeps, drops and re-keys exactly the rows the hand-written LRU did', async (t) => {
+  const bytesOf = (len: number) => 64 + 16 + 2 * len; // the cache's estimate of a one-field row
+  const id = fc.bigInt({ min: 1n, max: 12n });
+  const op = fc.oneof(
+    fc.record({ op: fc.constant('set' as const), id, len: fc.integer({ min: 0, max: 700 }) }),
+    fc.record({ op: fc.constant('get' as const), id }),
+    fc.record({
+      op: fc.constant('pass' as const),
+      evictOlder: fc.boolean(),
+      rows: fc.array(fc.tuple(id, fc.integer({ min: 0, max: 400 })), { maxLength: 6 }),
+    }),
+    fc.record({ op: fc.constant('rekey' as const), pairs: fc.array(fc.tuple(id, id), { maxLength: 4 }) }),
+  );
+  const run = fc.check(
+    fc.property(fc.integer({ min: 0, max: 3000 }), fc.array(op, { maxLength: 60 }), (max, ops) => {
+      const cache = new RowCache<{ text: string }>(max);
+      const model = new ModelCache(max);
+      for (const o of ops) {
+        if (o.op === 'set') {
+          cache.set(o.id, { text: 'x'.repeat(o.len) });
+          model.set(o.id, bytesOf(o.len));
+        } else if (o.op === 'get') {
+          if ((cache.get(o.id) !== undefined) !== model.get(o.id)) return false;
+        } else if (o.op === 'pass') {
+          const keep = cache.fillPass(o.evictOlder);
+          const pass = ++model.passes;
+          for (const [rid, len] of o.rows)
+            if (keep(rid, { text: 'y'.repeat(len) }) !== model.fill(pass, o.evictOlder, rid, bytesOf(len))) return false;
+        } else {
+          cache.rekey(o.pairs);
+          for (const [from, to] of o.pairs) model.rekey(from, to);
+        }
+        const kept = [...model.rows.keys()].sort((a, b) => (a < b ? -1 : 1));
+        const has = Array.from({ length: 12 }, (_, i) => BigInt(i + 1)).filter((i) => cache.has(i));
+        if (has.join() !== kept.join() || cache.size.bytes !== model.bytes || cache.bound.room !== max - model.bytes) return false;
+      }
+      return true;
+    }),
+    { numRuns: 500 },
+  );
+  t.equal(
+    run.failed,
+    false,
+    fc.defaultReportMessage(run) ?? '500 random sequences of sets, reads, prefill passes and re-keyings agree with the model',
+  );
 });

@@ -35,6 +35,7 @@ const countingTool = defineTool({
   name: 'svc_count',
   title: 'Count',
   description: 'Counts how often its input is parsed.',
+  runsOn: 'main',
   input: z.object({
     q: z.string().refine(() => ++parses > 0, 'never'),
     limit: z.number().int().min(1).max(5).default(3),

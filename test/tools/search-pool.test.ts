@@ -7,6 +7,7 @@ import { PassageIndex } from '../../index/store.js';
 import { defaultSearchThreads } from '../../main.js';
 import { SEARCH_THREAD_ROOM } from '../../tools/search-pool.js';
 import { callTool } from '../../tools/call-tool.js';
+import { inlineExecutor } from '../../tools/executor.js';
 import { searchTool } from '../../tools/search.js';
 import { makePage } from '../helpers/page-input.js';
 import { NOW, poolService as service, restSearch, TOPICS } from '../helpers/search-pool-service.js';
@@ -26,12 +27,13 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
   t.equal(pool.size, 2);
   t.equal(pool.ready, 2);
   await pool.textEngineReady(s.services.deps.index);
-  // Unwrapped: svc_search's own handler on this thread, over a reader of the same index with its own postings (the
+  // Inline: svc_search's own handler on this thread, over a reader of the same index with its own postings (the
   // HTTP thread's index keeps none when threads answer): what one thread serving everything would answer.
   const reader = await PassageIndex.open({ dir: join(s.dataDir, 'lance'), embedder: s.services.deps.index.embedder, writes: false });
   t.teardown(() => reader.close());
   await reader.textEngineReady();
-  const here = (q: string) => callTool(searchTool, { q, detail: 'full' }, { deps: { ...s.services.deps, index: reader }, caller });
+  const here = (q: string) =>
+    callTool(searchTool, { q, detail: 'full' }, { deps: { ...s.services.deps, index: reader, executor: inlineExecutor }, caller });
   const client = new Client({ name: 'pool', version: '1' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { Authorization: `Bearer ${s.key}` } } }),
@@ -85,12 +87,13 @@ t.test('a thread holds a few requests at most; the others wait for the first thr
   const s = await service(t, 2);
   const pool = s.services.searchPool!;
   await pool.textEngineReady(s.services.deps.index);
-  const [pooled] = pool.wrap([searchTool]);
+  // The services' own call path: callTool hands svc_search to their executor, the pool.
+  t.equal(s.services.deps.executor, pool);
   const ctx = { deps: s.services.deps, caller };
   const order: number[] = [];
   let done = false;
   const calls = Array.from({ length: 30 }, (_, i) =>
-    callTool(pooled!, { q: TOPICS[i % TOPICS.length]![1] }, ctx).then((out) => {
+    callTool(searchTool, { q: TOPICS[i % TOPICS.length]![1] }, ctx).then((out) => {
       order.push(i);
       return out;
     }),
@@ -195,7 +198,11 @@ t.test('threads opened on an empty index score titles once pages arrive (their t
   await reader.textEngineReady();
   await s.services.searchPool!.textEngineReady(s.services.deps.index);
   for (const q of ['passport fees', 'wildfire status']) {
-    const expected = await callTool(searchTool, { q, detail: 'full' }, { deps: { ...s.services.deps, index: reader }, caller });
+    const expected = await callTool(
+      searchTool,
+      { q, detail: 'full' },
+      { deps: { ...s.services.deps, index: reader, executor: inlineExecutor }, caller },
+    );
     const answers = await Promise.all([restSearch(s, q), restSearch(s, q)]);
     for (const a of answers) t.same(a.body, JSON.parse(JSON.stringify(expected)), `${q}: the same scores, title boost included`);
   }
