@@ -5,7 +5,7 @@
 import { loadConfig } from '../config.js';
 import { KNOWN_DATASETS } from '../state/entity-types.js';
 import { importDataset, type DatasetId, type ImportReport } from '../state/entity-import.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { COMMAND_HELP } from './help.js';
 
 /** Where the SQLite state lives inside the data directory. */
@@ -74,7 +74,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
   // The repositories: the SQLite file in the data dir, or PostgreSQL with SVC_DATABASE_URL (shared by the fleet).
   let repos;
   try {
-    repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    repos = await openRepositories(stateOptions(config));
   } catch (e) {
     write(io.stderr, `svc entities import: ${(e as Error).message}`);
     return 1;
