@@ -93,6 +93,18 @@ export const configSchema = z.object({
     .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   /**
+   * PostgreSQL only: a statement running longer is cancelled by the server, and the client stops waiting for an answer
+   * one second after this (a stalled server cancels nothing). A request that needs the database then gets 503
+   * `unavailable` with Retry-After; the crawler and indexer back off and resume. Migrations are not bounded.
+   * @default 3000
+   */
+  databaseStatementTimeoutMs: int(100, 3_600_000).default(3000),
+  /**
+   * PostgreSQL only: opening a connection, or waiting for a free one of the pool, gives up after this long (503
+   * `unavailable` with Retry-After). @default 3000
+   */
+  databaseConnectTimeoutMs: int(100, 600_000).default(3000),
+  /**
    * Where the passage index lives: a local folder, or `s3://bucket/prefix` on S3-compatible object storage (then the
    * s3* keys say how to reach it; index/location.ts). Every role of a fleet names the same location.
    * @default "<dataDir>/lance"
@@ -205,6 +217,8 @@ export const envBindings = {
   publicUrl: 'SVC_PUBLIC_URL',
   crawlerInfoUrl: 'SVC_CRAWLER_INFO_URL',
   databaseUrl: 'SVC_DATABASE_URL',
+  databaseStatementTimeoutMs: 'SVC_DATABASE_STATEMENT_TIMEOUT_MS',
+  databaseConnectTimeoutMs: 'SVC_DATABASE_CONNECT_TIMEOUT_MS',
   indexUri: 'SVC_INDEX_URI',
   s3Endpoint: 'SVC_S3_ENDPOINT',
   s3Region: 'SVC_S3_REGION',

@@ -17,7 +17,7 @@ import { defaultRowCacheBytes } from './index/row-cache.js';
 import { indexLocation } from './index/location.js';
 import { IndexThreadPriority } from './index/thread-priority.js';
 import { EntityStore } from './state/entities.js';
-import { openRepositories } from './state/repos/open.js';
+import { openRepositories, stateOptions } from './state/repos/open.js';
 import { sqliteEntities } from './state/repos/sqlite.js';
 import type { Repositories } from './state/repos/types.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -115,8 +115,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
     // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
     repos = await openRepositories({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
+      ...stateOptions(config),
       defaultGapMs: config.crawlGapMs,
       embedded: { db, inProcessUsage: true },
     });

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL frontier claim on a large frontier: `FrontierRepo.claim` (state/repos/postgres.ts) takes
+ * The PostgreSQL frontier claim on a large frontier: `FrontierRepo.claim` (state/repos/postgres/frontier.ts) takes
  * the best due URL whose host is free, `ORDER BY priority DESC, next_at, id … FOR UPDATE SKIP LOCKED`. Measured on
  * a frontier of `--rows` URLs over `--hosts` hosts (most due, a share done and waiting for their recrawl, a few
  * dead), with and without the index made for that order (migration `crawler-pg-002-frontier-claim-order`), plus the

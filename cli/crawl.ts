@@ -17,7 +17,7 @@ import { openStateDb, type StateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 
 const USAGE = COMMAND_HELP['crawl']!;
@@ -147,8 +147,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   let repos: Repositories;
   try {
     repos = await openRepositories({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
+      ...stateOptions(config),
       defaultGapMs: config.crawlGapMs,
       embedded: { db },
     });

@@ -16,7 +16,7 @@ import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/e
 import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
 import type { PageInput, PassageInput } from '../page-model.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
 
 /** One BEIR corpus line. */
@@ -190,7 +190,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
   // Documents and host ids through the repositories (issue 10): with SVC_DATABASE_URL the ingested pages are in the
   // fleet's shared page registry and their host ids are the ones every other writer of the index uses.
-  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const repos = await openRepositories(stateOptions(config));
   const documents = repos.documents;
   let index: PassageIndex;
   try {

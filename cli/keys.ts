@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
 
 const USAGE = `usage:
@@ -30,7 +30,7 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
   });
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
   // The repositories: with SVC_DATABASE_URL the key lands in PostgreSQL, where every replica verifies it.
-  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const repos = await openRepositories(stateOptions(config));
   try {
     const keys = repos.keys;
     switch (sub) {

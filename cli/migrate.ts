@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { redactDatabaseUrl, openRepositories } from '../state/repos/open.js';
+import { redactDatabaseUrl, openRepositories, stateOptions } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -14,7 +14,7 @@ export async function migrateCommand(argv: string[], io: CliIo): Promise<number>
     options: { json: { type: 'boolean', default: false }, 'data-dir': { type: 'string' } },
   });
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
-  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const repos = await openRepositories(stateOptions(config));
   try {
     const target = repos.backend === 'postgres' ? redactDatabaseUrl(config.databaseUrl ?? '') : `${config.dataDir}/state.sqlite`;
     if (values.json) {

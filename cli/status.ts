@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { PassageIndex } from '../index/store.js';
 import { indexLocation } from '../index/location.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 
 /** `svc status [--json] [--data-dir D]`: what the data dir holds — index, documents, frontier, keys. */
@@ -10,7 +10,7 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false }, 'data-dir': { type: 'string' } } });
   const config = loadConfig({ env: io.env, flags: { dataDir: values['data-dir'] } });
   // The state through the repositories (PostgreSQL with SVC_DATABASE_URL, else the data dir's SQLite file).
-  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const repos = await openRepositories(stateOptions(config));
   try {
     const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
     const stats = await index.stats();

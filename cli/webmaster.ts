@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../config.js';
 import { createResolver } from '../crawler/resolver.js';
 import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
-import { openRepositories } from '../state/repos/open.js';
+import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 import { PROOF_METHODS, PROPERTY_KINDS, type ProofMethod, type PropertyKind } from '../state/repos/webmaster-types.js';
 import { IdentityError, type OidcIdentity } from '../webmaster/accounts.js';
@@ -68,7 +68,7 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
   const [group, action] = positionals;
   const identity = (): OidcIdentity => ({ issuer: need(values.issuer, '--issuer'), subject: need(values.subject, '--subject') });
   const out = (v: unknown) => io.stdout.write(JSON.stringify(v) + '\n');
-  const repos = await openRepositories({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const repos = await openRepositories(stateOptions(config));
   try {
     const ownership = ownershipFor(config, repos, values);
     switch (`${group ?? ''} ${action ?? ''}`.trim()) {

@@ -8,6 +8,7 @@
  * pending (or a page budget is spent); `processNow()` serves single-URL requests through the very same path.
  */
 import type { Config } from '../config.js';
+import { SvcError } from '../errors.js';
 import type { EntitySink, PageInput, PageSink } from '../page-model.js';
 import type { ClaimedItem, Repositories } from '../state/repos/types.js';
 import { CrawlFrontier, type CrawlItem } from './crawl-frontier.js';
@@ -363,27 +364,34 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       // fairness among hosts and the gap come from the database, for every worker sharing it.
       // Our own requests' slot releases first: until they land, their hosts read as held (for the hold's length).
       await scheduler.settled();
-      while (canDispatch() && !stopping) {
-        const c = await repos.frontier.claim({ owner, leaseMs, now: now() });
-        if (!c) break;
-        if (c.kind === 'page') pages++;
-        void run(c);
-      }
-      if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
-      if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
-        // When the next item can be claimed, host gaps included (a host answering 429 Retry-After is work for later),
-        // but a host's ordinary politeness gap still running (say another run's last request a moment ago) is part of
-        // crawling, not a reason to stop: the horizon is never shorter than that gap.
-        const next = await repos.frontier.nextClaimAt({ unfinished: true });
-        if (next === null || next > now() + Math.max(ro.idleHorizonMs, config.crawlGapMs)) break;
-      }
-      if (!budgetLeft() && inflight.size === 0) break;
-      // Sleep until something may be claimed (a host's gap ends, an item becomes due, a lease lapses), an item
-      // finishes or something is enqueued; at most a second, since other workers change the shared state too.
       let wakeAt = now() + 1000;
-      if (canDispatch()) {
-        const next = await repos.frontier.nextClaimAt();
-        if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now() + 1));
+      try {
+        while (canDispatch() && !stopping) {
+          const c = await repos.frontier.claim({ owner, leaseMs, now: now() });
+          if (!c) break;
+          if (c.kind === 'page') pages++;
+          void run(c);
+        }
+        if (untilIdle && inflight.size === 0 && ((await repos.frontier.unfinished()) === 0 || !budgetLeft())) break;
+        if (untilIdle && inflight.size === 0 && ro.idleHorizonMs !== undefined) {
+          // When the next item can be claimed, host gaps included (a host answering 429 Retry-After is work for later),
+          // but a host's ordinary politeness gap still running (say another run's last request a moment ago) is part of
+          // crawling, not a reason to stop: the horizon is never shorter than that gap.
+          const next = await repos.frontier.nextClaimAt({ unfinished: true });
+          if (next === null || next > now() + Math.max(ro.idleHorizonMs, config.crawlGapMs)) break;
+        }
+        if (!budgetLeft() && inflight.size === 0) break;
+        // Sleep until something may be claimed (a host's gap ends, an item becomes due, a lease lapses), an item
+        // finishes or something is enqueued; at most a second, since other workers change the shared state too.
+        if (canDispatch()) {
+          const next = await repos.frontier.nextClaimAt();
+          if (next !== null) wakeAt = Math.min(wakeAt, Math.max(next, now() + 1));
+        }
+      } catch (err) {
+        // The state database is unreachable or stalled: wait as long as it asks, then carry on where we were.
+        if (!(err instanceof SvcError && err.code === 'unavailable')) throw err;
+        log.warn({ err }, 'crawler: state database unavailable; backing off');
+        wakeAt = now() + (err.retryAfter ?? 1) * 1000;
       }
       wakeAt = Math.min(wakeAt, deadline);
       if (pokes !== poked) continue;

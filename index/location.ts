@@ -67,8 +67,12 @@ export function indexLocation(config: Config): IndexLocation {
     aws_access_key_id: config.s3AccessKeyId,
     aws_secret_access_key: config.s3SecretAccessKey,
     aws_region: config.s3Region ?? 'us-east-1',
-    // A store that does not answer fails the open within seconds instead of retrying for minutes.
+    // A store that does not answer, or stalls mid-answer, fails the read within seconds instead of retrying for
+    // minutes (object_store's own defaults: 30 s per request, retried for up to 3 min).
     connect_timeout: '5s',
+    timeout: '5s',
+    client_max_retries: '3',
+    client_retry_timeout: '5',
   };
   if (config.s3SessionToken) options.aws_session_token = config.s3SessionToken;
   let endpointLabel = 'AWS S3';

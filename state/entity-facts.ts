@@ -1,7 +1,7 @@
 /**
  * The facts one source states about one establishment, and how they become the keys that match sources to
  * entities. Two producers: schema.org JSON-LD nodes from crawled pages (`factsFromJsonLd`) and rows of the
- * Statistics Canada open databases (cli/entities.ts builds them with `datasetFacts`). Pure functions, no I/O.
+ * Statistics Canada open databases (entity-import.ts builds them with `datasetFacts`). Pure functions, no I/O.
  */
 import type { JsonLdNode } from '../page-model.js';
 import { isEntityKind, schemaAncestors } from '../schema-org-types.js';

@@ -1,6 +1,6 @@
 /**
  * The entity store's decisions, shared by both backends (the SQLite EntityStore in entities.ts and the PostgreSQL
- * repository in repos/entities-postgres.ts): which source statements a page yields, which entity a statement joins
+ * repository in repos/postgres/entities.ts): which source statements a page yields, which entity a statement joins
  * (as a step function that asks its backend for the few rows it needs), how an entity's fields are recomputed from
  * its sources, what a record looks like, and how a search query is understood. Pure: no I/O, no SQL.
  */
@@ -9,7 +9,7 @@ import type { JsonLdNode } from '../page-model.js';
 import { foldText, provinceOf } from './entity-canada.js';
 import { factsFromJsonLd, matchKeys, matchName, withNestedEntities, type EntityFacts, type RejectReason } from './entity-facts.js';
 import { kindWord } from './entity-kind-words.js';
-import type { DatasetInfo, EntityObservation, EntityQuery, EntityRecord, EntitySource, UpsertOutcome } from './entities.js';
+import type { DatasetInfo, EntityObservation, EntityQuery, EntityRecord, EntitySource, UpsertOutcome } from './entity-types.js';
 
 /** The open-data licence every Statistics Canada database here is published under. */
 export const OGL_CANADA = {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import type { ServiceDeps } from './deps.js';
+import type { RunsOn, ToolContext } from './deps.js';
 
 /** MCP tool annotations (hints for clients; never security boundaries). */
 export interface ToolAnnotations {
@@ -30,25 +30,7 @@ export interface RestBinding {
   readonly summary?: string;
 }
 
-/**
- * Where a tool's handler runs: `main`, the thread that took the request; `search-thread`, one of the process's search
- * threads (tools/search-pool.ts; the calling thread when the process has none, or while none is ready). The handler
- * is the same either way: the executor `callTool` is given (tools/executor.ts) dispatches it.
- */
-export type RunsOn = 'main' | 'search-thread';
-
-/** Who is calling: the key's id and digest only (never the key). */
-export interface Caller {
-  readonly keyId: string;
-  /** SHA-256 digest of the key, hex. */
-  readonly digest: string;
-}
-
-/** Everything a tool handler may use. */
-export interface ToolContext {
-  readonly deps: ServiceDeps;
-  readonly caller: Caller;
-}
+export type { Caller, RunsOn, ToolContext } from './deps.js';
 
 // Schemas are zod objects; `any` here only widens the generic bound so every concrete object schema fits.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
 import type { PassageIndex } from '../index/store.js';
 import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
-import type { ToolExecutor } from './executor.js';
 import type { CrawlerHandle } from './request-processor.js';
 
 /**
@@ -36,4 +35,40 @@ export interface ServiceDeps {
    * Absent: every handler on the calling thread (`inlineExecutor`).
    */
   readonly executor?: ToolExecutor;
+}
+
+/**
+ * Where a tool's handler runs: `main`, the thread that took the request; `search-thread`, one of the process's search
+ * threads (tools/search-pool.ts; the calling thread when the process has none, or while none is ready). The handler
+ * is the same either way: the executor `callTool` is given (tools/executor.ts) dispatches it.
+ */
+export type RunsOn = 'main' | 'search-thread';
+
+/** Who is calling: the key's id and digest only (never the key). */
+export interface Caller {
+  readonly keyId: string;
+  /** SHA-256 digest of the key, hex. */
+  readonly digest: string;
+}
+
+/** Everything a tool handler may use. */
+export interface ToolContext {
+  readonly deps: ServiceDeps;
+  readonly caller: Caller;
+}
+
+/** What an executor needs of a tool definition (define-tool.ts): its name, where it runs, its handler. */
+export interface RunnableTool<In, Out> {
+  readonly name: string;
+  readonly runsOn: RunsOn;
+  readonly run: (input: In, ctx: ToolContext) => Promise<Out>;
+}
+
+/**
+ * Runs a tool's handler where the tool says it runs. `callTool` hands every call to the executor of the services it
+ * is given, so REST, MCP and `svc eval` take the same path: a process with search threads runs `search-thread` tools
+ * on them (tools/search-pool.ts), any other runs them here (`inlineExecutor`, tools/executor.ts).
+ */
+export interface ToolExecutor {
+  run<In, Out>(tool: RunnableTool<In, Out>, input: In, ctx: ToolContext): Promise<Out>;
 }

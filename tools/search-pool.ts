@@ -32,9 +32,8 @@ import { SvcError, errorTable, type ErrorCode } from '../errors.js';
 import { isHashingEmbedder, type Embedder } from '../index/embedder.js';
 import type { IndexLocation } from '../index/location.js';
 import { startModuleWorker } from '../worker-thread.js';
-import type { z } from 'zod';
-import type { AnyObjectSchema, DeepReadonly, ToolContext, ToolDefinition } from './define-tool.js';
-import type { ToolExecutor } from './executor.js';
+import type { ToolContext, ToolDefinition } from './define-tool.js';
+import type { RunnableTool, ToolExecutor } from './deps.js';
 import type { PassageCommit } from '../index/passage-changes.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
@@ -185,13 +184,10 @@ export class SearchPool implements ToolExecutor {
    * The executor of a process with search threads (tools/executor.ts): a `search-thread` tool runs on this pool, any
    * other here. Only the very definition the threads run goes to them (a test's own tool of the same name runs here).
    */
-  run<I extends AnyObjectSchema, O extends AnyObjectSchema>(
-    tool: ToolDefinition<I, O>,
-    input: z.output<I>,
-    ctx: ToolContext,
-  ): Promise<DeepReadonly<z.input<O>>> {
-    const pooled = tool.runsOn === 'search-thread' && POOLED_TOOLS.get(tool.name) === (tool as ToolDefinition);
-    return pooled ? this.call(tool as ToolDefinition, input, ctx) : tool.run(input, ctx);
+  run<In, Out>(tool: RunnableTool<In, Out>, input: In, ctx: ToolContext): Promise<Out> {
+    const definition = POOLED_TOOLS.get(tool.name);
+    const pooled = tool.runsOn === 'search-thread' && definition !== undefined && definition === (tool as unknown);
+    return pooled ? this.call(definition, input, ctx) : tool.run(input, ctx);
   }
 
   /**

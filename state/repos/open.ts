@@ -3,6 +3,7 @@
  * dir (the default, unchanged for users). Opening migrates.
  */
 import { join } from 'node:path';
+import type { Config } from '../../config.js';
 import { isPostgresUrl, openPostgresRepositories } from './postgres.js';
 import type { StateDb } from '../db.js';
 import { openSqliteRepositories, sqliteRepositories } from './sqlite.js';
@@ -19,11 +20,30 @@ export interface OpenRepositoriesOptions {
    * keeps owning it. `inProcessUsage` keeps the usage counters in memory (see SqliteRepoOptions).
    */
   readonly embedded?: { readonly db: StateDb; readonly inProcessUsage?: boolean };
+  /** PostgreSQL: statement bound (ms). @default 3000 (config.ts databaseStatementTimeoutMs) */
+  readonly statementTimeoutMs?: number;
+  /** PostgreSQL: connection and pool-acquisition bound (ms). @default 3000 (config.ts databaseConnectTimeoutMs) */
+  readonly connectTimeoutMs?: number;
+}
+
+/** What the configuration says about where the state is and how long to wait for it. */
+export function stateOptions(
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs'>,
+): OpenRepositoriesOptions {
+  return {
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  };
 }
 
 export async function openRepositories(opts: OpenRepositoriesOptions): Promise<Repositories> {
   const gap = opts.defaultGapMs === undefined ? {} : { defaultGapMs: opts.defaultGapMs };
-  if (isPostgresUrl(opts.databaseUrl)) return openPostgresRepositories(opts.databaseUrl, gap);
+  if (isPostgresUrl(opts.databaseUrl)) {
+    const { statementTimeoutMs, connectTimeoutMs } = opts;
+    return openPostgresRepositories(opts.databaseUrl, { ...gap, statementTimeoutMs, connectTimeoutMs });
+  }
   if (opts.embedded) return sqliteRepositories(opts.embedded.db, { ...gap, inProcessUsage: opts.embedded.inProcessUsage ?? false });
   return openSqliteRepositories(join(opts.dataDir, 'state.sqlite'), gap);
 }

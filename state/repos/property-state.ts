@@ -5,7 +5,7 @@
  * and columns); only the placeholders differ. Read-only, and only the property's own URLs and aggregates.
  */
 import type { StateDb } from '../db.js';
-import type { Queryable } from './postgres.js';
+import type { Queryable } from './postgres/db.js';
 import type { PropertyStateRepo, PropertyStateRows } from './types.js';
 
 type Run = (sql: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>;

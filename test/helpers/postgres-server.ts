@@ -5,7 +5,7 @@
  * the child's pid is the postmaster's). stop() shuts it down fast and removes the dir.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { freePort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,12 @@ export interface PostgresServer {
   halt(): Promise<void>;
   /** Starts the server again after halt(), on the same port and data dir; resolves once it accepts connections. */
   resume(): Promise<void>;
+  /**
+   * SIGSTOP to every process of the server (postmaster and backends): its sockets stay open and connections are
+   * still accepted by the kernel, but nothing answers — a stalled database, not a down one. thaw() sends SIGCONT.
+   */
+  freeze(): void;
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -80,8 +86,36 @@ export async function startPostgres(): Promise<PostgresServer> {
   let child: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();
   let log = '';
+  // Every process of the server: the postmaster and what it forked (backends call setsid(), so no process group
+  // holds them all; /proc says whose child each one is).
+  const signalAll = (signal: NodeJS.Signals): void => {
+    const root = child?.pid;
+    if (root === undefined || child?.exitCode !== null) return;
+    const parent = new Map<number, number>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    const pids = [root];
+    for (let i = 0; i < pids.length; i++) for (const [pid, ppid] of parent) if (ppid === pids[i]) pids.push(pid);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  };
   // A test process that ends without stop() (a failed assertion path, process.exit) must not leave a server behind.
-  const reap = () => child?.kill('SIGKILL');
+  const reap = () => {
+    signalAll('SIGCONT');
+    child?.kill('SIGKILL');
+  };
   process.once('exit', reap);
   const launch = async (): Promise<void> => {
     const [cmd, args] = command(
@@ -130,7 +164,8 @@ export async function startPostgres(): Promise<PostgresServer> {
   const shutdown = async (): Promise<void> => {
     const proc = child;
     if (!proc) return;
-    // SIGINT = fast shutdown: roll back open transactions, end sessions, exit.
+    // SIGINT = fast shutdown: roll back open transactions, end sessions, exit (a frozen server must run to see it).
+    signalAll('SIGCONT');
     if (proc.exitCode === null) proc.kill('SIGINT');
     const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
     await exited;
@@ -159,6 +194,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
     halt: shutdown,
     resume: launch,
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
     async stop() {
       if (stopped) return;
       stopped = true;

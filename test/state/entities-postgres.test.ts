@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { entitiesCommand } from '../../cli/entities.js';
 import { openStateDb } from '../../state/db.js';
 import { EntityStore } from '../../state/entities.js';
-import type { PgEntities } from '../../state/repos/entities-postgres.js';
+import type { PgEntities } from '../../state/repos/postgres/entities.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { entitiesContract, gabrielleRoyPage, PARITY_QUERIES, quietIo } from './entities-contract.js';

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { main } from '../../cli/main.js';
 import { openRepositories } from '../../state/repos/open.js';
-import { pgMigrations } from '../../state/repos/pg-migrations.js';
+import { pgMigrations } from '../../state/repos/postgres/migrations.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { LeaseLostError, type ClaimedItem, type Repositories } from '../../state/repos/types.js';
 import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';

@@ -19,7 +19,7 @@ import { PassageIndex } from '../../index/store.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { PRIORITY } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
-import { importDataset } from '../../cli/entities.js';
+import { importDataset } from '../../state/entity-import.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ToolContext } from '../../tools/define-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';

@@ -3,8 +3,8 @@
  * ids as the SQLite migrations where the tables match). Never edit a shipped migration: append one.
  * Times stay ISO-8601 TEXT and ms BIGINT exactly as in SQLite, so both backends share row mappers.
  */
-import type { Migration } from '../migrations.js';
-import { webmasterTablesSql } from './webmaster-types.js';
+import type { Migration } from '../../migrations.js';
+import { webmasterTablesSql } from '../webmaster-types.js';
 
 export const pgMigrations: readonly Migration[] = [
   {
@@ -234,7 +234,7 @@ export const pgMigrations: readonly Migration[] = [
     id: 'entities-pg-001-entities',
     sql: `
       -- Entities on PostgreSQL (the SQLite tables of entities-001/002/003, same columns), plus what the name search
-      -- needs instead of FTS5 (state/repos/entities-postgres.ts says why): name_tokens, the folded words of all the
+      -- needs instead of FTS5 (state/repos/postgres/entities.ts says why): name_tokens, the folded words of all the
       -- entity's names, name_tsv = array_to_tsvector(name_tokens) under GIN, name_sort (SQLite's NOCASE order) and
       -- entity_name_stats (bm25's totals).
       CREATE TABLE entities (

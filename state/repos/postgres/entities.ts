@@ -1,5 +1,5 @@
 /**
- * The entities repository on PostgreSQL (migration entities-pg-001 in pg-migrations.ts). Same records, merge rules
+ * The entities repository on PostgreSQL (migration entities-pg-001 in migrations.ts). Same records, merge rules
  * and search as the SQLite EntityStore: every decision is entity-merge.ts's (which statements a page makes, which
  * entity one joins, how fields merge, what a query means); this file only answers those decisions from PostgreSQL.
  *
@@ -20,7 +20,7 @@
  * once would otherwise both create it. Entity writes are small and crawling is network-bound; SQLite serialises
  * them the same way (BEGIN IMMEDIATE). The lock also makes entity_name_stats exact.
  */
-import type { JsonLdNode, JsonLdParseErrors } from '../../page-model.js';
+import type { JsonLdNode, JsonLdParseErrors } from '../../../page-model.js';
 import {
   entityIdFor,
   KNOWN_DATASETS,
@@ -32,8 +32,8 @@ import {
   type JsonLdParseErrorRecord,
   type NodeOutcome,
   type UpsertOutcome,
-} from '../entities.js';
-import type { EntityFacts } from '../entity-facts.js';
+} from '../../entity-types.js';
+import type { EntityFacts } from '../../entity-facts.js';
 import {
   joinDecision,
   mergeSources,
@@ -48,11 +48,11 @@ import {
   type JoinAsk,
   type PlaceCandidate,
   type SourceRow,
-} from '../entity-merge.js';
+} from '../../entity-merge.js';
 import type pg from 'pg';
-import type { Db, Queryable } from './postgres.js';
-import type { EntitiesRepo } from './types.js';
-import { importBatch } from './entities-postgres-batch.js';
+import type { Db, Queryable } from './db.js';
+import type { EntitiesRepo } from '../types.js';
+import { importBatch, type NameTotals } from './entities-batch.js';
 
 /** bm25 constants of FTS5 (sqlite/ext/fts5/fts5_aux.c). */
 const K1 = 1.2;
@@ -283,7 +283,7 @@ export class PgEntities implements EntitiesRepo {
   /**
    * Attaches a source statement to the entity joinDecision picks, storing the source and its keys. Round trips are
    * what an import costs here, so: the decision's reads are one query (nothing is written between its asks until
-   * `create`, its last), and the writes are one statement. (Dataset rows go by batch: entities-postgres-batch.ts.)
+   * `create`, its last), and the writes are one statement. (Dataset rows go by batch: entities-batch.ts.)
    */
   async #record(
     c: Queryable,
@@ -422,12 +422,6 @@ export class PgEntities implements EntitiesRepo {
     );
     totals.tokens += tokens.length - (r.rows[0]?.old ?? 0);
   }
-}
-
-/** Changes to the name-token totals bm25 reads (entity_name_stats), applied once per write transaction. */
-export interface NameTotals {
-  entities: number;
-  tokens: number;
 }
 
 async function addTotals(c: Queryable, t: NameTotals): Promise<void> {

@@ -5,7 +5,7 @@
  * write per table. Row by row, the import cost a few round trips per row (docs/benchmarks.md). The caller holds the
  * entity write lock, so nothing else changes these rows meanwhile.
  */
-import { entityIdFor, type DatasetRowInput, type UpsertOutcome } from '../entities.js';
+import { entityIdFor, type DatasetRowInput, type UpsertOutcome } from '../../entity-types.js';
 import {
   datasetStatement,
   joinDecision,
@@ -17,9 +17,14 @@ import {
   type MergedEntity,
   type PlaceCandidate,
   type SourceRow,
-} from '../entity-merge.js';
-import type { NameTotals } from './entities-postgres.js';
-import type { Queryable } from './postgres.js';
+} from '../../entity-merge.js';
+import type { Queryable } from './db.js';
+
+/** Changes to the name-token totals bm25 reads (entity_name_stats), applied once per write transaction. */
+export interface NameTotals {
+  entities: number;
+  tokens: number;
+}
 
 interface KeyRow {
   key: string;

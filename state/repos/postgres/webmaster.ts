@@ -4,7 +4,7 @@
  * daily quota is exact; the unique indexes back idempotency and same-day dedup.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db, Queryable } from './postgres.js';
+import type { Db, Queryable } from './db.js';
 import {
   PROOF_CHANGE_COLUMNS,
   toAudit,
@@ -18,7 +18,7 @@ import {
   type PropertyRow,
   type SubmissionRow,
   type WebmasterRepo,
-} from './webmaster-types.js';
+} from '../webmaster-types.js';
 
 type SubmitArgs = Parameters<WebmasterRepo['submitFastLane']>[0];
 

@@ -5,8 +5,8 @@
  * are locked (FOR UPDATE), so concurrent workers on other machines serialise on the row.
  */
 import { randomUUID } from 'node:crypto';
-import { MAX_INTERVALS_PER_HOST } from '../hosts.js';
-import type { Db, Queryable } from './postgres.js';
+import { MAX_INTERVALS_PER_HOST } from '../../hosts.js';
+import type { Db, Queryable } from './db.js';
 import {
   fetchedInsertArgs,
   fetchedUpdateArgs,
@@ -17,8 +17,8 @@ import {
   SQL,
   toRecord,
   type RawFrontierRow,
-} from './crawl-sql.js';
-import { toClaimed } from './rows.js';
+} from '../crawl-sql.js';
+import { toClaimed } from '../rows.js';
 import {
   LeaseLostError,
   type AdmitResult,
@@ -28,7 +28,7 @@ import {
   type FrontierRecord,
   type FrontierRepo,
   type HostFactsRepo,
-} from './types.js';
+} from '../types.js';
 
 async function guarded(q: Queryable, sql: string, args: unknown[], item: ClaimedItem): Promise<void> {
   const r = await q.query(sql, args);

@@ -3,7 +3,7 @@
  * fast-lane decision runs under BEGIN IMMEDIATE so every process sharing the file sees one order.
  */
 import { randomUUID } from 'node:crypto';
-import type { StateDb } from '../db.js';
+import type { StateDb } from '../../db.js';
 import {
   PROOF_CHANGE_COLUMNS,
   toAudit,
@@ -17,7 +17,7 @@ import {
   type PropertyRow,
   type SubmissionRow,
   type WebmasterRepo,
-} from './webmaster-types.js';
+} from '../webmaster-types.js';
 
 type SubmitArgs = Parameters<WebmasterRepo['submitFastLane']>[0];
 
