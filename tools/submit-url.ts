@@ -201,6 +201,8 @@ const input = z.object({
     .string()
     .min(1)
     .max(REQUEST_LIMITS.urlMaxLength)
+    // Checked in run() (a bad URL or host is a 400, per the spec); the schema states the format it checks.
+    .meta({ format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' })
     .describe('Absolute http(s) URL of a public page, no user:password@; private addresses are refused.'),
   note: z.string().max(REQUEST_LIMITS.noteMaxLength).optional().describe('For a correction: what is wrong. Never published.'),
   idempotency_key: z
