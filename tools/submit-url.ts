@@ -43,6 +43,12 @@ export interface UrlCheckOptions {
    * .test and whatever the pin's addresses: the operator, not the caller, decided it is crawlable.
    */
   readonly pins: readonly string[];
+  /**
+   * Accept only pinned URLs (config.crawlAllowLoopback): while the crawler may connect to loopback, any other name
+   * could resolve there by fetch time (slow or rebinding DNS), so callers reach only the operator's pinned hosts.
+   * @default false
+   */
+  readonly pinnedOnly?: boolean;
 }
 
 /**
@@ -66,8 +72,9 @@ export function pinnedByOperator(url: string, pins: readonly string[]): boolean 
 /**
  * Checks a submitted URL: ≤ 2048 characters (else 422 validation_failed), absolute http(s) without credentials
  * (else 400 invalid_url), a public host: an IP literal must be a public address (loopback included: the
- * operator's --allow-loopback is for the crawler, never for callers), a name must have at least two labels and no
- * special-use TLD, unless operator-pinned for its port (else 400 invalid_host). Returns the crawler's normal form.
+ * operator's --allow-loopback is for the crawler, never for callers), a name must be operator-pinned for its port,
+ * or (unless `pinnedOnly`) have at least two labels and no special-use TLD (else 400 invalid_host). Returns the
+ * crawler's normal form.
  * Names are not resolved here (see refuseBlockedAddresses); the crawler classifies every address at fetch time.
  */
 export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { url: string; host: string } {
@@ -98,6 +105,8 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
     return { url, host };
   }
   if (pinnedByOperator(url, opts.pins)) return { url, host };
+  if (opts.pinnedOnly)
+    bad('this service crawls loopback (--allow-loopback): only the operator’s pinned hosts can be submitted', 'invalid_host');
   const labels = host.split('.');
   const tld = labels[labels.length - 1] ?? '';
   if (labels.length < 2 || labels.some((l) => l === '')) bad('the host must be a public, fully qualified name', 'invalid_host');
@@ -252,7 +261,7 @@ export const submitUrlTool = defineTool({
       });
     }
     // Whatever --allow-loopback says, a caller reaches non-public addresses only through the operator's pins.
-    const { url, host } = validateSubmissionUrl(inp.url, { pins: config.resolve });
+    const { url, host } = validateSubmissionUrl(inp.url, { pins: config.resolve, pinnedOnly: config.crawlAllowLoopback });
     if (ctx.deps.resolver && !pinnedByOperator(url, config.resolve)) await refuseBlockedAddresses(url, { resolver: ctx.deps.resolver });
     const { request, deduplicated } = await repos.requests.submit(
       ctx.caller.digest,

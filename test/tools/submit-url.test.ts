@@ -93,6 +93,9 @@ t.test('public URLs are accepted in normal form; non-public hosts only through o
   // Issue 46 item 4: literals are classified as for a caller, never with the operator's --allow-loopback.
   for (const url of ['http://127.0.0.1:9/', 'http://127.0.0.2/', 'http://[::1]/', 'http://10.1.2.3/', 'http://2130706433/'])
     t.throws(() => validateSubmissionUrl(url, { pins }), { code: 'invalid_host' }, `${url} refused`);
+  // With pinnedOnly (the crawler reaches loopback), any other name is refused: DNS could point it there later.
+  t.throws(() => validateSubmissionUrl('https://www.example.ca/', { pins, pinnedOnly: true }), { code: 'invalid_host' });
+  t.same(validateSubmissionUrl('http://alpha.test:8080/', { pins, pinnedOnly: true }).host, 'alpha.test');
   t.equal(pinnedByOperator('http://alpha.test:8080/x', pins), true);
   t.equal(pinnedByOperator('http://alpha.test/x', pins), false);
   t.equal(pinnedByOperator('https://beta.test/x', pins), true);
