@@ -109,23 +109,30 @@ export function createHttpApp(s: AppServices): Koa {
           throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
       }
     } catch (err) {
-      // The edge already answered this request (broken body framing, a body too slow), or its client left.
-      const edge = answeredAtEdge(ctx.res);
-      if (edge !== undefined || clientClosed(ctx, err)) {
-        if (edge !== undefined) metrics.error(edge);
-        else metrics.clientAborted();
-        ctx.status = edge !== undefined ? errorTable[edge].status : CLIENT_CLOSED_STATUS;
+      if (answeredAtEdge(ctx.res) !== undefined) {
+        // Counted below: the handler failed because the edge refused its body.
+      } else if (clientClosed(ctx, err)) {
+        metrics.clientAborted();
+        ctx.status = CLIENT_CLOSED_STATUS;
         ctx.respond = false;
-        return;
+      } else {
+        const e = asSvcError(err);
+        metrics.error(e.code);
+        if (e.code === 'rate_limited') metrics.quotaRejected();
+        if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+        if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
+        ctx.status = e.status;
+        ctx.type = 'application/problem+json';
+        ctx.body = toProblem(e);
       }
-      const e = asSvcError(err);
-      metrics.error(e.code);
-      if (e.code === 'rate_limited') metrics.quotaRejected();
-      if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
-      if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
-      ctx.status = e.status;
-      ctx.type = 'application/problem+json';
-      ctx.body = toProblem(e);
+    }
+    // The edge answered this request itself (broken body framing, a body too slow), whatever the handler did
+    // meanwhile: that answer is what the log and the metrics show, and nothing more is written.
+    const edge = answeredAtEdge(ctx.res);
+    if (edge !== undefined) {
+      metrics.error(edge);
+      ctx.status = errorTable[edge].status;
+      ctx.respond = false;
     }
   });
 

@@ -8,7 +8,7 @@ import { readJsonBody } from './body.js';
 
 /** An integer as a query string writes it: plain decimal digits, an optional "-", no leading zero, no "-0". */
 const INTEGER = /^(0|-?[1-9][0-9]*)$/;
-/** A number as JSON writes it (RFC 8259), without the "-0" an integer would refuse. */
+/** A number as JSON writes it (RFC 8259); "-0" is refused as for an integer. */
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 /**

@@ -52,7 +52,10 @@ export const provinceCodeSchema = z.string().regex(provinceCodePattern(), {
   message: `expected a province or territory code: ${PROVINCES.join(', ')}`,
 });
 
-/** `^([cC][aA]-)?([aA][bB]|…|[nN][bBlLsStTuU]|…)$`: case-folded by hand (JSON Schema patterns have no flags), by first letter. */
+/**
+ * `^([cC][aA]-)?([aA][bB]|…|[nN][bBlLsStTuU]|…)$`: case-folded by hand, since JSON Schema patterns have no flags,
+ * and grouped by first letter to keep tools/list short.
+ */
 function provinceCodePattern(): RegExp {
   const both = (letters: string) => [...letters].map((c) => c + c.toUpperCase()).join('');
   const byFirst = new Map<string, string>();

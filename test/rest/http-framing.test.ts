@@ -133,6 +133,16 @@ t.test('issue 46 item 2: malformed chunked framing in a body gets 400 problem+js
   for (const path of ['/api/v1/requests', '/api/v1/context', '/mcp']) {
     for (const [what, body] of bodies) assertProblem(t, await exchange(s, head(path) + body), 400, 'bad_request', `${what} on ${path}`);
   }
+  // A route that never reads its body: the edge's answer is still the one sent, logged and counted.
+  const healthz = await exchange(s, `GET /healthz HTTP/1.1\r\nHost: ${h}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`);
+  assertProblem(t, healthz, 400, 'bad_request', 'a broken body on a route that ignores it');
+  const lines = s.logLines.map((l) => JSON.parse(l) as { msg: string; route?: string; status?: number });
+  t.same(
+    lines.filter((l) => l.msg === 'request' && l.route === '/healthz').map((l) => l.status),
+    [400],
+    'logged with the status sent',
+  );
+  t.equal(await metric(s, /^svc_errors_total\{code="bad_request"\}/), 13, 'every framing answer counted as bad_request');
   t.notOk(
     s.logLines.some((l) => l.includes('"level":50')),
     'nothing logged at error level',
