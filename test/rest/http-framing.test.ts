@@ -109,6 +109,15 @@ t.test('issue 46 item 2: a body sent too slowly gets 408 problem+json, not a sil
     );
     assertProblem(t, r, 408, 'request_timeout', `slow body on ${path}`);
   }
+  // A request answered before its body ended (a bad key) gets that one answer: no 408 to nothing after it.
+  const early = await trickle(
+    s,
+    `POST /api/v1/requests HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer nope\r\nContent-Type: application/json\r\n` +
+      'Content-Length: 1000\r\n\r\n',
+    150,
+  );
+  t.equal(early.status, 401, 'the answer sent first');
+  t.equal((early.head + early.body).match(/HTTP\/1\.1 \d{3}/g)?.length, 1, 'and no other status line after it');
   t.notOk(
     s.logLines.some((l) => l.includes('"level":50')),
     'nothing logged at error level',
