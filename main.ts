@@ -409,7 +409,8 @@ export interface ServerTimeouts {
 export async function startServer(services: Services, timeouts: ServerTimeouts = {}): Promise<RunningServer> {
   const { config } = services.deps;
   const app = createHttpApp(services);
-  const server = createServer({ connectionsCheckingInterval: timeouts.checkIntervalMs ?? 1000 }, app.callback());
+  // A missing Host is answered by the app with problem+json (rest/served-host.ts), not by Node with an empty 400.
+  const server = createServer({ connectionsCheckingInterval: timeouts.checkIntervalMs ?? 1000, requireHostHeader: false }, app.callback());
   server.requestTimeout = timeouts.requestTimeoutMs ?? 30_000;
   server.headersTimeout = timeouts.headersTimeoutMs ?? 10_000;
   server.on('clientError', answerClientError);

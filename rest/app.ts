@@ -1,16 +1,17 @@
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { randomUUID } from 'node:crypto';
-import { SvcError, isSvcError, toProblem, type ErrorCode } from '../errors.js';
+import { SvcError, errorTable, isSvcError, toProblem, type ErrorCode } from '../errors.js';
 import type { KeysRepo, UsageCountersRepo } from '../state/repos/types.js';
 import type { ToolContext, ToolDefinition } from '../tools/define-tool.js';
 import type { ServiceDeps } from '../tools/deps.js';
 import { assertUtf8Url } from './body.js';
 import { authenticate, enforceRate, setRateHeaders } from './auth.js';
+import { answeredAtEdge } from './client-error.js';
 import { mcpHandler } from './mcp-route.js';
 import { HttpMetrics, processFamilies, renderFamilies, type MetricFamily } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
-import { servedHosts } from './served-host.js';
+import { hostHeaderProblem, servedHosts } from './served-host.js';
 import { mountToolRoutes } from './tool-routes.js';
 
 /** What the HTTP layer needs; built by main.ts. */
@@ -56,6 +57,17 @@ export function internalErrorLog(err: unknown): { name: string; frames: string[]
   return { name: err.name, frames };
 }
 
+/** nginx's status for a client that closed the connection before its answer: what the request log and metrics show. */
+export const CLIENT_CLOSED_STATUS = 499;
+
+/**
+ * Whether a failure is the client going away mid-request (its body stream aborted): not a fault of ours, so it is
+ * neither answered (nobody is listening) nor counted or logged as an internal error.
+ */
+function clientClosed(ctx: Context, err: unknown): boolean {
+  return !isSvcError(err) && ctx.req.readableAborted;
+}
+
 /** Maps anything thrown to an SvcError; unknown failures become `internal` (no details leave the process). */
 function asSvcError(err: unknown): SvcError {
   if (isSvcError(err)) return err;
@@ -97,14 +109,30 @@ export function createHttpApp(s: AppServices): Koa {
           throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
       }
     } catch (err) {
-      const e = asSvcError(err);
-      metrics.error(e.code);
-      if (e.code === 'rate_limited') metrics.quotaRejected();
-      if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
-      if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
-      ctx.status = e.status;
-      ctx.type = 'application/problem+json';
-      ctx.body = toProblem(e);
+      if (answeredAtEdge(ctx.res) !== undefined) {
+        // Counted below: the handler failed because the edge refused its body.
+      } else if (clientClosed(ctx, err)) {
+        metrics.clientAborted();
+        ctx.status = CLIENT_CLOSED_STATUS;
+        ctx.respond = false;
+      } else {
+        const e = asSvcError(err);
+        metrics.error(e.code);
+        if (e.code === 'rate_limited') metrics.quotaRejected();
+        if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+        if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
+        ctx.status = e.status;
+        ctx.type = 'application/problem+json';
+        ctx.body = toProblem(e);
+      }
+    }
+    // The edge answered this request itself (broken body framing, a body too slow), whatever the handler did
+    // meanwhile: that answer is what the log and the metrics show, and nothing more is written.
+    const edge = answeredAtEdge(ctx.res);
+    if (edge !== undefined) {
+      metrics.error(edge);
+      ctx.status = errorTable[edge].status;
+      ctx.respond = false;
     }
   });
 
@@ -119,6 +147,8 @@ export function createHttpApp(s: AppServices): Koa {
   // DNS-rebinding protection on every route: the Host must be a name this service is served under.
   const served = servedHosts({ bindHost: config.host, allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins });
   app.use(async (ctx: Context, next: Next) => {
+    const malformed = hostHeaderProblem(ctx.req);
+    if (malformed) throw malformed;
     if (!served.hostAllowed(ctx.get('host'))) throw new SvcError('forbidden_host', 'this Host header does not name this service');
     // Text is refused when it is not UTF-8, never repaired with U+FFFD behind the caller's back.
     assertUtf8Url(ctx.url);

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SvcError, toProblem, type ErrorCode } from '../errors.js';
 
@@ -19,20 +19,40 @@ function codeFor(err: NodeJS.ErrnoException): { code: ErrorCode; detail: string 
   }
 }
 
+/** Responses whose request the edge answered (a body that broke framing or came too slowly), with the code sent. */
+const edgeAnswers = new WeakMap<ServerResponse, ErrorCode>();
+
+/**
+ * The code `answerClientError` already sent for this response's request, if it did: the handler still running for
+ * it then sees its body stream fail, and must count that answer instead of an internal error or a client abort.
+ */
+export function answeredAtEdge(res: ServerResponse): ErrorCode | undefined {
+  return edgeAnswers.get(res);
+}
+
 /**
  * The server's `clientError` handler: requests Node's HTTP parser refuses (NUL or invalid bytes in the request line
  * or a header, Content-Length with Transfer-Encoding, duplicate Content-Length, a garbage method, an oversized
- * request line) and slow clients get a problem+json answer like every other error, then the connection closes.
- * Nothing is written when the socket is gone or a response is already under way on it (it is destroyed instead:
- * raw bytes there would corrupt that response).
+ * request line, broken chunked framing in a body) and slow clients (headers or body) get a problem+json answer
+ * like every other error, then the connection closes. As in Node's own handler, an answer is written while the
+ * in-flight response has sent nothing; once it has begun, raw bytes would corrupt it and the socket is destroyed,
+ * as it is when the request was answered before its body ended. A client that resets or ends the connection
+ * mid-request gets no answer either.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  const busy = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || busy) {
+  const http = socket as Duplex & { _httpMessage?: ServerResponse | null; parser?: { incoming?: IncomingMessage | null } | null };
+  const busy = http._httpMessage ?? undefined;
+  // The request still arriving was answered already (e.g. a 401 before its body): another status line would be a
+  // response to nothing.
+  const answered = !busy && http.parser?.incoming?.complete === false;
+  // A reset or an end of stream mid-request is the client leaving: nobody reads an answer (the request's handler,
+  // if one runs, counts a client abort).
+  if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable || busy?.headersSent || answered) {
     socket.destroy();
     return;
   }
   const { code, detail } = codeFor(err);
+  if (busy) edgeAnswers.set(busy, code);
   const problem = toProblem(new SvcError(code, detail));
   const body = JSON.stringify(problem);
   socket.end(
@@ -44,4 +64,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
       'Connection: close\r\n\r\n' +
       body,
   );
+  // Once the answer is flushed the connection is done: a client that never closes its side must not keep it (or a
+  // handler waiting on its body) alive.
+  socket.once('finish', () => socket.destroy());
 }

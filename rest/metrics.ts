@@ -36,6 +36,7 @@ export class HttpMetrics {
   readonly #latency = new Map<string, Histogram>();
   readonly #errors = new Map<ErrorCode, number>();
   #quotaRejections = 0;
+  #clientAborts = 0;
 
   /** One finished request: `route` is the matched pattern (or "unmatched"), never the URL. */
   observe(method: string, route: string, status: number, seconds: number): void {
@@ -57,6 +58,11 @@ export class HttpMetrics {
   /** A call refused by a key's per-minute or per-day quota (REST 429 or MCP rate_limited result). */
   quotaRejected(): void {
     this.#quotaRejections++;
+  }
+
+  /** A request whose client closed the connection before its answer (not an error of ours). */
+  clientAborted(): void {
+    this.#clientAborts++;
   }
 
   families(): MetricFamily[] {
@@ -83,6 +89,12 @@ export class HttpMetrics {
         help: "Calls refused by a key's per-minute or per-day quota.",
         type: 'counter',
         samples: [{ value: this.#quotaRejections }],
+      },
+      {
+        name: 'svc_client_aborts_total',
+        help: 'Requests whose client closed the connection before the answer (logged with status 499).',
+        type: 'counter',
+        samples: [{ value: this.#clientAborts }],
       },
     ];
   }

@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
+import { SvcError } from '../errors.js';
 
 /**
  * DNS-rebinding protection. A page on `evil.example` whose name was re-pointed at 127.0.0.1 reaches this server
@@ -23,6 +25,39 @@ function splitHost(value: string): { name: string; port: string | null } | null 
   if (!m) return isIP(v) === 6 ? { name: v, port: null } : null; // a bare IPv6 literal in the configuration
   const name = (m[1] ?? m[2] ?? '').replace(/\.$/, '');
   return name === '' ? null : { name, port: m[3] ?? null };
+}
+
+/** RFC 3986 `host [":" port]` with an IP literal in brackets or a reg-name, and a port that exists. */
+const HOST_VALUE = /^(?:\[[0-9a-f:.]+\]|[a-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{1,5}))?$/i;
+
+/**
+ * RFC 9112 §3.2: a request must carry exactly one Host header with a valid value, and an absolute-form target's
+ * authority must name the same host; anything else is a 400 (Node's own answer to a missing Host has no body, so
+ * the server turns `requireHostHeader` off and this check answers instead). Returns the refusal, or null.
+ */
+export function hostHeaderProblem(req: IncomingMessage): SvcError | null {
+  const refuse = (detail: string) => new SvcError('bad_request', detail);
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'host') count++;
+  if (count === 0) return refuse('the request has no Host header');
+  if (count > 1) return refuse('the request has more than one Host header');
+  const value = req.headers.host ?? '';
+  const m = HOST_VALUE.exec(value);
+  if (!m || Number(m[1] ?? 0) > 65535) return refuse('the Host header is not a valid host[:port]');
+  const target = req.url ?? '/';
+  if (target.startsWith('/') || target === '*') return null;
+  // An absolute-form target (`GET http://host/path`) names its own authority, which must be the Host's.
+  let authority: string;
+  let host: string;
+  try {
+    const u = new URL(target);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return refuse('the request target is not an http(s) URL');
+    authority = u.host;
+    host = new URL(`${u.protocol}//${value}`).host;
+  } catch {
+    return refuse('the request target is not a valid URL');
+  }
+  return authority === host ? null : refuse('the request target names another host than the Host header');
 }
 
 /**

@@ -6,11 +6,15 @@ import type { RestBinding, ToolContext, ToolDefinition } from '../tools/define-t
 import { propertyTypes, toolJsonSchemas, type JsonSchema } from '../tools/json-schema.js';
 import { readJsonBody } from './body.js';
 
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/** An integer as a query string writes it: plain decimal digits, an optional "-", no leading zero, no "-0". */
+const INTEGER = /^(0|-?[1-9][0-9]*)$/;
+/** A number as JSON writes it (RFC 8259); "-0" is refused as for an integer. */
+const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 /**
  * Query strings carry text; the tool schemas are typed. Each value is converted to the JSON type its property
- * declares when it reads as one; otherwise it is left as text so validation names the field (422).
+ * declares when it is written exactly as that type (no sign "+", spaces, leading zeros, "5.0" for an integer);
+ * otherwise it is left as text so validation names the field (422 validation_failed; docs/api.md).
  */
 export function coerceQuery(query: Record<string, string | string[] | undefined>, schema: JsonSchema): Record<string, unknown> {
   // No prototype: a parameter named `__proto__` stays a field (and is refused as unknown) instead of vanishing.
@@ -20,7 +24,7 @@ export function coerceQuery(query: Record<string, string | string[] | undefined>
     const prop = schema.properties && Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     const types = propertyTypes(prop);
     const one = (v: string): unknown => {
-      if ((types.has('integer') || types.has('number')) && NUMBER.test(v.trim())) return Number(v);
+      if (types.has('number') ? NUMBER.test(v) && v !== '-0' : types.has('integer') && INTEGER.test(v)) return Number(v);
       if (types.has('boolean') && (v === 'true' || v === 'false')) return v === 'true';
       return v;
     };

@@ -3,7 +3,9 @@
  * defined once here and imported by every tool that returns or accepts it, so the tools cannot drift apart.
  */
 import { z } from 'zod';
+import { PROVINCES, type Province } from '../canada.js';
 import { RANKING_MODES } from '../index/store.js';
+import { PROVINCE_RECORDS, provinceOf } from '../state/entity-canada.js';
 import { DATE_SOURCES } from '../page-model.js';
 
 /** The constant trust label of every returned text (spec §1.2). */
@@ -41,6 +43,43 @@ export const countrySchema = z
   .string()
   .regex(/^[A-Za-z]{2}$/)
   .describe('Only pages associated with this country (ISO 3166-1 alpha-2, e.g. "ca").');
+
+/**
+ * A province or territory code as callers write it: "qc", "QC" or ISO 3166-2 "CA-QC". The closed set is the
+ * pattern itself (written case-folded into the JSON Schema), so a schema-valid code is never refused.
+ */
+export const provinceCodeSchema = z.string().regex(provinceCodePattern(), {
+  message: `expected a province or territory code: ${PROVINCES.join(', ')}`,
+});
+
+/**
+ * `^([cC][aA]-)?([aA][bB]|…|[nN][bBlLsStTuU]|…)$`: case-folded by hand, since JSON Schema patterns have no flags,
+ * and grouped by first letter to keep tools/list short.
+ */
+function provinceCodePattern(): RegExp {
+  const both = (letters: string) => [...letters].map((c) => c + c.toUpperCase()).join('');
+  const byFirst = new Map<string, string>();
+  for (const p of PROVINCES) byFirst.set(p[0]!, (byFirst.get(p[0]!) ?? '') + p.slice(1));
+  const codes = [...byFirst].map(([first, seconds]) => `[${both(first)}][${both(seconds)}]`).join('|');
+  return new RegExp(`^([cC][aA]-)?(${codes})$`);
+}
+
+/** A code of {@link provinceCodeSchema} → its ISO 3166-2:CA subdivision, lower case without "ca-". */
+export const provinceOfCode = (code: string): Province => code.toLowerCase().replace(/^ca-/, '') as Province;
+
+/**
+ * A province or territory as the entity filter takes it: a code of {@link provinceCodeSchema}, or an English or
+ * French name. The schema lists the names as written; the check ignores case and accents and knows a few older
+ * abbreviations (Que., Nfld…), so every value the schema admits is accepted.
+ */
+export const provinceFilterSchema = z.union([
+  provinceCodeSchema,
+  z
+    .string()
+    .max(40)
+    .refine((v) => provinceOf(v) !== null, 'expected a province or territory code or name')
+    .meta({ enum: [...new Set(PROVINCE_RECORDS.flatMap((p) => [p.en, p.fr]))] }),
+]);
 
 /**
  * How much a record carries. Agents pay for every token, so the default is the fields needed to choose

@@ -12,7 +12,6 @@ import {
   type Freshness,
   type RankedPassage,
 } from '../index/retrieval.js';
-import { PROVINCES, type Province } from '../canada.js';
 import { SOURCE_TYPE_FILTERS } from '../index/source-type.js';
 import { strictQueryHint } from '../index/query.js';
 import type { PassageRow } from '../index/store.js';
@@ -25,12 +24,11 @@ import {
   datesSchema,
   detailSchema,
   languageSchema,
+  provinceCodeSchema,
+  provinceOfCode,
   rankingSchema,
 } from './common-schemas.js';
 import { operatorWarnings } from './search.js';
-
-/** Province codes as callers write them: "qc", "QC" or ISO 3166-2 "CA-QC". */
-const PROVINCE_PATTERN = new RegExp(`^(ca-)?(${PROVINCES.join('|')})$`, 'i');
 
 /** Default token budget. */
 export const DEFAULT_MAX_TOKENS = 2000;
@@ -50,13 +48,8 @@ const input = z.object({
     .describe('Token budget of the context; tokens_estimated never exceeds it.'),
   max_sources: z.number().int().min(1).max(30).default(DEFAULT_MAX_SOURCES).describe('Most distinct source pages.'),
   country: countrySchema.optional(),
-  province: z
-    .string()
-    // The shape is in the JSON Schema (short); the closed set is checked by refine, so tools/list does not spell out a
-    // 13-way case-folded alternation to every agent.
-    .regex(/^(ca-)?[a-z]{2}$/i)
-    .refine((v) => PROVINCE_PATTERN.test(v), 'expected a province or territory code: ab, bc, mb, nb, nl, ns, nt, nu, on, pe, qc, sk, yt')
-    .transform((v) => v.toLowerCase().replace(/^ca-/, '') as Province)
+  province: provinceCodeSchema
+    .transform(provinceOfCode)
     .optional()
     .describe('Only sources tied to this Canadian province or territory: code ("on", "QC" or "CA-QC").'),
   language: languageSchema.optional(),

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors.js';
 import { EntityQueryError, PAGE_LICENCE_NOTE, type EntityRecord } from '../state/entities.js';
-import { detailSchema, type Detail } from './common-schemas.js';
+import { detailSchema, provinceFilterSchema, type Detail } from './common-schemas.js';
 import { defineTool } from './define-tool.js';
 
 const addressSchema = z
@@ -96,7 +96,7 @@ const input = z.object({
     .describe(
       'Name words, accents and case ignored, last word a prefix (e.g. "gabrielle roy"). English or French kind words (library/bibliothèque, hôpital…) match that kind too.',
     ),
-  province: z.string().min(2).max(40).optional().describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
+  province: provinceFilterSchema.optional().describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
   locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored).'),
   kind: z
     .string()
@@ -165,6 +165,9 @@ export const entitiesTool = defineTool({
       const list = await store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
       return { entities: list.map((r) => shape(r, inp.detail)), notice: ENTITY_NOTICE };
     } catch (e) {
+      // The schema cannot list every kind word or say which text folds to no word: such a filter matches nothing
+      // (an empty answer, as for any filter), never a 422 for a value the schema admits.
+      if (e instanceof EntityQueryError && (e.field === 'kind' || e.field === 'q')) return { entities: [], notice: ENTITY_NOTICE };
       if (e instanceof EntityQueryError) {
         throw new SvcError('validation_failed', e.message, { errors: [{ path: [field(e)], issue: e.message }] });
       }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { classifyAddress, ipLiteralOf } from '../crawler/address.js';
-import type { Resolver } from '../crawler/resolver.js';
+import { parsePin, type Resolver } from '../crawler/resolver.js';
 import { normalizeUrl } from '../crawler/url.js';
 import { SvcError } from '../errors.js';
 import {
@@ -37,20 +37,45 @@ const SPECIAL_SUFFIXES = new Set([
 ]);
 
 export interface UrlCheckOptions {
-  /** Accept loopback IP literals (config.crawlAllowLoopback: the local test web only). */
-  readonly allowLoopback: boolean;
   /**
-   * curl-style HOST:PORT:ADDR pins set by the operator (config.resolve). Pinned names are accepted even under
-   * special-use suffixes such as .test: the operator, not the caller, decided they are crawlable.
+   * curl-style HOST:PORT:ADDR pins set by the operator (config.resolve): the only way a submission reaches a host
+   * that is not public. A URL whose host and port match a pin is accepted even under a special-use suffix such as
+   * .test and whatever the pin's addresses: the operator, not the caller, decided it is crawlable.
    */
   readonly pins: readonly string[];
+  /**
+   * Accept only pinned URLs (config.crawlAllowLoopback): while the crawler may connect to loopback, any other name
+   * could resolve there by fetch time (slow or rebinding DNS), so callers reach only the operator's pinned hosts.
+   * @default false
+   */
+  readonly pinnedOnly?: boolean;
+}
+
+/**
+ * Whether an operator pin covers this URL's host and port, i.e. the crawler will connect to the pinned addresses
+ * and never ask DNS. A malformed pin covers nothing (the configuration refuses them at start anyway).
+ */
+export function pinnedByOperator(url: string, pins: readonly string[]): boolean {
+  const u = new URL(url);
+  const host = u.hostname.toLowerCase().replace(/\.$/, '');
+  const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  return pins.some((text) => {
+    try {
+      const p = parsePin(text);
+      return p.host === host && (p.port === null || p.port === port);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
  * Checks a submitted URL: ≤ 2048 characters (else 422 validation_failed), absolute http(s) without credentials
- * (else 400 invalid_url), a public host: an IP literal must be a public address, a name must have at least two
- * labels and no special-use TLD, unless operator-pinned (else 400 invalid_host). Returns the crawler's normal form.
- * Names are not resolved here: the crawler classifies every address it resolves, at fetch time and on each redirect.
+ * (else 400 invalid_url), a public host: an IP literal must be a public address (loopback included: the
+ * operator's --allow-loopback is for the crawler, never for callers), a name must be operator-pinned for its port,
+ * or (unless `pinnedOnly`) have at least two labels and no special-use TLD (else 400 invalid_host). Returns the
+ * crawler's normal form.
+ * Names are not resolved here (see refuseBlockedAddresses); the crawler classifies every address at fetch time.
  */
 export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { url: string; host: string } {
   const bad = (why: string, code: 'invalid_url' | 'invalid_host' = 'invalid_url'): never => {
@@ -76,12 +101,12 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
   const literal = ipLiteralOf(host);
   if (literal !== null) {
     const cls = classifyAddress(literal);
-    if (!cls.allowed({ allowLoopback: opts.allowLoopback }))
-      bad(`the address ${cls.ip} is not a public address (${cls.kind})`, 'invalid_host');
+    if (!cls.allowed({ allowLoopback: false })) bad(`the address ${cls.ip} is not a public address (${cls.kind})`, 'invalid_host');
     return { url, host };
   }
-  const pinned = opts.pins.some((p) => (p.split(':')[0] ?? '').toLowerCase() === host);
-  if (pinned) return { url, host };
+  if (pinnedByOperator(url, opts.pins)) return { url, host };
+  if (opts.pinnedOnly)
+    bad('this service crawls loopback (--allow-loopback): only the operator’s pinned hosts can be submitted', 'invalid_host');
   const labels = host.split('.');
   const tld = labels[labels.length - 1] ?? '';
   if (labels.length < 2 || labels.some((l) => l === '')) bad('the host must be a public, fully qualified name', 'invalid_host');
@@ -94,15 +119,13 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
 export const SUBMISSION_RESOLVE_TIMEOUT_MS = 2000;
 
 /**
- * Refuses a URL whose host resolves only to addresses the crawler would never connect to (loopback, private,
- * link-local, …: the same classifier and the same rule as at fetch time, where every address must be allowed), so
- * the caller hears 400 blocked_address now instead of a request failing later. A name that does not resolve, or
- * not within `timeoutMs`, is accepted as before: DNS may change, and the fetch-time check still decides.
+ * Refuses a URL whose host resolves to any address the crawler would not connect to on a caller's behalf (loopback,
+ * private, link-local, …: the fetch-time classifier, with loopback never allowed), so the caller hears 400
+ * blocked_address now instead of a request failing later. Operator-pinned URLs are not checked (the caller does not
+ * come here for them). A name that does not resolve, or not within `timeoutMs`, is accepted: DNS may change, and
+ * the fetch-time check still decides.
  */
-export async function refuseBlockedAddresses(
-  url: string,
-  opts: { resolver: Resolver; allowLoopback: boolean; timeoutMs?: number },
-): Promise<void> {
+export async function refuseBlockedAddresses(url: string, opts: { resolver: Resolver; timeoutMs?: number }): Promise<void> {
   const u = new URL(url);
   if (ipLiteralOf(u.hostname) !== null) return; // literals were classified by validateSubmissionUrl
   const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
@@ -114,7 +137,7 @@ export async function refuseBlockedAddresses(
     clearTimeout(timer),
   );
   if (addresses === null || addresses.length === 0) return;
-  const refused = addresses.map(classifyAddress).filter((c) => !c.allowed({ allowLoopback: opts.allowLoopback }));
+  const refused = addresses.map(classifyAddress).filter((c) => !c.allowed({ allowLoopback: false }));
   if (refused.length === 0) return;
   const kinds = [...new Set(refused.map((c) => c.kind))].join(', ');
   throw new SvcError('blocked_address', `url: the host resolves to addresses SvcBot never connects to (${kinds})`, {
@@ -187,6 +210,8 @@ const input = z.object({
     .string()
     .min(1)
     .max(REQUEST_LIMITS.urlMaxLength)
+    // Checked in run() (a bad URL or host is a 400, per the spec); the schema states the format it checks.
+    .meta({ format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' })
     .describe('Absolute http(s) URL of a public page, no user:password@; private addresses are refused.'),
   note: z.string().max(REQUEST_LIMITS.noteMaxLength).optional().describe('For a correction: what is wrong. Never published.'),
   idempotency_key: z
@@ -236,8 +261,9 @@ export const submitUrlTool = defineTool({
         errors: [{ path: ['type'], issue: `must be one of ${REQUEST_TYPES.join(', ')}` }],
       });
     }
-    const { url, host } = validateSubmissionUrl(inp.url, { allowLoopback: config.crawlAllowLoopback, pins: config.resolve });
-    if (ctx.deps.resolver) await refuseBlockedAddresses(url, { resolver: ctx.deps.resolver, allowLoopback: config.crawlAllowLoopback });
+    // Whatever --allow-loopback says, a caller reaches non-public addresses only through the operator's pins.
+    const { url, host } = validateSubmissionUrl(inp.url, { pins: config.resolve, pinnedOnly: config.crawlAllowLoopback });
+    if (ctx.deps.resolver && !pinnedByOperator(url, config.resolve)) await refuseBlockedAddresses(url, { resolver: ctx.deps.resolver });
     const { request, deduplicated } = await repos.requests.submit(
       ctx.caller.digest,
       { type: inp.type, url, host, note: inp.note, idempotencyKey: inp.idempotency_key },

@@ -257,12 +257,13 @@ t.test('issue 12 item 5: an internal error logs its class and frames, never its 
 });
 
 t.test('issue 12 item 6: a name resolving only to non-public addresses is refused at submission', async (t) => {
-  // Every name resolves to loopback or a reserved range (none is ever contacted: submission only classifies).
+  // Names resolve through this table (none is ever contacted: submission only classifies).
   const table: Record<string, string[]> = {
     'localtest.me': ['127.0.0.1'],
     'mixed.example.ca': ['203.0.113.9', '10.1.2.3'],
     'allowed.example.ca': ['127.0.0.2'],
-    'half-allowed.example.ca': ['127.0.0.2', '10.1.2.3'],
+    'public.example.ca': ['8.8.8.8'],
+    'half-allowed.example.ca': ['8.8.4.4', '10.1.2.3'],
   };
   const lookup = async (host: string) => {
     const a = table[host];
@@ -281,19 +282,21 @@ t.test('issue 12 item 6: a name resolving only to non-public addresses is refuse
     'any private address: SvcBot would refuse the fetch',
   );
   t.equal((await submit(s, 'https://unknown-name.example.ca/')).status, 202, 'unresolvable names are accepted as before');
-  // The accepted case needs a name whose every address the policy allows: with loopback allowed (the local test web's
-  // setting) a loopback name stands in for a public one, through the same classification.
-  const open = await startTestService({ lookup, config: { crawlAllowLoopback: true } });
-  t.teardown(open.close);
-  const accepted = await submit(open, 'https://allowed.example.ca/');
+  // The accepted case: a name whose every address is public (classified only, never contacted: crawling is off).
+  const accepted = await submit(s, 'https://public.example.ca/');
   t.equal(accepted.status, 202);
   t.match(
-    await submit(open, 'https://half-allowed.example.ca/'),
+    await submit(s, 'https://allowed.example.ca/'),
     { status: 400, body: { code: 'blocked_address' } },
-    'one allowed address does not excuse a private one',
+    'a name resolving to loopback is refused',
+  );
+  t.match(
+    await submit(s, 'https://half-allowed.example.ca/'),
+    { status: 400, body: { code: 'blocked_address' } },
+    'one public address does not excuse a private one',
   );
   const id = (accepted.body as { request: { id: string } }).request.id;
-  t.match((await api(open, `/api/v1/requests/${id}`)).body, { request: { status: 'received' } }, 'accepted, never fetched here');
+  t.match((await api(s, `/api/v1/requests/${id}`)).body, { request: { status: 'received' } }, 'accepted, never fetched here');
   t.same(refusedTargets, [], 'no connection to any non-loopback address was even attempted');
 });
 
@@ -302,17 +305,16 @@ t.test('issue 12 item 6: a slow resolver does not hold a submission', async (t) 
   const started = Date.now();
   await refuseBlockedAddresses('https://slow.example.ca/', {
     resolver: { resolve: () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), 5_000).unref()) },
-    allowLoopback: false,
     timeoutMs: 50,
   });
   t.ok(Date.now() - started < 2_000, 'accepted after the timeout');
-  await t.rejects(
-    refuseBlockedAddresses('https://pinned.example.ca:8443/', { resolver: { resolve: async () => ['::1'] }, allowLoopback: false }),
-    { code: 'blocked_address' },
-  );
-  await t.resolves(
-    refuseBlockedAddresses('https://pinned.example.ca/', { resolver: { resolve: async () => ['127.0.0.1'] }, allowLoopback: true }),
-  );
+  await t.rejects(refuseBlockedAddresses('https://pinned.example.ca:8443/', { resolver: { resolve: async () => ['::1'] } }), {
+    code: 'blocked_address',
+  });
+  // Issue 46: loopback is refused to callers whatever --allow-loopback says (pinned URLs never come here).
+  await t.rejects(refuseBlockedAddresses('https://pinned.example.ca/', { resolver: { resolve: async () => ['127.0.0.1'] } }), {
+    code: 'blocked_address',
+  });
 });
 
 t.test('issue 12 item 1: served names from the configuration (SVC_ALLOWED_HOSTS, wildcard binds)', async (t) => {

@@ -88,9 +88,12 @@ t.test('svc_entities: filters, kind subtypes, id lookup, bounds', async (t) => {
   const one = await callTool(entitiesTool, { id: roch.entities[0]!.id }, ctx);
   t.same(one.entities, roch.entities);
   t.equal((await err(callTool(entitiesTool, { id: 'ent_missing' }, ctx)))?.code, 'not_found');
-  for (const bad of [{ limit: 21 }, { limit: 0 }, { kind: 'Spaceship' }, { province: 'Texas' }, { q: '' }, { q: 'x'.repeat(201) }]) {
+  for (const bad of [{ limit: 21 }, { limit: 0 }, { province: 'Texas' }, { province: '00' }, { q: '' }, { q: 'x'.repeat(201) }]) {
     t.equal((await err(callTool(entitiesTool, bad, ctx)))?.code, 'validation_failed', JSON.stringify(bad));
   }
+  // Issue 46: a schema-valid kind or q that names nothing matches nothing (no 422 the schema could not predict).
+  t.same((await callTool(entitiesTool, { kind: 'Spaceship' }, ctx)).entities, []);
+  t.same((await callTool(entitiesTool, { q: '!!!' }, ctx)).entities, []);
   t.equal(entitiesTool.rest[0].path, '/entities');
   t.equal(entitiesTool.rest[1]?.path, '/entities/:id');
   for (const [name, field] of Object.entries(entitiesTool.input.shape))

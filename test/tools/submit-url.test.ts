@@ -10,7 +10,7 @@ import { EntityStore } from '../../state/entities.js';
 import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
-import { submitUrlTool, validateSubmissionUrl } from '../../tools/submit-url.js';
+import { pinnedByOperator, submitUrlTool, validateSubmissionUrl } from '../../tools/submit-url.js';
 import { requestStatusTool } from '../../tools/request-status.js';
 import { SvcError } from '../../errors.js';
 
@@ -78,27 +78,28 @@ t.test('bad URLs and types: clear codes, nothing stored', async (t) => {
   t.equal(stored(), 0, 'nothing stored');
 });
 
-t.test('public URLs are accepted in normal form; operator pins and loopback only when configured', async (t) => {
-  t.same(validateSubmissionUrl('HTTPS://WWW.Example.CA:443/a/./b/../c#frag', { allowLoopback: false, pins: [] }), {
+t.test('public URLs are accepted in normal form; non-public hosts only through operator pins', async (t) => {
+  t.same(validateSubmissionUrl('HTTPS://WWW.Example.CA:443/a/./b/../c#frag', { pins: [] }), {
     url: 'https://www.example.ca/a/c',
     host: 'www.example.ca',
   });
-  // An IP literal the policy allows is accepted in normal form; validation only classifies it (no connection).
-  t.same(validateSubmissionUrl('HTTP://127.0.0.2:80/x/../y', { allowLoopback: true, pins: [] }), {
-    url: 'http://127.0.0.2/y',
-    host: '127.0.0.2',
-  });
+  // A public IP literal is accepted in normal form; validation only classifies it (no connection).
+  t.same(validateSubmissionUrl('HTTP://8.8.8.8:80/x/../y', { pins: [] }), { url: 'http://8.8.8.8/y', host: '8.8.8.8' });
   t.same(refusedTargets, [], 'no connection was attempted');
-  t.same(
-    validateSubmissionUrl('http://alpha.test:8080/', { allowLoopback: false, pins: ['alpha.test:8080:127.0.0.1'] }).host,
-    'alpha.test',
-  );
-  t.same(validateSubmissionUrl('http://127.0.0.1:9/', { allowLoopback: true, pins: [] }).host, '127.0.0.1');
-  t.throws(
-    () => validateSubmissionUrl('http://10.1.2.3/', { allowLoopback: true, pins: [] }),
-    SvcError,
-    'private stays refused with loopback allowed',
-  );
+  const pins = ['alpha.test:8080:127.0.0.1', 'beta.test:*:127.0.0.1'];
+  t.same(validateSubmissionUrl('http://alpha.test:8080/', { pins }).host, 'alpha.test');
+  t.same(validateSubmissionUrl('http://beta.test:1234/', { pins }).host, 'beta.test', 'a HOST:*:ADDR pin covers every port');
+  t.throws(() => validateSubmissionUrl('http://alpha.test:9090/', { pins }), { code: 'invalid_host' }, 'a pin covers its own port only');
+  // Issue 46 item 4: literals are classified as for a caller, never with the operator's --allow-loopback.
+  for (const url of ['http://127.0.0.1:9/', 'http://127.0.0.2/', 'http://[::1]/', 'http://10.1.2.3/', 'http://2130706433/'])
+    t.throws(() => validateSubmissionUrl(url, { pins }), { code: 'invalid_host' }, `${url} refused`);
+  // With pinnedOnly (the crawler reaches loopback), any other name is refused: DNS could point it there later.
+  t.throws(() => validateSubmissionUrl('https://www.example.ca/', { pins, pinnedOnly: true }), { code: 'invalid_host' });
+  t.same(validateSubmissionUrl('http://alpha.test:8080/', { pins, pinnedOnly: true }).host, 'alpha.test');
+  t.equal(pinnedByOperator('http://alpha.test:8080/x', pins), true);
+  t.equal(pinnedByOperator('http://alpha.test/x', pins), false);
+  t.equal(pinnedByOperator('https://beta.test/x', pins), true);
+  t.equal(pinnedByOperator('http://gamma.test:8080/', ['gamma.test:8080:not-an-address']), false, 'a malformed pin covers nothing');
 });
 
 t.test('submit then read status; idempotency key; quota; other keys see 404', async (t) => {
