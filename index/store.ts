@@ -342,20 +342,18 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
-    {
-      idx.#engine = new TextEngine({
-        db,
-        table: passages,
-        tableName: 'passages',
-        log: opts.log,
-        maxTermLength: FTS_OPTIONS.maxTokenLength,
-        prefill: idx.#rowPrefill(),
-        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
-        changes: (from, to) => idx.#changes.between(from, to),
-        ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
-      });
-      if (opts.textEngine ?? true) idx.#engine.start();
-    }
+    idx.#engine = new TextEngine({
+      db,
+      table: passages,
+      tableName: 'passages',
+      log: opts.log,
+      maxTermLength: FTS_OPTIONS.maxTokenLength,
+      prefill: idx.#rowPrefill(),
+      snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
+      changes: (from, to) => idx.#changes.between(from, to),
+      ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
+    });
+    if (opts.textEngine ?? true) idx.#engine.start();
     return idx;
   }
 
@@ -659,7 +657,7 @@ export class PassageIndex implements PageSink {
     for (let attempt = 0; ; attempt++) {
       const snap = await this.#textSnapshot();
       const test = snap.docTest(filter);
-      this.#engine!.answered();
+      if (attempt === 0) this.#engine!.answered();
       if (test === false) return [];
       const hits = snap.postings.search(text, k, false, test);
       if (hits.length === 0) return [];
@@ -842,7 +840,7 @@ export class PassageIndex implements PageSink {
     for (let attempt = 0; ; attempt++) {
       const snap = await this.#textSnapshot();
       const test = snap.docTest(filter);
-      this.#engine!.answered();
+      if (attempt === 0) this.#engine!.answered();
       if (test === false) return [];
       const hits = snap.scan(test, k);
       if (extra.length === 0) return hits.map((h) => snap.plainRow(h.doc));
