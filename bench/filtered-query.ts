@@ -92,8 +92,10 @@ const cases: { label: string; filters: SearchFilters; site?: string }[] = [
 ];
 
 const engineOf = (): string => {
-  const s = idx.textPostingsStats() as { queries?: Record<string, number> } | null;
-  return s?.queries ? JSON.stringify(s.queries) : textEngine ? 'postings (unfiltered) / LanceDB FTS (filtered)' : 'LanceDB FTS';
+  // `answers` exists once the postings are the one engine (issue 42); before, filtered queries went to LanceDB.
+  const s = idx.textPostingsStats() as { answers?: number } | null;
+  if (s?.answers !== undefined) return `postings answered ${s.answers} BM25 arms (the one engine)`;
+  return textEngine ? 'postings (unfiltered) / LanceDB FTS (filtered)' : 'LanceDB FTS';
 };
 
 console.log(
