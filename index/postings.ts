@@ -9,8 +9,8 @@
  * in the collection statistics (document frequency, N, average length) until its segment is merged; a full rebuild
  * (text-engine.ts) drops them.
  *
- * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): the formula of LanceDB's
- * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
+ * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): Lucene's formula (and LanceDB's
+ * full-text index's, which answered filtered queries until issue 42 made these postings the one BM25 engine).
  */
 import { LoopBudget } from '../event-loop.js';
 import { sortByScore } from './score-sort.js';
