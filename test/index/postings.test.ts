@@ -132,7 +132,7 @@ for (const [way, accumulateUpTo, dense] of [
 const rare = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'];
 for (const walkRatio of [Infinity, 0])
   t.test(
-    `search equals exhaustive BM25 on corpora of hundreds of documents, frequent and rare words (${walkRatio ? 'matched on bitsets' : 'the lead walked'})`,
+    `search equals exhaustive BM25 on corpora of hundreds of documents, frequent and rare words, filters (${walkRatio ? 'matched on bitsets' : 'the lead walked'})`,
     async (t) => {
       const term = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...vocab) }, { weight: 1, arbitrary: fc.constantFrom(...rare) });
       const word = fc.oneof(
@@ -146,19 +146,27 @@ for (const walkRatio of [Infinity, 0])
           fc.array(fc.array(fc.constantFrom(...vocab, ...rare), { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 3 }),
           fc.array(fc.tuple(fc.constantFrom(...vocab, ...rare), fc.integer({ min: 1, max: 3 })), { maxLength: 3 }),
           fc.integer({ min: 1, max: 20 }),
-          (docs, every, must, shouldList, k) => {
+          // A filter over an attribute 0–3 of each document (null: none), as the text engine's per-document test.
+          fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 })),
+          (docs, every, must, shouldList, k, allowed) => {
             const p = new Postings({ dense: { share: 0.2, minDf: 1, walkRatio } });
-            const model = docs.map(([words, dead], i) => ({ rowId: 7 + i * 2, terms: words.join(' ').split(' '), dead }));
+            const model = docs.map(([words, dead], i) => ({
+              rowId: 7 + i * 2,
+              terms: words.join(' ').split(' '),
+              dead,
+              attr: (i * 7) % 4,
+            }));
+            const attrOf: number[] = [];
             model.forEach((d, i) => {
-              p.add(d.rowId, d.terms.join(' '));
+              attrOf[p.add(d.rowId, d.terms.join(' '))] = d.attr;
               if ((i + 1) % every === 0) p.flush();
             });
             p.flush();
             p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
             const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
             const q: TextQuery = { must, should, probe: [] };
-            const got = p.search(q, k);
-            sameTop(got, naive(model, q, k));
+            const got = p.search(q, k, true, allowed === null ? null : (doc) => allowed.includes(attrOf[doc]!));
+            sameTop(got, naive(model, q, k, allowed));
           },
         ),
         { numRuns: 150 },
