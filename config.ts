@@ -148,9 +148,9 @@ export const configSchema = z.object({
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
   /**
-   * Answer the BM25 arm of unfiltered queries from in-process postings (index/postings.ts) in the processes that
-   * serve search (roles all and api); `false` leaves every query on LanceDB's full-text index and saves their memory
-   * (measured at 1M passages in docs/bench-index.md).
+   * Build the in-process BM25 postings (index/postings.ts: the one BM25 engine, which answers every query) when a
+   * process that serves search opens the index (roles all and api); `false` defers the build to its first search
+   * (its memory at 1M passages: docs/bench-index.md).
    * @default true
    */
   textPostings: bool.default(true),

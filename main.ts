@@ -302,7 +302,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         const perThread: [string, string, (s: (typeof threads)[number]) => number | null][] = [
           [
             'svc_text_postings_version',
-            'Index version the in-process BM25 postings are at (-1: not built yet; behind: LanceDB answers)',
+            'Index version the in-process BM25 postings are at (-1: not built yet; behind: queries wait for them)',
             (s) => s.postingsVersion,
           ],
           ['svc_text_postings_passages', 'Live passages in the in-process BM25 postings', (s) => s.postingsLive],
@@ -329,7 +329,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (tp) {
         gauge(
           'svc_text_postings_version',
-          'Index version the in-process BM25 postings are at (-1: not built yet; behind: LanceDB answers).',
+          'Index version the in-process BM25 postings are at (-1: not built yet; behind: queries wait for them).',
           [{ value: tp.version ?? -1 }],
         );
         gauge('svc_text_postings_passages', 'Live passages in the in-process BM25 postings.', [{ value: tp.live }]);

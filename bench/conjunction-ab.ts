@@ -62,7 +62,7 @@ async function run(root: string): Promise<string> {
       for (const [i, c] of compiled.entries()) {
         if (!c.text) continue;
         const t0 = performance.now();
-        await idx.textCandidates(c.text, null, k, c.hitColumns);
+        await idx.textCandidates(c.text, {}, k, c.hitColumns);
         best[i] = Math.min(best[i]!, performance.now() - t0);
       }
     const ms = best.filter(Number.isFinite);

@@ -175,8 +175,7 @@ if (values.serve) {
   const services = await createServices(config, { log, embedder: await benchEmbedder() });
   const { key } = await services.keys.create({ name: 'bench-load', perMinute: 100_000_000, perDay: 1_000_000_000 });
   const running = await startServer(services);
-  // Timed as a replica serves once started: the in-process postings built (tens of seconds at 1M passages; until then LanceDB's
-  // full-text index answers the BM25 arm, and a run would mix the two engines).
+  // Timed as a replica serves once started: the in-process postings built (until then queries wait for that build).
   const t0 = performance.now();
   await services.deps.index.textEngineReady();
   await services.searchPool?.textEngineReady(services.deps.index);

@@ -1,7 +1,7 @@
 /**
  * The text analyzer: one function turns text into index terms, at index time, at query time and when a candidate
- * is checked in code. LanceDB's full-text index receives text already analysed (space-separated terms) and only
- * splits it on white space, so what the index matched and what the code verifies can never disagree: a stemming
+ * is checked in code. The index (the in-process postings over `search_text`) receives text already analysed
+ * (space-separated terms) and only splits it on white space, so what the index matched and what the code verifies can never disagree: a stemming
  * or stop-word difference between two analyzers was the source of both "a required word was ignored" and "a
  * matching page was dropped" (issue 15).
  *
@@ -117,7 +117,7 @@ export function analyze(text: string, lang: AnalyzerLang): string[] {
   return out;
 }
 
-/** The text the full-text index stores for a passage: its page title and its text, analysed, space-separated. */
+/** The text the index stores for a passage (`search_text`, what the postings index): its page title and its text, analysed, space-separated. */
 export function indexText(title: string, text: string, lang: AnalyzerLang): string {
   return analyze(title ? `${title}\n${text}` : text, lang).join(' ');
 }

@@ -1,8 +1,9 @@
 /**
- * Index maintenance: the full-text, key and vector indexes, and when they are refreshed. Unindexed rows stay
+ * Index maintenance: the key, vector and image alt-text indexes, and when they are refreshed. Unindexed rows stay
  * searchable (LanceDB searches them flat) until `optimize` folds them into the indexes; that runs every
  * `optimizeEvery` writes, and debounced about `refreshAfterMs` after the last write. Also the one-time upgrades of an
- * index written by an older version (re-analysis of `search_text`, FTS rebuild with the current options).
+ * index written by an older version (re-analysis of `search_text`, image FTS rebuild with the current options, and
+ * dropping the passages' full-text index: the in-process postings answer every BM25 query, issue 42).
  */
 import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
@@ -13,7 +14,10 @@ import { SEARCH_COLUMN } from './query.js';
 import { plainRows } from './rows.js';
 
 /**
- * FTS index options. The text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
+ * The options the passages' full-text index was built with until issue 42 (it is no longer built: the in-process
+ * postings are the one BM25 engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing
+ * them would rebuild the image index of every existing index once for nothing) and `maxTokenLength` is the postings'
+ * term bound. What they said: the text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
  * and stemming), so the index only splits on white space: what it matches and what retrieval verifies in code are
  * the same terms by construction.
  *
@@ -190,7 +194,6 @@ export class IndexMaintenance {
   #lastOptimizeMs = 0;
   /** When the last optimize ended (performance.now()); -Infinity: none yet. */
   #lastOptimizeEnd = -Infinity;
-  #ftsReady = false;
   #imageFtsReady = false;
   #keyIndexes = false;
   #vectorIndex = false;
@@ -204,11 +207,6 @@ export class IndexMaintenance {
     }
   }
 
-  /** Whether the passages' full-text index exists (it is built with the first write). */
-  get ftsReady(): boolean {
-    return this.#ftsReady;
-  }
-
   get imageFtsReady(): boolean {
     return this.#imageFtsReady;
   }
@@ -220,26 +218,29 @@ export class IndexMaintenance {
 
   /**
    * A reader's view of which indexes exist now (another process builds them: an `api` replica opened before the
-   * indexer's first write would otherwise never use the full-text index). Reads only; builds nothing.
+   * indexer's first write would otherwise never use the vector or image index). Reads only; builds nothing.
    */
   async recheck(): Promise<void> {
     if (this.#o.isClosed()) return;
     const { passages, images } = this.#o.tables;
     const idx = await passages.listIndices();
-    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
   }
 
   /**
-   * Learns which indexes exist. The writer also builds the key indexes of an index written before they existed and
-   * rebuilds the full-text ones when built with other options (`FTS_ANALYZER`); a reader leaves both to the writer.
+   * Learns which indexes exist. The writer also builds the key indexes of an index written before they existed, drops
+   * the passages' full-text index of an index written before issue 42 (nothing reads it; optimize would keep folding
+   * every write into it), and rebuilds the image index when built with other options (`FTS_ANALYZER`); a reader
+   * leaves all of that to the writer.
    */
   async load(): Promise<void> {
     const { passages, images } = this.#o.tables;
     const idx = await passages.listIndices();
-    this.#ftsReady = idx.some((i) => i.columns.includes(SEARCH_COLUMN));
-    if (this.#ftsReady && this.#o.writes) await this.#ensureKeyIndexes(); // an index written before the key indexes existed
+    if (this.#o.writes) {
+      await this.#ensureKeyIndexes(); // an index written before the key indexes existed
+      for (const i of idx) if (i.columns.includes(SEARCH_COLUMN)) await passages.dropIndex(i.name);
+    }
     this.#vectorIndex = idx.some((i) => i.columns.includes('vector'));
     this.#imageFtsReady = (await images.listIndices()).some((i) => i.columns.includes(ALT_COLUMN));
     if (this.#o.meta.ftsAnalyzer !== FTS_ANALYZER && this.#o.writes) await this.#rebuildFts();
@@ -248,7 +249,7 @@ export class IndexMaintenance {
   /**
    * Rewrites `search_text` of every passage with the current analysis (from its stored title, text and language).
    * Runs once, when an index written by an older version is opened; pages are rewritten in slices of page_refs,
-   * each slice one merge-insert commit (a page is never half-rewritten). The full-text index is rebuilt by `load`.
+   * each slice one merge-insert commit (a page is never half-rewritten).
    */
   async reanalyse(): Promise<void> {
     const { passages, pages } = this.#o.tables;
@@ -282,7 +283,7 @@ export class IndexMaintenance {
   afterWrite(n: number): Promise<void> {
     return this.#keepingPassages(async () => {
       const { images } = this.#o.tables;
-      if (!this.#ftsReady) await this.#ensureFts();
+      await this.#ensureKeyIndexes();
       if (!this.#imageFtsReady && (await images.countRows()) > 0) {
         await images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
         this.#imageFtsReady = true;
@@ -308,8 +309,7 @@ export class IndexMaintenance {
     return this.#o.queue.run(() =>
       this.#keepingPassages(async () => {
         if (this.#o.isClosed()) return;
-        if (!this.#ftsReady) await this.#ensureFts();
-        else await this.#ensureKeyIndexes();
+        await this.#ensureKeyIndexes();
         this.#writes = 0;
         await this.#optimizeNow();
       }),
@@ -355,14 +355,6 @@ export class IndexMaintenance {
     this.#refreshTimer.unref();
   }
 
-  async #ensureFts(): Promise<void> {
-    const { passages } = this.#o.tables;
-    if ((await passages.countRows()) === 0) return;
-    await passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
-    this.#ftsReady = true;
-    await this.#ensureKeyIndexes();
-  }
-
   /**
    * B-tree indexes on `page_ref`: the vector-hit check, whole-row reads, page reads and
    * deletes all restrict by page_ref; without an index each such predicate scans the column (≈ 30 ms at 1M
@@ -381,7 +373,7 @@ export class IndexMaintenance {
   }
 
   async #optimizeNow(): Promise<void> {
-    // Compacts small fragments, folds new rows into the FTS/vector indexes and drops old versions. Maintenance is
+    // Compacts small fragments, folds new rows into the key/vector/image indexes and drops old versions. Maintenance is
     // best effort: a failure is logged and the index keeps serving (new rows stay searchable unindexed).
     const { passages, pages, images } = this.#o.tables;
     const started = Date.now();
@@ -440,14 +432,12 @@ export class IndexMaintenance {
     }
   }
 
-  /** Rebuilds the full-text indexes with FTS_OPTIONS (an index written with other options: see FTS_ANALYZER). */
+  /** Rebuilds the image full-text index with its options (an index written with other options: see FTS_ANALYZER). */
   async #rebuildFts(): Promise<void> {
     const started = Date.now();
-    if (this.#ftsReady) await this.#o.tables.passages.createIndex(SEARCH_COLUMN, { config: Index.fts(FTS_OPTIONS), replace: true });
     if (this.#imageFtsReady) await this.#o.tables.images.createIndex(ALT_COLUMN, { config: Index.fts(IMAGE_FTS_OPTIONS), replace: true });
     this.#o.meta.ftsAnalyzer = FTS_ANALYZER;
     await this.#o.saveMeta();
-    if (this.#ftsReady || this.#imageFtsReady)
-      this.#o.log?.info({ ms: Date.now() - started }, 'full-text indexes rebuilt with the current analyzer');
+    if (this.#imageFtsReady) this.#o.log?.info({ ms: Date.now() - started }, 'image full-text index rebuilt with the current analyzer');
   }
 }

@@ -9,8 +9,8 @@
  * in the collection statistics (document frequency, N, average length) until its segment is merged; a full rebuild
  * (text-engine.ts) drops them.
  *
- * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): the formula of LanceDB's
- * full-text index and of Lucene, so the arm ranks as before (same terms, same statistics up to tombstones).
+ * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): Lucene's formula (and LanceDB's
+ * full-text index's, which answered filtered queries until issue 42 made these postings the one BM25 engine).
  */
 import { LoopBudget } from '../event-loop.js';
 import { sortByScore } from './score-sort.js';
@@ -523,9 +523,15 @@ export class Postings {
    * them itself by a score of its own, as retrieval's BM25 arm does). Exact: a query of optional terms only is
    * answered with MaxScore pruning (terms in decreasing upper bound; once the k-th best partial score exceeds what the
    * remaining terms could add, no document they alone hold can enter, and the remaining lists are only probed for the
-   * surviving candidates).
+   * surviving candidates). `accept`: the documents a query's filters let through (doc-attributes.ts); the top k is
+   * theirs, as if the index held no other (the statistics stay the whole index's, as LanceDB's prefilter kept them).
    */
-  search(q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] }, k: number, ordered = true): TextHit[] {
+  search(
+    q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] },
+    k: number,
+    ordered = true,
+    accept: ((doc: number) => boolean) | null = null,
+  ): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];
     if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
     this.#prepare();
@@ -562,10 +568,11 @@ export class Postings {
             groups.map((ids) => ids.map((t) => ({ id: t.id, bit: t.bit, w: this.#idf(t.id) * (K1 + 1) }))),
             should,
             k,
+            accept,
           )
         : this.#accumulates(should, k)
-          ? this.#accumulate(should, k)
-          : this.#maxScore(should, k);
+          ? this.#accumulate(should, k, accept)
+          : this.#maxScore(should, k, accept);
     const hits: TextHit[] = [];
     for (let i = 0; i < top.size; i++) {
       const doc = top.docAt(i);
@@ -620,6 +627,7 @@ export class Postings {
     groups: readonly (readonly { id: number; bit: number; w: number }[])[],
     should: readonly { id: number; bit: number; w: number }[],
     k: number,
+    accept: ((doc: number) => boolean) | null,
   ): TopK {
     const top = new TopK(k);
     const dn = this.#dn;
@@ -702,7 +710,7 @@ export class Postings {
             const low = x & -x;
             x ^= low;
             const d = (w << 5) + 31 - Math.clz32(low);
-            if (!(anyDead && dead[d] === 1)) score(d);
+            if (!(anyDead && dead[d] === 1) && (accept === null || accept(d))) score(d);
           }
         }
         continue;
@@ -712,7 +720,7 @@ export class Postings {
         let d = NONE;
         for (let i = from; i < to; i++) if (pos[i]! < end[i]! && sd[pos[i]!]! < d) d = sd[pos[i]!]!;
         if (d === NONE) break;
-        if (!(anyDead && dead[d] === 1)) {
+        if (!(anyDead && dead[d] === 1) && (accept === null || accept(d))) {
           let holdsAll = true;
           const word = d >>> 5;
           const bit = 1 << (d & 31);
@@ -795,7 +803,7 @@ export class Postings {
   }
 
   /** Term at a time: every posting of every optional term added into one score per document, then the k best. */
-  #accumulate(should: readonly { id: number; bit: number; w: number }[], k: number): TopK {
+  #accumulate(should: readonly { id: number; bit: number; w: number }[], k: number, accept: ((doc: number) => boolean) | null): TopK {
     const n = this.#docs;
     if (this.#acc.length < n) {
       const cap = Math.max(1024, this.#rowIds.length);
@@ -826,6 +834,19 @@ export class Postings {
     const top = new TopK(k);
     const dead = this.#dead;
     const anyDead = this.#deadCount > 0;
+    // Documents a filter turns away are let go first (their scratch cleared), so neither the k-th best nor the heap sees them.
+    if (accept !== null) {
+      let kept = 0;
+      for (let i = 0; i < t; i++) {
+        const d = touched[i]!;
+        if (accept(d)) touched[kept++] = d;
+        else {
+          acc[d] = 0;
+          held[d] = 0;
+        }
+      }
+      t = kept;
+    }
     // Only documents at or above the k-th best live score can be kept: the heap is offered those (k and the ties at the
     // k-th place, whose lower document ids it keeps), not every document reached (thousands for a long question, each
     // offer early on a sift through the heap). The k-th best by one quickselect over the scores (O(reached)).
@@ -855,7 +876,7 @@ export class Postings {
    * and only probed (galloping) for documents an essential term brings. Exact: the same top k as scoring every
    * posting. Segments hold disjoint ascending doc ranges, so they are walked one after the other with one heap.
    */
-  #maxScore(should: readonly { id: number; bit: number; w: number }[], k: number): TopK {
+  #maxScore(should: readonly { id: number; bit: number; w: number }[], k: number, accept: ((doc: number) => boolean) | null): TopK {
     const terms = should.map((t) => ({ ...t, ub: t.w * this.#maxFrac(t.id) })).sort((a, b) => a.ub - b.ub);
     const m = terms.length;
     if (m === 0) return new TopK(0);
@@ -901,7 +922,7 @@ export class Postings {
           pos[i] = p + 1;
           cur[i] = p + 1 < end[i]! ? sd[p + 1]! : NONE;
         }
-        if (anyDead && dead[d] === 1) continue;
+        if ((anyDead && dead[d] === 1) || (accept !== null && !accept(d))) continue;
         // Non-essential terms, largest bound first, while they can still lift the document past theta.
         let i = e - 1;
         for (; i >= 0; i--) {

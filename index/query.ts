@@ -17,7 +17,6 @@
  * record there. No user text ever reaches a where/SQL string: the store turns `site:` values into integer host ids
  * it already knows; everything else is checked in code.
  */
-import { BooleanQuery, MatchQuery, Occur, Operator, type FullTextQuery } from '@lancedb/lancedb';
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
 import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from './columns.js';
@@ -307,24 +306,9 @@ interface WordTerms {
 export interface CompiledQuery {
   readonly ast: QueryAst;
   /**
-   * Full-text query of the BM25 arm over `search_text`, or null when the query has no positive text (operators
-   * only: the store scans with filters). Kept to one MatchQuery whenever possible, because LanceDB answers a single
-   * match query with top-k WAND pruning where a BooleanQuery scores every posting of every clause. Built when first
-   * read, as `repeatFts` is: LanceDB's query objects are native ones (≈ 1 % of a search thread's time), and the
-   * in-process postings answer most queries with `text`.
-   */
-  readonly fts: FullTextQuery | null;
-  /**
-   * Repeated query words, scored apart: LanceDB counts a token once per match query, where Lucene's BM25 counts a
-   * query word once per occurrence. Entry i is an OR match of the terms of the words occurring at least i + 2 times;
-   * retrieval adds each one's BM25 on the arm's own candidates (`CandidateSource.ftsScores`), so `fts` stays a single
-   * WAND-pruned match query (as one boolean query with a repeats clause, a claim with a repeated word took ≈ 10× as
-   * long at 1M passages: docs/bench-index.md).
-   */
-  readonly repeatFts: readonly FullTextQuery[];
-  /**
-   * The same full-text query for the in-process engine (postings.ts): `fts`'s required groups and ranked terms, each
-   * ranked term weighted by how many query words hold it (so `repeatFts` is inside it). Null when `fts` is.
+   * The BM25 arm's query for the in-process postings (postings.ts): required groups (a word's analyses) and ranked
+   * terms, each weighted by how many query words hold it (a word given twice counts twice, as Lucene scores a repeated
+   * clause). Null when the query has no positive text (operators only: the postings' filter-only scan answers).
    */
   readonly text: TextQuery | null;
   /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
@@ -358,14 +342,14 @@ export interface CompiledQuery {
   readonly selective: boolean;
   /**
    * Whether they may reject many of the full-text arm's own candidates. Required words alone do not: the full-text
-   * query requires each of them (`ftsCoversMatches`), so a BM25-only query of required words reads the ranked depth.
+   * query requires each of them (`textCoversMatches`), so a BM25-only query of required words reads the ranked depth.
    */
   readonly textSelective: boolean;
   /**
-   * Every row `matches` accepts is matched by `fts` (the query has required words, and `fts` requires each of them):
-   * an exhaustive `fts` answer then holds every passage either arm could return.
+   * Every row `matches` accepts is matched by `text` (the query has required words, and `text` requires each of them):
+   * an exhaustive answer to it then holds every passage either arm could return.
    */
-  readonly ftsCoversMatches: boolean;
+  readonly textCoversMatches: boolean;
 }
 
 /**
@@ -454,21 +438,12 @@ export class TermPresence {
 export function compileQuery(ast: QueryAst): CompiledQuery {
   const langs: AnalyzerLang[] = queryLangs(positiveText(ast));
   const { ranked, mustWords, excluded } = analyseWords(ast, langs);
-  // buildFts answers null exactly then.
-  const noFts = mustWords.length === 0 && ranked.length === 0;
-  let fts: FullTextQuery | null | undefined;
-  let repeatFts: FullTextQuery[] | undefined;
+  const noText = mustWords.length === 0 && ranked.length === 0;
   const probe = probeTerms(mustWords, excluded, ranked);
   const checks = buildChecks(ast, { ranked, mustWords, excluded }, probe);
   return {
     ast,
-    get fts() {
-      return fts === undefined ? (fts = buildFts(mustWords, ranked)) : fts;
-    },
-    get repeatFts() {
-      return (repeatFts ??= buildRepeats(ranked));
-    },
-    text: noFts ? null : textQuery(mustWords, ranked, probe),
+    text: noText ? null : textQuery(mustWords, ranked, probe),
     titleTerms: titleTermsOf(ranked, mustWords),
     semanticText: semanticTextOf(ast),
     highlightTerms: highlightTermsOf(ast),
@@ -479,8 +454,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     matchColumns: checks.matchColumns,
     coordination: checks.coordination,
     selective: checks.codeChecks || mustWords.length > 1,
-    textSelective: checks.codeChecks || (mustWords.length > 1 && noFts),
-    ftsCoversMatches: !noFts && mustWords.length > 0,
+    textSelective: checks.codeChecks || (mustWords.length > 1 && noText),
+    textCoversMatches: !noText && mustWords.length > 0,
   };
 }
 
@@ -648,50 +623,11 @@ function dedupeWords(list: readonly WordTerms[]): WordTerms[] {
   return out;
 }
 
-/**
- * The BM25 arm's full-text query.
- * - Required words only: one AND match of their terms (a word read in two languages becomes an OR of its terms,
- *   inside a boolean query).
- * - Ranked words: one OR match of their distinct terms (repeats: `buildRepeats`).
- * The index's answer is a candidate list; `matches` decides.
- */
-function buildFts(must: readonly WordTerms[], ranked: readonly WordTerms[]): FullTextQuery | null {
-  const clauses: [Occur, FullTextQuery][] = [];
-  if (must.length > 0) {
-    if (must.every((w) => w.terms.length === 1))
-      clauses.push([Occur.Must, new MatchQuery(must.map((w) => w.terms[0]).join(' '), SEARCH_COLUMN, { operator: Operator.And })]);
-    else for (const w of must) clauses.push([Occur.Must, new MatchQuery(w.terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-  }
-  if (ranked.length > 0) {
-    const terms = [...new Set(ranked.flatMap((w) => w.terms))];
-    clauses.push([Occur.Should, new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or })]);
-  }
-  if (clauses.length === 0) return null;
-  if (clauses.length === 1) return clauses[0]![1];
-  return new BooleanQuery(clauses);
-}
-
-/** `buildFts` and `buildRepeats` together, in the in-process engine's form. */
+/** The BM25 arm's query (`CompiledQuery.text`): required groups, ranked terms weighted by their repeats. */
 function textQuery(must: readonly WordTerms[], ranked: readonly WordTerms[], probe: readonly string[]): TextQuery {
   const weights = new Map<string, number>();
   for (const w of ranked) for (const t of new Set(w.terms)) weights.set(t, (weights.get(t) ?? 0) + 1);
   return { must: must.map((w) => [...new Set(w.terms)]), should: [...weights].map(([term, weight]) => ({ term, weight })), probe };
-}
-
-/** Match queries of the repeated ranked words, one per extra occurrence (see `CompiledQuery.repeatFts`). */
-function buildRepeats(ranked: readonly WordTerms[]): FullTextQuery[] {
-  const count = new Map<string, { w: WordTerms; n: number }>();
-  for (const w of ranked) {
-    const cur = count.get(w.word);
-    if (cur) cur.n++;
-    else count.set(w.word, { w, n: 1 });
-  }
-  const out: FullTextQuery[] = [];
-  for (let level = 2; ; level++) {
-    const terms = [...new Set([...count.values()].filter((x) => x.n >= level).flatMap((x) => x.w.terms))];
-    if (terms.length === 0) return out;
-    out.push(new MatchQuery(terms.join(' '), SEARCH_COLUMN, { operator: Operator.Or }));
-  }
 }
 
 /** Whether the AST has anything positive to look for (text or at least one include operator). */

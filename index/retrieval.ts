@@ -1,17 +1,17 @@
 /**
  * Retrieval: the one verb behind svc_search, svc_context and svc eval.
  *
- * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (LanceDB full-text, then the
- * title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
+ * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (the in-process postings, then
+ * the title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
  * strict constraint verified in code on every candidate → reciprocal rank fusion → pages (near-duplicates
  * collapsed) → host diversity (search) or the relevance floor (context). Tools only shape the response.
  *
  * The index is reached through `CandidateSource`, a narrow interface the store implements; nothing here imports the
  * store's implementation, and the store does not call back into retrieval.
  *
- * Filters run inside LanceDB only as predicates built from numbers and closed sets (host ids the index already
- * knows, language values present in the index, the source-type / province enums, epoch milliseconds). Everything
- * else a user typed is checked in code by the compiled query's predicate.
+ * Filters reach the index as typed values (passage-filter.ts: host ids the index already knows, language values
+ * present in the index, the source-type / province enums, epoch milliseconds), never as a where string; the engine
+ * applies them inside its search. Everything else a user typed is checked in code by the compiled query's predicate.
  */
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
@@ -19,23 +19,11 @@ import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
 import { sortByScore } from './score-sort.js';
-import { PROVINCES, SOURCE_TYPES, type SourceTypeFilter } from './source-type.js';
+import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
+import type { TextQuery } from './postings.js';
 import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from './store.js';
 
-/** Freshness windows (how recent the page's modified/published/fetched date must be). */
-export const FRESHNESS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '365d': 365 * 86_400_000 } as const;
-export type Freshness = keyof typeof FRESHNESS_WINDOWS;
-
-export interface SearchFilters {
-  /** Primary language subtag, e.g. "en". */
-  readonly language?: string | undefined;
-  /** ISO 3166-1 alpha-2, e.g. "ca". */
-  readonly country?: string | undefined;
-  /** Province code, e.g. "on". */
-  readonly province?: string | undefined;
-  readonly sourceType?: SourceTypeFilter | undefined;
-  readonly freshness?: Freshness | undefined;
-}
+export { FRESHNESS_WINDOWS, type Freshness, type SearchFilters } from './passage-filter.js';
 
 /** What retrieval needs from an index. `PassageIndex` (store.ts) implements it. */
 export interface CandidateSource {
@@ -47,42 +35,28 @@ export interface CandidateSource {
   hasLang(lang: string): boolean;
   /** Title-field BM25 of a candidate's page title (in its `lang`) for analysed query terms. */
   titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number;
-  /** Whether the full-text index exists (otherwise `ftsCandidates` answers nothing, which is not an exhaustive answer). */
-  fullTextReady(): boolean;
-  /** BM25 arm: passages matching `fts`, best first, with their score. */
-  ftsCandidates(
-    fts: NonNullable<CompiledQuery['fts']>,
-    where: string | null,
+  /**
+   * BM25 arm: the `k` passages best matching `text` among those `filter` lets through, with their BM25 score (repeated
+   * words included), in any order (the arm ranks them). One engine answers every query (issue 42).
+   */
+  textCandidates(
+    text: TextQuery,
+    filter: PassageFilter,
     k: number,
     extra: readonly MatchColumn[],
   ): Promise<(PassageHit & { _score: number })[]>;
-  /**
-   * BM25 of `fts` for the given passages only (row-id prefilter), keyed `page_ref:ordinal`; a passage the query does
-   * not match is absent. Scores equal those of an unfiltered query (the index's statistics are global).
-   */
-  ftsScores(fts: NonNullable<CompiledQuery['fts']>, passages: readonly PassageKey[]): Promise<Map<string, number>>;
-  /**
-   * BM25 arm from in-process postings (optional): the same passages as `ftsCandidates` with repeated words already in
-   * the score, in any order (the arm ranks them), or null when they cannot answer now (then `ftsCandidates` does).
-   */
-  textCandidates?(
-    text: NonNullable<CompiledQuery['text']>,
-    where: string | null,
-    k: number,
-    extra: readonly MatchColumn[],
-  ): Promise<(PassageHit & { _score: number })[] | null>;
   /** Exact cosine distance of the query vector to the given passages, keyed `page_ref:ordinal` (absent: no vector). */
   vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>>;
   /** Vector arm: nearest passages by cosine distance; those below `minSimilarity` may be left out (they are dropped). */
   vectorCandidates(
     vector: Float32Array,
-    where: string | null,
+    filter: PassageFilter,
     k: number,
     extra: readonly MatchColumn[],
     minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]>;
-  /** Filter-only scan (queries made of operators only), in storage order. */
-  scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
+  /** Filter-only candidates (queries made of operators only): `k` passages `filter` lets through. */
+  scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[]): Promise<PassageHit[]>;
   /** Whole rows of the given passages, keyed `page_ref:ordinal`. */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>>;
   /** `passageRows` without the columns a search result does not read (columns.ts `ResultRow`). */
@@ -151,55 +125,6 @@ export const ARM_DEPTH = 300;
 export const VECTOR_MIN_SIMILARITY = 0.2;
 export const ARM_DEPTH_SELECTIVE = 1000;
 
-/** Builds the LanceDB predicate from typed values only; `impossible` when a filter can match nothing. */
-export function buildWhere(
-  index: Pick<CandidateSource, 'hostIdsUnder' | 'hasLang'>,
-  compiled: CompiledQuery,
-  filters: SearchFilters,
-  now: Date,
-): { where: string | null; impossible: boolean } {
-  const parts: string[] = [];
-  const site = compiled.ast.ops.site;
-  if (site.include.length > 0) {
-    const ids = new Set<number>();
-    for (const d of site.include) if (typeof d === 'string') for (const id of index.hostIdsUnder(d)) ids.add(id);
-    if (ids.size === 0) return { where: null, impossible: true };
-    parts.push(`host_id IN (${[...ids].map((n) => String(Math.trunc(n))).join(', ')})`);
-  }
-  const notIds = new Set<number>();
-  for (const d of site.exclude) if (typeof d === 'string') for (const id of index.hostIdsUnder(d)) notIds.add(id);
-  if (notIds.size > 0) parts.push(`host_id NOT IN (${[...notIds].map((n) => String(Math.trunc(n))).join(', ')})`);
-  if (filters.language !== undefined) {
-    const l = filters.language.toLowerCase();
-    // Only a value that occurs in the index (and has the stored shape) becomes a literal.
-    if (!/^[a-z]{2,3}$/.test(l) || !index.hasLang(l)) return { where: null, impossible: true };
-    parts.push(`lang = '${l}'`);
-  }
-  if (filters.country !== undefined) {
-    const c = filters.country.toLowerCase();
-    if (!/^[a-z]{2}$/.test(c)) return { where: null, impossible: true };
-    parts.push(`country = '${c}'`);
-  }
-  if (filters.province !== undefined) {
-    const p = (PROVINCES as readonly string[]).find((x) => x === filters.province?.toLowerCase());
-    if (!p) return { where: null, impossible: true };
-    parts.push(`province = '${p}'`);
-  }
-  if (filters.sourceType !== undefined) {
-    if (filters.sourceType === 'government') parts.push(`source_type LIKE 'government:%'`);
-    else {
-      const s = SOURCE_TYPES.find((x) => x === filters.sourceType);
-      if (!s) return { where: null, impossible: true };
-      parts.push(`source_type = '${s}'`);
-    }
-  }
-  if (filters.freshness !== undefined) {
-    const since = now.getTime() - FRESHNESS_WINDOWS[filters.freshness];
-    parts.push(`date_ms >= ${Math.trunc(since)}`);
-  }
-  return { where: parts.length ? parts.map((p) => `(${p})`).join(' AND ') : null, impossible: false };
-}
-
 const key = passageKey;
 
 /** The ranking mode a request gets from this index. */
@@ -224,8 +149,8 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const { useBm25, useVector, ranking, embedderUnavailable } = rankingFor(source, compiled, req.mode ?? 'auto');
   const empty: RetrievalResult = { compiled, ranking, passages: [], embedderUnavailable };
   if (!hasPositiveConstraint(ast)) return empty;
-  const { where, impossible } = buildWhere(source, compiled, req.filters ?? {}, req.now ?? new Date());
-  if (impossible) return empty;
+  const filter = compileFilter(source, ast.ops.site, req.filters ?? {}, req.now ?? new Date());
+  if (!filter) return empty;
   // Without a vector arm, only the full-text arm's own rejections call for a deeper list (required words do not: the
   // full-text query requires them). With one, its candidates are checked for the required words too.
   const k = (useVector ? compiled.selective : compiled.textSelective) ? ARM_DEPTH_SELECTIVE : ARM_DEPTH;
@@ -234,31 +159,25 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;
 
   // The BM25 arm's raw candidates (before the strict checks) and their ranking. `exhaustive`: the index returned
-  // fewer than k, so these are every passage the full-text query matches under `where`.
+  // fewer than k, so these are every passage the text query matches under `filter`.
   const bm25Arm = async (): Promise<{ ranked: RankedPassage[]; exhaustive: boolean }> => {
     if (!useBm25) return { ranked: [], exhaustive: false };
     if (compiled.text) {
-      // (`text` is null exactly when `fts` is.) In-process postings when they can answer (repeats inside their
-      // scores), LanceDB's full-text index otherwise.
-      const fromPostings = source.textCandidates ? await source.textCandidates(compiled.text, where, k, extra) : null;
-      const raw = fromPostings ?? (await source.ftsCandidates(compiled.fts!, where, k, extra));
+      const raw = await source.textCandidates(compiled.text, filter, k, extra);
       const rows = raw.filter((r) => compiled.matches(r));
-      // Repeated query words: their extra occurrences' BM25 on these candidates (query.ts `repeatFts`).
-      const repeats = rows.length > 0 && !fromPostings ? await Promise.all(compiled.repeatFts.map((f) => source.ftsScores(f, rows))) : [];
       // One ranked entry per candidate, built in its final shape (hundreds per query); ranks are set after the sort.
       const ranked = rows.map((r): RankedPassage & { bm25Rank: number } => {
         const title = compiled.titleTerms.length > 0 ? TITLE_BOOST * source.titleScore(compiled.titleTerms, r) : 0;
-        const bm25 = repeats.reduce((sum, m) => sum + (m.get(key(r)) ?? 0), r._score);
-        const s = (bm25 + title) * compiled.coordination(r);
+        const s = (r._score + title) * compiled.coordination(r);
         return { row: r, score: s, bm25Rank: 0, vectorRank: null, bm25Score: s, similarity: null };
       });
-      // Equal scores come back from LanceDB in no fixed order; page_ref, ordinal make ranking (and paging) stable.
+      // Equal scores come back in no fixed order; page_ref, ordinal make ranking (and paging) stable.
       sortRanked(ranked, (p) => p.score);
       for (let i = 0; i < ranked.length; i++) ranked[i]!.bm25Rank = i + 1;
       return { ranked, exhaustive: raw.length < k };
     }
     if (!textless) return { ranked: [], exhaustive: false }; // words the analyzer drops entirely (stop words only): nothing to match on
-    const rows = (await source.scanCandidates(where, k, compiled.matchColumns)).sort(
+    const rows = (await source.scanCandidates(filter, k, compiled.matchColumns)).sort(
       (a, b) => a.page_ref - b.page_ref || a.ordinal - b.ordinal,
     );
     const ranked = rows
@@ -285,14 +204,14 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   };
   const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {
     if (!qv) return [];
-    const rows = (await source.vectorCandidates(qv, where, k, compiled.matchColumns, VECTOR_MIN_SIMILARITY)).filter((r) =>
+    const rows = (await source.vectorCandidates(qv, filter, k, compiled.matchColumns, VECTOR_MIN_SIMILARITY)).filter((r) =>
       compiled.matches(r),
     );
     return toVectorRanked(rows);
   };
 
-  if (useBm25 && useVector && compiled.ftsCoversMatches && source.fullTextReady()) {
-    // Every passage the strict checks accept holds the required words, so the full-text query matches it: when that
+  if (useBm25 && useVector && compiled.textCoversMatches) {
+    // Every passage the strict checks accept holds the required words, so the text query matches it: when that
     // query's answer is exhaustive, the vector arm could only find a subset of these passages. Their exact cosine
     // distances replace a deep approximate search over the whole index (k = 1000 with refinement, the most expensive
     // step of a selective hybrid query at 1M passages); otherwise the nearest-neighbour search runs as usual.

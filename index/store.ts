@@ -2,8 +2,9 @@
  * The passage index: LanceDB tables in `<dataDir>/lance` (or an object-storage prefix, location.ts).
  *
  * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
- *   it, so a search reads ONE table version (a consistent snapshot) and never joins. A BM25 FTS index on
- *   `search_text` (the analysed terms of page title + passage, analyzer.ts); a `vector` column when an embedder
+ *   it, so a search reads ONE table version (a consistent snapshot) and never joins. `search_text` holds the analysed
+ *   terms of page title + passage (analyzer.ts), which the in-process postings (text-engine.ts) index: they answer
+ *   every BM25 query, with its filters; LanceDB has no full-text index on it. A `vector` column when an embedder
  *   exists.
  * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
  * - `images`: image metadata (never bytes), FTS on alt text.
@@ -18,7 +19,7 @@
  * maintenance.ts (indexes, optimize, upgrades), host-ids.ts (host id registry), open-tables.ts (connect and open).
  */
 import * as lancedb from '@lancedb/lancedb';
-import { MatchQuery, type FullTextQuery, type Table } from '@lancedb/lancedb';
+import { MatchQuery, type Table } from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { LoopBudget } from '../event-loop.js';
 import type { Logger } from 'pino';
@@ -64,6 +65,7 @@ import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
+import { whereOf, type PassageFilter } from './passage-filter.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
   arrowRows,
@@ -109,10 +111,9 @@ export interface OpenOptions {
   /** Run optimize() after this many writes. @default 200 */
   readonly optimizeEvery?: number;
   /**
-   * Fold new rows into the full-text indexes this long after the last write (debounced; never more than ~10% of
-   * the time is spent refreshing). Rows not yet folded in are found by plain term queries, but LanceDB 0.31 drops
-   * them from boolean queries that also match the title index, so fresh pages must not wait for `optimizeEvery`.
-   * 0 disables. @default 1000
+   * Fold new rows into the key, vector and image indexes this long after the last write (debounced; never more than
+   * ~10% of the time is spent refreshing), so the unindexed tail LanceDB searches flat stays short between
+   * `optimizeEvery` runs. 0 disables. @default 1000
    */
   readonly refreshAfterMs?: number;
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
@@ -132,15 +133,15 @@ export interface OpenOptions {
    */
   readonly followHostsMs?: number;
   /**
-   * Answer the BM25 arm of unfiltered queries from in-process postings (postings.ts, text-engine.ts) whenever they
-   * are at the table's version; LanceDB's full-text index answers otherwise. Costs memory (≈ 0.5–0.7 GB at 1M
-   * passages, docs/bench-index.md). @default true
+   * Build the in-process postings (postings.ts, text-engine.ts: the one BM25 engine, which answers every query) when
+   * the index opens; false: at its first search instead (a process that only writes never builds them). Costs memory
+   * (≈ 0.5–0.7 GB at 1M passages, docs/bench-index.md). @default true
    */
   readonly textEngine?: boolean;
   /**
    * Whether this process writes the index. False for a process that reads an index another one writes (`svc serve
    * --role api|crawler`, `svc status`): opening then commits nothing to existing tables (no key-index build,
-   * full-text rebuild or re-analysis of an older index: the writer does those), so readers opening beside the
+   * index rebuild or drop, or re-analysis of an older index: the writer does those), so readers opening beside the
    * writer's first write cannot race its index builds; and where there are no tables yet it waits up to
    * `waitForWriterMs` for the writer to create them (open-tables.ts). @default true
    */
@@ -162,28 +163,6 @@ export interface OpenOptions {
   readonly snippetBytes?: number;
 }
 
-/**
- * How long a query waits for the in-process postings to reach the table's version before LanceDB answers instead
- * (text-engine.ts `ready`, measured from the start of the sync): a patch after a write takes milliseconds on a quiet
- * small index and ≈ 0.5 s at 1M passages (a scan of the live row ids); the first build at 1M takes ≈ 40 s. Meant to be
- * long enough that one engine answers a given version: LanceDB scores in f32, the postings in f64, so the same query
- * answered by each differs in the 6th–7th digit. Session 11 tried 250 ms (searches beside a running crawl waited less:
- * p95 2.6 s → 1.2 s over REST) and the e2e test comparing REST with MCP for one query then saw 8.776209 against
- * 8.776208 on a loaded CI machine; back to 2 s. Even 2 s is not a guarantee on a loaded machine (that test now waits for
- * the postings before comparing): answering every query of a version from one engine, without a wait, is open work
- * (docs/benchmarks.md).
- */
-const TEXT_SYNC_WAIT_MS = 2000;
-/**
- * How long a query waits for a sync that patches postings already built (a write's pages, the re-key after a
- * compaction): such a sync reads row ids, not text, and a query sent to LanceDB meanwhile competes with it for the
- * same cores. At 1M passages beside a crawl (session 24, `bench/load.ts --lance … --crawl-hosts 20`), the re-key after
- * the writer's compaction took 5.3–5.5 s with queries waiting for it, and 17–27 s with each query going to LanceDB
- * after 2 s, where those full-text queries took 31–40 s each. Searches beside that crawl: 0.4/s at p50 40 s before,
- * 36.6/s at p50 287 ms with this wait, 47.9–55.0/s at p50 267–304 ms with search threads also following the writer's
- * commits (`notePassageCommits`). A bound, not a target: on a small index the patch takes milliseconds.
- */
-const TEXT_FOLLOW_WAIT_MS = 30_000;
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
 const ARROW_ROWS_PER_CHUNK = 64;
 
@@ -336,7 +315,7 @@ export class PassageIndex implements PageSink {
       meta.analysis = ANALYSIS_VERSION;
       await writeIndexMeta(db, location, meta);
     }
-    await idx.#loadState(); // rebuilds the full-text index after a re-analysis (`load`)
+    await idx.#loadState(); // rebuilds the image index after a re-analysis (`load`)
     // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
     // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
     // flat and scan page_ref, ≈ 4× slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
@@ -355,7 +334,7 @@ export class PassageIndex implements PageSink {
           // index would score no title until a restart (no titles counted: every title scores 0).
           const counted = idx.#titleStats.size;
           if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
-          // The writer may have built an index since (its first write builds the full-text one).
+          // The writer may have built an index since (the vector index, the image one with its first image).
           await idx.#maintenance
             .recheck()
             .catch((err: unknown) => opts.log?.debug({ err }, 'index: re-reading the index list failed; next time'));
@@ -363,20 +342,18 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
-    if (opts.textEngine ?? true) {
-      idx.#engine = new TextEngine({
-        db,
-        table: passages,
-        tableName: 'passages',
-        log: opts.log,
-        maxTermLength: FTS_OPTIONS.maxTokenLength,
-        prefill: idx.#rowPrefill(),
-        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
-        changes: (from, to) => idx.#changes.between(from, to),
-        ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
-      });
-      idx.#engine.schedule();
-    }
+    idx.#engine = new TextEngine({
+      db,
+      table: passages,
+      tableName: 'passages',
+      log: opts.log,
+      maxTermLength: FTS_OPTIONS.maxTokenLength,
+      prefill: idx.#rowPrefill(),
+      snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
+      changes: (from, to) => idx.#changes.between(from, to),
+      ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
+    });
+    if (opts.textEngine ?? true) idx.#engine.start();
     return idx;
   }
 
@@ -666,76 +643,72 @@ export class PassageIndex implements PageSink {
     return rows.map(toImageHit);
   }
 
-  /** Whether the passages' full-text index exists (it is built with the first write). */
-  fullTextReady(): boolean {
-    return this.#maintenance.ftsReady;
-  }
-
-  /** BM25 arm: passages matching `fts`, best first, with their BM25 score. */
-  async ftsCandidates(
-    fts: FullTextQuery,
-    where: string | null,
-    k: number,
-    extra: readonly MatchColumn[] = [],
-  ): Promise<(PassageHit & { _score: number })[]> {
-    if (!this.#maintenance.ftsReady) return [];
-    let q = this.#passages
-      .query()
-      .fullTextSearch(fts)
-      .select([...hitColumns(extra), '_score'])
-      .withRowId()
-      .limit(k);
-    if (where) q = q.where(where);
-    return arrowRows<PassageHit & { _score: number }>(await q.toArrow());
-  }
-
   /**
-   * BM25 arm from the in-process postings: the k passages best matching `text`, with their BM25 score (repeated
-   * words included), in no particular order (retrieval ranks them by its own final score; sorting them here too was
-   * ≈ 2 % of a SciFact search). Null when the postings cannot answer for this table version or with this filter (the
-   * caller then asks `ftsCandidates`).
+   * BM25 arm: the k passages best matching `text` among those `filter` lets through, from the in-process postings (the
+   * one BM25 engine), with their BM25 score (repeated words included), in no particular order (retrieval ranks them
+   * by its own final score). Waits for the postings to reach the version this process serves.
    */
   async textCandidates(
     text: TextQuery,
-    where: string | null,
+    filter: PassageFilter,
     k: number,
     extra: readonly MatchColumn[] = [],
-  ): Promise<(PassageHit & { _score: number })[] | null> {
-    if (where !== null || !this.#engine) return null;
-    const snap = await this.#textSnapshot();
-    if (!snap) return null;
-    const hits = snap.postings.search(text, k, false);
-    if (hits.length === 0) return [];
-    // The hit fields are in memory; only checks that read more (phrases, url:, filetype:) take the rows.
-    if (extra.every((c) => c === 'search_text')) return snap.rows(hits, text, extra.length > 0);
-    let rows: (PassageHit & { _rowid: bigint })[];
+  ): Promise<(PassageHit & { _score: number })[]> {
+    for (let attempt = 0; ; attempt++) {
+      const snap = await this.#textSnapshot();
+      const test = snap.docTest(filter);
+      if (attempt === 0) this.#engine!.answered();
+      if (test === false) return [];
+      const hits = snap.postings.search(text, k, false, test);
+      if (hits.length === 0) return [];
+      // The hit fields are in memory; only checks that read more (phrases, url:, filetype:) take the rows.
+      if (extra.every((c) => c === 'search_text')) return snap.rows(hits, text, extra.length > 0);
+      const rows = await this.#takeHitRows(
+        hits.map((h) => h.rowId),
+        extra,
+        attempt,
+      );
+      if (rows) return hits.flatMap((h) => (rows.has(h.rowId) ? [{ ...rows.get(h.rowId)!, _score: h.score }] : []));
+    }
+  }
+
+  /**
+   * The hit rows (with `extra` columns) of these row ids, taken from the serving table; null when the take failed
+   * because the table moved on between the postings' version and the take (rows compacted away): the caller asks the
+   * postings again at the new version. A later attempt's failure is thrown.
+   */
+  async #takeHitRows(ids: readonly number[], extra: readonly MatchColumn[], attempt: number): Promise<Map<number, PassageHit> | null> {
+    if (ids.length === 0) return new Map();
     try {
-      rows = arrowRows(
+      const rows = arrowRows<PassageHit & { _rowid: bigint }>(
         await this.#passages
-          .takeRowIds(hits.map((h) => h.rowId))
+          .takeRowIds([...ids])
           .select(hitColumns(extra))
           .withRowId()
           .toArrow(),
       );
-    } catch {
-      return null; // the version moved on between the check and the take (rows compacted away): ask LanceDB
+      return new Map(rows.map((r) => [Number(r._rowid), r]));
+    } catch (err) {
+      if (attempt >= 2) throw err;
+      this.#versionCache = null;
+      return null;
     }
-    const byId = new Map(rows.map((r) => [Number(r._rowid), r]));
-    return hits.flatMap((h) => {
-      const r = byId.get(h.rowId);
-      return r ? [{ ...r, _score: h.score }] : [];
-    });
   }
 
-  /** The in-process postings at the version this process serves, or null (LanceDB answers). */
-  async #textSnapshot(): Promise<TextSnapshot | null> {
-    if (!this.#engine) return null;
-    const version = await this.#servingVersion();
-    const snap = await this.#engine.ready(version, TEXT_SYNC_WAIT_MS, TEXT_FOLLOW_WAIT_MS);
-    if (snap || (this.#engine.version ?? -1) <= version) return snap;
-    // The postings moved past the cached version (a reader's table refreshed itself): read it again.
-    this.#versionCache = null;
-    return this.#engine.ready(await this.#servingVersion(), TEXT_SYNC_WAIT_MS, TEXT_FOLLOW_WAIT_MS);
+  /**
+   * The in-process postings at the version this process serves, once a sync has brought them there (text-engine.ts
+   * `ready`): every BM25 arm, filter-only scan and in-memory vector search reads them.
+   */
+  async #textSnapshot(): Promise<TextSnapshot> {
+    this.#assertOpen();
+    const engine = this.#engine;
+    if (!engine) throw new Error('PassageIndex: no text engine');
+    for (;;) {
+      const snap = await engine.ready(await this.#servingVersion());
+      if (snap) return snap;
+      // The postings moved past the cached version (a reader's table refreshed itself): read it again.
+      this.#versionCache = null;
+    }
   }
 
   /**
@@ -795,26 +768,7 @@ export class PassageIndex implements PageSink {
 
   /** Waits until the in-process postings are at the table's current version (tests, benchmarks, warm-up). */
   async textEngineReady(): Promise<void> {
-    if (!this.#engine) return;
-    for (;;) {
-      await this.#engine.idle();
-      if (this.#engine.at(await this.#passages.version())) return;
-    }
-  }
-
-  /** BM25 of `fts` on the given passages (a row-id prefilter: only their postings are scored), keyed `page_ref:ordinal`. */
-  async ftsScores(fts: FullTextQuery, passages: readonly PassageKey[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    const ids = [...new Set(passages.flatMap((p) => (typeof p._rowid === 'bigint' ? [p._rowid] : [])))];
-    if (!this.#maintenance.ftsReady || ids.length === 0) return out;
-    const q = this.#passages
-      .query()
-      .fullTextSearch(fts)
-      .where(`_rowid IN (${ids.join(', ')})`)
-      .select([...KEY_COLUMNS, '_score'])
-      .limit(ids.length);
-    for (const r of arrowRows<PassageKey & { _score: number }>(await q.toArrow())) out.set(passageKey(r), r._score);
-    return out;
+    await this.#textSnapshot();
   }
 
   /**
@@ -851,17 +805,22 @@ export class PassageIndex implements PageSink {
    */
   async vectorCandidates(
     vector: Float32Array,
-    where: string | null,
+    filter: PassageFilter,
     k: number,
     extra: readonly MatchColumn[] = [],
     minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]> {
     if (!this.embedder) return [];
-    if (where === null && extra.length === 0 && this.#engine) {
-      // A small index's vectors are in memory (flat-vectors.ts): the same exact search LanceDB's flat scan makes.
-      const near = (await this.#textSnapshot())?.nearestRows(vector, k, minSimilarity);
+    if (extra.length === 0) {
+      // A small index's vectors are in memory (flat-vectors.ts): the same exact search LanceDB's flat scan makes,
+      // filtered by the postings' document attributes.
+      const snap = await this.#textSnapshot();
+      const test = snap.docTest(filter);
+      if (test === false) return [];
+      const near = snap.nearestRows(vector, k, minSimilarity, test);
       if (near) return near;
     }
+    const where = whereOf(filter);
     let q = this.#passages
       .vectorSearch(Array.from(vector))
       .distanceType('cosine')
@@ -873,11 +832,25 @@ export class PassageIndex implements PageSink {
     return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
   }
 
-  /** Filter-only scan (queries made of operators only), in storage order. */
-  async scanCandidates(where: string | null, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
-    let q = this.#passages.query().select(hitColumns(extra)).withRowId().limit(k);
-    if (where) q = q.where(where);
-    return arrowRows<PassageHit>(await q.toArrow());
+  /**
+   * Filter-only candidates (queries made of operators only) from the postings: the `k` live passages that pass the
+   * filter with the least keys (page ref, ordinal).
+   */
+  async scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
+    for (let attempt = 0; ; attempt++) {
+      const snap = await this.#textSnapshot();
+      const test = snap.docTest(filter);
+      if (attempt === 0) this.#engine!.answered();
+      if (test === false) return [];
+      const hits = snap.scan(test, k);
+      if (extra.length === 0) return hits.map((h) => snap.plainRow(h.doc));
+      const rows = await this.#takeHitRows(
+        hits.map((h) => h.rowId),
+        extra,
+        attempt,
+      );
+      if (rows) return hits.flatMap((h) => rows.get(h.rowId) ?? []);
+    }
   }
 
   /**

@@ -1,15 +1,16 @@
 /**
- * Keeps the in-process postings (postings.ts) in step with the passages table, and says when they may answer.
+ * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine (issue 42).
  *
  * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
  * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
  * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
  * table otherwise. Across the writer's own maintenance (a compaction gives most rows new ids) the documents are
  * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a
- * version and a version never changes, so postings built for version v and row takes from the table at version v agree. A query uses the postings only when they are at the
- * version the table reads now (`current`); otherwise it goes to LanceDB's full-text index as before and a sync starts in the background.
- * A writer's own commits therefore never make a query miss a page it just wrote, and a reader follows the writer's
- * versions within its consistency interval plus one sync.
+ * version and a version never changes, so postings built for version v and row takes from the table at version v agree.
+ * A query is answered by the postings at the version the table reads now, waiting for the sync that brings them there
+ * (`ready`): a writer's own commits never make a query miss a page it just wrote, and a reader follows the writer's
+ * versions within its consistency interval plus one sync. Filters are tested on per-document attributes
+ * (doc-attributes.ts) inside the search.
  *
  * The scans run in the background on a second table handle checked out at the target version (the serving handle
  * is never moved); work on the main thread is done in slices (one Arrow batch at a time) so serving continues.
@@ -19,11 +20,14 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../event-loop.js';
 import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
+import { DocAttributes, type DocTest, type PageCodes } from './doc-attributes.js';
+import type { PassageFilter } from './passage-filter.js';
 import { nearKeyHash } from './near-keys.js';
 import { SnippetStore } from './snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTermIds, titleTerms, type TitleIds } from './title-stats.js';
+import { TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 
 /**
@@ -73,13 +77,22 @@ interface PageRecord {
   /** `nearKeyHash` of its group key and of its content hash: what the near-duplicate check reads (retrieval.ts `groupPages`). */
   groupHash: number;
   contentHash: number;
+  /** Its filter attributes as codes (doc-attributes.ts), written to each of its documents. */
+  codes: PageCodes;
   lastDoc: number;
 }
 
 /** A page's record from its fields and what is derived from them for ranking. */
-function pageRecord(page: PageFieldRow, titleIds: TitleIds, groupHash: number, contentHash: number, lastDoc: number): PageRecord {
+function pageRecord(
+  page: PageFieldRow,
+  titleIds: TitleIds,
+  groupHash: number,
+  contentHash: number,
+  codes: PageCodes,
+  lastDoc: number,
+): PageRecord {
   const { title, host, lang, group_key, content_hash } = page;
-  return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, lastDoc };
+  return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, codes, lastDoc };
 }
 
 /** The postings and, per document, the hit fields of its passage. */
@@ -95,6 +108,8 @@ export class TextSnapshot {
    * is read from memory. Null when not kept.
    */
   readonly snippets: SnippetStore | null;
+  /** Per document, the page attributes filters test (host id, date, language, country, province, source type). */
+  readonly #attributes = new DocAttributes();
   #pageOf = new Int32Array(1024);
   #ordinalOf = new Int32Array(1024);
   /** Per document: its passage's `page_no` (`NO_PAGE_NO`: null), so a result row takes no column for it. */
@@ -190,7 +205,7 @@ export class TextSnapshot {
           cur && cur.title === page.title && cur.lang === page.lang ? cur.titleIds : titleTermIds(titleTerms(page.title, page.lang));
         const groupHash = cur && cur.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
         const contentHash = cur && cur.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
-        const next = pageRecord(page, titleIds, groupHash, contentHash, cur?.lastDoc ?? -1);
+        const next = pageRecord(page, titleIds, groupHash, contentHash, this.#attributes.codes(page), cur?.lastDoc ?? -1);
         if (cur) {
           // Updated in place: the chain goes on through the page's earlier documents (a replaced page's tombstones
           // among them), and every document of the page points at this record.
@@ -202,6 +217,7 @@ export class TextSnapshot {
         }
       }
       this.#recOf[doc] = rec;
+      this.#attributes.set(doc, rec.codes);
       this.#prevOfPage[doc] = rec.lastDoc;
       rec.lastDoc = doc;
     }
@@ -286,11 +302,17 @@ export class TextSnapshot {
    * distance), as rows of the hit columns with `_distance`, like LanceDB's flat search returns them; with
    * `minSimilarity`, only those at or above it (`FlatVectors.nearest`). Null when no vectors are kept.
    */
-  nearestRows(query: Float32Array, k: number, minSimilarity?: number): (PassageHit & { _distance: number })[] | null {
+  nearestRows(
+    query: Float32Array,
+    k: number,
+    minSimilarity?: number,
+    accept: ((doc: number) => boolean) | null = null,
+  ): (PassageHit & { _distance: number })[] | null {
     const vectors = this.vectors;
     if (!vectors) return null;
     const postings = this.postings;
-    const { docs, distances, n } = vectors.nearestDocs(query, k, (d) => postings.isLive(d), minSimilarity);
+    const live = accept === null ? (d: number) => postings.isLive(d) : (d: number) => postings.isLive(d) && accept(d);
+    const { docs, distances, n } = vectors.nearestDocs(query, k, live, minSimilarity);
     let ahead = 0;
     for (let i = 0; i < n; i++) ahead += this.#readAhead(docs[i]!);
     readAhead.sum = ahead;
@@ -300,6 +322,31 @@ export class TextSnapshot {
       out.push(this.#candidate(doc, postings.rowIdOf(doc), undefined, distances[i]!, undefined) as PassageHit & { _distance: number });
     }
     return out;
+  }
+
+  /** A query's filters as a test of a document (doc-attributes.ts): null when every document passes, false when none can. */
+  docTest(filter: PassageFilter): DocTest {
+    return this.#attributes.test(filter);
+  }
+
+  /**
+   * A filter-only query's candidates (operators without words): the `k` live documents that pass `accept` with the
+   * least passage keys (page ref, then ordinal), so the answer does not depend on the order rows were added in.
+   */
+  scan(accept: ((doc: number) => boolean) | null, k: number): { doc: number; rowId: number }[] {
+    const postings = this.postings;
+    const top = new TopK(k);
+    const n = postings.size.docs;
+    for (let d = 0; d < n; d++)
+      if (postings.isLive(d) && (accept === null || accept(d))) top.offer(d, -(this.#pageOf[d]! * 2 ** 20 + this.#ordinalOf[d]!));
+    const out: { doc: number; rowId: number }[] = [];
+    for (let i = 0; i < top.size; i++) out.push({ doc: top.docAt(i), rowId: postings.rowIdOf(top.docAt(i)) });
+    return out;
+  }
+
+  /** The candidate row of a document with no score (`scan`'s hits, whose rows need no more than the hit columns). */
+  plainRow(doc: number): PassageHit {
+    return this.#candidate(doc, this.postings.rowIdOf(doc), undefined, undefined, undefined);
   }
 
   /**
@@ -454,6 +501,8 @@ type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): v
 
 /** Tombstones beyond this share of the documents trigger a rebuild (they still weigh in the statistics). */
 const REBUILD_DEAD_SHARE = 0.25;
+/** Failed syncs in a row after which a waiting query fails instead of waiting on (`ready`). */
+const SYNC_ATTEMPTS = 3;
 
 export interface TextEngineStats {
   readonly version: number | null;
@@ -474,6 +523,10 @@ export interface TextEngineStats {
    * compactions (every row id read with its page and ordinal, no passage analysed again).
    */
   readonly syncs: { readonly builds: number; readonly scans: number; readonly pages: number; readonly rekeys: number };
+  /** BM25 arms and filter-only scans the postings answered since open (no other engine answers them). */
+  readonly answers: number;
+  /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
+  readonly waits: number;
 }
 
 export class TextEngine {
@@ -485,11 +538,16 @@ export class TextEngine {
   #postings: TextSnapshot | null = null;
   #version: number | null = null;
   #syncing: Promise<void> | null = null;
-  #syncStartedAt = 0;
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
   readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0 };
+  /** Whether to follow the table (`start`). */
+  #started = false;
+  /** The error of the last sync, null when it succeeded. */
+  #failure: Error | null = null;
+  #answers = 0;
+  #waits = 0;
 
   readonly #prefill: RowPrefill | null;
 
@@ -528,42 +586,42 @@ export class TextEngine {
   /** The postings when they are at `version` (the version the serving table reads); otherwise null and a sync starts. */
   at(version: number): TextSnapshot | null {
     if (this.#postings && this.#version === version) return this.#postings;
-    this.schedule();
+    this.start();
     return null;
   }
 
+  /** Starts following the table (builds the postings now); until then `schedule` does nothing (a process that only writes). */
+  start(): void {
+    this.#started = true;
+    this.schedule();
+  }
+
   /**
-   * The postings at `version`, waiting up to `waitMs` for a sync to reach it. Answering from the postings whenever
-   * they can be brought up to date quickly keeps one engine behind the answers (LanceDB computes BM25 in f32, the
-   * postings in f64: the same query would otherwise show scores a few units apart in the 7th digit depending on which
-   * one answered). At a large index the first build outlasts the wait, and LanceDB answers meanwhile.
-   *
-   * A sync that patches postings already built (`followWaitMs`, default `waitMs`) is waited for longer: it reads row
-   * ids, not text, and LanceDB answering meanwhile was the slower way at scale. At 1M passages beside a crawl, a
-   * re-key after the writer's compaction took 5.3–5.5 s when queries waited for it, and 17–27 s when each query went
-   * to LanceDB after 2 s — those full-text queries took 31–40 s each, on the same cores (docs/benchmarks.md, session 24).
+   * The postings at `version`, waiting for the syncs that bring them there: they answer every query, so a query
+   * after a write (or after open, while the first build runs) waits for them rather than being answered otherwise.
+   * Null when the postings are already past `version` (the caller's view of the table is older: it asks again with
+   * the current one). A sync that fails is retried; after `SYNC_ATTEMPTS` failures in a row the query fails with the
+   * last error (the next query tries again).
    */
-  async ready(version: number, waitMs: number, followWaitMs: number = waitMs): Promise<TextSnapshot | null> {
-    // Postings already past the asked version: the caller's view of the table is older (a cached version); it asks
-    // again with the current one rather than wait here for a version no sync will bring back.
-    if (this.#postings && this.#version !== null && this.#version > version) return null;
-    const now = this.at(version);
-    if (now || this.#closed) return now;
-    // Measured from the start of the sync, not of this query: a long sync (the first build of a large index) holds
-    // queries back for `waitMs` once, then LanceDB answers without waiting.
-    const from = this.#syncing ? this.#syncStartedAt : performance.now();
+  async ready(version: number): Promise<TextSnapshot | null> {
+    this.start();
+    let failures = 0;
     for (;;) {
-      const running = this.#syncing;
-      const left = from + (this.#patches() ? followWaitMs : waitMs) - performance.now();
-      if (!running || left <= 0) return this.#version === version ? this.#postings : null;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
-      clearTimeout(timer);
+      if (this.#closed) throw new Error('text postings: closed');
       if (this.#postings && this.#version === version) return this.#postings;
-      if (this.#closed) return null;
-      // The finished sync reached an older version than the one asked for: `schedule` has started the next.
-      if (!this.#syncing) this.schedule();
+      if (this.#postings && this.#version !== null && this.#version > version) return null;
+      if (!this.#syncing) {
+        if (this.#failure && ++failures >= SYNC_ATTEMPTS) throw this.#failure;
+        this.schedule();
+      }
+      this.#waits++;
+      await this.#syncing;
     }
+  }
+
+  /** Counts a BM25 arm (or filter-only scan) the postings answered: what tells which engine answers (one does). */
+  answered(): void {
+    this.#answers++;
   }
 
   /** Whether a sync now patches the postings in place (they exist and are not due for a rebuild), as `#run` decides. */
@@ -571,14 +629,13 @@ export class TextEngine {
     return this.#postings !== null && this.#postings.postings.deadShare <= REBUILD_DEAD_SHARE;
   }
 
-  /** Starts a sync to the table's latest version (coalesced with one already running). */
+  /** Starts a sync to the table's latest version (coalesced with one already running), once `start` was called. */
   schedule(): void {
-    if (this.#closed) return;
+    if (this.#closed || !this.#started) return;
     if (this.#syncing) {
       this.#again = true;
       return;
     }
-    this.#syncStartedAt = performance.now();
     this.#syncing = this.#run().finally(() => {
       this.#syncing = null;
       if (this.#again && !this.#closed) {
@@ -636,6 +693,8 @@ export class TextEngine {
       },
       lastSyncMs: this.#lastSyncMs,
       syncs: { ...this.#syncs },
+      answers: this.#answers,
+      waits: this.#waits,
     };
   }
 
@@ -669,12 +728,14 @@ export class TextEngine {
       if (this.#closed || postings === null) return;
       this.#postings = postings;
       this.#version = target;
+      this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
     } catch (err) {
-      // The table moved on under the scan (a compacted version's files removed) or the store failed: LanceDB's own
-      // index keeps answering; the next version change retries.
-      this.#log?.warn({ err: (err as Error).message }, 'text postings sync failed');
+      // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
+      // waiting for this version schedule the sync again (`ready`).
+      this.#failure = err instanceof Error ? err : new Error(String(err));
+      this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
     }

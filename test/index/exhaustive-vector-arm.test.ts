@@ -36,10 +36,8 @@ t.test(
       embedder: idx.embedder,
       hostIdsUnder: (d) => idx.hostIdsUnder(d),
       hasLang: (l) => idx.hasLang(l),
-      fullTextReady: () => idx.fullTextReady(),
       titleScore: (q, row) => idx.titleScore(q, row),
-      ftsCandidates: (f, w, k, e) => idx.ftsCandidates(f, w, k, e),
-      ftsScores: (f, p) => idx.ftsScores(f, p),
+      textCandidates: (q, w, k, e) => idx.textCandidates(q, w, k, e),
       vectorDistances,
       vectorCandidates: (v, w, k, e) => idx.vectorCandidates(v, w, k, e),
       scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),
@@ -48,7 +46,7 @@ t.test(
     });
     const viaAnn = source(async (v, keys) => {
       exactCalls++;
-      const all = await idx.vectorCandidates(v, null, 100_000, []);
+      const all = await idx.vectorCandidates(v, {}, 100_000, []);
       const want = new Set(keys.map((k) => `${k.page_ref}:${k.ordinal}`));
       return new Map(all.filter((r) => want.has(`${r.page_ref}:${r.ordinal}`)).map((r) => [`${r.page_ref}:${r.ordinal}`, r._distance]));
     });
@@ -92,10 +90,8 @@ t.test('issue 14: list depths — required words alone read the ranked depth wit
     embedder: idx.embedder,
     hostIdsUnder: (d) => idx.hostIdsUnder(d),
     hasLang: (l) => idx.hasLang(l),
-    fullTextReady: () => idx.fullTextReady(),
     titleScore: (q, row) => idx.titleScore(q, row),
-    ftsCandidates: (f, w, k, e) => (asked.push({ arm: 'text', k }), idx.ftsCandidates(f, w, k, e)),
-    ftsScores: (f, p) => idx.ftsScores(f, p),
+    textCandidates: (q, w, k, e) => (asked.push({ arm: 'text', k }), idx.textCandidates(q, w, k, e)),
     vectorDistances: (v, keys) => idx.vectorDistances(v, keys),
     vectorCandidates: (v, w, k, e) => (asked.push({ arm: 'vector', k }), idx.vectorCandidates(v, w, k, e)),
     scanCandidates: (w, k, e) => idx.scanCandidates(w, k, e),

@@ -170,8 +170,8 @@ t.test('an index with vectors in memory answers the vector arm as LanceDB does, 
     for (const text of queries) {
       const [qv] = await embedder.embed([text]);
       for (const k of [5, 50, 1000]) {
-        const a = await mem.vectorCandidates(qv!, null, k, []);
-        const b = await lance.vectorCandidates(qv!, null, k, []);
+        const a = await mem.vectorCandidates(qv!, {}, k, []);
+        const b = await lance.vectorCandidates(qv!, {}, k, []);
         t.equal(a.length, b.length, `${label} ${text} k=${k}: as many candidates`);
         const key = (r: { page_ref: number; ordinal: number }) => `${r.page_ref}:${r.ordinal}`;
         const bDist = new Map(b.map((r) => [key(r), r._distance]));
@@ -191,7 +191,7 @@ t.test('an index with vectors in memory answers the vector arm as LanceDB does, 
         }
       }
       // Exact distances of given passages (the exhaustive path) agree too.
-      const some = (await lance.vectorCandidates(qv!, null, 20, [])).slice(0, 20);
+      const some = (await lance.vectorCandidates(qv!, {}, 20, [])).slice(0, 20);
       const da = await mem.vectorDistances(qv!, some);
       const db = await lance.vectorDistances(qv!, some);
       t.equal(da.size, db.size);
@@ -226,7 +226,7 @@ t.test('an index beyond the bound keeps no vectors in memory and still answers t
   await idx.textEngineReady();
   t.equal(idx.textPostingsStats()?.vectors, 0, 'none kept');
   const [qv] = await embedder.embed(['stem cells differentiation']);
-  const got = await idx.vectorCandidates(qv!, null, 10, []);
+  const got = await idx.vectorCandidates(qv!, {}, 10, []);
   t.equal(got.length, 10, 'LanceDB answered');
 });
 

@@ -45,7 +45,7 @@ t.test('a writer optimizes after the limit of pages even when its optimizes are 
     writing = ref;
     await idx.upsertPage(makePage(ref, `h${ref % 3}.example`, [`passage ${ref} about duty cycles and optimize`]));
   }
-  // Write 1 builds the full-text index; write 2 is the first optimize (none before it to wait on).
+  // Write 1 builds the key indexes; write 2 is the first optimize (none before it to wait on).
   t.ok(optimizedAfter.includes(2), `the first optimize ran at \`every\` (after: ${optimizedAfter.join(', ')})`);
   const later = optimizedAfter.filter((n) => n > 2);
   t.ok(later.length >= 1, 'and another by the limit');

@@ -1,8 +1,8 @@
 /**
- * Issue 14: the BM25 arm answered from in-process postings (index/postings.ts, index/text-engine.ts) must be the
- * arm LanceDB's full-text index gives: the same passages with the same BM25 scores (repeated words included), and the
- * same ranked search results. And the postings only answer for the table version they were built for: after a write
- * the arm goes to LanceDB until the postings caught up (a page just written is never missed).
+ * Issue 14: the BM25 arm answered from in-process postings (index/postings.ts, index/text-engine.ts) is exact BM25
+ * over the table's analysed text (repeated words included), with or without filters; postings followed version by
+ * version equal postings built from scratch. Issue 42: they are the one engine, so they answer for the table version
+ * the query reads: after a write a query waits for them to catch up (a page just written is never missed).
  */
 import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
@@ -62,51 +62,72 @@ const QUERIES = [
   'zzzunknownword',
 ];
 
-t.test('issue 14: postings answer the BM25 arm like LanceDB (passages, scores, repeats, ranked results)', async (t) => {
-  const dir = t.testdir();
-  const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), textEngine: true });
-  t.teardown(() => idx.close());
-  await idx.upsertPages(await pages(300));
-  await idx.textEngineReady();
-  const lance = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64), textEngine: false });
-  t.teardown(() => lance.close());
-
-  for (const query of QUERIES) {
-    const c = compileQuery(parseQuery(query));
-    const viaPostings = await idx.textCandidates(c.text!, null, 300, c.hitColumns);
-    t.ok(viaPostings, `${query}: the postings answered`);
-    const raw = await lance.ftsCandidates(c.fts!, null, 300, c.hitColumns);
-    const repeats = await Promise.all(c.repeatFts.map((f) => lance.ftsScores(f, raw)));
-    const want = new Map(
-      raw.map((r) => [`${r.page_ref}:${r.ordinal}`, repeats.reduce((s, m) => s + (m.get(`${r.page_ref}:${r.ordinal}`) ?? 0), r._score)]),
-    );
-    const got = new Map(viaPostings!.map((r) => [`${r.page_ref}:${r.ordinal}`, r._score]));
-    t.equal(got.size, want.size, `${query}: as many passages (${want.size})`);
-    let worst = 0;
-    for (const [k, s] of want) {
-      const g = got.get(k);
-      if (g === undefined) {
-        worst = Infinity;
-        break;
-      }
-      worst = Math.max(worst, Math.abs(g - s) / Math.max(1e-9, s));
-    }
-    t.ok(worst < 1e-3, `${query}: same passages, BM25 within 0.1 % (worst relative difference ${worst})`);
-    for (const mode of ['bm25', 'hybrid'] as const) {
-      const a = await retrieve(idx, { query, mode });
-      const b = await retrieve(lance, { query, mode });
-      t.same(
-        a.passages.slice(0, 20).map((p) => `${p.row.page_ref}:${p.row.ordinal}`),
-        b.passages.slice(0, 20).map((p) => `${p.row.page_ref}:${p.row.ordinal}`),
-        `${query} (${mode}): the same ranking`,
-      );
+/** BM25 (k1 1.2, b 0.75, Lucene idf) over every row's `search_text` as the table holds it, keyed `page_ref:ordinal`. */
+async function naiveBm25(dir: string) {
+  const db = await lancedb.connect(dir);
+  const table = await db.openTable('passages');
+  const docs: { key: string; lang: string | null; tf: Map<string, number>; len: number }[] = [];
+  for await (const batch of table.query().select(['page_ref', 'ordinal', 'lang', 'search_text'])) {
+    for (let i = 0; i < batch.numRows; i++) {
+      const terms = String(batch.getChild('search_text')!.get(i)).split(' ').filter(Boolean);
+      const tf = new Map<string, number>();
+      for (const x of terms) tf.set(x, (tf.get(x) ?? 0) + 1);
+      const key = `${batch.getChild('page_ref')!.get(i)}:${batch.getChild('ordinal')!.get(i)}`;
+      docs.push({ key, lang: batch.getChild('lang')!.get(i) as string | null, tf, len: terms.length });
     }
   }
-  t.equal(
-    await idx.textCandidates({ must: [], should: [{ term: 'cell', weight: 1 }], probe: [] }, "(lang = 'en')", 10, []),
-    null,
-    'a filtered query goes to LanceDB',
-  );
+  table.close();
+  db.close();
+  const df = new Map<string, number>();
+  for (const d of docs) for (const x of d.tf.keys()) df.set(x, (df.get(x) ?? 0) + 1);
+  const avgdl = docs.reduce((s, d) => s + d.len, 0) / docs.length;
+  const bm25 = (d: (typeof docs)[number], term: string) => {
+    const f = d.tf.get(term) ?? 0;
+    if (f === 0) return 0;
+    const n = df.get(term)!;
+    return (Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)) * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * d.len) / avgdl));
+  };
+  /** The passages matching `q` (every must group, else any should term) among those `keep` lets through, by score. */
+  return (
+    q: { must: readonly (readonly string[])[]; should: readonly { term: string; weight: number }[] },
+    keep: (lang: string | null) => boolean,
+  ) => {
+    const out = new Map<string, number>();
+    for (const d of docs) {
+      if (!keep(d.lang) || !q.must.every((g) => g.some((x) => d.tf.has(x)))) continue;
+      if (q.must.length === 0 && !q.should.some((x) => d.tf.has(x.term))) continue;
+      let s = 0;
+      for (const g of q.must) for (const x of new Set(g)) s += bm25(d, x);
+      for (const x of q.should) s += x.weight * bm25(d, x.term);
+      out.set(d.key, s);
+    }
+    return out;
+  };
+}
+
+t.test('issue 14/42: the postings answer the BM25 arm with exact BM25 over the stored analysed text, filtered or not', async (t) => {
+  const dir = t.testdir();
+  const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+  t.teardown(() => idx.close());
+  // A quarter of the pages in French: a language filter that keeps some of the matches.
+  await idx.upsertPages((await pages(300)).map((p) => ({ ...p, lang: p.pageRef % 4 === 0 ? 'fr' : 'en' })));
+  await idx.textEngineReady();
+  const naive = await naiveBm25(dir);
+  for (const query of QUERIES)
+    for (const lang of [undefined, 'fr', 'en'] as const) {
+      const c = compileQuery(parseQuery(query));
+      const got = new Map(
+        (await idx.textCandidates(c.text!, lang ? { lang } : {}, 10_000, c.hitColumns)).map((r) => [
+          `${r.page_ref}:${r.ordinal}`,
+          r._score,
+        ]),
+      );
+      const want = naive(c.text!, (l) => lang === undefined || l === lang);
+      t.equal(got.size, want.size, `${query} (${lang ?? 'no filter'}): every matching passage (${want.size})`);
+      let worst = 0;
+      for (const [k, s] of want) worst = Math.max(worst, Math.abs((got.get(k) ?? Infinity) - s) / Math.max(1e-9, s));
+      t.ok(worst < 1e-9, `${query} (${lang ?? 'no filter'}): the same passages, the same BM25 (worst relative difference ${worst})`);
+    }
 });
 
 t.test('issue 14: postings patched version by version equal postings built from scratch (appends, replacements, compaction)', async (t) => {
@@ -125,8 +146,8 @@ t.test('issue 14: postings patched version by version equal postings built from 
   t.equal((await idx.stats()).passages, (await fresh.stats()).passages);
   for (const query of QUERIES) {
     const c = compileQuery(parseQuery(query));
-    const a = (await idx.textCandidates(c.text!, null, 300, []))!;
-    const b = (await fresh.textCandidates(c.text!, null, 300, []))!;
+    const a = (await idx.textCandidates(c.text!, {}, 300, []))!;
+    const b = (await fresh.textCandidates(c.text!, {}, 300, []))!;
     t.ok(a && b, `${query}: both answered from postings`);
     // Tombstones still weigh in the patched postings' statistics (as in Lucene until a merge): same passages, close scores.
     t.same(
@@ -141,30 +162,47 @@ t.test('issue 14: postings patched version by version equal postings built from 
   }
 });
 
-t.test('issue 14: after a write the postings are brought to the new version before they answer; a new page is found at once', async (t) => {
-  const idx = await PassageIndex.open({ dir: t.testdir(), embedder: createHashingEmbedder(64) });
-  t.teardown(() => idx.close());
-  await idx.upsertPages([makePage(1, 'a.example', ['the quick brown fox jumps'])]);
-  await idx.textEngineReady();
-  const text = compileQuery(parseQuery('zebra crossing')).text!;
-  t.same(await idx.textCandidates(text, null, 10, []), [], 'postings at the current version: nothing matches yet');
-  const before = idx.textPostingsStats()!.version!;
-  await idx.upsertPages([makePage(2, 'b.example', ['a zebra crossing on the road'])]);
-  const hits = await idx.textCandidates(text, null, 10, []);
-  t.same(
-    hits?.map((h) => h.page_ref),
-    [2],
-    'the page just written is found, from the postings',
-  );
-  t.ok(idx.textPostingsStats()!.version! > before, 'the postings moved to the new version');
-  const r = await retrieve(idx, { query: 'zebra crossing', mode: 'bm25' });
-  t.same(
-    r.passages.map((p) => p.row.page_ref),
-    [2],
-  );
-  await idx.removePage(2);
-  t.same(await idx.textCandidates(text, null, 10, []), [], 'a removed page leaves the postings');
-});
+t.test(
+  'issue 14/42: a query right after a write waits for the postings to reach that version and answers from them, filtered too',
+  async (t) => {
+    const dir = t.testdir();
+    const idx = await PassageIndex.open({ dir, embedder: createHashingEmbedder(64) });
+    t.teardown(() => idx.close());
+    await idx.upsertPages([makePage(1, 'a.example', ['the quick brown fox jumps'])]);
+    await idx.textEngineReady();
+    const text = compileQuery(parseQuery('zebra crossing')).text!;
+    t.same(await idx.textCandidates(text, {}, 10, []), [], 'postings at the current version: nothing matches yet');
+    const before = idx.textPostingsStats()!;
+    await idx.upsertPages([makePage(2, 'b.example', ['a zebra crossing on the road'])]);
+    // No wait of the test's own: the query is sent the moment the write is acknowledged.
+    const r = await retrieve(idx, { query: 'zebra crossing site:b.example', mode: 'bm25', filters: { language: 'en' } });
+    t.same(
+      r.passages.map((p) => p.row.page_ref),
+      [2],
+      'the page just written is found, through a site: and a language filter',
+    );
+    const after = idx.textPostingsStats()!;
+    t.equal(after.version, await idx.version(), 'the postings answered at the version the table reads');
+    t.equal(after.answers, before.answers + 1, 'the postings answered the query (the one BM25 engine)');
+    const db = await lancedb.connect(dir);
+    const table = await db.openTable('passages');
+    t.same(
+      (await table.listIndices()).filter((i) => i.columns.includes('search_text')),
+      [],
+      'LanceDB holds no full-text index that could have answered',
+    );
+    table.close();
+    db.close();
+    const hits = await idx.textCandidates(text, {}, 10, []);
+    t.same(
+      hits.map((h) => h.page_ref),
+      [2],
+      'unfiltered too',
+    );
+    await idx.removePage(2);
+    t.same(await idx.textCandidates(text, {}, 10, []), [], 'a removed page leaves the postings');
+  },
+);
 
 /** A reader of `dir` opened now, its postings built: what postings followed version by version must equal. */
 async function freshReader(t: Teardown, dir: string): Promise<PassageIndex> {
@@ -178,7 +216,7 @@ async function candidates(idx: PassageIndex): Promise<string[]> {
   const out: string[] = [];
   for (const query of QUERIES) {
     const c = compileQuery(parseQuery(query));
-    const hits = await idx.textCandidates(c.text!, null, 300, []);
+    const hits = await idx.textCandidates(c.text!, {}, 300, []);
     if (!hits) throw new Error(`${query}: not answered from the postings`);
     out.push(
       `${query} → ${hits
@@ -229,7 +267,7 @@ t.test(
     await fresh.textEngineReady();
     t.equal(idx.textPostingsStats()!.live, fresh.textPostingsStats()!.live, 'as many live passages as the table');
     t.same(await candidates(idx), await candidates(fresh), 'every query: the same passages with their pages’ current titles');
-    const revised = (await idx.textCandidates(compileQuery(parseQuery(all[0]!.title)).text!, null, 300, []))!.find(
+    const revised = (await idx.textCandidates(compileQuery(parseQuery(all[0]!.title)).text!, {}, 300, []))!.find(
       (r) => r.page_ref === all[0]!.pageRef,
     );
     t.match(revised?.title, /\(revised\)$/, 'a replaced page’s new title');
@@ -278,7 +316,7 @@ async function candidateRowIds(idx: PassageIndex): Promise<bigint[]> {
   const out: bigint[] = [];
   for (const query of QUERIES) {
     const c = compileQuery(parseQuery(query));
-    for (const h of (await idx.textCandidates(c.text!, null, 300, []))!) if (typeof h._rowid === 'bigint') out.push(h._rowid);
+    for (const h of (await idx.textCandidates(c.text!, {}, 300, []))!) if (typeof h._rowid === 'bigint') out.push(h._rowid);
   }
   return out;
 }
@@ -390,37 +428,43 @@ t.test(
   },
 );
 
-t.test('issue 14: a query waits for a sync that patches the postings up to followWaitMs, for a build only waitMs', async (t) => {
-  // At 1M passages beside a crawl, queries that went to LanceDB after the 2 s wait took 31–40 s and slowed the re-key
-  // they were waiting for (17–27 s against 5.3–5.5 s): a patch of postings already built is waited for longer.
-  const { dir, idx, all } = await writtenIndex(t, 30, 20);
-  const db = await lancedb.connect(dir);
-  const table = await db.openTable('passages');
-  t.teardown(() => {
-    table.close();
-    db.close();
-  });
-  const engine = new TextEngine({ db, table, tableName: 'passages', log: undefined, maxTermLength: 40 });
-  t.teardown(() => engine.close());
-  t.equal(await engine.ready(await table.version(), 0), null, 'no postings yet and no wait: not ready');
-  await engine.idle();
-  const built = await table.version();
-  t.ok(engine.at(built), 'built at the current version');
+t.test(
+  'issue 42: a query waits for the sync that brings the postings to its version (a build or a patch); failing syncs fail it',
+  async (t) => {
+    // No other engine answers meanwhile: a query waits for the postings however long the sync takes.
+    const { dir, idx, all } = await writtenIndex(t, 30, 20);
+    const db = await lancedb.connect(dir);
+    const table = await db.openTable('passages');
+    t.teardown(() => {
+      table.close();
+      db.close();
+    });
+    const engine = new TextEngine({ db, table, tableName: 'passages', log: undefined, maxTermLength: 40 });
+    t.teardown(() => engine.close());
+    engine.schedule();
+    t.equal(engine.version, null, 'not started: scheduling alone builds nothing (a process that only writes)');
+    const built = await table.version();
+    const first = await engine.ready(built);
+    t.equal(engine.version, built, 'the first query waited for the build');
+    t.equal(first?.postings.size.live, await table.countRows(), 'every row live in it');
 
-  await idx.upsertPages(all.slice(20, 25));
-  await table.checkoutLatest();
-  const v1 = await table.version();
-  t.equal(await engine.ready(v1, 0), null, 'a patch with no wait for it: not ready (LanceDB answers)');
-  await engine.idle();
+    await idx.upsertPages(all.slice(20, 30));
+    await table.checkoutLatest();
+    const v1 = await table.version();
+    const snap = await engine.ready(v1);
+    t.equal(engine.version, v1, 'a query for the new version waited for the patch');
+    t.equal(snap?.postings.size.live, await table.countRows(), 'every row live in them');
+    t.equal(await engine.ready(built), null, 'asked for an older version than the postings hold: the caller reads the version again');
 
-  await idx.upsertPages(all.slice(25, 30));
-  await table.checkoutLatest();
-  const v2 = await table.version();
-  const snap = await engine.ready(v2, 0, 60_000);
-  t.ok(snap, 'a patch is waited for with followWaitMs even when waitMs is 0');
-  t.equal(engine.version, v2, 'the postings are at the asked version');
-  t.equal(snap?.postings.size.live, await table.countRows(), 'every row live in them');
-});
+    // A connection that cannot open the table: every sync fails; the query fails after a few attempts, not forever.
+    const closed = await lancedb.connect(dir);
+    closed.close();
+    const broken = new TextEngine({ db: closed, table, tableName: 'passages', log: undefined, maxTermLength: 40 });
+    t.teardown(() => broken.close());
+    await t.rejects(broken.ready(v1), 'the query fails with the sync error');
+    t.equal(broken.version, null, 'and no postings were made');
+  },
+);
 
 t.test('issue 14: a reader told the writer’s commits brings its postings to them before any query asks', async (t) => {
   // A search thread's postings followed the writer only when a query named a newer version; at 1M passages the first

@@ -4,7 +4,12 @@ import { LoopBudget, yieldToLoop } from '../../event-loop.js';
 import { Postings, type TextHit, type TextQuery } from '../../index/postings.js';
 
 /** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over all added. */
-function naive(docs: readonly { rowId: number; terms: string[]; dead: boolean }[], q: TextQuery, k: number) {
+function naive(
+  docs: readonly { rowId: number; terms: string[]; dead: boolean; attr?: number }[],
+  q: TextQuery,
+  k: number,
+  allowed: readonly number[] | null = null,
+) {
   const n = docs.length;
   const avgdl = docs.reduce((s, d) => s + d.terms.length, 0) / n || 1;
   const df = (term: string) => docs.filter((d) => d.terms.includes(term)).length;
@@ -17,6 +22,7 @@ function naive(docs: readonly { rowId: number; terms: string[]; dead: boolean }[
   const out: { rowId: number; score: number }[] = [];
   for (const d of docs) {
     if (d.dead) continue;
+    if (allowed !== null && !allowed.includes(d.attr ?? -1)) continue;
     if (!q.must.every((g) => g.some((term) => d.terms.includes(term)))) continue;
     const any = q.must.length > 0 || q.should.some(({ term }) => d.terms.includes(term));
     if (!any) continue;
@@ -60,10 +66,11 @@ for (const [way, accumulateUpTo, dense] of [
   ['bitsets for terms in a quarter of the documents, matched on bitsets', undefined, { share: 0.25, minDf: 1, walkRatio: Infinity }],
   ['bitsets for terms in a quarter of the documents, the lead walked', 0, { share: 0.25, minDf: 1, walkRatio: 0 }],
 ] as const)
-  t.test(`search equals exhaustive BM25: optional terms (${way}), required groups, tombstones, several segments`, async (t) => {
+  t.test(`search equals exhaustive BM25: optional terms (${way}), required groups, tombstones, several segments, filters`, async (t) => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(docArb, fc.boolean()), { minLength: 1, maxLength: 60 }),
+        // Each document with an attribute 0–3 (a page's language, host, …: doc-attributes.ts) a filter may restrict.
+        fc.array(fc.tuple(docArb, fc.boolean(), fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 60 }),
         fc.integer({ min: 1, max: 6 }), // flush every n documents: several segments, merged as they grow
         fc.array(fc.array(fc.constantFrom(...vocab, 'zz'), { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
         fc.array(fc.tuple(fc.constantFrom(...vocab, 'zz'), fc.integer({ min: 1, max: 3 })), { maxLength: 5 }),
@@ -71,10 +78,12 @@ for (const [way, accumulateUpTo, dense] of [
         fc.boolean(),
         // The terms code checks read (any order; some the query neither requires nor ranks, like excluded words).
         fc.uniqueArray(fc.constantFrom(...vocab, 'zz'), { maxLength: 9 }),
-        (docs, every, must, shouldList, k, shuffled, probe) => {
+        // The attribute values a filter lets through (null: no filter; empty: none).
+        fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { maxLength: 4 })),
+        (docs, every, must, shouldList, k, shuffled, probe, allowed) => {
           const p = new Postings({ accumulateUpTo, ...(dense ? { dense } : {}) });
           // Row ids need not ascend (a compacted fragment's rows come back under new ids, in any order).
-          const model = docs.map(([terms, dead], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead }));
+          const model = docs.map(([terms, dead, attr], i) => ({ rowId: shuffled ? 100_000 - i * 7 : 10 + i * 3, terms, dead, attr }));
           const docIds = model.map((d, i) => {
             const doc = p.add(d.rowId, ` ${d.terms.join('  ')} `);
             if ((i + 1) % every === 0) p.flush();
@@ -92,10 +101,12 @@ for (const [way, accumulateUpTo, dense] of [
           if (must.length === 0 && should.length === 0) return;
           // A query before it (every term, every probe bit): what one search leaves behind must not reach the next.
           p.search({ must: [], should: vocab.map((term) => ({ term, weight: 1 })), probe: [...vocab, 'zz'] }, 10);
-          const got = p.search(q, k);
+          const attrOf = new Map(docIds.map((doc, i) => [doc, model[i]!.attr]));
+          const accept = allowed === null ? null : (doc: number) => allowed.includes(attrOf.get(doc)!);
+          const got = p.search(q, k, true, accept);
           // Unordered (retrieval's BM25 arm ranks the hits itself): the same hits, only their order free.
           const key = (h: TextHit) => `${h.rowId} ${h.doc} ${h.score} ${h.held} ${h.known}`;
-          const loose = p.search(q, k, false).map(key).sort();
+          const loose = p.search(q, k, false, accept).map(key).sort();
           if (loose.join('|') !== got.map(key).sort().join('|')) throw new Error(`unordered search: ${loose} vs ${got.map(key)}`);
           // Which probe terms a hit holds: what the search found out while scoring it, looked up for the rest.
           for (const h of got) {
@@ -104,7 +115,7 @@ for (const [way, accumulateUpTo, dense] of [
             if (probeHeld(p, h, probe).join(' ') !== want)
               throw new Error(`probePresence ${h.rowId}: ${probeHeld(p, h, probe).join(' ')} vs ${want}`);
           }
-          const want = naive(model, q, k);
+          const want = naive(model, q, k, allowed);
           sameTop(got, want);
           const gotSet = new Set(got.map((h) => h.rowId));
           const boundary = want.at(-1)?.score ?? 0;
@@ -121,7 +132,7 @@ for (const [way, accumulateUpTo, dense] of [
 const rare = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'];
 for (const walkRatio of [Infinity, 0])
   t.test(
-    `search equals exhaustive BM25 on corpora of hundreds of documents, frequent and rare words (${walkRatio ? 'matched on bitsets' : 'the lead walked'})`,
+    `search equals exhaustive BM25 on corpora of hundreds of documents, frequent and rare words, filters (${walkRatio ? 'matched on bitsets' : 'the lead walked'})`,
     async (t) => {
       const term = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...vocab) }, { weight: 1, arbitrary: fc.constantFrom(...rare) });
       const word = fc.oneof(
@@ -135,19 +146,27 @@ for (const walkRatio of [Infinity, 0])
           fc.array(fc.array(fc.constantFrom(...vocab, ...rare), { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 3 }),
           fc.array(fc.tuple(fc.constantFrom(...vocab, ...rare), fc.integer({ min: 1, max: 3 })), { maxLength: 3 }),
           fc.integer({ min: 1, max: 20 }),
-          (docs, every, must, shouldList, k) => {
+          // A filter over an attribute 0–3 of each document (null: none), as the text engine's per-document test.
+          fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 })),
+          (docs, every, must, shouldList, k, allowed) => {
             const p = new Postings({ dense: { share: 0.2, minDf: 1, walkRatio } });
-            const model = docs.map(([words, dead], i) => ({ rowId: 7 + i * 2, terms: words.join(' ').split(' '), dead }));
+            const model = docs.map(([words, dead], i) => ({
+              rowId: 7 + i * 2,
+              terms: words.join(' ').split(' '),
+              dead,
+              attr: (i * 7) % 4,
+            }));
+            const attrOf: number[] = [];
             model.forEach((d, i) => {
-              p.add(d.rowId, d.terms.join(' '));
+              attrOf[p.add(d.rowId, d.terms.join(' '))] = d.attr;
               if ((i + 1) % every === 0) p.flush();
             });
             p.flush();
             p.remove(model.filter((d) => d.dead).map((d) => d.rowId));
             const should = [...new Map(shouldList).entries()].map(([term, weight]) => ({ term, weight }));
             const q: TextQuery = { must, should, probe: [] };
-            const got = p.search(q, k);
-            sameTop(got, naive(model, q, k));
+            const got = p.search(q, k, true, allowed === null ? null : (doc) => allowed.includes(attrOf[doc]!));
+            sameTop(got, naive(model, q, k, allowed));
           },
         ),
         { numRuns: 150 },

@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { compileQuery, hostMatchesSite, normaliseFiletype, normaliseSite, parseQuery, type MatchableRow } from '../../index/query.js';
-import { buildWhere } from '../../index/retrieval.js';
+import { compileFilter, whereOf } from '../../index/passage-filter.js';
 import { analyzerLang, indexText } from '../../index/analyzer.js';
 
 const row = (over: Partial<MatchableRow>): MatchableRow => {
@@ -87,33 +87,18 @@ t.test('compiled predicate: phrases, negations, inurl, filetype, intitle, site a
   t.ok(m('"ÉCOLES" fox', { title: 'Écoles', lang: 'fr' }), 'folded and stemmed in the page language');
 });
 
-t.test('compiled clauses: FTS object only when there is positive text', async (t) => {
-  t.equal(compileQuery(parseQuery('site:example.org')).fts, null);
-  t.equal(compileQuery(parseQuery('-fox')).fts, null);
-  t.equal(compileQuery(parseQuery('the of')).fts, null, 'only stop words: no full-text query');
-  t.ok(compileQuery(parseQuery('fox')).fts);
+t.test('compiled clauses: a text query only when there is positive text', async (t) => {
+  t.equal(compileQuery(parseQuery('site:example.org')).text, null);
+  t.equal(compileQuery(parseQuery('-fox')).text, null);
+  t.equal(compileQuery(parseQuery('the of')).text, null, 'only stop words: no text query');
+  t.ok(compileQuery(parseQuery('fox')).text);
   t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
   t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
   t.same(compileQuery(parseQuery('fox "lazy dog"')).highlightTerms, ['lazy dog', 'fox']);
-  // The postings' form of the full-text query exists exactly when LanceDB's does.
-  for (const q of [
-    'site:example.org',
-    '-fox',
-    'the of',
-    'fox',
-    '+fox +dog',
-    'fox fox dog',
-    '"lazy dog" -cat',
-    'intitle:zinc',
-    'été école',
-  ]) {
-    const c = compileQuery(parseQuery(q));
-    t.equal(c.text === null, c.fts === null, q);
-    // Built when first read, once: the same objects on every read.
-    t.equal(c.fts, c.fts, `${q}: fts built once`);
-    t.equal(c.repeatFts, c.repeatFts, `${q}: repeatFts built once`);
-  }
-  t.equal(compileQuery(parseQuery('fox fox dog')).repeatFts.length, 1, 'a repeated word: one repeats query');
+  t.same(compileQuery(parseQuery('fox fox dog')).text?.should, [
+    { term: 'fox', weight: 2 },
+    { term: 'dog', weight: 1 },
+  ]);
 });
 
 const fakeIndex = {
@@ -122,22 +107,36 @@ const fakeIndex = {
   hasLang: (l: string) => l === 'en' || l === 'fr',
 };
 
-t.test('where clauses contain only numbers and closed-set literals', async (t) => {
+t.test('filters are typed values; the where clause of the LanceDB vector search holds only numbers and closed-set literals', async (t) => {
   const c = compileQuery(parseQuery('fox site:example.org -site:news.example.com'));
-  const w = buildWhere(
+  const f = compileFilter(
     fakeIndex,
-    c,
+    c.ast.ops.site,
     { language: 'en', province: 'on', sourceType: 'government', freshness: '7d', country: 'ca' },
     new Date(0),
   );
-  t.equal(w.impossible, false);
+  t.same(f, {
+    hostIds: [1, 2],
+    notHostIds: [3],
+    lang: 'en',
+    country: 'ca',
+    province: 'on',
+    sourceType: 'government',
+    minDateMs: -604800000,
+  });
   t.equal(
-    w.where,
+    whereOf(f!),
     "(host_id IN (1, 2)) AND (host_id NOT IN (3)) AND (lang = 'en') AND (country = 'ca') AND (province = 'on') AND (source_type LIKE 'government:%') AND (date_ms >= -604800000)",
   );
-  t.equal(buildWhere(fakeIndex, compileQuery(parseQuery('fox site:unknown.example')), {}, new Date()).impossible, true);
-  t.equal(buildWhere(fakeIndex, c, { language: "en' OR 1=1" }, new Date()).impossible, true);
-  t.equal(buildWhere(fakeIndex, c, { language: 'de' }, new Date()).impossible, true, 'a language absent from the index matches nothing');
+  const site = (q: string) => compileQuery(parseQuery(q)).ast.ops.site;
+  t.equal(compileFilter(fakeIndex, site('fox site:unknown.example'), {}, new Date()), null);
+  t.equal(compileFilter(fakeIndex, c.ast.ops.site, { language: "en' OR 1=1" }, new Date()), null);
+  t.equal(
+    compileFilter(fakeIndex, c.ast.ops.site, { language: 'de' }, new Date()),
+    null,
+    'a language absent from the index matches nothing',
+  );
+  t.throws(() => whereOf({ lang: "en' OR 1=1" }), RangeError, 'a value outside its shape never reaches a where string');
 });
 
 const hostile = fc.oneof(
@@ -201,8 +200,9 @@ t.test('property: hostile operator values cannot change what is matched', async 
         const expected = d !== null && hostMatchesSite(r.host, d);
         if (c.matches(r) !== expected) throw new Error(`site:${token} on ${r.host}`);
       }
-      const w = buildWhere(fakeIndex, c, {}, new Date(0));
-      if (w.where !== null && !/^\(host_id IN \([0-9, ]+\)\)$/.test(w.where)) throw new Error(`where leaked: ${w.where}`);
+      const f = compileFilter(fakeIndex, c.ast.ops.site, {}, new Date(0));
+      const w = f && whereOf(f);
+      if (w && !/^\(host_id IN \([0-9, ]+\)\)$/.test(w)) throw new Error(`where leaked: ${w}`);
       // A quoted hostile value stays data inside its phrase: no operator or other clause appears.
       const inner = v.replace(/["\u201c\u201d]/g, '');
       const a = parseQuery(`intitle:"${inner}"`);

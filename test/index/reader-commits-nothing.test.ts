@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { localIndexLocation } from '../../index/location.js';
+import { FTS_OPTIONS } from '../../index/maintenance.js';
 import { searchPages } from '../../index/retrieval.js';
 import { PassageIndex } from '../../index/store.js';
 import { makePage } from '../helpers/page-input.js';
@@ -44,11 +45,13 @@ t.test('a reader opening an index that lacks key indexes, current FTS options an
   await writer.optimize();
   await writer.close();
 
-  // Take away what the writer's open would restore: the page_ref indexes, and the meta's FTS options and analysis.
+  // Take away what the writer's open would restore: the page_ref indexes, and the meta's FTS options and analysis;
+  // and give the passages the full-text index an index written before issue 42 has (the writer's open drops it).
   const db = await lancedb.connect(dir);
   for (const name of ['passages', 'pages'] as const) {
     const table = await db.openTable(name);
     for (const i of await table.listIndices()) if (i.columns.includes('page_ref')) await table.dropIndex(i.name);
+    if (name === 'passages') await table.createIndex('search_text', { config: lancedb.Index.fts(FTS_OPTIONS) });
     table.close();
   }
   db.close();
@@ -68,7 +71,6 @@ t.test('a reader opening an index that lacks key indexes, current FTS options an
     writes: false,
   });
   try {
-    t.equal(reader.fullTextReady(), true, "the reader uses the writer's full-text index");
     const res = await searchPages(reader, { query: 'quokkas island', mode: 'bm25', limit: 5, offset: 0 });
     t.ok(res.pages.length > 0, `the reader answers (${res.pages.length} pages)`);
     t.same(await snapshot(dir), before, 'no table version moved and no index was built by the reader');
@@ -81,7 +83,7 @@ t.test('a reader opening an index that lacks key indexes, current FTS options an
   const again = await PassageIndex.open({ dir, embedder: null });
   await again.close();
   const after = await snapshot(dir);
-  t.same(after.passages!.indexes, ['page_ref', 'search_text'], 'the writer rebuilt the passages page_ref index');
+  t.same(after.passages!.indexes, ['page_ref'], 'the writer rebuilt the passages page_ref index and dropped the full-text one');
   t.same(after.pages!.indexes, ['page_ref'], 'and the pages one');
   t.ok(after.passages!.version > before.passages!.version, 'the writer committed to passages (re-analysis, rebuilds)');
   t.equal(JSON.parse(readFileSync(metaFile, 'utf8')).analysis, meta.analysis, 'and re-analysed to the current version');

@@ -69,7 +69,7 @@ t.test('issue 14: result rows read once come from the cache, equal, and a replac
   await idx.upsertPages([makePage(1, 'a.example', ['zebra crossing on a busy road', 'second passage about zebras'])]);
   await idx.textEngineReady();
   const c = compileQuery(parseQuery('zebra'));
-  const hits = (await idx.textCandidates(c.text!, null, 10, []))!;
+  const hits = (await idx.textCandidates(c.text!, {}, 10, []))!;
   t.equal(hits.length, 2);
   const first = await idx.passageRows(hits);
   const again = await idx.passageRows(hits);
@@ -77,7 +77,7 @@ t.test('issue 14: result rows read once come from the cache, equal, and a replac
   t.notOk('_rowid' in first.get('1:0')!, 'rows go out without the row id');
   await idx.upsertPages([makePage(1, 'a.example', ['zebra crossing, rewritten'], { contentHash: 'v2' })]);
   await idx.textEngineReady();
-  const now = (await idx.textCandidates(c.text!, null, 10, []))!;
+  const now = (await idx.textCandidates(c.text!, {}, 10, []))!;
   const rows = await idx.passageRows(now);
   t.equal(rows.get('1:0')?.text, 'zebra crossing, rewritten', 'the new row, not the cached old one');
   t.equal(rows.get('1:0')?.content_hash, 'v2');
@@ -104,7 +104,7 @@ t.test("issue 14: a small index's result rows are in memory once its postings ar
   const plain = await PassageIndex.open({ dir, embedder: createHashingEmbedder(32), textEngine: false, rowCacheBytes: 0 });
   t.teardown(() => plain.close());
   const c = compileQuery(parseQuery('zebra horses'));
-  const hits = (await idx.textCandidates(c.text!, null, 100, c.hitColumns))!;
+  const hits = (await idx.textCandidates(c.text!, {}, 100, c.hitColumns))!;
   t.equal(hits.length, 60);
   const fromMemory = await idx.passageRows(hits);
   const fromTable = await plain.passageRows(hits);
@@ -156,7 +156,7 @@ t.test(
     await own.textEngineReady();
     t.equal(stored.textPostingsStats()!.snippets.docs, 24, 'the store holds every passage');
     t.equal(own.textPostingsStats()!.snippets.docs, 0, 'none without one');
-    const hits = (await cached.textCandidates(c.text!, null, 100, []))!;
+    const hits = (await cached.textCandidates(c.text!, {}, 100, []))!;
     t.equal(hits.length, 24);
     const whole = await plain.passageRows(hits);
     t.equal(whole.size, 24);
@@ -231,7 +231,7 @@ t.test('issue 14: a result row read with its page fields from memory never mixes
   await idx.upsertPages([v1, makePage(2, 'b.example', ['zebra elsewhere'], { title: 'Other' })]);
   await idx.textEngineReady();
   const c = compileQuery(parseQuery('zebra'));
-  const oldHits = (await idx.textCandidates(c.text!, null, 10, []))!;
+  const oldHits = (await idx.textCandidates(c.text!, {}, 10, []))!;
   const first = await idx.passageRows(oldHits);
   t.equal(first.size, 3);
   t.equal(first.get('1:0')?.title, 'Old title');
@@ -253,7 +253,7 @@ t.test('issue 14: a result row read with its page fields from memory never mixes
     t.equal(row.content_hash, v, `${k}: the page fields are those of the row's own version (${v})`);
     t.equal(row.title, v === 'v2' ? 'New title' : 'Old title');
   }
-  const now = await idx.passageRows((await idx.textCandidates(c.text!, null, 10, []))!);
+  const now = await idx.passageRows((await idx.textCandidates(c.text!, {}, 10, []))!);
   t.equal(now.get('1:0')?.text, 'zebra crossing, second version');
   t.equal(now.get('1:0')?.title, 'New title');
   t.equal(now.get('1:0')?.content_hash, 'v2');
@@ -279,11 +279,11 @@ t.test(
     t.equal(before.rows, 60, 'every row prefilled');
     t.ok(before.bytes > 100 * 1024, `the rows take more than half the bound (${before.bytes} B)`);
     const c = compileQuery(parseQuery('zebra horses'));
-    const oldIds = new Set((await idx.textCandidates(c.text!, null, 100, c.hitColumns))!.map((h) => h._rowid));
+    const oldIds = new Set((await idx.textCandidates(c.text!, {}, 100, c.hitColumns))!.map((h) => h._rowid));
     // Every page written again (a recrawl of the whole site): every row has a new id, and the postings are rebuilt.
     await idx.upsertPages(pages.map((p) => ({ ...p, contentHash: `${p.contentHash}-v2` })));
     await idx.textEngineReady();
-    const hits = (await idx.textCandidates(c.text!, null, 100, c.hitColumns))!;
+    const hits = (await idx.textCandidates(c.text!, {}, 100, c.hitColumns))!;
     t.equal(hits.length, 60);
     t.ok(
       hits.every((h) => !oldIds.has(h._rowid)),

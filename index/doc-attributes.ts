@@ -1,0 +1,132 @@
+/**
+ * The page attributes a query's filters test (passage-filter.ts), kept per document of the postings in typed arrays:
+ * host id, date, and the language, country, province and source type as small codes. A filter becomes one predicate
+ * over a document id, tested inside the postings' search before a document is offered to the top k, so a filtered
+ * query is the same exact BM25 top k over the passages that pass.
+ */
+import type { FilterFields, PassageFilter } from './passage-filter.js';
+import { sourceTypeMatches } from './passage-filter.js';
+import { grow } from './typed-arrays.js';
+
+/** A page's attributes as codes (computed once per page, written per document). */
+export interface PageCodes {
+  readonly host: number;
+  readonly date: number;
+  readonly lang: number;
+  readonly country: number;
+  readonly province: number;
+  readonly sourceType: number;
+}
+
+/** Codes of the values of one attribute (0: null); a value not seen yet gets the next code. */
+class Codes {
+  readonly #byValue = new Map<string, number>();
+  readonly values: (string | null)[] = [null];
+  constructor(readonly max: number) {}
+
+  code(v: string | null): number {
+    if (v === null) return 0;
+    let c = this.#byValue.get(v);
+    if (c === undefined) {
+      c = this.values.length;
+      if (c > this.max) throw new RangeError(`document attributes: more than ${this.max} distinct values`);
+      this.#byValue.set(v, c);
+      this.values.push(v);
+    }
+    return c;
+  }
+
+  /** The code of a value, or undefined when no document was ever given it. */
+  find(v: string): number | undefined {
+    return this.#byValue.get(v);
+  }
+}
+
+/** A filter as a test of a document id; null: every document passes; false: none can. */
+export type DocTest = ((doc: number) => boolean) | null | false;
+
+export class DocAttributes {
+  #host = new Int32Array(1024);
+  #date = new Float64Array(1024);
+  #lang = new Uint16Array(1024);
+  #country = new Uint16Array(1024);
+  #province = new Uint8Array(1024);
+  #sourceType = new Uint8Array(1024);
+  readonly #langs = new Codes(0xffff);
+  readonly #countries = new Codes(0xffff);
+  readonly #provinces = new Codes(0xff);
+  readonly #sourceTypes = new Codes(0xff);
+
+  codes(p: FilterFields): PageCodes {
+    return {
+      host: p.host_id,
+      date: p.date_ms,
+      lang: this.#langs.code(p.lang),
+      country: this.#countries.code(p.country),
+      province: this.#provinces.code(p.province),
+      sourceType: this.#sourceTypes.code(p.source_type),
+    };
+  }
+
+  set(doc: number, c: PageCodes): void {
+    if (doc >= this.#host.length) {
+      this.#host = grow(this.#host, doc + 1);
+      this.#date = grow(this.#date, doc + 1);
+      this.#lang = grow(this.#lang, doc + 1);
+      this.#country = grow(this.#country, doc + 1);
+      this.#province = grow(this.#province, doc + 1);
+      this.#sourceType = grow(this.#sourceType, doc + 1);
+    }
+    this.#host[doc] = c.host;
+    this.#date[doc] = c.date;
+    this.#lang[doc] = c.lang;
+    this.#country[doc] = c.country;
+    this.#province[doc] = c.province;
+    this.#sourceType[doc] = c.sourceType;
+  }
+
+  /**
+   * The filter as a test of a document (its arrays read as they are now: used within one synchronous search). Each
+   * restriction is one comparison of a typed array's entry; host sets by a Set of the few ids `site:` names.
+   */
+  test(f: PassageFilter): DocTest {
+    const tests: ((d: number) => boolean)[] = [];
+    const host = this.#host;
+    if (f.hostIds !== undefined) {
+      const ids = new Set(f.hostIds);
+      tests.push((d) => ids.has(host[d]!));
+    }
+    if (f.notHostIds !== undefined && f.notHostIds.length > 0) {
+      const ids = new Set(f.notHostIds);
+      tests.push((d) => !ids.has(host[d]!));
+    }
+    const eq = (codes: Codes, v: string | undefined, arr: Uint8Array | Uint16Array): boolean => {
+      if (v === undefined) return true;
+      const c = codes.find(v);
+      if (c === undefined) return false;
+      tests.push((d) => arr[d] === c);
+      return true;
+    };
+    if (!eq(this.#langs, f.lang, this.#lang)) return false;
+    if (!eq(this.#countries, f.country, this.#country)) return false;
+    if (!eq(this.#provinces, f.province, this.#province)) return false;
+    if (f.sourceType !== undefined) {
+      const want = f.sourceType;
+      const ok = Uint8Array.from(this.#sourceTypes.values, (v) => (v !== null && sourceTypeMatches(want, v) ? 1 : 0));
+      if (!ok.includes(1)) return false;
+      const st = this.#sourceType;
+      tests.push((d) => ok[st[d]!] === 1);
+    }
+    if (f.minDateMs !== undefined) {
+      const min = f.minDateMs;
+      const date = this.#date;
+      tests.push((d) => date[d]! >= min);
+    }
+    if (tests.length === 0) return null;
+    if (tests.length === 1) return tests[0]!;
+    return (d) => {
+      for (const t of tests) if (!t(d)) return false;
+      return true;
+    };
+  }
+}
