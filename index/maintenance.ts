@@ -14,17 +14,13 @@ import { SEARCH_COLUMN } from './query.js';
 import { plainRows } from './rows.js';
 
 /**
- * The options the passages' full-text index was built with (it is no longer built: the in-process
- * postings are the one BM25 engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing
- * them would rebuild the image index of every existing index once for nothing) and `maxTokenLength` is the postings'
- * term bound. What they said: the text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
- * and stemming), so the index only splits on white space: what it matches and what retrieval verifies in code are
- * the same terms by construction.
+ * The options the passages' full-text index was built with (no longer built: the in-process postings are the one BM25
+ * engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing them would rebuild the image
+ * index of every existing index once for nothing) and `maxTokenLength` is the postings' term bound. The text arrives
+ * analysed (analyzer.ts), so the index only splits on white space and matches the terms code verifies.
  *
- * `withPosition: false`: phrases are matched as "all words" by the index and checked for order and adjacency in code
- * (query.ts `matches`). LanceDB 0.31 and 0.37 could not compact a positions index with an unindexed tail (0.31:
- * "Error decoding batch: LanceError(Arrow)…"; 0.37: lance-format/lance#7653; on 2 cores a hang); 0.39 can
- * (docs/bench-index.md "LanceDB 0.39"), but positions multiply the optimize time and the code check is exact anyway.
+ * `withPosition: false`: phrase order and adjacency are checked in code (query.ts `matches`); positions multiply the
+ * optimize time and older LanceDB could not compact them (docs/bench-index.md "LanceDB 0.39").
  * Changing any option here rebuilds the FTS indexes of an existing index when it opens (`FTS_ANALYZER`).
  */
 export const FTS_OPTIONS = {
