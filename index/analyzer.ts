@@ -3,7 +3,7 @@
  * is checked in code. The index (the in-process postings over `search_text`) receives text already analysed
  * (space-separated terms) and only splits it on white space, so what the index matched and what the code verifies can never disagree: a stemming
  * or stop-word difference between two analyzers was the source of both "a required word was ignored" and "a
- * matching page was dropped" (issue 15).
+ * matching page was dropped".
  *
  * Steps: Unicode NFKD, marks removed, lower case (accents fold: "Écoles" = "ecoles") → runs of letters and digits →
  * stop words of the text's language removed → Snowball stemming of that language ("collectes" → "collect") →

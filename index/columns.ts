@@ -207,8 +207,8 @@ export const PAGE_FIELD_ROW_COLUMNS = PASSAGE_ROW_COLUMNS.filter(
 /**
  * The row columns a search result does not read: the passage's whole text, its headings and its token count (svc_search
  * quotes `snippet_text`; svc_context and continuation read these). At 1M passages a result page's rows come from the
- * table, where each column is a read of its own: leaving these three out of a take of ten rows cut its p50 from ≈ 1.7
- * to ≈ 1.0 ms, and ≈ 0.85 with the page number from memory too (docs/benchmarks.md, session 28).
+ * table, where each column is a read of its own, so leaving these out shortens every result page's take
+ * (docs/bench-history.md, "Index").
  */
 const NOT_IN_RESULT_ROW = ['text', 'heading_path', 'tokens'] as const satisfies readonly OwnRowColumn[];
 type NotInResultRow = (typeof NOT_IN_RESULT_ROW)[number];

@@ -259,8 +259,8 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
     }
     const room = remaining - overhead;
     const canTruncate = room >= 1 && (items.length === 0 || room >= MIN_TRUNCATED_TOKENS);
-    // Cheap rejection without estimating: 24 × estimate + 12 ≥ length (MAX_CHARS_PER_TOKEN), so a passage longer
-    // than 24 × (room + 1) characters cannot fit whole.
+    // Cheap rejection without estimating: MAX_CHARS_PER_TOKEN · estimate + 12 ≥ length, so a passage longer than
+    // MAX_CHARS_PER_TOKEN · (room + 1) characters cannot fit whole.
     if (!canTruncate && (room < 1 || c.passage.length > MAX_CHARS_PER_TOKEN * (room + 1))) {
       leftForTokens++;
       return false;

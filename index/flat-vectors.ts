@@ -3,11 +3,10 @@
  * memory bound (`FLAT_VECTOR_BYTES`).
  *
  * Below the size at which an IVF-PQ index is trained (maintenance.ts), LanceDB answers a vector query with a flat
- * scan: on the SciFact index (5,556 passages × 256 dimensions) that took ≈ 11 ms of wall time and ≈ 13.6 ms of CPU on
- * its threads per query (reading and decoding the vector column each time), plus the Arrow decode of 300 result rows
- * on the main thread — the largest single cost of a hybrid search under load (docs/benchmarks.md, session 11). Here
- * the vectors are kept once, in a WebAssembly memory, and one SIMD pass (f32x4) computes every dot product: ≈ 0.3 ms
- * for the same scan. The answer is the same kind LanceDB's flat scan gives: exact cosine distance, the k nearest.
+ * scan that reads and decodes the vector column on every query, plus the Arrow decode of 300 result rows on the main
+ * thread — the largest single cost of a hybrid search under load (docs/bench-history.md, "Throughput under load").
+ * Here the vectors are kept once, in a WebAssembly memory, and one SIMD pass (f32x4) computes every dot product.
+ * The answer is the same kind LanceDB's flat scan gives: exact cosine distance, the k nearest.
  *
  * Rows are indexed by the postings' document ids (dense, in order of addition); a tombstoned document is skipped by
  * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
@@ -19,8 +18,7 @@ import { kthLargest } from './top-k.js';
 /**
  * `dots(q, m, n, dim, out)`: out[d] = Σ q[i] · m[d·dim + i] for d < n (f32, SIMD f32x4; dim a multiple of 4; byte
  * offsets 16-aligned). Four accumulators over 16 floats per step, then a tail of 4 at a time: one accumulator made
- * each step wait for the previous add (`bench/flat-vectors.ts`, the scan with the selection left out: 0.235 → 0.142 ms
- * at 5,556 × 256; the kernel alone, timed apart while writing this, 0.21 → 0.115 ms).
+ * each step wait for the previous add (`bench/flat-vectors.ts` measures the scan).
  * `dotsAt(q, m, ids, n, dim, out)`: the same sums, in the same order (bit for bit `dots`' values), for the n rows
  * listed at `ids` (u32), each written at out[id]. `screen16(q, m, n, dim, a, r, bq, t, ids, abs)`: for each row d < n
  * of 16-bit integers (dim a multiple of 8), s = Σ q[i]·m[d·dim + i] (`i32x4.dot_i16x8_s`, exact in 32 bits), and
@@ -58,7 +56,7 @@ function dotsWasm(): WasmModule | null {
 }
 
 /**
- * Bytes of vectors (rows × dimensions × 4) an index may keep in process: 32 MiB is ≈ 21,800 passages of the
+ * Bytes of vectors (rows × dimensions × 4) an index may keep in process: 32 MiB holds some 21,800 passages of the
  * service's 384-dimension model, below the 50,000 vectors at which the IVF-PQ index takes over in LanceDB. Larger
  * indexes keep answering from LanceDB (its approximate index, or its flat scan while none is trained).
  */

@@ -1,7 +1,7 @@
 /**
  * Integer host ids: what `site:` compiles to (a where-clause over integers, never user text). The ids are cached in
- * memory; new hosts get theirs from a shared source when the writer has one (issue 10: the state's HostIdsRepo, so
- * every writer of every process agrees), else max + 1 here (single-writer `svc ingest`, benchmarks).
+ * memory; new hosts get theirs from a shared source when the writer has one (the state's HostIdsRepo, so every
+ * writer of every process agrees), else max + 1 here (single-writer `svc ingest`, benchmarks).
  */
 import type { Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
@@ -22,9 +22,8 @@ export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
  * Every commit that can bring a host, a host id or a language — a merge-insert, an update (`adopt`), a compaction —
  * writes its rows into new fragments, whose ids (and so the row ids, fragment << 32 | offset) are greater than any
  * the table had (LanceDB assigns them at commit, and keeps them rising across a restore, as write-journal.ts's
- * rollback does; test/index/host-follow-issue14.test.ts holds it to both). A reader following a writer at 1M
- * passages read 222k rows per pages version before (≈ 95 ms, 14 % of a search thread beside a crawl); the rows after
- * the last one it saw cost ≈ 4–8 ms.
+ * rollback does; test/index/host-follow-reads-new-rows.test.ts holds it to both). A reader following a writer
+ * at 1M passages so reads only the new rows, not every pages row on each version.
  */
 export async function readHostRows(pages: Table, after: bigint | null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();

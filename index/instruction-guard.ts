@@ -185,7 +185,7 @@ const PATTERNS: readonly (readonly [readonly string[], RegExp])[] = [
 
 /**
  * Every needle of every pattern in one alternation: folded text containing none of them (most text) matches no
- * pattern, found in one scan rather than one `includes` per needle (≈ 60).
+ * pattern, found in one scan rather than one `includes` per needle (dozens).
  */
 const ANY_NEEDLE = new RegExp(
   [...new Set(PATTERNS.flatMap(([needles]) => needles))].map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'),

@@ -2,10 +2,9 @@ import { availableParallelism } from 'node:os';
 
 /**
  * The LANCE_CPU_THREADS a process should run with. Lance sizes its CPU pool to the core count; with 2 cores, LanceDB
- * 0.31 index builds and compaction were seen to deadlock (0 % CPU, the promise never settles; a 100k-passage FTS build
- * did not settle in 180 s) where 8 threads complete. 0.39 with the 2-thread default completed every build and optimize
- * measured (10k/100k passages, FTS with and without positions, a 100k IVF-PQ build); the 1M builds of the benchmarks
- * ran with this setting. Kept as insurance, since a hang costs far more than an oversubscribed pool.
+ * 0.31 index builds and compaction were seen to deadlock (no CPU, the promise never settles) where 8 threads complete;
+ * 0.39 has not hung (docs/bench-index.md "LanceDB 0.39"). Kept as insurance, since a hang costs far more than an
+ * oversubscribed pool.
  */
 export function lanceCpuThreads(cores: number = availableParallelism()): string {
   return String(Math.max(8, cores));

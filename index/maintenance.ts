@@ -3,7 +3,7 @@
  * searchable (LanceDB searches them flat) until `optimize` folds them into the indexes; that runs every
  * `optimizeEvery` writes, and debounced about `refreshAfterMs` after the last write. Also the one-time upgrades of an
  * index written by an older version (re-analysis of `search_text`, image FTS rebuild with the current options, and
- * dropping the passages' full-text index: the in-process postings answer every BM25 query, issue 42).
+ * dropping the passages' full-text index: the in-process postings answer every BM25 query, docs/architecture.md).
  */
 import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
@@ -14,17 +14,13 @@ import { SEARCH_COLUMN } from './query.js';
 import { plainRows } from './rows.js';
 
 /**
- * The options the passages' full-text index was built with until issue 42 (it is no longer built: the in-process
- * postings are the one BM25 engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing
- * them would rebuild the image index of every existing index once for nothing) and `maxTokenLength` is the postings'
- * term bound. What they said: the text is analysed before it reaches LanceDB (analyzer.ts: folding, language-aware stop words
- * and stemming), so the index only splits on white space: what it matches and what retrieval verifies in code are
- * the same terms by construction.
+ * The options the passages' full-text index was built with (no longer built: the in-process postings are the one BM25
+ * engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing them would rebuild the image
+ * index of every existing index once for nothing) and `maxTokenLength` is the postings' term bound. The text arrives
+ * analysed (analyzer.ts), so the index only splits on white space and matches the terms code verifies.
  *
- * `withPosition: false`: phrases are matched as "all words" by the index and checked for order and adjacency in code
- * (query.ts `matches`). LanceDB 0.31 and 0.37 could not compact a positions index with an unindexed tail (0.31:
- * "Error decoding batch: LanceError(Arrow)…"; 0.37: lance-format/lance#7653; on 2 cores a hang); 0.39 can
- * (docs/bench-index.md "LanceDB 0.39"), but positions cost 2–3× the optimize time and the code check is exact anyway.
+ * `withPosition: false`: phrase order and adjacency are checked in code (query.ts `matches`); positions multiply the
+ * optimize time and older LanceDB could not compact them (docs/bench-index.md "LanceDB 0.39").
  * Changing any option here rebuilds the FTS indexes of an existing index when it opens (`FTS_ANALYZER`).
  */
 export const FTS_OPTIONS = {
@@ -78,7 +74,7 @@ export interface IndexMeta {
   /**
    * How long the writer's last optimize took (ms), when it took long enough to matter (≥ 1 s): a writer that reopens
    * the index keeps maintenance to its share of the time from its first write (`optimizeDue`), instead of learning
-   * the cost by running one a second after the first write (at 1M passages: 14–33 s idle, 87 s beside searches).
+   * the cost by running one a second after the first write (tens of seconds at 1M passages).
    */
   optimizeMs?: number;
 }
@@ -163,9 +159,9 @@ export const OPTIMIZE_DEFER_LIMIT = 20;
 
 /**
  * Whether the writes since the last optimize call for one now. An optimize holds the write queue for its whole length
- * (compaction, index updates: tens of seconds of both cores at 1M passages, docs/benchmarks.md sessions 24–25), so it runs after `every` pages written
- * only once the time since the last one ended is 9× that one's length — maintenance holds the writes up at most about
- * a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
+ * (compaction, index updates: tens of seconds of both cores at 1M passages, docs/bench-history.md "Throughput under
+ * load"), so it runs after `every` pages written only once the time since the last one ended is nine times its
+ * length — maintenance holds the writes up at most about a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
  * tens of ms) that is the plain every-N rule; at 1M, where an optimize outlasts the time a crawl takes to write 200
  * pages, it lets the crawl write between optimizes instead of waiting behind one after every 200 pages.
  */
@@ -176,8 +172,8 @@ export function optimizeDue(s: { writes: number; every: number; lastMs: number; 
 }
 
 /**
- * How long until maintenance may run again and still hold the writes up at most about a tenth of the time: 9× the
- * last optimize's length after it ended. The one rule of both the forced optimize (`optimizeDue`) and the debounced
+ * How long until maintenance may run again and still hold the writes up at most about a tenth of the time: nine times
+ * the last optimize's length after it ended. The one rule of both the forced optimize (`optimizeDue`) and the debounced
  * refresh.
  */
 export function optimizeWaitMs(lastMs: number, sinceLastMs: number): number {
@@ -230,7 +226,7 @@ export class IndexMaintenance {
 
   /**
    * Learns which indexes exist. The writer also builds the key indexes of an index written before they existed, drops
-   * the passages' full-text index of an index written before issue 42 (nothing reads it; optimize would keep folding
+   * the passages' full-text index of an index written by an older version (nothing reads it; optimize would keep folding
    * every write into it), and rebuilds the image index when built with other options (`FTS_ANALYZER`); a reader
    * leaves all of that to the writer.
    */
@@ -357,8 +353,8 @@ export class IndexMaintenance {
 
   /**
    * B-tree indexes on `page_ref`: the vector-hit check, whole-row reads, page reads and
-   * deletes all restrict by page_ref; without an index each such predicate scans the column (≈ 30 ms at 1M
-   * passages). Created once (also for an index written before they existed); `optimize()` keeps them up to date.
+   * deletes all restrict by page_ref; without an index each such predicate scans the column (tens of ms
+   * at 1M passages). Created once (also for an index written before they existed); `optimize()` keeps them up to date.
    */
   async #ensureKeyIndexes(): Promise<void> {
     if (this.#keyIndexes) return;

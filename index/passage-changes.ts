@@ -1,8 +1,8 @@
 /**
  * Which pages each version of the passages table changed, as the writer committed them: lets the in-process postings
  * (text-engine.ts) follow a write by reading the rows of the pages it touched (through the page_ref index) instead
- * of scanning every row id of the table (O(table) per version: ≈ 15–25 ms at 5.6k passages with a crawl's small
- * fragments, and it grows with the table).
+ * of scanning every row id of the table (O(table) per version, already tens of ms on a small index with a crawl's
+ * small fragments).
  *
  * A version is known only when one commit of this writer made it, alone (the table's version moved by exactly one),
  * or when the writer's own maintenance made it (compaction, index updates, inside the write queue: every passage kept,

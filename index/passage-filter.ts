@@ -1,5 +1,5 @@
 /**
- * The filters of a query as typed values (issue 42): what retrieval hands an engine instead of a LanceDB `where`
+ * The filters of a query as typed values: what retrieval hands an engine instead of a LanceDB `where`
  * string. The in-process postings test them on attributes they hold per document (text-engine.ts `DocAttributes`);
  * the LanceDB vector search, the one read that still filters inside LanceDB, gets them as a predicate built from
  * these numbers and closed sets (`whereOf`), never from text a user typed.

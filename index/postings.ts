@@ -1,7 +1,7 @@
 /**
  * An in-process inverted index over the analysed `search_text` of passages: the BM25 arm's engine when it is in
  * step with the Lance table (index/text-engine.ts keeps it there). LanceDB's own full-text query pays a fixed
- * 2.5–6 ms per query (plan building, index partitions, DataFusion) and its threads compete with the server's on two
+ * cost per query (plan building, index partitions, DataFusion) and its threads compete with the server's on two
  * cores; here a query is a walk over the postings of its few terms in the caller's thread (docs/bench-index.md).
  *
  * Structure: documents get dense ids in the order they are added, postings are immutable CSR segments (offsets, doc ids, term frequencies)
@@ -10,7 +10,7 @@
  * (text-engine.ts) drops them.
  *
  * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): Lucene's formula (and LanceDB's
- * full-text index's, which answered filtered queries until issue 42 made these postings the one BM25 engine).
+ * full-text index's; these postings are the one BM25 engine, docs/architecture.md).
  */
 import { LoopBudget } from '../event-loop.js';
 import { sortByScore } from './score-sort.js';
@@ -441,8 +441,8 @@ export class Postings {
    * position. A term's merged offset is the sum of its offsets in both (a term past a segment's own term count has none
    * there: its offset is that segment's end). `a`'s postings move in runs between the terms `b` holds, shifted by the
    * postings of `b` before them: a patch's small segment holds a few hundred of the vocabulary's terms, so merging it
-   * costs about one integer addition per term and a copy per run, not a copy per term (≈ 100k array views per merge at
-   * 27k terms: most of a one-page write's sync).
+   * costs about one integer addition per term and a copy per run, not a copy per term (a view per term was most of a
+   * one-page write's sync).
    */
   static #mergeRange(a: Segment, b: Segment, from: number, to: number, offsets: Uint32Array, docs: Uint32Array, tfs: Uint16Array): number {
     const aOff = a.offsets;
@@ -618,7 +618,7 @@ export class Postings {
    * its terms' lists, in document order), galloping in the others, then every term's contribution (each alternative a
    * document holds, and the optional terms) summed in query order, as scoring every posting would. Walks the shortest
    * group instead of every posting of every term: at 1M passages, three required words of which one or two have two
-   * analyses took 5–12 ms by scoring every posting (their lists are tens of thousands long), a fraction of that here.
+   * analyses have lists tens of thousands long, so scoring every posting cost several times this walk.
    * The other groups are asked fewest postings first, a term with a bitset (`DenseRule`) by its bit; where even the lead
    * group is long (frequent words: at 1M passages the lead of a 3-word query can hold 100k+ postings), the segment's
    * matches come from the bitsets ANDed instead (`#matches`), and only they are scored.
@@ -789,10 +789,8 @@ export class Postings {
    * can reach — at most the index's documents, at most their postings — number no more than `#accumulateUpTo` × k.
    * MaxScore saves work only by skipping the postings of terms that can no longer lift a document into the k best,
    * which takes a k-th best score well above most documents'; with few documents per place in the top k it skips
-   * little and pays a walk over every term per document. Measured per query (`Postings.search` inside
-   * `textCandidates`, k = 300; docs/benchmarks.md, session 26): on 5.6k passages term at a time took a median
-   * 0.53–0.68× of MaxScore's time (p90 ≤ 0.88×) over the SciFact and NFCorpus queries; at 1M passages 0.90–0.91× up to
-   * 64 × k reachable documents, 1.02× at 64–96 ×, 1.13–1.65× beyond, where MaxScore stays.
+   * little and pays a walk over every term per document. The threshold is where term at a time
+   * stopped beating MaxScore per query (docs/bench-history.md, "Throughput under load", optional terms term at a time).
    */
   #accumulates(should: readonly { id: number }[], k: number): boolean {
     const limit = this.#accumulateUpTo * k;

@@ -1,5 +1,6 @@
 /**
- * Queries: user text → AST → typed clauses (spec §1.1, docs/api-search.md "Query semantics").
+ * Queries: parses user text into an AST and compiles it into typed clauses that are checked against each candidate
+ * (spec §1.1, docs/api-search.md "Query semantics").
  *
  * Two kinds of query, decided by the text alone:
  * - **ranked** (no operator at all: a question, a claim, keywords): every bare word is optional; a page needs one of
@@ -334,8 +335,8 @@ export interface CompiledQuery {
   /**
    * The coordination weight of a ranked query for a row: ½ + ½ × the share of the query's words (repeats counted) the
    * row holds — 1 for a passage holding every word, ½ for one holding almost none. 1 when the query has no ranked
-   * words. (Lucene's classic factor, the share itself, measured 0.031 nDCG@10 below plain BM25 on SciFact's train
-   * split; the halved form 0.005: see docs/bench-index.md.)
+   * words. (Lucene's classic factor, the share itself, ranked worse than plain BM25 on SciFact's train split, the
+   * halved form barely: see docs/bench-index.md.)
    */
   coordination(row: MatchableRow): number;
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
@@ -355,8 +356,8 @@ export interface CompiledQuery {
 /**
  * Which of a query's terms a candidate's analysed text holds, found in one pass over its space-separated
  * `search_text`: each token's hash is looked up among the query terms' hashes (a hit is confirmed character by
- * character), so nothing is allocated per token. One `includes` scan per query term and candidate measured ≈ 3.5 ms
- * of a 300-candidate natural-language query (15 words), and building a set of every term of each passage ≈ 4 ms.
+ * character), so nothing is allocated per token. One `includes` scan per query term and candidate, or a set of every
+ * term of each passage, cost milliseconds per query on a few hundred candidates.
  */
 export class TermPresence {
   readonly #terms: readonly string[];
@@ -431,9 +432,9 @@ export class TermPresence {
 
 /**
  * Compiles an AST into typed clauses. Each step is a function of its own: one query's compile runs once per request,
- * and a function this size whose every step is inlined cost V8's optimising compiler ≈ 100 ms per (re)compilation —
+ * and a function this size whose every step is inlined is costly for V8's optimising compiler to (re)compile —
  * several times over a search thread's first minutes (each new shape of query met deoptimises it), on the same two
- * cores as the searches (docs/benchmarks.md, session 23).
+ * cores as the searches (docs/bench-history.md, "Throughput under load").
  */
 export function compileQuery(ast: QueryAst): CompiledQuery {
   const langs: AnalyzerLang[] = queryLangs(positiveText(ast));
@@ -544,7 +545,7 @@ function buildChecks(ast: QueryAst, words: AnalysedWords, probe: readonly string
   const { ranked, mustWords, excluded } = words;
   const presence = new TermPresence(probe);
   // Plain loops: these run for every word of every candidate of both arms (thousands per query), where a closure and
-  // an iterator per call were most of a hybrid query's allocations (≈ 330 KB of ≈ 1.2 MB).
+  // an iterator per call were a large share of a hybrid query's allocations.
   // Each word's terms as positions in the presence answer, found once per query (not once per word of each candidate).
   const slots = new Map<WordTerms, Int32Array>();
   const slotsOf = (w: WordTerms): Int32Array => {

@@ -37,7 +37,7 @@ export interface CandidateSource {
   titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number;
   /**
    * BM25 arm: the `k` passages best matching `text` among those `filter` lets through, with their BM25 score (repeated
-   * words included), in any order (the arm ranks them). One engine answers every query (issue 42).
+   * words included), in any order (the arm ranks them). One engine answers every query (docs/architecture.md).
    */
   textCandidates(
     text: TextQuery,
@@ -272,11 +272,11 @@ function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows:
 
 /**
  * Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). A passage only one
- * list holds scores 1/(k + its rank there), so those of each list are in order already (strictly: one rank each):
- * only the passages both hold are sorted, and the three ordered runs are merged — the order a sort of all of them
- * gives (score, then page_ref, ordinal: a total order, every passage once). The sort of every fused passage was
- * ≈ 3 % of a SciFact search; this is 0.957× the search (docs/benchmarks.md, session 30). Each list holds a passage
- * once (an arm's candidates are distinct passages).
+ * list holds scores 1/(k + its rank there), so those of each list are in order already (strictly: one rank each): only
+ * the passages both hold are sorted, and the three ordered runs are merged — the order a sort of all of them gives
+ * (score, then page_ref, ordinal: a total order, every passage once). Merging spares the sort of every fused passage
+ * (docs/bench-history.md, "Throughput under load"). Each list holds a passage once (an arm's candidates are distinct
+ * passages).
  */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
   // Entries are built in one shape, without spreads (both arms hand over hundreds of passages).

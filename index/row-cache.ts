@@ -7,8 +7,8 @@ import { LRUCache } from 'lru-cache';
  * row id names one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows
  * into new fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it
  * belongs to a row since deleted, which no search returns any more (and callers still check each row against its key
- * and content hash). It spares the result page's read of the table on every query (a take of ~20 rows × 25 columns
- * costs ≈ 6 ms at 10k passages, most of a small index's query: docs/bench-index.md). Recency and the byte bound are
+ * and content hash). It spares the result page's read of the table on every query (a take of a page of rows was most
+ * of a small index's query: docs/bench-index.md). Recency and the byte bound are
  * lru-cache's (`maxSize` + `sizeCalculation`); this class adds the prefill passes and re-keying.
  */
 export class RowCache<R extends object> {
@@ -89,8 +89,8 @@ export class RowCache<R extends object> {
 
 /**
  * The cache's default bound: 1/32 of the machine's memory, at least 64 MiB and at most 1 GiB (768 MiB on a 24 GiB
- * machine). A row's estimate is ≈ 4 KiB (its 26 columns, the page's fields repeated in each passage row), so an index of
- * up to ≈ 100k–200k passages is served from memory, as SQLite FTS5 serves rows from the page cache; a larger one keeps
+ * machine). A row's estimate is about 4 KiB (its 26 columns, the page's fields repeated in each passage row), so an index
+ * of up to some 100k–200k passages is served from memory, as SQLite FTS5 serves rows from the page cache; a larger one keeps
  * the rows its results read. The bound is the cache's whole cost: it never grows past it.
  */
 export function defaultRowCacheBytes(machineBytes = totalmem()): number {

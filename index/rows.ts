@@ -200,8 +200,8 @@ interface ArrowColumns {
 
 /**
  * An Arrow table as plain row objects, built column by column: each column is iterated once (Arrow's batch
- * iterator), where per-row `toJSON()` dispatched a visitor for every cell (≈ 3.7 ms of a 300-candidate query,
- * the largest main-thread cost of a served search after term checks).
+ * iterator), where per-row `toJSON()` dispatched a visitor for every cell (the largest main-thread cost of a
+ * served search after term checks).
  */
 export function arrowRows<T>(table: ArrowColumns): T[] {
   const out: Record<string, unknown>[] = [];

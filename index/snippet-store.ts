@@ -4,10 +4,10 @@ import { grow } from './typed-arrays.js';
 /**
  * The quotable text of each passage (`snippet_text`, what a search result's excerpt is cut from) by document, as UTF-8
  * in a few large byte arrays, bounded in bytes. With it a result row of a document the postings hold is read from
- * memory at any index size up to the bound: a take of a result page's ten rows from LanceDB costs ≈ 1.3–1.6 ms at p50
- * and 3.5–5 ms at p95 at 1M passages, whatever its columns (≈ 0.8 ms for one row; docs/benchmarks.md, session 32), and
- * ≈ 1.4 ms of CPU spread over LanceDB's threads. The row cache keeps rows as objects (≈ 4 KiB each by its estimate),
- * so at 1M passages it holds a small share of them; here a passage costs its text's bytes and 8 more.
+ * memory at any index size up to the bound: a take of a result page's rows from LanceDB costs milliseconds at 1M
+ * passages whatever its columns, and CPU on LanceDB's threads (docs/bench-history.md, "Throughput under load"). The row
+ * cache keeps rows as objects (some 4 KiB each by its estimate), so at 1M passages it holds a small share of them; here
+ * a passage costs its text's bytes and 8 more.
  *
  * A document's text never changes (a replaced page gets new documents; a compaction moves documents to new row ids
  * with their content), so an entry is written once and read until the postings are rebuilt. Texts arrive in the
@@ -155,7 +155,8 @@ function growFilled(a: Float64Array, need: number): Float64Array {
 
 /**
  * The store's default bound, per reader of the index (each search thread holds its own): 1/32 of the machine's memory,
- * at least 64 MiB and at most 1 GiB — 768 MiB on a 24 GiB machine, the quotable text of ≈ 1M passages of ≈ 700 bytes.
+ * at least 64 MiB and at most 1 GiB — 768 MiB on a 24 GiB machine, the quotable text of some 1M passages of
+ * 700 bytes.
  */
 export function defaultSnippetBytes(machineBytes?: number): number {
   return defaultRowCacheBytes(machineBytes); // the same share of the machine, held once per reader

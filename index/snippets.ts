@@ -55,8 +55,8 @@ interface Folded {
 const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
- * Only ASCII: folding is lower-casing, unit for unit. One regex test (the engine's native scan: ≈ 0.7 µs for a SciFact
- * abstract against ≈ 2 µs for a loop over its units here).
+ * Only ASCII: folding is lower-casing, unit for unit. One regex test (the engine's native scan, a few times faster than a
+ * loop over the units here).
  */
 function asciiOnly(src: string): boolean {
   return !NON_ASCII.test(src);
@@ -210,8 +210,7 @@ const MAX_MATCHES = 5000;
  * starts: the longer first), overlaps dropped (a phrase and one of its words: the earlier, else longer, stays). One
  * pass over the text: a term can only start where no letter or digit precedes, and there only the terms beginning
  * with the unit found there are compared (`byFirstAscii`, `byFirstOther`). It finds what a search of the text per
- * term finds (`indexOf`, again after each occurrence; the tests keep that as the reference) in less time: the excerpts
- * of a result page of SciFact claims (≈ 12 terms a claim, ≈ 1,400 characters a passage) ≈ 190 → ≈ 163 µs.
+ * term finds (`indexOf`, again after each occurrence; the tests keep that as the reference) in less time.
  */
 function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
   const out: Match[] = [];
@@ -227,7 +226,7 @@ function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
     if (candidates !== undefined)
       for (const ti of candidates) {
         const term = uniq[ti]!;
-        // (Compared unit by unit: `startsWith` at a position cost ≈ 40 ns a call here, most of the pass.)
+        // (Compared unit by unit: a `startsWith` call per position was most of the pass.)
         const len = term.length;
         if (at + len > n) continue;
         let j = 1; // the first unit matched already
@@ -332,7 +331,7 @@ export function buildExcerpt(text: string, terms: readonly string[], policy: Sni
   let bestI = -1;
   let bestJ = -1;
   let bestScore = -1;
-  // A sliding window over the matches, scored incrementally: per distinct term in the window 100 × its weight, plus its
+  // A sliding window over the matches, scored incrementally: per distinct term in the window 100 times its weight, plus its
   // weight once per occurrence (repeats help a little). Weights are in integer units (`WEIGHT_UNITS`), so every sum
   // is exact and a tie keeps the earliest window.
   const count = new Uint32Array(uniq.length);

@@ -1,5 +1,6 @@
 /**
- * The passage index: LanceDB tables in `<dataDir>/lance` (or an object-storage prefix, location.ts).
+ * The passage index: writes pages and their passages into LanceDB tables and serves every read of them, in
+ * `<dataDir>/lance` (or an object-storage prefix, location.ts).
  *
  * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
  *   it, so a search reads ONE table version (a consistent snapshot) and never joins. `search_text` holds the analysed
@@ -112,15 +113,15 @@ export interface OpenOptions {
   readonly optimizeEvery?: number;
   /**
    * Fold new rows into the key, vector and image indexes this long after the last write (debounced; never more than
-   * ~10% of the time is spent refreshing), so the unindexed tail LanceDB searches flat stays short between
+   * about a tenth of the time is spent refreshing), so the unindexed tail LanceDB searches flat stays short between
    * `optimizeEvery` runs. 0 disables. @default 1000
    */
   readonly refreshAfterMs?: number;
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
   /**
-   * Where new hosts get their integer id (issue 10: the shared state's HostIdsRepo, so every writer of every
-   * process agrees and ids never collide). Given only by the index's writer: at open it also rewrites rows whose
+   * Where new hosts get their integer id (the shared state's HostIdsRepo, so every writer of every process
+   * agrees and ids never collide). Given only by the index's writer: at open it also rewrites rows whose
    * host id disagrees with the source (an index written before ids came from the database). Without it ids are
    * allocated here, max + 1 (single-writer `svc ingest`, benchmarks). Either way the ids are cached in memory.
    */
@@ -135,7 +136,7 @@ export interface OpenOptions {
   /**
    * Build the in-process postings (postings.ts, text-engine.ts: the one BM25 engine, which answers every query) when
    * the index opens; false: at its first search instead (a process that only writes never builds them). Costs memory
-   * (≈ 0.5–0.7 GB at 1M passages, docs/bench-index.md). @default true
+   * (docs/bench-index.md has the figure at 1M passages). @default true
    */
   readonly textEngine?: boolean;
   /**
@@ -163,7 +164,7 @@ export interface OpenOptions {
   readonly snippetBytes?: number;
 }
 
-/** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector ≈ 0.1 ms). */
+/** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector is costly). */
 const ARROW_ROWS_PER_CHUNK = 64;
 
 /** Hit columns plus the match columns a query's code checks read. */
@@ -318,7 +319,7 @@ export class PassageIndex implements PageSink {
     await idx.#loadState(); // rebuilds the image index after a re-analysis (`load`)
     // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
     // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
-    // flat and scan page_ref, ≈ 4× slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
+    // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
     if (reanalyse) await idx.#maintenance.optimize();
     await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
@@ -330,7 +331,7 @@ export class PassageIndex implements PageSink {
           idx.#learnHosts(rows);
           // A reader's title statistics (BM25 of titles) come from its open and are not added to page by page as the
           // writer's are: rebuilt when the pages have moved by a fifth from the count they were built on (amortised:
-          // a read of every title per 20 % of growth). Without this a search thread of a service started on an empty
+          // a read of every title per fifth of growth). Without this a search thread of a service started on an empty
           // index would score no title until a restart (no titles counted: every title scores 0).
           const counted = idx.#titleStats.size;
           if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
@@ -360,7 +361,7 @@ export class PassageIndex implements PageSink {
   /**
    * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`): a small index is then
    * served from memory, a large one from the rows its results read (least recently used out). A row's estimate is at
-   * least ≈ 1 KiB (26 columns and its text), so a scan whose rows cannot fit reads no row columns: a whole table
+   * least about 1 KiB (26 columns and its text), so a scan whose rows cannot fit reads no row columns: a whole table
    * that fits the bound may push out older rows (of row ids it no longer has, or its own again); a write's added rows
    * take only free room.
    */
@@ -489,8 +490,8 @@ export class PassageIndex implements PageSink {
   /**
    * Whether the stored passages of the pages in `pageFilter` include one that `rows` do not have (a page rewritten
    * with fewer passages, or other ordinals). Only then does a write need merge-insert's by-source delete, which
-   * scans the whole table (≈ 0.5 s a write at 1M passages against ≈ 55 ms for a plain merge-insert, docs/benchmarks.md
-   * session 25); a new page, or one rewritten with the same passages or more, is a plain merge-insert, in one commit
+   * scans the whole table (at 1M passages about ten times a plain merge-insert's cost, docs/bench-history.md
+   * "Throughput under load"); a new page, or one rewritten with the same passages or more, is a plain merge-insert, in one commit
    * either way. Read inside the write queue, so no other write changes the answer before the commit.
    */
   async #dropsPassages(pageFilter: string, rows: readonly PassageWriteRow[]): Promise<boolean> {
@@ -507,7 +508,7 @@ export class PassageIndex implements PageSink {
    * Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). Built
    * `ARROW_ROWS_PER_CHUNK` rows at a time, one record batch each, and the event loop gets turns in between: a
    * crawler's batch of 64 pages is hundreds of passages with their vectors, and converting them in one go held the
-   * loop for ≈ 100 ms (bench/load.ts --crawl-hosts).
+   * loop too long (bench/load.ts --crawl-hosts).
    */
   async #arrowRows(rows: readonly object[], schema: Schema): Promise<ArrowTable> {
     const make = (part: readonly object[]) => lancedb.makeArrowTable(part as Record<string, unknown>[], { schema });
@@ -552,7 +553,7 @@ export class PassageIndex implements PageSink {
   notePassageCommits(commits: readonly PassageCommit[]): void {
     for (const c of commits) this.#changes.record(c);
     // The postings follow the writer now, not at the next query: at 1M passages the re-key after a compaction takes
-    // seconds, and the first queries after a quiet spell waited for all of it (session 24). A maintenance's begin mark
+    // seconds, and the first queries after a quiet spell waited for all of it. A maintenance's begin mark
     // is not followed: its end is.
     const latest = commits.reduce((v, c) => (c.maintenance === 'begin' ? v : Math.max(v, c.version)), -1);
     if (latest < 0 || !this.#engine || this.#closed) return;
@@ -712,8 +713,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The passages table's version as this process reads it, without a call into LanceDB per query (≈ 1.5 ms of a small
-   * index's query under load): re-read after any write of this process, and — when other processes write the index
+   * The passages table's version as this process reads it, without a call into LanceDB per query (a large part of a
+   * small index's query under load): re-read after any write of this process, and — when other processes write the index
    * (a read consistency interval is set) — at least every 250 ms or the interval if shorter, which adds at most that
    * to the documented delay.
    */
@@ -740,8 +741,8 @@ export class PassageIndex implements PageSink {
 
   /**
    * For a reader of an index this process's writer writes (a search thread, tools/search-pool.ts): when this reader's
-   * view of the passages table is older than `version`, re-reads the location now (LanceDB's `checkoutLatest`, ≈ 0.3
-   * ms on a local folder) instead of waiting for the read consistency interval, and learns the writer's new hosts
+   * view of the passages table is older than `version`, re-reads the location now (LanceDB's `checkoutLatest`, well
+   * under a millisecond on a local folder) instead of waiting for the read consistency interval, and learns the writer's new hosts
    * (`site:`) before the query runs. So a caller sees, from any thread, what the writer had committed when its request
    * arrived. Calls that overlap share one re-read.
    */
@@ -784,8 +785,8 @@ export class PassageIndex implements PageSink {
     // The vectors are in memory (a small index, flat-vectors.ts): no take.
     const inMemory = (await this.#textSnapshot())?.vectorDistances(vector, ids.map(Number));
     if (inMemory) return inMemory;
-    // Taken by row id and compared here: a vector search restricted by `_rowid IN (…)` scanned the table (≈ 700 ms for
-    // 1,000 ids at 1M passages) where the take is a few ms and 1,000 × 384 products are well under one.
+    // Taken by row id and compared here: a vector search restricted by `_rowid IN (…)` scanned the table (hundreds of ms
+    // for 1,000 ids at 1M passages) where the take is a few ms and 1,000 × 384 products are well under one.
     const table = await this.#passages.takeRowIds(ids).select(VECTOR_COLUMNS).toArrow();
     const refs = table.getChild('page_ref');
     const ords = table.getChild('ordinal');

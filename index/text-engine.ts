@@ -1,5 +1,5 @@
 /**
- * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine (issue 42).
+ * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine (docs/architecture.md).
  *
  * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
  * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
@@ -32,17 +32,16 @@ import { grow } from './typed-arrays.js';
 
 /**
  * The page fields of a passage row (denormalised into every passage of a page) are kept once per page in memory: a
- * candidate needs no read of the table (a 300-row take by row id costs ≈ 4 ms per column at 1M rows), and a result
- * row only its own columns (a take of 10 rows: ≈ 6.7 ms with every row column, ≈ 2.5 ms with the passage's own, at
- * 100k–1M passages).
+ * candidate needs no read of the table (a take by row id costs per column), and a result row only its own columns
+ * (docs/bench-index.md).
  */
 type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 'content_hash'>;
 const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', 'page_no', ...PAGE_FIELD_ROW_COLUMNS];
 
 /**
  * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
- * from memory: a take by row id costs ≈ 1.5 ms plus ≈ 0.2 ms per column whatever the index size (≈ 5 ms for a result
- * page at 10k passages, the largest part of a query there; docs/bench-index.md). `begin` is asked before a scan of
+ * from memory: a take by row id has a fixed cost plus one per column whatever the index size (the largest part of a
+ * small index's query; docs/bench-index.md). `begin` is asked before a scan of
  * the whole table or a take of the rows a write added (`rows` of them); it answers null to read no row columns, or
  * a function that keeps one row and answers false once the bound is reached (the scan then stops handing rows over).
  */
@@ -461,8 +460,7 @@ interface Utf8Chunk {
 
 /**
  * How a batch's `snippet_text` goes into the store: a plain Utf8 column's bytes are copied as they are (no string
- * made and encoded again: at 1M passages that was ≈ 9 s more of the build than without the store, most of it those two
- * steps), any other the values it reads as.
+ * made and encoded again: at 1M passages those two steps were most of what the store added to the build), any other the values it reads as.
  */
 function snippetPutter(col: { get(i: number): unknown }): SnippetPutter {
   const v = col as { type?: { typeId?: unknown }; data?: unknown };
@@ -946,11 +944,11 @@ function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null
 }
 
 /**
- * Rows analysed between two looks at the clock. A scan batch holds thousands of passages (≈ 30–80 µs each with the
+ * Rows analysed between two looks at the clock. A scan batch holds thousands of passages (tens of µs each with the
  * page record and the prefill), so a build or a patch after a compaction (every row id new) held the loop for a
  * whole batch at a time: the requests and the crawler that share it waited (bench/load.ts --crawl-hosts showed
- * 100–400 ms stalls). A fixed count of rows per slice was not enough either: the cost per row varies with the
- * machine's load, and 256 rows took 15–70 ms under load. The loop gets a turn when the slice's time is spent.
+ * the stalls). A fixed count of rows per slice was not enough either: the cost per row varies severalfold with the
+ * machine's load. The loop gets a turn when the slice's time is spent.
  */
 const ROWS_PER_CHECK = 16;
 

@@ -13,12 +13,11 @@ const TASKS = '/proc/self/task';
 
 /**
  * Keeps LanceDB's native threads at a lower CPU priority (a higher nice value) than the threads that answer requests,
- * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` can take both cores
- * of a 2-core machine for tens of seconds, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers
- * all runnable: the HTTP thread's turns then waited 82–144 ms for a CPU (docs/benchmarks.md, session 24). With those
- * threads at nice 10 the kernel gives the HTTP and search threads the core when they want it (CFS weight 1024 against
- * 110) and the maintenance the rest: beside a 1M crawl the loop's worst turn went from 103 to 21 ms, and on an idle
- * machine an optimize took 2.5–2.6 s against 2.3 s (docs/benchmarks.md, session 25).
+ * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` can take both cores of
+ * a 2-core machine for tens of seconds, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers all
+ * runnable: the HTTP thread's turns then waited for a CPU. With those threads at nice 10 the kernel gives the HTTP and
+ * search threads the core when they want it (CFS weight 1024 against 110) and the maintenance the rest, at little cost
+ * to an optimize on an idle machine (docs/bench-history.md, "Throughput under load").
  *
  * Linux only: `setpriority(PRIO_PROCESS, tid)` sets one thread's nice there (POSIX would mean the whole process), and
  * threads are listed under /proc. Elsewhere `scan` does nothing. Raising a nice value needs no privilege; lowering it
@@ -44,8 +43,8 @@ export class IndexThreadPriority {
 
   /**
    * Lowers every index thread not yet at the nice value; returns how many it lowered now. Threads that end while it
-   * runs, and a platform without /proc, are skipped silently. Only threads not seen before have their name read:
-   * ≈ 0.03 ms a scan once a process's threads are known, ≈ 1 ms the first time (16 threads, `.scratch` timing).
+   * runs, and a platform without /proc, are skipped silently. Only threads not seen before have their name read,
+   * so a scan once a process's threads are known is far cheaper than the first.
    */
   scan(): number {
     if (this.#nice === 0) return 0;

@@ -3,7 +3,7 @@
  *
  * Statistics are over page titles (one per page, not one per passage): how many titles contain each term, how
  * many titles there are and their mean length. Scoring a candidate then needs only its title, so the title boost
- * costs no index call (a restricted title query in LanceDB was ≈ 7–15 ms of a 1M-passage search).
+ * costs no index call (a restricted title query in LanceDB was a large part of a 1M-passage search).
  *
  * Terms are the index's own analysis (analyzer.ts), in each page's language, the same for statistics, candidates
  * and queries.
@@ -54,8 +54,8 @@ function candidateTf(title: string, lang: string | null | undefined): TitleTf {
 
 /**
  * Title terms by id (this thread's, for every title the postings hold): a page's title kept as ids is scored with a
- * few typed-array reads per term instead of a string map lookup (title scores were ≈ 7 % of a search thread's time on a
- * hybrid claim query: 300 candidate titles of ≈ 15 terms each). Grows with the titles' vocabulary; never renumbers.
+ * few typed-array reads per term instead of a string map lookup (a query scores hundreds of candidate titles of a dozen
+ * terms or more). Grows with the titles' vocabulary; never renumbers.
  */
 const termIds = new Map<string, number>();
 
@@ -63,8 +63,7 @@ const termIds = new Map<string, number>();
  * A title's analysed terms as ids, packed in a string (`titleTermIds`): an id below 2^15 in one UTF-16 unit, a larger
  * one (below 2^30) in two, the first with its high bit set. One object with its units inside it: a query reads the
  * titles of hundreds of candidates scattered over the heap, and an `Int32Array` was a typed-array object and its
- * elements elsewhere, two cache misses per title once a query's other work has moved the titles out of the cache
- * (300 titles scored with the cache emptied before each query: ≈ 90 µs, against ≈ 32 µs warm).
+ * elements elsewhere, two cache misses per title once a query's other work has moved the titles out of the cache.
  */
 export type TitleIds = string;
 
@@ -132,8 +131,8 @@ export class TitleStats {
   }
 
   /**
-   * The same full build in slices, yielding to the event loop between them: counting is ≈ 10 µs per title (2.2 s
-   * for 222k titles), which must not stall a serving process.
+   * The same full build in slices, yielding to the event loop between them: counting takes seconds for the titles of
+   * a 1M-passage index, which must not stall a serving process.
    */
   static async build(titles: readonly TitleInput[]): Promise<TitleStats> {
     const s = new TitleStats();

@@ -111,7 +111,7 @@ function punctCost(visible: number): number {
 
 /**
  * The estimator never prices more than this many UTF-16 units as one token (every piece costs at least its length
- * / 24), so `24 × estimateTokens(s) + 12 ≥ s.length`: callers can reject a text as too long for a budget without
+ * / 24), so `24 · estimateTokens(s) + 12 ≥ s.length`: callers can reject a text as too long for a budget without
  * estimating it (tested as a property).
  */
 export const MAX_CHARS_PER_TOKEN = 24;

@@ -1,5 +1,5 @@
 /**
- * Search threads (issue 14 item 3): svc_search and svc_context run on a pool of worker threads, each with its own
+ * Search threads: svc_search and svc_context run on a pool of worker threads, each with its own
  * reader of the index (search-worker.ts), so searches use every core while the HTTP thread only parses, checks keys
  * and limits, and writes answers. One search holds one thread for its whole run (a few ms at SciFact's size);
  * requests go to the thread with the fewest in flight.
@@ -9,7 +9,7 @@
  * the query runs (PassageIndex.catchUp). Until a thread is ready, or when every thread has failed, the HTTP thread
  * answers itself from its own index; a thread that dies is replaced (its requests in flight are answered here).
  *
- * Why not piscina or tinypool (issue 42 item 4, read against piscina 5 and tinypool 2): they dispatch stateless tasks
+ * Why not piscina or tinypool (read against piscina 5 and tinypool 2): they dispatch stateless tasks
  * over one task port per worker; this pool's work is mostly what they leave to the caller:
  * - messages to every thread in order with its requests (the writer's commits, so a thread follows a write by the
  *   pages it touched; `settle`): their workers read only tasks there (piscina takes any other parentPort message for
@@ -22,7 +22,7 @@
  * - `kill` closing one thread (drain, close its LanceDB handles, exit) rather than terminating it, which aborts the
  *   process at exit (see `kill`); respawn with a growing delay while threads fail to open the index, where piscina
  *   respawns at once, or never again after a failure during start-up.
- * Their part, least-busy dispatch with a per-thread limit and a FIFO queue, is `#slot`/`#handOut` here (≈ 40 lines):
+ * Their part, least-busy dispatch with a per-thread limit and a FIFO queue, is `#slot`/`#handOut` here, a few dozen lines:
  * the library would replace that and leave every channel above to be built beside it.
  */
 import type { Worker } from 'node:worker_threads';
@@ -305,7 +305,7 @@ export class SearchPool implements ToolExecutor {
    * The thread itself is then closed, not terminated: it finishes what it was running (answers nobody reads), closes
    * its index and exits; terminated only if that takes over 10 s. A thread terminated inside LanceDB calls leaves
    * their futures in LanceDB's process-wide runtime, and when the process exits that runtime's shutdown drops them off
-   * the thread that owned them: napi-rs then aborts the process (SIGABRT at exit after a kill, ≈ 1 run in 25 of
+   * the thread that owned them: napi-rs then aborts the process (SIGABRT at exit after a kill, seen in
    * test/tools/search-pool-kill.test.ts on a loaded machine; backtrace: `NativeBorrowStorage::release` ←
    * `Runtime::shutdown_timeout` ← `napi::thread_cleanup`). Returns once it has exited, or after at most 5 s.
    */

@@ -1,5 +1,5 @@
 /**
- * The crawler's frontier and host-fact writes (issue 10): SQL and decisions shared by the SQLite and PostgreSQL
+ * The crawler's frontier and host-fact writes: SQL and decisions shared by the SQLite and PostgreSQL
  * backends, so both apply one set of rules (the policy is crawler/crawl-frontier.ts's, the host facts
  * state/hosts.ts's). Statements are written with PostgreSQL placeholders; `sqlite()` rewrites them for
  * better-sqlite3.

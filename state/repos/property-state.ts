@@ -1,5 +1,5 @@
 /**
- * What webmaster diagnostics read about a property's hosts (issue 11) beyond HostFactsRepo's per-host evidence: the
+ * What webmaster diagnostics read about a property's hosts beyond HostFactsRepo's per-host evidence: the
  * hosts under a domain or host name, the property's sitemaps and status codes from the frontier, its documents,
  * change intervals and the entities its pages feed. The same SQL on both backends (the tables have the same names
  * and columns); only the placeholders differ. Read-only, and only the property's own URLs and aggregates.

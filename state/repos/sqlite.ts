@@ -31,7 +31,7 @@ export interface SqliteRepoOptions {
   /**
    * Usage counters decided in memory and reserved in blocks in the file (state/rate-limits.ts RateLimiter) instead
    * of one write transaction per decision: exact within this process, never over-admitting after a crash, and
-   * several times more decisions per second (docs/benchmarks.md, bench/state-repos.ts).
+   * several times more decisions per second (docs/bench-history.md "State repositories", bench/state-repos.ts).
    * Right for `svc serve` on the embedded default, where one process owns the data dir's counters; not for several
    * processes sharing one file. close() gives unused slots back.
    * @default false

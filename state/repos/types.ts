@@ -70,7 +70,7 @@ export interface FrontierEntry {
    */
   readonly rescope?: boolean;
   /**
-   * A verified owner's fast lane (issue 11): a DONE or QUEUED row becomes due at `at` (default now) with its priority
+   * A verified owner's fast lane: a DONE or QUEUED row becomes due at `at` (default now) with its priority
    * raised; a retrying row keeps its back-off and a dead row its dead letter (only the priority rises), a leased row
    * is left to its holder. Robots, noindex and removal still apply: the pipeline checks them again on the fetch.
    */
@@ -299,7 +299,7 @@ export interface HostFactsRepo {
   withdrawPageLinks(pageRef: number): Promise<void>;
 }
 
-/** One extracted page on its way from a crawler worker to the indexer (issue 10, roles). */
+/** One extracted page on its way from a crawler worker to the indexer (crawler roles). */
 export interface OutboxEntry {
   readonly id: number;
   readonly pageRef: number;
@@ -444,7 +444,7 @@ export interface EntitiesRepo {
   counts(): Promise<{ entities: number; sources: number; pageSources: number; datasetSources: number }>;
 }
 
-/** A property's state rows for webmaster diagnostics (issue 11; planned, not exposed). */
+/** A property's state rows for webmaster diagnostics (planned, not exposed). */
 export interface PropertyStateRows {
   readonly sitemaps: readonly {
     readonly url: string;
@@ -496,11 +496,11 @@ export interface Repositories {
    * when PostgreSQL did not hold them; openRepositories always gives one.
    */
   readonly entities: EntitiesRepo | null;
-  /** Extracted pages from crawler workers to the indexer (roles, issue 10). */
+  /** Extracted pages from crawler workers to the indexer (crawler roles). */
   readonly outbox: OutboxRepo;
-  /** Webmaster properties, proofs, audit and fast lane (issue 11; planned, not exposed). */
+  /** Webmaster properties, proofs, audit and fast lane (planned, not exposed). */
   readonly webmaster: WebmasterRepo;
-  /** A property's crawl state for webmaster diagnostics (issue 11; planned, not exposed). */
+  /** A property's crawl state for webmaster diagnostics (planned, not exposed). */
   readonly propertyState: PropertyStateRepo;
   /** Migration ids applied when this instance opened the database (empty when it was up to date). */
   readonly applied: readonly string[];

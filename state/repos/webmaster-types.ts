@@ -1,5 +1,5 @@
 /**
- * The webmaster repository (issue 11): domain and host properties, their ownership proofs (hashes only), the audit
+ * The webmaster repository: domain and host properties, their ownership proofs (hashes only), the audit
  * log and the fast-lane submissions with their daily per-property quota. Planned feature, NOT exposed: nothing under
  * rest/, tools/ or web/ reaches it; webmaster/ and `svc webmaster` are its only users (docs/webmaster.md).
  * Both backends share the row mappers below, so they return identical records.

@@ -1,5 +1,5 @@
 /**
- * The crawler's frontier bookkeeping and host-fact writes on PostgreSQL (issue 10): admission with the crawler's
+ * The crawler's frontier bookkeeping and host-fact writes on PostgreSQL: admission with the crawler's
  * rules, single-URL claims, completions with validators and adaptive-recrawl inputs, failures, redirect targets,
  * and the host facts svc_site reads. Rules and SQL are shared with SQLite (crawl-sql.ts); rows read then written
  * are locked (FOR UPDATE), so concurrent workers on other machines serialise on the row.

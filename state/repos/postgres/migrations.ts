@@ -164,7 +164,7 @@ export const pgMigrations: readonly Migration[] = [
     `,
   },
   {
-    // Same tables as SQLite's webmaster-001 (issue 11); CHECK vocabularies frozen with it.
+    // Same tables as SQLite's webmaster-001; CHECK vocabularies frozen with it.
     id: 'webmaster-001-properties-proofs-audit-fast-lane',
     sql: webmasterTablesSql('postgres'),
   },

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL backend of the webmaster repository (issue 11). The fast-lane decision takes a transaction-scoped
+ * PostgreSQL backend of the webmaster repository. The fast-lane decision takes a transaction-scoped
  * advisory lock on the property, so concurrent submissions from any replica are decided one at a time and the
  * daily quota is exact; the unique indexes back idempotency and same-day dedup.
  */

@@ -1,5 +1,5 @@
 /**
- * SQLite backend of the webmaster repository (issue 11). Each operation is one better-sqlite3 transaction; the
+ * SQLite backend of the webmaster repository. Each operation is one better-sqlite3 transaction; the
  * fast-lane decision runs under BEGIN IMMEDIATE so every process sharing the file sees one order.
  */
 import { randomUUID } from 'node:crypto';
