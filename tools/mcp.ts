@@ -102,9 +102,9 @@ const enabledTools = (opts: McpBuildOptions): ToolDefinition[] => opts.tools.fil
  *   a raw validation dump);
  * - a tool that does not exist (or is disabled) → JSON-RPC -32602, as the spec lists unknown tools among protocol
  *   errors;
- * - the call counts against the quota (`beforeCall`); refused → an isError result with code rate_limited;
  * - arguments the tool's schema refuses → -32602 with a short message (problem JSON in `error.data`) for protocol
- *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on.
+ *   versions before 2025-11-25, an isError result with code validation_failed from 2025-11-25 on, not counted;
+ * - then the call counts against the quota (`beforeCall`); refused → an isError result with code rate_limited.
  */
 async function screen(
   message: JSONRPCMessage,
@@ -127,12 +127,6 @@ async function screen(
   }
   const tool = byName.get(params.name);
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
-  try {
-    await opts.beforeCall?.(tool);
-  } catch (err) {
-    if (isSvcError(err)) return result(errorResult(err, opts));
-    throw err;
-  }
   const args = params.arguments ?? {};
   try {
     parseToolInput(tool, args);
@@ -140,6 +134,13 @@ async function screen(
     if (!isSvcError(err)) throw err;
     if (protocolVersion >= ARGUMENT_ERRORS_AS_RESULTS) return result(errorResult(err, opts));
     return rpcError(RpcCode.InvalidParams, `Invalid params: ${err.message}`, toProblem(err));
+  }
+  // Counted once the arguments are valid, as on REST: a refused argument uses up no quota (docs/errors.md).
+  try {
+    await opts.beforeCall?.(tool);
+  } catch (err) {
+    if (isSvcError(err)) return result(errorResult(err, opts));
+    throw err;
   }
   rawArguments.set(id, args);
   return null;
