@@ -26,7 +26,7 @@ if (missing) {
   };
   /** The document's laid-out width against the viewport's. */
   const widths = (page: Page): Promise<{ doc: number; viewport: number }> =>
-    page.evaluate(() => ({ doc: document.documentElement.scrollWidth, viewport: window.innerWidth }));
+    page.evaluate('({ doc: document.documentElement.scrollWidth, viewport: window.innerWidth })');
 
   for (const width of [1280, 375]) {
     t.test(`issue 46: a 300-character query wraps within a ${width} px viewport`, async (t) => {
