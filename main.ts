@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createHttpApp, type AppServices } from './rest/app.js';
 import type { MetricFamily } from './rest/metrics.js';
 import { answerClientError } from './rest/client-error.js';
+import { startingHandler } from './rest/starting.js';
 import { openStateDb, type StateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
@@ -64,7 +65,12 @@ export interface ServiceOptions {
    * and, for the indexer, an outbox batch (default the drainer's 30000).
    */
   readonly crawlLeaseMs?: number;
+  /** Told each step of the start before it is taken (`svc serve` reports it on /readyz while starting). */
+  readonly onStage?: (stage: StartupStage) => void;
 }
+
+/** The steps of {@link createServices} that can take long: a database to reach, a model to load, tables to wait for. */
+export type StartupStage = 'state database' | 'embedding model' | 'index tables';
 
 /**
  * Roles of a fleet: `all` is the one-process default (crawler writes the index directly); `api` only serves;
@@ -106,6 +112,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const now = opts.now ?? (() => new Date());
   const role = opts.role ?? 'all';
+  opts.onStage?.('state database');
   const db = openStateDb(stateFile(config));
   // The API state (keys, usage counters, documents, host facts, requests) is the repositories': on PostgreSQL with
   // SVC_DATABASE_URL, shared by every replica; otherwise on the very SQLite handle the crawler uses (one file, one
@@ -136,7 +143,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let index: PassageIndex;
   let pool: SearchPool | null = null;
   try {
+    opts.onStage?.('embedding model');
     embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
+    opts.onStage?.('index tables');
     const location = indexLocation(config);
     // A process that does not write the index must look for the writer's new versions (every second unless
     // SVC_INDEX_READ_CONSISTENCY_S says otherwise). Its search threads need no interval of their own: each request
@@ -405,12 +414,27 @@ export interface ServerTimeouts {
   readonly checkIntervalMs?: number;
 }
 
-/** Starts the HTTP server (REST, /mcp, pages, health) on the configured host and port. */
-export async function startServer(services: Services, timeouts: ServerTimeouts = {}): Promise<RunningServer> {
-  const { config } = services.deps;
-  const app = createHttpApp(services);
+/** A server listening before the services exist: it answers as a starting process until {@link Listening.serve}. */
+export interface Listening extends RunningServer {
+  /** Hands every request from now on to the service's app (REST, /mcp, pages, health). */
+  serve(services: Services): void;
+}
+
+/**
+ * Listens on the configured host and port at once, answering as a starting process (rest/starting.ts: /healthz 200,
+ * /readyz 503 with `waitingFor()`, the rest 503) until `serve` hands it the app: liveness from the first second.
+ */
+export async function listen(config: Config, o: { role: Role; waitingFor: () => string; timeouts?: ServerTimeouts }): Promise<Listening> {
+  const starting = startingHandler({
+    bindHost: config.host,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    role: o.role,
+    waitingFor: o.waitingFor,
+  });
+  const timeouts = o.timeouts ?? {};
   // A missing Host is answered by the app with problem+json (rest/served-host.ts), not by Node with an empty 400.
-  const server = createServer({ connectionsCheckingInterval: timeouts.checkIntervalMs ?? 1000, requireHostHeader: false }, app.callback());
+  const server = createServer({ connectionsCheckingInterval: timeouts.checkIntervalMs ?? 1000, requireHostHeader: false }, starting);
   server.requestTimeout = timeouts.requestTimeoutMs ?? 30_000;
   server.headersTimeout = timeouts.headersTimeoutMs ?? 10_000;
   server.on('clientError', answerClientError);
@@ -423,6 +447,10 @@ export async function startServer(services: Services, timeouts: ServerTimeouts =
   return {
     server,
     url: `http://${host}:${addr.port}`,
+    serve: (services) => {
+      server.removeListener('request', starting);
+      server.on('request', createHttpApp(services).callback());
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -430,4 +458,11 @@ export async function startServer(services: Services, timeouts: ServerTimeouts =
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       }),
   };
+}
+
+/** Starts the HTTP server (REST, /mcp, pages, health) on the configured host and port, serving `services` at once. */
+export async function startServer(services: Services, timeouts: ServerTimeouts = {}): Promise<RunningServer> {
+  const l = await listen(services.deps.config, { role: (services.role ?? 'all') as Role, waitingFor: () => 'nothing', timeouts });
+  l.serve(services);
+  return l;
 }

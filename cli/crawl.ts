@@ -17,6 +17,7 @@ import { openStateDb, type StateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
+import { onStopSignals } from './stop-signals.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 
@@ -183,10 +184,9 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
       );
     }, deps.progressMs ?? 250);
   }
-  const onSignal = (): void => {
-    void crawler.stop();
-  };
-  process.once('SIGINT', onSignal);
+  // Ctrl-C and SIGTERM alike: in-flight items are aborted and handed back to the frontier, then the summary.
+  const stop = onStopSignals();
+  stop.signal.addEventListener('abort', () => void crawler.stop(), { once: true });
   let stats: CrawlStats;
   try {
     stats = await crawler.runUntilIdle({
@@ -195,7 +195,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
       ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
     });
   } finally {
-    process.removeListener('SIGINT', onSignal);
+    stop.dispose();
     if (timer) clearInterval(timer);
     if (tty) io.stdout.write('\r\x1b[2K');
   }
@@ -211,7 +211,7 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
   db.close();
   io.stdout.write(
     [
-      `crawl finished in ${secs.toFixed(1)} s`,
+      `crawl ${stop.received() ? `stopped by ${stop.received()}` : 'finished'} in ${secs.toFixed(1)} s`,
       `  fetched   ${stats.fetched}`,
       `  indexed   ${stats.indexed}`,
       `  excluded  ${stats.excluded}`,

@@ -8,8 +8,17 @@ import { startTestWeb } from '../fixtures/test-web/index.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
 
-/** Hosts a first crawl starts from: static Canadian sites with JSON-LD establishments, a sitemap and robots rules. */
-const STARTER_HOSTS = ['ville-quebec.test', 'ontario-gov.test', 'gc-ca.test', 'shop-montreal.test'];
+/**
+ * Where a first crawl starts: static Canadian sites with JSON-LD establishments, a sitemap and robots rules. Each
+ * seed is a path SvcBot may fetch, so every host named gets pages: gc-ca.test's robots.txt disallows `/` and lets
+ * SvcBot into `/en/` only (test/cli/fixtures.test.ts crawls the printed command).
+ */
+export const STARTER_SEEDS: readonly { readonly host: string; readonly path: string }[] = [
+  { host: 'ville-quebec.test', path: '/' },
+  { host: 'ontario-gov.test', path: '/' },
+  { host: 'gc-ca.test', path: '/en/benefits.html' },
+  { host: 'shop-montreal.test', path: '/' },
+];
 
 /** Resolves when the process is asked to stop (tests pass their own signal). */
 const untilSignal = (signal?: AbortSignal): Promise<void> =>
@@ -42,14 +51,14 @@ export async function fixturesCommand(argv: string[], io: CliIo, opts: { signal?
     }
     throw err;
   }
-  const pins = STARTER_HOSTS.map((h) => `--resolve ${h}:${web.port}:127.0.0.1`).join(' ');
+  const pins = STARTER_SEEDS.map((s) => `--resolve ${s.host}:${web.port}:127.0.0.1`).join(' ');
   io.stdout.write(
     [
       `svc fixtures: the local test web is on 127.0.0.1:${web.port} (${web.hosts.length} virtual hosts; see fixtures/test-web/README.md)`,
       `  hosts:   ${web.hosts.join(' ')}`,
       `  pins:    SVC_RESOLVE="${web.pins.join(' ')}"`,
       `  crawl:   npx svc crawl --allow-loopback --stay-on-hosts ${pins} \\`,
-      `             --seeds ${STARTER_HOSTS.map((h) => web.url(h, '/')).join(' ')}`,
+      `             --seeds ${STARTER_SEEDS.map((s) => web.url(s.host, s.path)).join(' ')}`,
       'Ctrl-C stops it.',
     ].join('\n') + '\n',
   );

@@ -49,6 +49,7 @@ ${DATA_DIR}
                  [--lease-ms MS]
   Crawls from the seeds into the index, then exits 0 when nothing is due within --wait seconds (what is still
   queued for later is listed, with when it is due). Running it again resumes; svc serve continues the same frontier.
+  Ctrl-C or SIGTERM stops it: the URLs in flight go back to the frontier, the summary is printed, exit 0.
   --seeds URL…          start URLs (repeat the flag or list them after it)
   --seeds-file F        one start URL per line (# comments allowed)
   --max-pages N         stop after N pages have been dispatched
@@ -65,6 +66,7 @@ ${DATA_DIR}
                         dead process held come back to any crawler after at most this long (default 40000)`,
   ingest: `usage: svc ingest --jsonl FILE [--name N] [--embedder auto|none|hashing] [--batch N] [--data-dir D]
   Adds a BEIR-format corpus (JSONL, .gz accepted) to the index through the same path as crawled pages.
+  Ctrl-C or SIGTERM stops reading: the records read so far are written, the summary is printed, exit 130.
   --name N              corpus name (default: from the file or folder name)
   --embedder E          auto (the model of SVC_MODEL_DIR if present), none (BM25 only) or hashing
   --batch N             documents written per batch (default 256)

@@ -18,6 +18,7 @@ import { PassageIndex } from '../index/store.js';
 import type { PageInput, PassageInput } from '../page-model.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
+import { onStopSignals } from './stop-signals.js';
 
 /** One BEIR corpus line. */
 export interface CorpusDoc {
@@ -29,24 +30,36 @@ export interface CorpusDoc {
 /** Longest passage cut from a corpus document, in words (most abstracts fit in one). */
 export const CORPUS_PASSAGE_WORDS = 320;
 
-/** Reads a BEIR JSONL corpus (plain or gzip), skipping blank lines. */
-export async function* readCorpus(file: string): AsyncGenerator<CorpusDoc> {
+/** Reads a BEIR JSONL corpus (plain or gzip), skipping blank lines; ends early, without error, once `stop` aborts. */
+export async function* readCorpus(file: string, stop?: AbortSignal): AsyncGenerator<CorpusDoc> {
   const raw = createReadStream(file);
   const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
   const rl = createInterface({ input, crlfDelay: Infinity });
+  // Closing the reader ends the loop below even while it waits for input (a slow disk, a pipe).
+  const close = (): void => {
+    rl.close();
+    raw.destroy();
+  };
+  if (stop?.aborted) close();
+  stop?.addEventListener('abort', close, { once: true });
   let line = 0;
-  for await (const l of rl) {
-    line++;
-    if (l.trim() === '') continue;
-    let d: unknown;
-    try {
-      d = JSON.parse(l);
-    } catch {
-      throw new UsageError(`${file}:${line}: not JSON`);
+  try {
+    for await (const l of rl) {
+      line++;
+      if (l.trim() === '') continue;
+      let d: unknown;
+      try {
+        d = JSON.parse(l);
+      } catch {
+        throw new UsageError(`${file}:${line}: not JSON`);
+      }
+      const o = d as Record<string, unknown>;
+      if (typeof o._id !== 'string' && typeof o._id !== 'number') throw new UsageError(`${file}:${line}: missing _id`);
+      yield { _id: String(o._id), title: typeof o.title === 'string' ? o.title : '', text: typeof o.text === 'string' ? o.text : '' };
+      if (stop?.aborted) return;
     }
-    const o = d as Record<string, unknown>;
-    if (typeof o._id !== 'string' && typeof o._id !== 'number') throw new UsageError(`${file}:${line}: missing _id`);
-    yield { _id: String(o._id), title: typeof o.title === 'string' ? o.title : '', text: typeof o.text === 'string' ? o.text : '' };
+  } finally {
+    stop?.removeEventListener('abort', close);
   }
 }
 
@@ -234,8 +247,12 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     inFlight = current;
     if (previous) await previous;
   };
+  // Ctrl-C and SIGTERM alike: reading stops, every record read so far is written (its page_ref is allocated
+  // already), then the summary, and exit 130 (interrupted: the corpus is not complete; running again finishes it).
+  const stop = onStopSignals();
+  io.stderr.write(`ingesting ${values.jsonl} as corpus ${name} (Ctrl-C or SIGTERM stops after writing what was read)\n`);
   try {
-    for await (const doc of readCorpus(values.jsonl)) {
+    for await (const doc of readCorpus(values.jsonl, stop.signal)) {
       const url = corpusUrl(name, doc._id);
       const ref = await documents.allocate(url, corpusHost(name, doc._id));
       const page = corpusPage(doc, ref, name, fetchedAt);
@@ -246,12 +263,19 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     }
     await flush();
     await inFlight;
-    await index.optimize();
+    const stoppedBy = stop.received();
+    // An interrupted run leaves compaction to the next writer: the operator asked to stop now.
+    if (!stoppedBy) await index.optimize();
     progress(io, n, passages, started, true);
     const s = await index.stats();
     io.stdout.write(`index: ${s.pages} pages, ${s.passages} passages, ${s.vectors} vectors, ranking ${s.rankingMode}\n`);
+    if (stoppedBy) {
+      io.stdout.write(`ingest stopped by ${stoppedBy}: the ${n} records read are indexed; run the same command again to finish\n`);
+      return 130;
+    }
     return 0;
   } finally {
+    stop.dispose();
     await inFlight?.catch(() => undefined); // a failed read must not close the index under a write
     await index.close();
     await embedder?.close();

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { isSvcError } from '../errors.js';
-import { createServices, ROLES, startServer, type Role, type Services } from '../main.js';
+import { createServices, listen, ROLES, type Listening, type Role, type Services } from '../main.js';
 import { redactDatabaseUrl } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
+import { onStopSignals } from './stop-signals.js';
 
 /** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
 export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
@@ -41,24 +42,13 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`svc serve: --lease-ms must be an integer ≥ 100 (got ${JSON.stringify(values['lease-ms'])})\n`);
     return 2;
   }
-  let services: Services;
+  // Listen first: /healthz answers from the first second and /readyz says what the start waits for (a database,
+  // the model, an indexer's tables), while the stores open; the app takes over the same socket once they are.
+  let stage: string = 'state database';
+  let listening: Listening;
   try {
-    services = await createServices(config, { role: role as Role, ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}) });
+    listening = await listen(config, { role: role as Role, waitingFor: () => stage });
   } catch (err) {
-    // The state database cannot be reached at start: one line (password masked), and a supervisor may retry.
-    if (isSvcError(err) && err.code === 'unavailable' && config.databaseUrl) {
-      io.stderr.write(
-        `svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`,
-      );
-      return 1;
-    }
-    throw err;
-  }
-  let running;
-  try {
-    running = await startServer(services);
-  } catch (err) {
-    await services.close();
     const code = (err as NodeJS.ErrnoException).code;
     // A person reads this, not a stack trace: say what is wrong and what to change.
     if (code === 'EADDRINUSE') {
@@ -73,22 +63,47 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     }
     throw err;
   }
-  services.start();
+  io.stdout.write(`svc starting at ${listening.url}: /healthz answers now, /readyz once the stores are open (role ${role})\n`);
+  // Ctrl-C and SIGTERM alike, from the start: a stop asked for while the stores open is honoured once they are.
+  const stop = onStopSignals();
+  let services: Services;
+  try {
+    services = await createServices(config, {
+      role: role as Role,
+      ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}),
+      onStage: (s) => (stage = s),
+    });
+  } catch (err) {
+    stop.dispose();
+    await listening.close();
+    // The state database cannot be reached at start: one line (password masked), and a supervisor may retry.
+    if (isSvcError(err) && err.code === 'unavailable' && config.databaseUrl) {
+      io.stderr.write(
+        `svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`,
+      );
+      return 1;
+    }
+    throw err;
+  }
   const log = services.deps.log;
-  log.info({ url: running.url, data_dir: config.dataDir }, 'svc listening');
+  if (stop.signal.aborted) {
+    log.info({ signal: stop.received() }, 'shutting down before serving');
+    stop.dispose();
+    await listening.close();
+    await services.close();
+    return 0;
+  }
+  listening.serve(services);
+  services.start();
+  log.info({ url: listening.url, data_dir: config.dataDir }, 'svc listening');
   io.stdout.write(
-    `svc listening on ${running.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`,
+    `svc listening on ${listening.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`,
   );
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, 'shutting down');
-      void running
-        .close()
-        .then(() => services.close())
-        .then(resolve, resolve);
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+  stop.dispose();
+  log.info({ signal: stop.received() }, 'shutting down');
+  // Requests in flight finish, then the background work stops (the crawler hands its leases back) and the stores close.
+  await listening.close();
+  await services.close().catch((err: unknown) => log.warn({ err: (err as Error).name }, 'closing the stores failed'));
   return 0;
 }

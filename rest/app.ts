@@ -155,10 +155,14 @@ export function createHttpApp(s: AppServices): Koa {
     await next();
   });
 
-  const toolContext = async (ctx: Context): Promise<ToolContext> => {
+  const toolContext = async (ctx: Context) => {
     const key = await authenticate(ctx, s.keys);
-    await enforceRate(s.usage, key, (n, v) => ctx.set(n, v), s.deps.now());
-    return { deps: s.deps, caller: { keyId: key.id, digest: key.digest } };
+    const set = (n: string, v: string): void => ctx.set(n, v);
+    return {
+      toolCtx: { deps: s.deps, caller: { keyId: key.id, digest: key.digest } } satisfies ToolContext,
+      count: () => enforceRate(s.usage, key, set, s.deps.now()),
+      show: async () => setRateHeaders(set, await s.usage.peek(key.digest, { perMinute: key.perMinute, perDay: key.perDay }, s.deps.now())),
+    };
   };
 
   const router = new Router();

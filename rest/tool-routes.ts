@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { SvcError } from '../errors.js';
-import { callTool } from '../tools/call-tool.js';
+import { callTool, parseToolInput } from '../tools/call-tool.js';
 import type { RestBinding, ToolContext, ToolDefinition } from '../tools/define-tool.js';
 import { propertyTypes, toolJsonSchemas, type JsonSchema } from '../tools/json-schema.js';
 import { readJsonBody } from './body.js';
@@ -60,17 +60,30 @@ async function restInput(ctx: Context, tool: ToolDefinition, binding: RestBindin
   return base;
 }
 
-/** Mounts every REST binding of every tool onto the router. `context(ctx)` authenticates and counts the call. */
+/**
+ * Mounts every REST binding of every tool onto the router. `context(ctx)` authenticates; its `count()` counts the
+ * call against the key's quotas, once the input is valid: a 422 uses up no quota and `show()`s it (docs/errors.md).
+ */
 export function mountToolRoutes(
   router: Router,
   tools: readonly ToolDefinition[],
-  opts: { bodyLimit: number; context: (ctx: Context) => Promise<ToolContext> },
+  opts: {
+    bodyLimit: number;
+    context: (ctx: Context) => Promise<{ toolCtx: ToolContext; count: () => Promise<void>; show: () => Promise<void> }>;
+  },
 ): void {
   for (const tool of tools) {
     for (const binding of tool.rest) {
       const handler = async (ctx: Context): Promise<void> => {
-        const toolCtx = await opts.context(ctx);
+        const { toolCtx, count, show } = await opts.context(ctx);
         const input = await restInput(ctx, tool, binding, opts.bodyLimit);
+        try {
+          parseToolInput(tool, input);
+        } catch (err) {
+          await show(); // the quota headers, as they stand: this call is not counted
+          throw err;
+        }
+        await count();
         const out = await callTool(tool, input, toolCtx);
         ctx.status = binding.successStatus ?? 200;
         ctx.body = binding.respond ? (binding.respond as (o: unknown) => unknown)(out) : out;

@@ -123,10 +123,10 @@ export class Documents {
     stmt(this.#db, 'UPDATE documents SET status = ?, reason = ?, last_fetched = ? WHERE page_ref = ?').run(status, reason, at, pageRef);
   }
 
-  /** Pages indexed now whose first sighting or last content change is at or after `since`, newest first. */
+  /** Crawled pages indexed now whose first sighting or last content change is at or after `since`, newest first. */
   fresh(since: string, limit: number): (DocumentRow & { change: 'new' | 'changed' })[] {
     this.#fresh ??= this.#db.prepare<[string, number], DocRow>(
-      `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= ?
+      `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= ? AND url NOT LIKE 'corpus:%'
        ORDER BY last_changed DESC, page_ref DESC LIMIT ?`,
     );
     const rows = this.#fresh.all(since, limit);

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { SvcError } from '../errors.js';
 import { EntityQueryError, PAGE_LICENCE_NOTE, type EntityRecord } from '../state/entities.js';
-import { detailSchema, provinceFilterSchema, type Detail } from './common-schemas.js';
+import { DETAIL_LEVELS, provinceFilterSchema, type Detail } from './common-schemas.js';
 import { defineTool } from './define-tool.js';
 
 const addressSchema = z
@@ -34,7 +34,7 @@ export const entitySchema = z
     source_ids: z
       .array(z.string())
       .describe(
-        'Ids of the sources of this record ("odcaf:row:…", "odhf:row:…" for open data, "page:…" for a crawled page); detail "full" gives each with provenance and licence.',
+        'Ids of the sources of this record ("odcaf:row:…", "odhf:row:…" for open data, "page:…" for a crawled page); by id, or with detail "full", each comes with provenance and licence.',
       ),
     observations: z
       .array(
@@ -46,7 +46,9 @@ export const entitySchema = z
         }),
       )
       .optional()
-      .describe('[full] Every fact as each source stated it. Declared data is an observation of its source, not guaranteed by svc.'),
+      .describe(
+        '[by id, or detail "full"] Every fact as each source stated it. Declared data is an observation of its source, not guaranteed by svc.',
+      ),
     sources: z
       .array(
         z.object({
@@ -78,7 +80,7 @@ export const entitySchema = z
         }),
       )
       .optional()
-      .describe('[full] Each source with provenance and licence.'),
+      .describe('[by id, or detail "full"] Each source with provenance and licence.'),
     last_verified_at: z
       .string()
       .describe(
@@ -106,12 +108,19 @@ const input = z.object({
     .describe('schema.org type, subtypes included (MedicalOrganization finds Hospital), or a kind word (library, hôpital).'),
   limit: z.number().int().min(1).max(20).default(10).describe('Records to return.'),
   id: z.string().min(1).max(64).optional().describe('A durable entity id (ent_…): just that record; other filters ignored.'),
-  detail: detailSchema("each source's provenance and licence and every per-source observation"),
+  // Optional, not defaulted: by id the durable record is the point (spec §4: provenance, licence, observations,
+  // verification time), so there it defaults to "full"; a list stays brief unless asked.
+  detail: z
+    .enum(DETAIL_LEVELS)
+    .optional()
+    .describe(
+      '"full" adds each source\'s provenance and licence and every per-source observation. Default: "full" for one record by id, "default" (brief) for a list.',
+    ),
 });
 
 /**
- * The record as returned: by default the facts, last_verified_at and the source ids (~130 o200k tokens); "full"
- * adds the per-source provenance, licences and observations (~300 more for one source, issue 13).
+ * The record as returned: brief, the facts, last_verified_at and the source ids (~130 o200k tokens); "full" (the
+ * default by id) adds the per-source provenance, licences and observations (~300 more for one source, issue 13).
  */
 function shape(rec: EntityRecord, detail: Detail): z.input<typeof entitySchema> {
   const { observations, sources, ...facts } = rec;
@@ -159,11 +168,11 @@ export const entitiesTool = defineTool({
     if (inp.id !== undefined) {
       const rec = await store.get(inp.id);
       if (!rec) throw new SvcError('not_found', `no entity with id ${inp.id}`);
-      return { entities: [shape(rec, inp.detail)], notice: ENTITY_NOTICE };
+      return { entities: [shape(rec, inp.detail ?? 'full')], notice: ENTITY_NOTICE };
     }
     try {
       const list = await store.search({ q: inp.q, province: inp.province, locality: inp.locality, kind: inp.kind, limit: inp.limit });
-      return { entities: list.map((r) => shape(r, inp.detail)), notice: ENTITY_NOTICE };
+      return { entities: list.map((r) => shape(r, inp.detail ?? 'default')), notice: ENTITY_NOTICE };
     } catch (e) {
       // The schema cannot list every kind word or say which text folds to no word: such a filter matches nothing
       // (an empty answer, as for any filter), never a 422 for a value the schema admits.

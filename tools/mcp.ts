@@ -161,8 +161,9 @@ async function screenOne(
   // The spec lists unknown tools among protocol errors; a disabled tool does not exist.
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
   try {
-    await opts.countCall(tool);
     const input: unknown = parseToolInput(tool, params.arguments ?? {});
+    // Counted once the arguments are valid, as on REST: a refused argument uses up no quota (docs/errors.md).
+    await opts.countCall(tool);
     // The handler receives the parsed value (defaults filled in) as is.
     return { forward: { ...request, params: { ...params, arguments: input } } };
   } catch (err) {

@@ -6,8 +6,11 @@ import type { ClaimedItem, FrontierKind, StoredUrlRequest, UrlRequestStatus, Url
 export { toKeyRecord, type KeyRow } from '../keys.js';
 export { classifyChange, toDocument, type DocRow } from '../documents.js';
 
-/** svc_fresh's query (as state/documents.ts Documents.fresh), in PostgreSQL placeholders. */
-export const FRESH_SQL = `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= $1
+/**
+ * svc_fresh's query (as state/documents.ts Documents.fresh), in PostgreSQL placeholders. Crawled pages only: an
+ * ingested corpus record (`corpus:<name>/<id>`, cli/ingest.ts) is not new on the Web (docs/api-tools.md).
+ */
+export const FRESH_SQL = `SELECT * FROM documents WHERE status = 'indexed' AND last_changed >= $1 AND url NOT LIKE 'corpus:%'
   ORDER BY last_changed DESC, page_ref DESC LIMIT $2`;
 
 export const freshRow = (r: DocRow): DocumentRow & { change: 'new' | 'changed' } => ({

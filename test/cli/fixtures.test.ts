@@ -4,6 +4,9 @@ import { Writable } from 'node:stream';
 import t from 'tap';
 import { fixturesCommand } from '../../cli/fixtures.js';
 import { UsageError } from '../../cli/io.js';
+import { crawlCommand } from '../../cli/crawl.js';
+import { openStateDb } from '../../state/db.js';
+import { join } from 'node:path';
 
 const get = (port: number, host: string, path: string): Promise<{ status: number; body: string }> =>
   new Promise((ok, fail) => {
@@ -40,4 +43,38 @@ t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and pr
   await t.rejects(get(port, 'ville-quebec.test', '/'), 'stopped: nothing listens any more');
   await t.rejects(fixturesCommand(['serve', '--host', '0.0.0.0'], { stdout, stderr: stdout, env: {} }), UsageError, 'loopback only');
   await t.rejects(fixturesCommand([], { stdout, stderr: stdout, env: {} }), UsageError);
+});
+
+t.test('issue 46: the crawl command svc fixtures serve prints gets indexed pages on every host it names', async (t) => {
+  let out = '';
+  const stdout = new Writable({
+    write(c, _e, cb) {
+      out += String(c);
+      cb();
+    },
+  });
+  const stop = new AbortController();
+  const running = fixturesCommand(['serve', '--port', '0'], { stdout, stderr: stdout, env: {} }, { signal: stop.signal });
+  t.teardown(async () => {
+    stop.abort();
+    await running;
+  });
+  while (!out.includes('Ctrl-C')) await new Promise((r) => setTimeout(r, 20));
+  // The printed command, as a person copies it (the line continuation joined), run through the real CLI.
+  const command = /npx svc crawl (.*)\\\n\s+(--seeds .*)\n/.exec(out);
+  t.ok(command, out);
+  const args = `${command![1]!} ${command![2]!}`.split(/\s+/).filter((a) => a !== '');
+  const seeds = args.slice(args.indexOf('--seeds') + 1);
+  const named = seeds.map((s) => new URL(s).hostname);
+  t.same(named, ['ville-quebec.test', 'ontario-gov.test', 'gc-ca.test', 'shop-montreal.test']);
+  const data = join(t.testdir(), 'data');
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const code = await crawlCommand([...args, '--data-dir', data, '--gap-ms', '50'], { stdout: sink, stderr: sink, env: {} });
+  t.equal(code, 0);
+  const db = openStateDb(join(data, 'state.sqlite'));
+  t.teardown(() => db.close());
+  for (const host of named) {
+    const n = db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM documents WHERE host = ? AND status = 'indexed'`).get(host)!.n;
+    t.ok(n > 0, `${host}: ${n} pages indexed`);
+  }
 });

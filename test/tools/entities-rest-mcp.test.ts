@@ -70,9 +70,28 @@ t.test('issue 5: the seven tools over REST and MCP after a real crawl', async (t
   const ents = await same('entities', 'svc_entities', { q: 'gabrielle', kind: 'Library' }, '/api/v1/entities?q=gabrielle&kind=Library');
   const rec = (ents.entities as { id: string; name: string }[])[0]!;
   t.equal(rec.name, 'Bibliothèque Gabrielle-Roy');
+  // Issue 46: by id, the durable record of the spec (provenance, licence, observations, verification time) without
+  // detail=full; the list stays brief; detail=default by id gives the brief record.
+  t.equal((rec as Record<string, unknown>).sources, undefined, 'the list is brief');
   const byId = await api(s, `/api/v1/entities/${rec.id}`);
   t.equal(byId.status, 200);
-  t.same(byId.body, rec, 'GET /entities/{id} returns the one record');
+  t.match(byId.body, {
+    ...rec,
+    last_verified_at: String,
+    observations: [{ field: String, source_id: /^page:/, observed_at: String }],
+    sources: [
+      {
+        source_id: /^page:/,
+        type: 'page',
+        provenance: { page_url: lib },
+        licence: { statement: String },
+        verified_at: String,
+      },
+    ],
+  });
+  const byIdMcp = await client.callTool({ name: 'svc_entities', arguments: { id: rec.id } });
+  t.same((byIdMcp.structuredContent as { entities: unknown[] }).entities[0], byId.body, 'svc_entities by id: the same full record');
+  t.same((await api(s, `/api/v1/entities/${rec.id}?detail=default`)).body, rec, 'detail=default by id: the brief record');
   const bakery = await api(s, '/api/v1/entities?province=QC&kind=FoodEstablishment');
   t.ok((bakery.body as { entities: { kind: string }[] }).entities.some((e) => e.kind === 'Bakery'));
 

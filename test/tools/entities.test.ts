@@ -85,8 +85,8 @@ t.test('svc_entities: filters, kind subtypes, id lookup, bounds', async (t) => {
   );
   const roch = await callTool(entitiesTool, { q: 'saint roch', province: 'CA-QC', limit: 1 }, ctx);
   t.equal(roch.entities.length, 1);
-  const one = await callTool(entitiesTool, { id: roch.entities[0]!.id }, ctx);
-  t.same(one.entities, roch.entities);
+  const one = await callTool(entitiesTool, { id: roch.entities[0]!.id, detail: 'default' }, ctx);
+  t.same(one.entities, roch.entities, 'by id with detail "default": the brief record of the list');
   t.equal((await err(callTool(entitiesTool, { id: 'ent_missing' }, ctx)))?.code, 'not_found');
   for (const bad of [{ limit: 21 }, { limit: 0 }, { province: 'Texas' }, { province: '00' }, { q: '' }, { q: 'x'.repeat(201) }]) {
     t.equal((await err(callTool(entitiesTool, bad, ctx)))?.code, 'validation_failed', JSON.stringify(bad));

@@ -201,7 +201,7 @@ t.test(`issue 13: an entity costs at most ${ENTITY_MAX} tokens by default; obser
       observations: [{ field: 'name', source_id: /^odcaf:/ }],
       sources: [{ licence: { name: 'Open Government Licence – Canada' } }],
     });
-    const one = await api(s, `/api/v1/entities/${String(list[0]!.id)}`);
-    t.same(one.body, list[0], 'GET /entities/{id} gives the same default record');
+    const one = await api(s, `/api/v1/entities/${String(list[0]!.id)}?detail=default`);
+    t.same(one.body, list[0], 'GET /entities/{id}?detail=default gives the same brief record (issue 46: full by default)');
   }
 });

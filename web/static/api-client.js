@@ -118,13 +118,20 @@ export function showProblem(box, err) {
     } else {
       const title = typeof p.title === 'string' ? p.title : `HTTP ${err.status}`;
       box.append(el('p', err.status > 0 ? `${title} (${err.status}${p.code ? `, ${p.code}` : ''})` : title, 'problem-title'));
-      if (typeof p.detail === 'string' && p.detail !== title) box.append(el('p', p.detail, 'problem-detail'));
-      if (Array.isArray(p.errors) && p.errors.length > 0) {
-        const ul = el('ul', null, 'problem-errors');
-        for (const e of p.errors) {
+      const detail = typeof p.detail === 'string' && p.detail !== title ? p.detail : null;
+      if (detail) box.append(el('p', detail, 'problem-detail'));
+      // A field issue that only repeats the detail (`url: …` twice) is shown once.
+      const lines = (Array.isArray(p.errors) ? p.errors : [])
+        .map((e) => {
           const field = Array.isArray(e?.path) && e.path.length > 0 ? e.path.join('.') : 'input';
-          ul.append(el('li', `${field}: ${typeof e?.issue === 'string' ? e.issue : 'invalid'}`));
-        }
+          const issue = typeof e?.issue === 'string' ? e.issue : 'invalid';
+          return { line: `${field}: ${issue}`, issue };
+        })
+        .filter(({ line, issue }) => line !== detail && issue !== detail)
+        .map(({ line }) => line);
+      if (lines.length > 0) {
+        const ul = el('ul', null, 'problem-errors');
+        for (const line of lines) ul.append(el('li', line));
         box.append(ul);
       }
       if (err.retryAfter) box.append(el('p', `Try again in ${err.retryAfter} s.`, 'problem-detail'));

@@ -51,7 +51,8 @@ function readLocation() {
   const p = new URLSearchParams(window.location.search);
   const lang = p.get('language') ?? '';
   return {
-    q: (p.get('q') ?? '').trim().slice(0, 300),
+    // Not cut to the API's bound: an over-long query from an address is sent as is, and the API's 422 says why.
+    q: (p.get('q') ?? '').trim(),
     offset: clampOffset(Number(p.get('offset') ?? '0')),
     language: LANGUAGES.has(lang) ? lang : '',
   };
