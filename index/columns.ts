@@ -1,10 +1,6 @@
 /**
- * The column table of the three LanceDB tables: each column once, with its Arrow type, nullability, TypeScript type
- * and the reads that need it. The Arrow schemas, the row types and every column list a read selects are generated
- * from it, so a column is added or renamed in one place.
- *
- * Order matters only for tables created from now on (an existing table keeps its own schema; writes take the
- * table's schema, see store.ts), and is kept as it always was.
+ * The column table of the three LanceDB tables: each column once, from which schemas, row types and every read's
+ * column list are generated, so a column is added or renamed in one place. Order matters only for new tables.
  */
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8, type DataType } from 'apache-arrow';
 import type { DateSource } from '../page-model.js';

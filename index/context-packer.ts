@@ -1,21 +1,7 @@
 /**
- * Packs retrieved passages into an agent context (svc_context, spec §2.1) within two hard bounds: a token budget
- * (`max_tokens`) and a number of distinct source pages (`max_sources`).
- *
- * Rules:
- * - Relevance order with host diversity: candidates are taken in rounds — round r takes every host's r-th best
- *   passage, hosts in the order of their best passage — so one host cannot fill the budget while other hosts
- *   still have relevant passages, and within a host the best passages come first.
- * - Token accounting is explicit: each context item costs the estimated tokens of its passage plus an overhead
- *   for its source URL, its cite text, its dates and the fixed JSON fields (page_ref, content_trust, keys). The reported
- *   total is the exact sum over the returned items, and it is never above `maxTokens`.
- * - A passage too big for what is left is truncated (at a sentence or word boundary) rather than dropped, when a
- *   useful part of it fits; the first item is always truncated to fit.
- * - Passages of one page with consecutive ordinals are merged into one item (one source header instead of two).
- * - Returned passage text is always a candidate passage, a prefix of one, or consecutive passages of one page
- *   joined by {@link PASSAGE_JOINER} (or a prefix of such a join): never invented text.
- *
- * Pure and deterministic: the same candidates and options give the same result.
+ * Packs retrieved passages into an agent context (svc_context) within `max_tokens` and `max_sources`.
+ * Round-robin across hosts so one host cannot fill the budget; returned text is always (a prefix of) candidate
+ * passages, never invented. Pure and deterministic (rules: docs/architecture.md#context-packing-rules).
  */
 import { formatCite } from './cite.js';
 import { looksLikeInstructions } from './instruction-guard.js';

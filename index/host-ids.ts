@@ -17,13 +17,9 @@ export interface HostIdSource {
 export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
 
 /**
- * Reads the host, host id and language of every page (what the registry and the language set are loaded from), or,
- * with `after`, of the rows whose row id is greater: the rows committed since a read that saw row ids up to `after`.
- * Every commit that can bring a host, a host id or a language — a merge-insert, an update (`adopt`), a compaction —
- * writes its rows into new fragments, whose ids (and so the row ids, fragment << 32 | offset) are greater than any
- * the table had (LanceDB assigns them at commit, and keeps them rising across a restore, as write-journal.ts's
- * rollback does; test/index/host-follow-reads-new-rows.test.ts holds it to both). A reader following a writer
- * at 1M passages so reads only the new rows, not every pages row on each version.
+ * Reads host, host id and language of every page or, with `after`, of rows with a greater row id only. Every commit
+ * that can bring a host writes new fragments with ever-greater row ids (even across a restore; tested in
+ * test/index/host-follow-reads-new-rows.test.ts), so a following reader reads only the new rows.
  */
 export async function readHostRows(pages: Table, after: bigint | null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();

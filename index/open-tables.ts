@@ -41,14 +41,9 @@ export interface ReaderOpen {
 }
 
 /**
- * Opens (creating when needed) the tables at `location`.
- *
- * A reader (`reader` given) creates nothing while a writer may be creating the same tables: on object storage two
- * processes creating one table both commit, the later one as an Overwrite of the other's table (seen on SeaweedFS with
- * six processes opening a fresh prefix: the writer's first merge-insert failed, "Update transaction is incompatible
- * with concurrent transaction Overwrite at version 2"; an Overwrite landing after rows were written would drop them,
- * by Lance's semantics, not observed here). So a reader waits for the writer's tables and metadata, and brings no
- * schema up to date (the writer does; two processes adding one column would conflict).
+ * Opens (creating when needed) the tables at `location`. A reader creates nothing and upgrades no schema: on object
+ * storage two processes creating one table both commit, the later as an Overwrite that can drop the writer's rows;
+ * so readers wait for the writer's tables and metadata.
  */
 export async function openTables(
   location: IndexLocation,

@@ -1,16 +1,7 @@
 /**
- * Which pages each version of the passages table changed, as the writer committed them: lets the in-process postings
- * (text-engine.ts) follow a write by reading the rows of the pages it touched (through the page_ref index) instead
- * of scanning every row id of the table (O(table) per version, already tens of ms on a small index with a crawl's
- * small fragments).
- *
- * A version is known only when one commit of this writer made it, alone (the table's version moved by exactly one),
- * or when the writer's own maintenance made it (compaction, index updates, inside the write queue: every passage kept,
- * possibly under a new row id; then the postings re-key their documents by page and ordinal instead of analysing
- * every passage again).
- * Anything else — a rollback, another process's commit, a reader thread started after the commit — leaves its
- * version unknown, and a sync across an unknown version scans as before. The readers of this process (search
- * threads) are sent the writer's commits (`PassageCommit`, tools/search-pool.ts).
+ * Which pages each passages-table version changed, as this writer committed them, so the postings read only those
+ * pages instead of scanning every row id. A version made by anything else stays unknown and falls back to a scan;
+ * search threads receive the commits as `PassageCommit` (tools/search-pool.ts).
  */
 
 /**

@@ -1,16 +1,7 @@
 /**
- * An in-process inverted index over the analysed `search_text` of passages: the BM25 arm's engine when it is in
- * step with the Lance table (index/text-engine.ts keeps it there). LanceDB's own full-text query pays a fixed
- * cost per query (plan building, index partitions, DataFusion) and its threads compete with the server's on two
- * cores; here a query is a walk over the postings of its few terms in the caller's thread (docs/bench-index.md).
- *
- * Structure: documents get dense ids in the order they are added, postings are immutable CSR segments (offsets, doc ids, term frequencies)
- * merged as they accumulate, and a removed document is a tombstone. As in Lucene, a tombstoned document still counts
- * in the collection statistics (document frequency, N, average length) until its segment is merged; a full rebuild
- * (text-engine.ts) drops them.
- *
- * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): Lucene's formula (and LanceDB's
- * full-text index's; these postings are the one BM25 engine, docs/architecture.md).
+ * An in-process inverted index over passages' `search_text`: the one BM25 engine (docs/architecture.md), walked in
+ * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments, tombstones counted in statistics until
+ * merged (as in Lucene); BM25 with Lucene's formula, k1 = 1.2, b = 0.75.
  */
 import { LoopBudget } from '../event-loop.js';
 import { sortByScore } from './score-sort.js';
@@ -122,14 +113,9 @@ function setBits(bits: Uint32Array, docs: Uint32Array, from: number, to: number)
 const ACCUMULATE_UP_TO = 64;
 
 /**
- * Which terms keep a bitset of their documents (`#bitsets`) besides their postings: those held by at least `share` of
- * the documents and by `minDf` at least. A required word's group is then checked with one bit per candidate instead of a
- * seek in its list. A bitset takes one bit per document (of the room the document arrays have), so it is smaller than
- * the term's postings (6 bytes each) from a share of 1/48 on; it is let go when the term's share falls below half of
- * `share` (documents added since), so none outgrows its term's postings by much.
- * `walkRatio`: a conjunction's segment is matched on bitsets (`#matches`) when that costs, in word operations and
- * postings, less than this many times the lead group's postings (a lead posting's step — a bit test or a seek per other
- * group, the lists' next positions — measured tens of times a word operation's time).
+ * Which terms also keep a bitset of their documents: those in at least `share` of documents and `minDf` at least,
+ * so a required group is checked by one bit per candidate. Released below half of `share`, so none outgrows its postings.
+ * `walkRatio`: match a segment on bitsets when that costs less than this many times the lead group's postings.
  */
 export interface DenseRule {
   readonly share: number;
@@ -518,13 +504,9 @@ export class Postings {
   }
 
   /**
-   * The `k` best live documents for `q` by BM25 (must-group terms and weighted should terms summed), best first;
-   * equal scores in row-id order (with `ordered` false, the same hits in no particular order: for a caller that ranks
-   * them itself by a score of its own, as retrieval's BM25 arm does). Exact: a query of optional terms only is
-   * answered with MaxScore pruning (terms in decreasing upper bound; once the k-th best partial score exceeds what the
-   * remaining terms could add, no document they alone hold can enter, and the remaining lists are only probed for the
-   * surviving candidates). `accept`: the documents a query's filters let through (doc-attributes.ts); the top k is
-   * theirs, as if the index held no other (the statistics stay the whole index's, as LanceDB's prefilter kept them).
+   * The `k` best live documents for `q` by BM25, best first, ties by row id (`ordered` false: no order, for callers
+   * that re-rank). Exact, with MaxScore pruning for optional-only queries. `accept`: the documents the filters let
+   * through; statistics stay the whole index's.
    */
   search(
     q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] },
@@ -613,15 +595,9 @@ export class Postings {
   }
 
   /**
-   * Required words (`+a +b`, phrase words), each a group of alternative terms (a word's analyses: "carriers" is
-   * `carrier` or `carri`): document-at-a-time intersection led by the group with the fewest postings (the union of
-   * its terms' lists, in document order), galloping in the others, then every term's contribution (each alternative a
-   * document holds, and the optional terms) summed in query order, as scoring every posting would. Walks the shortest
-   * group instead of every posting of every term: at 1M passages, three required words of which one or two have two
-   * analyses have lists tens of thousands long, so scoring every posting cost several times this walk.
-   * The other groups are asked fewest postings first, a term with a bitset (`DenseRule`) by its bit; where even the lead
-   * group is long (frequent words: at 1M passages the lead of a 3-word query can hold 100k+ postings), the segment's
-   * matches come from the bitsets ANDed instead (`#matches`), and only they are scored.
+   * Required words, each a group of alternative analyses: document-at-a-time intersection led by the smallest group,
+   * galloping in the others, or ANDed bitsets when even the lead is long (`#matches`). Walking the shortest group is
+   * far cheaper than scoring every posting of every term; scores sum in query order as a full scoring would.
    */
   #conjunction(
     groups: readonly (readonly { id: number; bit: number; w: number }[])[],

@@ -1,22 +1,7 @@
 /**
- * Queries: parses user text into an AST and compiles it into typed clauses that are checked against each candidate
- * (spec §1.1, docs/api-search.md "Query semantics").
- *
- * Two kinds of query, decided by the text alone:
- * - **ranked** (no operator at all: a question, a claim, keywords): every bare word is optional; a page needs one of
- *   them, and pages holding more of them rank higher: the score is the sum of each matched word's BM25 (Lucene's
- *   disjunction) times a coordination weight, ½ + ½ × the share of the query's words the passage holds. A repeated
- *   word counts once per occurrence, as in Lucene.
- *   Question words ("what", "how", "comment", …) do not drive the ranking while the query has other words.
- * - **strict** (at least one operator): operators hold exactly, and so does every bare word (spec §1.1: "all other
- *   terms must all match").
- * In both, `"one word"` and `+word` require that word. Every strict constraint is verified in code on every
- * candidate, against the same analysis the index used (analyzer.ts): the engine's answer is never trusted alone.
- *
- * The prefix operators are one table (`OPERATORS`): syntax, normalisation, the row column they test, the test, the
- * warning for a value that cannot be understood, and their description for the API text. Adding an operator is one
- * record there. No user text ever reaches a where/SQL string: the store turns `site:` values into integer host ids
- * it already knows; everything else is checked in code.
+ * Queries: parses user text into an AST and compiles typed clauses checked on each candidate (docs/api-search.md).
+ * Ranked (no operator) vs strict (any operator) is decided by the text alone; strict constraints are verified in
+ * code, never trusted to the engine, and no user text reaches a where string (see docs/architecture.md#query-semantics).
  */
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';

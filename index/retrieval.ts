@@ -1,17 +1,7 @@
 /**
- * Retrieval: the one verb behind svc_search, svc_context and svc eval.
- *
- * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (the in-process postings, then
- * the title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
- * strict constraint verified in code on every candidate → reciprocal rank fusion → pages (near-duplicates
- * collapsed) → host diversity (search) or the relevance floor (context). Tools only shape the response.
- *
- * The index is reached through `CandidateSource`, a narrow interface the store implements; nothing here imports the
- * store's implementation, and the store does not call back into retrieval.
- *
- * Filters reach the index as typed values (passage-filter.ts: host ids the index already knows, language values
- * present in the index, the source-type / province enums, epoch milliseconds), never as a where string; the engine
- * applies them inside its search. Everything else a user typed is checked in code by the compiled query's predicate.
+ * Retrieval: the one verb behind svc_search, svc_context and svc eval: BM25 and vector arms, strict constraints
+ * checked in code, rank fusion, near-duplicate collapse. The store is reached only through `CandidateSource`, and
+ * filters travel as typed values (passage-filter.ts), never as a where string.
  */
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';

@@ -2,14 +2,9 @@ import { totalmem } from 'node:os';
 import { LRUCache } from 'lru-cache';
 
 /**
- * Passage rows by Lance row id (whole rows, or the result rows svc_search reads: the store tells them apart and
- * never lets a result row stand in for a whole one), least recently used out first, bounded in (estimated) bytes. A
- * row id names one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows
- * into new fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it
- * belongs to a row since deleted, which no search returns any more (and callers still check each row against its key
- * and content hash). It spares the result page's read of the table on every query (a take of a page of rows was most
- * of a small index's query: docs/bench-index.md). Recency and the byte bound are
- * lru-cache's (`maxSize` + `sizeCalculation`); this class adds the prefill passes and re-keying.
+ * Passage rows by Lance row id, LRU bounded in estimated bytes (lru-cache), sparing the result page's table read.
+ * A row id names one immutable row for the table's life, so a cached row is never stale; at worst it is deleted and
+ * no search returns it. Result rows never stand in for whole rows; this class adds prefill and re-keying.
  */
 export class RowCache<R extends object> {
   /** `pass`: the prefill pass that kept the row (0: read for a result). Null when the bound is 0 (nothing kept). */

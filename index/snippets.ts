@@ -302,14 +302,9 @@ function snapInward(src: string, from: number, to: number): [number, number] {
 }
 
 /**
- * Builds the excerpt of `text` for `terms` under `policy`, or null when the page forbids excerpts (nosnippet,
- * max-snippet:0) or the text is empty.
- *
- * - Matching ignores case and diacritics; a term may be a phrase (matched with any whitespace between words).
- * - The window maximises the weighted number of distinct terms it contains (common words count little), then the
- *   number of occurrences, then prefers the earliest window; it is widened to a sentence start when that fits.
- * - Whitespace runs are collapsed to single spaces; ellipses mark cut ends and count toward the length bound.
- * - Without any match the excerpt is the start of the text (no highlights).
+ * Builds the excerpt of `text` for `terms` under `policy`, or null when the page forbids excerpts or the text is empty.
+ * The window maximises weighted distinct terms (case- and diacritic-insensitive), then occurrences, then earliness;
+ * ellipses count toward the length bound; with no match the excerpt is the text's start.
  */
 export function buildExcerpt(text: string, terms: readonly string[], policy: SnippetPolicy, opts: ExcerptOptions = {}): Excerpt | null {
   if (policy.nosnippet || policy.maxSnippet === 0) return null;

@@ -1,23 +1,7 @@
 /**
- * The passage index: writes pages and their passages into LanceDB tables and serves every read of them, in
- * `<dataDir>/lance` (or an object-storage prefix, location.ts).
- *
- * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
- *   it, so a search reads ONE table version (a consistent snapshot) and never joins. `search_text` holds the analysed
- *   terms of page title + passage (analyzer.ts), which the in-process postings (text-engine.ts) index: they answer
- *   every BM25 query, with its filters; LanceDB has no full-text index on it. A `vector` column when an embedder
- *   exists.
- * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
- * - `images`: image metadata (never bytes), FTS on alt text.
- *
- * Atomicity: a page's passages are replaced by ONE merge-insert commit (update matching (page_ref, ordinal),
- * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half. That
- * commit comes after the page rows', so no passage is ever visible without its page row; a write journal
- * (write-journal.ts) rolls a write killed between the tables' commits back at the next open.
- * Writes are serialised through one queue; maintenance.ts keeps the indexes up to date between them.
- *
- * The parts: columns.ts (the column table: schemas, row types, column lists), rows.ts (pages to rows and back),
- * maintenance.ts (indexes, optimize, upgrades), host-ids.ts (host id registry), open-tables.ts (connect and open).
+ * The passage index: writes pages and passages into LanceDB tables and serves every read of them.
+ * Passages are denormalised so a search reads one table version; a page's passages change in one merge-insert
+ * after its page row, so readers never see half a page (see docs/architecture.md#passage-index-tables-and-atomicity).
  */
 import * as lancedb from '@lancedb/lancedb';
 import { MatchQuery, type Table } from '@lancedb/lancedb';

@@ -1,19 +1,7 @@
 /**
- * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine (docs/architecture.md).
- *
- * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
- * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
- * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
- * table otherwise. Across the writer's own maintenance (a compaction gives most rows new ids) the documents are
- * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a
- * version and a version never changes, so postings built for version v and row takes from the table at version v agree.
- * A query is answered by the postings at the version the table reads now, waiting for the sync that brings them there
- * (`ready`): a writer's own commits never make a query miss a page it just wrote, and a reader follows the writer's
- * versions within its consistency interval plus one sync. Filters are tested on per-document attributes
- * (doc-attributes.ts) inside the search.
- *
- * The scans run in the background on a second table handle checked out at the target version (the serving handle
- * is never moved); work on the main thread is done in slices (one Arrow batch at a time) so serving continues.
+ * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine.
+ * Postings follow table versions by row-id differences, so a query waits for its version and never misses a page the
+ * writer just wrote; scans run off the serving handle in slices (see docs/architecture.md#keeping-the-postings-in-step).
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { Type as ArrowType } from 'apache-arrow';

@@ -1,16 +1,7 @@
 /**
- * Title-field BM25 computed in process: the BM25 arm's title boost.
- *
- * Statistics are over page titles (one per page, not one per passage): how many titles contain each term, how
- * many titles there are and their mean length. Scoring a candidate then needs only its title, so the title boost
- * costs no index call (a restricted title query in LanceDB was a large part of a 1M-passage search).
- *
- * Terms are the index's own analysis (analyzer.ts), in each page's language, the same for statistics, candidates
- * and queries.
- *
- * Upkeep is approximate by design: every written page adds its title, a replaced or removed page subtracts
- * nothing, and the owner rebuilds from the stored titles once the writes since the last build exceed a fifth of
- * the titles (amortised O(1) per write; the rebuild yields to the event loop as it counts). IDF drifts slowly, and only within that bound.
+ * Title-field BM25 computed in process (the title boost), so it costs no index call.
+ * Upkeep is approximate by design: removals subtract nothing and a rebuild runs once writes exceed a fifth of the
+ * titles, so IDF drifts only within that bound at amortised O(1) per write.
  */
 import { LoopBudget } from '../event-loop.js';
 import { analyze, analyzerLang } from './analyzer.js';

@@ -1,13 +1,7 @@
 /**
- * Token estimates for budgets (svc_context `max_tokens`, `tokens_estimated`) without loading a vocabulary.
- *
- * How: one pass segments the text the way the o200k_base pre-tokenizer does and prices each piece from its shape —
- * letter class (lower / Capitalised / UPPER, ASCII or accented), length, punctuation run length, digit groups.
- * The price tables were fitted against real o200k counts on the first half of the SciFact corpus, on the even
- * pages of the English and French trafilatura eval pages; the rest is held out. Mean absolute relative error per
- * text (docs/bench-context.md, test/index/tokens.test.ts): SciFact 4.7%, English web 5.7%, French web 5.9%
- * (6.3% on held-out pages). Other scripts are priced per character (rough). gpt-tokenizer, which has the real
- * vocabulary, is only a dev dependency used to check this.
+ * Token estimates for budgets (svc_context `max_tokens`) without loading a vocabulary: text is segmented like the
+ * o200k_base pre-tokenizer and each piece priced by its shape. Price tables are fitted against real o200k counts;
+ * accuracy is in docs/bench-context.md, and gpt-tokenizer is a dev dependency only to check it.
  */
 
 // Expected o200k tokens for a Latin-script word piece, by letter count 1..18 (index 0 = 1 letter), fitted (see the
