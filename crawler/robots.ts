@@ -1,14 +1,7 @@
 /**
- * robots.txt (RFC 9309) for the token SvcBot. The parser and matcher follow Google's reference implementation
- * (github.com/google/robotstxt) so they pass its test suite byte for byte, including its tolerated typos: a
- * missing colon, `useragent`, `disallaw`, `site-map`, a skipped UTF-8 BOM, lines cut at 8×2083 bytes, and
- * `index.html` allow rules also allowing the directory. Matching rules:
- * - the groups naming our token (case-insensitive, merged when several) apply; if none names it, the `*` groups;
- *   if there are neither, everything is allowed;
- * - the longest matching pattern (in octets) wins; allow wins a tie; `*` matches any run, a final `$` anchors;
- * - non-ASCII octets in patterns are percent-encoded and escapes upper-cased, so patterns compare with encoded URLs;
- * - `/robots.txt` itself is always allowed.
- * The {@link RobotsCache} adds the fetching rules of §2.3 and §2.4.
+ * robots.txt (RFC 9309) for the token SvcBot, following Google's reference implementation (github.com/google/robotstxt)
+ * so it passes that test suite byte for byte, tolerated typos included. {@link RobotsCache} adds the fetching rules
+ * (matching rules: docs/api-crawler-rules.md#robotstxt-matching).
  */
 import type { Fetcher, FetchResult } from './fetcher.js';
 import { USER_AGENT_TOKEN } from './directives.js';

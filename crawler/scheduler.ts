@@ -1,14 +1,7 @@
 /**
- * Per-host politeness. Every request the crawler makes to a host (pages, robots.txt, sitemaps, llms.txt, each
- * redirect hop) takes that host's single slot through {@link PolitenessScheduler.acquire}, so:
- *  - at most one connection per host at a time;
- *  - the next request to a host starts no earlier than `gap` after the previous one FINISHED (measuring from the
- *    end, not the start, keeps the gap intact at the server whatever the connect latency was);
- *  - gap = max(crawlGapMs, robots Crawl-delay capped at maxCrawlDelayMs);
- *  - a 429 / 503 pushes the host back: Retry-After when given (capped), else an exponential back-off that decays
- *    again on success;
- *  - at most `concurrency` requests in flight across all hosts.
- * The host is the politeness unit (the hostname: http and https of one host share it).
+ * Per-host politeness: every request to a host takes its single slot ({@link PolitenessScheduler.acquire}).
+ * The gap (max of crawlGapMs and capped Crawl-delay) counts from when the previous request finished, so it holds at
+ * the server whatever the latency; 429/503 back the host off.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
