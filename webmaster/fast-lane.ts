@@ -1,12 +1,7 @@
 /**
- * The fast lane (spec §1.5): a verified owner's URL goes into the durable frontier with a priority above every
- * other reason, and nothing else changes. The crawler then treats it like any URL: robots.txt, noindex, removal,
- * per-host politeness, DNS and redirect re-validation, back-off and dead-lettering all apply, because the fast lane
- * only writes a frontier row (test/webmaster/fast-lane.test.ts proves each rule on the fixture web).
- *
- * Submissions are idempotent (same key → same answer, nothing counted twice), deduplicated (the same URL once per
- * property and UTC day; the frontier keeps one row per URL) and limited by a daily per-property quota
- * (SVC_WEBMASTER_FAST_LANE_PER_DAY). The audit log records the outcome, never the URL.
+ * The fast lane: a verified owner's URL goes into the durable frontier above every other priority, nothing else.
+ * Because it only writes a frontier row, every crawler rule (robots, noindex, politeness, back-off) still applies.
+ * Idempotent, deduplicated per property and UTC day, and quota-limited; the audit log never records the URL.
  */
 import { createHash } from 'node:crypto';
 import { PRIORITY } from '../crawler/frontier.js';
