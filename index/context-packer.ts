@@ -12,10 +12,8 @@ import { makeWarning, type Warning } from './warnings.js';
 export const PASSAGE_JOINER = '\n\n';
 
 /**
- * Fixed per-item token overhead besides the URL, the cite text and the dates: the JSON keys of a context item
- * (source, passage, page_ref, filetype, cite, content_trust, dates{published, modified, fetched}), the page_ref number, the
- * constant "untrusted_web_content" and punctuation. Calibrated with o200k on the spec §2.1 item shape (about 40 tokens,
- * plus a few for URL estimates, which run low on URLs).
+ * Fixed per-item token overhead besides URL, cite and dates: the item's JSON keys, page_ref and constant fields,
+ * calibrated with o200k on the spec's item shape, with headroom because URL estimates run low.
  */
 export const ITEM_FIXED_OVERHEAD_TOKENS = 48;
 
@@ -154,9 +152,7 @@ function validCount(n: number): number {
 
 /**
  * Packs `candidates` (best first) into a context within `opts.maxTokens` and `opts.maxSources`.
- * Warnings: `no_results` (no candidates), `budget_exhausted` (candidates left out for lack of tokens or sources),
- * `truncated_passage` and `instruction_like_text` (per item, with its source URL), `stale_sources` (every source
- * has a date and all are older than `staleAfterDays`).
+ * Warnings: `no_results`, `budget_exhausted`, `truncated_passage` and `instruction_like_text` (per item), `stale_sources`.
  */
 export function packContext(candidates: readonly PackCandidate[], opts: PackOptions): PackResult {
   const maxTokens = validCount(opts.maxTokens);

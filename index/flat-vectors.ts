@@ -214,10 +214,8 @@ export class FlatVectors {
   }
 
   /**
-   * The 16-bit copy of row `doc` (its stored f32 values at `at`) and its two screening constants (`#screenedDocs`):
-   * with s = its largest |value| / q16Max and a = round(value / s), A = ½‖a‖₁ + ¼·dim (slightly enlarged) and
-   * R = norm / s. A row without a vector is never a neighbour (A = −∞); one with a non-finite value or norm always goes
-   * to the exact check (A = +∞).
+   * The 16-bit copy of row `doc` and its screening constants A and R (`#screenedDocs`). A row without a vector is
+   * never a neighbour (A = −∞); a non-finite one always goes to the exact check (A = +∞).
    */
   #quantise(doc: number, at: number): void {
     const f32 = this.#f32;
@@ -245,12 +243,9 @@ export class FlatVectors {
   }
 
   /**
-   * The `k` documents nearest to `query` by cosine distance (1 − cosine similarity) among those `live` accepts and
-   * that have a vector, nearest first (equal distances: lower document id first). With `minSimilarity`, documents whose
-   * cosine similarity (1 − distance) is below it are left out before the selection: the result is then exactly the
-   * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them). In typed
-   * arrays, without an object per document: the first `n` of `docs` and `distances`, arrays of this instance's that the
-   * next search overwrites (read them before).
+   * The `k` live documents with a vector nearest to `query` by cosine distance, nearest first (ties: lower id).
+   * With `minSimilarity`, documents below it are dropped before selection (same result above it, less work).
+   * Results are the first `n` of this instance's `docs`/`distances`, overwritten by the next search.
    */
   nearestDocs(
     query: Float32Array,
@@ -354,10 +349,8 @@ export class FlatVectors {
   }
 
   /**
-   * Of the screen's `n` survivors (more than k), the live ones that may be among the k nearest: a survivor's similarity
-   * lies within (a·b ∓ (A + B)) / (R·‖x‖/s_q) ∓ γ (`#screenedDocs`), so k live documents are surely at or above the
-   * k-th largest lower bound, and a document whose upper bound is below it (less 10⁻⁹ for this arithmetic's own
-   * rounding) is surely not among the k. Compacts the survivors kept, still in document order; returns how many.
+   * Of the screen's `n` survivors (more than k), keeps the live ones that may be among the k nearest, in document
+   * order: any whose similarity upper bound is below the k-th largest lower bound is surely out. Returns how many.
    */
   #refine(n: number, k: number, bq: number, qs: number, gamma: number, live: (doc: number) => boolean): number {
     const ids = this.#u32;

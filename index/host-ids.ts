@@ -38,10 +38,8 @@ export function lastRowId(rows: readonly { readonly _rowid: bigint }[], from: bi
 export class HostIds {
   readonly #ids = new Map<string, number>();
   /**
-   * Per domain a host equals or is under (the host itself and each suffix after one of its dots), those hosts in the
-   * order they became known: `under` (every `site:` query) reads one entry instead of testing every host the index
-   * knows. Hosts, not ids: a host's id may change (`adopt`, or rows another writer re-identified) and its entries
-   * stay right; a host is never forgotten.
+   * Per domain, the known hosts equal to or under it, in order known, so each `site:` query reads one entry. Keyed
+   * by host, not id, because a host's id may change; hosts are never forgotten.
    */
   readonly #under = new Map<string, string[]>();
   readonly #source: HostIdSource | null;
@@ -131,12 +129,9 @@ export interface WriterFollower {
 }
 
 /**
- * For a reader of an index another process (or thread) writes: whenever the writer committed a new version of the
- * pages table, reads the host rows committed since the last look (since row id `from`, the greatest the reader's
- * open read saw), every `everyMs` (0: only when `lookNow` asks), and awaits `onRows` with them and the table's page
- * count. `stop` settles once a look in flight (and its `onRows`) has finished, so the tables can then be closed
- * (closing a LanceDB table while a read on it is in flight fails: "The same native value cannot be borrowed mutably
- * while another borrow is active").
+ * For a reader of an index another process writes: on each new pages version, reads the host rows committed since
+ * row id `from` every `everyMs` (0: only on `lookNow`) and awaits `onRows`. `stop` settles after any look in flight,
+ * because closing a LanceDB table during a read fails.
  */
 export function followWriter(
   pages: Table,

@@ -117,10 +117,8 @@ export async function openTables(
   }
   const pages = names.has('pages') ? await open('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
   const images = names.has('images') ? await open('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
-  // A write killed half-way (kill -9 between two table commits) is rolled back by the next writer to open, before
-  // it reads or writes. Never by a reader: it commits nothing, and a search thread of the writer's own process
-  // (tools/search-pool.ts) cannot tell the writer's write in flight from a dead one (the same pid, but another
-  // thread's record of running writes) — one did roll back the writer's write in flight and delete its journal.
+  // A write killed half-way is rolled back by the next writer to open, never by a reader: a search thread of the
+  // writer's own process shares its pid and cannot tell a write in flight from a dead one.
   if (!reader) {
     const rolledBack = await recoverInterruptedWrite(location.journalDir, { passages, pages, images });
     if (rolledBack.length > 0) log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');

@@ -5,11 +5,8 @@
  */
 
 /**
- * One commit of the writer: the table version it made and the pages whose passages it wrote or deleted. Or a mark of
- * its maintenance (compaction, index updates; `pageRefs` empty): `begin` at the version it starts from, `end` at the
- * version it left. Every version in between kept every passage, some under new row ids; they are known as such from
- * the begin mark on, so a reader that syncs while the maintenance still runs (its request named a version it made)
- * re-keys rather than scans.
+ * One writer commit: the version it made and the pages it changed; or a maintenance mark (`pageRefs` empty) at its
+ * `begin` and `end` versions. Versions in between are known to keep every passage, so a reader re-keys, not scans.
  */
 export interface PassageCommit {
   readonly version: number;

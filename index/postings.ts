@@ -323,10 +323,9 @@ export class Postings {
   }
 
   /**
-   * `flush()` for a serving process: the same segments, but a merge proceeds a range of terms at a time and the event
-   * loop gets turns in between (a merge copies both segments: at 1M passages the largest hold tens of millions of
-   * postings). Queries meanwhile read the segments being merged, which do not change; the merged one replaces them
-   * when it is complete. The caller must not add or flush on this instance until it resolves.
+   * `flush()` for a serving process: merges a range of terms at a time, yielding to the event loop, since big merges
+   * copy tens of millions of postings. Queries read the unchanged old segments until the merged one replaces them;
+   * the caller must not add or flush until it resolves.
    */
   async flushInSlices(budget: LoopBudget = new LoopBudget()): Promise<void> {
     if (!this.#builder || this.#builder.n === 0) return;
@@ -423,12 +422,9 @@ export class Postings {
   }
 
   /**
-   * Writes terms `from`..`to` of the merge of `a` then `b` (per term: `a`'s postings, then `b`'s); returns the next free
-   * position. A term's merged offset is the sum of its offsets in both (a term past a segment's own term count has none
-   * there: its offset is that segment's end). `a`'s postings move in runs between the terms `b` holds, shifted by the
-   * postings of `b` before them: a patch's small segment holds a few hundred of the vocabulary's terms, so merging it
-   * costs about one integer addition per term and a copy per run, not a copy per term (a view per term was most of a
-   * one-page write's sync).
+   * Writes terms `from`..`to` of the merge of `a` then `b`; returns the next free position. `a`'s postings move in
+   * runs between the few terms `b` holds, so merging a small patch costs about one addition per term and a copy per
+   * run, not a copy per term.
    */
   static #mergeRange(a: Segment, b: Segment, from: number, to: number, offsets: Uint32Array, docs: Uint32Array, tfs: Uint16Array): number {
     const aOff = a.offsets;
@@ -570,10 +566,8 @@ export class Postings {
   }
 
   /**
-   * Which probe terms (`q.probe`) a hit's document holds, in probe order, as query.ts `TermPresence` reads it from a
-   * row (`_present`): from the hit's bits where the search found out, one lookup per remaining term otherwise. A number
-   * whose bit i is set when the hit holds probe term i, for up to 31 probe terms (no allocation per candidate: hundreds
-   * per query), else one byte per term (1: held).
+   * Which probe terms a hit's document holds, in probe order (query.ts `TermPresence`): a bitmask for up to 31
+   * terms (no allocation per candidate), else one byte per term.
    */
   probePresence(hit: TextHit, probe: readonly string[]): number | Uint8Array {
     if (probe.length <= 31) {
@@ -668,10 +662,8 @@ export class Postings {
         }
         top.offer(d, sum, held);
       };
-      // When even the lead is long, the matches come from the groups' bitsets ANDed word by word over the segment's
-      // documents (a group's terms without a bitset are set into one from their postings): 32 documents per step
-      // instead of a step per lead posting. Its cost, in words and postings, against the lead's walk (a posting there
-      // takes tens of word operations' time: a bit test or a seek per other group).
+      // When even the lead is long, AND the groups' bitsets 32 documents per step instead of stepping per lead
+      // posting; compare both costs (a lead posting costs tens of word operations).
       const words = ((seg.hi + 31) >>> 5) - (seg.lo >>> 5);
       let bitCost = words;
       for (let g = 0; g < groups.length; g++) {
@@ -762,11 +754,8 @@ export class Postings {
 
   /**
    * Whether optional terms are scored term at a time (`#accumulate`) rather than by MaxScore: when the documents they
-   * can reach — at most the index's documents, at most their postings — number no more than `#accumulateUpTo` × k.
-   * MaxScore saves work only by skipping the postings of terms that can no longer lift a document into the k best,
-   * which takes a k-th best score well above most documents'; with few documents per place in the top k it skips
-   * little and pays a walk over every term per document. The threshold is where term at a time
-   * stopped beating MaxScore per query (docs/bench-history.md, "Throughput under load", optional terms term at a time).
+   * can reach are at most `#accumulateUpTo` × k. With few documents per top-k place MaxScore skips little and pays a
+   * walk over every term per document.
    */
   #accumulates(should: readonly { id: number }[], k: number): boolean {
     const limit = this.#accumulateUpTo * k;
@@ -845,10 +834,8 @@ export class Postings {
   }
 
   /**
-   * Document-at-a-time MaxScore (Turtle & Flood 1995, as in Lucene) over optional terms: terms sorted by their score
-   * upper bound; those whose bounds together cannot lift a document above the k-th best so far are "non-essential"
-   * and only probed (galloping) for documents an essential term brings. Exact: the same top k as scoring every
-   * posting. Segments hold disjoint ascending doc ranges, so they are walked one after the other with one heap.
+   * Document-at-a-time MaxScore (Turtle & Flood 1995, as in Lucene) over optional terms: terms that cannot lift a
+   * document into the top k are only probed. Exact: the same top k as scoring every posting.
    */
   #maxScore(should: readonly { id: number; bit: number; w: number }[], k: number, accept: ((doc: number) => boolean) | null): TopK {
     const terms = should.map((t) => ({ ...t, ub: t.w * this.#maxFrac(t.id) })).sort((a, b) => a.ub - b.ub);

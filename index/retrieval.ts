@@ -107,10 +107,8 @@ export const RRF_K = 60;
  */
 export const ARM_DEPTH = 300;
 /**
- * Least cosine similarity for a vector-arm candidate. Sentence embeddings place unrelated texts near 0 (about
- * 0–0.15 for all-MiniLM-L6-v2; exactly 0 for the hashing stand-in when no word is shared), so below 0.2 a
- * "nearest" passage is only the least unrelated one: it is not offered, and a query that matches nothing answers
- * empty. Set once from that property of the embedding space, not tuned on an evaluation set.
+ * Least cosine similarity for a vector-arm candidate: unrelated texts embed near 0, so below 0.2 a "nearest" passage
+ * is only the least unrelated one. Set from that property of the embedding space, not tuned.
  */
 export const VECTOR_MIN_SIMILARITY = 0.2;
 export const ARM_DEPTH_SELECTIVE = 1000;
@@ -261,12 +259,8 @@ function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows:
 }
 
 /**
- * Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). A passage only one
- * list holds scores 1/(k + its rank there), so those of each list are in order already (strictly: one rank each): only
- * the passages both hold are sorted, and the three ordered runs are merged — the order a sort of all of them gives
- * (score, then page_ref, ordinal: a total order, every passage once). Merging spares the sort of every fused passage
- * (docs/bench-history.md, "Throughput under load"). Each list holds a passage once (an arm's candidates are distinct
- * passages).
+ * Reciprocal rank fusion of two ranked lists (ties by page_ref, ordinal). Passages only one list holds are already
+ * in order, so only the shared ones are sorted and the three runs merged: the same order as a full sort, cheaper.
  */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
   // Entries are built in one shape, without spreads (both arms hand over hundreds of passages).
@@ -425,11 +419,9 @@ export function groupPages<R extends RankedRow>(
 }
 
 /**
- * `hydrate` for page results: the whole row of each page's best passage, and — only for a page whose best passage has
- * nothing to quote (its snippet text is blank: all of it under data-nosnippet) — the rows of its next matching
- * passages, up to `perPage` in all, which the result's excerpt falls back to. A result page reads about one row per
- * result, not every matching passage of every page (up to 8 × 10: most of the read's cost at 100k passages, where
- * the rows come from LanceDB). A page whose best passage is gone or changed since retrieval is left out.
+ * `hydrate` for page results: the whole row of each page's best passage, plus further matching passages only when
+ * the best has nothing quotable, so a result page reads about one row per result. Pages whose best passage changed
+ * since retrieval are left out.
  */
 export async function hydratePages(
   index: Pick<CandidateSource, 'resultRows'>,
@@ -557,12 +549,9 @@ export async function searchPages(
 }
 
 /**
- * The relevance floor of svc_context, relative to the best candidate: a page is offered only when its best passage
- * reaches at least `RELEVANCE_FLOOR_BM25` of the best BM25 score, or `RELEVANCE_FLOOR_SIMILARITY` of the
- * best cosine similarity, among the candidates. The two differ because the scales do: BM25 is a sum over shared
- * terms (a passage sharing one term of a five-term question scores a small fraction of one sharing all five), while
- * sentence-embedding cosines are compressed (unrelated passages still score a sizeable fraction of the best).
- * Set once from these properties, not tuned on an evaluation set.
+ * The relevance floor of svc_context, relative to the best candidate's BM25 or cosine score. The two floors differ
+ * because the scales do: BM25 sums shared terms, while embedding cosines are compressed (unrelated passages still
+ * score a sizeable fraction). Set from these properties, not tuned on an evaluation set.
  */
 export const RELEVANCE_FLOOR_BM25 = 0.4;
 export const RELEVANCE_FLOOR_SIMILARITY = 0.8;

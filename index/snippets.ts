@@ -1,10 +1,7 @@
 /**
- * Query-biased excerpts for search results: the window of the passage that covers the most (and the rarest) query
- * terms, cut at word boundaries with ellipses, with highlight offsets into the excerpt.
- *
- * Snippet rules (spec §1.3): nosnippet or max-snippet:0 → no excerpt; max-snippet:N → at most N characters,
- * ellipses included. The caller passes the passage's snippetText (data-nosnippet parts already removed), so
- * nothing hidden by the page can leak into an excerpt.
+ * Query-biased excerpts for search results: the window covering the most (and rarest) query terms, with highlights.
+ * Snippet rules (nosnippet, max-snippet) apply, and callers pass snippetText with data-nosnippet parts removed, so
+ * nothing the page hides can leak into an excerpt.
  */
 import type { SnippetPolicy } from '../page-model.js';
 
@@ -206,11 +203,9 @@ function preparedTerms(terms: readonly string[]): PreparedTerms {
 const MAX_MATCHES = 5000;
 
 /**
- * Whole-word (or, for terms of 4+ characters, word-prefix) occurrences of every term, sorted by position (equal
- * starts: the longer first), overlaps dropped (a phrase and one of its words: the earlier, else longer, stays). One
- * pass over the text: a term can only start where no letter or digit precedes, and there only the terms beginning
- * with the unit found there are compared (`byFirstAscii`, `byFirstOther`). It finds what a search of the text per
- * term finds (`indexOf`, again after each occurrence; the tests keep that as the reference) in less time.
+ * Whole-word (or, for 4+ character terms, word-prefix) occurrences of every term, sorted by position, overlaps
+ * dropped. One pass comparing only terms that start with the unit found; finds exactly what per-term `indexOf`
+ * finds (the tests' reference), faster.
  */
 function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
   const out: Match[] = [];

@@ -124,11 +124,8 @@ export interface OpenOptions {
    */
   readonly textEngine?: boolean;
   /**
-   * Whether this process writes the index. False for a process that reads an index another one writes (`svc serve
-   * --role api|crawler`, `svc status`): opening then commits nothing to existing tables (no key-index build,
-   * index rebuild or drop, or re-analysis of an older index: the writer does those), so readers opening beside the
-   * writer's first write cannot race its index builds; and where there are no tables yet it waits up to
-   * `waitForWriterMs` for the writer to create them (open-tables.ts). @default true
+   * Whether this process writes the index. Readers commit nothing to existing tables, so they cannot race the
+   * writer's index builds, and wait up to `waitForWriterMs` for missing tables (open-tables.ts). @default true
    */
   readonly writes?: boolean;
   /** For a reader (`writes` false): how long to wait for the writer's tables before creating empty ones. @default 0 */
@@ -343,11 +340,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`): a small index is then
-   * served from memory, a large one from the rows its results read (least recently used out). A row's estimate is at
-   * least about 1 KiB (26 columns and its text), so a scan whose rows cannot fit reads no row columns: a whole table
-   * that fits the bound may push out older rows (of row ids it no longer has, or its own again); a write's added rows
-   * take only free room.
+   * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`), so small indexes are
+   * served from memory. A scan whose rows cannot fit reads no row columns; a write's added rows take only free room.
    */
   #rowPrefill(): RowPrefill {
     const cache = this.#rowCache;
@@ -472,11 +466,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Whether the stored passages of the pages in `pageFilter` include one that `rows` do not have (a page rewritten
-   * with fewer passages, or other ordinals). Only then does a write need merge-insert's by-source delete, which
-   * scans the whole table (at 1M passages about ten times a plain merge-insert's cost, docs/bench-history.md
-   * "Throughput under load"); a new page, or one rewritten with the same passages or more, is a plain merge-insert, in one commit
-   * either way. Read inside the write queue, so no other write changes the answer before the commit.
+   * Whether the stored passages of `pageFilter`'s pages include one `rows` lacks. Only then is merge-insert's
+   * by-source delete needed, which scans the whole table; read inside the write queue so the answer holds at commit.
    */
   async #dropsPassages(pageFilter: string, rows: readonly PassageWriteRow[]): Promise<boolean> {
     const fresh = new Set(rows.map(passageKey));
@@ -724,11 +715,9 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * For a reader of an index this process's writer writes (a search thread, tools/search-pool.ts): when this reader's
-   * view of the passages table is older than `version`, re-reads the location now (LanceDB's `checkoutLatest`, well
-   * under a millisecond on a local folder) instead of waiting for the read consistency interval, and learns the writer's new hosts
-   * (`site:`) before the query runs. So a caller sees, from any thread, what the writer had committed when its request
-   * arrived. Calls that overlap share one re-read.
+   * For a search thread reading this process's writer: when its view is older than `version`, re-reads the location
+   * now (and learns new hosts) rather than waiting for the consistency interval, so any thread sees what the writer
+   * had committed when the request arrived. Overlapping calls share one re-read.
    */
   async catchUp(version: number): Promise<void> {
     this.#assertOpen();
@@ -840,10 +829,8 @@ export class PassageIndex implements PageSink {
 
   /**
    * Whole rows of the given passages, keyed `page_ref:ordinal`; a passage deleted since it was found is absent.
-   * Hits carrying a row id are taken directly (a deleted row is never returned; a compacted table no longer has
-   * the id, and its rows move); whatever that does not return is read by page_ref and ordinal (integers, through
-   * the key index). Every row is checked against the key it was asked for: its own, or for a row the postings know,
-   * theirs (a row id names one row for the life of the table).
+   * Taken by row id when known, else by key; every row is checked against the key asked for, so a moved or reused
+   * id never returns the wrong passage.
    */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
     return this.#readRows(keys, WHOLE_ROWS) as Promise<Map<string, PassageRow>>;

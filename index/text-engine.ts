@@ -27,11 +27,9 @@ type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 
 const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', 'page_no', ...PAGE_FIELD_ROW_COLUMNS];
 
 /**
- * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
- * from memory: a take by row id has a fixed cost plus one per column whatever the index size (the largest part of a
- * small index's query; docs/bench-index.md). `begin` is asked before a scan of
- * the whole table or a take of the rows a write added (`rows` of them); it answers null to read no row columns, or
- * a function that keeps one row and answers false once the bound is reached (the scan then stops handing rows over).
+ * Whole result rows a scan hands over while reading the table anyway, so a small index's results come from memory.
+ * `begin` is asked before a full scan or a write's take: null reads no row columns, else a keeper that answers
+ * false once the bound is reached.
  */
 export interface RowPrefill {
   readonly columns: readonly string[];
@@ -583,11 +581,9 @@ export class TextEngine {
   }
 
   /**
-   * The postings at `version`, waiting for the syncs that bring them there: they answer every query, so a query
-   * after a write (or after open, while the first build runs) waits for them rather than being answered otherwise.
-   * Null when the postings are already past `version` (the caller's view of the table is older: it asks again with
-   * the current one). A sync that fails is retried; after `SYNC_ATTEMPTS` failures in a row the query fails with the
-   * last error (the next query tries again).
+   * The postings at `version`, waiting for the syncs that bring them there, so a query after a write never misses it.
+   * Null when the postings are already past `version` (the caller asks again). A failing sync is retried; after
+   * `SYNC_ATTEMPTS` failures in a row the query fails (the next one tries again).
    */
   async ready(version: number): Promise<TextSnapshot | null> {
     this.start();
@@ -788,12 +784,9 @@ export class TextEngine {
   }
 
   /**
-   * The patch across the writer's maintenance (compaction: every passage kept, most under new row ids), with or
-   * without commits of pages around it: every row's id is read with its page and ordinal; a row of a page no commit
-   * named is the live document with that key, now under this id (the postings, page records, vectors and cached
-   * rows move to it: nothing is analysed again); the named pages' rows are replaced as a patch by pages replaces
-   * them. Checked: every row of an unnamed page must find its document and every such document a row, otherwise
-   * (a change nobody told) the whole-table patch reconciles, from the postings as they were.
+   * The patch across the writer's maintenance (compaction moves rows to new ids): rows of pages no commit named are
+   * re-keyed to their existing documents (nothing analysed again), named pages are patched. If any row or document
+   * is left unmatched (an untold change), the whole-table patch reconciles instead.
    */
   async #rekey(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
     this.#syncs.rekeys++;
@@ -932,11 +925,8 @@ function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null
 }
 
 /**
- * Rows analysed between two looks at the clock. A scan batch holds thousands of passages (tens of µs each with the
- * page record and the prefill), so a build or a patch after a compaction (every row id new) held the loop for a
- * whole batch at a time: the requests and the crawler that share it waited (bench/load.ts --crawl-hosts showed
- * the stalls). A fixed count of rows per slice was not enough either: the cost per row varies severalfold with the
- * machine's load. The loop gets a turn when the slice's time is spent.
+ * Rows analysed between two looks at the clock: a whole scan batch held the loop too long, and per-row cost varies
+ * with load, so the loop yields when the slice's time is spent.
  */
 const ROWS_PER_CHECK = 16;
 

@@ -172,11 +172,8 @@ export class TitleStats {
   } | null = null;
 
   /**
-   * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `ids`: the title's
-   * terms as ids when the caller holds them already (`titleTermIds`; the postings keep them per page), scored without
-   * a map lookup; otherwise the terms come from a cache of analysed titles. Walks the title's terms (a few), not every
-   * pair of query and title terms: a long question scores hundreds of candidate titles per query. Both ways sum the
-   * matched query terms in order of first occurrence in the title, so they give the same bits.
+   * BM25 of `title` (in `lang`) for analysed query terms (duplicates once); `ids`: the title's term ids when held.
+   * Walks the title's few terms rather than every query×title pair; both paths sum in the same order, same bits.
    */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined, ids?: TitleIds): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;

@@ -112,11 +112,7 @@ export const MAX_CHARS_PER_TOKEN = 24;
 
 /**
  * Estimated o200k_base token count of `text` (integer, ≥ 0; 0 only for the empty string).
- *
- * A single pass that segments the text the way o200k's pre-tokenizer regex does (words with one leading space or
- * punctuation character, an upper-case letter after a lower-case one starting a new word, English contractions,
- * digit groups of three, punctuation runs swallowing following newlines, whitespace runs giving their last space
- * to the next word) and prices each piece. No vocabulary, no regex per piece, no substring allocation.
+ * One pass segmenting like o200k's pre-tokenizer regex, pricing each piece: no vocabulary, regex or substrings.
  */
 export function estimateTokens(text: string): number {
   if (text.length === 0) return 0;
