@@ -238,11 +238,8 @@ export interface FleetSchedulerOptions extends SchedulerOptions {
 }
 
 /**
- * Politeness for a fleet of crawler processes: the in-process rules of {@link PolitenessScheduler} (one connection
- * per host, gap from the end of the last response, Crawl-delay floor, 429/503 back-off, global concurrency) plus the
- * host's slot in the shared database, taken for every request and given back with the instant the next request
- * may start (this process's gap or back-off, and never before the shared gap after now). So the gap and Crawl-delay
- * hold for the whole fleet, whichever worker makes the next request.
+ * Politeness for a fleet of crawler processes: {@link PolitenessScheduler}'s rules plus the host's slot in the shared
+ * database, taken per request and returned with the next allowed start, so gap and Crawl-delay hold fleet-wide.
  */
 export class FleetScheduler extends PolitenessScheduler {
   readonly #repo: PolitenessRepo;

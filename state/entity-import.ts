@@ -172,11 +172,8 @@ const MAPPINGS: Record<DatasetId, DatasetMapping> = {
     lat: (r) => numVal(r, 'latitude'),
     lon: (r) => numVal(r, 'longitude'),
   },
-  // ODBus v1 layout (32 columns): idx, business_name, alt_business_name, business_sector, business_subsector,
-  // business_description, business_id_no, licence_number, licence_type, derived_NAICS, source_NAICS_primary,
-  // source_NAICS_secondary, NAICS_descr, NAICS_descr2, latitude, longitude, full_address, postal_code, unit,
-  // street_no, street_name, street_direction, street_type, city, prov_terr, total_no_employees, status, provider,
-  // geo_source, CSDUID, CSDNAME, PRUID. idx is not unique in ODBus v1 (see rowKeys in importDataset).
+  // ODBus v1 layout (32 columns; the ones read are listed in docs/api-entities.md). idx is not unique in ODBus v1
+  // (see rowKeys in importDataset).
   odbus: {
     info: KNOWN_DATASETS[3]!,
     required: ['idx', 'business_name', 'prov_terr', 'postal_code', 'city', 'derived_naics'],

@@ -161,11 +161,9 @@ export interface ClaimedItem {
 }
 
 /**
- * The crawl frontier with per-host politeness. claim() picks the best due URL whose host may be fetched now and,
- * in the same transaction, moves that host's next_fetch_at by its gap, so the gap holds for every worker sharing
- * the database. Leases expire by time only (no process-id checks): an expired lease is simply due again.
- * Due = next_at <= now in every state but dead (a leased row's next_at is its lease expiry, a done row's its
- * recrawl date).
+ * The crawl frontier with per-host politeness. claim() moves the host's next_fetch_at by its gap in the same
+ * transaction, so the gap holds for every worker sharing the database; leases expire by time only.
+ * Due = next_at <= now in every state but dead.
  */
 export interface FrontierRepo {
   /**
