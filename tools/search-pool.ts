@@ -169,11 +169,9 @@ export class SearchPool implements ToolExecutor {
   }
 
   /**
-   * Runs a pooled tool's handler on the least busy ready thread; on this thread when none is ready. A thread holds at
-   * most `SEARCH_THREAD_ROOM` of them; the others wait here, first come first served, for the first thread with room.
-   * Handed to a thread at once, a request waited behind whatever that thread had queued, however long, while the other
-   * thread went on: at 1M passages, where one search costs 100 times another, that queueing was most of the latency
-   * tail.
+   * Runs a pooled tool's handler on the least busy ready thread, or here when none is ready. Each thread holds at most
+   * `SEARCH_THREAD_ROOM`; the rest wait here FIFO, because queueing on a thread left requests behind slow searches
+   * while the other thread idled.
    */
   async call(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<never> {
     const here = () => tool.run(input as never, ctx) as Promise<never>;

@@ -70,12 +70,9 @@ export function pinnedByOperator(url: string, pins: readonly string[]): boolean 
 }
 
 /**
- * Checks a submitted URL: ≤ 2048 characters (else 422 validation_failed), absolute http(s) without credentials
- * (else 400 invalid_url), a public host: an IP literal must be a public address (loopback included: the
- * operator's --allow-loopback is for the crawler, never for callers), a name must be operator-pinned for its port,
- * or (unless `pinnedOnly`) have at least two labels and no special-use TLD (else 400 invalid_host). Returns the
- * crawler's normal form.
- * Names are not resolved here (see refuseBlockedAddresses); the crawler classifies every address at fetch time.
+ * Checks a submitted URL (≤ 2048 chars, absolute http(s), no credentials, a public host or an operator-pinned name)
+ * and returns the crawler's normal form; errors are 422 validation_failed, 400 invalid_url or invalid_host. Names
+ * are not resolved here: the crawler classifies every address at fetch time.
  */
 export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { url: string; host: string } {
   const bad = (why: string, code: 'invalid_url' | 'invalid_host' = 'invalid_url'): never => {
@@ -119,11 +116,9 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
 export const SUBMISSION_RESOLVE_TIMEOUT_MS = 2000;
 
 /**
- * Refuses a URL whose host resolves to any address the crawler would not connect to on a caller's behalf (loopback,
- * private, link-local, …: the fetch-time classifier, with loopback never allowed), so the caller hears 400
- * blocked_address now instead of a request failing later. Operator-pinned URLs are not checked (the caller does not
- * come here for them). A name that does not resolve, or not within `timeoutMs`, is accepted: DNS may change, and
- * the fetch-time check still decides.
+ * Refuses a URL whose host resolves to any address the crawler would not fetch for a caller (loopback never
+ * allowed), so the caller hears 400 blocked_address now rather than a failure later. Unresolvable or slow names are
+ * accepted: DNS may change, and the fetch-time check still decides.
  */
 export async function refuseBlockedAddresses(url: string, opts: { resolver: Resolver; timeoutMs?: number }): Promise<void> {
   const u = new URL(url);
