@@ -199,10 +199,9 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   };
 
   if (useBm25 && useVector && compiled.textCoversMatches) {
-    // Every passage the strict checks accept holds the required words, so the text query matches it: when that
-    // query's answer is exhaustive, the vector arm could only find a subset of these passages. Their exact cosine
-    // distances replace a deep approximate search over the whole index (k = 1000 with refinement, the most expensive
-    // step of a selective hybrid query at 1M passages); otherwise the nearest-neighbour search runs as usual.
+    // Every passage the strict checks accept holds the required words, so when the text answer is exhaustive the
+    // vector arm could only find a subset: exact cosine distances of those passages replace a costly deep approximate
+    // search; otherwise the nearest-neighbour search runs as usual.
     const [{ ranked: bm25, exhaustive }, qv] = await Promise.all([bm25Arm(), queryVector()]);
     let vec: RankedPassage[];
     if (!qv) vec = [];
@@ -381,10 +380,9 @@ export function groupPages<R extends RankedRow>(
   passages: readonly RankedPassage<R>[],
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
-  // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
-  // near-duplicate) in dense per-query slots, and the group keys and content hashes of the pages kept in a set of their
-  // hashes (near-keys.ts), which cannot collide (a group key is a URL, with its "://"; a content hash is hex). The
-  // postings give each candidate's hashes (computed once per page); a row read from LanceDB is hashed here.
+  // Per query: each page ref's slot in dense slots (or DROPPED for a near-duplicate), and the kept pages' group keys
+  // and content hashes in a hash set (near-keys.ts); the two kinds cannot collide (a URL has "://", a hash is hex).
+  // The postings give each candidate's hashes; a row read from LanceDB is hashed here.
   const slots = PAGE_SLOTS;
   slots.begin();
   const seen = NEAR_KEYS;
@@ -466,10 +464,9 @@ function needsFallback(row: ResultRow): boolean {
 export const PER_HOST = 2;
 
 /**
- * Host diversity: a result page holds at most `perHost` results of one host (a positive site: query is exempt).
- * Results over the cap move to later pages rather than vanish. Earlier pages (before `offset`) are consumed the
- * same way, so paging is stable. Returns the requested window and, for it, how many results of each host were
- * pushed out of it (collapsed). A page may come back shorter than `limit` when only capped hosts remain.
+ * Host diversity: at most `perHost` results of one host per result page (a positive site: query is exempt); extras
+ * move to later pages, and earlier pages are consumed the same way so paging is stable. Returns the window and the
+ * per-host count pushed out of it; a page may be short when only capped hosts remain.
  */
 export function diversify<T>(
   ranked: readonly T[],

@@ -34,10 +34,8 @@ const STOPWORDS = new Set(
 );
 
 /**
- * Text folded for matching, and where each folded UTF-16 unit came from in the source. Folding: NFD without combining
- * marks, lower case, so "Éte" matches "ete" and "ÉTÉ". ASCII folds unit for unit (lower case); only the other
- * characters are recorded (`anchors`), so a passage with a few accented letters or dashes costs a few numbers, not two
- * arrays of its length per result (most of an excerpt's allocation when it was built that way).
+ * Text folded for matching (NFD without marks, lower case) and where each folded unit came from. ASCII maps unit for
+ * unit, so only other characters are recorded (`anchors`): a few numbers per passage, not two arrays of its length.
  */
 interface Folded {
   readonly text: string;

@@ -104,17 +104,13 @@ export interface OpenOptions {
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
   /**
-   * Where new hosts get their integer id (the shared state's HostIdsRepo, so every writer of every process
-   * agrees and ids never collide). Given only by the index's writer: at open it also rewrites rows whose
-   * host id disagrees with the source (an index written before ids came from the database). Without it ids are
-   * allocated here, max + 1 (single-writer `svc ingest`, benchmarks). Either way the ids are cached in memory.
+   * Where new hosts get their integer id (the shared HostIdsRepo, so every writer agrees). Given only to the writer,
+   * which then also fixes rows whose id disagrees; without it ids are max + 1 locally (single-writer ingest, benches).
    */
   readonly hostIds?: HostIdSource;
   /**
-   * For a process that reads an index another process writes (`svc serve --role api|crawler`): how often to learn
-   * the hosts the writer added since (site: compiles to host ids), checked only when the pages table has a new
-   * version. 0: only when `catchUp` finds the writer ahead (a search thread: it is told the version with each request).
-   * Undefined: never (this process is the writer, or the index does not change under it).
+   * For a reader of an index another process writes: how often to learn the writer's new hosts (site: compiles to
+   * host ids), checked only on a new pages version. 0: only when `catchUp` finds the writer ahead. Undefined: never.
    */
   readonly followHostsMs?: number;
   /**
@@ -310,10 +306,8 @@ export class PassageIndex implements PageSink {
         idx.#hostRowsThrough,
         async (rows, pageCount) => {
           idx.#learnHosts(rows);
-          // A reader's title statistics (BM25 of titles) come from its open and are not added to page by page as the
-          // writer's are: rebuilt when the pages have moved by a fifth from the count they were built on (amortised:
-          // a read of every title per fifth of growth). Without this a search thread of a service started on an empty
-          // index would score no title until a restart (no titles counted: every title scores 0).
+          // A reader's title statistics are not updated page by page, so they are rebuilt once the page count has moved
+          // by a fifth (amortised); otherwise a search thread started on an empty index would score no title until restart.
           const counted = idx.#titleStats.size;
           if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (the vector index, the image one with its first image).
@@ -480,10 +474,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). Built
-   * `ARROW_ROWS_PER_CHUNK` rows at a time, one record batch each, and the event loop gets turns in between: a
-   * crawler's batch of 64 pages is hundreds of passages with their vectors, and converting them in one go held the
-   * loop too long (bench/load.ts --crawl-hosts).
+   * Rows → an Arrow table with exactly `schema` (all-null nullable columns keep their type), built in chunks of
+   * `ARROW_ROWS_PER_CHUNK` rows with event-loop turns between, since a crawler batch converted at once held the loop.
    */
   async #arrowRows(rows: readonly object[], schema: Schema): Promise<ArrowTable> {
     const make = (part: readonly object[]) => lancedb.makeArrowTable(part as Record<string, unknown>[], { schema });
@@ -688,10 +680,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The passages table's version as this process reads it, without a call into LanceDB per query (a large part of a
-   * small index's query under load): re-read after any write of this process, and — when other processes write the index
-   * (a read consistency interval is set) — at least every 250 ms or the interval if shorter, which adds at most that
-   * to the documented delay.
+   * The passages table's version as this process reads it, without a LanceDB call per query: re-read after any
+   * local write and, when others write the index, at least every 250 ms (or the consistency interval if shorter).
    */
   async #servingVersion(): Promise<number> {
     const gen = this.#queue.generation;
@@ -746,10 +736,9 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Exact cosine distance of the query vector to each of the given passages (row-id prefilter, no vector index), keyed
-   * `page_ref:ordinal`; a passage without a vector, or gone, is absent. For candidate sets the BM25 arm has already
-   * enumerated completely (retrieval.ts), where an approximate nearest-neighbour search over the whole index would
-   * only rediscover a subset of them, approximately and deeper.
+   * Exact cosine distance of the query vector to the given passages (row-id prefilter, no vector index), keyed
+   * `page_ref:ordinal`; missing when gone or vectorless. For candidate sets the BM25 arm enumerated completely, where
+   * an approximate search would only rediscover a subset.
    */
   async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();

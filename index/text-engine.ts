@@ -345,10 +345,8 @@ export class TextSnapshot {
   }
 
   /**
-   * Reads a document's page record (and its title ids) ahead of building its candidate, in a loop over the candidates
-   * before the one that builds them: hundreds of records scattered over the heap, each a cache miss. Loads that depend
-   * on nothing else overlap in the processor (several misses in flight), where building a candidate per record in turn
-   * waited for each miss on its own. Returns what it read (summed into `readAhead`, so the loads are not dropped).
+   * Reads a document's page record ahead of building its candidate, so the scattered cache misses of hundreds of
+   * records overlap in the processor instead of stalling one by one. Returns what it read so the loads are kept.
    */
   #readAhead(doc: number): number {
     const rec = this.#recOf[doc];
@@ -388,10 +386,9 @@ export class TextSnapshot {
   }
 
   /**
-   * A candidate row of either arm (`rows`, `nearestRows`): the hit columns (page_ref, ordinal and the page fields, as
-   * HIT_COLUMNS name them), the row id, what the postings keep of its page for ranking (near-duplicate key hashes, title
-   * term ids), and the arm's `_score` or `_distance`, with `_present` when asked. One literal, no spread, whatever the
-   * arm: hundreds per query, and the code after the arms (fusion, grouping, host caps) then reads rows of one shape.
+   * A candidate row of either arm: hit columns, row id, the page's ranking data (near-key hashes, title ids) and the
+   * arm's `_score` or `_distance` (plus `_present` when asked). One literal of one shape, so the code after the arms
+   * stays monomorphic over hundreds of rows per query.
    */
   #candidate(
     doc: number,
@@ -755,10 +752,9 @@ export class TextEngine {
   }
 
   /**
-   * The patch when the versions since the postings' are known commits of the writer (passage-changes.ts): only the
-   * pages they touched are read (their rows now, through the page_ref index) and compared with those pages' live
-   * documents; rows of other pages did not change. Checked: the live documents must then number the table's rows,
-   * otherwise (a change the log did not tell) the whole-table patch reconciles.
+   * The patch when the versions since the postings' are known writer commits (passage-changes.ts): only the pages they
+   * touched are read and compared. If the live documents then do not number the table's rows (an untold change), the
+   * whole-table patch reconciles.
    */
   async #patchPages(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
     this.#syncs.pages++;

@@ -19,10 +19,8 @@ const TASKS = '/proc/self/task';
 export class IndexThreadPriority {
   readonly #nice: number;
   /**
-   * Threads already looked at, by thread id (ids vanish from /proc when a thread ends): set to the nice value, or seen
-   * under another name on two scans. A thread starts under its creator's name and names itself a moment later (Rust's
-   * threads do so first thing), so a scan can catch a pool's new thread still called `node`: one such look does not
-   * dismiss it, the next scan reads its name again.
+   * Threads already looked at, by thread id: set to the nice value, or seen under another name twice. A new thread
+   * briefly carries its creator's name (`node`) before naming itself, so one such look does not dismiss it.
    */
   #seen = new Map<number, 'done' | 'other once'>();
   #timer: NodeJS.Timeout | null = null;

@@ -51,10 +51,8 @@ function candidateTf(title: string, lang: string | null | undefined): TitleTf {
 const termIds = new Map<string, number>();
 
 /**
- * A title's analysed terms as ids, packed in a string (`titleTermIds`): an id below 2^15 in one UTF-16 unit, a larger
- * one (below 2^30) in two, the first with its high bit set. One object with its units inside it: a query reads the
- * titles of hundreds of candidates scattered over the heap, and an `Int32Array` was a typed-array object and its
- * elements elsewhere, two cache misses per title once a query's other work has moved the titles out of the cache.
+ * A title's analysed term ids packed in a string (one UTF-16 unit below 2^15, two up to 2^30): one object with its
+ * data inline, where an `Int32Array` cost two cache misses per title over hundreds of candidates.
  */
 export type TitleIds = string;
 

@@ -4,10 +4,9 @@
  * accuracy is in docs/bench-context.md, and gpt-tokenizer is a dev dependency only to check it.
  */
 
-// Expected o200k tokens for a Latin-script word piece, by letter count 1..18 (index 0 = 1 letter), fitted (see the
-// module comment) and made non-decreasing so a longer word never costs less. Two profiles: English-like text
-// (SciFact and English web pages, weighted equally) and text with accented letters (fitted on French pages),
-// because o200k splits French words of a given length more often than English ones.
+// Expected o200k tokens for a Latin-script word piece by letter count 1..18, fitted and made non-decreasing so a longer
+// word never costs less. Separate profiles for English-like and accented text, because o200k splits French words
+// of a given length more often.
 const EN_LOWER = [1, 1, 1, 1.01, 1.03, 1.07, 1.11, 1.15, 1.25, 1.31, 1.49, 1.61, 1.74, 2.06, 2.33, 2.89, 3.52, 4.2];
 const EN_CAPITAL = [1, 1.02, 1.16, 1.26, 1.28, 1.36, 1.4, 1.53, 1.7, 1.81, 2.11, 2.21, 2.7, 2.95, 3, 3.65, 4.3, 4.8];
 const EN_LOWER_ACCENTED = [1.05, 1.25, 1.25, 1.25, 1.39, 1.46, 1.69, 1.8, 1.85, 2.06, 2.26, 2.33, 2.9, 2.95, 3, 3.3, 3.6, 4];
@@ -133,10 +132,8 @@ export interface TokenScanState {
 }
 
 /**
- * {@link estimateTokens} of `text`, resuming from `resume` when given, plus the state to resume from next time.
- * `resume` must come from a call on a prefix of `text` (e.g. `text = previous + more`); the result is then exactly
- * `estimateTokens(text)` at the cost of scanning only the new part. (Pieces before the previous text's last piece
- * cannot change when text is appended, so scanning restarts at that last piece.)
+ * {@link estimateTokens} of `text`, resuming from `resume` (from a call on a prefix of `text`), plus the state to
+ * resume from next. Exactly `estimateTokens(text)`, scanning only from the previous last piece, which alone can change.
  */
 export function estimateTokensIncremental(text: string, resume?: TokenScanState): { tokens: number; state: TokenScanState } {
   const r = scanPieces(text, Infinity, resume);
@@ -344,10 +341,8 @@ function codePointSafe(text: string, at: number): number {
 }
 
 /**
- * The longest prefix of `text` whose {@link estimateTokens} is ≤ `maxTokens`, cut at a sentence end when one
- * keeps at least half of what fits, else at a word boundary, else (one giant word) at a character. Trailing
- * whitespace is removed; nothing is appended, so the result is always a prefix of `text` (quotable as is).
- * Returns `text` unchanged when it already fits and '' when `maxTokens` < 1.
+ * The longest prefix of `text` whose estimate is ≤ `maxTokens`, cut at a sentence end (if it keeps half), else a word,
+ * else a character; trailing whitespace removed, nothing appended, so it stays quotable. `text` if it fits; '' if < 1.
  */
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (!(maxTokens >= 1)) return '';
