@@ -395,10 +395,9 @@ interface CacheEntry {
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx → parse; 4xx → allow all (except 429,
- * treated like 5xx since it asks us to come back later); 5xx, a redirect chain over 5 hops, or a network error →
- * disallow all. When a fresh fetch fails but an earlier good copy exists, the good copy keeps being used (§2.4).
- * Concurrent checks of one origin share a single fetch.
+ * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx parse; 4xx allow all (429 as 5xx);
+ * 5xx, over 5 redirects or a network error disallow all, unless an earlier good copy exists. One fetch per origin
+ * for concurrent checks.
  */
 export class RobotsCache {
   private readonly fetcher: Fetcher;

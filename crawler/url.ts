@@ -1,8 +1,6 @@
 /**
- * URL normalisation for the crawler. One normal form per resource lets the frontier deduplicate and the robots
- * cache key by origin. Built on the WHATWG URL parser (which already lower-cases scheme and host, converts IDN to
- * punycode, drops default ports, resolves dot segments and canonicalises hostile IPv4 forms such as 2130706433),
- * plus percent-encoding normalisation that WHATWG leaves alone.
+ * URL normalisation for the crawler: one normal form per resource, so the frontier deduplicates and robots keys by
+ * origin. The WHATWG parser plus the percent-encoding normalisation it leaves alone.
  */
 
 /** Characters RFC 3986 calls unreserved: percent-encoding them is equivalent to writing them plainly. */

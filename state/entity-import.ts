@@ -1,8 +1,6 @@
 /**
- * The Statistics Canada LODE open databases (ODHF, ODCAF, ODEF, ODBus) into the entity store: each database's
- * columns mapped to facts, rows read from UTF-8 CSV (optionally gzipped) and recorded in batches. Idempotent: a
- * row is a source keyed by dataset + row index, so a re-import updates it and never duplicates; rows matching an
- * establishment already known merge into it (docs/api-entities.md). `svc entities import` is its command.
+ * Imports the Statistics Canada LODE open databases (ODHF, ODCAF, ODEF, ODBus) into the entity store from CSV.
+ * Idempotent: each row is a source keyed by dataset + row index, so a re-import updates and never duplicates.
  */
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';

@@ -1,8 +1,6 @@
 /**
- * The entity store's decisions, shared by both backends (the SQLite EntityStore in entities.ts and the PostgreSQL
- * repository in repos/postgres/entities.ts): which source statements a page yields, which entity a statement joins
- * (as a step function that asks its backend for the few rows it needs), how an entity's fields are recomputed from
- * its sources, what a record looks like, and how a search query is understood. Pure: no I/O, no SQL.
+ * The entity store's decisions, shared by the SQLite and PostgreSQL backends: statements a page yields, which entity
+ * one joins, field merging, records and query meaning. Pure (no I/O, no SQL) so both backends decide identically.
  */
 import { schemaAncestors, withSubtypes } from '../schema-org-types.js';
 import type { JsonLdNode } from '../page-model.js';

@@ -1,8 +1,7 @@
 /**
- * The SQLite backend of the repositories: the embedded default, one file in the data dir. This file assembles them
- * over one better-sqlite3 connection (../db.ts); each repository is its own file in sqlite/. Every operation is one
- * synchronous transaction (BEGIN IMMEDIATE where it reads then writes), so the semantics are the PostgreSQL
- * backend's ones for every process sharing the file; the async signatures are only for parity.
+ * The SQLite backend of the repositories (the embedded default), assembled over one better-sqlite3 connection.
+ * Every operation is one synchronous transaction (BEGIN IMMEDIATE when it reads then writes), so processes sharing
+ * the file get PostgreSQL's semantics; the async signatures are only for parity.
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
