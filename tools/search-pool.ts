@@ -30,10 +30,8 @@ export interface SearchPoolOptions {
   readonly rowCacheBytes: number;
   readonly log: Logger;
   /**
-   * The writer's commits to the passages table in this process, and its maintenance marks (PassageIndex.onPassageCommit),
-   * forwarded to every thread: their postings then follow a write by the pages it touched instead of scanning the
-   * table, and a compaction by re-keying their documents instead of rebuilding. Absent (a process that does not write
-   * the index): the threads scan.
+   * The writer's passage commits and maintenance marks (PassageIndex.onPassageCommit), forwarded to every thread so
+   * their postings follow writes by page and compactions by re-keying instead of scanning. Absent: the threads scan.
    */
   readonly commits?: (fn: (c: PassageCommit) => void) => () => void;
 }

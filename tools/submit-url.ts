@@ -1,8 +1,6 @@
 /**
- * svc_submit_url / POST /api/v1/requests: suggest a public URL for discovery, ask for a recrawl or a correction,
- * or ask for the exact removal of a URL that is gone. The request is recorded and processed later through the
- * crawler's normal path (docs/api-requests.md); the response says so, and that nothing about indexing or position
- * is guaranteed.
+ * svc_submit_url / POST /api/v1/requests: suggest a URL, ask for a recrawl or correction, or the exact removal of a
+ * gone URL. Recorded and processed later through the crawler's normal path, with no promise about indexing or rank.
  */
 import { z } from 'zod';
 import { classifyAddress, ipLiteralOf } from '../crawler/address.js';

@@ -70,10 +70,8 @@ export class FastLane {
     const d = await repo.submitFastLane({ propertyId, url, idempotencyDigest, day, perDay, at });
     if (d.outcome === 'quota_exceeded') return refuse('quota_exceeded', url);
     if (d.outcome === 'conflict') return refuse('conflict', url);
-    // Enqueued on every admitted answer (accepted, replayed, duplicate): the frontier row is idempotent, so a
-    // process that died between recording and enqueueing is repaired by the retry.
-    // A new (counted) submission of a URL the crawler already knows makes it due now: done or
-    // queued rows only, so back-off and dead letters stand; a replay or same-day duplicate only re-enqueues.
+    // Enqueue on every admitted answer: the frontier row is idempotent, so a retry repairs a crash between recording
+    // and enqueueing. Only a new submission makes a known done/queued URL due now, so back-off and dead letters stand.
     const { id } = await frontier.enqueue(
       {
         url: d.submission.url,
