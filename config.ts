@@ -93,9 +93,8 @@ export const configSchema = z.object({
     .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   /**
-   * PostgreSQL only: a statement running longer is cancelled by the server, and the client stops waiting for an answer
-   * one second after this (a stalled server cancels nothing). A request that needs the database then gets 503
-   * `unavailable` with Retry-After; the crawler and indexer back off and resume. Migrations are not bounded.
+   * PostgreSQL only: statement timeout; the client gives up one second later (a stalled server cancels nothing).
+   * Requests then get 503 `unavailable`; crawler and indexer back off. Migrations are not bounded.
    * @default 3000
    */
   databaseStatementTimeoutMs: int(100, 3_600_000).default(3000),
@@ -134,24 +133,18 @@ export const configSchema = z.object({
    */
   s3VirtualHosted: bool.optional(),
   /**
-   * How stale, in seconds, a reader's view of the index may get: a read checks the location for a newer table version
-   * once this long has passed since the last check (LanceDB's read consistency interval), so a writer's commit is
-   * seen by another process within about this delay plus one read. 0 = check on every read.
-   * @default 5 for an s3:// index; unset for a local folder (one process writes and reads it: no check)
+   * How stale, in seconds, a reader's view of the index may get (LanceDB's read consistency interval); 0 = check on
+   * every read. @default 5 for an s3:// index; unset for a local folder (one process writes and reads it)
    */
   indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
   /**
-   * How long, in seconds, a process that does not write the index (`svc serve --role api|crawler`) waits at start for
-   * the writer to create the index's tables where there are none yet, before creating empty ones itself: a reader's
-   * create beside the writer's can land as an Overwrite that fails the writer's first write (index/open-tables.ts).
-   * @default 30
+   * Seconds a non-writing process waits at start for the writer to create the index's tables before creating them
+   * itself, since a concurrent create can overwrite the writer's (index/open-tables.ts). @default 30
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
   /**
-   * Build the in-process BM25 postings (index/postings.ts: the one BM25 engine, which answers every query) when a
-   * process that serves search opens the index (roles all and api); `false` defers the build to its first search
-   * (its memory at 1M passages: docs/bench-index.md).
-   * @default true
+   * Build the in-process BM25 postings when a search-serving process opens the index; `false` defers the build to the
+   * first search (memory cost: docs/bench-index.md). @default true
    */
   textPostings: bool.default(true),
   /**
@@ -161,10 +154,8 @@ export const configSchema = z.object({
    */
   rowCacheMb: int(0, 65_536).optional(),
   /**
-   * MiB of the passages' snippet text (what a search result quotes) kept in memory as UTF-8 beside the postings, by
-   * each reader of the index that holds postings (each search thread): a search result's rows are then read from memory
-   * at any index size up to it (index/snippet-store.ts). 0 disables. @default 1/32 of the machine's memory, at least 64
-   * and at most 1024
+   * MiB of passages' snippet text kept in memory per reader with postings, so result rows come from memory
+   * (index/snippet-store.ts). 0 disables. @default 1/32 of machine memory, clamped to 64–1024
    */
   snippetMb: int(0, 65_536).optional(),
   /**

@@ -1,15 +1,7 @@
 /**
- * Long synchronous work shares one event loop with the requests a process serves: a loop over many items (a sitemap's
- * entries, a page's links, a scan batch's rows, a write's rows) checks a time budget between items and gives the loop
- * a turn when it is spent (the delay this keeps under: docs/benchmarks.md, event-loop delay).
- *
- * Paused loops resume one per turn, in the order they paused: with plain setImmediate every paused loop resumed in
- * the same turn (immediates queued before a turn all run in it), so twenty sitemaps held the loop for twenty slices.
- * A loop that pauses goes to the back of the queue, so none starves.
- *
- * Loops that start in the same phase of a turn share one slice too (each once began with a fresh budget, one slice per
- * sitemap at a crawl's start): a budget is also due when the thread's window of budgeted work has run a slice. The
- * window closes in the check phase and a resumed loop opens a fresh one, so a turn carries at most two slices.
+ * Long synchronous loops share the event loop with requests: they check a time budget between items and yield.
+ * Paused loops resume one per turn in pause order, and loops starting in one phase share a slice, so a turn carries
+ * at most two slices and none starves (see docs/architecture.md#event-loop-budgets).
  */
 
 /**

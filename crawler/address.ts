@@ -1,8 +1,6 @@
 /**
- * IP address classification for SSRF safety. The fetcher classifies EVERY address a name resolves to and refuses
- * the fetch unless all of them are public (or loopback when the operator allowed it). IPv6 forms that embed an
- * IPv4 address (IPv4-mapped, IPv4-compatible, NAT64, 6to4, Teredo) are classified by the address they embed, so
- * `::ffff:10.0.0.1` is as private as `10.0.0.1`.
+ * IP address classification for SSRF safety: the fetcher refuses unless every resolved address is public (or allowed
+ * loopback). IPv6 forms embedding IPv4 are classified by the embedded address, so `::ffff:10.0.0.1` is private.
  */
 import { isIP } from 'node:net';
 

@@ -1,9 +1,7 @@
 /**
- * The crawler's frontier over the shared repository: the policy — URL normalisation, named priorities,
- * the per-host admission cap, dead-letter revival by seeds and submissions, exponential back-off with jitter,
- * adaptive recrawl intervals — decided here, the rows kept by a FrontierRepo
- * (state/repos: the data dir's SQLite file, or PostgreSQL shared by a fleet). Every method is one repository call,
- * so the same crawler runs alone or as one of many workers.
+ * The crawler's frontier policy (normalisation, priorities, per-host cap, revival, back-off with jitter, adaptive
+ * recrawl) over a FrontierRepo that keeps the rows. Every method is one repository call, so the same crawler runs
+ * alone on SQLite or as one of many workers on PostgreSQL.
  */
 import type { ClaimedItem, FrontierRecord, FrontierRepo, FrontierState } from '../state/repos/types.js';
 import {

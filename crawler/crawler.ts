@@ -1,11 +1,7 @@
 /**
- * The crawler orchestrator: claims due work through the frontier repository (state/repos), which hands out a URL
- * only when its host's shared next_fetch_at has passed and reserves the host for it, at most `crawlConcurrency`
- * items in their network phase, and runs each item through the pipeline under a time-based lease that is extended
- * while the item runs. Every request takes the host's shared slot (FleetScheduler), so any number of crawler
- * processes on one database keep the per-host gap and Crawl-delay together. A killed worker's leases and host slots
- * simply lapse: nothing checks process ids. `start()` runs until `stop()`; `runUntilIdle()` runs until nothing is
- * pending (or a page budget is spent); `processNow()` serves single-URL requests through the very same path.
+ * The crawler orchestrator: claims due URLs through the frontier repository and runs each through the pipeline
+ * under a renewed lease. Host slots are shared in the database (FleetScheduler), so any number of crawler processes
+ * keep per-host gaps together, and a killed worker's leases simply lapse.
  */
 import type { Config } from '../config.js';
 import { SvcError } from '../errors.js';

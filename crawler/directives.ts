@@ -1,9 +1,7 @@
 /**
- * Page-level indexing directives: `<meta name="robots">`, `<meta name="svcbot">` and the X-Robots-Tag header
- * (plain, or prefixed `svcbot:`; other crawlers' prefixes such as `googlebot:` are ignored). Every source that
- * applies to us is combined most-restrictively: any noindex wins, the smallest max-snippet wins, the earliest
- * unavailable_after wins. Canonical is not a directive here: it is a grouping hint only and never grants or removes
- * permission (see DIRECTIVE_TABLE).
+ * Page-level indexing directives from meta robots, meta svcbot and X-Robots-Tag (other crawlers' prefixes ignored),
+ * combined most-restrictively. Canonical is only a grouping hint and never grants or removes permission
+ * (see DIRECTIVE_TABLE).
  */
 
 /**

@@ -1,11 +1,7 @@
 /**
- * The SSRF-safe fetcher. One fetch = for each hop: check the scheme and credentials, resolve the name ONCE,
- * classify EVERY address (one blocked answer refuses the hop), connect to a validated address ourselves (the socket
- * is handed to node:http, so nothing else can resolve the name again), then read at most `maxBytes` decoded bytes
- * within connect/headers/total deadlines and a minimum transfer rate. Redirects are followed by hand so every hop
- * is validated the same way, including the caller's `beforeRedirect` hook (robots of the new origin).
- *
- * GET and HEAD only; no cookies, no credentials, no caller-supplied headers beyond the conditional ones and Accept.
+ * The SSRF-safe fetcher: per hop, resolve the name once, refuse if any address is blocked, and connect to a
+ * validated address ourselves so nothing resolves it again; redirects are followed by hand so every hop is checked.
+ * GET and HEAD only, bounded bytes, deadlines and minimum rate; no cookies or caller headers.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect as netConnect, isIP } from 'node:net';

@@ -1,9 +1,6 @@
 /**
- * The frontier's vocabulary: named priorities, crawl scope, and the options and results of enqueue / complete / fail
- * as the crawler, the request processor and the fast lane speak them. The frontier itself is CrawlFrontier
- * (crawler/crawl-frontier.ts), which decides the policy (normalisation, priorities, the per-host cap, revival,
- * back-off with jitter, adaptive recrawl) over a FrontierRepo (state/repos: the data dir's SQLite file or PostgreSQL);
- * the rows, leases and their transactions are the repository's.
+ * The frontier's vocabulary: named priorities, crawl scope, and enqueue / complete / fail options and results.
+ * Policy lives in CrawlFrontier (crawl-frontier.ts); rows, leases and transactions in the FrontierRepo.
  */
 import type { FrontierKind, FrontierRecord, FrontierState } from '../state/repos/types.js';
 import { hostOf } from './url.js';

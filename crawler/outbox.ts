@@ -1,9 +1,7 @@
 /**
- * The hand-over between crawler workers and the index's one writer (`svc serve --role crawler|indexer`):
- * a crawler worker's page sink puts each extracted page (or removal) into the outbox table of the shared state; the
- * indexer drains it in batches under a time-based lease and acks a batch only after the index write. A killed
- * indexer never acks: its batch comes back after the lease and is written again (an upsert replaces the page in one
- * commit, so nothing is half-written and nothing is lost).
+ * The hand-over between crawler workers and the index's one writer: pages go into the shared outbox table and the
+ * indexer acks a leased batch only after the index write. A killed indexer's batch returns after the lease and is
+ * written again; upserts make that safe, so nothing is lost or half-written.
  */
 import type { PageInput, PageSink } from '../page-model.js';
 import type { OutboxBatch, OutboxRepo } from '../state/repos/types.js';

@@ -1,12 +1,7 @@
 /**
- * Worker thread of the PDF extractor (extract-pdf.ts): parses one document at a time with Mozilla's pdf.js
- * (legacy build, the one meant for Node), builds its passages (pdfDocument) and posts back the finished document,
- * so the main thread only receives the result.
- *
- * It runs off the main thread because pdf.js parses synchronously between its awaits: a 200-page document would
- * otherwise hold the crawler's event loop for seconds. The parent caps time (it terminates this thread) and memory
- * (resourceLimits); this side caps pages. pdf.js is told not to evaluate code (isEvalSupported), not to load fonts
- * or fetch anything (no font face, no system fonts, no worker fetch): text extraction needs none of it.
+ * Worker thread of the PDF extractor (extract-pdf.ts): parses one document with pdf.js and posts back its passages.
+ * Off the main thread because pdf.js parses synchronously and a long PDF would hold the crawler's loop for seconds;
+ * the parent caps time and memory, this side pages, and pdf.js may not eval code, load fonts or fetch.
  */
 import { parentPort } from 'node:worker_threads';
 import {

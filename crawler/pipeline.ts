@@ -1,15 +1,7 @@
 /**
- * Crawls one frontier item: from its robots check to its page in the index and its links in the frontier.
- *
- * The steps: robots check → polite fetch (conditional when the page is indexed) with
- * redirects followed hop by hop (each hop re-validated: scheme and address by the fetcher, robots of the new
- * origin and that host's politeness here) → status handling (304 unchanged, 404/410 gone, 429/503 back-off, 5xx
- * retry) → directives (meta robots, meta svcbot, X-Robots-Tag) → extraction → PageInput to the index, entities
- * and host facts to state → admitted links to the frontier. Sitemaps and llms.txt are frontier items too, so they
- * get the same robots and politeness treatment.
- *
- * Side effects come first and the frontier completion last: a crash in between makes the item run again (the
- * index and registries are idempotent), never lose the links it discovered.
+ * Crawls one frontier item: robots → polite fetch with each redirect hop re-validated → status handling →
+ * directives → extraction → index, state and frontier. Side effects come first and frontier completion last, so a
+ * crash re-runs the item (all writes are idempotent) and never loses its discovered links.
  */
 import { createHash } from 'node:crypto';
 import { LoopBudget, yieldToLoop } from '../event-loop.js';

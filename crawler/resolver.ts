@@ -1,8 +1,6 @@
 /**
- * Name resolution for the crawler. Production uses the system resolver (dns.lookup, all addresses). Operators and
- * tests pin names curl-style (`--resolve HOST:PORT:ADDR`, env SVC_RESOLVE); a pin wins over DNS for that host and
- * port. Pins come only from the CLI or the environment, never from the API. The resolver does NOT decide what is
- * safe: the fetcher classifies every address it returns.
+ * Name resolution for the crawler: the system resolver, unless a curl-style pin (CLI or SVC_RESOLVE, never the API)
+ * wins for that host and port. It does not decide safety: the fetcher classifies every address it returns.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -41,9 +39,7 @@ export class ResolveError extends Error {
 }
 
 /**
- * Parses a curl-style pin `HOST:PORT:ADDR[,ADDR…]`. ADDR may be IPv4 or IPv6 (bracketed or not); PORT is 1–65535
- * or `*`. Host is lower-cased, a trailing dot dropped.
- *
+ * Parses a curl-style pin `HOST:PORT:ADDR[,ADDR…]` (IPv4 or IPv6; PORT 1–65535 or `*`; host lower-cased, no trailing dot).
  * @example parsePin('alpha.test:8080:127.0.0.1') → { host: 'alpha.test', port: 8080, addresses: ['127.0.0.1'] }
  */
 export function parsePin(text: string): Pin {

@@ -1,14 +1,7 @@
 /**
- * robots.txt (RFC 9309) for the token SvcBot. The parser and matcher follow Google's reference implementation
- * (github.com/google/robotstxt) so they pass its test suite byte for byte, including its tolerated typos: a
- * missing colon, `useragent`, `disallaw`, `site-map`, a skipped UTF-8 BOM, lines cut at 8×2083 bytes, and
- * `index.html` allow rules also allowing the directory. Matching rules:
- * - the groups naming our token (case-insensitive, merged when several) apply; if none names it, the `*` groups;
- *   if there are neither, everything is allowed;
- * - the longest matching pattern (in octets) wins; allow wins a tie; `*` matches any run, a final `$` anchors;
- * - non-ASCII octets in patterns are percent-encoded and escapes upper-cased, so patterns compare with encoded URLs;
- * - `/robots.txt` itself is always allowed.
- * The {@link RobotsCache} adds the fetching rules of §2.3 and §2.4.
+ * robots.txt (RFC 9309) for the token SvcBot, following Google's reference implementation (github.com/google/robotstxt)
+ * so it passes that test suite byte for byte, tolerated typos included. {@link RobotsCache} adds the fetching rules
+ * (matching rules: docs/api-crawler-rules.md#robotstxt-matching).
  */
 import type { Fetcher, FetchResult } from './fetcher.js';
 import { USER_AGENT_TOKEN } from './directives.js';
@@ -402,10 +395,9 @@ interface CacheEntry {
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx → parse; 4xx → allow all (except 429,
- * treated like 5xx since it asks us to come back later); 5xx, a redirect chain over 5 hops, or a network error →
- * disallow all. When a fresh fetch fails but an earlier good copy exists, the good copy keeps being used (§2.4).
- * Concurrent checks of one origin share a single fetch.
+ * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx parse; 4xx allow all (429 as 5xx);
+ * 5xx, over 5 redirects or a network error disallow all, unless an earlier good copy exists. One fetch per origin
+ * for concurrent checks.
  */
 export class RobotsCache {
   private readonly fetcher: Fetcher;

@@ -1,14 +1,7 @@
 /**
- * Per-host politeness. Every request the crawler makes to a host (pages, robots.txt, sitemaps, llms.txt, each
- * redirect hop) takes that host's single slot through {@link PolitenessScheduler.acquire}, so:
- *  - at most one connection per host at a time;
- *  - the next request to a host starts no earlier than `gap` after the previous one FINISHED (measuring from the
- *    end, not the start, keeps the gap intact at the server whatever the connect latency was);
- *  - gap = max(crawlGapMs, robots Crawl-delay capped at maxCrawlDelayMs);
- *  - a 429 / 503 pushes the host back: Retry-After when given (capped), else an exponential back-off that decays
- *    again on success;
- *  - at most `concurrency` requests in flight across all hosts.
- * The host is the politeness unit (the hostname: http and https of one host share it).
+ * Per-host politeness: every request to a host takes its single slot ({@link PolitenessScheduler.acquire}).
+ * The gap (max of crawlGapMs and capped Crawl-delay) counts from when the previous request finished, so it holds at
+ * the server whatever the latency; 429/503 back the host off.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -245,11 +238,8 @@ export interface FleetSchedulerOptions extends SchedulerOptions {
 }
 
 /**
- * Politeness for a fleet of crawler processes: the in-process rules of {@link PolitenessScheduler} (one connection
- * per host, gap from the end of the last response, Crawl-delay floor, 429/503 back-off, global concurrency) plus the
- * host's slot in the shared database, taken for every request and given back with the instant the next request
- * may start (this process's gap or back-off, and never before the shared gap after now). So the gap and Crawl-delay
- * hold for the whole fleet, whichever worker makes the next request.
+ * Politeness for a fleet of crawler processes: {@link PolitenessScheduler}'s rules plus the host's slot in the shared
+ * database, taken per request and returned with the next allowed start, so gap and Crawl-delay hold fleet-wide.
  */
 export class FleetScheduler extends PolitenessScheduler {
   readonly #repo: PolitenessRepo;

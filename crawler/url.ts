@@ -1,19 +1,15 @@
 /**
- * URL normalisation for the crawler. One normal form per resource lets the frontier deduplicate and the robots
- * cache key by origin. Built on the WHATWG URL parser (which already lower-cases scheme and host, converts IDN to
- * punycode, drops default ports, resolves dot segments and canonicalises hostile IPv4 forms such as 2130706433),
- * plus percent-encoding normalisation that WHATWG leaves alone.
+ * URL normalisation for the crawler: one normal form per resource, so the frontier deduplicates and robots keys by
+ * origin. The WHATWG parser plus the percent-encoding normalisation it leaves alone.
  */
 
 /** Characters RFC 3986 calls unreserved: percent-encoding them is equivalent to writing them plainly. */
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /**
- * Normalises percent-escapes: `%7e` → `~` (unreserved characters are decoded), other escapes get upper-case hex
- * (`%2f` → `%2F`), and a `%` that starts no escape is written as one (`%25`: the WHATWG parser leaves it bare). Never
- * decodes reserved characters, which would change the meaning of the URL. A bare `%` left alone made the form
- * unstable: in `%%330` the decoded `%33` joined the bare `%` into a new escape, `%30`, which the next pass decoded to
- * `0` (a path that decodes to `0` where the original decodes, leniently, to `%30`).
+ * Normalises percent-escapes: unreserved characters decoded, other hex upper-cased, a bare `%` written as `%25`;
+ * reserved characters never decoded. Escaping the bare `%` keeps the form stable: otherwise `%%330` became `%30`
+ * on one pass and `0` on the next.
  */
 export function normalizePercentEncoding(s: string): string {
   return s.replace(/%([0-9A-Fa-f]{2})?/g, (_m, hex: string | undefined) => {
@@ -24,11 +20,8 @@ export function normalizePercentEncoding(s: string): string {
 }
 
 /**
- * The crawler's normal form of a URL, or null when it is not crawlable: only http and https, no credentials
- * (`user@host` is refused, not silently stripped, because such links are phishing-shaped), host required.
- * Lower-case scheme and host, IDN → punycode, no fragment, no default port, dot segments resolved, percent-escapes
- * normalised, empty path → `/`, a trailing dot on the host removed.
- *
+ * The crawler's normal form of a URL, or null when not crawlable (http(s) only; credentials refused, not stripped,
+ * because such links are phishing-shaped).
  * @example normalizeUrl('HTTP://Example.COM:80/a/./b/../%7euser#x') === 'http://example.com/a/~user'
  */
 export function normalizeUrl(input: string, base?: string): string | null {

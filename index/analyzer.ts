@@ -1,15 +1,7 @@
 /**
- * The text analyzer: one function turns text into index terms, at index time, at query time and when a candidate
- * is checked in code. The index (the in-process postings over `search_text`) receives text already analysed
- * (space-separated terms) and only splits it on white space, so what the index matched and what the code verifies can never disagree: a stemming
- * or stop-word difference between two analyzers was the source of both "a required word was ignored" and "a
- * matching page was dropped".
- *
- * Steps: Unicode NFKD, marks removed, lower case (accents fold: "Écoles" = "ecoles") → runs of letters and digits →
- * stop words of the text's language removed → Snowball stemming of that language ("collectes" → "collect") →
- * tokens over 40 characters dropped. English is the default; French pages (primary language subtag `fr`) are
- * analysed as French. Stemming runs on the folded word so a query typed without accents stems like the accented
- * text it looks for.
+ * The text analyzer: one function turns text into index terms at index time, query time and in-code checks, so what
+ * the index matched and what the code verifies never disagree. NFKD fold, stop words and Snowball stemming per
+ * language (English default, French for `fr`); stemming runs on the folded word so unaccented queries match.
  */
 import snowball from 'snowball-stemmers';
 

@@ -48,10 +48,7 @@ export function formatCiteDate(date: string | Date | null | undefined): string {
 
 /**
  * Formats a citation: `title — host — YYYY-MM-DD — p. N`, dropping whichever parts are missing.
- * @example formatCite({ title: 'Budget 2024', host: 'www.canada.ca', date: '2024-04-16T12:00:00Z' })
- *   // → 'Budget 2024 — www.canada.ca — 2024-04-16'
- * @example formatCite({ title: 'Annual report', host: 'ville.example', page: 12 })
- *   // → 'Annual report — ville.example — p. 12'
+ * @example formatCite({ title: 'Annual report', host: 'ville.example', page: 12 }) // → 'Annual report — ville.example — p. 12'
  */
 export function formatCite(parts: CiteParts): string {
   const title = clean(parts.title);

@@ -1,10 +1,6 @@
 /**
- * The column table of the three LanceDB tables: each column once, with its Arrow type, nullability, TypeScript type
- * and the reads that need it. The Arrow schemas, the row types and every column list a read selects are generated
- * from it, so a column is added or renamed in one place.
- *
- * Order matters only for tables created from now on (an existing table keeps its own schema; writes take the
- * table's schema, see store.ts), and is kept as it always was.
+ * The column table of the three LanceDB tables: each column once, from which schemas, row types and every read's
+ * column list are generated, so a column is added or renamed in one place. Order matters only for new tables.
  */
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8, type DataType } from 'apache-arrow';
 import type { DateSource } from '../page-model.js';
@@ -67,14 +63,8 @@ export function arrowSchema(table: Columns<string>, dim: number | null = null): 
 }
 
 /**
- * Reads of the `passages` table:
- * - `hit`: what a candidate carries before it is chosen (rank, operator checks except the body, near-duplicate
- *   collapse, host caps, snippet policy). Every column costs a random access per candidate, so it stays small.
- * - `match`: columns a query's code checks may read besides (query.ts decides which, per query).
- * - `row`: the whole passage a response renders (`passageRows`).
- * - `continuation`: a page's passages in order (`pagePassages`).
- * - `key`: how a passage is found again (`page_ref`, `ordinal`, also the merge key of writes); `vector`: its key
- *   and embedding (exact distances of known candidates).
+ * Reads of the `passages` table: `hit` (kept small: every column is a random access per candidate), `match` (what a
+ * query's code checks read), `row` (a rendered passage), `continuation` (a page in order), `key`, `vector`.
  */
 type PassageRead = 'hit' | 'match' | 'row' | 'continuation' | 'key' | 'vector';
 const p = columnsOf<PassageRead>();
@@ -205,10 +195,8 @@ export const PAGE_FIELD_ROW_COLUMNS = PASSAGE_ROW_COLUMNS.filter(
   (c): c is Exclude<typeof c, OwnRowColumn> => !(PASSAGE_OWN_ROW_COLUMNS as readonly string[]).includes(c),
 );
 /**
- * The row columns a search result does not read: the passage's whole text, its headings and its token count (svc_search
- * quotes `snippet_text`; svc_context and continuation read these). At 1M passages a result page's rows come from the
- * table, where each column is a read of its own, so leaving these out shortens every result page's take
- * (docs/bench-history.md, "Index").
+ * Row columns a search result does not read (svc_search quotes `snippet_text`): at large sizes each column is its
+ * own read, so leaving these out shortens every result page's take.
  */
 const NOT_IN_RESULT_ROW = ['text', 'heading_path', 'tokens'] as const satisfies readonly OwnRowColumn[];
 type NotInResultRow = (typeof NOT_IN_RESULT_ROW)[number];

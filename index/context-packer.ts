@@ -1,21 +1,7 @@
 /**
- * Packs retrieved passages into an agent context (svc_context, spec §2.1) within two hard bounds: a token budget
- * (`max_tokens`) and a number of distinct source pages (`max_sources`).
- *
- * Rules:
- * - Relevance order with host diversity: candidates are taken in rounds — round r takes every host's r-th best
- *   passage, hosts in the order of their best passage — so one host cannot fill the budget while other hosts
- *   still have relevant passages, and within a host the best passages come first.
- * - Token accounting is explicit: each context item costs the estimated tokens of its passage plus an overhead
- *   for its source URL, its cite text, its dates and the fixed JSON fields (page_ref, content_trust, keys). The reported
- *   total is the exact sum over the returned items, and it is never above `maxTokens`.
- * - A passage too big for what is left is truncated (at a sentence or word boundary) rather than dropped, when a
- *   useful part of it fits; the first item is always truncated to fit.
- * - Passages of one page with consecutive ordinals are merged into one item (one source header instead of two).
- * - Returned passage text is always a candidate passage, a prefix of one, or consecutive passages of one page
- *   joined by {@link PASSAGE_JOINER} (or a prefix of such a join): never invented text.
- *
- * Pure and deterministic: the same candidates and options give the same result.
+ * Packs retrieved passages into an agent context (svc_context) within `max_tokens` and `max_sources`.
+ * Round-robin across hosts so one host cannot fill the budget; returned text is always (a prefix of) candidate
+ * passages, never invented. Pure and deterministic (rules: docs/architecture.md#context-packing-rules).
  */
 import { formatCite } from './cite.js';
 import { looksLikeInstructions } from './instruction-guard.js';
@@ -26,10 +12,8 @@ import { makeWarning, type Warning } from './warnings.js';
 export const PASSAGE_JOINER = '\n\n';
 
 /**
- * Fixed per-item token overhead besides the URL, the cite text and the dates: the JSON keys of a context item
- * (source, passage, page_ref, filetype, cite, content_trust, dates{published, modified, fetched}), the page_ref number, the
- * constant "untrusted_web_content" and punctuation. Calibrated with o200k on the spec §2.1 item shape (about 40 tokens,
- * plus a few for URL estimates, which run low on URLs).
+ * Fixed per-item token overhead besides URL, cite and dates: the item's JSON keys, page_ref and constant fields,
+ * calibrated with o200k on the spec's item shape, with headroom because URL estimates run low.
  */
 export const ITEM_FIXED_OVERHEAD_TOKENS = 48;
 
@@ -168,9 +152,7 @@ function validCount(n: number): number {
 
 /**
  * Packs `candidates` (best first) into a context within `opts.maxTokens` and `opts.maxSources`.
- * Warnings: `no_results` (no candidates), `budget_exhausted` (candidates left out for lack of tokens or sources),
- * `truncated_passage` and `instruction_like_text` (per item, with its source URL), `stale_sources` (every source
- * has a date and all are older than `staleAfterDays`).
+ * Warnings: `no_results`, `budget_exhausted`, `truncated_passage` and `instruction_like_text` (per item), `stale_sources`.
  */
 export function packContext(candidates: readonly PackCandidate[], opts: PackOptions): PackResult {
   const maxTokens = validCount(opts.maxTokens);

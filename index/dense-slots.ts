@@ -1,13 +1,9 @@
 import { grow } from './typed-arrays.js';
 
 /**
- * A map from small non-negative integers (page refs, term ids) to small non-negative integers for one use at a time —
- * a query's candidates (hundreds, `groupPages`) or a query's title terms (`TitleStats`): two typed arrays indexed by
- * the key, emptied in O(1) by a generation stamp, instead of a Map built, grown and hashed per use. A key outside
- * [0, DENSE_KEY_LIMIT) goes to an ordinary Map, so any number still works, only slower.
- *
- * One instance per use site and thread. A use ends when the next begins: a use that spans an await must not share its
- * instance with code that may begin another meanwhile.
+ * A small-integer map for one use at a time (a query's candidates or title terms): typed arrays cleared in O(1) by a
+ * generation stamp, instead of a Map built per use; keys ≥ DENSE_KEY_LIMIT fall back to a Map. One instance per use
+ * site and thread: a use spanning an await must not share its instance.
  */
 export const DENSE_KEY_LIMIT = 2 ** 22;
 

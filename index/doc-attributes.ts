@@ -1,8 +1,7 @@
 /**
- * The page attributes a query's filters test (passage-filter.ts), kept per document of the postings in typed arrays:
- * host id, date, and the language, country, province and source type as small codes. A filter becomes one predicate
- * over a document id, tested inside the postings' search before a document is offered to the top k, so a filtered
- * query is the same exact BM25 top k over the passages that pass.
+ * The page attributes a query's filters test, per postings document in typed arrays (host id, date, small codes).
+ * A filter is one predicate tested inside the postings' search, so a filtered query is still the exact BM25 top k
+ * over the passages that pass.
  */
 import type { FilterFields, PassageFilter } from './passage-filter.js';
 import { sourceTypeMatches } from './passage-filter.js';

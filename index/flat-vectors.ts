@@ -1,31 +1,16 @@
 /**
- * Exact nearest neighbours of a small index's vectors, in process: the vector arm of an index whose vectors fit a
- * memory bound (`FLAT_VECTOR_BYTES`).
- *
- * Below the size at which an IVF-PQ index is trained (maintenance.ts), LanceDB answers a vector query with a flat
- * scan that reads and decodes the vector column on every query, plus the Arrow decode of 300 result rows on the main
- * thread — the largest single cost of a hybrid search under load (docs/bench-history.md, "Throughput under load").
- * Here the vectors are kept once, in a WebAssembly memory, and one SIMD pass (f32x4) computes every dot product.
- * The answer is the same kind LanceDB's flat scan gives: exact cosine distance, the k nearest.
- *
- * Rows are indexed by the postings' document ids (dense, in order of addition); a tombstoned document is skipped by
- * the caller's `live` test. Not thread-safe (one query at a time on the main thread, like the postings).
+ * Exact nearest neighbours of a small index's vectors, in process (the vector arm below `FLAT_VECTOR_BYTES`).
+ * One SIMD pass over vectors kept in WebAssembly memory avoids LanceDB's per-query flat scan and Arrow decode, with
+ * the same exact cosine answer. Rows are postings document ids; not thread-safe (main thread only).
  */
 import { FLAT_VECTORS_WASM } from './flat-vectors-kernel.js';
 import { orderByScore } from './score-sort.js';
 import { kthLargest } from './top-k.js';
 
 /**
- * `dots(q, m, n, dim, out)`: out[d] = Σ q[i] · m[d·dim + i] for d < n (f32, SIMD f32x4; dim a multiple of 4; byte
- * offsets 16-aligned). Four accumulators over 16 floats per step, then a tail of 4 at a time: one accumulator made
- * each step wait for the previous add (`bench/flat-vectors.ts` measures the scan).
- * `dotsAt(q, m, ids, n, dim, out)`: the same sums, in the same order (bit for bit `dots`' values), for the n rows
- * listed at `ids` (u32), each written at out[id]. `screen16(q, m, n, dim, a, r, bq, t, ids, abs)`: for each row d < n
- * of 16-bit integers (dim a multiple of 8), s = Σ q[i]·m[d·dim + i] (`i32x4.dot_i16x8_s`, exact in 32 bits), and
- * unless s + a[d] + bq < t·r[d] (f64; a and r per row), d is appended to `ids` and s to `abs`; returns how many
- * (`FlatVectors.#screenedDocs`).
- * The source is `flat-vectors.wat`; `npm run build` assembles it into `flat-vectors-kernel.ts` (scripts/build-wasm.ts),
- * and test/index/flat-vectors-kernel.test.ts assembles it again and compares the bytes.
+ * The WebAssembly kernels: `dots` (f32x4 dot products, four accumulators so adds do not wait on each other), `dotsAt`
+ * (bit-identical sums for listed rows) and `screen16` (int16 screen for `FlatVectors.#screenedDocs`). Source is
+ * `flat-vectors.wat`, assembled by scripts/build-wasm.ts; a test re-assembles it and compares the bytes.
  */
 
 /** The part of the WebAssembly API used here (the project's TypeScript libs declare no DOM or WebAssembly types). */
@@ -229,10 +214,8 @@ export class FlatVectors {
   }
 
   /**
-   * The 16-bit copy of row `doc` (its stored f32 values at `at`) and its two screening constants (`#screenedDocs`):
-   * with s = its largest |value| / q16Max and a = round(value / s), A = ½‖a‖₁ + ¼·dim (slightly enlarged) and
-   * R = norm / s. A row without a vector is never a neighbour (A = −∞); one with a non-finite value or norm always goes
-   * to the exact check (A = +∞).
+   * The 16-bit copy of row `doc` and its screening constants A and R (`#screenedDocs`). A row without a vector is
+   * never a neighbour (A = −∞); a non-finite one always goes to the exact check (A = +∞).
    */
   #quantise(doc: number, at: number): void {
     const f32 = this.#f32;
@@ -260,12 +243,9 @@ export class FlatVectors {
   }
 
   /**
-   * The `k` documents nearest to `query` by cosine distance (1 − cosine similarity) among those `live` accepts and
-   * that have a vector, nearest first (equal distances: lower document id first). With `minSimilarity`, documents whose
-   * cosine similarity (1 − distance) is below it are left out before the selection: the result is then exactly the
-   * unbounded one's documents at or above it (a caller that drops the rest anyway builds nothing for them). In typed
-   * arrays, without an object per document: the first `n` of `docs` and `distances`, arrays of this instance's that the
-   * next search overwrites (read them before).
+   * The `k` live documents with a vector nearest to `query` by cosine distance, nearest first (ties: lower id).
+   * With `minSimilarity`, documents below it are dropped before selection (same result above it, less work).
+   * Results are the first `n` of this instance's `docs`/`distances`, overwritten by the next search.
    */
   nearestDocs(
     query: Float32Array,
@@ -341,20 +321,9 @@ export class FlatVectors {
   }
 
   /**
-   * The rows whose cosine similarity to the query (in the f32 region) may reach `minSimilarity`, in document order at
-   * the survivors' offset, their exact f32 dot products written to the scores (by `dotsAt`, the same sums as `dots`, bit
-   * for bit); returns how many. Below the floor, a row's exact score would leave it out anyway, so the answer is the
-   * full scan's.
-   *
-   * The screen is one pass of 16-bit integer dot products (`i32x4.dot_i16x8_s`: half the bytes of the f32 rows and
-   * eight products per instruction) with a sure bound of the error. With v = s·a + e (|eᵢ| ≤ s/2) for the row and
-   * x = s_q·b + e_q for the query: |v·x − s·s_q·(a·b)| ≤ s·s_q·(½‖a‖₁ + ½‖b‖₁ + ¼·dim), and the f32 kernel's own
-   * rounding is within γ·Σ|vᵢ·xᵢ| ≤ γ·‖v‖·‖x‖: each product is rounded once and each sum at most dim/16 + 7 times
-   * (16 partial sums, a tail of up to 3 steps, 4 to combine them), so γ = (dim/16 + 16)·2⁻²³ is twice that depth
-   * times f32's unit roundoff. So a row whose a·b + A + B is below t·R, with t = (floor − 10⁻⁹ − γ)·‖x‖/s_q, has an
-   * exact similarity below the floor (the 10⁻⁹ absorbs the f64 rounding of this test itself). −1, nothing done, for a
-   * query with a non-finite value, or whose norm times the rows' could take an f32 product or sum out of the range
-   * where the rounding bound holds: the caller then scores every row exactly.
+   * The rows whose cosine similarity may reach `minSimilarity`, in document order, their exact f32 dots in the scores;
+   * returns how many, or −1 when the error bound cannot hold (the caller then scores every row). The int16 screen's
+   * error is bounded, so no row above the floor is dropped (proof: docs/architecture.md#vector-screen-error-bound).
    */
   #screenedDocs(qNorm: number, minSimilarity: number, k: number, live: (doc: number) => boolean): number {
     const f32 = this.#f32;
@@ -380,10 +349,8 @@ export class FlatVectors {
   }
 
   /**
-   * Of the screen's `n` survivors (more than k), the live ones that may be among the k nearest: a survivor's similarity
-   * lies within (a·b ∓ (A + B)) / (R·‖x‖/s_q) ∓ γ (`#screenedDocs`), so k live documents are surely at or above the
-   * k-th largest lower bound, and a document whose upper bound is below it (less 10⁻⁹ for this arithmetic's own
-   * rounding) is surely not among the k. Compacts the survivors kept, still in document order; returns how many.
+   * Of the screen's `n` survivors (more than k), keeps the live ones that may be among the k nearest, in document
+   * order: any whose similarity upper bound is below the k-th largest lower bound is surely out. Returns how many.
    */
   #refine(n: number, k: number, bq: number, qs: number, gamma: number, live: (doc: number) => boolean): number {
     const ids = this.#u32;

@@ -17,13 +17,9 @@ export interface HostIdSource {
 export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
 
 /**
- * Reads the host, host id and language of every page (what the registry and the language set are loaded from), or,
- * with `after`, of the rows whose row id is greater: the rows committed since a read that saw row ids up to `after`.
- * Every commit that can bring a host, a host id or a language — a merge-insert, an update (`adopt`), a compaction —
- * writes its rows into new fragments, whose ids (and so the row ids, fragment << 32 | offset) are greater than any
- * the table had (LanceDB assigns them at commit, and keeps them rising across a restore, as write-journal.ts's
- * rollback does; test/index/host-follow-reads-new-rows.test.ts holds it to both). A reader following a writer
- * at 1M passages so reads only the new rows, not every pages row on each version.
+ * Reads host, host id and language of every page or, with `after`, of rows with a greater row id only. Every commit
+ * that can bring a host writes new fragments with ever-greater row ids (even across a restore; tested in
+ * test/index/host-follow-reads-new-rows.test.ts), so a following reader reads only the new rows.
  */
 export async function readHostRows(pages: Table, after: bigint | null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();
@@ -42,10 +38,8 @@ export function lastRowId(rows: readonly { readonly _rowid: bigint }[], from: bi
 export class HostIds {
   readonly #ids = new Map<string, number>();
   /**
-   * Per domain a host equals or is under (the host itself and each suffix after one of its dots), those hosts in the
-   * order they became known: `under` (every `site:` query) reads one entry instead of testing every host the index
-   * knows. Hosts, not ids: a host's id may change (`adopt`, or rows another writer re-identified) and its entries
-   * stay right; a host is never forgotten.
+   * Per domain, the known hosts equal to or under it, in order known, so each `site:` query reads one entry. Keyed
+   * by host, not id, because a host's id may change; hosts are never forgotten.
    */
   readonly #under = new Map<string, string[]>();
   readonly #source: HostIdSource | null;
@@ -135,12 +129,9 @@ export interface WriterFollower {
 }
 
 /**
- * For a reader of an index another process (or thread) writes: whenever the writer committed a new version of the
- * pages table, reads the host rows committed since the last look (since row id `from`, the greatest the reader's
- * open read saw), every `everyMs` (0: only when `lookNow` asks), and awaits `onRows` with them and the table's page
- * count. `stop` settles once a look in flight (and its `onRows`) has finished, so the tables can then be closed
- * (closing a LanceDB table while a read on it is in flight fails: "The same native value cannot be borrowed mutably
- * while another borrow is active").
+ * For a reader of an index another process writes: on each new pages version, reads the host rows committed since
+ * row id `from` every `everyMs` (0: only on `lookNow`) and awaits `onRows`. `stop` settles after any look in flight,
+ * because closing a LanceDB table during a read fails.
  */
 export function followWriter(
   pages: Table,

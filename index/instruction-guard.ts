@@ -1,12 +1,7 @@
 /**
- * Flags indexed text that reads like instructions to a language model (prompt injection), so svc_context can
- * warn (`instruction_like_text`). It never removes text: passages stay quotable as the page wrote them, and every
- * passage is `untrusted_web_content` anyway (spec §1.2). This is a signal, not a filter.
- *
- * Patterns aim at the injection forms seen in the wild (override of earlier instructions, role reassignment,
- * prompt exfiltration, secrecy towards the user, chat-template role tags, notes addressed to "AI assistants"),
- * in English and French. Phrases that ordinary prose uses innocently ("you are now ready", "a system prompt is…",
- * "follow the instructions below") are deliberately not matched on their own.
+ * Flags indexed text that reads like instructions to a language model, so svc_context can warn
+ * (`instruction_like_text`). A signal, never a filter: text stays quotable as written. Patterns target injection
+ * forms seen in the wild (English and French) and deliberately skip phrases ordinary prose uses innocently.
  */
 
 /**

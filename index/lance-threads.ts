@@ -1,10 +1,8 @@
 import { availableParallelism } from 'node:os';
 
 /**
- * The LANCE_CPU_THREADS a process should run with. Lance sizes its CPU pool to the core count; with 2 cores, LanceDB
- * 0.31 index builds and compaction were seen to deadlock (no CPU, the promise never settles) where 8 threads complete;
- * 0.39 has not hung (docs/bench-index.md "LanceDB 0.39"). Kept as insurance, since a hang costs far more than an
- * oversubscribed pool.
+ * The LANCE_CPU_THREADS a process should run with: at least 8, because with a 2-core-sized pool older LanceDB index
+ * builds deadlocked (docs/bench-index.md "LanceDB 0.39"). Kept as insurance: a hang costs more than oversubscription.
  */
 export function lanceCpuThreads(cores: number = availableParallelism()): string {
   return String(Math.max(8, cores));

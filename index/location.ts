@@ -1,17 +1,7 @@
 /**
- * Where the passage index lives (SVC_INDEX_URI): a local folder (the embedded default, `<dataDir>/lance`) or a
- * prefix in an S3-compatible bucket (`s3://bucket/prefix`), and what the store keeps beside the LanceDB tables:
- *
- * - the index metadata (vector model id, analysis version, FTS analyzer): every process that opens the index must read
- *   the same one, so it lives in the location itself — `svc-index-meta.json` in a local folder (unchanged), a one-row
- *   LanceDB table `svc_meta` in a bucket (LanceDB commits are atomic on object storage; a bare object write would need
- *   an S3 client of its own);
- * - the write journal (write-journal.ts): only the writer reads it, after its own restart, and it judges a journal by
- *   the writer's process id on this machine, so it stays local — in the folder itself for a local index, in
- *   `<dataDir>/index-journal/<bucket>/<prefix>` for a bucket.
- *
- * Credentials reach LanceDB as storage options and nowhere else: `IndexLocation.label` is what may be logged, and
- * errors raised while opening are rewritten without them (`IndexOpenError`).
+ * Where the passage index lives (SVC_INDEX_URI): a local folder or an S3-compatible prefix.
+ * Index metadata lives in the location itself so every process reads the same; the write journal stays local
+ * because only the writer reads it. Credentials never reach logs or errors (`IndexOpenError`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

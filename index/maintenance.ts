@@ -1,9 +1,6 @@
 /**
- * Index maintenance: the key, vector and image alt-text indexes, and when they are refreshed. Unindexed rows stay
- * searchable (LanceDB searches them flat) until `optimize` folds them into the indexes; that runs every
- * `optimizeEvery` writes, and debounced about `refreshAfterMs` after the last write. Also the one-time upgrades of an
- * index written by an older version (re-analysis of `search_text`, image FTS rebuild with the current options, and
- * dropping the passages' full-text index: the in-process postings answer every BM25 query, docs/architecture.md).
+ * Index maintenance: the key, vector and image alt-text indexes, refreshed every `optimizeEvery` writes and debounced
+ * after the last write (unindexed rows stay searchable flat meanwhile), plus one-time upgrades of older indexes.
  */
 import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
@@ -14,14 +11,9 @@ import { SEARCH_COLUMN } from './query.js';
 import { plainRows } from './rows.js';
 
 /**
- * The options the passages' full-text index was built with (no longer built: the in-process postings are the one BM25
- * engine). Kept because they are part of every index's recorded `FTS_ANALYZER` (changing them would rebuild the image
- * index of every existing index once for nothing) and `maxTokenLength` is the postings' term bound. The text arrives
- * analysed (analyzer.ts), so the index only splits on white space and matches the terms code verifies.
- *
- * `withPosition: false`: phrase order and adjacency are checked in code (query.ts `matches`); positions multiply the
- * optimize time and older LanceDB could not compact them (docs/bench-index.md "LanceDB 0.39").
- * Changing any option here rebuilds the FTS indexes of an existing index when it opens (`FTS_ANALYZER`).
+ * The options the passages' full-text index was built with (no longer built). Kept because they are part of every
+ * index's recorded `FTS_ANALYZER`, so changing them rebuilds existing FTS indexes for nothing, and `maxTokenLength`
+ * bounds the postings' terms. No positions: phrase order is checked in code (query.ts `matches`).
  */
 export const FTS_OPTIONS = {
   withPosition: false,
@@ -158,12 +150,9 @@ export interface MaintenanceOptions {
 export const OPTIMIZE_DEFER_LIMIT = 20;
 
 /**
- * Whether the writes since the last optimize call for one now. An optimize holds the write queue for its whole length
- * (compaction, index updates: tens of seconds of both cores at 1M passages, docs/bench-history.md "Throughput under
- * load"), so it runs after `every` pages written only once the time since the last one ended is nine times its
- * length — maintenance holds the writes up at most about a tenth of the time — or when `OPTIMIZE_DEFER_LIMIT × every` pages are waiting. On a small index (an optimize of
- * tens of ms) that is the plain every-N rule; at 1M, where an optimize outlasts the time a crawl takes to write 200
- * pages, it lets the crawl write between optimizes instead of waiting behind one after every 200 pages.
+ * Whether the writes since the last optimize call for one. An optimize holds the write queue, so after `every`
+ * pages it runs only once the time since the last is nine times its length (maintenance holds writes ≤ ~10%),
+ * or when `OPTIMIZE_DEFER_LIMIT × every` pages wait; on a small index that is the plain every-N rule.
  */
 export function optimizeDue(s: { writes: number; every: number; lastMs: number; sinceLastMs: number }): boolean {
   if (s.writes < s.every) return false;
@@ -225,10 +214,8 @@ export class IndexMaintenance {
   }
 
   /**
-   * Learns which indexes exist. The writer also builds the key indexes of an index written before they existed, drops
-   * the passages' full-text index of an index written by an older version (nothing reads it; optimize would keep folding
-   * every write into it), and rebuilds the image index when built with other options (`FTS_ANALYZER`); a reader
-   * leaves all of that to the writer.
+   * Learns which indexes exist. The writer also brings older indexes up to date (key indexes, dropping the unused
+   * passages FTS index, rebuilding the image index on changed options); readers leave that to the writer.
    */
   async load(): Promise<void> {
     const { passages, images } = this.#o.tables;

@@ -1,10 +1,7 @@
 /**
- * The near-duplicate check of a query's page results (retrieval.ts `groupPages`): which group keys and content hashes
- * the pages kept so far hold. A query sees hundreds of candidates; a `Set` of the strings, built per query, grew and
- * rehashed through its sizes and read every string's header for its hash: most of the grouping's time
- * (docs/bench-history.md, "Throughput under load"). Here each key comes with a 32-bit hash the postings computed once
- * per page (`nearKeyHash`), and the set is an open-addressed table in typed arrays emptied by a generation stamp:
- * strings are compared only when their hashes are equal, so the answer is exactly the `Set`'s.
+ * The near-duplicate check of a query's page results (retrieval.ts `groupPages`): an open-addressed table of
+ * precomputed 32-bit hashes in typed arrays, cleared by a generation stamp, instead of a per-query `Set` of strings.
+ * Strings are compared only on equal hashes, so the answer is exactly the `Set`'s.
  */
 
 /** FNV-1a over the string's UTF-16 code units (32 bits). Any fixed function would do: equal strings, equal hashes. */

@@ -41,14 +41,9 @@ export interface ReaderOpen {
 }
 
 /**
- * Opens (creating when needed) the tables at `location`.
- *
- * A reader (`reader` given) creates nothing while a writer may be creating the same tables: on object storage two
- * processes creating one table both commit, the later one as an Overwrite of the other's table (seen on SeaweedFS with
- * six processes opening a fresh prefix: the writer's first merge-insert failed, "Update transaction is incompatible
- * with concurrent transaction Overwrite at version 2"; an Overwrite landing after rows were written would drop them,
- * by Lance's semantics, not observed here). So a reader waits for the writer's tables and metadata, and brings no
- * schema up to date (the writer does; two processes adding one column would conflict).
+ * Opens (creating when needed) the tables at `location`. A reader creates nothing and upgrades no schema: on object
+ * storage two processes creating one table both commit, the later as an Overwrite that can drop the writer's rows;
+ * so readers wait for the writer's tables and metadata.
  */
 export async function openTables(
   location: IndexLocation,
@@ -122,10 +117,8 @@ export async function openTables(
   }
   const pages = names.has('pages') ? await open('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
   const images = names.has('images') ? await open('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
-  // A write killed half-way (kill -9 between two table commits) is rolled back by the next writer to open, before
-  // it reads or writes. Never by a reader: it commits nothing, and a search thread of the writer's own process
-  // (tools/search-pool.ts) cannot tell the writer's write in flight from a dead one (the same pid, but another
-  // thread's record of running writes) — one did roll back the writer's write in flight and delete its journal.
+  // A write killed half-way is rolled back by the next writer to open, never by a reader: a search thread of the
+  // writer's own process shares its pid and cannot tell a write in flight from a dead one.
   if (!reader) {
     const rolledBack = await recoverInterruptedWrite(location.journalDir, { passages, pages, images });
     if (rolledBack.length > 0) log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');

@@ -1,24 +1,12 @@
 /**
- * Which pages each version of the passages table changed, as the writer committed them: lets the in-process postings
- * (text-engine.ts) follow a write by reading the rows of the pages it touched (through the page_ref index) instead
- * of scanning every row id of the table (O(table) per version, already tens of ms on a small index with a crawl's
- * small fragments).
- *
- * A version is known only when one commit of this writer made it, alone (the table's version moved by exactly one),
- * or when the writer's own maintenance made it (compaction, index updates, inside the write queue: every passage kept,
- * possibly under a new row id; then the postings re-key their documents by page and ordinal instead of analysing
- * every passage again).
- * Anything else — a rollback, another process's commit, a reader thread started after the commit — leaves its
- * version unknown, and a sync across an unknown version scans as before. The readers of this process (search
- * threads) are sent the writer's commits (`PassageCommit`, tools/search-pool.ts).
+ * Which pages each passages-table version changed, as this writer committed them, so the postings read only those
+ * pages instead of scanning every row id. A version made by anything else stays unknown and falls back to a scan;
+ * search threads receive the commits as `PassageCommit` (tools/search-pool.ts).
  */
 
 /**
- * One commit of the writer: the table version it made and the pages whose passages it wrote or deleted. Or a mark of
- * its maintenance (compaction, index updates; `pageRefs` empty): `begin` at the version it starts from, `end` at the
- * version it left. Every version in between kept every passage, some under new row ids; they are known as such from
- * the begin mark on, so a reader that syncs while the maintenance still runs (its request named a version it made)
- * re-keys rather than scans.
+ * One writer commit: the version it made and the pages it changed; or a maintenance mark (`pageRefs` empty) at its
+ * `begin` and `end` versions. Versions in between are known to keep every passage, so a reader re-keys, not scans.
  */
 export interface PassageCommit {
   readonly version: number;

@@ -1,8 +1,6 @@
 /**
- * The filters of a query as typed values: what retrieval hands an engine instead of a LanceDB `where`
- * string. The in-process postings test them on attributes they hold per document (text-engine.ts `DocAttributes`);
- * the LanceDB vector search, the one read that still filters inside LanceDB, gets them as a predicate built from
- * these numbers and closed sets (`whereOf`), never from text a user typed.
+ * The filters of a query as typed values, not a LanceDB `where` string: the postings test them per document, and the
+ * vector search gets a predicate built only from these numbers and closed sets (`whereOf`), never user text.
  */
 import { PROVINCES, SOURCE_TYPES, type Province, type SourceType, type SourceTypeFilter } from './source-type.js';
 

@@ -1,16 +1,7 @@
 /**
- * An in-process inverted index over the analysed `search_text` of passages: the BM25 arm's engine when it is in
- * step with the Lance table (index/text-engine.ts keeps it there). LanceDB's own full-text query pays a fixed
- * cost per query (plan building, index partitions, DataFusion) and its threads compete with the server's on two
- * cores; here a query is a walk over the postings of its few terms in the caller's thread (docs/bench-index.md).
- *
- * Structure: documents get dense ids in the order they are added, postings are immutable CSR segments (offsets, doc ids, term frequencies)
- * merged as they accumulate, and a removed document is a tombstone. As in Lucene, a tombstoned document still counts
- * in the collection statistics (document frequency, N, average length) until its segment is merged; a full rebuild
- * (text-engine.ts) drops them.
- *
- * Scoring is BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N − df + 0.5) / (df + 0.5)): Lucene's formula (and LanceDB's
- * full-text index's; these postings are the one BM25 engine, docs/architecture.md).
+ * An in-process inverted index over passages' `search_text`: the one BM25 engine (docs/architecture.md), walked in
+ * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments, tombstones counted in statistics until
+ * merged (as in Lucene); BM25 with Lucene's formula, k1 = 1.2, b = 0.75.
  */
 import { LoopBudget } from '../event-loop.js';
 import { sortByScore } from './score-sort.js';
@@ -122,14 +113,9 @@ function setBits(bits: Uint32Array, docs: Uint32Array, from: number, to: number)
 const ACCUMULATE_UP_TO = 64;
 
 /**
- * Which terms keep a bitset of their documents (`#bitsets`) besides their postings: those held by at least `share` of
- * the documents and by `minDf` at least. A required word's group is then checked with one bit per candidate instead of a
- * seek in its list. A bitset takes one bit per document (of the room the document arrays have), so it is smaller than
- * the term's postings (6 bytes each) from a share of 1/48 on; it is let go when the term's share falls below half of
- * `share` (documents added since), so none outgrows its term's postings by much.
- * `walkRatio`: a conjunction's segment is matched on bitsets (`#matches`) when that costs, in word operations and
- * postings, less than this many times the lead group's postings (a lead posting's step — a bit test or a seek per other
- * group, the lists' next positions — measured tens of times a word operation's time).
+ * Which terms also keep a bitset of their documents: those in at least `share` of documents and `minDf` at least,
+ * so a required group is checked by one bit per candidate. Released below half of `share`, so none outgrows its postings.
+ * `walkRatio`: match a segment on bitsets when that costs less than this many times the lead group's postings.
  */
 export interface DenseRule {
   readonly share: number;
@@ -337,10 +323,9 @@ export class Postings {
   }
 
   /**
-   * `flush()` for a serving process: the same segments, but a merge proceeds a range of terms at a time and the event
-   * loop gets turns in between (a merge copies both segments: at 1M passages the largest hold tens of millions of
-   * postings). Queries meanwhile read the segments being merged, which do not change; the merged one replaces them
-   * when it is complete. The caller must not add or flush on this instance until it resolves.
+   * `flush()` for a serving process: merges a range of terms at a time, yielding to the event loop, since big merges
+   * copy tens of millions of postings. Queries read the unchanged old segments until the merged one replaces them;
+   * the caller must not add or flush until it resolves.
    */
   async flushInSlices(budget: LoopBudget = new LoopBudget()): Promise<void> {
     if (!this.#builder || this.#builder.n === 0) return;
@@ -437,12 +422,9 @@ export class Postings {
   }
 
   /**
-   * Writes terms `from`..`to` of the merge of `a` then `b` (per term: `a`'s postings, then `b`'s); returns the next free
-   * position. A term's merged offset is the sum of its offsets in both (a term past a segment's own term count has none
-   * there: its offset is that segment's end). `a`'s postings move in runs between the terms `b` holds, shifted by the
-   * postings of `b` before them: a patch's small segment holds a few hundred of the vocabulary's terms, so merging it
-   * costs about one integer addition per term and a copy per run, not a copy per term (a view per term was most of a
-   * one-page write's sync).
+   * Writes terms `from`..`to` of the merge of `a` then `b`; returns the next free position. `a`'s postings move in
+   * runs between the few terms `b` holds, so merging a small patch costs about one addition per term and a copy per
+   * run, not a copy per term.
    */
   static #mergeRange(a: Segment, b: Segment, from: number, to: number, offsets: Uint32Array, docs: Uint32Array, tfs: Uint16Array): number {
     const aOff = a.offsets;
@@ -518,13 +500,9 @@ export class Postings {
   }
 
   /**
-   * The `k` best live documents for `q` by BM25 (must-group terms and weighted should terms summed), best first;
-   * equal scores in row-id order (with `ordered` false, the same hits in no particular order: for a caller that ranks
-   * them itself by a score of its own, as retrieval's BM25 arm does). Exact: a query of optional terms only is
-   * answered with MaxScore pruning (terms in decreasing upper bound; once the k-th best partial score exceeds what the
-   * remaining terms could add, no document they alone hold can enter, and the remaining lists are only probed for the
-   * surviving candidates). `accept`: the documents a query's filters let through (doc-attributes.ts); the top k is
-   * theirs, as if the index held no other (the statistics stay the whole index's, as LanceDB's prefilter kept them).
+   * The `k` best live documents for `q` by BM25, best first, ties by row id (`ordered` false: no order, for callers
+   * that re-rank). Exact, with MaxScore pruning for optional-only queries. `accept`: the documents the filters let
+   * through; statistics stay the whole index's.
    */
   search(
     q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] },
@@ -588,10 +566,8 @@ export class Postings {
   }
 
   /**
-   * Which probe terms (`q.probe`) a hit's document holds, in probe order, as query.ts `TermPresence` reads it from a
-   * row (`_present`): from the hit's bits where the search found out, one lookup per remaining term otherwise. A number
-   * whose bit i is set when the hit holds probe term i, for up to 31 probe terms (no allocation per candidate: hundreds
-   * per query), else one byte per term (1: held).
+   * Which probe terms a hit's document holds, in probe order (query.ts `TermPresence`): a bitmask for up to 31
+   * terms (no allocation per candidate), else one byte per term.
    */
   probePresence(hit: TextHit, probe: readonly string[]): number | Uint8Array {
     if (probe.length <= 31) {
@@ -613,15 +589,9 @@ export class Postings {
   }
 
   /**
-   * Required words (`+a +b`, phrase words), each a group of alternative terms (a word's analyses: "carriers" is
-   * `carrier` or `carri`): document-at-a-time intersection led by the group with the fewest postings (the union of
-   * its terms' lists, in document order), galloping in the others, then every term's contribution (each alternative a
-   * document holds, and the optional terms) summed in query order, as scoring every posting would. Walks the shortest
-   * group instead of every posting of every term: at 1M passages, three required words of which one or two have two
-   * analyses have lists tens of thousands long, so scoring every posting cost several times this walk.
-   * The other groups are asked fewest postings first, a term with a bitset (`DenseRule`) by its bit; where even the lead
-   * group is long (frequent words: at 1M passages the lead of a 3-word query can hold 100k+ postings), the segment's
-   * matches come from the bitsets ANDed instead (`#matches`), and only they are scored.
+   * Required words, each a group of alternative analyses: document-at-a-time intersection led by the smallest group,
+   * galloping in the others, or ANDed bitsets when even the lead is long (`#matches`). Walking the shortest group is
+   * far cheaper than scoring every posting of every term; scores sum in query order as a full scoring would.
    */
   #conjunction(
     groups: readonly (readonly { id: number; bit: number; w: number }[])[],
@@ -692,10 +662,8 @@ export class Postings {
         }
         top.offer(d, sum, held);
       };
-      // When even the lead is long, the matches come from the groups' bitsets ANDed word by word over the segment's
-      // documents (a group's terms without a bitset are set into one from their postings): 32 documents per step
-      // instead of a step per lead posting. Its cost, in words and postings, against the lead's walk (a posting there
-      // takes tens of word operations' time: a bit test or a seek per other group).
+      // When even the lead is long, AND the groups' bitsets 32 documents per step instead of stepping per lead
+      // posting; compare both costs (a lead posting costs tens of word operations).
       const words = ((seg.hi + 31) >>> 5) - (seg.lo >>> 5);
       let bitCost = words;
       for (let g = 0; g < groups.length; g++) {
@@ -786,11 +754,8 @@ export class Postings {
 
   /**
    * Whether optional terms are scored term at a time (`#accumulate`) rather than by MaxScore: when the documents they
-   * can reach — at most the index's documents, at most their postings — number no more than `#accumulateUpTo` × k.
-   * MaxScore saves work only by skipping the postings of terms that can no longer lift a document into the k best,
-   * which takes a k-th best score well above most documents'; with few documents per place in the top k it skips
-   * little and pays a walk over every term per document. The threshold is where term at a time
-   * stopped beating MaxScore per query (docs/bench-history.md, "Throughput under load", optional terms term at a time).
+   * can reach are at most `#accumulateUpTo` × k. With few documents per top-k place MaxScore skips little and pays a
+   * walk over every term per document.
    */
   #accumulates(should: readonly { id: number }[], k: number): boolean {
     const limit = this.#accumulateUpTo * k;
@@ -869,10 +834,8 @@ export class Postings {
   }
 
   /**
-   * Document-at-a-time MaxScore (Turtle & Flood 1995, as in Lucene) over optional terms: terms sorted by their score
-   * upper bound; those whose bounds together cannot lift a document above the k-th best so far are "non-essential"
-   * and only probed (galloping) for documents an essential term brings. Exact: the same top k as scoring every
-   * posting. Segments hold disjoint ascending doc ranges, so they are walked one after the other with one heap.
+   * Document-at-a-time MaxScore (Turtle & Flood 1995, as in Lucene) over optional terms: terms that cannot lift a
+   * document into the top k are only probed. Exact: the same top k as scoring every posting.
    */
   #maxScore(should: readonly { id: number; bit: number; w: number }[], k: number, accept: ((doc: number) => boolean) | null): TopK {
     const terms = should.map((t) => ({ ...t, ub: t.w * this.#maxFrac(t.id) })).sort((a, b) => a.ub - b.ub);

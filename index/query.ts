@@ -1,22 +1,7 @@
 /**
- * Queries: parses user text into an AST and compiles it into typed clauses that are checked against each candidate
- * (spec §1.1, docs/api-search.md "Query semantics").
- *
- * Two kinds of query, decided by the text alone:
- * - **ranked** (no operator at all: a question, a claim, keywords): every bare word is optional; a page needs one of
- *   them, and pages holding more of them rank higher: the score is the sum of each matched word's BM25 (Lucene's
- *   disjunction) times a coordination weight, ½ + ½ × the share of the query's words the passage holds. A repeated
- *   word counts once per occurrence, as in Lucene.
- *   Question words ("what", "how", "comment", …) do not drive the ranking while the query has other words.
- * - **strict** (at least one operator): operators hold exactly, and so does every bare word (spec §1.1: "all other
- *   terms must all match").
- * In both, `"one word"` and `+word` require that word. Every strict constraint is verified in code on every
- * candidate, against the same analysis the index used (analyzer.ts): the engine's answer is never trusted alone.
- *
- * The prefix operators are one table (`OPERATORS`): syntax, normalisation, the row column they test, the test, the
- * warning for a value that cannot be understood, and their description for the API text. Adding an operator is one
- * record there. No user text ever reaches a where/SQL string: the store turns `site:` values into integer host ids
- * it already knows; everything else is checked in code.
+ * Queries: parses user text into an AST and compiles typed clauses checked on each candidate (docs/api-search.md).
+ * Ranked (no operator) vs strict (any operator) is decided by the text alone; strict constraints are verified in
+ * code, never trusted to the engine, and no user text reaches a where string (see docs/architecture.md#query-semantics).
  */
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
@@ -29,10 +14,8 @@ export { fold, wordTokens } from './analyzer.js';
 export const SEARCH_COLUMN = 'search_text' satisfies MatchColumn;
 
 /**
- * Weight of the title-field BM25 added to a BM25 candidate (on top of the title terms already inside
- * `search_text`). A short field's BM25 is inflated by length normalisation, so a full weight over-counts titles.
- * Chosen on SciFact's train split among 0, 0.1, 0.25 and 0.5 (nDCG@10 0.7001, 0.7021, 0.7016, 0.6914): 0.25 keeps a
- * title signal for web pages at no cost there (docs/bench-index.md).
+ * Weight of the title-field BM25 added to a BM25 candidate: a short field's BM25 is inflated by length
+ * normalisation, so full weight over-counts titles. Chosen on SciFact's train split (docs/bench-index.md).
  */
 export const TITLE_BOOST = 0.25;
 
@@ -333,10 +316,8 @@ export interface CompiledQuery {
    */
   readonly matchColumns: readonly MatchColumn[];
   /**
-   * The coordination weight of a ranked query for a row: ½ + ½ × the share of the query's words (repeats counted) the
-   * row holds — 1 for a passage holding every word, ½ for one holding almost none. 1 when the query has no ranked
-   * words. (Lucene's classic factor, the share itself, ranked worse than plain BM25 on SciFact's train split, the
-   * halved form barely: see docs/bench-index.md.)
+   * The coordination weight of a ranked query for a row: ½ + ½ × the share of query words (repeats counted) it
+   * holds; 1 with no ranked words. The halved form, because Lucene's plain share ranked worse (docs/bench-index.md).
    */
   coordination(row: MatchableRow): number;
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
@@ -354,10 +335,8 @@ export interface CompiledQuery {
 }
 
 /**
- * Which of a query's terms a candidate's analysed text holds, found in one pass over its space-separated
- * `search_text`: each token's hash is looked up among the query terms' hashes (a hit is confirmed character by
- * character), so nothing is allocated per token. One `includes` scan per query term and candidate, or a set of every
- * term of each passage, cost milliseconds per query on a few hundred candidates.
+ * Which of a query's terms a candidate's analysed text holds, in one pass of hash lookups over `search_text`
+ * (hits confirmed by characters), allocating nothing per token; per-term scans cost milliseconds per query.
  */
 export class TermPresence {
   readonly #terms: readonly string[];
@@ -431,10 +410,8 @@ export class TermPresence {
 }
 
 /**
- * Compiles an AST into typed clauses. Each step is a function of its own: one query's compile runs once per request,
- * and a function this size whose every step is inlined is costly for V8's optimising compiler to (re)compile —
- * several times over a search thread's first minutes (each new shape of query met deoptimises it), on the same two
- * cores as the searches (docs/bench-history.md, "Throughput under load").
+ * Compiles an AST into typed clauses, each step its own function: one huge inlined function was costly for V8 to
+ * re-optimise each time a new query shape deoptimised it, on the cores the searches use.
  */
 export function compileQuery(ast: QueryAst): CompiledQuery {
   const langs: AnalyzerLang[] = queryLangs(positiveText(ast));
@@ -637,10 +614,8 @@ export function hasPositiveConstraint(ast: QueryAst): boolean {
 }
 
 /**
- * What an empty answer to a strict query should tell its caller: the operators that made it strict, and that its bare
- * words became required with them (spec §1.1), so a natural-language question that happens to hold operator syntax
- * (a quoted term, "E2f-1, -2, -3") is not mistaken for a question nothing answers. Appended to a `no_results`
- * message; empty for a ranked query, and for a strict one without bare words (nothing was made required).
+ * What an empty strict query's answer should say: which operators made it strict and that bare words became required,
+ * so a question that merely contains operator syntax is not mistaken for one nothing answers. Empty when nothing was required.
  */
 export function strictQueryHint(ast: QueryAst): string {
   if (ast.kind !== 'strict' || ast.words.length === 0) return '';

@@ -1,17 +1,7 @@
 /**
- * Retrieval: the one verb behind svc_search, svc_context and svc eval.
- *
- * query → operators parsed and compiled (query.ts) → candidates from the BM25 arm (the in-process postings, then
- * the title boost and the coordination weight) and the vector arm (cosine kNN on the real model's embeddings) → every
- * strict constraint verified in code on every candidate → reciprocal rank fusion → pages (near-duplicates
- * collapsed) → host diversity (search) or the relevance floor (context). Tools only shape the response.
- *
- * The index is reached through `CandidateSource`, a narrow interface the store implements; nothing here imports the
- * store's implementation, and the store does not call back into retrieval.
- *
- * Filters reach the index as typed values (passage-filter.ts: host ids the index already knows, language values
- * present in the index, the source-type / province enums, epoch milliseconds), never as a where string; the engine
- * applies them inside its search. Everything else a user typed is checked in code by the compiled query's predicate.
+ * Retrieval: the one verb behind svc_search, svc_context and svc eval: BM25 and vector arms, strict constraints
+ * checked in code, rank fusion, near-duplicate collapse. The store is reached only through `CandidateSource`, and
+ * filters travel as typed values (passage-filter.ts), never as a where string.
  */
 import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
@@ -117,10 +107,8 @@ export const RRF_K = 60;
  */
 export const ARM_DEPTH = 300;
 /**
- * Least cosine similarity for a vector-arm candidate. Sentence embeddings place unrelated texts near 0 (about
- * 0–0.15 for all-MiniLM-L6-v2; exactly 0 for the hashing stand-in when no word is shared), so below 0.2 a
- * "nearest" passage is only the least unrelated one: it is not offered, and a query that matches nothing answers
- * empty. Set once from that property of the embedding space, not tuned on an evaluation set.
+ * Least cosine similarity for a vector-arm candidate: unrelated texts embed near 0, so below 0.2 a "nearest" passage
+ * is only the least unrelated one. Set from that property of the embedding space, not tuned.
  */
 export const VECTOR_MIN_SIMILARITY = 0.2;
 export const ARM_DEPTH_SELECTIVE = 1000;
@@ -211,10 +199,9 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   };
 
   if (useBm25 && useVector && compiled.textCoversMatches) {
-    // Every passage the strict checks accept holds the required words, so the text query matches it: when that
-    // query's answer is exhaustive, the vector arm could only find a subset of these passages. Their exact cosine
-    // distances replace a deep approximate search over the whole index (k = 1000 with refinement, the most expensive
-    // step of a selective hybrid query at 1M passages); otherwise the nearest-neighbour search runs as usual.
+    // Every passage the strict checks accept holds the required words, so when the text answer is exhaustive the
+    // vector arm could only find a subset: exact cosine distances of those passages replace a costly deep approximate
+    // search; otherwise the nearest-neighbour search runs as usual.
     const [{ ranked: bm25, exhaustive }, qv] = await Promise.all([bm25Arm(), queryVector()]);
     let vec: RankedPassage[];
     if (!qv) vec = [];
@@ -271,12 +258,8 @@ function withRows<R extends ResultRow>(passages: readonly RankedPassage[], rows:
 }
 
 /**
- * Reciprocal rank fusion of two ranked lists (ties broken by page_ref, ordinal for determinism). A passage only one
- * list holds scores 1/(k + its rank there), so those of each list are in order already (strictly: one rank each): only
- * the passages both hold are sorted, and the three ordered runs are merged — the order a sort of all of them gives
- * (score, then page_ref, ordinal: a total order, every passage once). Merging spares the sort of every fused passage
- * (docs/bench-history.md, "Throughput under load"). Each list holds a passage once (an arm's candidates are distinct
- * passages).
+ * Reciprocal rank fusion of two ranked lists (ties by page_ref, ordinal). Passages only one list holds are already
+ * in order, so only the shared ones are sorted and the three runs merged: the same order as a full sort, cheaper.
  */
 export function fuseRrf(a: readonly RankedPassage[], b: readonly RankedPassage[], k = RRF_K): RankedPassage[] {
   // Entries are built in one shape, without spreads (both arms hand over hundreds of passages).
@@ -397,10 +380,9 @@ export function groupPages<R extends RankedRow>(
   passages: readonly RankedPassage<R>[],
   opts: { collapseNearDuplicates: boolean },
 ): { pages: PageHit<R>[]; duplicates: number } {
-  // Per query this sees every fused candidate (hundreds): each page ref's slot (its index in `pages`, or DROPPED for a
-  // near-duplicate) in dense per-query slots, and the group keys and content hashes of the pages kept in a set of their
-  // hashes (near-keys.ts), which cannot collide (a group key is a URL, with its "://"; a content hash is hex). The
-  // postings give each candidate's hashes (computed once per page); a row read from LanceDB is hashed here.
+  // Per query: each page ref's slot in dense slots (or DROPPED for a near-duplicate), and the kept pages' group keys
+  // and content hashes in a hash set (near-keys.ts); the two kinds cannot collide (a URL has "://", a hash is hex).
+  // The postings give each candidate's hashes; a row read from LanceDB is hashed here.
   const slots = PAGE_SLOTS;
   slots.begin();
   const seen = NEAR_KEYS;
@@ -435,11 +417,9 @@ export function groupPages<R extends RankedRow>(
 }
 
 /**
- * `hydrate` for page results: the whole row of each page's best passage, and — only for a page whose best passage has
- * nothing to quote (its snippet text is blank: all of it under data-nosnippet) — the rows of its next matching
- * passages, up to `perPage` in all, which the result's excerpt falls back to. A result page reads about one row per
- * result, not every matching passage of every page (up to 8 × 10: most of the read's cost at 100k passages, where
- * the rows come from LanceDB). A page whose best passage is gone or changed since retrieval is left out.
+ * `hydrate` for page results: the whole row of each page's best passage, plus further matching passages only when
+ * the best has nothing quotable, so a result page reads about one row per result. Pages whose best passage changed
+ * since retrieval are left out.
  */
 export async function hydratePages(
   index: Pick<CandidateSource, 'resultRows'>,
@@ -484,10 +464,9 @@ function needsFallback(row: ResultRow): boolean {
 export const PER_HOST = 2;
 
 /**
- * Host diversity: a result page holds at most `perHost` results of one host (a positive site: query is exempt).
- * Results over the cap move to later pages rather than vanish. Earlier pages (before `offset`) are consumed the
- * same way, so paging is stable. Returns the requested window and, for it, how many results of each host were
- * pushed out of it (collapsed). A page may come back shorter than `limit` when only capped hosts remain.
+ * Host diversity: at most `perHost` results of one host per result page (a positive site: query is exempt); extras
+ * move to later pages, and earlier pages are consumed the same way so paging is stable. Returns the window and the
+ * per-host count pushed out of it; a page may be short when only capped hosts remain.
  */
 export function diversify<T>(
   ranked: readonly T[],
@@ -567,12 +546,9 @@ export async function searchPages(
 }
 
 /**
- * The relevance floor of svc_context, relative to the best candidate: a page is offered only when its best passage
- * reaches at least `RELEVANCE_FLOOR_BM25` of the best BM25 score, or `RELEVANCE_FLOOR_SIMILARITY` of the
- * best cosine similarity, among the candidates. The two differ because the scales do: BM25 is a sum over shared
- * terms (a passage sharing one term of a five-term question scores a small fraction of one sharing all five), while
- * sentence-embedding cosines are compressed (unrelated passages still score a sizeable fraction of the best).
- * Set once from these properties, not tuned on an evaluation set.
+ * The relevance floor of svc_context, relative to the best candidate's BM25 or cosine score. The two floors differ
+ * because the scales do: BM25 sums shared terms, while embedding cosines are compressed (unrelated passages still
+ * score a sizeable fraction). Set from these properties, not tuned on an evaluation set.
  */
 export const RELEVANCE_FLOOR_BM25 = 0.4;
 export const RELEVANCE_FLOOR_SIMILARITY = 0.8;

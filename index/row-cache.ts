@@ -2,14 +2,9 @@ import { totalmem } from 'node:os';
 import { LRUCache } from 'lru-cache';
 
 /**
- * Passage rows by Lance row id (whole rows, or the result rows svc_search reads: the store tells them apart and
- * never lets a result row stand in for a whole one), least recently used out first, bounded in (estimated) bytes. A
- * row id names one immutable row for the life of the table: a replaced page gets new rows, compaction writes its rows
- * into new fragments with new ids, and fragment ids are never reused, so a cached row is never stale — at worst it
- * belongs to a row since deleted, which no search returns any more (and callers still check each row against its key
- * and content hash). It spares the result page's read of the table on every query (a take of a page of rows was most
- * of a small index's query: docs/bench-index.md). Recency and the byte bound are
- * lru-cache's (`maxSize` + `sizeCalculation`); this class adds the prefill passes and re-keying.
+ * Passage rows by Lance row id, LRU bounded in estimated bytes (lru-cache), sparing the result page's table read.
+ * A row id names one immutable row for the table's life, so a cached row is never stale; at worst it is deleted and
+ * no search returns it. Result rows never stand in for whole rows; this class adds prefill and re-keying.
  */
 export class RowCache<R extends object> {
   /** `pass`: the prefill pass that kept the row (0: read for a result). Null when the bound is 0 (nothing kept). */
@@ -34,10 +29,9 @@ export class RowCache<R extends object> {
   }
 
   /**
-   * A prefill pass: returns a function that keeps one row, false once the bound is reached. With `evictOlder` (a scan
-   * of the whole table: rows from before it are of row ids it no longer has, or will be read again anyway) the pass
-   * pushes out rows kept before it, least recently used first, but never its own; without it (rows a write added to
-   * a larger index) it only takes free room, so the rows results were read for stay.
+   * A prefill pass: returns a keeper that answers false once the bound is reached. With `evictOlder` (a whole-table
+   * scan, so older rows are stale ids or re-read anyway) it evicts earlier rows LRU-first but never its own; without
+   * it it only takes free room, so rows results read stay.
    */
   fillPass(evictOlder: boolean): (id: bigint, row: R) => boolean {
     const pass = ++this.#passes;
@@ -88,10 +82,8 @@ export class RowCache<R extends object> {
 }
 
 /**
- * The cache's default bound: 1/32 of the machine's memory, at least 64 MiB and at most 1 GiB (768 MiB on a 24 GiB
- * machine). A row's estimate is about 4 KiB (its 26 columns, the page's fields repeated in each passage row), so an index
- * of up to some 100k–200k passages is served from memory, as SQLite FTS5 serves rows from the page cache; a larger one keeps
- * the rows its results read. The bound is the cache's whole cost: it never grows past it.
+ * The cache's default bound: 1/32 of machine memory, clamped to 64 MiB–1 GiB. At about 4 KiB a row, small indexes
+ * are served wholly from memory and larger ones keep the rows their results read; the bound is the whole cost.
  */
 export function defaultRowCacheBytes(machineBytes = totalmem()): number {
   return Math.min(2 ** 30, Math.max(64 * 2 ** 20, Math.floor(machineBytes / 32)));

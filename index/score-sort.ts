@@ -1,11 +1,6 @@
 /**
- * Ranking order for a query's candidates (hundreds per arm, every query): by score, highest first, then by a tie key,
- * lowest first. `Array.prototype.sort` with a comparator called the comparator thousands of times for 300 candidates,
- * each a call through the sort's machinery into a closure reading two objects: the final sorts of the vector arm, the
- * BM25 arm and the fusion were a measurable share of a search (docs/bench-history.md, "Throughput under load"). Here
- * the scores and tie keys are in typed arrays and a plain quicksort (insertion sort below 16) orders an index array;
- * the order is the comparator sort's exactly (equal scores and tie keys keep their order, as the stable comparator sort
- * keeps them).
+ * Ranking order for a query's candidates: score descending, then tie key ascending. Typed arrays and a plain
+ * quicksort avoid thousands of comparator calls per search, and give exactly the stable comparator sort's order.
  */
 
 /** Scratch arrays shared by the sorts of one thread (synchronous use: one sort at a time). */

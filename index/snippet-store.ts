@@ -2,17 +2,9 @@ import { defaultRowCacheBytes } from './row-cache.js';
 import { grow } from './typed-arrays.js';
 
 /**
- * The quotable text of each passage (`snippet_text`, what a search result's excerpt is cut from) by document, as UTF-8
- * in a few large byte arrays, bounded in bytes. With it a result row of a document the postings hold is read from
- * memory at any index size up to the bound: a take of a result page's rows from LanceDB costs milliseconds at 1M
- * passages whatever its columns, and CPU on LanceDB's threads (docs/bench-history.md, "Throughput under load"). The row
- * cache keeps rows as objects (some 4 KiB each by its estimate), so at 1M passages it holds a small share of them; here
- * a passage costs its text's bytes and 8 more.
- *
- * A document's text never changes (a replaced page gets new documents; a compaction moves documents to new row ids
- * with their content), so an entry is written once and read until the postings are rebuilt. Texts arrive in the
- * order of the scan and are appended; once the next one does not fit the bound, `put` answers false and keeps
- * nothing more (the caller's reads of those documents go to the table, as without the store).
+ * Each passage's `snippet_text` by document, as UTF-8 in a few large byte arrays bounded in bytes, so result rows
+ * are read from memory instead of a LanceDB take; far denser than the row cache. A document's text never changes,
+ * so entries are append-only; once the bound is reached `put` answers false and reads go to the table.
  */
 export class SnippetStore {
   readonly #maxBytes: number;

@@ -1,10 +1,7 @@
 /**
- * Query-biased excerpts for search results: the window of the passage that covers the most (and the rarest) query
- * terms, cut at word boundaries with ellipses, with highlight offsets into the excerpt.
- *
- * Snippet rules (spec §1.3): nosnippet or max-snippet:0 → no excerpt; max-snippet:N → at most N characters,
- * ellipses included. The caller passes the passage's snippetText (data-nosnippet parts already removed), so
- * nothing hidden by the page can leak into an excerpt.
+ * Query-biased excerpts for search results: the window covering the most (and rarest) query terms, with highlights.
+ * Snippet rules (nosnippet, max-snippet) apply, and callers pass snippetText with data-nosnippet parts removed, so
+ * nothing the page hides can leak into an excerpt.
  */
 import type { SnippetPolicy } from '../page-model.js';
 
@@ -37,10 +34,8 @@ const STOPWORDS = new Set(
 );
 
 /**
- * Text folded for matching, and where each folded UTF-16 unit came from in the source. Folding: NFD without combining
- * marks, lower case, so "Éte" matches "ete" and "ÉTÉ". ASCII folds unit for unit (lower case); only the other
- * characters are recorded (`anchors`), so a passage with a few accented letters or dashes costs a few numbers, not two
- * arrays of its length per result (most of an excerpt's allocation when it was built that way).
+ * Text folded for matching (NFD without marks, lower case) and where each folded unit came from. ASCII maps unit for
+ * unit, so only other characters are recorded (`anchors`): a few numbers per passage, not two arrays of its length.
  */
 interface Folded {
   readonly text: string;
@@ -206,11 +201,9 @@ function preparedTerms(terms: readonly string[]): PreparedTerms {
 const MAX_MATCHES = 5000;
 
 /**
- * Whole-word (or, for terms of 4+ characters, word-prefix) occurrences of every term, sorted by position (equal
- * starts: the longer first), overlaps dropped (a phrase and one of its words: the earlier, else longer, stays). One
- * pass over the text: a term can only start where no letter or digit precedes, and there only the terms beginning
- * with the unit found there are compared (`byFirstAscii`, `byFirstOther`). It finds what a search of the text per
- * term finds (`indexOf`, again after each occurrence; the tests keep that as the reference) in less time.
+ * Whole-word (or, for 4+ character terms, word-prefix) occurrences of every term, sorted by position, overlaps
+ * dropped. One pass comparing only terms that start with the unit found; finds exactly what per-term `indexOf`
+ * finds (the tests' reference), faster.
  */
 function termMatches(folded: Folded, terms: PreparedTerms): Match[] {
   const out: Match[] = [];
@@ -302,14 +295,9 @@ function snapInward(src: string, from: number, to: number): [number, number] {
 }
 
 /**
- * Builds the excerpt of `text` for `terms` under `policy`, or null when the page forbids excerpts (nosnippet,
- * max-snippet:0) or the text is empty.
- *
- * - Matching ignores case and diacritics; a term may be a phrase (matched with any whitespace between words).
- * - The window maximises the weighted number of distinct terms it contains (common words count little), then the
- *   number of occurrences, then prefers the earliest window; it is widened to a sentence start when that fits.
- * - Whitespace runs are collapsed to single spaces; ellipses mark cut ends and count toward the length bound.
- * - Without any match the excerpt is the start of the text (no highlights).
+ * Builds the excerpt of `text` for `terms` under `policy`, or null when the page forbids excerpts or the text is empty.
+ * The window maximises weighted distinct terms (case- and diacritic-insensitive), then occurrences, then earliness;
+ * ellipses count toward the length bound; with no match the excerpt is the text's start.
  */
 export function buildExcerpt(text: string, terms: readonly string[], policy: SnippetPolicy, opts: ExcerptOptions = {}): Excerpt | null {
   if (policy.nosnippet || policy.maxSnippet === 0) return null;

@@ -1,23 +1,7 @@
 /**
- * The passage index: writes pages and their passages into LanceDB tables and serves every read of them, in
- * `<dataDir>/lance` (or an object-storage prefix, location.ts).
- *
- * - `passages`: one row per passage, with the page fields filters and result rendering need denormalised into
- *   it, so a search reads ONE table version (a consistent snapshot) and never joins. `search_text` holds the analysed
- *   terms of page title + passage (analyzer.ts), which the in-process postings (text-engine.ts) index: they answer
- *   every BM25 query, with its filters; LanceDB has no full-text index on it. A `vector` column when an embedder
- *   exists.
- * - `pages`: one row per page (every PageInput field + derived country / province / source_type).
- * - `images`: image metadata (never bytes), FTS on alt text.
- *
- * Atomicity: a page's passages are replaced by ONE merge-insert commit (update matching (page_ref, ordinal),
- * insert new ones, delete that page's leftovers), so a reader sees the old page or the new one, never half. That
- * commit comes after the page rows', so no passage is ever visible without its page row; a write journal
- * (write-journal.ts) rolls a write killed between the tables' commits back at the next open.
- * Writes are serialised through one queue; maintenance.ts keeps the indexes up to date between them.
- *
- * The parts: columns.ts (the column table: schemas, row types, column lists), rows.ts (pages to rows and back),
- * maintenance.ts (indexes, optimize, upgrades), host-ids.ts (host id registry), open-tables.ts (connect and open).
+ * The passage index: writes pages and passages into LanceDB tables and serves every read of them.
+ * Passages are denormalised so a search reads one table version; a page's passages change in one merge-insert
+ * after its page row, so readers never see half a page (see docs/architecture.md#passage-index-tables-and-atomicity).
  */
 import * as lancedb from '@lancedb/lancedb';
 import { MatchQuery, type Table } from '@lancedb/lancedb';
@@ -120,17 +104,13 @@ export interface OpenOptions {
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
   /**
-   * Where new hosts get their integer id (the shared state's HostIdsRepo, so every writer of every process
-   * agrees and ids never collide). Given only by the index's writer: at open it also rewrites rows whose
-   * host id disagrees with the source (an index written before ids came from the database). Without it ids are
-   * allocated here, max + 1 (single-writer `svc ingest`, benchmarks). Either way the ids are cached in memory.
+   * Where new hosts get their integer id (the shared HostIdsRepo, so every writer agrees). Given only to the writer,
+   * which then also fixes rows whose id disagrees; without it ids are max + 1 locally (single-writer ingest, benches).
    */
   readonly hostIds?: HostIdSource;
   /**
-   * For a process that reads an index another process writes (`svc serve --role api|crawler`): how often to learn
-   * the hosts the writer added since (site: compiles to host ids), checked only when the pages table has a new
-   * version. 0: only when `catchUp` finds the writer ahead (a search thread: it is told the version with each request).
-   * Undefined: never (this process is the writer, or the index does not change under it).
+   * For a reader of an index another process writes: how often to learn the writer's new hosts (site: compiles to
+   * host ids), checked only on a new pages version. 0: only when `catchUp` finds the writer ahead. Undefined: never.
    */
   readonly followHostsMs?: number;
   /**
@@ -140,11 +120,8 @@ export interface OpenOptions {
    */
   readonly textEngine?: boolean;
   /**
-   * Whether this process writes the index. False for a process that reads an index another one writes (`svc serve
-   * --role api|crawler`, `svc status`): opening then commits nothing to existing tables (no key-index build,
-   * index rebuild or drop, or re-analysis of an older index: the writer does those), so readers opening beside the
-   * writer's first write cannot race its index builds; and where there are no tables yet it waits up to
-   * `waitForWriterMs` for the writer to create them (open-tables.ts). @default true
+   * Whether this process writes the index. Readers commit nothing to existing tables, so they cannot race the
+   * writer's index builds, and wait up to `waitForWriterMs` for missing tables (open-tables.ts). @default true
    */
   readonly writes?: boolean;
   /** For a reader (`writes` false): how long to wait for the writer's tables before creating empty ones. @default 0 */
@@ -329,10 +306,8 @@ export class PassageIndex implements PageSink {
         idx.#hostRowsThrough,
         async (rows, pageCount) => {
           idx.#learnHosts(rows);
-          // A reader's title statistics (BM25 of titles) come from its open and are not added to page by page as the
-          // writer's are: rebuilt when the pages have moved by a fifth from the count they were built on (amortised:
-          // a read of every title per fifth of growth). Without this a search thread of a service started on an empty
-          // index would score no title until a restart (no titles counted: every title scores 0).
+          // A reader's title statistics are not updated page by page, so they are rebuilt once the page count has moved
+          // by a fifth (amortised); otherwise a search thread started on an empty index would score no title until restart.
           const counted = idx.#titleStats.size;
           if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (the vector index, the image one with its first image).
@@ -359,11 +334,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`): a small index is then
-   * served from memory, a large one from the rows its results read (least recently used out). A row's estimate is at
-   * least about 1 KiB (26 columns and its text), so a scan whose rows cannot fit reads no row columns: a whole table
-   * that fits the bound may push out older rows (of row ids it no longer has, or its own again); a write's added rows
-   * take only free room.
+   * The postings' scans hand whole result rows to the row cache (text-engine.ts `RowPrefill`), so small indexes are
+   * served from memory. A scan whose rows cannot fit reads no row columns; a write's added rows take only free room.
    */
   #rowPrefill(): RowPrefill {
     const cache = this.#rowCache;
@@ -488,11 +460,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Whether the stored passages of the pages in `pageFilter` include one that `rows` do not have (a page rewritten
-   * with fewer passages, or other ordinals). Only then does a write need merge-insert's by-source delete, which
-   * scans the whole table (at 1M passages about ten times a plain merge-insert's cost, docs/bench-history.md
-   * "Throughput under load"); a new page, or one rewritten with the same passages or more, is a plain merge-insert, in one commit
-   * either way. Read inside the write queue, so no other write changes the answer before the commit.
+   * Whether the stored passages of `pageFilter`'s pages include one `rows` lacks. Only then is merge-insert's
+   * by-source delete needed, which scans the whole table; read inside the write queue so the answer holds at commit.
    */
   async #dropsPassages(pageFilter: string, rows: readonly PassageWriteRow[]): Promise<boolean> {
     const fresh = new Set(rows.map(passageKey));
@@ -505,10 +474,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Rows → an Arrow table with exactly `schema` (so nullable columns that are all null keep their type). Built
-   * `ARROW_ROWS_PER_CHUNK` rows at a time, one record batch each, and the event loop gets turns in between: a
-   * crawler's batch of 64 pages is hundreds of passages with their vectors, and converting them in one go held the
-   * loop too long (bench/load.ts --crawl-hosts).
+   * Rows → an Arrow table with exactly `schema` (all-null nullable columns keep their type), built in chunks of
+   * `ARROW_ROWS_PER_CHUNK` rows with event-loop turns between, since a crawler batch converted at once held the loop.
    */
   async #arrowRows(rows: readonly object[], schema: Schema): Promise<ArrowTable> {
     const make = (part: readonly object[]) => lancedb.makeArrowTable(part as Record<string, unknown>[], { schema });
@@ -713,10 +680,8 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * The passages table's version as this process reads it, without a call into LanceDB per query (a large part of a
-   * small index's query under load): re-read after any write of this process, and — when other processes write the index
-   * (a read consistency interval is set) — at least every 250 ms or the interval if shorter, which adds at most that
-   * to the documented delay.
+   * The passages table's version as this process reads it, without a LanceDB call per query: re-read after any
+   * local write and, when others write the index, at least every 250 ms (or the consistency interval if shorter).
    */
   async #servingVersion(): Promise<number> {
     const gen = this.#queue.generation;
@@ -740,11 +705,9 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * For a reader of an index this process's writer writes (a search thread, tools/search-pool.ts): when this reader's
-   * view of the passages table is older than `version`, re-reads the location now (LanceDB's `checkoutLatest`, well
-   * under a millisecond on a local folder) instead of waiting for the read consistency interval, and learns the writer's new hosts
-   * (`site:`) before the query runs. So a caller sees, from any thread, what the writer had committed when its request
-   * arrived. Calls that overlap share one re-read.
+   * For a search thread reading this process's writer: when its view is older than `version`, re-reads the location
+   * now (and learns new hosts) rather than waiting for the consistency interval, so any thread sees what the writer
+   * had committed when the request arrived. Overlapping calls share one re-read.
    */
   async catchUp(version: number): Promise<void> {
     this.#assertOpen();
@@ -773,10 +736,9 @@ export class PassageIndex implements PageSink {
   }
 
   /**
-   * Exact cosine distance of the query vector to each of the given passages (row-id prefilter, no vector index), keyed
-   * `page_ref:ordinal`; a passage without a vector, or gone, is absent. For candidate sets the BM25 arm has already
-   * enumerated completely (retrieval.ts), where an approximate nearest-neighbour search over the whole index would
-   * only rediscover a subset of them, approximately and deeper.
+   * Exact cosine distance of the query vector to the given passages (row-id prefilter, no vector index), keyed
+   * `page_ref:ordinal`; missing when gone or vectorless. For candidate sets the BM25 arm enumerated completely, where
+   * an approximate search would only rediscover a subset.
    */
   async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
@@ -856,10 +818,8 @@ export class PassageIndex implements PageSink {
 
   /**
    * Whole rows of the given passages, keyed `page_ref:ordinal`; a passage deleted since it was found is absent.
-   * Hits carrying a row id are taken directly (a deleted row is never returned; a compacted table no longer has
-   * the id, and its rows move); whatever that does not return is read by page_ref and ordinal (integers, through
-   * the key index). Every row is checked against the key it was asked for: its own, or for a row the postings know,
-   * theirs (a row id names one row for the life of the table).
+   * Taken by row id when known, else by key; every row is checked against the key asked for, so a moved or reused
+   * id never returns the wrong passage.
    */
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
     return this.#readRows(keys, WHOLE_ROWS) as Promise<Map<string, PassageRow>>;

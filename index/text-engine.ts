@@ -1,19 +1,7 @@
 /**
- * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine (docs/architecture.md).
- *
- * The postings are built for one table version at a time: a full scan of `search_text` at open, then, for each new
- * version, the difference of live row ids (rows added: their text taken by row id; rows gone: tombstoned) — of the
- * pages the writer's commits named when every version since is such a commit (passage-changes.ts), of the whole
- * table otherwise. Across the writer's own maintenance (a compaction gives most rows new ids) the documents are
- * re-keyed by page and ordinal to the rows' new ids instead of analysed again. Lance row ids are stable within a
- * version and a version never changes, so postings built for version v and row takes from the table at version v agree.
- * A query is answered by the postings at the version the table reads now, waiting for the sync that brings them there
- * (`ready`): a writer's own commits never make a query miss a page it just wrote, and a reader follows the writer's
- * versions within its consistency interval plus one sync. Filters are tested on per-document attributes
- * (doc-attributes.ts) inside the search.
- *
- * The scans run in the background on a second table handle checked out at the target version (the serving handle
- * is never moved); work on the main thread is done in slices (one Arrow batch at a time) so serving continues.
+ * Keeps the in-process postings (postings.ts) in step with the passages table: the one BM25 engine.
+ * Postings follow table versions by row-id differences, so a query waits for its version and never misses a page the
+ * writer just wrote; scans run off the serving handle in slices (see docs/architecture.md#keeping-the-postings-in-step).
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { Type as ArrowType } from 'apache-arrow';
@@ -39,11 +27,9 @@ type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 
 const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', 'page_no', ...PAGE_FIELD_ROW_COLUMNS];
 
 /**
- * Whole result rows a scan hands over while it reads the table anyway, so that a small index's result pages are read
- * from memory: a take by row id has a fixed cost plus one per column whatever the index size (the largest part of a
- * small index's query; docs/bench-index.md). `begin` is asked before a scan of
- * the whole table or a take of the rows a write added (`rows` of them); it answers null to read no row columns, or
- * a function that keeps one row and answers false once the bound is reached (the scan then stops handing rows over).
+ * Whole result rows a scan hands over while reading the table anyway, so a small index's results come from memory.
+ * `begin` is asked before a full scan or a write's take: null reads no row columns, else a keeper that answers
+ * false once the bound is reached.
  */
 export interface RowPrefill {
   readonly columns: readonly string[];
@@ -359,10 +345,8 @@ export class TextSnapshot {
   }
 
   /**
-   * Reads a document's page record (and its title ids) ahead of building its candidate, in a loop over the candidates
-   * before the one that builds them: hundreds of records scattered over the heap, each a cache miss. Loads that depend
-   * on nothing else overlap in the processor (several misses in flight), where building a candidate per record in turn
-   * waited for each miss on its own. Returns what it read (summed into `readAhead`, so the loads are not dropped).
+   * Reads a document's page record ahead of building its candidate, so the scattered cache misses of hundreds of
+   * records overlap in the processor instead of stalling one by one. Returns what it read so the loads are kept.
    */
   #readAhead(doc: number): number {
     const rec = this.#recOf[doc];
@@ -402,10 +386,9 @@ export class TextSnapshot {
   }
 
   /**
-   * A candidate row of either arm (`rows`, `nearestRows`): the hit columns (page_ref, ordinal and the page fields, as
-   * HIT_COLUMNS name them), the row id, what the postings keep of its page for ranking (near-duplicate key hashes, title
-   * term ids), and the arm's `_score` or `_distance`, with `_present` when asked. One literal, no spread, whatever the
-   * arm: hundreds per query, and the code after the arms (fusion, grouping, host caps) then reads rows of one shape.
+   * A candidate row of either arm: hit columns, row id, the page's ranking data (near-key hashes, title ids) and the
+   * arm's `_score` or `_distance` (plus `_present` when asked). One literal of one shape, so the code after the arms
+   * stays monomorphic over hundreds of rows per query.
    */
   #candidate(
     doc: number,
@@ -595,11 +578,9 @@ export class TextEngine {
   }
 
   /**
-   * The postings at `version`, waiting for the syncs that bring them there: they answer every query, so a query
-   * after a write (or after open, while the first build runs) waits for them rather than being answered otherwise.
-   * Null when the postings are already past `version` (the caller's view of the table is older: it asks again with
-   * the current one). A sync that fails is retried; after `SYNC_ATTEMPTS` failures in a row the query fails with the
-   * last error (the next query tries again).
+   * The postings at `version`, waiting for the syncs that bring them there, so a query after a write never misses it.
+   * Null when the postings are already past `version` (the caller asks again). A failing sync is retried; after
+   * `SYNC_ATTEMPTS` failures in a row the query fails (the next one tries again).
    */
   async ready(version: number): Promise<TextSnapshot | null> {
     this.start();
@@ -771,10 +752,9 @@ export class TextEngine {
   }
 
   /**
-   * The patch when the versions since the postings' are known commits of the writer (passage-changes.ts): only the
-   * pages they touched are read (their rows now, through the page_ref index) and compared with those pages' live
-   * documents; rows of other pages did not change. Checked: the live documents must then number the table's rows,
-   * otherwise (a change the log did not tell) the whole-table patch reconciles.
+   * The patch when the versions since the postings' are known writer commits (passage-changes.ts): only the pages they
+   * touched are read and compared. If the live documents then do not number the table's rows (an untold change), the
+   * whole-table patch reconciles.
    */
   async #patchPages(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
     this.#syncs.pages++;
@@ -800,12 +780,9 @@ export class TextEngine {
   }
 
   /**
-   * The patch across the writer's maintenance (compaction: every passage kept, most under new row ids), with or
-   * without commits of pages around it: every row's id is read with its page and ordinal; a row of a page no commit
-   * named is the live document with that key, now under this id (the postings, page records, vectors and cached
-   * rows move to it: nothing is analysed again); the named pages' rows are replaced as a patch by pages replaces
-   * them. Checked: every row of an unnamed page must find its document and every such document a row, otherwise
-   * (a change nobody told) the whole-table patch reconciles, from the postings as they were.
+   * The patch across the writer's maintenance (compaction moves rows to new ids): rows of pages no commit named are
+   * re-keyed to their existing documents (nothing analysed again), named pages are patched. If any row or document
+   * is left unmatched (an untold change), the whole-table patch reconciles instead.
    */
   async #rekey(table: Table, snap: TextSnapshot, pageRefs: readonly number[]): Promise<TextSnapshot | null> {
     this.#syncs.rekeys++;
@@ -944,11 +921,8 @@ function rowIdsOf(batch: { getChild(name: string): { toArray(): unknown } | null
 }
 
 /**
- * Rows analysed between two looks at the clock. A scan batch holds thousands of passages (tens of µs each with the
- * page record and the prefill), so a build or a patch after a compaction (every row id new) held the loop for a
- * whole batch at a time: the requests and the crawler that share it waited (bench/load.ts --crawl-hosts showed
- * the stalls). A fixed count of rows per slice was not enough either: the cost per row varies severalfold with the
- * machine's load. The loop gets a turn when the slice's time is spent.
+ * Rows analysed between two looks at the clock: a whole scan batch held the loop too long, and per-row cost varies
+ * with load, so the loop yields when the slice's time is spent.
  */
 const ROWS_PER_CHECK = 16;
 

@@ -12,26 +12,15 @@ export const INDEX_THREAD_NAMES: ReadonlySet<string> = new Set(['lance-cpu', 'to
 const TASKS = '/proc/self/task';
 
 /**
- * Keeps LanceDB's native threads at a lower CPU priority (a higher nice value) than the threads that answer requests,
- * so that index maintenance never holds the HTTP thread off a core. At 1M passages an `optimize` can take both cores of
- * a 2-core machine for tens of seconds, with LanceDB's pool (8 threads, index/lance-threads.ts) and tokio workers all
- * runnable: the HTTP thread's turns then waited for a CPU. With those threads at nice 10 the kernel gives the HTTP and
- * search threads the core when they want it (CFS weight 1024 against 110) and the maintenance the rest, at little cost
- * to an optimize on an idle machine (docs/bench-history.md, "Throughput under load").
- *
- * Linux only: `setpriority(PRIO_PROCESS, tid)` sets one thread's nice there (POSIX would mean the whole process), and
- * threads are listed under /proc. Elsewhere `scan` does nothing. Raising a nice value needs no privilege; lowering it
- * back does, so a thread once lowered stays lowered (the setting is meant for the process's whole life). Threads the
- * pools start later (tokio starts blocking threads on demand) inherit their creator's value, and each `scan` also
- * finds those the pools start from a thread of ours.
+ * Lowers LanceDB's native threads' CPU priority (nice 10) so index maintenance never holds the HTTP thread off a
+ * core. Linux only; a lowered thread stays lowered, as raising it back needs privilege
+ * (see docs/architecture.md#lancedb-thread-priority).
  */
 export class IndexThreadPriority {
   readonly #nice: number;
   /**
-   * Threads already looked at, by thread id (ids vanish from /proc when a thread ends): set to the nice value, or seen
-   * under another name on two scans. A thread starts under its creator's name and names itself a moment later (Rust's
-   * threads do so first thing), so a scan can catch a pool's new thread still called `node`: one such look does not
-   * dismiss it, the next scan reads its name again.
+   * Threads already looked at, by thread id: set to the nice value, or seen under another name twice. A new thread
+   * briefly carries its creator's name (`node`) before naming itself, so one such look does not dismiss it.
    */
   #seen = new Map<number, 'done' | 'other once'>();
   #timer: NodeJS.Timeout | null = null;

@@ -1,16 +1,7 @@
 /**
- * Title-field BM25 computed in process: the BM25 arm's title boost.
- *
- * Statistics are over page titles (one per page, not one per passage): how many titles contain each term, how
- * many titles there are and their mean length. Scoring a candidate then needs only its title, so the title boost
- * costs no index call (a restricted title query in LanceDB was a large part of a 1M-passage search).
- *
- * Terms are the index's own analysis (analyzer.ts), in each page's language, the same for statistics, candidates
- * and queries.
- *
- * Upkeep is approximate by design: every written page adds its title, a replaced or removed page subtracts
- * nothing, and the owner rebuilds from the stored titles once the writes since the last build exceed a fifth of
- * the titles (amortised O(1) per write; the rebuild yields to the event loop as it counts). IDF drifts slowly, and only within that bound.
+ * Title-field BM25 computed in process (the title boost), so it costs no index call.
+ * Upkeep is approximate by design: removals subtract nothing and a rebuild runs once writes exceed a fifth of the
+ * titles, so IDF drifts only within that bound at amortised O(1) per write.
  */
 import { LoopBudget } from '../event-loop.js';
 import { analyze, analyzerLang } from './analyzer.js';
@@ -60,10 +51,8 @@ function candidateTf(title: string, lang: string | null | undefined): TitleTf {
 const termIds = new Map<string, number>();
 
 /**
- * A title's analysed terms as ids, packed in a string (`titleTermIds`): an id below 2^15 in one UTF-16 unit, a larger
- * one (below 2^30) in two, the first with its high bit set. One object with its units inside it: a query reads the
- * titles of hundreds of candidates scattered over the heap, and an `Int32Array` was a typed-array object and its
- * elements elsewhere, two cache misses per title once a query's other work has moved the titles out of the cache.
+ * A title's analysed term ids packed in a string (one UTF-16 unit below 2^15, two up to 2^30): one object with its
+ * data inline, where an `Int32Array` cost two cache misses per title over hundreds of candidates.
  */
 export type TitleIds = string;
 
@@ -181,11 +170,8 @@ export class TitleStats {
   } | null = null;
 
   /**
-   * BM25 of `title` (in `lang`) for the query terms (analysed query words; duplicates count once). `ids`: the title's
-   * terms as ids when the caller holds them already (`titleTermIds`; the postings keep them per page), scored without
-   * a map lookup; otherwise the terms come from a cache of analysed titles. Walks the title's terms (a few), not every
-   * pair of query and title terms: a long question scores hundreds of candidate titles per query. Both ways sum the
-   * matched query terms in order of first occurrence in the title, so they give the same bits.
+   * BM25 of `title` (in `lang`) for analysed query terms (duplicates once); `ids`: the title's term ids when held.
+   * Walks the title's few terms rather than every query×title pair; both paths sum in the same order, same bits.
    */
   score(queryTerms: readonly string[], title: string, lang: string | null | undefined, ids?: TitleIds): number {
     if (queryTerms.length === 0 || this.#titles === 0) return 0;

@@ -1,19 +1,12 @@
 /**
- * Token estimates for budgets (svc_context `max_tokens`, `tokens_estimated`) without loading a vocabulary.
- *
- * How: one pass segments the text the way the o200k_base pre-tokenizer does and prices each piece from its shape —
- * letter class (lower / Capitalised / UPPER, ASCII or accented), length, punctuation run length, digit groups.
- * The price tables were fitted against real o200k counts on the first half of the SciFact corpus, on the even
- * pages of the English and French trafilatura eval pages; the rest is held out. Mean absolute relative error per
- * text (docs/bench-context.md, test/index/tokens.test.ts): SciFact 4.7%, English web 5.7%, French web 5.9%
- * (6.3% on held-out pages). Other scripts are priced per character (rough). gpt-tokenizer, which has the real
- * vocabulary, is only a dev dependency used to check this.
+ * Token estimates for budgets (svc_context `max_tokens`) without loading a vocabulary: text is segmented like the
+ * o200k_base pre-tokenizer and each piece priced by its shape. Price tables are fitted against real o200k counts;
+ * accuracy is in docs/bench-context.md, and gpt-tokenizer is a dev dependency only to check it.
  */
 
-// Expected o200k tokens for a Latin-script word piece, by letter count 1..18 (index 0 = 1 letter), fitted (see the
-// module comment) and made non-decreasing so a longer word never costs less. Two profiles: English-like text
-// (SciFact and English web pages, weighted equally) and text with accented letters (fitted on French pages),
-// because o200k splits French words of a given length more often than English ones.
+// Expected o200k tokens for a Latin-script word piece by letter count 1..18, fitted and made non-decreasing so a longer
+// word never costs less. Separate profiles for English-like and accented text, because o200k splits French words
+// of a given length more often.
 const EN_LOWER = [1, 1, 1, 1.01, 1.03, 1.07, 1.11, 1.15, 1.25, 1.31, 1.49, 1.61, 1.74, 2.06, 2.33, 2.89, 3.52, 4.2];
 const EN_CAPITAL = [1, 1.02, 1.16, 1.26, 1.28, 1.36, 1.4, 1.53, 1.7, 1.81, 2.11, 2.21, 2.7, 2.95, 3, 3.65, 4.3, 4.8];
 const EN_LOWER_ACCENTED = [1.05, 1.25, 1.25, 1.25, 1.39, 1.46, 1.69, 1.8, 1.85, 2.06, 2.26, 2.33, 2.9, 2.95, 3, 3.3, 3.6, 4];
@@ -118,11 +111,7 @@ export const MAX_CHARS_PER_TOKEN = 24;
 
 /**
  * Estimated o200k_base token count of `text` (integer, ≥ 0; 0 only for the empty string).
- *
- * A single pass that segments the text the way o200k's pre-tokenizer regex does (words with one leading space or
- * punctuation character, an upper-case letter after a lower-case one starting a new word, English contractions,
- * digit groups of three, punctuation runs swallowing following newlines, whitespace runs giving their last space
- * to the next word) and prices each piece. No vocabulary, no regex per piece, no substring allocation.
+ * One pass segmenting like o200k's pre-tokenizer regex, pricing each piece: no vocabulary, regex or substrings.
  */
 export function estimateTokens(text: string): number {
   if (text.length === 0) return 0;
@@ -143,10 +132,8 @@ export interface TokenScanState {
 }
 
 /**
- * {@link estimateTokens} of `text`, resuming from `resume` when given, plus the state to resume from next time.
- * `resume` must come from a call on a prefix of `text` (e.g. `text = previous + more`); the result is then exactly
- * `estimateTokens(text)` at the cost of scanning only the new part. (Pieces before the previous text's last piece
- * cannot change when text is appended, so scanning restarts at that last piece.)
+ * {@link estimateTokens} of `text`, resuming from `resume` (from a call on a prefix of `text`), plus the state to
+ * resume from next. Exactly `estimateTokens(text)`, scanning only from the previous last piece, which alone can change.
  */
 export function estimateTokensIncremental(text: string, resume?: TokenScanState): { tokens: number; state: TokenScanState } {
   const r = scanPieces(text, Infinity, resume);
@@ -354,10 +341,8 @@ function codePointSafe(text: string, at: number): number {
 }
 
 /**
- * The longest prefix of `text` whose {@link estimateTokens} is ≤ `maxTokens`, cut at a sentence end when one
- * keeps at least half of what fits, else at a word boundary, else (one giant word) at a character. Trailing
- * whitespace is removed; nothing is appended, so the result is always a prefix of `text` (quotable as is).
- * Returns `text` unchanged when it already fits and '' when `maxTokens` < 1.
+ * The longest prefix of `text` whose estimate is ≤ `maxTokens`, cut at a sentence end (if it keeps half), else a word,
+ * else a character; trailing whitespace removed, nothing appended, so it stays quotable. `text` if it fits; '' if < 1.
  */
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (!(maxTokens >= 1)) return '';

@@ -1,9 +1,6 @@
 /**
- * The k best (doc, score) pairs seen, each with a 32-bit tag: a min-heap whose root is the worst kept (lowest score,
- * then highest doc id). The postings' BM25 top-k keeps its candidates here (tag: the probe terms a hit holds), where
- * scores arrive one document at a time and most are pruned before scoring; the in-memory vector arm, which scores
- * every document at once, selects its k nearest by quickselect instead (`kthLargest`), as does the postings' term-at-a-time
- * scoring before it offers its documents here.
+ * The k best (doc, score) pairs seen, each with a 32-bit tag: a min-heap whose root is the worst kept.
+ * Used where scores arrive one document at a time (the postings' BM25); whole-array scorers use quickselect instead.
  */
 export class TopK {
   readonly #docs: Uint32Array;

@@ -5,14 +5,8 @@
 import { z } from 'zod';
 
 /**
- * Every warning code the index and its tools can emit. Closed set: add a code here before emitting it.
- * - no_results: nothing matched. budget_exhausted: relevant passages were left out (token budget or max_sources).
- * - stale_sources: every source is dated and older than the staleness threshold.
- * - instruction_like_text: a passage reads like instructions to a model (index/instruction-guard.ts).
- * - truncated_passage: a passage was cut. snippet_restricted: nosnippet / max-snippet limited what is shown.
- * - embedder_unavailable: no embedding model, ranking fell back to BM25.
- * - query_ignored_terms: some operator values could not be used (e.g. a site: value that is not a host name).
- * - low_relevance_omitted: matching sources were left out of a context as far less relevant than the best one.
+ * Every warning code the index and its tools can emit (meanings: docs/api-search.md). A closed set, so clients can
+ * rely on the list: add a code here before emitting it.
  */
 export const warningCodes = [
   'no_results',

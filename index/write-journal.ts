@@ -1,15 +1,7 @@
 /**
- * The index's write journal: what makes a multi-table write (pages, images, passages) whole or absent across a
- * crash. LanceDB commits each table on its own; a process killed between two commits would leave the tables
- * disagreeing (e.g. passages of a page whose row was never written). So before a write the writer records each
- * table's current version in `svc-write-journal.json` (written to a temporary file, fsynced, renamed), commits
- * the tables, then deletes the journal. A journal found at open means a write never finished: every table is
- * restored to its recorded version (a new version equal to the old one), so a restart sees the index exactly as
- * it was before the interrupted write, and the writer (crawler, ingest) writes the pages again on its next pass.
- *
- * Other processes open the same index while a writer runs (`svc status`, `svc eval` beside `svc serve`): a journal
- * is only rolled back when its writer is gone, i.e. it was written on this machine by a process that no longer
- * exists (or by this process through a write that is no longer running).
+ * The index's write journal: makes a multi-table write whole or absent across a crash, since LanceDB commits each
+ * table alone. Table versions are recorded (fsync + rename) before the write and restored at open if it never
+ * finished; only a journal whose writer process is gone is rolled back, so readers beside a writer are safe.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';

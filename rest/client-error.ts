@@ -31,13 +31,9 @@ export function answeredAtEdge(res: ServerResponse): ErrorCode | undefined {
 }
 
 /**
- * The server's `clientError` handler: requests Node's HTTP parser refuses (NUL or invalid bytes in the request line
- * or a header, Content-Length with Transfer-Encoding, duplicate Content-Length, a garbage method, an oversized
- * request line, broken chunked framing in a body) and slow clients (headers or body) get a problem+json answer
- * like every other error, then the connection closes. As in Node's own handler, an answer is written while the
- * in-flight response has sent nothing; once it has begun, raw bytes would corrupt it and the socket is destroyed,
- * as it is when the request was answered before its body ended. A client that resets or ends the connection
- * mid-request gets no answer either.
+ * The server's `clientError` handler: requests Node's parser refuses and slow clients get problem+json, then the
+ * connection closes. As in Node's own handler, an answer is written only while the in-flight response has sent
+ * nothing; otherwise raw bytes would corrupt it, so the socket is destroyed.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const http = socket as Duplex & { _httpMessage?: ServerResponse | null; parser?: { incoming?: IncomingMessage | null } | null };

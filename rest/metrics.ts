@@ -1,9 +1,7 @@
 /**
- * /metrics in the Prometheus text exposition format (version 0.0.4): what an operator of a fleet watches per
- * process (docs/deploy.md). Only aggregates: requests by matched route pattern and status, latency histograms,
- * error codes, quota rejections, and the gauges the role supplies (frontier depth and leases, outbox lag, index
- * version). Never a key, a key digest, a query, a URL or an address: a label value is either a route pattern, a
- * status code, an error code or a word the service itself chose.
+ * /metrics in the Prometheus text format (0.0.4): per-process aggregates an operator watches (docs/deploy.md).
+ * Label values are only route patterns, status or error codes, or words the service chose, never a key, query,
+ * URL or address, so metrics cannot leak caller data.
  */
 import type { ErrorCode } from '../errors.js';
 

@@ -1,8 +1,6 @@
 /**
- * The entity store: Canadian establishments, organizations and places merged from their sources — schema.org
- * JSON-LD on crawled pages (through the EntitySink contract) and rows of the Statistics Canada open databases
- * (entity-import.ts). Every fact stays an observation of its source, with provenance and licence per source.
- * Matching, country and licence rules: docs/api-entities.md.
+ * The entity store: Canadian establishments, organizations and places merged from page JSON-LD and Statistics Canada
+ * open databases. Every fact stays an observation of its source with provenance and licence (docs/api-entities.md).
  */
 import type { EntitySink, JsonLdNode, JsonLdParseError, JsonLdParseErrors } from '../page-model.js';
 import type { Statement } from 'better-sqlite3';
@@ -55,10 +53,8 @@ function ftsQuery(words: readonly string[]): string {
 }
 
 /**
- * SQLite-backed entity store. Implements EntitySink for the crawler pipeline: `observePage` replaces what a page
- * contributes, `withdrawPage` removes it, and an entity with no remaining source is deleted. The decisions (which
- * statements a page makes, which entity one joins, how fields merge, what a query means) are entity-merge.ts's,
- * shared with the PostgreSQL repository; this class only answers them from SQLite.
+ * SQLite-backed entity store and EntitySink: `observePage` replaces a page's contribution, `withdrawPage` removes it,
+ * and sourceless entities are deleted. Decisions are entity-merge.ts's, shared with PostgreSQL; this only answers them.
  */
 export class EntityStore implements EntitySink {
   readonly #db: StateDb;

@@ -120,13 +120,9 @@ export type CountryDecision =
   | { readonly canadian: false; readonly reason: 'foreign_country' | 'no_canadian_evidence' };
 
 /**
- * Decides whether an establishment is Canadian (documented in docs/api-entities.md):
- * 1. a declared addressCountry decides alone: CA, CAN, Canada (any case/accents; ISO numeric 124) → Canadian;
- *    any other declared country → not Canadian, whatever the rest says;
- * 2. no country declared: a postal code in Canada Post's pattern → Canadian;
- * 3. else a region that is a Canadian province or territory (code or English/French name) → Canadian;
- * 4. else not admitted (no Canadian evidence).
- * Rows of the Statistics Canada databases are Canadian by construction (`dataset`).
+ * Decides whether an establishment is Canadian (rules in docs/api-entities.md): a declared country decides alone,
+ * else a Canadian postal code, else a Canadian province or territory; otherwise not admitted.
+ * Statistics Canada dataset rows are Canadian by construction (`dataset`).
  */
 export function decideCountry(a: { country: string | null; postalCode: string | null; region: string | null }): CountryDecision {
   if (a.country !== null && a.country.trim() !== '') {

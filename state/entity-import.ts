@@ -1,8 +1,6 @@
 /**
- * The Statistics Canada LODE open databases (ODHF, ODCAF, ODEF, ODBus) into the entity store: each database's
- * columns mapped to facts, rows read from UTF-8 CSV (optionally gzipped) and recorded in batches. Idempotent: a
- * row is a source keyed by dataset + row index, so a re-import updates it and never duplicates; rows matching an
- * establishment already known merge into it (docs/api-entities.md). `svc entities import` is its command.
+ * Imports the Statistics Canada LODE open databases (ODHF, ODCAF, ODEF, ODBus) into the entity store from CSV.
+ * Idempotent: each row is a source keyed by dataset + row index, so a re-import updates and never duplicates.
  */
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
@@ -172,11 +170,8 @@ const MAPPINGS: Record<DatasetId, DatasetMapping> = {
     lat: (r) => numVal(r, 'latitude'),
     lon: (r) => numVal(r, 'longitude'),
   },
-  // ODBus v1 layout (32 columns): idx, business_name, alt_business_name, business_sector, business_subsector,
-  // business_description, business_id_no, licence_number, licence_type, derived_NAICS, source_NAICS_primary,
-  // source_NAICS_secondary, NAICS_descr, NAICS_descr2, latitude, longitude, full_address, postal_code, unit,
-  // street_no, street_name, street_direction, street_type, city, prov_terr, total_no_employees, status, provider,
-  // geo_source, CSDUID, CSDNAME, PRUID. idx is not unique in ODBus v1 (see rowKeys in importDataset).
+  // ODBus v1 layout (32 columns; the ones read are listed in docs/api-entities.md). idx is not unique in ODBus v1
+  // (see rowKeys in importDataset).
   odbus: {
     info: KNOWN_DATASETS[3]!,
     required: ['idx', 'business_name', 'prov_terr', 'postal_code', 'city', 'derived_naics'],

@@ -1,8 +1,6 @@
 /**
- * Kind words people type in English and French ("library", "bibliothèque", "école", "hôpital"…). In an entity
- * search, such a word matches an establishment of that kind (schema.org type and its subtypes) or one whose name
- * carries the word in either language: ODCAF calls Gatineau's libraries "Bibliothèque …", and a person asking for
- * "library" in Gatineau means them. Words are compared folded (no accents, lower case). Pure data, no I/O.
+ * Kind words people type in English and French ("library", "bibliothèque"…): in an entity search such a word matches
+ * that kind or a name carrying the word in either language, since ODCAF names Gatineau's libraries "Bibliothèque …".
  */
 import { foldText } from './entity-canada.js';
 

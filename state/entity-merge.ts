@@ -1,8 +1,6 @@
 /**
- * The entity store's decisions, shared by both backends (the SQLite EntityStore in entities.ts and the PostgreSQL
- * repository in repos/postgres/entities.ts): which source statements a page yields, which entity a statement joins
- * (as a step function that asks its backend for the few rows it needs), how an entity's fields are recomputed from
- * its sources, what a record looks like, and how a search query is understood. Pure: no I/O, no SQL.
+ * The entity store's decisions, shared by the SQLite and PostgreSQL backends: statements a page yields, which entity
+ * one joins, field merging, records and query meaning. Pure (no I/O, no SQL) so both backends decide identically.
  */
 import { schemaAncestors, withSubtypes } from '../schema-org-types.js';
 import type { JsonLdNode } from '../page-model.js';
@@ -158,12 +156,8 @@ export function datasetStatement(dataset: string, rowId: string, facts: EntityFa
 }
 
 /**
- * What the join decision asks its backend, one row set at a time (answers in brackets):
- * - `source`: the entity a source statement already feeds [seq | null];
- * - `byKey`: entities other sources matched under a key, by seq, at most 8 [{entity_seq, postal_code}[]];
- * - `alive`: whether an entity still exists [boolean];
- * - `byName`: distinct entities other sources named alike, by seq, at most 20 [PlaceCandidate[]];
- * - `create`: a new entity with id entityIdFor(primaryKey) (salted on a collision) [seq].
+ * What the join decision asks its backend, one row set at a time: `source` (entity a statement feeds), `byKey`
+ * (≤ 8 matches under a key), `alive`, `byName` (≤ 20 alike-named), `create` (new entity, id from entityIdFor).
  */
 export type JoinAsk =
   | { readonly op: 'source'; readonly sourceKey: string }
@@ -180,11 +174,9 @@ export interface JoinDecision {
 }
 
 /**
- * Which entity a source statement joins: the source's own previous entity (re-import), else an entity found by its
- * keys (strongest first; a candidate whose postal code differs is not the same establishment), else an entity this
- * page fed before under one of these keys, else one with the same name at the same place (samePlace), else a new
- * entity named after the first key. A generator so that the synchronous SQLite store and the asynchronous PostgreSQL
- * repository run the very same decision (runJoinSync / runJoinAsync answer its asks).
+ * Which entity a source statement joins: its previous entity, else one found by keys (a differing postal code is a
+ * different establishment), else one this page fed, else same name at the same place, else a new one. A generator
+ * so the sync SQLite store and the async PostgreSQL repository run the very same decision.
  */
 export function* joinDecision(
   sourceKey: string,

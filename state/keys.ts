@@ -2,12 +2,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { StateDb } from './db.js';
 
 /**
- * API keys. A key looks like `svc_<id>_<secret><check>`:
- * - `id`: 10 public base62 characters (the record's lookup handle, shown by `svc keys list`);
- * - `secret`: 24 random bytes (192 bits) in base62;
- * - `check`: 6 base62 characters of a CRC-32 over the rest, so secret scanners (and we) can tell a real key
- *   from a typo without a lookup.
- * Only SHA-256 of the whole key is stored; the key itself is shown once at creation.
+ * API keys look like `svc_<id>_<secret><check>`: a public 10-char base62 id, a 192-bit secret, and a CRC-32 check
+ * so scanners can tell a real key from a typo without a lookup. Only the key's SHA-256 is stored; shown once.
  */
 export interface KeyRecord {
   readonly id: string;

@@ -30,15 +30,9 @@ export function reservationBlock(limit: number): number {
 }
 
 /**
- * Per-key minute and day quotas over fixed windows (UTC minute, UTC day), kept as aggregate counters.
- *
- * Admission is decided in memory, synchronously (one JavaScript turn), so concurrent requests are admitted exactly
- * up to the quota and most checks cost no disk write. It is durable all the same: before admitting beyond what is
- * reserved, the limiter reserves a block of slots (`reservationBlock`) in SQLite, synchronously, and only then
- * admits from it. The stored counter is therefore never below what was admitted, so a crash (kill -9) can only
- * under-admit: by at most one block less one slot per key and window. A clean `close()` gives the unused slots
- * back. A window's counter is read from SQLite the first time it is used, so a restart resumes the day's count.
- * One API process per data dir owns the counters; a scaled-out deployment moves them to a shared store.
+ * Per-key minute and day quotas over fixed UTC windows. Admission is decided in memory in one turn, so it is exact
+ * under concurrency; blocks of slots are reserved in SQLite first, so a crash can only under-admit (at most one block).
+ * One API process per data dir owns the counters.
  */
 export class RateLimiter {
   readonly #db: StateDb;

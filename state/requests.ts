@@ -211,11 +211,9 @@ export class RequestStore {
   }
 
   /**
-   * Records a submission for the key `keyDigest` (hex SHA-256 of the API key). Idempotent: the same
-   * Idempotency-Key returns the request it created (a different type or URL under that key → 409 conflict); the
-   * same type + URL while an earlier request of this key is still open returns that request. Only new requests
-   * count against the daily quota (429 submission_quota_exceeded with Retry-After at the next UTC midnight).
-   * Bad input (type outside the four, note too long) throws and stores nothing.
+   * Records a submission for `keyDigest` (hex SHA-256 of the API key). Idempotent by Idempotency-Key (409 if reused
+   * for another type or URL) and deduplicated against this key's open request for the same URL; only new requests
+   * count against the daily quota (429). Bad input throws and stores nothing.
    */
   submit(keyDigest: string, sub: RequestSubmission): { request: UrlRequest; deduplicated: boolean } {
     const { type, url, host, note, idem } = checkSubmission(keyDigest, sub);

@@ -1,15 +1,7 @@
 /**
- * URL scope of one host for svc_site: every URL SvcBot knows of the host is counted in exactly one state, so
- *   known = indexed + excluded (by reason) + queued + retrying + dead_lettered
- * holds by construction. Known URLs are the host's pages: document registry rows and frontier rows of kind
- * `page` (sitemaps and llms.txt have their own evidence sections and are not pages).
- *
- * One URL, one state, first match wins:
- * 1. the registry says `indexed` → indexed (a recrawl in the queue or backing off does not take it out);
- * 2. the registry says excluded / removed / gone → excluded, by its reason;
- * 3. the frontier row: queued or leased → queued; retrying → retrying; dead → dead_lettered;
- *    done without a registry verdict (robots refusal, redirect source, 204 …) → excluded, by its last outcome;
- * 4. a registry row nobody processed (allocated, then a crash before its verdict) → excluded, `unprocessed`.
+ * URL scope of one host for svc_site: every known URL is counted in exactly one state, first match wins, so
+ * known = indexed + excluded + queued + retrying + dead_lettered holds by construction
+ * (precedence rules: docs/architecture.md#site-scope-states).
  */
 import type { StateDb } from './db.js';
 

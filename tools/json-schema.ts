@@ -34,12 +34,9 @@ const override = (ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown>
 };
 
 /**
- * A copy of `schema` that common tools can read: a `prefixItems` tuple (zod's z.tuple) becomes `items` (one
- * schema, or anyOf the members) with minItems/maxItems, since schemathesis, many generators and draft-07
- * validators (the MCP SDK client's Ajv) stop at prefixItems; and a nullable `type: [x, "null"]` becomes
- * `anyOf: [{type: x, …}, {type: "null"}]`, the form the MCP Inspector's schema lint suggests (its `type-union`
- * rule warns on every array-valued `type`, because single-`type` dialects such as Gemini's drop or refuse it).
- * Annotations (description, default, title) stay on the outer schema, constraints go with the non-null branch.
+ * A copy of `schema` common tools can read: `prefixItems` tuples become `items` with min/maxItems, and nullable
+ * `type: [x, "null"]` becomes anyOf, because draft-07 validators and single-`type` dialects (e.g. Gemini) refuse
+ * them. Annotations stay on the outer schema, constraints on the non-null branch.
  */
 export function portableSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(portableSchema);
@@ -98,12 +95,9 @@ const DROPPED_FROM_OUTPUT = new Set([
 ]);
 
 /**
- * The output schema as tools/list shows it: the JSON types of the root's fields and of the fields of the records
- * in its arrays (results, context, entities, pages…); anything deeper is just its type (`object`, `array`). No
- * descriptions, bounds, enums, `required` or `additionalProperties: false`. It exists so clients can validate
- * structuredContent (the SDK client does) and a model sees the record's field names; what each field means is
- * written once in docs/api-*.md and in OpenAPI (which keeps the whole described schema), not paid for by every
- * agent on every listing (described, the output schemas were most of tools/list's tokens).
+ * The output schema as tools/list shows it: field names and JSON types of the root and its array records, nothing
+ * deeper, no descriptions or bounds. Enough for clients to validate structuredContent; meanings live once in
+ * docs/api-*.md and OpenAPI rather than in every agent's listing tokens.
  */
 export function compactOutputSchema(schema: unknown, expand: 'root' | 'record' | 'none' = 'root'): unknown {
   if (Array.isArray(schema)) return schema.map((x) => compactOutputSchema(x, expand));

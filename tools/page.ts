@@ -1,10 +1,7 @@
 /**
- * svc_page / GET /api/v1/passages: a page's passages in reading order, paged by offset, for reading on after
- * svc_search or svc_context. Snippet rules decide what may be quoted (docs/api-tools.md):
- * - the text served is always the passage's snippetText (data-nosnippet parts removed), never the indexed text;
- * - a nosnippet (or max-snippet:0) page serves no passage text at all: the response gives the total and a
- *   snippet_restricted warning, so quotable text cannot leak around the rule by paging;
- * - max-snippet:N cuts each passage to at most N characters (truncated_passage warning).
+ * svc_page / GET /api/v1/passages: a page's passages in reading order, paged, to read on after search or context.
+ * Only snippetText is served, nothing for nosnippet pages and at most N characters under max-snippet:N, so paging
+ * cannot leak text the snippet rules withhold (docs/api-tools.md).
  */
 import { z } from 'zod';
 import { SvcError } from '../errors.js';

@@ -1,14 +1,7 @@
 /**
- * Moves URL requests through the crawler (docs/api-requests.md):
- * - discovery / recrawl / correction: admitted to the crawler's frontier at submitted priority (correction one
- *   step higher, its note kept on the request) → `queued`; `in_progress` once a crawl worker leases the URL;
- *   `completed` when the crawler has processed it, with the outcome read from the document registry and the
- *   frontier (indexed, updated, unchanged, excluded_by_robots, excluded_by_noindex, not_found); `failed` when the
- *   frontier dead-letters it. A submission never bypasses robots, noindex, politeness, redirect re-validation,
- *   back-off or dead-lettering: the URL goes through the same crawler path as any other.
- * - removal: a fresh fetch through the crawler's `processNow` (same robots, politeness and redirect rules); the
- *   URL — exactly that URL — is removed only when that fetch shows 404/410 or noindex. Otherwise the request
- *   completes as `rejected` with the reason, so no key can remove someone else's live page.
+ * Moves URL requests through the crawler (states and outcomes: docs/api-requests.md). Submissions go through the
+ * same crawler path as any URL, so none bypasses robots, noindex or politeness; a removal deletes exactly that URL
+ * only when a fresh fetch shows 404/410 or noindex, so no key can remove someone else's live page.
  */
 import type { Logger } from 'pino';
 import { PRIORITY, type EnqueueOptions, type EnqueueResult, type FrontierRow } from '../crawler/frontier.js';

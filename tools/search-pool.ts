@@ -1,29 +1,7 @@
 /**
- * Search threads: svc_search and svc_context run on a pool of worker threads, each with its own
- * reader of the index (search-worker.ts), so searches use every core while the HTTP thread only parses, checks keys
- * and limits, and writes answers. One search holds one thread for its whole run (a few ms at SciFact's size);
- * requests go to the thread with the fewest in flight.
- *
- * What a caller sees does not depend on the thread: each request carries the version of the passages table this
- * process serves when it arrives (the writer's newest commit in role `all`), and the thread catches up to it before
- * the query runs (PassageIndex.catchUp). Until a thread is ready, or when every thread has failed, the HTTP thread
- * answers itself from its own index; a thread that dies is replaced (its requests in flight are answered here).
- *
- * Why not piscina or tinypool (read against piscina 5 and tinypool 2): they dispatch stateless tasks
- * over one task port per worker; this pool's work is mostly what they leave to the caller:
- * - messages to every thread in order with its requests (the writer's commits, so a thread follows a write by the
- *   pages it touched; `settle`): their workers read only tasks there (piscina takes any other parentPort message for
- *   its start-up message), and the channels their docs suggest (a BroadcastChannel, a MessagePort per task) keep no
- *   order with the tasks; nor can a caller address one thread (`stats` by slot for /metrics, `kill`);
- * - a thread asking the HTTP thread mid-task (query embeddings from the process's one model) and idle threads still
- *   taking commits: piscina's default idle loop (`atomics: 'sync'`) blocks a worker's event loop between tasks;
- * - answering on the HTTP thread while no thread is ready (a restart serves at once) and re-running a dead thread's
- *   requests here: they queue until a worker is up and reject a dead worker's tasks;
- * - `kill` closing one thread (drain, close its LanceDB handles, exit) rather than terminating it, which aborts the
- *   process at exit (see `kill`); respawn with a growing delay while threads fail to open the index, where piscina
- *   respawns at once, or never again after a failure during start-up.
- * Their part, least-busy dispatch with a per-thread limit and a FIFO queue, is `#slot`/`#handOut` here, a few dozen lines:
- * the library would replace that and leave every channel above to be built beside it.
+ * Search threads: svc_search and svc_context run on a pool of worker threads (search-worker.ts), least-busy first.
+ * Each request carries the passages version it must see, so the answer never depends on the thread; a custom pool,
+ * not piscina/tinypool, because it needs ordered broadcasts and per-thread control (see docs/architecture.md#search-thread-pool).
  */
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -52,10 +30,8 @@ export interface SearchPoolOptions {
   readonly rowCacheBytes: number;
   readonly log: Logger;
   /**
-   * The writer's commits to the passages table in this process, and its maintenance marks (PassageIndex.onPassageCommit),
-   * forwarded to every thread: their postings then follow a write by the pages it touched instead of scanning the
-   * table, and a compaction by re-keying their documents instead of rebuilding. Absent (a process that does not write
-   * the index): the threads scan.
+   * The writer's passage commits and maintenance marks (PassageIndex.onPassageCommit), forwarded to every thread so
+   * their postings follow writes by page and compactions by re-keying instead of scanning. Absent: the threads scan.
    */
   readonly commits?: (fn: (c: PassageCommit) => void) => () => void;
 }
@@ -191,11 +167,9 @@ export class SearchPool implements ToolExecutor {
   }
 
   /**
-   * Runs a pooled tool's handler on the least busy ready thread; on this thread when none is ready. A thread holds at
-   * most `SEARCH_THREAD_ROOM` of them; the others wait here, first come first served, for the first thread with room.
-   * Handed to a thread at once, a request waited behind whatever that thread had queued, however long, while the other
-   * thread went on: at 1M passages, where one search costs 100 times another, that queueing was most of the latency
-   * tail.
+   * Runs a pooled tool's handler on the least busy ready thread, or here when none is ready. Each thread holds at most
+   * `SEARCH_THREAD_ROOM`; the rest wait here FIFO, because queueing on a thread left requests behind slow searches
+   * while the other thread idled.
    */
   async call(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<never> {
     const here = () => tool.run(input as never, ctx) as Promise<never>;
@@ -300,14 +274,9 @@ export class SearchPool implements ToolExecutor {
   }
 
   /**
-   * Takes thread `slot` out of service at once, as if it had crashed: its requests in flight are answered on the HTTP
-   * thread and a new thread replaces it after the respawn delay (tests; an operator's way to drop a thread's memory).
-   * The thread itself is then closed, not terminated: it finishes what it was running (answers nobody reads), closes
-   * its index and exits; terminated only if that takes over 10 s. A thread terminated inside LanceDB calls leaves
-   * their futures in LanceDB's process-wide runtime, and when the process exits that runtime's shutdown drops them off
-   * the thread that owned them: napi-rs then aborts the process (SIGABRT at exit after a kill, seen in
-   * test/tools/search-pool-kill.test.ts on a loaded machine; backtrace: `NativeBorrowStorage::release` ←
-   * `Runtime::shutdown_timeout` ← `napi::thread_cleanup`). Returns once it has exited, or after at most 5 s.
+   * Takes thread `slot` out of service as if it had crashed (tests; dropping a thread's memory). The thread is closed,
+   * not terminated, because terminating inside LanceDB calls makes napi-rs abort the process at exit; terminated only
+   * after 10 s. Returns once it has exited, or after at most 5 s.
    */
   async kill(slot: number): Promise<void> {
     const t = this.#threads[slot];

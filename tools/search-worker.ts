@@ -1,9 +1,7 @@
 /**
- * A search thread (search-pool.ts): opens its own reader of the process's index (its own LanceDB handles, postings,
- * flat vectors and row cache; it commits nothing) and runs svc_search and svc_context for the HTTP thread. Each
- * request names the index version the writer had when the request arrived; the thread catches up to it first, so a
- * caller sees the same index from any thread. Query embeddings of a real model are asked of the process's embedding
- * worker through the HTTP thread (one model in memory per process); the hashing stand-in is computed here.
+ * A search thread (search-pool.ts): its own read-only reader of the index, running svc_search and svc_context.
+ * It catches up to the version each request names, so callers see the same index from any thread; real-model query
+ * embeddings are asked of the HTTP thread, keeping one model in memory per process.
  */
 import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';

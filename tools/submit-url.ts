@@ -1,8 +1,6 @@
 /**
- * svc_submit_url / POST /api/v1/requests: suggest a public URL for discovery, ask for a recrawl or a correction,
- * or ask for the exact removal of a URL that is gone. The request is recorded and processed later through the
- * crawler's normal path (docs/api-requests.md); the response says so, and that nothing about indexing or position
- * is guaranteed.
+ * svc_submit_url / POST /api/v1/requests: suggest a URL, ask for a recrawl or correction, or the exact removal of a
+ * gone URL. Recorded and processed later through the crawler's normal path, with no promise about indexing or rank.
  */
 import { z } from 'zod';
 import { classifyAddress, ipLiteralOf } from '../crawler/address.js';
@@ -70,12 +68,9 @@ export function pinnedByOperator(url: string, pins: readonly string[]): boolean 
 }
 
 /**
- * Checks a submitted URL: ≤ 2048 characters (else 422 validation_failed), absolute http(s) without credentials
- * (else 400 invalid_url), a public host: an IP literal must be a public address (loopback included: the
- * operator's --allow-loopback is for the crawler, never for callers), a name must be operator-pinned for its port,
- * or (unless `pinnedOnly`) have at least two labels and no special-use TLD (else 400 invalid_host). Returns the
- * crawler's normal form.
- * Names are not resolved here (see refuseBlockedAddresses); the crawler classifies every address at fetch time.
+ * Checks a submitted URL (≤ 2048 chars, absolute http(s), no credentials, a public host or an operator-pinned name)
+ * and returns the crawler's normal form; errors are 422 validation_failed, 400 invalid_url or invalid_host. Names
+ * are not resolved here: the crawler classifies every address at fetch time.
  */
 export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { url: string; host: string } {
   const bad = (why: string, code: 'invalid_url' | 'invalid_host' = 'invalid_url'): never => {
@@ -119,11 +114,9 @@ export function validateSubmissionUrl(input: string, opts: UrlCheckOptions): { u
 export const SUBMISSION_RESOLVE_TIMEOUT_MS = 2000;
 
 /**
- * Refuses a URL whose host resolves to any address the crawler would not connect to on a caller's behalf (loopback,
- * private, link-local, …: the fetch-time classifier, with loopback never allowed), so the caller hears 400
- * blocked_address now instead of a request failing later. Operator-pinned URLs are not checked (the caller does not
- * come here for them). A name that does not resolve, or not within `timeoutMs`, is accepted: DNS may change, and
- * the fetch-time check still decides.
+ * Refuses a URL whose host resolves to any address the crawler would not fetch for a caller (loopback never
+ * allowed), so the caller hears 400 blocked_address now rather than a failure later. Unresolvable or slow names are
+ * accepted: DNS may change, and the fetch-time check still decides.
  */
 export async function refuseBlockedAddresses(url: string, opts: { resolver: Resolver; timeoutMs?: number }): Promise<void> {
   const u = new URL(url);

@@ -1,8 +1,6 @@
 /**
- * Owner accounts. A property belongs to an account id derived from an authenticated OIDC identity (issuer and
- * subject of a verified ID token). There is no local password, no sign-up and, in this beta, no login endpoint:
- * operators pass the identity to `svc webmaster` for testing and support. The id is a SHA-256 over issuer and
- * subject, so the store holds no e-mail, name or raw subject.
+ * Owner accounts, keyed by an id derived from a verified OIDC identity (no passwords, sign-up or login endpoint yet).
+ * The id is SHA-256 over issuer and subject, so the store holds no e-mail, name or raw subject.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,9 +1,7 @@
 /**
- * The attribution marker (spec §1.5): ONE static marker, identical for everyone, that a future, reviewed release
- * could append to a publisher's URL. It is INACTIVE: nothing in svc imports these constants to build a URL, and
- * nothing injects a script, pixel or conversion collection. test/webmaster/absence.test.ts asserts that no
- * response, page or stored URL carries either parameter. Activation needs a privacy, security and Canadian legal
- * review first (docs/webmaster.md, which also specifies the aggregate daily report format, in docs only).
+ * The attribution marker: one static marker a future, reviewed release could append to a publisher's URL. INACTIVE:
+ * nothing imports these to build a URL (test/webmaster/absence.test.ts), and activation needs privacy, security and
+ * legal review first (docs/webmaster.md).
  */
 
 /** Query parameter names and their fixed values: constants, never per user, per query or per click. */

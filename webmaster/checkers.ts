@@ -1,9 +1,7 @@
 /**
- * Where ownership proofs are looked for, and how: a DNS TXT record, a meta tag on the home page, a file under
- * /.well-known/. HTTP lookups go through the crawler's SSRF-safe fetcher (crawler/fetcher.ts: one resolution,
- * every address classified, pinned connect, size and time caps, every redirect hop re-validated) — never a plain
- * fetch — and a proof found after a redirect to another host does not count. Checkers return candidate strings
- * only; webmaster/ownership.ts hashes and compares them. Nothing here logs or stores a candidate.
+ * Where ownership proofs are looked for: a DNS TXT record, a home-page meta tag, a /.well-known/ file. HTTP goes
+ * through the crawler's SSRF-safe fetcher and a proof found after a cross-host redirect does not count. Checkers
+ * only return candidates (ownership.ts compares them) and never log or store one.
  */
 import { Resolver as DnsResolver } from 'node:dns/promises';
 import { CRAWLER_VERSION } from '../crawler/crawler.js';

@@ -1,10 +1,7 @@
 /**
- * Diagnostics of a verified property, computed from what the service already holds: the document registry and the
- * frontier (state/site-scope.ts counts each URL once: known = indexed + excluded + queued + retrying + dead), host
- * facts (robots sitemaps, link aggregates, change rate), the passage index (canonical, snippet directives) and the
- * entity store (structured data with its source page, and the JSON-LD blocks that failed to parse, per page).
- * Aggregates and the property's own URLs only: no visitor logs exist to report. Everything is read through the
- * state repositories (SQLite or PostgreSQL, the same numbers from either; test/webmaster/diagnostics*.test.ts).
+ * Diagnostics of a verified property from what the service already holds (registry, frontier, host facts, index,
+ * entities): aggregates and the property's own URLs only, since no visitor logs exist. Read through the state
+ * repositories, so SQLite and PostgreSQL give the same numbers.
  */
 import type { StoredPage } from '../index/store.js';
 import type { JsonLdParseErrorRecord } from '../state/entities.js';

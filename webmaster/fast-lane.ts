@@ -1,12 +1,7 @@
 /**
- * The fast lane (spec §1.5): a verified owner's URL goes into the durable frontier with a priority above every
- * other reason, and nothing else changes. The crawler then treats it like any URL: robots.txt, noindex, removal,
- * per-host politeness, DNS and redirect re-validation, back-off and dead-lettering all apply, because the fast lane
- * only writes a frontier row (test/webmaster/fast-lane.test.ts proves each rule on the fixture web).
- *
- * Submissions are idempotent (same key → same answer, nothing counted twice), deduplicated (the same URL once per
- * property and UTC day; the frontier keeps one row per URL) and limited by a daily per-property quota
- * (SVC_WEBMASTER_FAST_LANE_PER_DAY). The audit log records the outcome, never the URL.
+ * The fast lane: a verified owner's URL goes into the durable frontier above every other priority, nothing else.
+ * Because it only writes a frontier row, every crawler rule (robots, noindex, politeness, back-off) still applies.
+ * Idempotent, deduplicated per property and UTC day, and quota-limited; the audit log never records the URL.
  */
 import { createHash } from 'node:crypto';
 import { PRIORITY } from '../crawler/frontier.js';
@@ -75,10 +70,8 @@ export class FastLane {
     const d = await repo.submitFastLane({ propertyId, url, idempotencyDigest, day, perDay, at });
     if (d.outcome === 'quota_exceeded') return refuse('quota_exceeded', url);
     if (d.outcome === 'conflict') return refuse('conflict', url);
-    // Enqueued on every admitted answer (accepted, replayed, duplicate): the frontier row is idempotent, so a
-    // process that died between recording and enqueueing is repaired by the retry.
-    // A new (counted) submission of a URL the crawler already knows makes it due now: done or
-    // queued rows only, so back-off and dead letters stand; a replay or same-day duplicate only re-enqueues.
+    // Enqueue on every admitted answer: the frontier row is idempotent, so a retry repairs a crash between recording
+    // and enqueueing. Only a new submission makes a known done/queued URL due now, so back-off and dead letters stand.
     const { id } = await frontier.enqueue(
       {
         url: d.submission.url,

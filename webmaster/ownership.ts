@@ -1,19 +1,7 @@
 /**
- * Properties and their ownership proofs (spec §1.5; planned, NOT exposed: no route, tool or page calls
- * this, only `svc webmaster` for testing and support).
- *
- * A proof is a one-time random challenge of 256 bits, returned once by issueProof() and never stored: the
- * repository keeps its SHA-256. Verification looks the challenge up where the method says (checkers.ts, through
- * the crawler's SSRF-safe path), hashes every candidate found and compares it with every live proof of that
- * method in constant time, without stopping at the first match. Lifecycle:
- * - pending → verified when found before `challengeTtlMs`; else expired;
- * - verified proofs must be found again by re-verification (reverifyAll, run periodically) within
- *   `proofValidityMs`; a definitive miss (record gone, wrong value) makes the proof lost at once, a network error
- *   leaves it until its expiry;
- * - rotate() issues a successor and keeps the current proofs valid for `rotationGraceMs` beside it;
- * - revoke() ends a proof at once.
- * A property is owned while at least one verified proof is live; losing the last one ends ownership (audited).
- * The audit log gets event, property, method, outcome and time only.
+ * Properties and their ownership proofs (planned, not exposed: only `svc webmaster` calls this).
+ * Only a proof's SHA-256 is stored and candidates are compared in constant time, so a leaked table proves nothing;
+ * lifecycle (pending, verified, lost, rotated, revoked): docs/webmaster.md#ownership-proof-lifecycle.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type {

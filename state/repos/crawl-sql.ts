@@ -1,8 +1,6 @@
 /**
- * The crawler's frontier and host-fact writes: SQL and decisions shared by the SQLite and PostgreSQL
- * backends, so both apply one set of rules (the policy is crawler/crawl-frontier.ts's, the host facts
- * state/hosts.ts's). Statements are written with PostgreSQL placeholders; `sqlite()` rewrites them for
- * better-sqlite3.
+ * The crawler's frontier and host-fact writes: SQL and decisions shared by SQLite and PostgreSQL so both apply one
+ * set of rules. Written with PostgreSQL placeholders; `sqlite()` rewrites them for better-sqlite3.
  */
 import type { AdmitResult, FrontierEntry, FrontierKind, FrontierRecord, FrontierRepo, FrontierState } from './types.js';
 

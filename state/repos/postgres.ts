@@ -1,10 +1,7 @@
 /**
- * The PostgreSQL backend of the repositories (npm `pg`), selected by SVC_DATABASE_URL=postgres://…: this file
- * assembles them over one pool (postgres/db.ts, the driver); each repository is its own file in postgres/.
- * Everything that must hold for a fleet is decided inside the database: frontier claims take the URL row and its
- * host's politeness row with FOR UPDATE SKIP LOCKED in one transaction; quota checks lock their counter rows and
- * increment only when both have room; ids come from identity columns and gen_random_uuid(); idempotency is a
- * unique index.
+ * The PostgreSQL backend of the repositories (SVC_DATABASE_URL=postgres://…), assembled over one pool (postgres/db.ts).
+ * Everything a fleet relies on is decided inside the database (FOR UPDATE SKIP LOCKED claims, locked quota rows,
+ * identity ids, unique-index idempotency), so any number of processes can share it.
  */
 import { createPool, Db, migratePostgres, translate, type PgTimeouts } from './postgres/db.js';
 import { PgDocuments } from './postgres/documents.js';

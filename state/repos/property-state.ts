@@ -1,8 +1,6 @@
 /**
- * What webmaster diagnostics read about a property's hosts beyond HostFactsRepo's per-host evidence: the
- * hosts under a domain or host name, the property's sitemaps and status codes from the frontier, its documents,
- * change intervals and the entities its pages feed. The same SQL on both backends (the tables have the same names
- * and columns); only the placeholders differ. Read-only, and only the property's own URLs and aggregates.
+ * What webmaster diagnostics read about a property's hosts beyond HostFactsRepo: hosts, sitemaps, statuses,
+ * documents, change intervals, entities. The same SQL on both backends; read-only, the property's own URLs only.
  */
 import type { StateDb } from '../db.js';
 import type { Queryable } from './postgres/db.js';

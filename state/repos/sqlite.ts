@@ -1,8 +1,7 @@
 /**
- * The SQLite backend of the repositories: the embedded default, one file in the data dir. This file assembles them
- * over one better-sqlite3 connection (../db.ts); each repository is its own file in sqlite/. Every operation is one
- * synchronous transaction (BEGIN IMMEDIATE where it reads then writes), so the semantics are the PostgreSQL
- * backend's ones for every process sharing the file; the async signatures are only for parity.
+ * The SQLite backend of the repositories (the embedded default), assembled over one better-sqlite3 connection.
+ * Every operation is one synchronous transaction (BEGIN IMMEDIATE when it reads then writes), so processes sharing
+ * the file get PostgreSQL's semantics; the async signatures are only for parity.
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
@@ -29,11 +28,8 @@ export interface SqliteRepoOptions {
   /** Gap between two fetch starts on a host not yet given its own (ms). @default 1000 */
   readonly defaultGapMs?: number;
   /**
-   * Usage counters decided in memory and reserved in blocks in the file (state/rate-limits.ts RateLimiter) instead
-   * of one write transaction per decision: exact within this process, never over-admitting after a crash, and
-   * several times more decisions per second (docs/bench-history.md "State repositories", bench/state-repos.ts).
-   * Right for `svc serve` on the embedded default, where one process owns the data dir's counters; not for several
-   * processes sharing one file. close() gives unused slots back.
+   * Usage counters decided in memory and reserved in blocks (state/rate-limits.ts) instead of a transaction per
+   * decision: exact in-process and never over-admitting after a crash. Only for one process owning the data dir.
    * @default false
    */
   readonly inProcessUsage?: boolean;

@@ -161,11 +161,9 @@ export interface ClaimedItem {
 }
 
 /**
- * The crawl frontier with per-host politeness. claim() picks the best due URL whose host may be fetched now and,
- * in the same transaction, moves that host's next_fetch_at by its gap, so the gap holds for every worker sharing
- * the database. Leases expire by time only (no process-id checks): an expired lease is simply due again.
- * Due = next_at <= now in every state but dead (a leased row's next_at is its lease expiry, a done row's its
- * recrawl date).
+ * The crawl frontier with per-host politeness. claim() moves the host's next_fetch_at by its gap in the same
+ * transaction, so the gap holds for every worker sharing the database; leases expire by time only.
+ * Due = next_at <= now in every state but dead.
  */
 export interface FrontierRepo {
   /**
@@ -247,10 +245,8 @@ export interface HostPoliteness {
 }
 
 /**
- * Per-host politeness state shared by every crawler worker (the gap comes from config and robots Crawl-delay).
- * Every request to a host takes the host's slot with acquire() and gives it back with release(): one request per
- * host at a time for the whole fleet, and the next one no earlier than the gap after the previous one ended.
- * A slot is held until `holdMs` at most, so a worker killed mid-fetch blocks its host only that long.
+ * Per-host politeness shared by every crawler worker: acquire()/release() allow one request per host fleet-wide and
+ * the next only a gap after the last ended. A slot is held at most `holdMs`, so a killed worker blocks its host only that long.
  */
 export interface PolitenessRepo {
   /** Sets a host's gap (e.g. from robots.txt Crawl-delay), creating the host when new. */
@@ -388,10 +384,9 @@ export interface RequestsRepo {
   // of state/requests.ts, docs/api-requests.md), decided inside the database so they hold for every replica.
 
   /**
-   * Records a submission for the key `keyDigest`, or returns the request it duplicates (same Idempotency-Key, or
-   * same type + URL still open). Only new requests count against `perDay` (submission_quota_exceeded, Retry-After
-   * at the next UTC midnight); bad input, a reused Idempotency-Key (conflict) and the quota throw SvcError. One
-   * key's submissions are serialised, so the quota and the open-request rule are exact across replicas.
+   * Records a submission for `keyDigest`, or returns the request it duplicates (same Idempotency-Key, or same type +
+   * URL still open); only new requests count against `perDay`. Errors throw SvcError. A key's submissions are
+   * serialised, so quota and open-request rule are exact across replicas.
    */
   submit(
     keyDigest: string,

@@ -1,8 +1,7 @@
 /**
- * The webmaster repository: domain and host properties, their ownership proofs (hashes only), the audit
- * log and the fast-lane submissions with their daily per-property quota. Planned feature, NOT exposed: nothing under
- * rest/, tools/ or web/ reaches it; webmaster/ and `svc webmaster` are its only users (docs/webmaster.md).
- * Both backends share the row mappers below, so they return identical records.
+ * The webmaster repository: properties, ownership proofs (hashes only), audit log and fast-lane submissions.
+ * Planned, not exposed: only webmaster/ and `svc webmaster` use it (docs/webmaster.md). Both backends share the row
+ * mappers below, so they return identical records.
  */
 
 /** A domain property covers the domain and all its subdomains; a host property exactly one host name. */

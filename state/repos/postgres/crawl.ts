@@ -1,8 +1,6 @@
 /**
- * The crawler's frontier bookkeeping and host-fact writes on PostgreSQL: admission with the crawler's
- * rules, single-URL claims, completions with validators and adaptive-recrawl inputs, failures, redirect targets,
- * and the host facts svc_site reads. Rules and SQL are shared with SQLite (crawl-sql.ts); rows read then written
- * are locked (FOR UPDATE), so concurrent workers on other machines serialise on the row.
+ * The crawler's frontier bookkeeping and host-fact writes on PostgreSQL, sharing rules and SQL with SQLite
+ * (crawl-sql.ts). Rows read then written are locked FOR UPDATE, so workers on other machines serialise on the row.
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_INTERVALS_PER_HOST } from '../../hosts.js';
@@ -79,10 +77,9 @@ export async function pgFail(db: Db, item: ClaimedItem, opts: Parameters<Frontie
 }
 
 /**
- * Runs `insert` (a frontier INSERT … ON CONFLICT (url) DO NOTHING RETURNING id) as a counted new row of `host`: the
- * host gets its politeness row (gap `gapMs`) when it has none, one is taken from the host's row count, refused at
- * `cap` ('capped'), and given back when another worker inserted the URL first (undefined). The count row stays locked
- * to the transaction's end, so the cap is exact for a fleet.
+ * Runs `insert` (an INSERT … ON CONFLICT DO NOTHING RETURNING id) as a counted new row of `host`: creates the host's
+ * politeness row if missing, refuses at `cap` ('capped'), undefined if another worker won. The count row stays locked
+ * until commit, so the cap is exact for a fleet.
  */
 export async function pgCounted(
   c: Queryable,

@@ -1,9 +1,7 @@
 /**
- * A batch of dataset rows into PostgreSQL in a handful of statements (svc entities import): one read of every row
- * the batch's join decisions can ask about, the decisions run in order against that snapshot kept up to date in
- * memory (each row sees the rows before it, exactly as the SQLite store's row-by-row transaction does), then one
- * write per table. Row by row, the import cost a few round trips per row (docs/bench-history.md). The caller holds the
- * entity write lock, so nothing else changes these rows meanwhile.
+ * A batch of dataset rows into PostgreSQL in a handful of statements: one read of everything the join decisions can
+ * ask, decisions run in order against that in-memory snapshot (as SQLite's row-by-row transaction would), one write
+ * per table; row by row cost round trips per row. The caller holds the entity write lock.
  */
 import { entityIdFor, type DatasetRowInput, type UpsertOutcome } from '../../entity-types.js';
 import {

@@ -1,24 +1,7 @@
 /**
- * The entities repository on PostgreSQL (migration entities-pg-001 in migrations.ts). Same records, merge rules
- * and search as the SQLite EntityStore: every decision is entity-merge.ts's (which statements a page makes, which
- * entity one joins, how fields merge, what a query means); this file only answers those decisions from PostgreSQL.
- *
- * Name search. SQLite uses FTS5 (unicode61, diacritics removed): whole folded words, all required, the last one a
- * prefix, ranked by bm25. Here each entity keeps `name_tokens`, the folded words of all its names (foldText, the
- * very folding query words get, duplicates kept), and `name_tsv = array_to_tsvector(name_tokens)` under a GIN index.
- * array_to_tsvector takes the tokens as they are: no text-search parser, no dictionary, no stemming (the 'simple'
- * configuration would still run PostgreSQL's parser, whose token boundaries are not foldText's). A query is a
- * tsquery of quoted lexemes (`'gabrielle' & 'roy':*`), so matching is exactly FTS5's: whole words, last one a
- * prefix. pg_trgm (shipped by Debian's postgresql too) was not chosen: trigram similarity matches inside words and
- * ranks by similarity, which is not the FTS5 semantics the API documents. Ranking is FTS5's bm25 formula
- * (k1 = 1.2, b = 0.75, idf floored at 1e-6) computed from the same token counts, so both backends order alike
- * (test/state/entities-postgres.test.ts compares them on the real open data); the table's totals (entities, tokens)
- * are one row, entity_name_stats, kept by every write.
- *
- * Writes (a page observation, a withdrawal, a batch of dataset rows) hold one transaction-scoped advisory lock:
- * the join decision reads candidates and then writes, so two crawler workers observing the same establishment at
- * once would otherwise both create it. Entity writes are small and crawling is network-bound; SQLite serialises
- * them the same way (BEGIN IMMEDIATE). The lock also makes entity_name_stats exact.
+ * The entities repository on PostgreSQL: answers entity-merge.ts's decisions, same results as the SQLite store.
+ * Name search mirrors FTS5 exactly (array_to_tsvector of foldText tokens, bm25 computed alike); writes hold one
+ * advisory lock so two workers never both create one entity (see docs/architecture.md#entities-on-postgresql).
  */
 import type { JsonLdNode, JsonLdParseErrors } from '../../../page-model.js';
 import {

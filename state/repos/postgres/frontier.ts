@@ -39,11 +39,9 @@ export class PgFrontier implements FrontierRepo {
   async claim(opts: { owner: string; leaseMs: number; now?: number }) {
     const now = opts.now ?? Date.now();
     const token = `${opts.owner}:${randomUUID()}`;
-    // One statement (one round trip, its own transaction): the URL and its host are locked together and rows another
-    // worker holds are skipped. If another worker committed a claim on this host after our snapshot, the re-check on
-    // the locked row sees its new next_fetch_at and drops the row, so two workers never start on one host within its
-    // gap. An expired lease (state 'leased', next_at = lease_until <= now) is due like any other row: no process-id
-    // checks.
+    // One statement: URL and host rows are locked together and rows other workers hold are skipped; the re-check on the
+    // locked host row sees any newer claim, so two workers never start on one host within its gap. Expired leases are
+    // simply due (no process-id checks).
     const r = await this.pool.query<FrontierRow>(
       `WITH picked AS (
          SELECT f.id, f.host, h.gap_ms FROM frontier f JOIN host_politeness h ON h.host = f.host

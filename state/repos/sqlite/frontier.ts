@@ -35,10 +35,9 @@ export class SqliteFrontier implements FrontierRepo {
     readonly db: StateDb,
     readonly defaultGapMs: number,
   ) {
-    // Host by host: every host whose gap has passed offers its best due row (one step down the partial index
-    // frontier_host_claim), and the best of those is taken. A claim costs the number of hosts, not of due rows: when
-    // every host with due rows is in its gap, a scan of the due rows found nothing after reading them all. Every row
-    // has its host's politeness row (written with every insert; migration repos-007 added the older ones).
+    // Host by host: each host past its gap offers its best due row (partial index frontier_host_claim) and the best
+    // is taken, so a claim costs the number of hosts, not of due rows (scanning due rows found nothing when all hosts
+    // were in their gap). Every row has its host's politeness row.
     const pick = db.prepare<[number, number], FrontierRow & { gap_ms: number | null }>(
       `SELECT f.*, h.gap_ms FROM host_politeness h
        JOIN frontier f ON f.id = (SELECT g.id FROM frontier g WHERE g.host = h.host AND g.state <> 'dead' AND g.next_at <= ?
