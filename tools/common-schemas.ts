@@ -42,7 +42,7 @@ export const languageSchema = z
 export const countrySchema = z
   .string()
   .regex(/^[A-Za-z]{2}$/)
-  .describe('Only pages associated with this country (ISO 3166-1 alpha-2, e.g. "ca").');
+  .describe('Only pages tied to this country (ISO 3166-1 alpha-2, "ca").');
 
 /**
  * A province or territory code as callers write it: "qc", "QC" or ISO 3166-2 "CA-QC". The closed set is the

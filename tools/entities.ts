@@ -95,9 +95,7 @@ const input = z.object({
     .min(1)
     .max(200)
     .optional()
-    .describe(
-      'Name words, accents and case ignored, last word a prefix (e.g. "gabrielle roy"). English or French kind words (library/bibliothèque, hôpital…) match that kind too.',
-    ),
+    .describe('Name words, accents and case ignored, last word a prefix ("gabrielle roy"). Kind words (library, hôpital) match that kind.'),
   province: provinceFilterSchema.optional().describe('Province or territory: code ("QC", "CA-QC") or English/French name.'),
   locality: z.string().min(1).max(100).optional().describe('City or municipality, exact name (accents and case ignored).'),
   kind: z
@@ -113,9 +111,7 @@ const input = z.object({
   detail: z
     .enum(DETAIL_LEVELS)
     .optional()
-    .describe(
-      '"full" adds each source\'s provenance and licence and every per-source observation. Default: "full" for one record by id, "default" (brief) for a list.',
-    ),
+    .describe('"full" adds provenance, licence and observations per source. Default: "full" by id, brief for a list.'),
 });
 
 /**
@@ -145,10 +141,9 @@ export const entitiesTool = defineTool({
   name: 'svc_entities',
   title: 'Canadian establishments',
   description:
-    'Canadian establishments, organizations and places (hospitals, libraries, museums, schools, businesses, offices…) ' +
-    'from Statistics Canada open data and schema.org JSON-LD on crawled pages, merged per establishment. Filter by ' +
-    'name words, province, locality, kind. Each record: durable id, name, kind, address, geo, telephone, url, ' +
-    'last_verified_at, source ids.',
+    'Canadian establishments (hospitals, libraries, museums, schools, businesses…) from Statistics Canada open data ' +
+    'and schema.org JSON-LD on crawled pages, merged per establishment. Filter by name words, province, locality, ' +
+    'kind. Each record: durable id, name, kind, address, geo, telephone, url, last_verified_at; by id also provenance.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },

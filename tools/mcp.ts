@@ -80,7 +80,7 @@ export function buildMcpServer(opts: McpServerOptions): McpServer {
   for (const tool of opts.tools) {
     let schemas = sdkSchemas.get(tool);
     if (!schemas) sdkSchemas.set(tool, (schemas = sdkSchemasOf(tool)));
-    server.registerTool(
+    const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -100,6 +100,9 @@ export function buildMcpServer(opts: McpServerOptions): McpServer {
         }
       },
     );
+    // registerTool marks every tool `taskSupport: 'forbidden'`, which is what an absent `execution` means (MCP
+    // 2025-11-25): dropping it keeps every agent from paying for a default in tools/list.
+    registered.execution = undefined;
   }
   return server;
 }
