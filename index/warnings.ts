@@ -3,6 +3,7 @@
  * never free prose only). The code is the contract a caller branches on; the message is for humans.
  */
 import { z } from 'zod';
+import type { VectorsUnused } from './open-tables.js';
 
 /**
  * Every warning code the index and its tools can emit. Closed set: add a code here before emitting it.
@@ -11,6 +12,8 @@ import { z } from 'zod';
  * - instruction_like_text: a passage reads like instructions to a model (index/instruction-guard.ts).
  * - truncated_passage: a passage was cut. snippet_restricted: nosnippet / max-snippet limited what is shown.
  * - embedder_unavailable: no embedding model, ranking fell back to BM25.
+ * - vector_model_mismatch: a model is configured but the index's vectors are another model's (or absent): vectors of
+ *   two models are never compared, so ranking is BM25 until the corpus is embedded again.
  * - query_ignored_terms: some operator values could not be used (e.g. a site: value that is not a host name).
  * - low_relevance_omitted: matching sources were left out of a context as far less relevant than the best one.
  */
@@ -22,6 +25,7 @@ export const warningCodes = [
   'truncated_passage',
   'snippet_restricted',
   'embedder_unavailable',
+  'vector_model_mismatch',
   'query_ignored_terms',
   'low_relevance_omitted',
 ] as const;
@@ -48,4 +52,14 @@ export const warningSchema = z
 /** Builds a warning, leaving `source` out entirely when absent (so JSON output has no `source: undefined`). */
 export function makeWarning(code: WarningCode, message: string, source?: string): Warning {
   return source === undefined ? { code, message } : { code, message, source };
+}
+
+/** The `vector_model_mismatch` warning for an index that cannot use the configured model, else null. */
+export function vectorsUnusedWarning(v: VectorsUnused | null): Warning | null {
+  if (!v) return null;
+  const why = v.stored === null ? 'was built without vectors' : `holds vectors of ${v.stored}`;
+  return makeWarning(
+    'vector_model_mismatch',
+    `The index ${why}, not of the configured model ${v.configured}: ranking is BM25 only until the corpus is embedded again.`,
+  );
 }
