@@ -73,7 +73,8 @@ export interface EmbedderOptions {
 }
 
 /** The dtype loaded when none is asked for: the model's profile's first, else int8. */
-const defaultDtype = (modelName: string): EmbedderDtype => MODEL_PROFILES[modelName]?.dtypes[0] ?? 'q8';
+const defaultDtype = (modelName: string): EmbedderDtype =>
+  Object.hasOwn(MODEL_PROFILES, modelName) ? MODEL_PROFILES[modelName]!.dtypes[0] : 'q8';
 
 /** The weights file the real embedder loads for `dtype`. */
 export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = defaultDtype(modelName)): string {
