@@ -33,12 +33,19 @@ export const configSchema = z.object({
   port: int(0, 65535).default(8787),
   /** Folder holding embedding models in transformers.js layout (e.g. all-MiniLM-L6-v2/). None → BM25 only. */
   modelDir: z.string().min(1).optional(),
-  /** Embedding model folder name inside modelDir. @default "all-MiniLM-L6-v2" */
+  /**
+   * Embedding model: a folder name inside modelDir with a profile in index/model-profiles.ts (`all-MiniLM-L6-v2`,
+   * English; `multilingual-e5-small`, about 100 languages in one space). Another name is refused at start.
+   * @default "all-MiniLM-L6-v2"
+   */
   modelName: z.string().min(1).default('all-MiniLM-L6-v2'),
   /** Threads the embedder's ONNX runtime may use. @default the machine's cores */
   embedThreads: int(1, 64).optional(),
-  /** Embedding weights: q8 (int8 `model_quantized.onnx`) or fp32 (`model.onnx`). @default "q8" */
-  embedDtype: z.enum(['q8', 'fp32']).default('q8'),
+  /**
+   * Embedding weights: q8 (int8 `model_quantized.onnx`), fp32 (`model.onnx`) or q4 (`model_q4.onnx`), among those
+   * the model's profile lists. @default the model's first (q8 for all-MiniLM-L6-v2, q4 for multilingual-e5-small)
+   */
+  embedDtype: z.enum(['q8', 'fp32', 'q4']).optional(),
   /** Which retrieval arms svc_search and svc_context use (operators' setting; evaluation compares arms with it). @default "auto" */
   ranking: z.enum(RANKING_SETTINGS).default('auto'),
   /** Serve svc_images and GET /api/v1/images. @default false */
@@ -186,7 +193,7 @@ export const envBindings = {
   host: 'SVC_HOST',
   port: 'SVC_PORT',
   modelDir: 'SVC_MODEL_DIR',
-  modelName: 'SVC_MODEL_NAME',
+  modelName: 'SVC_MODEL',
   embedThreads: 'SVC_EMBED_THREADS',
   embedDtype: 'SVC_EMBED_DTYPE',
   ranking: 'SVC_RANKING',
@@ -228,10 +235,11 @@ export const envBindings = {
 } as const satisfies Record<keyof Config, string>;
 
 /**
- * The AWS SDKs' standard variables, read when the SVC_ one is unset (an operator with AWS_* already exported need not
- * repeat them). First non-empty one wins.
+ * Variables read when the SVC_ one is unset: a key's earlier name, and the AWS SDKs' standard variables (an operator
+ * with AWS_* already exported need not repeat them). First non-empty one wins.
  */
 export const envFallbacks = {
+  modelName: ['SVC_MODEL_NAME'],
   s3Endpoint: ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'],
   s3Region: ['AWS_REGION', 'AWS_DEFAULT_REGION'],
   s3AccessKeyId: ['AWS_ACCESS_KEY_ID'],

@@ -2,11 +2,12 @@
  * Embedding throughput (passages/s): our embedder (transformers.js in a worker thread, batched) beside bare
  * onnxruntime-node running the same ONNX file with the same thread count, same tokenizer, same batch size.
  *
- *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--threads 2] [--passages 512] [--batch 32] [--rounds 2]
+ *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--model all-MiniLM-L6-v2] [--dtype q8]
+ *     [--max-tokens N] [--threads 2] [--passages 512] [--batch 32] [--rounds 2]
  *
  * Skips with a printed reason (exit 0) when the weights file is absent or does not match SHA256SUMS.
  * Passages: the first N SciFact abstracts (title + text), the same texts for both paths. Both paths use the model's
- * 256-token window and the same batches: the texts in length order (the order the service embeds in, which wastes
+ * window (its profile, index/model-profiles.ts), its passage prefix and the same batches: the texts in length order (the order the service embeds in, which wastes
  * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
  * paths; the best round of each is reported.
  *
@@ -27,6 +28,7 @@ import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
 import { meanPoolNormalize } from '../index/pooling.js';
 import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
+import { EMBEDDER_DTYPES, resolveModel, type EmbedderDtype } from '../index/model-profiles.js';
 import { setLanceCpuThreads } from '../index/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
@@ -35,6 +37,9 @@ const { values } = parseArgs({
   options: {
     'model-dir': { type: 'string', default: fileURLToPath(new URL('../../shared/data/models/', import.meta.url)) },
     model: { type: 'string', default: 'all-MiniLM-L6-v2' },
+    dtype: { type: 'string' },
+    // The token window: the model's own by default; a shorter one shows what the window costs.
+    'max-tokens': { type: 'string' },
     threads: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '2' },
     // Internal: time the bare path once in this process and print passages/s (onnxruntime's addon cannot be loaded in
@@ -50,11 +55,17 @@ const model = values.model!;
 const threads = Number(values.threads);
 const n = Number(values.passages);
 const batch = Number(values.batch);
+if (values.dtype !== undefined && !(EMBEDDER_DTYPES as readonly string[]).includes(values.dtype))
+  throw new Error(`--dtype: one of ${EMBEDDER_DTYPES.join(', ')}`);
+const resolved = resolveModel(modelDir, model, values.dtype as EmbedderDtype | undefined);
+const dtype = resolved.dtype;
+const maxTokens = values['max-tokens'] !== undefined ? Number(values['max-tokens']) : resolved.profile.maxTokens;
+const profile = { ...resolved.profile, maxTokens };
 
-const problem = checkWeights(modelDir, model);
+const problem = checkWeights(modelDir, model, { dtype });
 if (problem) {
   console.log(`SKIPPED embedding benchmark: ${problem}`);
-  console.log('(the all-MiniLM-L6-v2 ONNX weights are not in ../shared yet; rerun this command when they are)');
+  console.log(`(the ${model} ONNX weights are not in ../shared yet; rerun this command when they are)`);
   process.exit(0);
 }
 
@@ -95,7 +106,7 @@ const rounds = Math.max(1, Number(values.rounds));
 const byLength = [...texts].sort((a, b) => a.length - b.length);
 
 async function ours(): Promise<() => Promise<number>> {
-  const e = await createEmbedder({ modelDir, modelName: model, threads, batchSize: batch });
+  const e = await createEmbedder({ modelDir, modelName: model, dtype, threads, batchSize: batch, maxTokens });
   if (!e) throw new Error('embedder failed to load');
   await e.embed(texts.slice(0, batch)); // warm-up
   return async () => {
@@ -111,12 +122,20 @@ async function bare(): Promise<() => Promise<number>> {
   env.allowRemoteModels = false;
   env.localModelPath = modelDir.endsWith('/') ? modelDir : `${modelDir}/`;
   const tokenizer = await AutoTokenizer.from_pretrained(model);
-  const session = await ort.InferenceSession.create(weightsPath(modelDir, model), { intraOpNumThreads: threads, interOpNumThreads: 1 });
-  const run = async (chunk: string[]) => {
-    const enc = tokenizer(chunk, { padding: true, truncation: true, max_length: 256 });
+  const session = await ort.InferenceSession.create(weightsPath(modelDir, model, dtype), {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  });
+  const run = async (part: string[]) => {
+    const chunk = part.map((t) => profile.passagePrefix + t);
+    const enc = tokenizer(chunk, { padding: true, truncation: true, max_length: profile.maxTokens });
     const toOrt = (x: { data: BigInt64Array; dims: number[] }) => new ort.Tensor('int64', x.data, x.dims);
     const feeds: Record<string, unknown> = { input_ids: toOrt(enc.input_ids), attention_mask: toOrt(enc.attention_mask) };
-    if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = toOrt(enc.token_type_ids);
+    // XLM-R's tokenizer (E5) gives no token types: all zeros, as transformers.js feeds them.
+    if (session.inputNames.includes('token_type_ids'))
+      feeds.token_type_ids = enc.token_type_ids
+        ? toOrt(enc.token_type_ids)
+        : new ort.Tensor('int64', new BigInt64Array(enc.input_ids.data.length), enc.input_ids.dims);
     const out = await session.run(feeds as never);
     const hidden = out[session.outputNames[0]!]!;
     // Mean pooling + L2 normalisation with the embedding worker's own function (index/pooling.ts), so both paths do
@@ -152,6 +171,10 @@ const bareInChild = (): number => {
     modelDir,
     '--model',
     model,
+    '--dtype',
+    dtype,
+    '--max-tokens',
+    String(maxTokens),
     '--threads',
     String(threads),
     '--passages',
@@ -168,14 +191,14 @@ const bareInChild = (): number => {
 };
 
 if (values.ingest) {
-  // The slice as a corpus file, ingested into a fresh data dir with the real model (q8), `threads` ONNX threads.
+  // The slice as a corpus file, ingested into a fresh data dir with the real model, `threads` ONNX threads.
   const dir = mkdtempSync(join(tmpdir(), 'svc-ingest-bench-'));
   const file = join(dir, 'slice.jsonl');
   writeFileSync(file, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
   const io = {
     stdout: process.stdout,
     stderr: process.stderr,
-    env: { SVC_MODEL_DIR: modelDir, SVC_MODEL_NAME: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: 'q8' },
+    env: { SVC_MODEL_DIR: modelDir, SVC_MODEL: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: dtype },
   } as never;
   const t0 = performance.now();
   const {
@@ -190,7 +213,7 @@ if (values.ingest) {
   const bareRate = bareInChild();
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
   console.log(
-    `\nmodel ${model} (q8), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, 256-token window\n`,
+    `\nmodel ${model} (${dtype}), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, ${profile.maxTokens}-token window\n`,
   );
   console.log('| path | passages/s | share of bare | wall s | cores busy | peak RSS MiB |');
   console.log('|---|---:|---:|---:|---:|---:|');
@@ -210,7 +233,7 @@ for (let r = 0; r < rounds; r++) {
   b = Math.max(b, bareInChild());
 }
 console.log(
-  `\nmodel ${model} (q8), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), 256-token window, best of ${rounds} rounds\n`,
+  `\nmodel ${model} (${dtype}), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), ${profile.maxTokens}-token window, best of ${rounds} rounds\n`,
 );
 console.log('| path | passages/s | share of bare |');
 console.log('|---|---|---|');

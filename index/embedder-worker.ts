@@ -4,12 +4,13 @@
  *
  * Tokenisation is done here rather than by transformers.js' feature-extraction pipeline because the pipeline
  * truncates at the tokenizer's `model_max_length` (512 in the shipped config) and, when it truncates, drops the
- * closing `[SEP]`. sentence-transformers encodes all-MiniLM-L6-v2 with a 256-token window that ends in `[SEP]`;
- * so do we (`maxTokens`), which keeps long passages within 1e-3 of the reference embedding
+ * closing `[SEP]` (`</s>` for E5). sentence-transformers encodes all-MiniLM-L6-v2 with a 256-token window that ends
+ * in `[SEP]`; so do we (`maxTokens`, each model's own: model-profiles.ts), which keeps long passages within 1e-3 of the reference embedding
  * (shared/data/models/PROVENANCE.md: cosine 0.781 with the pipeline's default on a 756-token text).
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { AutoModel, AutoTokenizer, env, type Tensor } from '@huggingface/transformers';
+import type { EmbedderDtype } from './model-profiles.js';
 import { meanPoolNormalize } from './pooling.js';
 
 interface Load {
@@ -19,7 +20,7 @@ interface Load {
   modelDir: string;
   modelName: string;
   threads: number;
-  dtype: 'q8' | 'fp32';
+  dtype: EmbedderDtype;
   maxTokens: number;
 }
 type Message =
@@ -48,7 +49,10 @@ async function load(m: Load): Promise<number> {
     device: 'cpu',
     session_options: { intraOpNumThreads: m.threads, interOpNumThreads: 1 },
   });
-  const sepId = BigInt(tokenizer.sep_token_id ?? 102);
+  // The closing token of this vocabulary ([SEP] in BERT's, </s> in XLM-R's).
+  const sepToken = tokenizer.sep_token_id;
+  if (sepToken === undefined || sepToken === null) throw new Error(`${m.modelName}: the tokenizer names no separator token`);
+  const sepId = BigInt(sepToken);
   const embed: Embed = async (texts) => {
     const enc = tokenizer(texts, { padding: true, truncation: true, max_length: m.maxTokens }) as Record<string, Tensor>;
     const ids = enc.input_ids!;

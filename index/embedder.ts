@@ -17,6 +17,9 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { LoopBudget } from '../event-loop.js';
 import { startModuleWorker } from '../worker-thread.js';
+import { DEFAULT_MODEL, MODEL_PROFILES, WEIGHTS_FILE, resolveModel, type EmbedderDtype } from './model-profiles.js';
+
+export { EMBEDDER_DTYPES, type EmbedderDtype } from './model-profiles.js';
 
 /** What produces vectors. */
 export interface Embedder {
@@ -38,6 +41,11 @@ export interface EmbedOptions {
    * worker, so it waits at most for the batch being inferred. @default false (bulk: indexing)
    */
   readonly interactive?: boolean;
+  /**
+   * What the texts are, for models that mark queries and passages differently (model-profiles.ts prefixes).
+   * @default 'query' when `interactive` (a caller waiting is a search), else 'passage'
+   */
+  readonly input?: 'query' | 'passage';
 }
 
 /**
@@ -51,27 +59,25 @@ export const EMBED_PIPELINE_DEPTH = 2;
 export interface EmbedderOptions {
   /** Folder holding model folders in transformers.js layout (e.g. `<modelDir>/all-MiniLM-L6-v2/onnx/...`). */
   readonly modelDir: string;
-  /** Model folder name. @default "all-MiniLM-L6-v2" */
+  /** Model folder name; it must have a profile in model-profiles.ts. @default "all-MiniLM-L6-v2" */
   readonly modelName?: string;
   /** ONNX intra-op threads. @default the machine's cores */
   readonly threads?: number;
   /** Texts per inference call. @default 32 */
   readonly batchSize?: number;
-  /** Weights: `q8` (int8, `model_quantized.onnx`) or `fp32` (`model.onnx`). @default 'q8' */
+  /** Weights: `q8` (int8, `model_quantized.onnx`), `fp32` (`model.onnx`) or `q4` (`model_q4.onnx`). @default the profile's first */
   readonly dtype?: EmbedderDtype;
-  /** Token window (the model's own: sentence-transformers encodes all-MiniLM-L6-v2 with 256). @default 256 */
+  /** Token window. @default the profile's (the model's own window) */
   readonly maxTokens?: number;
   readonly log?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** Weight precisions the embedder can load (transformers.js `dtype`). */
-export const EMBEDDER_DTYPES = ['q8', 'fp32'] as const;
-export type EmbedderDtype = (typeof EMBEDDER_DTYPES)[number];
-
-const WEIGHTS_FILE: Record<EmbedderDtype, string> = { q8: 'model_quantized.onnx', fp32: 'model.onnx' };
+/** The dtype loaded when none is asked for: the model's profile's first, else int8. */
+const defaultDtype = (modelName: string): EmbedderDtype =>
+  Object.hasOwn(MODEL_PROFILES, modelName) ? MODEL_PROFILES[modelName]!.dtypes[0] : 'q8';
 
 /** The weights file the real embedder loads for `dtype`. */
-export function weightsPath(modelDir: string, modelName = 'all-MiniLM-L6-v2', dtype: EmbedderDtype = 'q8'): string {
+export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = defaultDtype(modelName)): string {
   return join(modelDir, modelName, 'onnx', WEIGHTS_FILE[dtype]);
 }
 
@@ -81,10 +87,10 @@ export function weightsPath(modelDir: string, modelName = 'all-MiniLM-L6-v2', dt
  */
 export function checkWeights(
   modelDir: string,
-  modelName = 'all-MiniLM-L6-v2',
+  modelName = DEFAULT_MODEL,
   opts: { verifyHash?: boolean; dtype?: EmbedderDtype } = {},
 ): string | null {
-  const file = weightsPath(modelDir, modelName, opts.dtype ?? 'q8');
+  const file = weightsPath(modelDir, modelName, opts.dtype);
   if (!existsSync(file)) return `weights file absent: ${file}`;
   if (statSync(file).size === 0) return `weights file is empty: ${file}`;
   const sums = join(dirname(file), 'SHA256SUMS');
@@ -153,11 +159,12 @@ let nextModelHandle = 1;
 
 /**
  * Loads the real embedder in the process's embedding worker. Resolves to null (with a logged reason) when the
- * weights are absent or do not match SHA256SUMS, or when the model fails to load.
+ * weights are absent or do not match SHA256SUMS, or when the model fails to load. Throws a ConfigError (before
+ * loading anything) when `modelName` is not a model folder svc knows, naming the ones `modelDir` holds.
  */
 export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | null> {
-  const modelName = opts.modelName ?? 'all-MiniLM-L6-v2';
-  const dtype = opts.dtype ?? 'q8';
+  const modelName = opts.modelName ?? DEFAULT_MODEL;
+  const { profile, dtype } = resolveModel(opts.modelDir, modelName, opts.dtype);
   const problem = checkWeights(opts.modelDir, modelName, { dtype });
   if (problem) {
     opts.log?.warn({ reason: problem }, 'embedder unavailable: ranking falls back to BM25');
@@ -165,18 +172,20 @@ export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | 
   }
   const threads = opts.threads ?? availableParallelism();
   const batchSize = opts.batchSize ?? 32;
-  const maxTokens = opts.maxTokens ?? 256;
+  const maxTokens = opts.maxTokens ?? profile.maxTokens;
   const handle = nextModelHandle++;
   const host = EmbeddingHost.get();
   let dim: number;
   try {
     const r = await host.call({ op: 'load', handle, modelDir: opts.modelDir, modelName, threads, dtype, maxTokens });
     dim = r.dim ?? 0;
+    if (dim !== profile.dim) throw new Error(`the model answers ${dim}-dimension vectors, its profile says ${profile.dim}`);
   } catch (e) {
+    await host.call({ op: 'unload', handle }).catch(() => undefined);
     opts.log?.warn({ reason: e instanceof Error ? e.message : String(e) }, 'embedder failed to load: ranking falls back to BM25');
     return null;
   }
-  opts.log?.info({ model: modelName, dtype, threads, maxTokens, dim }, 'embedder ready');
+  opts.log?.info({ model: modelName, dtype, threads, maxTokens, dim, batchSize }, 'embedder ready');
   let closed = false;
   return {
     dim,
@@ -189,10 +198,12 @@ export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | 
       const order = texts.map((t, i) => ({ i, n: t.length })).sort((a, b) => a.n - b.n);
       const out = new Array<Float32Array>(texts.length);
       const interactive = eopts?.interactive === true;
+      const prefix = (eopts?.input ?? (interactive ? 'query' : 'passage')) === 'query' ? profile.queryPrefix : profile.passagePrefix;
       const send = async (part: typeof order) => {
         let r: HostReply & { ok: true };
         try {
-          r = await EmbeddingHost.get().call({ op: 'embed', handle, interactive, texts: part.map((p) => texts[p.i] || ' ') });
+          const batch = part.map((p) => prefix + (texts[p.i] || ' '));
+          r = await EmbeddingHost.get().call({ op: 'embed', handle, interactive, texts: batch });
         } catch (e) {
           throw new Error(`embedder: ${e instanceof Error ? e.message : String(e)}`);
         }

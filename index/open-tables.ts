@@ -29,6 +29,16 @@ export interface OpenedTables extends IndexTables {
   readonly meta: IndexMeta;
   /** The embedder given, or null when the stored vectors come from another model (or there are none). */
   readonly embedder: Embedder | null;
+  /** Set when an embedder was given but its vectors cannot be used here: what a response tells its caller. */
+  readonly vectorsUnused: VectorsUnused | null;
+}
+
+/** A configured embedder left unused because the index's vectors are another model's, or absent. */
+export interface VectorsUnused {
+  /** The model id the index's vectors came from (`svc-index-meta.json`); null: built without vectors. */
+  readonly stored: string | null;
+  /** The configured embedder's model id. */
+  readonly configured: string;
 }
 
 /** How a process that does not write the index opens it (`OpenOptions.writes`). */
@@ -108,7 +118,9 @@ export async function openTables(
     await writeIndexMeta(db, location, meta);
   }
   let embedder = wanted;
+  let vectorsUnused: VectorsUnused | null = null;
   if (embedder && (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim)) {
+    vectorsUnused = { stored: meta.vectorModelId, configured: embedder.modelId };
     log?.warn(
       { stored: meta.vectorModelId, embedder: embedder.modelId },
       'index vectors come from another model (or none): vector ranking disabled until the corpus is re-indexed',
@@ -123,7 +135,7 @@ export async function openTables(
     const rolledBack = await recoverInterruptedWrite(location.journalDir, { passages, pages, images });
     if (rolledBack.length > 0) log?.warn({ tables: rolledBack }, 'an interrupted index write was rolled back');
   }
-  return { db, passages, pages, images, meta, embedder };
+  return { db, passages, pages, images, meta, embedder, vectorsUnused };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Embedder } from './embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
 import { passageKey, type MatchColumn } from './columns.js';
 import { DenseSlots } from './dense-slots.js';
+import { minSimilarityFor } from './model-profiles.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
@@ -108,7 +109,8 @@ export const RRF_K = 60;
 export const ARM_DEPTH = 300;
 /**
  * Least cosine similarity for a vector-arm candidate: unrelated texts embed near 0, so below 0.2 a "nearest" passage
- * is only the least unrelated one. Set from that property of the embedding space, not tuned.
+ * is only the least unrelated one. Set from that property of the embedding space, not tuned; each model's own floor is in its profile
+ * (model-profiles.ts), this is MiniLM's and the hashing stand-in's.
  */
 export const VECTOR_MIN_SIMILARITY = 0.2;
 export const ARM_DEPTH_SELECTIVE = 1000;
@@ -173,10 +175,11 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       .map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
     return { ranked, exhaustive: false };
   };
+  const minSimilarity = minSimilarityFor(source.embedder?.modelId);
   const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] => {
     // Built in their final shape; ranks are set after the sort (as the BM25 arm's).
     const ranked = rows
-      .filter((r) => 1 - r._distance >= VECTOR_MIN_SIMILARITY)
+      .filter((r) => 1 - r._distance >= minSimilarity)
       .map((r): RankedPassage<PassageHit & { _distance: number }> & { vectorRank: number } => {
         const similarity = 1 - r._distance;
         return { row: r, score: similarity, bm25Rank: null, vectorRank: 0, bm25Score: null, similarity };
@@ -192,9 +195,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   };
   const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {
     if (!qv) return [];
-    const rows = (await source.vectorCandidates(qv, filter, k, compiled.matchColumns, VECTOR_MIN_SIMILARITY)).filter((r) =>
-      compiled.matches(r),
-    );
+    const rows = (await source.vectorCandidates(qv, filter, k, compiled.matchColumns, minSimilarity)).filter((r) => compiled.matches(r));
     return toVectorRanked(rows);
   };
 

@@ -49,7 +49,7 @@ import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, typ
 import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
-import { openTables } from './open-tables.js';
+import { openTables, type VectorsUnused } from './open-tables.js';
 import { whereOf, type PassageFilter } from './passage-filter.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
@@ -194,6 +194,8 @@ export class PassageIndex implements PageSink {
   readonly #maintenance: IndexMaintenance;
   /** The embedder whose vectors are in the table (null: no usable vectors). */
   readonly embedder: Embedder | null;
+  /** A configured embedder this index cannot use (its vectors are another model's, or absent): responses say so. */
+  readonly vectorsUnused: VectorsUnused | null;
   #titleStats = new TitleStats();
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
@@ -218,6 +220,7 @@ export class PassageIndex implements PageSink {
     location: IndexLocation;
     log: OpenOptions['log'];
     embedder: Embedder | null;
+    vectorsUnused: VectorsUnused | null;
     optimizeEvery: number;
     vectorIndexThreshold: number;
     meta: IndexMeta;
@@ -238,6 +241,7 @@ export class PassageIndex implements PageSink {
     this.#location = args.location;
     this.#log = args.log;
     this.embedder = args.embedder;
+    this.vectorsUnused = args.vectorsUnused;
     this.#maintenance = new IndexMaintenance({
       tables: { passages: args.passages, pages: args.pages, images: args.images },
       queue: this.#queue,
@@ -265,7 +269,7 @@ export class PassageIndex implements PageSink {
     const location = opts.location ?? (opts.dir !== undefined ? localIndexLocation(opts.dir) : undefined);
     if (!location) throw new TypeError('PassageIndex.open needs a dir or a location');
     const writes = opts.writes ?? true;
-    const { db, passages, pages, images, meta, embedder } = await openTables(
+    const { db, passages, pages, images, meta, embedder, vectorsUnused } = await openTables(
       location,
       opts.embedder,
       opts.log,
@@ -279,6 +283,7 @@ export class PassageIndex implements PageSink {
       location,
       log: opts.log,
       embedder,
+      vectorsUnused,
       meta,
       optimizeEvery: opts.optimizeEvery ?? 200,
       vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,

@@ -3,6 +3,7 @@
  * never free prose only). The code is the contract a caller branches on; the message is for humans.
  */
 import { z } from 'zod';
+import type { VectorsUnused } from './open-tables.js';
 
 /**
  * Every warning code the index and its tools can emit (meanings: docs/api-search.md). A closed set, so clients can
@@ -16,6 +17,7 @@ export const warningCodes = [
   'truncated_passage',
   'snippet_restricted',
   'embedder_unavailable',
+  'vector_model_mismatch',
   'query_ignored_terms',
   'low_relevance_omitted',
 ] as const;
@@ -42,4 +44,14 @@ export const warningSchema = z
 /** Builds a warning, leaving `source` out entirely when absent (so JSON output has no `source: undefined`). */
 export function makeWarning(code: WarningCode, message: string, source?: string): Warning {
   return source === undefined ? { code, message } : { code, message, source };
+}
+
+/** The `vector_model_mismatch` warning for an index that cannot use the configured model, else null. */
+export function vectorsUnusedWarning(v: VectorsUnused | null): Warning | null {
+  if (!v) return null;
+  const why = v.stored === null ? 'was built without vectors' : `holds vectors of ${v.stored}`;
+  return makeWarning(
+    'vector_model_mismatch',
+    `The index ${why}, not of the configured model ${v.configured}: ranking is BM25 only until the corpus is embedded again.`,
+  );
 }

@@ -15,7 +15,7 @@ import {
 import { SOURCE_TYPE_FILTERS } from '../index/source-type.js';
 import { strictQueryHint } from '../index/query.js';
 import type { PassageRow } from '../index/store.js';
-import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
+import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/warnings.js';
 import { defineTool } from './define-tool.js';
 import {
   CONTENT_TRUST,
@@ -175,6 +175,8 @@ export const contextTool = defineTool({
       maxPassages: CANDIDATE_PASSAGES + 16,
     });
     const warnings: Warning[] = operatorWarnings(res.compiled);
+    const unused = ctx.deps.config.ranking === 'bm25' ? null : vectorsUnusedWarning(ctx.deps.index.vectorsUnused);
+    if (unused) warnings.push(unused);
     if (res.belowFloor > 0)
       warnings.push(
         makeWarning(

@@ -8,7 +8,7 @@ import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/query.js';
 import { PER_HOST, searchPages, type PageHit } from '../index/retrieval.js';
 import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/snippets.js';
 import type { ResultRow } from '../index/store.js';
-import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
+import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/warnings.js';
 import type { DateSource } from '../page-model.js';
 import {
   CONTENT_TRUST,
@@ -204,6 +204,8 @@ export const searchTool = defineTool({
       offset: args.offset,
     });
     const warnings: Warning[] = operatorWarnings(res.compiled);
+    const unused = ctx.deps.config.ranking === 'bm25' ? null : vectorsUnusedWarning(ctx.deps.index.vectorsUnused);
+    if (unused) warnings.push(unused);
     const results = res.pages.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings, args.detail));
     if (results.length === 0)
       warnings.push(makeWarning('no_results', `No indexed page matched the query and filters.${strictQueryHint(res.compiled.ast)}`));

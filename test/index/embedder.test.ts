@@ -37,7 +37,11 @@ t.test('weights check: absent file, checksum against SHA256SUMS', async (t) => {
 t.test('createEmbedder: null with a logged reason when weights are absent', async (t) => {
   const warnings: unknown[] = [];
   const log = { info: () => {}, warn: (o: unknown) => warnings.push(o) };
-  t.equal(await createEmbedder({ modelDir: t.testdir(), modelName: MODEL, log }), null);
+  const dir = t.testdir();
+  // Issue 45: no folder of that name at all is a configuration error, refused (test/index/model-profiles.test.ts).
+  await t.rejects(createEmbedder({ modelDir: dir, modelName: MODEL, log }), { name: 'ConfigError' });
+  mkdirSync(join(dir, MODEL));
+  t.equal(await createEmbedder({ modelDir: dir, modelName: MODEL, log }), null);
   t.match(warnings, [{ reason: /weights file absent/ }]);
 });
 
@@ -127,5 +131,39 @@ t.test(
     const text = 'Heat pump rebates for homeowners in Nova Scotia';
     const [[a], [b]] = await Promise.all([q8.embed([text]), fp32.embed([text])]);
     t.ok(dot(a!, b!) > 0.97, `int8 and fp32 agree (cosine ${dot(a!, b!).toFixed(4)}; PROVENANCE.md reports ≥ 0.976)`);
+  },
+);
+
+const E5 = 'multilingual-e5-small';
+const e5Problem = checkWeights(SHARED_MODELS, E5);
+t.test(
+  'issue 45: real multilingual-e5-small embedder: q4 weights, query/passage prefixes, French and English in one space',
+  { skip: e5Problem && !process.env.CI ? `SKIPPED real-model test: ${e5Problem}` : false },
+  async (t) => {
+    t.equal(e5Problem, null, 'the shared q4 weights are present and match SHA256SUMS');
+    const e = await createEmbedder({ modelDir: SHARED_MODELS, modelName: E5, threads: 1, batchSize: 8 });
+    t.ok(e, 'loads');
+    if (!e) return;
+    t.teardown(() => e.close());
+    t.equal(e.dim, 384);
+    t.equal(e.modelId, `${E5}/q4`, 'another vector space than MiniLM: an index never mixes the two');
+    const question = 'Where is the Gabrielle-Roy library in Quebec City?';
+    const [asQuery] = await e.embed([question], { interactive: true });
+    const [asPassage] = await e.embed([question]);
+    const [explicit] = await e.embed([question], { input: 'query' });
+    t.ok(dot(asQuery!, explicit!) > 0.999, "a caller waiting (a search) embeds a query: 'query: ' prefix");
+    t.ok(dot(asQuery!, asPassage!) < 0.99, "indexing embeds a passage: 'passage: ' prefix, another vector");
+    const [fr, en, other] = await e.embed([
+      'La bibliothèque Gabrielle-Roy est située au 350, rue Saint-Joseph Est, à Québec.',
+      'The Gabrielle-Roy library is at 350 Saint-Joseph Street East in Quebec City.',
+      'The recipe needs two eggs and flour.',
+    ]);
+    t.ok(dot(fr!, en!) > dot(en!, other!), 'a French sentence and its English translation are closer than unrelated English');
+    t.ok(dot(asQuery!, fr!) > dot(asQuery!, other!), 'an English question is closer to the French answer than to unrelated text');
+    // The 512-token window closed by </s>: two texts longer than it, equal over their first 512 tokens, embed alike.
+    const words = (n: number) => Array.from({ length: n }, () => 'river').join(' ');
+    const [a, b, short] = await e.embed([words(900), words(1200), words(50)]);
+    t.ok(dot(a!, b!) > 0.999, `texts beyond the window embed as the window (cosine ${dot(a!, b!).toFixed(5)})`);
+    t.ok(dot(a!, short!) < dot(a!, b!), 'and not as a shorter text');
   },
 );

@@ -1,0 +1,99 @@
+/**
+ * The embedding models svc knows, one profile each: how its weights are stored, how texts are presented to it, how its
+ * output becomes a vector, and where its similarities sit. `SVC_MODEL` names a folder of `SVC_MODEL_DIR`; a folder
+ * without a profile here is refused at start (its encoding would be a guess, and a wrong guess embeds silently badly).
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from '../config.js';
+
+/** Weight precisions the embedder can load (transformers.js `dtype`; each names its own file in `onnx/`). */
+export const EMBEDDER_DTYPES = ['q8', 'fp32', 'q4'] as const;
+export type EmbedderDtype = (typeof EMBEDDER_DTYPES)[number];
+
+/** The weights file of each dtype, as transformers.js names it. */
+export const WEIGHTS_FILE: Record<EmbedderDtype, string> = { q8: 'model_quantized.onnx', fp32: 'model.onnx', q4: 'model_q4.onnx' };
+
+/** How one model is used. */
+export interface ModelProfile {
+  /** Weight precisions shipped for it, the default first. */
+  readonly dtypes: readonly [EmbedderDtype, ...EmbedderDtype[]];
+  /** Put before a query's text (E5 was trained with `query: ` / `passage: ` markers; without them it ranks worse). */
+  readonly queryPrefix: string;
+  /** Put before an indexed passage's text. */
+  readonly passagePrefix: string;
+  /** Token vectors → sentence vector; mean over the attention mask, then L2 normalisation (index/pooling.ts). */
+  readonly pooling: 'mean';
+  /** Token window, closing token included: the one the model was trained and evaluated with. */
+  readonly maxTokens: number;
+  /** Vector length; a loaded model that answers another length is refused. */
+  readonly dim: number;
+  /**
+   * Least cosine similarity of a vector-arm candidate: below it, a passage is unrelated to the query in this model's
+   * space. Models differ: MiniLM puts unrelated texts near 0, E5 puts everything high and spreads only the top.
+   */
+  readonly minSimilarity: number;
+}
+
+/** The default model when `SVC_MODEL` is unset. */
+export const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+
+/** Every model svc can load, by folder name. */
+export const MODEL_PROFILES: Readonly<Record<string, ModelProfile>> = {
+  'all-MiniLM-L6-v2': {
+    dtypes: ['q8', 'fp32'],
+    queryPrefix: '',
+    passagePrefix: '',
+    pooling: 'mean',
+    maxTokens: 256,
+    dim: 384,
+    minSimilarity: 0.2,
+  },
+  'multilingual-e5-small': {
+    dtypes: ['q4'],
+    queryPrefix: 'query: ',
+    passagePrefix: 'passage: ',
+    pooling: 'mean',
+    maxTokens: 512,
+    dim: 384,
+    minSimilarity: 0.7,
+  },
+};
+
+/** The vector-arm floor of the hashing stand-in and of vectors whose model has no profile: unrelated texts sit near 0. */
+export const DEFAULT_MIN_SIMILARITY = 0.2;
+
+/** Folders of `modelDir` that hold a model svc has a profile for, sorted. */
+export function availableModels(modelDir: string): string[] {
+  if (!existsSync(modelDir)) return [];
+  return readdirSync(modelDir)
+    .filter((f) => Object.hasOwn(MODEL_PROFILES, f) && statSync(join(modelDir, f)).isDirectory())
+    .sort();
+}
+
+/**
+ * The profile of `name` and the dtype to load, checked against what `modelDir` holds. Throws a ConfigError naming
+ * the available folders when `name` has no profile or no folder, or when the profile has no such dtype.
+ */
+export function resolveModel(modelDir: string, name: string, dtype?: EmbedderDtype): { profile: ModelProfile; dtype: EmbedderDtype } {
+  const profile = Object.hasOwn(MODEL_PROFILES, name) ? MODEL_PROFILES[name] : undefined;
+  if (!profile || !existsSync(join(modelDir, name))) {
+    const found = availableModels(modelDir);
+    const why = profile ? `no folder ${join(modelDir, name)}` : 'not a model svc knows';
+    throw new ConfigError(
+      `SVC_MODEL "${name}": ${why}; available in SVC_MODEL_DIR (${modelDir}): ${found.length ? found.join(', ') : 'none'}` +
+        ` (known models: ${Object.keys(MODEL_PROFILES).join(', ')})`,
+    );
+  }
+  const chosen = dtype ?? profile.dtypes[0];
+  if (!profile.dtypes.includes(chosen))
+    throw new ConfigError(`SVC_EMBED_DTYPE "${chosen}": ${name} ships ${profile.dtypes.join(', ')} only`);
+  return { profile, dtype: chosen };
+}
+
+/** The vector-arm floor for vectors of `modelId` (`<folder>/<dtype>`, embedder.ts), whichever thread asks. */
+export function minSimilarityFor(modelId: string | undefined): number {
+  const slash = modelId?.lastIndexOf('/') ?? -1;
+  const name = slash > 0 ? modelId!.slice(0, slash) : '';
+  return Object.hasOwn(MODEL_PROFILES, name) ? MODEL_PROFILES[name]!.minSimilarity : DEFAULT_MIN_SIMILARITY;
+}
