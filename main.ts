@@ -58,7 +58,7 @@ export interface ServiceOptions {
   readonly embedder?: Embedder | null;
   /** DNS lookup for submission checks (tests inject one that never leaves the machine). @default dns.lookup */
   readonly lookup?: LookupFn;
-  /** What this process does (`svc serve --role`, issue 10; docs/deploy.md). @default 'all' */
+  /** What this process does (`svc serve --role`; docs/deploy.md). @default 'all' */
   readonly role?: Role;
   /**
    * Lease of claimed work (ms): a frontier URL (how soon a killed worker's URLs come back, default the crawler's 40000)
@@ -119,8 +119,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // connection, as before). The URL may hold a password: it is never logged.
   let repos: Repositories;
   try {
-    // On the embedded default one process owns the counters: decided in memory, reserved in blocks (as before
-    // issue 10); on PostgreSQL every decision is the database's, exact for the fleet.
+    // On the embedded default one process owns the counters: decided in memory, reserved in blocks; on PostgreSQL
+    // every decision is the database's, exact for the fleet.
     repos = await openRepositories({
       ...stateOptions(config),
       defaultGapMs: config.crawlGapMs,
@@ -152,7 +152,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
-    // Host ids from the state database (issue 10), given only to the writer.
+    // Host ids from the state database, given only to the writer.
     index = await PassageIndex.open({
       location: writesIndex ? location : readerLocation,
       embedder,

@@ -44,7 +44,7 @@ export interface CrawlCommandDeps {
 async function defaultSinks(config: Config, db: StateDb, repos: Repositories): Promise<CrawlSinks> {
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
-  // Host ids from the state database (issue 10): the same ids whichever process writes the index.
+  // Host ids from the state database: the same ids whichever process writes the index.
   const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: repos.hostIds, textEngine: false });
   return {
     sink: index,

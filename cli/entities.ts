@@ -83,7 +83,7 @@ export async function entitiesCommand(argv: readonly string[], io: CliIo): Promi
   try {
     if (!store) throw new Error('this state backend holds no entities');
     const tty = (io.stdout as NodeJS.WriteStream).isTTY === true;
-    // A live progress line on a terminal only (ODBus has ~450k rows); logs and pipes get the summary alone.
+    // A live progress line on a terminal only (a large open-data file runs for minutes); logs and pipes get the summary alone.
     const progress = tty
       ? (r: Readonly<ImportReport>) =>
           void io.stdout.write(`\rread ${r.read}, admitted ${r.admitted}, merged ${r.merged}, updated ${r.updated}, rejected ${r.rejected}`)

@@ -201,7 +201,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const name = values.name ? corpusName(values.name) : corpusName(values.jsonl);
   const batchSize = Math.max(1, Math.min(5000, Number(values.batch) || 256));
   const embedder = await pickEmbedder(values.embedder ?? 'auto', config, io);
-  // Documents and host ids through the repositories (issue 10): with SVC_DATABASE_URL the ingested pages are in the
+  // Documents and host ids through the repositories: with SVC_DATABASE_URL the ingested pages are in the
   // fleet's shared page registry and their host ids are the ones every other writer of the index uses.
   const repos = await openRepositories(stateOptions(config));
   const documents = repos.documents;
@@ -226,7 +226,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   let batch: PageInput[] = [];
   // Two batches in flight at most: while one batch is embedded (the embedding worker, all ONNX threads), the one
   // before it is written (LanceDB's pool) and the next is read and analysed (this thread), so the cores are not
-  // idle between inference calls (issue 14: ingest at 78 % of bare onnxruntime without it). Two batches may commit in
+  // idle between inference calls (docs/bench-history.md measures the gain). Two batches may commit in
   // either order, so a batch repeating a record id of the batch in flight waits for it (the later line wins, as in
   // one batch). Memory holds at most two batches.
   let inFlight = null as Promise<void> | null; // (a cast: set inside flush, which the compiler does not follow)

@@ -1,5 +1,5 @@
 /**
- * `svc webmaster …`: the operator's handle on the webmaster foundation (issue 11; planned, NOT exposed — there is no
+ * `svc webmaster …`: the operator's handle on the webmaster foundation (planned, NOT exposed — there is no
  * route, tool or page for any of it). For testing and support: the operator passes the owner's authenticated OIDC
  * identity (--issuer, --subject) as an identity provider asserted it. Output is one JSON object per command.
  * A proof's challenge is printed once, by `proof issue` / `proof rotate`, and never stored or logged.

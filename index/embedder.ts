@@ -189,7 +189,7 @@ export async function createEmbedder(opts: EmbedderOptions): Promise<Embedder | 
   let closed = false;
   return {
     dim,
-    // The vector space: model and precision (int8 and fp32 vectors agree to ~0.99 cosine, not exactly).
+    // The vector space: model and precision (int8 and fp32 vectors agree closely, not exactly).
     modelId: `${modelName}/${dtype}`,
     kind: 'model',
     async embed(texts, eopts) {

@@ -151,7 +151,7 @@ export const OPTIMIZE_DEFER_LIMIT = 20;
 
 /**
  * Whether the writes since the last optimize call for one. An optimize holds the write queue, so after `every`
- * pages it runs only once the time since the last is nine times its length (maintenance holds writes ≤ ~10%),
+ * pages it runs only once the time since the last is nine times its length (maintenance holds writes a tenth of the time at most),
  * or when `OPTIMIZE_DEFER_LIMIT × every` pages wait; on a small index that is the plain every-N rule.
  */
 export function optimizeDue(s: { writes: number; every: number; lastMs: number; sinceLastMs: number }): boolean {

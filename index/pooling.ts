@@ -2,10 +2,9 @@
  * Mean pooling over the tokens a sentence really has, then L2 normalisation: a sentence-transformers embedding from
  * the model's last hidden state.
  *
- * transformers.js' `mean_pooling` walks the hidden state dimension-first (a stride of one row per step) and turns
- * the int64 attention mask into a Number for every element: with the model's 384 dimensions that was 6 % of the
- * embedding worker's time in a whole SciFact ingest, during which one of the two ONNX threads waits. This walks each
- * token's row in memory order, reads the mask once per token and skips padding; the sums are in float64 like theirs.
+ * transformers.js' `mean_pooling` walks the hidden state dimension-first and converts the int64 mask per element, a
+ * visible share of the embedding worker's time; this walks each token's row in memory order, reads the mask once per
+ * token and skips padding. The sums are in float64 like theirs.
  */
 
 /**

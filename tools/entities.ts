@@ -115,8 +115,8 @@ const input = z.object({
 });
 
 /**
- * The record as returned: brief, the facts, last_verified_at and the source ids (~130 o200k tokens); "full" (the
- * default by id) adds the per-source provenance, licences and observations (~300 more for one source, issue 13).
+ * The record as returned: brief, the facts, last_verified_at and the source ids (within the budget
+ * test/tools/token-budgets.test.ts holds); "full" (the default by id) adds provenance, licences and observations.
  */
 function shape(rec: EntityRecord, detail: Detail): z.input<typeof entitySchema> {
   const { observations, sources, ...facts } = rec;
