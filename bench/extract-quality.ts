@@ -21,6 +21,7 @@
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -145,7 +146,11 @@ function loadPages(): Page[] {
       if (!existsSync(src) || !existsSync(exp)) continue;
       const html = decodeHtml(gunzipSync(readFileSync(src)));
       // Tags stripped to spaces first (so adjacent blocks never glue words), then entities decoded.
-      const expected = parse(gunzipSync(readFileSync(exp)).toString('utf8').replace(/<[^>]*>/g, ' ')).text;
+      const expected = parse(
+        gunzipSync(readFileSync(exp))
+          .toString('utf8')
+          .replace(/<[^>]*>/g, ' '),
+      ).text;
       const meta = JSON.parse(readFileSync(join(dir, name, 'expected-metadata.json'), 'utf8')) as { lang?: string | null };
       const lang = (meta.lang ?? '?').toLowerCase().slice(0, 2);
       pages.push({ set: 'read', id: name, url: 'http://fakehost/test/page.html', lang, html, expected, with: [], without: [] });
@@ -228,7 +233,8 @@ function trafilaturaPython(): string {
 
 function runTrafilatura(pages: readonly Page[]): Run {
   mkdirSync(CACHE, { recursive: true });
-  const key = (p: Page): string => `${p.set}:${p.id}`;
+  // Keyed by the decoded HTML too: a change to decodeHtml gives trafilatura a new input.
+  const key = (p: Page): string => `${p.set}:${p.id}:${createHash('sha1').update(p.html).digest('hex').slice(0, 16)}`;
   const kept = join(CACHE, `extract-quality-${TRAFILATURA.replace('==', '-')}.jsonl`);
   if (values['reuse-anchor'] && existsSync(kept)) {
     const byKey = new Map<string, { text: string; ms: number }>();
@@ -252,8 +258,7 @@ function runTrafilatura(pages: readonly Page[]): Run {
   if (rows.length !== pages.length) throw new Error(`trafilatura answered ${rows.length} of ${pages.length} pages`);
   const old = new Map<string, string>();
   if (existsSync(kept))
-    for (const l of readFileSync(kept, 'utf8').split('\n'))
-      if (l !== '') old.set((JSON.parse(l) as { key: string }).key, l);
+    for (const l of readFileSync(kept, 'utf8').split('\n')) if (l !== '') old.set((JSON.parse(l) as { key: string }).key, l);
   pages.forEach((p, i) => old.set(key(p), JSON.stringify({ key: key(p), ...rows[i] })));
   writeFileSync(kept, [...old.values()].join('\n') + '\n');
   return { texts: rows.map((r) => r.text), ms: rows.map((r) => r.ms) };
@@ -309,17 +314,29 @@ for (const set of ['zyte', 'traf', 'read'] as const) {
   if (anchor) runs.push([TRAFILATURA.replace('==', ' '), anchor]);
   const perRun = runs.map(([name, run]) => {
     const scores = idx.map((i) => score(pages[i]!, run.texts[i]!));
-    return { name, scores, t: totals(set, scores, idx.map((i) => run.ms[i]!)) };
+    return {
+      name,
+      scores,
+      t: totals(
+        set,
+        scores,
+        idx.map((i) => run.ms[i]!),
+      ),
+    };
   });
   for (const { name, t } of perRun) {
     const [label, measure] = SET_LABEL[set];
-    console.log(`| ${label} | ${t.docs} | ${measure} | ${name} | ${fmt(t.p)} | ${fmt(t.r)} | **${fmt(t.f)}** | ${t.extra} | ${t.ms.toFixed(1)} |`);
+    console.log(
+      `| ${label} | ${t.docs} | ${measure} | ${name} | ${fmt(t.p)} | ${fmt(t.r)} | **${fmt(t.f)}** | ${t.extra} | ${t.ms.toFixed(1)} |`,
+    );
   }
   if (values.verbose)
     for (const [k, i] of idx.entries()) {
       const s = perRun[0]!.scores[k]!;
       if ((set === 'traf' && s.fn > 0) || (set !== 'traf' && s.rank < 0.6))
-        console.error(`${set} ${pages[i]!.id} ${pages[i]!.url} ${set === 'traf' ? `missing ${s.fn}/${pages[i]!.with.length}` : `P=${fmt(s.shP)} R=${fmt(s.shR)}`}`);
+        console.error(
+          `${set} ${pages[i]!.id} ${pages[i]!.url} ${set === 'traf' ? `missing ${s.fn}/${pages[i]!.with.length}` : `P=${fmt(s.shP)} R=${fmt(s.shR)}`}`,
+        );
     }
   if (WORST > 0) worst(set, idx, perRun);
 }

@@ -306,13 +306,16 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
   const walk = (el: HTMLElement): void => {
     for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement);
     const tag = tagOf(el);
-    const scorable =
-      tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote' || ((tag === 'div' || tag === 'section') && !hasBlockChild(el));
-    if (!scorable) return;
+    const leaf = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote';
+    const container = tag === 'div' || tag === 'section' || tag === 'article' || tag === 'main';
+    const blocky = container && hasBlockChild(el);
+    if (!leaf && !container) return;
     const text = ownText(el);
     if (text.length < 25) return;
     const score = 1 + (text.match(/[,，、،]/g)?.length ?? 0) + Math.min(Math.floor(text.length / 100), 3);
-    let anc: HTMLElement | null = el.parentNode;
+    // Text written straight into a wrapper between its blocks (paragraphs split by <br>, no <p>) is a paragraph
+    // of that wrapper: it scores the wrapper itself, as readability does once it wraps such runs in <p>.
+    let anc: HTMLElement | null = blocky ? el : el.parentNode;
     for (let level = 0; anc && level < 5; level++, anc = anc.parentNode) {
       if (!anc.tagName) break;
       init(anc);
@@ -396,7 +399,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
 }
 
 /** Walks content elements into blocks, tracking data-nosnippet and link density per block. */
-function toBlocks(roots: readonly HTMLElement[]): TextBlock[] {
+function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBlock[] {
   const blocks: TextBlock[] = [];
   let text = '';
   let snip = '';
@@ -410,7 +413,7 @@ function toBlocks(roots: readonly HTMLElement[]): TextBlock[] {
     linkLen = 0;
     if (t === '') return;
     // A run that is mostly links (a list of related stories, tag clouds) is furniture, not text.
-    if (t.length > 0 && links / t.length > 0.5 && t.length < 400) return;
+    if (!keepLinkRuns && links / t.length > 0.5 && t.length < 400) return;
     blocks.push({ kind: 'text', text: t, snippetText: s });
   };
   const visit = (n: Node, nosnippet: boolean, inLink: boolean): void => {
@@ -485,7 +488,11 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
-  return dropEmptySections(toBlocks(chooseContent(scope)));
+  const content = chooseContent(scope);
+  const blocks = dropEmptySections(toBlocks(content));
+  // A page whose only text is headings or links (a table of contents, a link-wrapped teaser) keeps that text:
+  // the filters above tell furniture from prose, and there is no prose to protect here.
+  return blocks.length > 0 ? blocks : toBlocks(content, true);
 }
 
 /**

@@ -368,6 +368,9 @@ export function decodeHtml(body: Uint8Array, contentType?: string): string {
   if (label === null) {
     const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
     label = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1] ?? null;
+    // A body that is valid UTF-8 with multi-byte sequences is UTF-8 whatever its meta says (pages re-saved by
+    // editors and CMSs keep the old declaration); legacy encodings almost never form valid UTF-8 by chance.
+    if (label !== null && !/^utf-?8$/i.test(label) && isMultibyteUtf8(body)) label = 'utf-8';
   }
   let decoder: TextDecoder;
   try {
@@ -376,4 +379,17 @@ export function decodeHtml(body: Uint8Array, contentType?: string): string {
     decoder = new TextDecoder('utf-8');
   }
   return decoder.decode(body);
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether bytes decode as UTF-8 without error and hold at least one non-ASCII character. */
+function isMultibyteUtf8(body: Uint8Array): boolean {
+  if (!body.some((b) => b >= 0x80)) return false;
+  try {
+    STRICT_UTF8.decode(body);
+    return true;
+  } catch {
+    return false;
+  }
 }
