@@ -70,6 +70,9 @@ const UNLIKELY =
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+/** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
+const COMMENTS =
+  /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
 /** readability's "maybe a candidate" words, which veto the substring rule above. */
 const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
@@ -161,6 +164,9 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   if (tag === 'header' && !insideMainLandmark) return 'soft';
   if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return null;
   const ci = classAndId(el);
+  // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
+  // guard: it goes unless it holds the page's title.
+  if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
@@ -489,10 +495,37 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
   const content = chooseContent(scope);
+  for (const r of content) dropTeaserCards(r);
   const blocks = dropEmptySections(toBlocks(content));
   // A page whose only text is headings or links (a table of contents, a link-wrapped teaser) keeps that text:
   // the filters above tell furniture from prose, and there is no prose to protect here.
   return blocks.length > 0 ? blocks : toBlocks(content, true);
+}
+
+/** A heading that is a link (or sits in one): the title of a teaser for another page, not a section of this one. */
+function isLinkedHeading(h: HTMLElement): boolean {
+  const text = squash(h.text);
+  if (text === '') return false;
+  for (let p: HTMLElement | null = h.parentNode; p && p.tagName; p = p.parentNode) if (tagOf(p) === 'a') return true;
+  const linked = h.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+  return linked >= text.length * 0.9;
+}
+
+/**
+ * Removes teaser cards (related stories, "more from" rails) inside the content: where two or more headings below
+ * h1 are links, each one's card — the largest ancestor holding that heading alone and little text — goes.
+ */
+function dropTeaserCards(root: HTMLElement): void {
+  const linked = root.querySelectorAll('h2, h3, h4, h5, h6').filter(isLinkedHeading);
+  if (linked.length < 2) return;
+  for (const h of linked) {
+    let card: HTMLElement = h;
+    for (let p = h.parentNode; p && p !== root && p.tagName; p = p.parentNode) {
+      if (squash(p.text).length > 400 || p.querySelectorAll('h1, h2, h3, h4, h5, h6').length > 1) break;
+      card = p;
+    }
+    card.parentNode?.removeChild(card);
+  }
 }
 
 /**

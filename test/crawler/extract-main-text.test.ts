@@ -47,3 +47,42 @@ t.test('decodeHtml: a body that is valid UTF-8 is read as UTF-8 despite a legacy
   t.equal(decodeHtml(latin1), '<meta charset="windows-1252"><p>café</p>');
   t.equal(decodeHtml(Buffer.from('<p>é</p>', 'utf8'), 'text/html; charset=ISO-8859-1'), '<p>Ã©</p>');
 });
+
+const prose = (topic: string, n = 3) =>
+  Array.from(
+    { length: n },
+    (_, i) =>
+      `<p>Paragraph ${i} about ${topic}, with enough words, clauses, and commas to read as the article's own prose, not furniture.</p>`,
+  ).join('');
+
+t.test('a comment thread larger than the article is dropped, the article kept', async (t) => {
+  // Shape of a recipe blog: a short post, then a comments area (id="comments" class="comments-area") far longer.
+  const comments = Array.from(
+    { length: 12 },
+    (_, i) =>
+      `<div class="wpd-thread-item"><div class="wpd-thread-text"><p>Liebe Kathrin, ich habe das Rezept ${i} direkt nachgebacken, wirklich super schnell, einfach, lecker, und meine Freunde, Nachbarn und Kollegen fanden ihn auch gut.</p></div></div>`,
+  ).join('');
+  const html = `<html><body><div class="site-inner"><div class="content-sidebar-wrap"><main class="content"><article class="post">
+    <h1>Saftiger Zitronenkuchen vom Blech</h1>${prose('einen echten Klassiker aus der Backstube')}</article>
+    <div id="comments" class="comments-area"><h3>63 Kommentar Themen</h3>${comments}</div></main></div></div></body></html>`;
+  const p = extractPage(html, { url: URL });
+  t.match(p.mainText, /einen echten Klassiker aus der Backstube/);
+  t.notMatch(p.mainText, /Liebe Kathrin/);
+  t.notMatch(p.mainText, /Kommentar Themen/);
+});
+
+t.test('teaser cards for other stories (linked headings with a one-line dek) are dropped inside the content', async (t) => {
+  // Excerpt of a car-news article: "next news" cards sit in the article column after the story.
+  const card = (title: string, dek: string) =>
+    `<div class="cell row-desc"><a href="/news/${title.length}.html"><h5 class="row-title">${title}</h5></a><p class="row-excerpt">${dek}</p><label class="row-info">Marcus De Guzman</label></div>`;
+  const html = `<html><body><div class="grid"><div class="cell article-main"><h1>Lexus wants you to go topless</h1>
+    <h2>The convertible arrives next year</h2>${prose('the LC Convertible Concept', 4)}
+    ${card('2020 Mini JCW GP is a 300HP monster hatch', 'The most powerful Mini hot hatch to come out of Oxford has 306 HP and a huge rear wing')}
+    ${card('Audi e-Tron Sportback makes electric crossovers look good', 'Audi’s second electric vehicle – the E-Tron Sportback – officially debuts')}
+    ${card('2020 Ford Ranger FX4: coming soon to PH?', 'Like the previous model, the new Ford Ranger FX4 is two-wheel drive only')}
+    </div></div></body></html>`;
+  const p = extractPage(html, { url: URL });
+  t.match(p.mainText, /the LC Convertible Concept/);
+  t.match(p.mainText, /The convertible arrives next year/);
+  t.notMatch(p.mainText, /monster hatch|huge rear wing|Sportback|two-wheel drive/);
+});
