@@ -181,6 +181,9 @@ interface PruneCtx {
   readonly lenient: boolean;
 }
 
+/** A page with at most this much visible text keeps its headings and links when it has nothing else. */
+const SMALL_PAGE = 500;
+
 /** A soft-dropped element may hold at most this share of the page's text. */
 const SOFT_DROP_MAX_SHARE = 0.3;
 
@@ -490,16 +493,17 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
   const body = root.querySelector('body') ?? root;
   const stats = makeStats();
-  prune(body, false, { stats, total: stats(body).len, lenient: opts.lenient === true });
+  const total = stats(body).len;
+  prune(body, false, { stats, total, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
   const content = chooseContent(scope);
   for (const r of content) dropTeaserCards(r);
   const blocks = dropEmptySections(toBlocks(content));
-  // A page whose only text is headings or links (a table of contents, a link-wrapped teaser) keeps that text:
+  // A small page whose only text is headings or links (a link-wrapped teaser, captioned images) keeps that text:
   // the filters above tell furniture from prose, and there is no prose to protect here.
-  return blocks.length > 0 ? blocks : toBlocks(content, true);
+  return blocks.length > 0 || total > SMALL_PAGE ? blocks : toBlocks(content, true);
 }
 
 /** A heading that is a link (or sits in one): the title of a teaser for another page, not a section of this one. */

@@ -86,3 +86,36 @@ t.test('teaser cards for other stories (linked headings with a one-line dek) are
   t.match(p.mainText, /The convertible arrives next year/);
   t.notMatch(p.mainText, /monster hatch|huge rear wing|Sportback|two-wheel drive/);
 });
+
+t.test('the extraction report says how much text was kept and why a page yielded little', async (t) => {
+  const article = extractPage(`<html><body><nav><a href="/">Home</a></nav><article>${prose('the library', 4)}</article></body></html>`, {
+    url: URL,
+  });
+  t.equal(article.extraction.verdict, 'ok');
+  t.equal(
+    article.extraction.keptChars,
+    article.blocks.reduce((n, b) => n + b.text.length, 0),
+  );
+  t.ok(article.extraction.pageChars > article.extraction.keptChars);
+  // A client-rendered shell: an empty root element and a bundle.
+  const spa = extractPage(
+    `<html><head><script type="application/ld+json">{"@type":"WebSite"}</script></head><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript><script src="/static/js/main.4f2a.js"></script></body></html>`,
+    { url: URL },
+  );
+  t.same(spa.extraction, { pageChars: 0, keptChars: 0, verdict: 'script_rendered' });
+  // Plenty of text, all of it link lists and footer.
+  const links = Array.from({ length: 60 }, (_, i) => `<li><a href="/c/${i}">Category number ${i}</a></li>`).join('');
+  const furniture = extractPage(
+    `<html><body><div class="menu-list"><ul>${links}</ul></div><footer>© Example 2026</footer></body></html>`,
+    {
+      url: URL,
+    },
+  );
+  t.equal(furniture.extraction.keptChars, 0);
+  t.equal(furniture.extraction.verdict, 'mostly_boilerplate');
+  const stub = extractPage('<html><body><main><h1>Coming soon</h1><p>Subscribe to read the full story.</p></main></body></html>', {
+    url: URL,
+  });
+  t.equal(stub.extraction.verdict, 'short_text');
+  t.equal(extractPage('<html><body></body></html>', { url: URL }).extraction.verdict, 'empty');
+});
