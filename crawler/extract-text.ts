@@ -293,6 +293,11 @@ function hasBlockChild(el: HTMLElement): boolean {
   );
 }
 
+/** Whether an element has a non-blank text node of its own. */
+function hasOwnTextNode(el: HTMLElement): boolean {
+  return el.childNodes.some((n) => n.nodeType === NodeType.TEXT_NODE && /\S/.test(n.rawText));
+}
+
 /** Direct text of an element (its text nodes and inline children, not nested blocks). */
 function ownText(el: HTMLElement): string {
   let s = '';
@@ -317,8 +322,9 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     const tag = tagOf(el);
     const leaf = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote';
     const container = tag === 'div' || tag === 'section' || tag === 'article' || tag === 'main';
-    const blocky = container && hasBlockChild(el);
     if (!leaf && !container) return;
+    const blocky = container && hasBlockChild(el);
+    if (blocky && !hasOwnTextNode(el)) return;
     const text = ownText(el);
     if (text.length < 25) return;
     const score = 1 + (text.match(/[,，、،]/g)?.length ?? 0) + Math.min(Math.floor(text.length / 100), 3);
@@ -520,12 +526,28 @@ function isLinkedHeading(h: HTMLElement): boolean {
  * h1 are links, each one's card — the largest ancestor holding that heading alone and little text — goes.
  */
 function dropTeaserCards(root: HTMLElement): void {
-  const linked = root.querySelectorAll('h2, h3, h4, h5, h6').filter(isLinkedHeading);
+  const headings: HTMLElement[] = [];
+  const walk = (el: HTMLElement): void => {
+    for (const n of el.childNodes) {
+      if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+      const c = n as HTMLElement;
+      if (HEADING.test(tagOf(c))) headings.push(c);
+      else walk(c);
+    }
+  };
+  walk(root);
+  const linked = headings.filter((h) => tagOf(h) !== 'h1' && isLinkedHeading(h));
   if (linked.length < 2) return;
+  const isHeading = new Set(headings);
+  const headingsIn = (el: HTMLElement): number => {
+    let n = 0;
+    for (const h of headings) for (let p: HTMLElement | null = h; p && n < 2; p = p.parentNode) if (p === el) n++;
+    return n;
+  };
   for (const h of linked) {
     let card: HTMLElement = h;
     for (let p = h.parentNode; p && p !== root && p.tagName; p = p.parentNode) {
-      if (squash(p.text).length > 400 || p.querySelectorAll('h1, h2, h3, h4, h5, h6').length > 1) break;
+      if (squash(p.text).length > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
       card = p;
     }
     card.parentNode?.removeChild(card);

@@ -310,8 +310,8 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
     break;
   }
 
-  const blocksJson = root
-    .querySelectorAll('script')
+  const scripts = root.querySelectorAll('script');
+  const blocksJson = scripts
     .filter((s) => (s.getAttribute('type') ?? '').trim().toLowerCase().split(';')[0] === 'application/ld+json')
     .map((s) => s.rawText);
   const jsonLd = readJsonLd(blocksJson);
@@ -356,8 +356,7 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   // Main text last: it prunes the tree in place. When the strict pass keeps almost nothing of a page that has
   // plenty of text, the class/role hints misfired: a second, lenient pass on a fresh parse keeps only hard rules.
   // Each external script counts as much as a page of inline code: bundles are what render such pages.
-  const scriptWeight = root
-    .querySelectorAll('script')
+  const scriptWeight = scripts
     .filter((s) => /^(|module|(text|application)\/(x-)?(java|ecma)script)$/.test((s.getAttribute('type') ?? '').trim().toLowerCase()))
     .reduce((n, s) => n + (s.getAttribute('src') !== undefined ? 5000 : s.rawText.length), 0);
   const visible = visibleTextLength(root);
