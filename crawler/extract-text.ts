@@ -70,6 +70,9 @@ const UNLIKELY =
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+/** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
+const COMMENTS =
+  /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
 /** readability's "maybe a candidate" words, which veto the substring rule above. */
 const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
@@ -161,6 +164,9 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   if (tag === 'header' && !insideMainLandmark) return 'soft';
   if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return null;
   const ci = classAndId(el);
+  // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
+  // guard: it goes unless it holds the page's title.
+  if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
@@ -174,6 +180,9 @@ interface PruneCtx {
   /** Lenient pass: soft rules off (used when the strict pass left almost nothing). */
   readonly lenient: boolean;
 }
+
+/** A page with at most this much visible text keeps its headings and links when it has nothing else. */
+const SMALL_PAGE = 500;
 
 /** A soft-dropped element may hold at most this share of the page's text. */
 const SOFT_DROP_MAX_SHARE = 0.3;
@@ -284,6 +293,11 @@ function hasBlockChild(el: HTMLElement): boolean {
   );
 }
 
+/** Whether an element has a non-blank text node of its own. */
+function hasOwnTextNode(el: HTMLElement): boolean {
+  return el.childNodes.some((n) => n.nodeType === NodeType.TEXT_NODE && /\S/.test(n.rawText));
+}
+
 /** Direct text of an element (its text nodes and inline children, not nested blocks). */
 function ownText(el: HTMLElement): string {
   let s = '';
@@ -306,13 +320,17 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
   const walk = (el: HTMLElement): void => {
     for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement);
     const tag = tagOf(el);
-    const scorable =
-      tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote' || ((tag === 'div' || tag === 'section') && !hasBlockChild(el));
-    if (!scorable) return;
+    const leaf = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote';
+    const container = tag === 'div' || tag === 'section' || tag === 'article' || tag === 'main';
+    if (!leaf && !container) return;
+    const blocky = container && hasBlockChild(el);
+    if (blocky && !hasOwnTextNode(el)) return;
     const text = ownText(el);
     if (text.length < 25) return;
     const score = 1 + (text.match(/[,，、،]/g)?.length ?? 0) + Math.min(Math.floor(text.length / 100), 3);
-    let anc: HTMLElement | null = el.parentNode;
+    // Text written straight into a wrapper between its blocks (paragraphs split by <br>, no <p>) is a paragraph
+    // of that wrapper: it scores the wrapper itself, as readability does once it wraps such runs in <p>.
+    let anc: HTMLElement | null = blocky ? el : el.parentNode;
     for (let level = 0; anc && level < 5; level++, anc = anc.parentNode) {
       if (!anc.tagName) break;
       init(anc);
@@ -396,7 +414,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
 }
 
 /** Walks content elements into blocks, tracking data-nosnippet and link density per block. */
-function toBlocks(roots: readonly HTMLElement[]): TextBlock[] {
+function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBlock[] {
   const blocks: TextBlock[] = [];
   let text = '';
   let snip = '';
@@ -410,7 +428,7 @@ function toBlocks(roots: readonly HTMLElement[]): TextBlock[] {
     linkLen = 0;
     if (t === '') return;
     // A run that is mostly links (a list of related stories, tag clouds) is furniture, not text.
-    if (t.length > 0 && links / t.length > 0.5 && t.length < 400) return;
+    if (!keepLinkRuns && links / t.length > 0.5 && t.length < 400) return;
     blocks.push({ kind: 'text', text: t, snippetText: s });
   };
   const visit = (n: Node, nosnippet: boolean, inLink: boolean): void => {
@@ -481,11 +499,59 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
   const body = root.querySelector('body') ?? root;
   const stats = makeStats();
-  prune(body, false, { stats, total: stats(body).len, lenient: opts.lenient === true });
+  const total = stats(body).len;
+  prune(body, false, { stats, total, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
-  return dropEmptySections(toBlocks(chooseContent(scope)));
+  const content = chooseContent(scope);
+  for (const r of content) dropTeaserCards(r);
+  const blocks = dropEmptySections(toBlocks(content));
+  // A small page whose only text is headings or links (a link-wrapped teaser, captioned images) keeps that text:
+  // the filters above tell furniture from prose, and there is no prose to protect here.
+  return blocks.length > 0 || total > SMALL_PAGE ? blocks : toBlocks(content, true);
+}
+
+/** A heading that is a link (or sits in one): the title of a teaser for another page, not a section of this one. */
+function isLinkedHeading(h: HTMLElement): boolean {
+  const text = squash(h.text);
+  if (text === '') return false;
+  for (let p: HTMLElement | null = h.parentNode; p && p.tagName; p = p.parentNode) if (tagOf(p) === 'a') return true;
+  const linked = h.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+  return linked >= text.length * 0.9;
+}
+
+/**
+ * Removes teaser cards (related stories, "more from" rails) inside the content: where two or more headings below
+ * h1 are links, each one's card — the largest ancestor holding that heading alone and little text — goes.
+ */
+function dropTeaserCards(root: HTMLElement): void {
+  const headings: HTMLElement[] = [];
+  const walk = (el: HTMLElement): void => {
+    for (const n of el.childNodes) {
+      if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+      const c = n as HTMLElement;
+      if (HEADING.test(tagOf(c))) headings.push(c);
+      else walk(c);
+    }
+  };
+  walk(root);
+  const linked = headings.filter((h) => tagOf(h) !== 'h1' && isLinkedHeading(h));
+  if (linked.length < 2) return;
+  const isHeading = new Set(headings);
+  const headingsIn = (el: HTMLElement): number => {
+    let n = 0;
+    for (const h of headings) for (let p: HTMLElement | null = h; p && n < 2; p = p.parentNode) if (p === el) n++;
+    return n;
+  };
+  for (const h of linked) {
+    let card: HTMLElement = h;
+    for (let p = h.parentNode; p && p !== root && p.tagName; p = p.parentNode) {
+      if (squash(p.text).length > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
+      card = p;
+    }
+    card.parentNode?.removeChild(card);
+  }
 }
 
 /**

@@ -25,6 +25,37 @@ export interface ExtractedLink {
   readonly nofollow: boolean;
 }
 
+/**
+ * Why a page yielded little main text, for a webmaster: `ok` (enough text kept), `empty` (no visible text at all),
+ * `script_rendered` (next to no text in the HTML, scripts present: the content is drawn in the browser),
+ * `mostly_boilerplate` (plenty of text, almost all of it navigation, footers, link lists), `short_text` (the page
+ * itself carries little text: a stub, a teaser before a paywall, a media page).
+ */
+export const EXTRACTION_VERDICTS = ['ok', 'empty', 'script_rendered', 'mostly_boilerplate', 'short_text'] as const;
+export type ExtractionVerdict = (typeof EXTRACTION_VERDICTS)[number];
+
+/** How much of a page's visible text became main text, and the verdict on it. */
+export interface ExtractionReport {
+  /** Visible text characters of the body (scripts, styles and templates excluded). */
+  readonly pageChars: number;
+  /** Characters of main text kept. */
+  readonly keptChars: number;
+  readonly verdict: ExtractionVerdict;
+}
+
+/** Below this many characters of main text a page is thin enough to explain. */
+const THIN_TEXT = 200;
+
+/** The verdict on an extraction (see EXTRACTION_VERDICTS). `scriptWeight`: inline script characters plus a flat weight per external script. */
+export function extractionVerdict(pageChars: number, keptChars: number, scriptWeight: number): ExtractionVerdict {
+  if (keptChars >= THIN_TEXT) return 'ok';
+  // Script code outweighing the visible text many times over is what client-rendered pages ship.
+  if (pageChars < THIN_TEXT && scriptWeight > Math.max(1000, pageChars * 10)) return 'script_rendered';
+  if (pageChars === 0) return 'empty';
+  if (pageChars >= 1000) return 'mostly_boilerplate';
+  return 'short_text';
+}
+
 /** Everything read from one HTML page. */
 export interface ExtractedPage {
   readonly title: string;
@@ -47,6 +78,8 @@ export interface ExtractedPage {
   readonly images: readonly ImageInput[];
   /** Every `<meta name content>` of the page (for crawler/directives.ts: robots, svcbot). */
   readonly metas: readonly MetaTag[];
+  /** How much text was kept, and why little was (svc_site shows it per host). */
+  readonly extraction: ExtractionReport;
 }
 
 /** What extraction needs to know about the response. */
@@ -222,6 +255,7 @@ function extractFlat(html: string, ctx: ExtractContext): ExtractedPage {
     images: [],
     // Directives must still apply: meta tags are read with a tolerant attribute scan.
     metas: flatMetas(html),
+    extraction: { pageChars: text.length, keptChars: text.length, verdict: extractionVerdict(text.length, text.length, 0) },
   };
 }
 
@@ -276,8 +310,8 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
     break;
   }
 
-  const blocksJson = root
-    .querySelectorAll('script')
+  const scripts = root.querySelectorAll('script');
+  const blocksJson = scripts
     .filter((s) => (s.getAttribute('type') ?? '').trim().toLowerCase().split(';')[0] === 'application/ld+json')
     .map((s) => s.rawText);
   const jsonLd = readJsonLd(blocksJson);
@@ -321,6 +355,10 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
 
   // Main text last: it prunes the tree in place. When the strict pass keeps almost nothing of a page that has
   // plenty of text, the class/role hints misfired: a second, lenient pass on a fresh parse keeps only hard rules.
+  // Each external script counts as much as a page of inline code: bundles are what render such pages.
+  const scriptWeight = scripts
+    .filter((s) => /^(|module|(text|application)\/(x-)?(java|ecma)script)$/.test((s.getAttribute('type') ?? '').trim().toLowerCase()))
+    .reduce((n, s) => n + (s.getAttribute('src') !== undefined ? 5000 : s.rawText.length), 0);
   const visible = visibleTextLength(root);
   let blocks = extractMainBlocks(root);
   if (blocksToText(blocks).length < 250 && visible > 1000) {
@@ -328,6 +366,9 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
     if (blocksToText(lenient).length > blocksToText(blocks).length) blocks = lenient;
   }
   const passages = buildPassages(blocks);
+  const mainText = blocksToText(blocks);
+  // Counted like the page's visible text: block separators are not text.
+  const kept = blocks.reduce((n, b) => n + b.text.length, 0);
 
   return {
     title,
@@ -338,13 +379,14 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
     publishedAt,
     modifiedAt,
     dateSource,
-    mainText: blocksToText(blocks),
+    mainText,
     blocks,
     passages,
     links,
     jsonLd,
     images,
     metas,
+    extraction: { pageChars: visible, keptChars: kept, verdict: extractionVerdict(visible, kept, scriptWeight) },
   };
 }
 
@@ -368,6 +410,9 @@ export function decodeHtml(body: Uint8Array, contentType?: string): string {
   if (label === null) {
     const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
     label = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1] ?? null;
+    // A body that is valid UTF-8 with multi-byte sequences is UTF-8 whatever its meta says (pages re-saved by
+    // editors and CMSs keep the old declaration); legacy encodings almost never form valid UTF-8 by chance.
+    if (label !== null && !/^utf-?8$/i.test(label) && isMultibyteUtf8(body)) label = 'utf-8';
   }
   let decoder: TextDecoder;
   try {
@@ -376,4 +421,17 @@ export function decodeHtml(body: Uint8Array, contentType?: string): string {
     decoder = new TextDecoder('utf-8');
   }
   return decoder.decode(body);
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether bytes decode as UTF-8 without error and hold at least one non-ASCII character. */
+function isMultibyteUtf8(body: Uint8Array): boolean {
+  if (!body.some((b) => b >= 0x80)) return false;
+  try {
+    STRICT_UTF8.decode(body);
+    return true;
+  } catch {
+    return false;
+  }
 }

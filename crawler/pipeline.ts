@@ -561,6 +561,7 @@ async function handlePage(deps: PipelineDeps, item: FrontierItem, res: FetchResu
   await yieldToLoop();
   const html = decodeHtml(res.body, type);
   const page = extractPage(html, { url: finalUrl, headers: res.headers });
+  await deps.hosts.recordExtraction(host, { url: finalUrl, ...page.extraction, at });
   const directives: Directives = parseDirectives({ metas: page.metas, headers: res.headers, now: new Date(deps.now()) });
 
   // Links first (nofollow: none; rel=nofollow: that one), so a crash later never loses them.

@@ -27,6 +27,27 @@ export interface HostLlmsFacts {
   readonly linkCount: number;
 }
 
+/** One page's extraction as svc_site reports it (crawler/extract.ts ExtractionReport, with its URL and time). */
+export interface PageExtractionFacts {
+  readonly url: string;
+  readonly pageChars: number;
+  readonly keptChars: number;
+  /** ok | empty | script_rendered | mostly_boilerplate | short_text (crawler/extract.ts EXTRACTION_VERDICTS). */
+  readonly verdict: string;
+  /** ISO 8601. */
+  readonly at: string;
+}
+
+/** The host's pages by extraction verdict, and its latest pages that yielded little. */
+export interface HostExtractionFacts {
+  readonly byVerdict: Readonly<Record<string, number>>;
+  /** Newest first, at most THIN_PAGES_SHOWN. */
+  readonly thin: readonly PageExtractionFacts[];
+}
+
+/** How many thin pages svc_site lists per host. */
+export const THIN_PAGES_SHOWN = 10;
+
 /** Everything known about a host. */
 export interface HostFacts {
   readonly host: string;
@@ -41,6 +62,7 @@ export interface HostFacts {
   readonly outboundLinks: number;
   /** Distinct other hosts linking to this host from indexed pages. */
   readonly inboundHosts: number;
+  readonly extraction: HostExtractionFacts;
 }
 
 interface RawHost {
@@ -105,6 +127,11 @@ export class Hosts {
     ).run(f.present ? 1 : 0, f.fetchedAt, f.title, f.summary, f.linkCount, host.toLowerCase());
   }
 
+  /** Stores the latest extraction of one page (replacing the page's earlier one). */
+  recordExtraction(host: string, f: PageExtractionFacts): void {
+    stmt(this.#db, PAGE_EXTRACTION_UPSERT.replace(/\$\d/g, '?')).run(f.url, host.toLowerCase(), f.pageChars, f.keptChars, f.verdict, f.at);
+  }
+
   /** Counts one fetch of a page of the host. */
   recordCrawl(host: string, at: string): void {
     this.#ensure(host);
@@ -160,6 +187,10 @@ export class Hosts {
         .map((x) => x.interval_ms),
       q<{ n: number | null }>(HOST_FACTS_SQL.outbound).get({ h })?.n ?? 0,
       q<{ n: number }>(HOST_FACTS_SQL.inbound).get({ h })?.n ?? 0,
+      extractionFacts(
+        q<VerdictCount>(HOST_FACTS_SQL.extractionCounts).all({ h }),
+        q<RawExtraction>(HOST_FACTS_SQL.extractionThin).all({ h }),
+      ),
     );
   }
 }
@@ -170,7 +201,38 @@ export const HOST_FACTS_SQL = {
   intervals: 'SELECT interval_ms FROM host_change_intervals WHERE host = $1 ORDER BY interval_ms',
   outbound: 'SELECT sum(links) AS n FROM page_host_links WHERE from_host = $1 AND to_host <> $1',
   inbound: 'SELECT count(DISTINCT from_host) AS n FROM page_host_links WHERE to_host = $1 AND from_host <> $1',
+  extractionCounts: 'SELECT verdict, count(*) AS n FROM page_extraction WHERE host = $1 GROUP BY verdict',
+  extractionThin: `SELECT url, page_chars, kept_chars, verdict, at FROM page_extraction WHERE host = $1 AND verdict <> 'ok'
+    ORDER BY at DESC, url LIMIT ${THIN_PAGES_SHOWN}`,
 } as const;
+
+/** One page's extraction, upserted by URL ($1 url, $2 host, $3 page_chars, $4 kept_chars, $5 verdict, $6 at). */
+export const PAGE_EXTRACTION_UPSERT = `INSERT INTO page_extraction (url, host, page_chars, kept_chars, verdict, at) VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (url) DO UPDATE SET host = excluded.host, page_chars = excluded.page_chars, kept_chars = excluded.kept_chars,
+    verdict = excluded.verdict, at = excluded.at`;
+
+/** Rows of HOST_FACTS_SQL.extractionCounts / extractionThin (PostgreSQL counts arrive as strings). */
+export interface VerdictCount {
+  verdict: string;
+  n: number | string;
+}
+export interface RawExtraction {
+  url: string;
+  page_chars: number;
+  kept_chars: number;
+  verdict: string;
+  at: string;
+}
+
+/** HostExtractionFacts from the rows of HOST_FACTS_SQL.extractionCounts and extractionThin. */
+export function extractionFacts(counts: readonly VerdictCount[], thin: readonly RawExtraction[]): HostExtractionFacts {
+  const byVerdict: Record<string, number> = {};
+  for (const c of counts) byVerdict[c.verdict] = Number(c.n);
+  return {
+    byVerdict,
+    thin: thin.map((r) => ({ url: r.url, pageChars: r.page_chars, keptChars: r.kept_chars, verdict: r.verdict, at: r.at })),
+  };
+}
 
 export type { RawHost };
 
@@ -181,6 +243,7 @@ export function hostFacts(
   intervals: readonly number[],
   outbound: number,
   inbound: number,
+  extraction: HostExtractionFacts = { byVerdict: {}, thin: [] },
 ): HostFacts | null {
   if (!r && intervals.length === 0 && outbound === 0 && inbound === 0) return null;
   return {
@@ -212,6 +275,7 @@ export function hostFacts(
     changeIntervalsObserved: intervals.length,
     outboundLinks: outbound,
     inboundHosts: inbound,
+    extraction,
   };
 }
 

@@ -331,4 +331,19 @@ export const repoMigrations: readonly Migration[] = [
         ON CONFLICT (host) DO NOTHING;
     `,
   },
+  {
+    id: 'crawler-003-page-extraction',
+    sql: `
+      -- How much main text each page's extraction kept and why a page yielded little (svc_site "extraction").
+      CREATE TABLE page_extraction (
+        url TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        page_chars INTEGER NOT NULL,
+        kept_chars INTEGER NOT NULL,
+        verdict TEXT NOT NULL,
+        at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX page_extraction_host ON page_extraction (host, verdict, at);
+    `,
+  },
 ];

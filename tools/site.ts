@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ipLiteralOf } from '../crawler/address.js';
+import { EXTRACTION_VERDICTS, type ExtractionVerdict } from '../crawler/extract.js';
 import { SvcError } from '../errors.js';
 import { EXCLUSION_REASONS } from '../state/site-scope.js';
 import { defineTool } from './define-tool.js';
@@ -113,6 +114,29 @@ const output = z.object({
     })
     .nullable()
     .describe('llms.txt evidence; null when not checked yet.'),
+  extraction: z
+    .object({
+      pages_measured: z.number().int().describe('HTML pages of this host whose main text SvcBot extracted (latest extraction of each).'),
+      by_verdict: z
+        .partialRecord(z.enum(EXTRACTION_VERDICTS), z.number().int())
+        .describe(
+          'Pages per verdict, only verdicts that occur: ok (enough main text kept), empty (no visible text), script_rendered ' +
+            '(next to no text in the HTML, scripts present: the content is drawn in the browser), mostly_boilerplate ' +
+            '(plenty of text, nearly all navigation, footers or link lists), short_text (the page itself carries little text).',
+        ),
+      thin_pages: z
+        .array(
+          z.object({
+            url: z.string().describe('The page.'),
+            page_chars: z.number().int().describe('Visible text characters in its HTML.'),
+            kept_chars: z.number().int().describe('Characters of main text kept for the index.'),
+            verdict: z.enum(EXTRACTION_VERDICTS).describe('Why it yielded little (see by_verdict).'),
+            extracted_at: z.string().describe('When it was extracted (ISO 8601).'),
+          }),
+        )
+        .describe('The latest pages (at most 10, newest first) whose verdict is not ok.'),
+    })
+    .describe('How much main text SvcBot kept from this host’s pages, and why some yielded little.'),
 });
 
 export const siteTool = defineTool({
@@ -120,7 +144,8 @@ export const siteTool = defineTool({
   title: 'Host evidence',
   description:
     'How the svc crawler sees one host: robots.txt status and rules, sitemaps, URL counts (indexed, excluded by ' +
-    "reason, queued, retrying), link counts, freshness and llms.txt. Explains why a site's pages are or are not indexed.",
+    'reason, queued, retrying), link counts, freshness, llms.txt, and how much main text its pages yielded (and why some ' +
+    'yielded little: script-rendered, mostly boilerplate, short). Explains why a site’s pages are or are not indexed.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
@@ -173,6 +198,23 @@ export const siteTool = defineTool({
             link_count: facts.llms.linkCount,
           }
         : null,
+      extraction: {
+        pages_measured: Object.values(facts?.extraction.byVerdict ?? {}).reduce((a, b) => a + b, 0),
+        by_verdict: Object.fromEntries(Object.entries(facts?.extraction.byVerdict ?? {}).filter(([v]) => isVerdict(v))) as Partial<
+          Record<ExtractionVerdict, number>
+        >,
+        thin_pages: (facts?.extraction.thin ?? [])
+          .filter((p) => isVerdict(p.verdict))
+          .map((p) => ({
+            url: p.url,
+            page_chars: p.pageChars,
+            kept_chars: p.keptChars,
+            verdict: p.verdict as ExtractionVerdict,
+            extracted_at: p.at,
+          })),
+      },
     };
   },
 });
+
+const isVerdict = (v: string): v is ExtractionVerdict => (EXTRACTION_VERDICTS as readonly string[]).includes(v);

@@ -6,7 +6,7 @@
 import type { KeyRecord, VerifiedKey } from '../keys.js';
 import type { RateDecision } from '../rate-limits.js';
 import type { ContentChange, DocumentRow, DocumentStatus } from '../documents.js';
-import type { HostFacts, HostLlmsFacts, HostRobotsFacts } from '../hosts.js';
+import type { HostFacts, HostLlmsFacts, HostRobotsFacts, PageExtractionFacts } from '../hosts.js';
 import type { HostScope } from '../site-scope.js';
 import type { DatasetRowInput, EntityQuery, EntityRecord, JsonLdParseErrorRecord, UpsertOutcome } from '../entity-types.js';
 import type { JsonLdNode, JsonLdParseErrors } from '../../page-model.js';
@@ -287,6 +287,8 @@ export interface HostFactsRepo {
   recordLlms(host: string, f: HostLlmsFacts): Promise<void>;
   /** Counts one fetch of a page of the host. */
   recordCrawl(host: string, at: string): Promise<void>;
+  /** Stores the latest extraction of one page of the host (how much text was kept, and the verdict). */
+  recordExtraction(host: string, f: PageExtractionFacts): Promise<void>;
   /** Records an interval between two observed content changes of a page (the newest 200 per host are kept). */
   recordChangeInterval(host: string, intervalMs: number, at: string): Promise<void>;
   /** Replaces what one page links to, aggregated by target host. */

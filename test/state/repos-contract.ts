@@ -805,6 +805,16 @@ export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): voi
     });
     await r.hosts.withdrawPageLinks(7);
     t.match((await r.hosts.evidence('w.test')).facts, { outboundLinks: 0, inboundHosts: 1 });
+    // Extraction verdicts: the latest per page, counted per verdict, the thin pages newest first.
+    const ex = (url: string, keptChars: number, verdict: string, at: string) => ({ url, pageChars: 900, keptChars, verdict, at });
+    await r.hosts.recordExtraction('w.test', ex('http://w.test/a', 0, 'mostly_boilerplate', '2026-11-21T10:00:01.000Z'));
+    await r.hosts.recordExtraction('w.test', ex('http://w.test/b', 40, 'short_text', '2026-11-21T10:00:02.000Z'));
+    await r.hosts.recordExtraction('w.test', ex('http://w.test/c', 800, 'ok', '2026-11-21T10:00:03.000Z'));
+    await r.hosts.recordExtraction('w.test', ex('http://w.test/a', 700, 'ok', '2026-11-21T10:00:04.000Z'));
+    t.same((await r.hosts.evidence('w.test')).facts?.extraction, {
+      byVerdict: { ok: 2, short_text: 1 },
+      thin: [ex('http://w.test/b', 40, 'short_text', '2026-11-21T10:00:02.000Z')],
+    });
   });
 
   t.test('requests: ids from the database, idempotency unique in the database', async (t) => {

@@ -157,6 +157,7 @@ if (why) {
       changeIntervalsObserved: 2,
       outboundLinks: 3,
       inboundHosts: 1,
+      extraction: { byVerdict: {}, thin: [] },
     });
   });
 

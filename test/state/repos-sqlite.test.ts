@@ -122,6 +122,7 @@ const HOST_FACTS_EXPECTED = {
   changeIntervalsObserved: 2,
   outboundLinks: 3,
   inboundHosts: 1,
+  extraction: { byVerdict: {}, thin: [] },
 };
 
 t.test('issue 10: the entities repository (SQLite): page sink, search, get, withdraw, counts', async (t) => {

@@ -12,6 +12,7 @@ import type { PassageIndex } from '../../index/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { normalizeHostParam, siteTool } from '../../tools/site.js';
+import { extractPage } from '../../crawler/extract.js';
 import type { SvcError } from '../../errors.js';
 
 function setup(t: Test) {
@@ -122,5 +123,55 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
       change_intervals_observed: 3,
     },
     llms_txt: { present: true, fetched_at: '2026-03-01T00:01:00.000Z', title: 'Example', summary: 'A site', link_count: 3 },
+    extraction: { pages_measured: 0, by_verdict: {}, thin_pages: [] },
   });
+});
+
+t.test('svc_site: how much main text each page yielded, and why the thin ones yielded little', async (t) => {
+  const { db, ctx } = setup(t);
+  const host = 'app.example.ca';
+  const hosts = new Hosts(db);
+  hosts.recordCrawl(host, '2026-03-01T00:00:00.000Z');
+  const prose = Array.from(
+    { length: 4 },
+    (_, i) => `<p>Paragraph ${i} of the guide, long enough, with clauses and commas, to be kept as text.</p>`,
+  );
+  const pages: [string, string, string][] = [
+    [
+      'https://app.example.ca/guide',
+      `<html><body><nav><a href="/">Home</a></nav><article>${prose.join('')}</article></body></html>`,
+      '2026-03-01T00:00:01.000Z',
+    ],
+    [
+      'https://app.example.ca/dashboard',
+      '<html><body><div id="root"></div><noscript>Enable JavaScript.</noscript><script src="/main.js"></script></body></html>',
+      '2026-03-01T00:00:02.000Z',
+    ],
+    [
+      'https://app.example.ca/soon',
+      '<html><body><main><h1>Coming soon</h1><p>Check back later.</p></main></body></html>',
+      '2026-03-01T00:00:03.000Z',
+    ],
+  ];
+  for (const [url, html, at] of pages) hosts.recordExtraction(host, { url, ...extractPage(html, { url }).extraction, at });
+  // A page extracted again keeps only its latest verdict.
+  hosts.recordExtraction(host, {
+    url: pages[0]![0],
+    ...extractPage(pages[0]![1], { url: pages[0]![0] }).extraction,
+    at: '2026-03-01T00:00:04.000Z',
+  });
+
+  const out = await callTool(siteTool, { host }, ctx);
+  t.equal(out.extraction.pages_measured, 3);
+  t.same(out.extraction.by_verdict, { ok: 1, script_rendered: 1, short_text: 1 });
+  t.same(out.extraction.thin_pages, [
+    { url: 'https://app.example.ca/soon', page_chars: 28, kept_chars: 28, verdict: 'short_text', extracted_at: '2026-03-01T00:00:03.000Z' },
+    {
+      url: 'https://app.example.ca/dashboard',
+      page_chars: 0,
+      kept_chars: 0,
+      verdict: 'script_rendered',
+      extracted_at: '2026-03-01T00:00:02.000Z',
+    },
+  ]);
 });

@@ -3,7 +3,7 @@
  * (crawl-sql.ts). Rows read then written are locked FOR UPDATE, so workers on other machines serialise on the row.
  */
 import { randomUUID } from 'node:crypto';
-import { MAX_INTERVALS_PER_HOST } from '../../hosts.js';
+import { MAX_INTERVALS_PER_HOST, PAGE_EXTRACTION_UPSERT } from '../../hosts.js';
 import type { Db, Queryable } from './db.js';
 import {
   fetchedInsertArgs,
@@ -213,6 +213,9 @@ export function pgHostWrites(db: Db): HostWrites {
           [f.present ? 1 : 0, f.fetchedAt, f.title, f.summary, f.linkCount, h],
         );
       });
+    },
+    recordExtraction: async (host, f) => {
+      await db.query(PAGE_EXTRACTION_UPSERT, [f.url, host.toLowerCase(), f.pageChars, f.keptChars, f.verdict, f.at]);
     },
     recordCrawl: async (host, at) => {
       // One statement: concurrent workers' increments never overwrite each other.

@@ -326,4 +326,19 @@ export const pgMigrations: readonly Migration[] = [
       INSERT INTO frontier_host_rows (host, n) SELECT host, count(*) FROM frontier GROUP BY host;
     `,
   },
+  {
+    id: 'crawler-pg-003-page-extraction',
+    sql: `
+      -- How much main text each page's extraction kept and why a page yielded little (svc_site "extraction").
+      CREATE TABLE page_extraction (
+        url TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        page_chars INTEGER NOT NULL,
+        kept_chars INTEGER NOT NULL,
+        verdict TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX page_extraction_host ON page_extraction (host, verdict, at);
+    `,
+  },
 ];

@@ -11,6 +11,7 @@ export function sqliteHostFacts(db: StateDb): HostFactsRepo {
     recordRobots: async (host, f) => hosts.recordRobots(host, f),
     recordLlms: async (host, f) => hosts.recordLlms(host, f),
     recordCrawl: async (host, at) => hosts.recordCrawl(host, at),
+    recordExtraction: async (host, f) => hosts.recordExtraction(host, f),
     recordChangeInterval: async (host, ms, at) => hosts.recordChangeInterval(host, ms, at),
     recordPageLinks: async (pageRef, from, counts) => hosts.recordPageLinks(pageRef, from, counts),
     withdrawPageLinks: async (pageRef) => hosts.withdrawPageLinks(pageRef),
