@@ -294,7 +294,7 @@ function dropFurniture(pages: readonly PdfRawPage[]): PdfRawPage[] {
 }
 
 /**
- * Lines → blocks: a line clearly larger than the body text (≥ 1.25× the median size) and short is a heading (level 1
+ * Lines → blocks: a line clearly larger than the body text (at least 1.25 times the median size) and short is a heading (level 1
  * for the largest size in the document, else 2); body lines join into paragraphs until the vertical gap grows
  * beyond 1.8 lines or the size changes. Each block carries its page.
  */

@@ -1,6 +1,6 @@
 /**
  * Lists comment lines of the source that carry run figures or work-log notes, which belong in docs/ (a comment says
- * why; a figure it needs is a link to the docs section that holds it). Run by hand, not part of the suite yet:
+ * why; a figure it needs is a link to the docs section that holds it). comment-figures.test.ts runs it in the suite:
  *
  *   node --import tsx test/harness/comment-figures.ts [--include-bench] [--counts] [path ...]
  *
@@ -66,7 +66,7 @@ export function scan(file: string, source: string): Finding[] {
   return found;
 }
 
-function sourceFiles(root: string, includeBench: boolean): string[] {
+export function sourceFiles(root: string, includeBench: boolean): string[] {
   return execFileSync('git', ['ls-files', '*.ts'], { cwd: root, encoding: 'utf8' })
     .split('\n')
     .filter((f) => f !== '' && !f.endsWith('.d.ts'))
