@@ -61,10 +61,9 @@ export function mcpHandler(opts: McpRouteOptions) {
     const screened = await screenToolCalls(body, {
       tools,
       protocolVersion: ctx.get('mcp-protocol-version') || DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-      countCall: () => countCall(set),
       ...hooks,
     });
-    const server = buildMcpServer({ tools, ctx: toolCtx, version: opts.version, ...hooks });
+    const server = buildMcpServer({ tools, ctx: toolCtx, version: opts.version, countCall: () => countCall(set), ...hooks });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     let response: Response;
     try {

@@ -22,6 +22,11 @@ export interface McpServerOptions {
   readonly tools: readonly ToolDefinition[];
   readonly ctx: ToolContext;
   readonly version: string;
+  /**
+   * Counts one call against the caller's quota; throws an SvcError (rate_limited) to refuse it. Run by the handler,
+   * so a request the transport refuses (Accept, Content-Type, protocol version) uses no quota.
+   */
+  readonly countCall: (tool: ToolDefinition) => Promise<void>;
   /** Called with any unexpected (non-SvcError) failure, for the operator's log (tool name only, no input). */
   readonly onInternalError?: (err: unknown, tool: string) => void;
   /** Called with every refusal answered as an isError result (its stable code feeds /metrics; no input). */
@@ -91,6 +96,7 @@ export function buildMcpServer(opts: McpServerOptions): McpServer {
       },
       async (input): Promise<CallToolResult> => {
         try {
+          await opts.countCall(tool);
           const out = await runTool(tool, input as z.output<AnyObjectSchema>, opts.ctx);
           return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out as Record<string, unknown> };
         } catch (err) {
@@ -112,8 +118,6 @@ export interface ScreenOptions {
   readonly tools: readonly ToolDefinition[];
   /** The request's MCP-Protocol-Version (the SDK's default when absent). */
   readonly protocolVersion: string;
-  /** Counts one call against the caller's quota; throws an SvcError (rate_limited) to refuse it. */
-  readonly countCall: (tool: ToolDefinition) => Promise<void>;
   readonly onInternalError?: (err: unknown, tool: string) => void;
   readonly onToolError?: (err: SvcError) => void;
 }
@@ -164,10 +168,9 @@ async function screenOne(
   // The spec lists unknown tools among protocol errors; a disabled tool does not exist.
   if (!tool) return rpcError(RpcCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 64)}`);
   try {
+    // Counted later, by the handler, once the arguments are valid (as on REST: docs/errors.md) and the transport
+    // accepted the HTTP request. The handler receives the parsed value (defaults filled in) as is.
     const input: unknown = parseToolInput(tool, params.arguments ?? {});
-    // Counted once the arguments are valid, as on REST: a refused argument uses up no quota (docs/errors.md).
-    await opts.countCall(tool);
-    // The handler receives the parsed value (defaults filled in) as is.
     return { forward: { ...request, params: { ...params, arguments: input } } };
   } catch (err) {
     if (!isSvcError(err)) {

@@ -49,3 +49,30 @@ t.test('issue 46: 422s are not counted against the per-minute and per-day quota'
   t.ok(overMcp.isError);
   t.equal(code(overMcp), 'rate_limited');
 });
+
+t.test('an MCP tools/call the transport refuses (Accept, protocol version) uses no quota', async (t) => {
+  const s = await startTestService({ perMinute: 2, perDay: 10 });
+  t.teardown(s.close);
+  const call = (headers: Record<string, string>) =>
+    fetch(s.url + '/mcp', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_search', arguments: { q: 'cell' } } }),
+    });
+  const both = 'application/json, text/event-stream';
+  for (let i = 0; i < 3; i++) {
+    t.equal((await call({ accept: 'application/json' })).status, 406, 'Accept without text/event-stream');
+    t.equal((await call({ accept: both, 'mcp-protocol-version': '1999-01-01' })).status, 400, 'an unsupported protocol version');
+  }
+  for (let i = 0; i < 2; i++) {
+    const ok = await call({ accept: both });
+    t.equal(ok.status, 200);
+    t.notOk(
+      ((await ok.json()) as { result: { isError?: boolean } }).result.isError,
+      `valid call ${i + 1} of 2: the refused ones took none`,
+    );
+  }
+  const over = (await (await call({ accept: both })).json()) as { result: { isError?: boolean; content: { text: string }[] } };
+  t.ok(over.result.isError);
+  t.equal(JSON.parse(over.result.content[0]!.text).code, 'rate_limited');
+});

@@ -10,7 +10,7 @@ import { allTools } from '../../tools/registry.js';
 import { api, startTestService } from '../helpers/service.js';
 
 t.test("the SDK's tools/list shows each tool exactly as listedTool writes it (the registerTool adapter)", async (t) => {
-  const server = buildMcpServer({ tools: allTools, ctx: {} as ToolContext, version: 'test' });
+  const server = buildMcpServer({ tools: allTools, ctx: {} as ToolContext, version: 'test', countCall: async () => {} });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   const client = new Client({ name: 'list', version: '1' });
