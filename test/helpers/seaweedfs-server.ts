@@ -57,7 +57,21 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Starts one SeaweedFS server on free loopback ports. A port found free can be taken by another process before weed
+ * binds it (the suite runs files in parallel), so a start that lost such a race is tried again on new ports.
+ */
 export async function startSeaweedfs(opts: { bucket?: string } = {}): Promise<SeaweedfsServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: { bucket?: string }): Promise<SeaweedfsServer> {
   const weed = findWeed();
   if (!weed) throw new Error(seaweedfsUnavailable() ?? 'no SeaweedFS');
   const dir = mkdtempSync(join(tmpdir(), 'svc-seaweedfs-'));
