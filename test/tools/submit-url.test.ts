@@ -83,8 +83,8 @@ t.test('public URLs are accepted in normal form; non-public hosts only through o
     url: 'https://www.example.ca/a/c',
     host: 'www.example.ca',
   });
-  // A public IP literal is accepted in normal form; validation only classifies it (no connection).
-  t.same(validateSubmissionUrl('HTTP://8.8.8.8:80/x/../y', { pins: [] }), { url: 'http://8.8.8.8/y', host: '8.8.8.8' });
+  // The default port and dot segments go; validation only parses and classifies (no connection).
+  t.same(validateSubmissionUrl('HTTP://Example.CA:80/x/../y', { pins: [] }), { url: 'http://example.ca/y', host: 'example.ca' });
   t.same(refusedTargets, [], 'no connection was attempted');
   const pins = ['alpha.test:8080:127.0.0.1', 'beta.test:*:127.0.0.1'];
   t.same(validateSubmissionUrl('http://alpha.test:8080/', { pins }).host, 'alpha.test');
