@@ -3,15 +3,17 @@
  * One SIMD pass over vectors kept in WebAssembly memory avoids LanceDB's per-query flat scan and Arrow decode, with
  * the same exact cosine answer. Rows are postings document ids; not thread-safe (main thread only).
  */
-import { FLAT_VECTORS_WASM } from './flat-vectors-kernel.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { orderByScore } from './score-sort.js';
 import { kthLargest } from './top-k.js';
 
 /**
  * The WebAssembly kernels: `dots` (f32x4 dot products, four accumulators so adds do not wait on each other), `dotsAt`
  * (bit-identical sums for listed rows) and `screen16` (int16 screen for `FlatVectors.#screenedDocs`). Source is
- * `flat-vectors.wat`, assembled by scripts/build-wasm.ts; a test re-assembles it and compares the bytes.
+ * `flat-vectors.wat`, assembled into flat-vectors.wasm beside this module by `npm run build` (scripts/build-wasm.ts).
  */
+export const KERNEL_URL = new URL('./flat-vectors.wasm', import.meta.url);
 
 /** The part of the WebAssembly API used here (the project's TypeScript libs declare no DOM or WebAssembly types). */
 interface WasmMemory {
@@ -31,8 +33,17 @@ let dotsModule: WasmModule | null | undefined;
 /** The compiled module, or null where WebAssembly SIMD is unavailable (then LanceDB keeps answering). */
 function dotsWasm(): WasmModule | null {
   if (dotsModule === undefined) {
+    let bytes: Buffer;
     try {
-      dotsModule = wasm ? new wasm.Module(Buffer.from(FLAT_VECTORS_WASM, 'base64')) : null;
+      bytes = readFileSync(KERNEL_URL);
+    } catch (err) {
+      // A missing kernel is a build defect, not a reason to answer from another path: say so.
+      throw new Error(`${fileURLToPath(KERNEL_URL)} is missing: \`npm run build\` assembles it from flat-vectors.wat`, {
+        cause: err,
+      });
+    }
+    try {
+      dotsModule = wasm ? new wasm.Module(bytes) : null;
     } catch {
       dotsModule = null;
     }

@@ -1,6 +1,6 @@
 ;; The flat vectors' kernel (index/flat-vectors.ts, where each function is described): f32 dot products of a query
 ;; with every row (`dots`) or with listed rows (`dotsAt`), and the 16-bit screen (`screen16`). Assembled with wabt
-;; (scripts/build-wasm.ts, `npm run build`) into index/flat-vectors-kernel.ts.
+;; (scripts/build-wasm.ts, `npm run build`) into flat-vectors.wasm beside the code that loads it (never committed).
 (module
   (memory (export "memory") 1)
   (func (export "dots") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $out i32)
