@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { FlatVectors } from '../index/flat-vectors.js';
 import { orderByScore } from '../index/score-sort.js';
 import { kthLargest } from '../index/top-k.js';
+import { mulberry32 } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -24,17 +25,10 @@ const dim = Number(values.dim);
 const queries = Math.min(Math.max(Number(values.queries), 5), 1000);
 const K = 300;
 
-/** xorshift32 in [-1, 1). */
+/** Uniform in [-1, 1), seeded (synthetic.ts' generator). */
 function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 31 - 1;
-  };
+  const u = mulberry32(seed);
+  return () => 2 * u() - 1;
 }
 
 const next = rng(n * 31 + dim);
