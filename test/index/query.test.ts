@@ -1,6 +1,13 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { compileQuery, hostMatchesSite, normaliseFiletype, normaliseSite, parseQuery, type MatchableRow } from '../../index/retrieval/query.js';
+import {
+  compileQuery,
+  hostMatchesSite,
+  normaliseFiletype,
+  normaliseSite,
+  parseQuery,
+  type MatchableRow,
+} from '../../index/retrieval/query.js';
 import { compileFilter } from '../../index/retrieval/passage-filter.js';
 import { whereOf } from '../../index/engines/lance/where.js';
 import { analyzerLang, indexText } from '../../index/retrieval/analyzer.js';
