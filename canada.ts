@@ -1,5 +1,5 @@
 /**
- * Canada's provinces and territories, defined once: the index's province signal (index/source-type.ts), the
+ * Canada's provinces and territories, defined once: the index's province signal (index/retrieval/source-type.ts), the
  * svc_context province filter and the entity store's address facts (state/entity-canada.ts) all derive from it.
  */
 

@@ -34,7 +34,7 @@ export const configSchema = z.object({
   /** Folder holding embedding models in transformers.js layout (e.g. all-MiniLM-L6-v2/). None → BM25 only. */
   modelDir: z.string().min(1).optional(),
   /**
-   * Embedding model: a folder name inside modelDir with a profile in index/model-profiles.ts (`all-MiniLM-L6-v2`,
+   * Embedding model: a folder name inside modelDir with a profile in index/serving/model-profiles.ts (`all-MiniLM-L6-v2`,
    * English; `multilingual-e5-small`, about 100 languages in one space). Another name is refused at start.
    * @default "all-MiniLM-L6-v2"
    */
@@ -112,7 +112,7 @@ export const configSchema = z.object({
   databaseConnectTimeoutMs: int(100, 600_000).default(3000),
   /**
    * Where the passage index lives: a local folder, or `s3://bucket/prefix` on S3-compatible object storage (then the
-   * s3* keys say how to reach it; index/location.ts). Every role of a fleet names the same location.
+   * s3* keys say how to reach it; index/engines/lance/location.ts). Every role of a fleet names the same location.
    * @default "<dataDir>/lance"
    */
   indexUri: z.string().min(1).optional(),
@@ -146,7 +146,7 @@ export const configSchema = z.object({
   indexReadConsistencyS: z.coerce.number().min(0).max(3600).optional(),
   /**
    * Seconds a non-writing process waits at start for the writer to create the index's tables before creating them
-   * itself, since a concurrent create can overwrite the writer's (index/open-tables.ts). @default 30
+   * itself, since a concurrent create can overwrite the writer's (index/engines/lance/open-tables.ts). @default 30
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
   /**
@@ -155,14 +155,14 @@ export const configSchema = z.object({
    */
   textPostings: bool.default(true),
   /**
-   * MiB of whole result rows kept in memory (index/row-cache.ts): an index whose rows fit is served from memory (its
+   * MiB of whole result rows kept in memory (index/engines/memory/row-cache.ts): an index whose rows fit is served from memory (its
    * rows are read in while the postings are built), a larger one keeps the rows its results read, least recently used
    * out. 0 disables. @default 1/32 of the machine's memory, at least 64 and at most 1024
    */
   rowCacheMb: int(0, 65_536).optional(),
   /**
    * MiB of passages' snippet text kept in memory per reader with postings, so result rows come from memory
-   * (index/snippet-store.ts). 0 disables. @default 1/32 of machine memory, clamped to 64–1024
+   * (index/engines/memory/snippet-store.ts). 0 disables. @default 1/32 of machine memory, clamped to 64–1024
    */
   snippetMb: int(0, 65_536).optional(),
   /**
@@ -174,7 +174,7 @@ export const configSchema = z.object({
   /**
    * Nice value given to LanceDB's native threads (its CPU pool and tokio workers) in `svc serve`, so index
    * maintenance (an `optimize` can take both cores for tens of seconds at 1M passages) runs on what the threads answering
-   * requests leave (index/thread-priority.ts). Linux only; 0 leaves them at the process's own priority. @default 10
+   * requests leave (index/serving/thread-priority.ts). Linux only; 0 leaves them at the process's own priority. @default 10
    */
   indexThreadNice: int(0, 19).default(10),
 });

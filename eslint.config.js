@@ -8,11 +8,17 @@ import tseslint from 'typescript-eslint';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
+/** Sub-folders that are areas of their own, each with its README's "May import" line (index/README.md). */
+const SUB_AREAS = ['index/retrieval', 'index/engines/lance', 'index/engines/memory', 'index/serving'];
+
 /**
- * The area a repo-relative path belongs to: its top-level folder (`index`), or the file itself for a top-level
- * module (`config.ts`); null outside the repo (libraries, ../shared/data).
+ * The area a repo-relative path belongs to: a sub-area (`index/retrieval`), else its top-level folder (`index`), or
+ * the file itself for a top-level module (`config.ts`); null outside the repo (libraries, ../shared/data).
  */
-const areaOf = (rel) => (rel.startsWith('..') || rel === '' ? null : rel.includes('/') ? rel.slice(0, rel.indexOf('/')) : rel);
+const areaOf = (rel) =>
+  rel.startsWith('..') || rel === ''
+    ? null
+    : (SUB_AREAS.find((a) => rel.startsWith(`${a}/`)) ?? (rel.includes('/') ? rel.slice(0, rel.indexOf('/')) : rel));
 
 /**
  * `svc/import-boundaries`: every relative import (static, dynamic, re-export, `import()` type) of a file is resolved
@@ -38,7 +44,8 @@ const importBoundaries = {
         .replace(/\.js$/, '.ts');
       const area = areaOf(target);
       if (area === null || area === from) return;
-      if (may.some((m) => m === area || m === target || (m.endsWith('/') && target.startsWith(m)))) return;
+      // An area allowed whole (`index`) includes its sub-areas (`index/retrieval`).
+      if (may.some((m) => m === area || area.startsWith(`${m}/`) || m === target || (m.endsWith('/') && target.startsWith(m)))) return;
       context.report({ node, messageId: 'outside', data: { from: from ?? '?', target } });
     };
     return {
@@ -103,6 +110,37 @@ export default tseslint.config(
   // unless listed below.
   boundary('*.ts', []),
   boundary('index', ['page-model.ts', 'config.ts', 'errors.ts', 'canada.ts', 'schema-org-types.ts', 'event-loop.ts', 'worker-thread.ts']),
+  // index/ by role (each folder's README): serving is a leaf; the in-memory engine builds on retrieval's neutral types
+  // only; the LanceDB engine composes the rest. Retrieval's engine files are the seam's known leaks (types, one helper),
+  // listed one by one so that no other edge grows unnoticed.
+  boundary('index/serving', ['config.ts', 'errors.ts', 'event-loop.ts', 'worker-thread.ts']),
+  boundary('index/engines/memory', ['index/retrieval', 'errors.ts', 'event-loop.ts']),
+  boundary('index/engines/lance', [
+    'index/engines/memory',
+    'index/retrieval',
+    'index/serving',
+    'page-model.ts',
+    'config.ts',
+    'errors.ts',
+    'event-loop.ts',
+  ]),
+  boundary('index/retrieval', [
+    'index/serving',
+    'index/engines/lance/columns.ts',
+    'index/engines/lance/store.ts',
+    'index/engines/lance/open-tables.ts',
+    'index/engines/memory/postings.ts',
+    'index/engines/memory/dense-slots.ts',
+    'page-model.ts',
+    'errors.ts',
+    'canada.ts',
+    'schema-org-types.ts',
+  ]),
+  // Above the LanceDB engine no file imports LanceDB or its Arrow types.
+  {
+    files: ['index/retrieval/**/*.ts', 'index/engines/memory/**/*.ts', 'index/serving/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: ['@lancedb/lancedb', 'apache-arrow'] }] },
+  },
   boundary('crawler', ['config.ts', 'errors.ts', 'page-model.ts', 'schema-org-types.ts', 'state', 'event-loop.ts']),
   boundary('state', ['config.ts', 'errors.ts', 'page-model.ts', 'schema-org-types.ts', 'canada.ts']),
   boundary('tools', ['index', 'crawler', 'state', 'config.ts', 'errors.ts', 'page-model.ts', 'logger.ts', 'canada.ts', 'worker-thread.ts']),

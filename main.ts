@@ -12,11 +12,11 @@ import { openStateDb, type StateDb } from './state/db.js';
 import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
-import { createEmbedder, type Embedder } from './index/embedder.js';
-import { PassageIndex } from './index/store.js';
-import { defaultRowCacheBytes } from './index/row-cache.js';
-import { indexLocation } from './index/location.js';
-import { IndexThreadPriority } from './index/thread-priority.js';
+import { createEmbedder, type Embedder } from './index/serving/embedder.js';
+import { PassageIndex } from './index/engines/lance/store.js';
+import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
+import { indexLocation } from './index/engines/lance/location.js';
+import { IndexThreadPriority } from './index/serving/thread-priority.js';
 import { EntityStore } from './state/entities.js';
 import { openRepositories, stateOptions } from './state/repos/open.js';
 import { sqliteEntities } from './state/repos/sqlite.js';
@@ -240,7 +240,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     start: () => {
       if (started || closed) return;
       started = true;
-      // Index maintenance yields the cores to the threads answering requests (index/thread-priority.ts).
+      // Index maintenance yields the cores to the threads answering requests (index/serving/thread-priority.ts).
       priority = new IndexThreadPriority(config.indexThreadNice).start(); // nice 0: does nothing
       crawler?.start();
       processor?.start();

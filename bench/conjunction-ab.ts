@@ -19,9 +19,9 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import type * as QueryModule from '../index/query.js';
-import type * as StoreModule from '../index/store.js';
-import type * as ThreadsModule from '../index/lance-threads.js';
+import type * as QueryModule from '../index/retrieval/query.js';
+import type * as StoreModule from '../index/engines/lance/store.js';
+import type * as ThreadsModule from '../index/engines/lance/lance-threads.js';
 import { pct, requireEach, SCIFACT, shortQuery } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -49,9 +49,9 @@ const shorts = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()]
 
 async function run(root: string): Promise<string> {
   const dist = (m: string) => pathToFileURL(join(resolve(root), 'dist', m)).href;
-  const { setLanceCpuThreads } = (await import(dist('index/lance-threads.js'))) as typeof ThreadsModule;
-  const { PassageIndex } = (await import(dist('index/store.js'))) as typeof StoreModule;
-  const { compileQuery, parseQuery } = (await import(dist('index/query.js'))) as typeof QueryModule;
+  const { setLanceCpuThreads } = (await import(dist('index/engines/lance/lance-threads.js'))) as typeof ThreadsModule;
+  const { PassageIndex } = (await import(dist('index/engines/lance/store.js'))) as typeof StoreModule;
+  const { compileQuery, parseQuery } = (await import(dist('index/retrieval/query.js'))) as typeof QueryModule;
   setLanceCpuThreads();
   const idx = await PassageIndex.open({ dir: lance, embedder: null, optimizeEvery: Number.MAX_SAFE_INTEGER, writes: false });
   try {

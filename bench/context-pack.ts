@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { parse } from 'node-html-parser';
-import { packContext, type PackCandidate } from '../index/context-packer.js';
-import { buildExcerpt } from '../index/snippets.js';
-import { estimateTokens } from '../index/tokens.js';
+import { packContext, type PackCandidate } from '../index/retrieval/context-packer.js';
+import { buildExcerpt } from '../index/retrieval/snippets.js';
+import { estimateTokens } from '../index/retrieval/tokens.js';
 
 const shared = fileURLToPath(new URL('../../shared/data/', import.meta.url));
 

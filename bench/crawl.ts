@@ -21,10 +21,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createCrawler } from '../crawler/crawler.js';
 import { startTestWeb, type AccessEntry } from '../fixtures/test-web/index.js';
-import { PassageIndex } from '../index/store.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import { openStateDb } from '../state/db.js';
 import { EntityStore } from '../state/entities.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { sqliteRepositories } from '../state/repos/sqlite.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)

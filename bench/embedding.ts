@@ -7,7 +7,7 @@
  *
  * Skips with a printed reason (exit 0) when the weights file is absent or does not match SHA256SUMS.
  * Passages: the first N SciFact abstracts (title + text), the same texts for both paths. Both paths use the model's
- * window (its profile, index/model-profiles.ts), its passage prefix and the same batches: the texts in length order (the order the service embeds in, which wastes
+ * window (its profile, index/serving/model-profiles.ts), its passage prefix and the same batches: the texts in length order (the order the service embeds in, which wastes
  * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
  * paths; the best round of each is reported.
  *
@@ -26,10 +26,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
-import { meanPoolNormalize } from '../index/pooling.js';
-import { checkWeights, createEmbedder, weightsPath } from '../index/embedder.js';
-import { EMBEDDER_DTYPES, resolveModel, type EmbedderDtype } from '../index/model-profiles.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { meanPoolNormalize } from '../index/serving/pooling.js';
+import { checkWeights, createEmbedder, weightsPath } from '../index/serving/embedder.js';
+import { EMBEDDER_DTYPES, resolveModel, type EmbedderDtype } from '../index/serving/model-profiles.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
@@ -74,7 +74,7 @@ const texts: string[] = [];
 const docs: CorpusDoc[] = [];
 for await (const d of readCorpus(CORPUS)) {
   if (values.ingest) {
-    // The texts the index embeds for this document's passages (index/rows.ts pageRows), and whole documents
+    // The texts the index embeds for this document's passages (index/engines/lance/rows.ts pageRows), and whole documents
     // for the ingest slice, until the slice holds n passages.
     const parts = splitPassages(d.text);
     for (const p of parts.length ? parts : ['']) texts.push(d.title ? `${d.title}\n${p}` : p);
@@ -138,7 +138,7 @@ async function bare(): Promise<() => Promise<number>> {
         : new ort.Tensor('int64', new BigInt64Array(enc.input_ids.data.length), enc.input_ids.dims);
     const out = await session.run(feeds as never);
     const hidden = out[session.outputNames[0]!]!;
-    // Mean pooling + L2 normalisation with the embedding worker's own function (index/pooling.ts), so both paths do
+    // Mean pooling + L2 normalisation with the embedding worker's own function (index/serving/pooling.ts), so both paths do
     // the same work after inference.
     return meanPoolNormalize(hidden.data as Float32Array, hidden.dims, enc.attention_mask.data as BigInt64Array);
   };

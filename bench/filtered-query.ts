@@ -19,12 +19,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { analyze } from '../index/analyzer.js';
-import { searchPages, type SearchFilters } from '../index/retrieval.js';
-import { PassageIndex } from '../index/store.js';
+import { analyze } from '../index/retrieval/analyzer.js';
+import { searchPages, type SearchFilters } from '../index/retrieval/retrieval.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import type { PageInput } from '../page-model.js';
 import { pct, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
 setLanceCpuThreads();
 

@@ -1,5 +1,5 @@
 /**
- * Issue 42: is the WebAssembly kernel of index/flat-vectors.ts worth keeping over plain TypeScript? The exact k-NN
+ * Issue 42: is the WebAssembly kernel of index/engines/memory/flat-vectors.ts worth keeping over plain TypeScript? The exact k-NN
  * scan where it is used (`nearestDocs`, k = 300, every document live, no floor), over n vectors of `dim` dimensions:
  * FlatVectors as it is, against the same scan written in TypeScript (dot products over a Float32Array with four
  * accumulators, the same cosine score, the same selection: `kthLargest` then the score order). Milliseconds per query,
@@ -8,9 +8,9 @@
  *   node --import tsx bench/flat-vectors-ts.ts [--rows 100000] [--dim 384] [--queries 50]
  */
 import { parseArgs } from 'node:util';
-import { FlatVectors } from '../index/flat-vectors.js';
-import { orderByScore } from '../index/score-sort.js';
-import { kthLargest } from '../index/top-k.js';
+import { FlatVectors } from '../index/engines/memory/flat-vectors.js';
+import { orderByScore } from '../index/retrieval/score-sort.js';
+import { kthLargest } from '../index/engines/memory/top-k.js';
 import { mulberry32 } from './synthetic.js';
 
 const { values } = parseArgs({

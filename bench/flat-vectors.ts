@@ -1,5 +1,5 @@
 /**
- * The in-process vector arm (index/flat-vectors.ts): milliseconds per `nearestDocs` query over n vectors of `dim`
+ * The in-process vector arm (index/engines/memory/flat-vectors.ts): milliseconds per `nearestDocs` query over n vectors of `dim`
  * dimensions, k = 300 (retrieval's ARM_DEPTH), every document live: without a floor (the f32 scan of every row, then
  * the selection), with retrieval's similarity floor of 0.2 (the 16-bit screen, the exact scores of what it keeps, the
  * selection), and the screen alone (a floor above every cosine). Vectors are seeded pseudo-random around a shared
@@ -9,7 +9,7 @@
  *   node --import tsx bench/flat-vectors.ts [--queries 500]
  */
 import { parseArgs } from 'node:util';
-import { FlatVectors } from '../index/flat-vectors.js';
+import { FlatVectors } from '../index/engines/memory/flat-vectors.js';
 
 const { values } = parseArgs({ options: { queries: { type: 'string', default: '500' } } });
 const queries = Math.min(Math.max(Number(values.queries), 10), 100_000);

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 

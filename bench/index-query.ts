@@ -45,12 +45,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
-import { searchPages } from '../index/retrieval.js';
-import { PassageIndex } from '../index/store.js';
+import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
+import { searchPages } from '../index/retrieval/retrieval.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import type { PageInput } from '../page-model.js';
 import { BENCH_SRC, pct, SCIFACT, sentencePool, requireEach, shortQuery, syntheticPages } from './synthetic.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 

@@ -16,11 +16,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { readQueries } from '../cli/eval.js';
-import { createHashingEmbedder } from '../index/embedder.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
-import { indexLocation, localIndexLocation, type IndexLocation } from '../index/location.js';
-import { searchPages } from '../index/retrieval.js';
-import { PassageIndex } from '../index/store.js';
+import { createHashingEmbedder } from '../index/serving/embedder.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
+import { indexLocation, localIndexLocation, type IndexLocation } from '../index/engines/lance/location.js';
+import { searchPages } from '../index/retrieval/retrieval.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import { startSeaweedfs } from '../test/helpers/seaweedfs-server.js';
 import { SCIFACT, pct, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { STOP_WORDS } from '../index/analyzer.js';
+import { STOP_WORDS } from '../index/retrieval/analyzer.js';
 import { mulberry32, pct, SCIFACT, sentencePool, shortQuery, syntheticPages, twoWordPhrase } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -53,7 +53,7 @@ const schema = new Schema([
 ]);
 
 /**
- * The engine's own English analyzer over raw text (what svc used before its own analyzer, index/analyzer.ts), with
+ * The engine's own English analyzer over raw text (what svc used before its own analyzer, index/retrieval/analyzer.ts), with
  * positions as asked. `customStopWords` (0.38+) names 0.31's built-in list, so both versions agree.
  */
 const ENGINE_OPTIONS = {

@@ -74,10 +74,10 @@ import { connect } from '@lancedb/lancedb';
 import { ingestCommand } from '../cli/ingest.js';
 import type { TestWeb } from '../fixtures/test-web/index.js';
 import { loadConfig } from '../config.js';
-import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/embedder.js';
+import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
 import { createLogger } from '../logger.js';
 import { createServices, startServer } from '../main.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { openStateDb } from '../state/db.js';
 import { LoopDelayMonitor } from './loop-delay.js';
 import { requireEach, shortQuery } from './synthetic.js';
@@ -108,12 +108,12 @@ const { values } = parseArgs({
     queries: { type: 'string', default: 'claims' },
     // The server's search threads (SVC_SEARCH_THREADS; tools/search-pool.ts); unset: the server's default.
     'search-threads': { type: 'string' },
-    // The nice value of LanceDB's native threads in the server (SVC_INDEX_THREAD_NICE; index/thread-priority.ts).
+    // The nice value of LanceDB's native threads in the server (SVC_INDEX_THREAD_NICE; index/serving/thread-priority.ts).
     'index-thread-nice': { type: 'string' },
-    // The server's snippet store per search thread in MiB (SVC_SNIPPET_MB; index/snippet-store.ts); 0: result rows from
+    // The server's snippet store per search thread in MiB (SVC_SNIPPET_MB; index/engines/memory/snippet-store.ts); 0: result rows from
     // the table or the row cache.
     'snippet-mb': { type: 'string' },
-    // The server's row cache in MiB (SVC_ROW_CACHE_MB; index/row-cache.ts), shared out among the search threads; 0: none
+    // The server's row cache in MiB (SVC_ROW_CACHE_MB; index/engines/memory/row-cache.ts), shared out among the search threads; 0: none
     // (with 1,109 queries in turn every result page is cached after the first round otherwise).
     'row-cache-mb': { type: 'string' },
     'warm-up': { type: 'string' },

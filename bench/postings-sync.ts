@@ -1,5 +1,5 @@
 /**
- * How long the in-process postings take to follow one write (index/text-engine.ts), and how long the first search
+ * How long the in-process postings take to follow one write (index/engines/lance/text-engine.ts), and how long the first search
  * after the write waits for them: the writer's own engine, one page per commit, as a crawl writes. A copy of an
  * existing index (the source is never written); the pages are synthetic (bench/synthetic.ts), their page refs those
  * of the index's first pages, so each write replaces a page (its old rows go, new ones come). Prints a row per
@@ -14,9 +14,9 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createHashingEmbedder } from '../index/embedder.js';
-import { searchPages } from '../index/retrieval.js';
-import { PassageIndex } from '../index/store.js';
+import { createHashingEmbedder } from '../index/serving/embedder.js';
+import { searchPages } from '../index/retrieval/retrieval.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import { sentencePool, syntheticPages } from './synthetic.js';
 
 const { values } = parseArgs({

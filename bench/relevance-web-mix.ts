@@ -20,7 +20,7 @@ import { extractPage } from '../crawler/extract.js';
 import { createLogger } from '../logger.js';
 import { createServices } from '../main.js';
 import type { PageInput } from '../page-model.js';
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 

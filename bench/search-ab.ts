@@ -27,9 +27,9 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import type * as EmbedderModule from '../index/embedder.js';
-import type * as StoreModule from '../index/store.js';
-import type * as ThreadsModule from '../index/lance-threads.js';
+import type * as EmbedderModule from '../index/serving/embedder.js';
+import type * as StoreModule from '../index/engines/lance/store.js';
+import type * as ThreadsModule from '../index/engines/lance/lance-threads.js';
 import type * as SearchModule from '../tools/search.js';
 import { pct, requireEach, SCIFACT, shortQuery } from './synthetic.js';
 
@@ -79,12 +79,12 @@ async function load(root: string, label: string): Promise<Build> {
   const dist = (p: string) => pathToFileURL(join(resolve(root), 'dist', p)).href;
   if (!existsSync(join(resolve(root), 'dist', 'tools', 'search.js'))) throw new Error(`${root}: dist/ missing, run npx tsc -p . there`);
   // Typed as this checkout's modules; the other checkout's have the same shape at the calls made here.
-  const { PassageIndex } = (await import(dist('index/store.js'))) as typeof StoreModule;
-  const { createHashingEmbedder } = (await import(dist('index/embedder.js'))) as typeof EmbedderModule;
+  const { PassageIndex } = (await import(dist('index/engines/lance/store.js'))) as typeof StoreModule;
+  const { createHashingEmbedder } = (await import(dist('index/serving/embedder.js'))) as typeof EmbedderModule;
   const { searchTool } = (await import(dist('tools/search.js'))) as typeof SearchModule;
   if (kept) {
     // As svc's own entry sets LanceDB's threads (the table is read on every search here).
-    const { setLanceCpuThreads } = (await import(dist('index/lance-threads.js'))) as typeof ThreadsModule;
+    const { setLanceCpuThreads } = (await import(dist('index/engines/lance/lance-threads.js'))) as typeof ThreadsModule;
     setLanceCpuThreads();
   }
   const index = await PassageIndex.open({

@@ -34,7 +34,7 @@ interface Report {
 
 async function worker(job: Job): Promise<Report> {
   const { loadConfig } = await import('../config.js');
-  const { createHashingEmbedder } = await import('../index/embedder.js');
+  const { createHashingEmbedder } = await import('../index/serving/embedder.js');
   const { createLogger } = await import('../logger.js');
   const { createServices } = await import('../main.js');
   const { callTool } = await import('../tools/call-tool.js');
@@ -42,7 +42,7 @@ async function worker(job: Job): Promise<Report> {
   const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()];
   const config = loadConfig({ env: {}, flags: { dataDir: job.dataDir, port: 0, crawl: false, logLevel: 'warn', searchThreads: 0 } });
   // Role api: a reader of the index, as a search pool's threads would be (it commits nothing to the index and checks
-  // for the writer's new versions every second; index/store.ts `writes`).
+  // for the writer's new versions every second; index/engines/lance/store.ts `writes`).
   const services = await createServices(config, { role: 'api', log: createLogger({ level: 'warn' }), embedder: createHashingEmbedder() });
   try {
     await services.deps.index.textEngineReady();

@@ -20,7 +20,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, RANKING_SETTINGS, type Config, type RankingSetting } from '../config.js';
-import { createHashingEmbedder } from '../index/embedder.js';
+import { createHashingEmbedder } from '../index/serving/embedder.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../main.js';
 import { callTool } from '../tools/call-tool.js';

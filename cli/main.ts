@@ -1,6 +1,6 @@
-import { setLanceCpuThreads } from '../index/lance-threads.js';
+import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { ConfigError } from '../config.js';
-import { IndexOpenError } from '../index/location.js';
+import { IndexOpenError } from '../index/engines/lance/location.js';
 import { crawlCommand } from './crawl.js';
 import { entitiesCommand } from './entities.js';
 import { evalCommand } from './eval.js';

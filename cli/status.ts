@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { PassageIndex } from '../index/store.js';
-import { indexLocation } from '../index/location.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
+import { indexLocation } from '../index/engines/lance/location.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
 

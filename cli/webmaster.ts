@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createResolver } from '../crawler/resolver.js';
-import { indexLocation } from '../index/location.js';
-import { PassageIndex } from '../index/store.js';
+import { indexLocation } from '../index/engines/lance/location.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 import { PROOF_METHODS, PROPERTY_KINDS, type ProofMethod, type PropertyKind } from '../state/repos/webmaster-types.js';

@@ -126,7 +126,7 @@ export class PdfExtractor {
   #spawn(): Promise<Worker> {
     if (this.#ready) return this.#ready;
     // Built: JavaScript beside this file. From source (tsx): a worker does not inherit the parent's loader, so a
-    // one-line bootstrap registers tsx in the worker first (as index/embedder.ts does).
+    // one-line bootstrap registers tsx in the worker first (as index/serving/embedder.ts does).
     const here = new URL('.', import.meta.url);
     const jsUrl = new URL('pdf-worker.js', here);
     const tsUrl = new URL('pdf-worker.ts', here);

@@ -1,5 +1,5 @@
 /**
- * Assembles the flat vectors' SIMD kernel from its text, index/flat-vectors.wat, into flat-vectors.wasm beside the
+ * Assembles the flat vectors' SIMD kernel from its text, index/engines/memory/flat-vectors.wat, into flat-vectors.wasm beside the
  * module that loads it, in the source tree (tsx, tests) and in dist/ (the built service): the first step of
  * `npm run build`, which `npm ci` runs. The binary is never committed; its text is the only source.
  */
@@ -7,11 +7,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import wabt from 'wabt';
 
-export const WAT_URL = new URL('../index/flat-vectors.wat', import.meta.url);
-/** Where the binary goes: beside index/flat-vectors.ts and beside dist/index/flat-vectors.js. */
+export const WAT_URL = new URL('../index/engines/memory/flat-vectors.wat', import.meta.url);
+/** Where the binary goes: beside index/engines/memory/flat-vectors.ts and beside dist/index/engines/memory/flat-vectors.js. */
 export const WASM_URLS = [
-  new URL('../index/flat-vectors.wasm', import.meta.url),
-  new URL('../dist/index/flat-vectors.wasm', import.meta.url),
+  new URL('../index/engines/memory/flat-vectors.wasm', import.meta.url),
+  new URL('../dist/index/engines/memory/flat-vectors.wasm', import.meta.url),
 ];
 
 /** The WebAssembly binary of a module's text (SIMD enabled; no names section, so comments change nothing). */

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { PROVINCES, type Province } from '../canada.js';
-import { RANKING_MODES } from '../index/store.js';
+import { RANKING_MODES } from '../index/engines/lance/store.js';
 import { PROVINCE_RECORDS, provinceOf } from '../state/entity-canada.js';
 import { DATE_SOURCES } from '../page-model.js';
 

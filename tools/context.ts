@@ -3,7 +3,7 @@
  * and a source cap, chosen for relevance and host diversity, with typed warnings.
  */
 import { z } from 'zod';
-import { packContext, type PackCandidate } from '../index/context-packer.js';
+import { packContext, type PackCandidate } from '../index/retrieval/context-packer.js';
 import {
   contextPassages,
   FRESHNESS_WINDOWS,
@@ -11,11 +11,11 @@ import {
   RELEVANCE_FLOOR_SIMILARITY,
   type Freshness,
   type RankedPassage,
-} from '../index/retrieval.js';
-import { SOURCE_TYPE_FILTERS } from '../index/source-type.js';
-import { strictQueryHint } from '../index/query.js';
-import type { PassageRow } from '../index/store.js';
-import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/warnings.js';
+} from '../index/retrieval/retrieval.js';
+import { SOURCE_TYPE_FILTERS } from '../index/retrieval/source-type.js';
+import { strictQueryHint } from '../index/retrieval/query.js';
+import type { PassageRow } from '../index/engines/lance/store.js';
+import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
 import { defineTool } from './define-tool.js';
 import {
   CONTENT_TRUST,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
-import type { PassageIndex } from '../index/store.js';
+import type { PassageIndex } from '../index/engines/lance/store.js';
 import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 

@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { SvcError } from '../errors.js';
-import { looksLikeInstructions } from '../index/instruction-guard.js';
-import { makeWarning, warningSchema, type Warning } from '../index/warnings.js';
+import { looksLikeInstructions } from '../index/retrieval/instruction-guard.js';
+import { makeWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
 import { defineTool } from './define-tool.js';
 import { CONTENT_TRUST } from './common-schemas.js';
 

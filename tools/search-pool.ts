@@ -7,12 +7,12 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { SvcError, errorTable, type ErrorCode } from '../errors.js';
-import { isHashingEmbedder, type Embedder } from '../index/embedder.js';
-import type { IndexLocation } from '../index/location.js';
+import { isHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
+import type { IndexLocation } from '../index/engines/lance/location.js';
 import { startModuleWorker } from '../worker-thread.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
 import type { RunnableTool, ToolExecutor } from './deps.js';
-import type { PassageCommit } from '../index/passage-changes.js';
+import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
 export interface SearchPoolOptions {

@@ -7,10 +7,10 @@ import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { isSvcError } from '../errors.js';
-import { createHashingEmbedder, type Embedder } from '../index/embedder.js';
-import type { IndexLocation } from '../index/location.js';
-import type { PassageCommit } from '../index/passage-changes.js';
-import { PassageIndex } from '../index/store.js';
+import { createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
+import type { IndexLocation } from '../index/engines/lance/location.js';
+import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
+import { PassageIndex } from '../index/engines/lance/store.js';
 import { createLogger } from '../logger.js';
 import { contextTool } from './context.js';
 import type { ServiceDeps } from './deps.js';
@@ -45,7 +45,7 @@ export type ToWorker =
   | { op: 'embedded'; id: number; vectors?: Float32Array[]; error?: string }
   | { op: 'stats'; id: number }
   | { op: 'settle'; id: number; minVersion: number }
-  /** The writer's commits to the passages table (index/passage-changes.ts). */
+  /** The writer's commits to the passages table (index/engines/lance/passage-changes.ts). */
   | { op: 'commits'; commits: PassageCommit[] }
   | { op: 'close' };
 
@@ -56,7 +56,7 @@ export interface WorkerStats {
   readonly flatVectors: number;
   readonly rowCacheRows: number;
   readonly rowCacheBytes: number;
-  /** Passages whose snippet text this thread holds in memory, and the store's bytes (index/snippet-store.ts). */
+  /** Passages whose snippet text this thread holds in memory, and the store's bytes (index/engines/memory/snippet-store.ts). */
   readonly snippetPassages: number;
   readonly snippetBytes: number;
   /** This thread's JS heap in use now, and right after its latest major collection (0: none yet). */
@@ -125,7 +125,7 @@ async function main(data: SearchWorkerData): Promise<void> {
       followHostsMs: 0,
       textEngine: data.config.textPostings,
       rowCacheBytes: data.rowCacheBytes,
-      // Each thread holds its own (index/snippet-store.ts): the bound is per thread, not shared out.
+      // Each thread holds its own (index/engines/memory/snippet-store.ts): the bound is per thread, not shared out.
       ...(data.config.snippetMb !== undefined ? { snippetBytes: data.config.snippetMb * 2 ** 20 } : {}),
     });
   } catch (err) {

@@ -3,12 +3,12 @@
  * excerpts that honour the page's snippet rules, provenance and typed warnings.
  */
 import { z } from 'zod';
-import { looksLikeInstructions } from '../index/instruction-guard.js';
-import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/query.js';
-import { PER_HOST, searchPages, type PageHit } from '../index/retrieval.js';
-import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/snippets.js';
-import type { ResultRow } from '../index/store.js';
-import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/warnings.js';
+import { looksLikeInstructions } from '../index/retrieval/instruction-guard.js';
+import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/retrieval/query.js';
+import { PER_HOST, searchPages, type PageHit } from '../index/retrieval/retrieval.js';
+import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/retrieval/snippets.js';
+import type { ResultRow } from '../index/engines/lance/store.js';
+import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
 import type { DateSource } from '../page-model.js';
 import {
   CONTENT_TRUST,

@@ -3,7 +3,7 @@
  * entities): aggregates and the property's own URLs only, since no visitor logs exist. Read through the state
  * repositories, so SQLite and PostgreSQL give the same numbers.
  */
-import type { StoredPage } from '../index/store.js';
+import type { StoredPage } from '../index/engines/lance/store.js';
 import type { JsonLdParseErrorRecord } from '../state/entities.js';
 import type { EntitiesRepo, HostFactsRepo, PropertyStateRepo } from '../state/repos/types.js';
 import type { WebmasterProperty } from '../state/repos/webmaster-types.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { evalCommand, evaluate, ndcgAt, percentile, recallAt, type EvalResult } from '../../cli/eval.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
 import { api, startTestService } from '../helpers/service.js';

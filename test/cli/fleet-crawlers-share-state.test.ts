@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';

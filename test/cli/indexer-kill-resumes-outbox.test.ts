@@ -1,7 +1,7 @@
 /**
  * Issue 10, faults: kill -9 the indexer (`svc serve --role indexer`) while it writes a batch from the outbox. The
  * batch was never acked, so after its lease it is claimed again by the next indexer; the index's write journal
- * rolls back a write the dead process left half done (index/write-journal.ts). Afterwards the outbox is empty and
+ * rolls back a write the dead process left half done (index/engines/lance/write-journal.ts). Afterwards the outbox is empty and
  * every page is in the index exactly once, whole: its page row, all its passages, its latest version.
  */
 import t from 'tap';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { OutboxSink } from '../../crawler/outbox.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
@@ -68,7 +68,7 @@ if (why) {
       await sleep(5);
     }
     t.ok(claimed, `the indexer claimed a batch (${first.out.slice(0, 500)})`);
-    // Then killed inside its index write: the write journal (index/write-journal.ts) exists exactly while the three
+    // Then killed inside its index write: the write journal (index/engines/lance/write-journal.ts) exists exactly while the three
     // tables are being committed.
     const journal = join(indexDir, 'svc-write-journal.json');
     const writeDeadline = Date.now() + 20_000;

@@ -7,8 +7,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ingestCommand } from '../../cli/ingest.js';
-import { PassageIndex } from '../../index/store.js';
-import { retrieve } from '../../index/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { openRepositories } from '../../state/repos/open.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
 

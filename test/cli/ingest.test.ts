@@ -1,12 +1,12 @@
 import t from 'tap';
-import { retrieve } from '../../index/retrieval.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { corpusName, ingestCommand, splitPassages } from '../../cli/ingest.js';
-import { hydrate } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { hydrate } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { loadConfig } from '../../config.js';
 import { createServices, type Services } from '../../main.js';
-import { retrieve } from '../../index/retrieval.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createCrawler, type Crawler } from '../../crawler/crawler.js';
 import type { ItemOutcome } from '../../crawler/pipeline.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
 import { createCrawler, type Crawler, type CrawlerOptions } from '../../crawler/crawler.js';
 import type { ItemOutcome } from '../../crawler/pipeline.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput, PageSink } from '../../page-model.js';
 import { openStateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';

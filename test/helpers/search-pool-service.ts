@@ -3,7 +3,7 @@
  * the search-pool tests share.
  */
 import type { Test } from 'tap';
-import type { Embedder } from '../../index/embedder.js';
+import type { Embedder } from '../../index/serving/embedder.js';
 import { makePage } from './page-input.js';
 import { api, startTestService, type TestService } from './service.js';
 

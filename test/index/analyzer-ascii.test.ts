@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { fold, wordTokens } from '../../index/analyzer.js';
+import { fold, wordTokens } from '../../index/retrieval/analyzer.js';
 
 // The reference: the Unicode path every text took before ASCII got its fast path (issue 14, per-query cost).
 const refFold = (s: string) =>

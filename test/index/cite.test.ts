@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_CITE_TITLE_CHARS, formatCite, formatCiteDate } from '../../index/cite.js';
+import { MAX_CITE_TITLE_CHARS, formatCite, formatCiteDate } from '../../index/retrieval/cite.js';
 
 t.test('issue 4: cite is "title — host — YYYY-MM-DD"', async (t) => {
   t.equal(

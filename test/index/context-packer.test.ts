@@ -4,9 +4,15 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { PASSAGE_JOINER, itemOverheadTokens, packContext, type PackCandidate, type PackResult } from '../../index/context-packer.js';
-import { estimateTokens } from '../../index/tokens.js';
-import { warningSchema } from '../../index/warnings.js';
+import {
+  PASSAGE_JOINER,
+  itemOverheadTokens,
+  packContext,
+  type PackCandidate,
+  type PackResult,
+} from '../../index/retrieval/context-packer.js';
+import { estimateTokens } from '../../index/retrieval/tokens.js';
+import { warningSchema } from '../../index/retrieval/warnings.js';
 
 // Real passages (SciFact abstracts) so sizes and token counts look like the service's.
 const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));

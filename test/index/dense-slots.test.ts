@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DENSE_KEY_LIMIT, DenseSlots } from '../../index/dense-slots.js';
+import { DENSE_KEY_LIMIT, DenseSlots } from '../../index/engines/memory/dense-slots.js';
 
 t.test('DenseSlots: per-use values for any number, dense or not; a new use forgets every key', async (t) => {
   const s = new DenseSlots();

@@ -2,7 +2,7 @@ import t from 'tap';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmbedder, weightsPath } from '../../index/embedder.js';
+import { createEmbedder, weightsPath } from '../../index/serving/embedder.js';
 
 // Its own file (its own process): after onnxruntime failed to parse a model, a later load in the same process was
 // seen to fail too, so a corrupt model is tried where nothing else loads one.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkWeights, createEmbedder, createHashingEmbedder, weightsPath } from '../../index/embedder.js';
+import { checkWeights, createEmbedder, createHashingEmbedder, weightsPath } from '../../index/serving/embedder.js';
 
 const SHARED_MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
 const MODEL = 'all-MiniLM-L6-v2';

@@ -6,9 +6,9 @@
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { ARM_DEPTH, ARM_DEPTH_SELECTIVE, retrieve, type CandidateSource } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { ARM_DEPTH, ARM_DEPTH_SELECTIVE, retrieve, type CandidateSource } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));

@@ -9,10 +9,10 @@
 import t from 'tap';
 import fc from 'fast-check';
 import * as lancedb from '@lancedb/lancedb';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { compileQuery, parseQuery } from '../../index/query.js';
-import { FRESHNESS_WINDOWS, retrieve, type SearchFilters } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { compileQuery, parseQuery } from '../../index/retrieval/query.js';
+import { FRESHNESS_WINDOWS, retrieve, type SearchFilters } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

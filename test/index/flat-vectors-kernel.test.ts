@@ -1,10 +1,10 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
-import { KERNEL_URL } from '../../index/flat-vectors.js';
+import { KERNEL_URL } from '../../index/engines/memory/flat-vectors.js';
 import { assemble, WAT_URL, WASM_URLS } from '../../scripts/build-wasm.js';
 
 /**
- * The flat vectors' WebAssembly kernel is built from its checked-in text (index/flat-vectors.wat) with wabt at
+ * The flat vectors' WebAssembly kernel is built from its checked-in text (index/engines/memory/flat-vectors.wat) with wabt at
  * `npm run build`; what the code loads must be exactly that text assembled, so a stale or hand-made binary fails here.
  */
 t.test('the kernel the code loads is flat-vectors.wat assembled, byte for byte', async (t) => {

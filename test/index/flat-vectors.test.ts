@@ -1,15 +1,15 @@
 /**
- * The vector arm of a small index from vectors kept in memory (index/flat-vectors.ts): the same exact answer LanceDB's
+ * The vector arm of a small index from vectors kept in memory (index/engines/memory/flat-vectors.ts): the same exact answer LanceDB's
  * flat scan gives, through writes and deletions, and LanceDB again once the index outgrows the bound.
  */
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { FlatVectors } from '../../index/flat-vectors.js';
-import { kthLargest } from '../../index/top-k.js';
-import { searchPages } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { FlatVectors } from '../../index/engines/memory/flat-vectors.js';
+import { kthLargest } from '../../index/engines/memory/top-k.js';
+import { searchPages } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));

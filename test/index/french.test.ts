@@ -7,10 +7,10 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { analyze, analyzerLang, queryLangs, queryTerms } from '../../index/analyzer.js';
+import { analyze, analyzerLang, queryLangs, queryTerms } from '../../index/retrieval/analyzer.js';
 import { extractPage } from '../../crawler/extract.js';
-import { hydrate, retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { hydrate, retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

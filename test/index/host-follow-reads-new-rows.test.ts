@@ -7,10 +7,10 @@
 import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
 import { join } from 'node:path';
-import { followWriter, type HostRow } from '../../index/host-ids.js';
-import { localIndexLocation } from '../../index/location.js';
-import { retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { followWriter, type HostRow } from '../../index/engines/lance/host-ids.js';
+import { localIndexLocation } from '../../index/engines/lance/location.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { makePage } from '../helpers/page-input.js';

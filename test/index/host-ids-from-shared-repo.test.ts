@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import * as lancedb from '@lancedb/lancedb';
 import { join } from 'node:path';
-import { retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';

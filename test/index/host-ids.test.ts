@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import { HostIds, type HostRow } from '../../index/host-ids.js';
+import { HostIds, type HostRow } from '../../index/engines/lance/host-ids.js';
 
 /** A host row as the pages table gives it; `learn` reads its host and id. */
 const row = (host: string, host_id: number) => ({ host, host_id, lang: 'en' }) as unknown as HostRow;

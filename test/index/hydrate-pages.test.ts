@@ -1,9 +1,9 @@
 import t from 'tap';
-import { searchPages, type CandidateSource } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { searchPages, type CandidateSource } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { toResult } from '../../tools/search.js';
-import type { Warning } from '../../index/warnings.js';
+import type { Warning } from '../../index/retrieval/warnings.js';
 import { makePage } from '../helpers/page-input.js';
 
 // A result page reads the row of each page's best passage; a page's next passages are read only when the best one has

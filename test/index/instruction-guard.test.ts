@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { instructionMatch, looksLikeInstructions } from '../../index/instruction-guard.js';
+import { instructionMatch, looksLikeInstructions } from '../../index/retrieval/instruction-guard.js';
 
 const positives = [
   // English: override earlier instructions

@@ -2,7 +2,7 @@ import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
 import { Index, MatchQuery, Operator, PhraseQuery } from '@lancedb/lancedb';
 import { Field, Int32, Schema, Utf8 } from 'apache-arrow';
-import { FTS_OPTIONS } from '../../index/maintenance.js';
+import { FTS_OPTIONS } from '../../index/engines/lance/maintenance.js';
 
 // Whether svc may turn FTS positions on (FTS_OPTIONS.withPosition) and match phrases with PhraseQuery: LanceDB 0.31
 // failed every optimize of a positions index with an unindexed tail ("Error decoding batch: LanceError(Arrow)…",

@@ -1,8 +1,8 @@
 /** Issue 13 (the house): the index never writes the process environment; svc's entry sets Lance's pool size. */
 import t from 'tap';
 import { main } from '../../cli/main.js';
-import { lanceCpuThreads, setLanceCpuThreads } from '../../index/lance-threads.js';
-import { PassageIndex } from '../../index/store.js';
+import { lanceCpuThreads, setLanceCpuThreads } from '../../index/engines/lance/lance-threads.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 
 t.test(
   'issue 13: PassageIndex.open leaves process.env alone; the svc entry and setLanceCpuThreads set it unless the operator did',

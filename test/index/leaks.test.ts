@@ -6,10 +6,10 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { analyze, analyzerLang, wordTokens } from '../../index/analyzer.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { hydrate, retrieve } from '../../index/retrieval.js';
-import { PassageIndex, type PassageRow } from '../../index/store.js';
+import { analyze, analyzerLang, wordTokens } from '../../index/retrieval/analyzer.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { hydrate, retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex, type PassageRow } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

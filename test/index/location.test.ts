@@ -3,7 +3,7 @@ import t from 'tap';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
-import { indexLocation, openError, readIndexMeta, S3_READ_CONSISTENCY_S, writeIndexMeta } from '../../index/location.js';
+import { indexLocation, openError, readIndexMeta, S3_READ_CONSISTENCY_S, writeIndexMeta } from '../../index/engines/lance/location.js';
 
 const s3 = {
   SVC_INDEX_URI: 's3://bucket-one/svc',

@@ -8,8 +8,14 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../config.js';
-import { createEmbedder, weightsPath } from '../../index/embedder.js';
-import { availableModels, DEFAULT_MIN_SIMILARITY, MODEL_PROFILES, minSimilarityFor, resolveModel } from '../../index/model-profiles.js';
+import { createEmbedder, weightsPath } from '../../index/serving/embedder.js';
+import {
+  availableModels,
+  DEFAULT_MIN_SIMILARITY,
+  MODEL_PROFILES,
+  minSimilarityFor,
+  resolveModel,
+} from '../../index/serving/model-profiles.js';
 
 const SHARED_MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { nearKeyHash, NearKeySet } from '../../index/near-keys.js';
+import { nearKeyHash, NearKeySet } from '../../index/retrieval/near-keys.js';
 
 t.test('nearKeyHash: FNV-1a of the UTF-16 code units, 32 bits signed', async (t) => {
   t.equal(nearKeyHash(''), 0x811c9dc5 | 0);

@@ -9,9 +9,9 @@ import t from 'tap';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config.js';
-import { pageSchema } from '../../index/columns.js';
-import { indexLocation } from '../../index/location.js';
-import { openTables } from '../../index/open-tables.js';
+import { pageSchema } from '../../index/engines/lance/columns.js';
+import { indexLocation } from '../../index/engines/lance/location.js';
+import { openTables } from '../../index/engines/lance/open-tables.js';
 
 t.test('a table listed before its first version: a reader waits for it, within its wait for the writer', async (t) => {
   const loc = indexLocation(loadConfig({ env: { SVC_DATA_DIR: t.testdir() } }));

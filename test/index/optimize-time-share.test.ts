@@ -1,15 +1,15 @@
 /**
  * Issue 14 item 5: an optimize holds the write queue for its whole length (14–32 s at 1M passages), so a crawl that
  * optimized after every 200 pages indexed ≈ 3 pages/s there. Forced optimizes now keep to about a tenth of the time,
- * up to a limit of pages waiting (index/maintenance.ts `optimizeDue`).
+ * up to a limit of pages waiting (index/engines/lance/maintenance.ts `optimizeDue`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { OPTIMIZE_DEFER_LIMIT, optimizeDue, optimizeWaitMs } from '../../index/maintenance.js';
-import { searchPages } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
-import type { PassageCommit } from '../../index/passage-changes.js';
+import { OPTIMIZE_DEFER_LIMIT, optimizeDue, optimizeWaitMs } from '../../index/engines/lance/maintenance.js';
+import { searchPages } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import type { PassageCommit } from '../../index/engines/lance/passage-changes.js';
 import { makePage } from '../helpers/page-input.js';
 
 t.test('optimizeDue: every N pages, at most a tenth of the time, never more than the limit waiting', async (t) => {

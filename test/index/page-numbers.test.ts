@@ -4,8 +4,8 @@
  */
 import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
-import { formatCite } from '../../index/cite.js';
-import { PassageIndex } from '../../index/store.js';
+import { formatCite } from '../../index/retrieval/cite.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 
 const pdfPage = (ref: number) => {

@@ -1,10 +1,10 @@
 /**
- * Which versions of the passages table a reader may follow without a scan (index/passage-changes.ts, issue 14 item
+ * Which versions of the passages table a reader may follow without a scan (index/engines/lance/passage-changes.ts, issue 14 item
  * 5): the writer's own commits by their pages, and its maintenance (compaction, index updates) as rows moved, from
  * the moment it begins — a search thread may be asked for a version the maintenance made before it has ended.
  */
 import t from 'tap';
-import { PassageChanges } from '../../index/passage-changes.js';
+import { PassageChanges } from '../../index/engines/lance/passage-changes.js';
 
 t.test('commits by their pages; maintenance moves rows from its begin mark to its end mark, and no further', async (t) => {
   const c = new PassageChanges();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Tensor, mean_pooling } from '@huggingface/transformers';
-import { meanPoolNormalize } from '../../index/pooling.js';
+import { meanPoolNormalize } from '../../index/serving/pooling.js';
 
 // A deterministic pseudo-random hidden state (no Math.random: a failure must reproduce).
 function hiddenState(rows: number, cols: number, dim: number): Float32Array {

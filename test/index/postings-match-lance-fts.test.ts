@@ -1,5 +1,5 @@
 /**
- * Issue 14: the BM25 arm answered from in-process postings (index/postings.ts, index/text-engine.ts) is exact BM25
+ * Issue 14: the BM25 arm answered from in-process postings (index/engines/memory/postings.ts, index/engines/lance/text-engine.ts) is exact BM25
  * over the table's analysed text (repeated words included), with or without filters; postings followed version by
  * version equal postings built from scratch. Issue 42: they are the one engine, so they answer for the table version
  * the query reads: after a write a query waits for them to catch up (a page just written is never missed).
@@ -8,13 +8,13 @@ import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { compileQuery, parseQuery } from '../../index/query.js';
-import { retrieve } from '../../index/retrieval.js';
-import type { PassageKey, ResultRow } from '../../index/columns.js';
-import { PassageIndex } from '../../index/store.js';
-import { TextEngine } from '../../index/text-engine.js';
-import type { PassageCommit } from '../../index/passage-changes.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { compileQuery, parseQuery } from '../../index/retrieval/query.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
+import type { PassageKey, ResultRow } from '../../index/engines/lance/columns.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { TextEngine } from '../../index/engines/lance/text-engine.js';
+import type { PassageCommit } from '../../index/engines/lance/passage-changes.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

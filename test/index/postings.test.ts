@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { LoopBudget, yieldToLoop } from '../../event-loop.js';
-import { Postings, type TextHit, type TextQuery } from '../../index/postings.js';
+import { Postings, type TextHit, type TextQuery } from '../../index/engines/memory/postings.js';
 
 /** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over all added. */
 function naive(

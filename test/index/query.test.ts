@@ -1,8 +1,16 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { compileQuery, hostMatchesSite, normaliseFiletype, normaliseSite, parseQuery, type MatchableRow } from '../../index/query.js';
-import { compileFilter, whereOf } from '../../index/passage-filter.js';
-import { analyzerLang, indexText } from '../../index/analyzer.js';
+import {
+  compileQuery,
+  hostMatchesSite,
+  normaliseFiletype,
+  normaliseSite,
+  parseQuery,
+  type MatchableRow,
+} from '../../index/retrieval/query.js';
+import { compileFilter } from '../../index/retrieval/passage-filter.js';
+import { whereOf } from '../../index/engines/lance/where.js';
+import { analyzerLang, indexText } from '../../index/retrieval/analyzer.js';
 
 const row = (over: Partial<MatchableRow>): MatchableRow => {
   const r = {

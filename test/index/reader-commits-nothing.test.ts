@@ -12,10 +12,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { localIndexLocation } from '../../index/location.js';
-import { FTS_OPTIONS } from '../../index/maintenance.js';
-import { searchPages } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { localIndexLocation } from '../../index/engines/lance/location.js';
+import { FTS_OPTIONS } from '../../index/engines/lance/maintenance.js';
+import { searchPages } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 
 const TABLES = ['passages', 'pages', 'images'] as const;

@@ -6,9 +6,9 @@
  */
 import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
-import { PassageIndex } from '../../index/store.js';
-import { localIndexLocation } from '../../index/location.js';
-import { retrieve } from '../../index/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { localIndexLocation } from '../../index/engines/lance/location.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { makePage } from '../helpers/page-input.js';
 
 t.test('issue 10: a reader opened on an empty index finds what the writer adds, by text, with and without filters', async (t) => {

@@ -7,9 +7,9 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { searchPages } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { searchPages } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 
 t.test('issue 14: after a re-analysis at open every passage index covers every row', async (t) => {

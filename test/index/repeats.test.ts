@@ -1,7 +1,7 @@
 import t from 'tap';
 import { join } from 'node:path';
-import { PassageIndex } from '../../index/store.js';
-import { retrieve } from '../../index/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { makePage } from '../helpers/page-input.js';
 
 // Two passages alike in every statistic BM25 reads (length, one term of the query each, each term in one passage),

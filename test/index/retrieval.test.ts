@@ -3,11 +3,11 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { analyze, analyzerLang, stem, wordTokens } from '../../index/analyzer.js';
-import { nearKeyHash } from '../../index/near-keys.js';
-import { diversify, fuseRrf, groupPages, hydrate, retrieve, type RankedPassage } from '../../index/retrieval.js';
-import { PassageIndex, type PassageHit, type PassageRow } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { analyze, analyzerLang, stem, wordTokens } from '../../index/retrieval/analyzer.js';
+import { nearKeyHash } from '../../index/retrieval/near-keys.js';
+import { diversify, fuseRrf, groupPages, hydrate, retrieve, type RankedPassage } from '../../index/retrieval/retrieval.js';
+import { PassageIndex, type PassageHit, type PassageRow } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

@@ -1,10 +1,10 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { defaultRowCacheBytes, RowCache } from '../../index/row-cache.js';
-import { defaultSnippetBytes } from '../../index/snippet-store.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { PassageIndex } from '../../index/store.js';
-import { compileQuery, parseQuery } from '../../index/query.js';
+import { defaultRowCacheBytes, RowCache } from '../../index/engines/memory/row-cache.js';
+import { defaultSnippetBytes } from '../../index/engines/memory/snippet-store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { compileQuery, parseQuery } from '../../index/retrieval/query.js';
 import { makePage } from '../helpers/page-input.js';
 import { loadConfig } from '../../config.js';
 import { startTestService } from '../helpers/service.js';

@@ -5,9 +5,9 @@
  * line) and prints how long that took.
  */
 import { loadConfig } from '../../config.js';
-import { indexLocation } from '../../index/location.js';
-import { retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { indexLocation } from '../../index/engines/lance/location.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 
 const waitFor = process.argv[2] ?? '';
 const idx = await PassageIndex.open({ location: indexLocation(loadConfig()), embedder: null, refreshAfterMs: 0 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { orderByScore, sortByScore } from '../../index/score-sort.js';
+import { orderByScore, sortByScore } from '../../index/retrieval/score-sort.js';
 
 interface Item {
   readonly s: number;

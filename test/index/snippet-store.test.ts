@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { Utf8, vectorFromArray } from 'apache-arrow';
-import { PAGE_FIELD_ROW_COLUMNS } from '../../index/columns.js';
-import { pageRows } from '../../index/rows.js';
-import { TextSnapshot } from '../../index/text-engine.js';
+import { PAGE_FIELD_ROW_COLUMNS } from '../../index/engines/lance/columns.js';
+import { pageRows } from '../../index/engines/lance/rows.js';
+import { TextSnapshot } from '../../index/engines/lance/text-engine.js';
 import { makePage } from '../helpers/page-input.js';
-import { defaultSnippetBytes, SnippetStore } from '../../index/snippet-store.js';
+import { defaultSnippetBytes, SnippetStore } from '../../index/engines/memory/snippet-store.js';
 
 const MiB = 2 ** 20;
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { DEFAULT_EXCERPT_CHARS, buildExcerpt, excerptMatches } from '../../index/snippets.js';
+import { DEFAULT_EXCERPT_CHARS, buildExcerpt, excerptMatches } from '../../index/retrieval/snippets.js';
 
 const open = { nosnippet: false, maxSnippet: null } as const;
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();

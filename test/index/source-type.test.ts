@@ -1,5 +1,5 @@
 import t from 'tap';
-import { classifySource, provinceFromRegion } from '../../index/source-type.js';
+import { classifySource, provinceFromRegion } from '../../index/retrieval/source-type.js';
 
 const none = { declaredTypes: [], addressCountries: [], addressRegions: [] };
 

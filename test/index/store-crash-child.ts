@@ -4,7 +4,7 @@
  * "B <n>" after each acknowledged batch, so the parent can kill -9 it mid-write. Not a test file itself.
  */
 import { writeSync } from 'node:fs';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 
 const [dir, seed] = process.argv.slice(2) as [string, string];

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
 import t, { type Test } from 'tap';
-import { PassageIndex } from '../../index/store.js';
-import { beginWrite } from '../../index/write-journal.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { beginWrite } from '../../index/engines/lance/write-journal.js';
 import { makePage } from '../helpers/page-input.js';
 
 const CHILD = fileURLToPath(new URL('./store-crash-child.ts', import.meta.url));

@@ -10,10 +10,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, loadConfig } from '../../config.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { indexLocation, IndexOpenError } from '../../index/location.js';
-import { hydrate, retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { indexLocation, IndexOpenError } from '../../index/engines/lance/location.js';
+import { hydrate, retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 import { seaweedfsUnavailable, startSeaweedfs, type SeaweedfsServer } from '../helpers/seaweedfs-server.js';
 

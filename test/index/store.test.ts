@@ -2,13 +2,13 @@ import t from 'tap';
 import * as lancedb from '@lancedb/lancedb';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { retrieve } from '../../index/retrieval.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
 import { fileURLToPath } from 'node:url';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { hydrate } from '../../index/retrieval.js';
-import { SEARCH_COLUMN } from '../../index/query.js';
-import { FTS_OPTIONS } from '../../index/maintenance.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { hydrate } from '../../index/retrieval/retrieval.js';
+import { SEARCH_COLUMN } from '../../index/retrieval/query.js';
+import { FTS_OPTIONS } from '../../index/engines/lance/maintenance.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 
 const page = (ref: number, over: Partial<PageInput> & { texts?: string[] } = {}): PageInput => {

@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { TermPresence } from '../../index/query.js';
+import { TermPresence } from '../../index/retrieval/query.js';
 
 const substring = (text: string, term: string) => ` ${text} `.includes(` ${term} `);
 const row = (search_text: string) => ({ page_ref: 1, ordinal: 0, title: '', lang: 'en', search_text }) as never;
@@ -60,7 +60,7 @@ t.test(
     t.same([...p.present(given(Uint8Array.of(0, 1, 1)))], [0, 1, 1], 'bytes');
     t.same([...p.present(row('bone marrow'))], [0, 1, 1], 'a row with text only: found in its text');
     // The postings' answer for its hits equals the text's, in either form.
-    const { Postings } = await import('../../index/postings.js');
+    const { Postings } = await import('../../index/engines/memory/postings.js');
     const many = Array.from({ length: 40 }, (_, i) => `t${i}`);
     const postings = new Postings();
     const texts = ['t1 t5 t33 t39', 't0 t2 t34', 't3'];

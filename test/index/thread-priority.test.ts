@@ -5,9 +5,9 @@ import t from 'tap';
 import { ConfigError, loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { createServices } from '../../main.js';
-import { createHashingEmbedder } from '../../index/embedder.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { makePage } from '../helpers/page-input.js';
-import { INDEX_THREAD_NAMES, IndexThreadPriority } from '../../index/thread-priority.js';
+import { INDEX_THREAD_NAMES, IndexThreadPriority } from '../../index/serving/thread-priority.js';
 
 const linux = existsSync('/proc/self/task');
 

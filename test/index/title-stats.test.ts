@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { analyze } from '../../index/analyzer.js';
+import { analyze } from '../../index/retrieval/analyzer.js';
 
 const titleTerms = (q: string) => analyze(q, 'en');
 const en = (titles: string[]) => titles.map((title) => ({ title, lang: 'en' }));
-import { TitleStats, titleTermIds, titleTerms as exportedTitleTerms, unpackTitleIds } from '../../index/title-stats.js';
+import { TitleStats, titleTermIds, titleTerms as exportedTitleTerms, unpackTitleIds } from '../../index/engines/memory/title-stats.js';
 
 t.test('title BM25: matching terms score, rarer terms weigh more, longer titles less', async (t) => {
   const titles = [

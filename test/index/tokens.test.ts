@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'node-html-parser';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { MAX_CHARS_PER_TOKEN, estimateTokens, estimateTokensIncremental, truncateToTokens } from '../../index/tokens.js';
+import { MAX_CHARS_PER_TOKEN, estimateTokens, estimateTokensIncremental, truncateToTokens } from '../../index/retrieval/tokens.js';
 
 // Real text, read in place from ../shared (never copied into the repo).
 const shared = fileURLToPath(new URL('../../../shared/data/', import.meta.url));

@@ -4,9 +4,9 @@
  * back as exactly what was written last: no passage of an older version is left, none of the new one is missing.
  */
 import t from 'tap';
-import { createHashingEmbedder } from '../../index/embedder.js';
-import { retrieve } from '../../index/retrieval.js';
-import { PassageIndex } from '../../index/store.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { retrieve } from '../../index/retrieval/retrieval.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 

@@ -3,7 +3,7 @@
  * natural-language questions get ranked answers, operators stay exact, and context is relevant or absent.
  */
 import t, { type Test } from 'tap';
-import { createHashingEmbedder } from '../../index/embedder.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
 import { contextTool } from '../../tools/context.js';

@@ -15,7 +15,7 @@ import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js'
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { RequestStore } from '../../state/requests.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { PRIORITY } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';

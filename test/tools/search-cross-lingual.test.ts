@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { extractPage } from '../../crawler/extract.js';
-import { checkWeights } from '../../index/embedder.js';
+import { checkWeights } from '../../index/serving/embedder.js';
 import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';

@@ -8,7 +8,7 @@ import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Hosts } from '../../state/hosts.js';
 import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
-import type { PassageIndex } from '../../index/store.js';
+import type { PassageIndex } from '../../index/engines/lance/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { normalizeHostParam, siteTool } from '../../tools/site.js';

@@ -7,7 +7,7 @@ import { createLogger } from '../../logger.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteEntities, sqliteRepositories } from '../../state/repos/sqlite.js';
 import { EntityStore } from '../../state/entities.js';
-import type { PassageIndex } from '../../index/store.js';
+import type { PassageIndex } from '../../index/engines/lance/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { pinnedByOperator, submitUrlTool, validateSubmissionUrl } from '../../tools/submit-url.js';

@@ -4,7 +4,7 @@
  * test/tools/search-cross-lingual.test.ts.)
  */
 import t from 'tap';
-import { createHashingEmbedder } from '../../index/embedder.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { callTool } from '../../tools/call-tool.js';
 import { contextTool } from '../../tools/context.js';
 import { searchTool } from '../../tools/search.js';

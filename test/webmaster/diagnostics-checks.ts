@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { hostOf } from '../../crawler/url.js';
 import type { TestWeb } from '../../fixtures/test-web/index.js';
-import type { PassageIndex } from '../../index/store.js';
+import type { PassageIndex } from '../../index/engines/lance/store.js';
 import type { Repositories } from '../../state/repos/types.js';
 import { propertyDiagnostics } from '../../webmaster/diagnostics.js';
 import { testFetcher } from '../fixtures/net-guard.js';

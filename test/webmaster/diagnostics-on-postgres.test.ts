@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../config.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
 import { crawlAndCheckDiagnostics } from './diagnostics-checks.js';

@@ -9,7 +9,7 @@ import { loadConfig } from '../../config.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { hostOf } from '../../crawler/url.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb } from '../../state/db.js';
 import { sqliteRepositories } from '../../state/repos/sqlite.js';
 import { propertyDiagnostics } from '../../webmaster/diagnostics.js';

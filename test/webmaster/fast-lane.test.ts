@@ -12,7 +12,7 @@ import { loadConfig } from '../../config.js';
 import { createCrawler, type Crawler } from '../../crawler/crawler.js';
 import { PRIORITY } from '../../crawler/frontier.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
-import { PassageIndex } from '../../index/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { openStateDb, type StateDb } from '../../state/db.js';
 import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';

@@ -3,7 +3,7 @@
  * Snippet rules (nosnippet, max-snippet) apply, and callers pass snippetText with data-nosnippet parts removed, so
  * nothing the page hides can leak into an excerpt.
  */
-import type { SnippetPolicy } from '../page-model.js';
+import type { SnippetPolicy } from '../../page-model.js';
 
 /** Default excerpt length in characters (UTF-16 code units, ellipses included). */
 export const DEFAULT_EXCERPT_CHARS = 240;

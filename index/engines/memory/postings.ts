@@ -3,8 +3,8 @@
  * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments, tombstones counted in statistics until
  * merged (as in Lucene); BM25 with Lucene's formula, k1 = 1.2, b = 0.75.
  */
-import { LoopBudget } from '../event-loop.js';
-import { sortByScore } from './score-sort.js';
+import { LoopBudget } from '../../../event-loop.js';
+import { sortByScore } from '../../retrieval/score-sort.js';
 import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 

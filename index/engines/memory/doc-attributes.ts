@@ -3,8 +3,8 @@
  * A filter is one predicate tested inside the postings' search, so a filtered query is still the exact BM25 top k
  * over the passages that pass.
  */
-import type { FilterFields, PassageFilter } from './passage-filter.js';
-import { sourceTypeMatches } from './passage-filter.js';
+import type { FilterFields, PassageFilter } from '../../retrieval/passage-filter.js';
+import { sourceTypeMatches } from '../../retrieval/passage-filter.js';
 import { grow } from './typed-arrays.js';
 
 /** A page's attributes as codes (computed once per page, written per document). */

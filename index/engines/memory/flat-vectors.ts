@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { orderByScore } from './score-sort.js';
+import { orderByScore } from '../../retrieval/score-sort.js';
 import { kthLargest } from './top-k.js';
 
 /**

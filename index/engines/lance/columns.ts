@@ -3,9 +3,9 @@
  * column list are generated, so a column is added or renamed in one place. Order matters only for new tables.
  */
 import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8, type DataType } from 'apache-arrow';
-import type { DateSource } from '../page-model.js';
-import type { Province, SourceType } from './source-type.js';
-import type { TitleIds } from './title-stats.js';
+import type { DateSource } from '../../../page-model.js';
+import type { Province, SourceType } from '../../retrieval/source-type.js';
+import type { TitleIds } from '../memory/title-stats.js';
 
 /** A column: how it is stored and which reads select it. `T` is its TypeScript type (null included when nullable). */
 export interface Column<T, R extends string> {

@@ -2,11 +2,11 @@
  * Pages to rows and back: what a PageInput becomes in the three tables (with the country / province / source_type
  * the index derives), what a stored row is to callers, and Arrow results as plain objects.
  */
-import type { PageInput } from '../page-model.js';
-import { analyzerLang, indexText } from './analyzer.js';
+import type { PageInput } from '../../../page-model.js';
+import { analyzerLang, indexText } from '../../retrieval/analyzer.js';
 import type { IMAGE_COLUMNS, ImageRow, PAGE_COLUMNS, PageRow, PASSAGE_COLUMNS, PassageWriteRow, RowOf } from './columns.js';
-import { classifySource, type Province, type SourceType } from './source-type.js';
-import { estimateTokens } from './tokens.js';
+import { classifySource, type Province, type SourceType } from '../../retrieval/source-type.js';
+import { estimateTokens } from '../../retrieval/tokens.js';
 
 /** A page as stored: the PageInput fields (without its passages, images and raw signals) plus what the index derived. */
 export interface StoredPage extends Omit<PageInput, 'passages' | 'images' | 'signals' | 'externalId'> {

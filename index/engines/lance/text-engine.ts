@@ -5,18 +5,18 @@
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { Type as ArrowType } from 'apache-arrow';
-import { LoopBudget } from '../event-loop.js';
-import { FlatVectors } from './flat-vectors.js';
+import { LoopBudget } from '../../../event-loop.js';
+import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { DocAttributes, type DocTest, type PageCodes } from './doc-attributes.js';
-import type { PassageFilter } from './passage-filter.js';
-import { nearKeyHash } from './near-keys.js';
-import { SnippetStore } from './snippet-store.js';
+import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
+import type { PassageFilter } from '../../retrieval/passage-filter.js';
+import { nearKeyHash } from '../../retrieval/near-keys.js';
+import { SnippetStore } from '../memory/snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
-import { Postings, type TextHit, type TextQuery } from './postings.js';
-import { titleTermIds, titleTerms, type TitleIds } from './title-stats.js';
-import { TopK } from './top-k.js';
-import { grow } from './typed-arrays.js';
+import { Postings, type TextHit, type TextQuery } from '../memory/postings.js';
+import { titleTermIds, titleTerms, type TitleIds } from '../memory/title-stats.js';
+import { TopK } from '../memory/top-k.js';
+import { grow } from '../memory/typed-arrays.js';
 
 /**
  * The page fields of a passage row (denormalised into every passage of a page) are kept once per page in memory: a

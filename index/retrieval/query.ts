@@ -5,8 +5,8 @@
  */
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
-import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from './columns.js';
-import type { TextQuery } from './postings.js';
+import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from '../engines/lance/columns.js';
+import type { TextQuery } from '../engines/memory/postings.js';
 
 export { fold, wordTokens } from './analyzer.js';
 
@@ -295,7 +295,7 @@ export interface CompiledQuery {
    * clause). Null when the query has no positive text (operators only: the postings' filter-only scan answers).
    */
   readonly text: TextQuery | null;
-  /** Query terms of the title boost (index/title-stats.ts), repeats kept. */
+  /** Query terms of the title boost (index/engines/memory/title-stats.ts), repeats kept. */
   readonly titleTerms: readonly string[];
   /** Text the vector arm embeds (the words, required words, phrases and intitle phrases); empty when none. */
   readonly semanticText: string;

@@ -15,8 +15,8 @@ import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { LoopBudget } from '../event-loop.js';
-import { startModuleWorker } from '../worker-thread.js';
+import { LoopBudget } from '../../event-loop.js';
+import { startModuleWorker } from '../../worker-thread.js';
 import { DEFAULT_MODEL, MODEL_PROFILES, WEIGHTS_FILE, resolveModel, type EmbedderDtype } from './model-profiles.js';
 
 export { EMBEDDER_DTYPES, type EmbedderDtype } from './model-profiles.js';

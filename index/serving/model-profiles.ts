@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../../config.js';
 
 /** Weight precisions the embedder can load (transformers.js `dtype`; each names its own file in `onnx/`). */
 export const EMBEDDER_DTYPES = ['q8', 'fp32', 'q4'] as const;
@@ -22,7 +22,7 @@ export interface ModelProfile {
   readonly queryPrefix: string;
   /** Put before an indexed passage's text. */
   readonly passagePrefix: string;
-  /** Token vectors → sentence vector; mean over the attention mask, then L2 normalisation (index/pooling.ts). */
+  /** Token vectors → sentence vector; mean over the attention mask, then L2 normalisation (index/serving/pooling.ts). */
   readonly pooling: 'mean';
   /** Token window, closing token included: the one the model was trained and evaluated with. */
   readonly maxTokens: number;

@@ -4,10 +4,10 @@
  */
 import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
-import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from './analyzer.js';
+import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from '../../retrieval/analyzer.js';
 import { ALT_COLUMN, KEY_COLUMNS, PAGE_COLUMNS, columnsFor } from './columns.js';
-import type { Embedder } from './embedder.js';
-import { SEARCH_COLUMN } from './query.js';
+import type { Embedder } from '../../serving/embedder.js';
+import { SEARCH_COLUMN } from '../../retrieval/query.js';
 import { plainRows } from './rows.js';
 
 /**

@@ -3,8 +3,8 @@
  * Upkeep is approximate by design: removals subtract nothing and a rebuild runs once writes exceed a fifth of the
  * titles, so IDF drifts only within that bound at amortised O(1) per write.
  */
-import { LoopBudget } from '../event-loop.js';
-import { analyze, analyzerLang } from './analyzer.js';
+import { LoopBudget } from '../../../event-loop.js';
+import { analyze, analyzerLang } from '../../retrieval/analyzer.js';
 import { DenseSlots } from './dense-slots.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */

@@ -3,16 +3,16 @@
  * checked in code, rank fusion, near-duplicate collapse. The store is reached only through `CandidateSource`, and
  * filters travel as typed values (passage-filter.ts), never as a where string.
  */
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../serving/embedder.js';
 import { compileQuery, hasPositiveConstraint, parseQuery, TITLE_BOOST, type CompiledQuery } from './query.js';
-import { passageKey, type MatchColumn } from './columns.js';
-import { DenseSlots } from './dense-slots.js';
-import { minSimilarityFor } from './model-profiles.js';
+import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
+import { DenseSlots } from '../engines/memory/dense-slots.js';
+import { minSimilarityFor } from '../serving/model-profiles.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
-import type { TextQuery } from './postings.js';
-import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from './store.js';
+import type { TextQuery } from '../engines/memory/postings.js';
+import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from '../engines/lance/store.js';
 
 export { FRESHNESS_WINDOWS, type Freshness, type SearchFilters } from './passage-filter.js';
 

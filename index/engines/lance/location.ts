@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type * as lancedb from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
 import { Field, Schema, Utf8 } from 'apache-arrow';
-import { ConfigError, type Config } from '../config.js';
+import { ConfigError, type Config } from '../../../config.js';
 
 /** Default staleness bound of a reader on object storage, in seconds (config `indexReadConsistencyS`). */
 export const S3_READ_CONSISTENCY_S = 5;

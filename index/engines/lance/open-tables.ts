@@ -8,7 +8,7 @@ import type { Table } from '@lancedb/lancedb';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { imageSchema, pageSchema, passageSchema } from './columns.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../../serving/embedder.js';
 import { notCommittedYet, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_ANALYZER, type IndexMeta, type IndexTables } from './maintenance.js';
 import { recoverInterruptedWrite } from './write-journal.js';
@@ -63,7 +63,7 @@ export async function openTables(
 ): Promise<OpenedTables> {
   if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
   mkdirSync(location.journalDir, { recursive: true });
-  // LANCE_CPU_THREADS is the process entry's to set (index/lance-threads.ts), never a library's.
+  // LANCE_CPU_THREADS is the process entry's to set (index/engines/lance/lance-threads.ts), never a library's.
   let db: lancedb.Connection;
   let names: Set<string>;
   try {

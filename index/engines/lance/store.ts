@@ -6,9 +6,9 @@
 import * as lancedb from '@lancedb/lancedb';
 import { MatchQuery, type Table } from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
-import { LoopBudget } from '../event-loop.js';
+import { LoopBudget } from '../../../event-loop.js';
 import type { Logger } from 'pino';
-import type { PageInput, PageSink } from '../page-model.js';
+import type { PageInput, PageSink } from '../../../page-model.js';
 import {
   ALT_COLUMN,
   CONTINUATION_COLUMNS,
@@ -40,17 +40,18 @@ import {
   type RowOf,
   passageKey,
 } from './columns.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../../serving/embedder.js';
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
-import type { TextQuery } from './postings.js';
-import { defaultRowCacheBytes, RowCache } from './row-cache.js';
-import { defaultSnippetBytes } from './snippet-store.js';
+import type { TextQuery } from '../memory/postings.js';
+import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
+import { defaultSnippetBytes } from '../memory/snippet-store.js';
 import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
-import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
+import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables, type VectorsUnused } from './open-tables.js';
-import { whereOf, type PassageFilter } from './passage-filter.js';
+import type { PassageFilter } from '../../retrieval/passage-filter.js';
+import { whereOf } from './where.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
   arrowRows,
@@ -63,7 +64,7 @@ import {
   type StoredPage,
   type StoredPassage,
 } from './rows.js';
-import { TitleStats } from './title-stats.js';
+import { TitleStats } from '../memory/title-stats.js';
 import { beginWrite } from './write-journal.js';
 
 export type { PassageHit, PassageKey, PassageRow, ResultRow } from './columns.js';
@@ -89,7 +90,7 @@ export interface IndexStats {
 export interface OpenOptions {
   /** Folder of the LanceDB database (usually `<dataDir>/lance`); the same as `location: localIndexLocation(dir)`. */
   readonly dir?: string;
-  /** Where the index lives: a local folder or an object-storage prefix (index/location.ts). Wins over `dir`. */
+  /** Where the index lives: a local folder or an object-storage prefix (index/engines/lance/location.ts). Wins over `dir`. */
   readonly location?: IndexLocation;
   readonly embedder: Embedder | null;
   readonly log?: Pick<Logger, 'info' | 'warn' | 'debug'>;

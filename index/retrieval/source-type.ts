@@ -3,8 +3,8 @@
  * The kinds are a closed set (SOURCE_TYPES) so filters on them can run inside the index as constant literals.
  * The rules are documented in docs/api-search.md.
  */
-import { isEntityKind, isSubtypeOf } from '../schema-org-types.js';
-import type { PageSignals } from '../page-model.js';
+import { isEntityKind, isSubtypeOf } from '../../schema-org-types.js';
+import type { PageSignals } from '../../page-model.js';
 
 /** The closed set of source kinds. */
 export const SOURCE_TYPES = [
@@ -25,8 +25,8 @@ export const SOURCE_TYPE_FILTERS = ['government', ...SOURCE_TYPES] as const;
 export type SourceTypeFilter = (typeof SOURCE_TYPE_FILTERS)[number];
 
 // Provinces are defined once in canada.ts; re-exported because the index's signals are stated in them.
-export { PROVINCES, type Province } from '../canada.js';
-import { PROVINCES, type Province } from '../canada.js';
+export { PROVINCES, type Province } from '../../canada.js';
+import { PROVINCES, type Province } from '../../canada.js';
 
 export interface SourceSignals {
   /** ISO 3166-1 alpha-2, lower-case, or null when unknown. */

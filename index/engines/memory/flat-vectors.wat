@@ -1,4 +1,4 @@
-;; The flat vectors' kernel (index/flat-vectors.ts, where each function is described): f32 dot products of a query
+;; The flat vectors' kernel (index/engines/memory/flat-vectors.ts, where each function is described): f32 dot products of a query
 ;; with every row (`dots`) or with listed rows (`dotsAt`), and the 16-bit screen (`screen16`). Assembled with wabt
 ;; (scripts/build-wasm.ts, `npm run build`) into flat-vectors.wasm beside the code that loads it (never committed).
 (module
