@@ -26,11 +26,11 @@ export const CRAWLER_VERSION = '0.1.0';
  * politeness it claims through, the document registry and the host facts it writes. The embedded default passes
  * the SQLite ones of the data dir's file; a fleet the PostgreSQL ones, so every worker shares one frontier.
  */
-export type CrawlRepos = Pick<Repositories, 'frontier' | 'politeness' | 'documents' | 'hosts'>;
+export type CrawlRepos = Pick<Repositories, 'frontier' | 'politeness' | 'robots' | 'documents' | 'hosts'>;
 
 export interface CrawlerOptions {
   readonly config: Config;
-  /** Frontier, politeness, documents and host facts (see CrawlRepos). */
+  /** Frontier, politeness, the fleet's robots.txt files, documents and host facts (see CrawlRepos). */
   readonly repos: CrawlRepos;
   readonly sink: PageSink;
   readonly entities: EntitySink;
@@ -242,7 +242,15 @@ export function createCrawler(opts: CrawlerOptions): Crawler {
       return abort.signal;
     },
   });
-  const robots = new RobotsCache({ fetcher: polite, now });
+  // One robots.txt fetch per origin and validity period for every worker sharing the repositories.
+  const robots = new RobotsCache({
+    fetcher: polite,
+    now,
+    shared: repos.robots,
+    leaseToken: `${owner}-${Math.random().toString(36).slice(2, 10)}`,
+    leaseMs,
+    onSharedError: (err) => log.warn({ err }, 'crawler: shared robots.txt state'),
+  });
 
   const batching = opts.batchWrites === false ? null : new BatchingSink(opts.sink);
   const deps: PipelineDeps = {

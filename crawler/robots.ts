@@ -6,6 +6,7 @@
 import type { Fetcher, FetchResult } from './fetcher.js';
 import { USER_AGENT_TOKEN } from './directives.js';
 import { isFetchError } from './fetcher.js';
+import type { RobotsRepo, SharedRobots } from '../state/repos/types.js';
 
 /** Bytes of robots.txt we parse; RFC 9309 §2.5 requires at least 500 KiB. */
 export const ROBOTS_PARSE_LIMIT = 500 * 1024;
@@ -385,19 +386,37 @@ export interface RobotsCacheOptions {
   readonly now?: () => number;
   /** Product token. @default 'SvcBot' */
   readonly token?: string;
+  /** The fleet's copy of every origin's file: one fetch per validity period for all workers sharing it. */
+  readonly shared?: RobotsRepo;
+  /** Names this worker's fetch leases in `shared`. @default robots-<pid>-<random> */
+  readonly leaseToken?: string;
+  /** How long a fetch lease holds: a killed worker delays the origin's other workers that long. @default 60 s */
+  readonly leaseMs?: number;
+  /** How often a worker waiting for another's fetch looks for its result. @default 200 ms */
+  readonly pollMs?: number;
+  /** A failure of the shared store: the worker then fetches and keeps the file for itself. */
+  readonly onSharedError?: (err: unknown) => void;
 }
 
 interface CacheEntry {
   readonly info: RobotsInfo;
   readonly robots: RobotsTxt | null;
+  /** The file the rules were parsed from, kept to hand on to the fleet. */
+  readonly body: Uint8Array | null;
 }
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** Fetch errors that come from the worker's own settings (its address policy), not from the site. */
+const WORKER_REFUSALS: ReadonlySet<string> = new Set(['blocked_address', 'bad_scheme', 'credentials']);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx parse; 4xx allow all (429 as 5xx);
  * 5xx, over 5 redirects or a network error disallow all, unless an earlier good copy exists. One fetch per origin
- * for concurrent checks.
+ * for concurrent checks, and with a shared store one per validity period for the whole fleet: the worker holding
+ * the origin's lease fetches, the others wait for its row (or take over when the lease lapses).
  */
 export class RobotsCache {
   private readonly fetcher: Fetcher;
@@ -405,6 +424,11 @@ export class RobotsCache {
   private readonly errorTtlMs: number;
   private readonly now: () => number;
   private readonly token: string;
+  private readonly shared: RobotsRepo | null;
+  private readonly leaseToken: string;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly onSharedError: (err: unknown) => void;
   private readonly entries = new Map<string, CacheEntry>();
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
 
@@ -414,6 +438,11 @@ export class RobotsCache {
     this.errorTtlMs = Math.min(opts.errorTtlMs ?? 10 * 60 * 1000, this.ttlMs);
     this.now = opts.now ?? Date.now;
     this.token = opts.token ?? USER_AGENT_TOKEN;
+    this.shared = opts.shared ?? null;
+    this.leaseToken = opts.leaseToken ?? `robots-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.pollMs = opts.pollMs ?? 200;
+    this.onSharedError = opts.onSharedError ?? (() => undefined);
   }
 
   /** Whether the crawler may fetch `url`, fetching the origin's robots.txt first if needed. */
@@ -440,9 +469,11 @@ export class RobotsCache {
     return this.entries.get(new URL(origin).origin)?.info ?? null;
   }
 
-  /** Forgets an origin (e.g. after a webmaster asks for a recrawl). */
-  invalidate(origin: string): void {
-    this.entries.delete(new URL(origin).origin);
+  /** Forgets an origin (e.g. after a webmaster asks for a recrawl), in the fleet's copy too. */
+  async invalidate(origin: string): Promise<void> {
+    const o = new URL(origin).origin;
+    this.entries.delete(o);
+    await this.shared?.forget(o).catch(this.onSharedError);
   }
 
   private async entry(origin: string): Promise<CacheEntry> {
@@ -457,6 +488,84 @@ export class RobotsCache {
   }
 
   private async load(origin: string, previous: CacheEntry | undefined): Promise<CacheEntry> {
+    const entry = this.shared ? await this.loadShared(this.shared, origin, previous) : await this.fetchEntry(origin, previous);
+    this.entries.set(origin, entry);
+    return entry;
+  }
+
+  /**
+   * The fleet's fresh copy, else this worker's own fetch under the origin's lease, else a wait for the holder's row.
+   * A dead holder's lease lapses and a waiter takes it over; the wait is also bounded in real time (twice the lease,
+   * whatever the injected clock says), so no worker waits for ever on a store whose leases never lapse.
+   */
+  private async loadShared(shared: RobotsRepo, origin: string, previous: CacheEntry | undefined): Promise<CacheEntry> {
+    const waitUntil = performance.now() + 2 * this.leaseMs;
+    let last: SharedRobots | null = null;
+    try {
+      for (;;) {
+        last = await shared.get(origin);
+        const now = this.now();
+        if (last && last.expiresAt > now) return this.entryOf(last);
+        if (performance.now() >= waitUntil || (await shared.lease(origin, this.leaseToken, this.leaseMs, now))) break;
+        await sleep(this.pollMs);
+      }
+    } catch (err) {
+      this.onSharedError(err);
+      return this.fetchEntry(origin, previous);
+    }
+    const entry = await this.fetchEntry(origin, previous ?? (last ? this.entryOf(last) : undefined));
+    if (entry.info.error !== null && WORKER_REFUSALS.has(entry.info.error)) {
+      // This worker's own address policy refused the fetch: the rest of the fleet may be allowed to make it.
+      await shared.release(origin, this.leaseToken).catch(this.onSharedError);
+      return entry;
+    }
+    await shared
+      .put({
+        origin,
+        status: entry.info.status,
+        fetchedAt: entry.info.fetchedAt,
+        expiresAt: entry.info.expiresAt,
+        httpStatus: entry.info.httpStatus,
+        url: entry.info.url,
+        error: entry.info.error,
+        truncated: entry.info.truncated,
+        body: entry.robots ? entry.body : null,
+      })
+      .catch(this.onSharedError);
+    return entry;
+  }
+
+  /** A fleet row as this worker's entry: the same derivation `fetchEntry` makes from a response. */
+  private entryOf(row: SharedRobots): CacheEntry {
+    const base = { origin: row.origin, fetchedAt: row.fetchedAt, expiresAt: row.expiresAt, url: row.url, error: row.error };
+    const status = row.status as RobotsStatus;
+    if (status === 'ok' && row.body) {
+      const robots = parseRobots(row.body);
+      return { robots, body: row.body, info: this.okInfo(base, row.httpStatus, robots, row.truncated) };
+    }
+    return { robots: null, body: null, info: emptyInfo({ ...base, httpStatus: row.httpStatus }, status === 'ok' ? 'unreachable' : status) };
+  }
+
+  private okInfo(
+    base: Pick<RobotsInfo, 'origin' | 'fetchedAt' | 'expiresAt' | 'url' | 'error'>,
+    httpStatus: number | null,
+    robots: RobotsTxt,
+    truncated: boolean,
+  ): RobotsInfo {
+    const tr = rulesFor(robots, this.token);
+    return {
+      ...base,
+      httpStatus,
+      status: 'ok',
+      group: tr.group,
+      rules: tr.rules.map((r) => `${r.type === 'allow' ? 'Allow' : 'Disallow'}: ${r.pattern}`),
+      crawlDelaySec: crawlDelay(robots, this.token),
+      sitemaps: sitemaps(robots),
+      truncated: truncated || robots.truncated,
+    };
+  }
+
+  private async fetchEntry(origin: string, previous: CacheEntry | undefined): Promise<CacheEntry> {
     const url = `${origin}/robots.txt`;
     const fetchedAt = this.now();
     let res: FetchResult | null = null;
@@ -468,60 +577,31 @@ export class RobotsCache {
       error = err.kind;
     }
     const base = { origin, fetchedAt, url: res?.url ?? url, error, httpStatus: res?.status ?? null };
-    let entry: CacheEntry;
     if (res && res.status >= 200 && res.status < 300) {
       const robots = parseRobots(res.body);
-      const tr = rulesFor(robots, this.token);
-      entry = {
-        robots,
-        info: {
-          ...base,
-          status: 'ok',
-          expiresAt: fetchedAt + this.ttlMs,
-          group: tr.group,
-          rules: tr.rules.map((r) => `${r.type === 'allow' ? 'Allow' : 'Disallow'}: ${r.pattern}`),
-          crawlDelaySec: crawlDelay(robots, this.token),
-          sitemaps: sitemaps(robots),
-          truncated: res.truncated || robots.truncated,
-        },
-      };
-    } else if (res && res.status >= 400 && res.status < 500 && res.status !== 429) {
-      entry = {
-        robots: null,
-        info: {
-          ...base,
-          status: 'not_found',
-          expiresAt: fetchedAt + this.ttlMs,
-          group: 'none',
-          rules: [],
-          crawlDelaySec: null,
-          sitemaps: [],
-          truncated: false,
-        },
-      };
-    } else {
-      // 5xx, 429, an unfollowed 3xx (too many hops) or no answer: assume complete disallow.
-      if (previous?.robots) {
-        // §2.4: a previously fetched copy may be used while the file is unreachable.
-        entry = { robots: previous.robots, info: { ...previous.info, expiresAt: fetchedAt + this.errorTtlMs } };
-      } else {
-        const status: RobotsStatus = res ? 'error_disallow_all' : 'unreachable';
-        entry = {
-          robots: null,
-          info: {
-            ...base,
-            status,
-            expiresAt: fetchedAt + this.errorTtlMs,
-            group: 'none',
-            rules: [],
-            crawlDelaySec: null,
-            sitemaps: [],
-            truncated: false,
-          },
-        };
-      }
+      const body = new Uint8Array(res.body.buffer, res.body.byteOffset, res.body.byteLength);
+      return { robots, body, info: this.okInfo({ ...base, expiresAt: fetchedAt + this.ttlMs }, base.httpStatus, robots, res.truncated) };
     }
-    this.entries.set(origin, entry);
-    return entry;
+    if (res && res.status >= 400 && res.status < 500 && res.status !== 429) {
+      return { robots: null, body: null, info: emptyInfo({ ...base, expiresAt: fetchedAt + this.ttlMs }, 'not_found') };
+    }
+    // 5xx, 429, an unfollowed 3xx (too many hops) or no answer: assume complete disallow.
+    if (previous?.robots) {
+      // §2.4: a previously fetched copy may be used while the file is unreachable.
+      return { ...previous, info: { ...previous.info, expiresAt: fetchedAt + this.errorTtlMs } };
+    }
+    return {
+      robots: null,
+      body: null,
+      info: emptyInfo({ ...base, expiresAt: fetchedAt + this.errorTtlMs }, res ? 'error_disallow_all' : 'unreachable'),
+    };
   }
+}
+
+/** The info of an origin whose file gives no rules (absent, or unavailable and so disallowing all). */
+function emptyInfo(
+  base: Pick<RobotsInfo, 'origin' | 'fetchedAt' | 'expiresAt' | 'url' | 'error' | 'httpStatus'>,
+  status: RobotsStatus,
+): RobotsInfo {
+  return { ...base, status, group: 'none', rules: [], crawlDelaySec: null, sitemaps: [], truncated: false };
 }

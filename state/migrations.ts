@@ -346,4 +346,24 @@ export const repoMigrations: readonly Migration[] = [
       CREATE INDEX page_extraction_host ON page_extraction (host, verdict, at);
     `,
   },
+  {
+    id: 'crawler-004-robots-fleet',
+    sql: `
+      -- Each origin's robots.txt as last fetched, shared by every crawler worker (RobotsRepo): one fetch per validity
+      -- period for the fleet; lease_token / lease_until say who is fetching it now (times in ms).
+      CREATE TABLE robots_files (
+        origin TEXT PRIMARY KEY,
+        status TEXT,
+        fetched_at INTEGER,
+        expires_at INTEGER NOT NULL DEFAULT 0,
+        http_status INTEGER,
+        url TEXT,
+        error TEXT,
+        truncated INTEGER NOT NULL DEFAULT 0,
+        body BLOB,
+        lease_token TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+    `,
+  },
 ];

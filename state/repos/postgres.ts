@@ -12,6 +12,7 @@ import { PgHostIds } from './postgres/host-ids.js';
 import { PgKeys } from './postgres/keys.js';
 import { PgOutbox } from './postgres/outbox.js';
 import { PgPoliteness } from './postgres/politeness.js';
+import { PgRobots } from './postgres/robots.js';
 import { PgRequests } from './postgres/requests.js';
 import { PgUsage } from './postgres/usage.js';
 import { PgWebmaster } from './postgres/webmaster.js';
@@ -40,6 +41,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       usage: new PgUsage(db),
       frontier: new PgFrontier(db, gap),
       politeness: new PgPoliteness(db, gap),
+      robots: new PgRobots(db),
       hostIds: new PgHostIds(db),
       documents: new PgDocuments(db),
       requests: new PgRequests(db),

@@ -1,6 +1,6 @@
 /** Row shapes and mappers shared by the SQLite and PostgreSQL backends (both use the same column names). */
 import { toDocument, type DocRow, type DocumentRow } from '../documents.js';
-import type { ClaimedItem, FrontierKind, StoredUrlRequest, UrlRequestStatus, UrlRequestType } from './types.js';
+import type { ClaimedItem, FrontierKind, SharedRobots, StoredUrlRequest, UrlRequestStatus, UrlRequestType } from './types.js';
 
 // The keys and documents rows are today's SQLite stores' own: one definition each.
 export { toKeyRecord, type KeyRow } from '../keys.js';
@@ -92,3 +92,28 @@ export const toClaimed = (r: FrontierRow): ClaimedItem => ({
 });
 
 export const FRONTIER_STATES = ['queued', 'leased', 'retrying', 'done', 'dead'] as const;
+
+/** A robots_files row (SQLite stores `truncated` as 0/1, PostgreSQL as a boolean). */
+export interface RobotsRow {
+  origin: string;
+  status: string;
+  fetched_at: number;
+  expires_at: number;
+  http_status: number | null;
+  url: string;
+  error: string | null;
+  truncated: number | boolean;
+  body: Uint8Array | null;
+}
+
+export const robotsOfRow = (r: RobotsRow): SharedRobots => ({
+  origin: r.origin,
+  status: r.status,
+  fetchedAt: Number(r.fetched_at),
+  expiresAt: Number(r.expires_at),
+  httpStatus: r.http_status,
+  url: r.url,
+  error: r.error,
+  truncated: r.truncated === true || r.truncated === 1,
+  body: r.body ? new Uint8Array(r.body.buffer, r.body.byteOffset, r.body.byteLength) : null,
+});

@@ -17,6 +17,7 @@ import { SqliteHostIds } from './sqlite/host-ids.js';
 import { SqliteKeys } from './sqlite/keys.js';
 import { SqliteOutbox } from './sqlite/outbox.js';
 import { SqlitePoliteness } from './sqlite/politeness.js';
+import { SqliteRobots } from './sqlite/robots.js';
 import { SqliteRequests } from './sqlite/requests.js';
 import { limiterUsage, SqliteUsage } from './sqlite/usage.js';
 import { SqliteWebmaster } from './sqlite/webmaster.js';
@@ -67,6 +68,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     usage: limiter ? limiterUsage(limiter, db) : new SqliteUsage(db),
     frontier: new SqliteFrontier(db, gap),
     politeness: new SqlitePoliteness(db, gap),
+    robots: new SqliteRobots(db),
     hostIds: new SqliteHostIds(db),
     documents: new SqliteDocuments(db),
     requests: new SqliteRequests(db),

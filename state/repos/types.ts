@@ -264,6 +264,44 @@ export interface PolitenessRepo {
   release(host: string, token: string, nextFetchAt: number, now?: number): Promise<void>;
 }
 
+/**
+ * One origin's robots.txt as the fleet last fetched it: what a worker needs to apply it without fetching it again
+ * (the body, parsed by each reader) and how long it holds (RFC 9309 §2.4).
+ */
+export interface SharedRobots {
+  /** `scheme://host[:port]`. */
+  readonly origin: string;
+  /** ok | not_found | error_disallow_all | unreachable (crawler/robots.ts RobotsStatus). */
+  readonly status: string;
+  /** ms since epoch. */
+  readonly fetchedAt: number;
+  readonly expiresAt: number;
+  readonly httpStatus: number | null;
+  /** Final URL after redirects. */
+  readonly url: string;
+  readonly error: string | null;
+  readonly truncated: boolean;
+  /** The file as fetched (up to the parse limit) when it is applied (status ok), else null. */
+  readonly body: Uint8Array | null;
+}
+
+/**
+ * robots.txt fetched once per validity period for the whole fleet: a worker that needs an origin's file reads it
+ * here, or takes the origin's fetch lease and fetches it, while the others wait for the row. A lease lapses after
+ * `holdMs`, so a killed worker delays the host only that long.
+ */
+export interface RobotsRepo {
+  get(origin: string): Promise<SharedRobots | null>;
+  /** Takes the right to fetch the origin's robots.txt until now + holdMs; false while another token holds it. */
+  lease(origin: string, token: string, holdMs: number, now?: number): Promise<boolean>;
+  /** Stores a fetched file and ends the lease. */
+  put(entry: SharedRobots): Promise<void>;
+  /** Ends `token`'s lease without storing anything (what it fetched says nothing about the site). */
+  release(origin: string, token: string): Promise<void>;
+  /** Forgets an origin's file (a recrawl asked for it), so the next reader fetches it again. */
+  forget(origin: string): Promise<void>;
+}
+
 /** Host ids for the index (its host_id column): allocated by the database, stable per host, never reused. */
 export interface HostIdsRepo {
   /** The host's id, allocated on first sight. */
@@ -484,6 +522,7 @@ export interface Repositories {
   readonly usage: UsageCountersRepo;
   readonly frontier: FrontierRepo;
   readonly politeness: PolitenessRepo;
+  readonly robots: RobotsRepo;
   readonly hostIds: HostIdsRepo;
   readonly documents: DocumentsRepo;
   readonly requests: RequestsRepo;

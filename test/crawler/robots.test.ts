@@ -17,6 +17,8 @@ import {
 import type { Fetcher } from '../../crawler/fetcher.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
 import { testFetcher } from '../fixtures/net-guard.js';
+import { openStateDb } from '../../state/db.js';
+import { sqliteRepositories } from '../../state/repos/sqlite.js';
 
 // The vectors live in ../shared beside the repository; they are read, never copied.
 const VECTORS = resolve(import.meta.dirname, '..', '..', '..', 'shared', 'data', 'robots');
@@ -247,4 +249,72 @@ t.test('properties: a pattern without wildcards is a prefix match; parsing never
     { numRuns: 500 },
   );
   t.pass('properties hold');
+});
+
+t.test('robots.txt once per fleet: workers on one shared store fetch each file once per validity period', async (t) => {
+  const dir = t.testdir();
+  let clock = 5_000_000;
+  let calls = 0;
+  let status = 200;
+  const fetcher: Fetcher = {
+    async fetch(url) {
+      calls++;
+      await new Promise((r) => setTimeout(r, 30));
+      return {
+        requestedUrl: url,
+        url,
+        status,
+        headers: {},
+        body: status === 200 ? Buffer.from('User-agent: *\nCrawl-delay: 2\nDisallow: /x\n') : Buffer.alloc(0),
+        redirects: [],
+        address: '127.0.0.1',
+        truncated: false,
+      };
+    },
+  };
+  // Three workers, each with its own handle on the state file (as separate processes would have).
+  const dbs = [0, 1, 2].map(() => openStateDb(join(dir, 'state.sqlite')));
+  t.teardown(() => dbs.forEach((d) => d.close()));
+  const shared = dbs.map((d) => sqliteRepositories(d).robots);
+  const worker = (i: number, leaseMs = 5000) =>
+    new RobotsCache({ fetcher, now: () => clock, shared: shared[i]!, leaseToken: `w${i}`, leaseMs, pollMs: 10, errorTtlMs: 60_000 });
+  const ws = [worker(0), worker(1), worker(2)];
+
+  const first = await Promise.all(ws.map((w, i) => w.check(`http://f.test/${i === 0 ? 'x' : 'y'}`)));
+  t.equal(calls, 1, 'three workers asking at once: one fetch for the fleet');
+  t.match(first, [
+    { allowed: false, crawlDelaySec: 2, status: 'ok' },
+    { allowed: true, crawlDelaySec: 2 },
+    { allowed: true, crawlDelaySec: 2 },
+  ]);
+  t.equal((await worker(1).check('http://f.test/x')).allowed, false, 'a worker started later reads the stored file, no fetch');
+  t.equal(calls, 1);
+
+  clock += 25 * 3600_000;
+  await Promise.all(ws.map((w) => w.check('http://f.test/y')));
+  t.equal(calls, 2, 'past its validity: fetched again, once for all');
+
+  // A worker died holding the lease of an origin: the others wait for it, then take over when it lapses.
+  await shared[0]!.lease('http://g.test', 'dead', 200, clock);
+  setTimeout(() => (clock += 300), 50).unref();
+  const late = await Promise.all([worker(1, 200).check('http://g.test/x'), worker(2, 200).check('http://g.test/y')]);
+  t.equal(calls, 3, "the dead worker's lease lapsed: one fetch by a survivor");
+  t.match(late, [{ allowed: false }, { allowed: true }]);
+
+  // Unreachable at its next refresh: the fleet keeps the last good copy (RFC 9309 §2.4) for errorTtlMs.
+  clock += 25 * 3600_000;
+  status = 503;
+  const kept = await Promise.all([worker(0).check('http://f.test/x'), worker(2).check('http://f.test/y')]);
+  t.equal(calls, 4, 'one refresh attempt for the fleet');
+  t.match(kept, [
+    { allowed: false, status: 'ok' },
+    { allowed: true, status: 'ok' },
+  ]);
+  t.match(await shared[1]!.get('http://f.test'), { status: 'ok', expiresAt: clock + 60_000 }, 'stored with the short error validity');
+
+  status = 200;
+  await ws[0]!.invalidate('http://f.test/anything');
+  t.equal(await shared[2]!.get('http://f.test'), null, 'invalidated for the fleet');
+  await worker(2).check('http://f.test/y');
+  t.equal(calls, 5);
 });

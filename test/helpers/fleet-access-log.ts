@@ -29,7 +29,10 @@ export interface FleetCrawlExpectation {
   readonly url: (host: string, path: string) => string;
 }
 
-/** Per host: no two requests closer than the gap, every page fetched, nothing fetched twice but what the dead worker held. */
+/**
+ * Per host: no two requests closer than the gap, robots.txt fetched once for the fleet, every page fetched, nothing
+ * fetched twice but what the dead worker held.
+ */
 export function assertFleetCrawl(t: Test, log: readonly AccessEntry[], x: FleetCrawlExpectation): void {
   for (const h of x.hosts) {
     const entries = log.filter((e) => e.host === h);
@@ -37,6 +40,12 @@ export function assertFleetCrawl(t: Test, log: readonly AccessEntry[], x: FleetC
       const d = entries[k]!.at - entries[k - 1]!.at;
       if (d < x.gapMs) t.fail(`${h}: ${entries[k - 1]!.path} → ${entries[k]!.path} only ${d} ms apart across workers`);
     }
+    // One robots.txt fetch for the whole fleet; a second only when the worker fetching it was the one killed.
+    const robots = entries.filter((e) => e.path === '/robots.txt');
+    t.ok(
+      robots.length === 1 || (robots.length === 2 && robots[1]!.at >= x.killedAt),
+      `${h}: robots.txt fetched once for the fleet (${robots.length} fetches)`,
+    );
     const paths = entries.filter((e) => e.path !== '/robots.txt').map((e) => e.path);
     const pagePaths = [...new Set(paths.filter((p) => /^\/(p\/\d+\.html)?$/.test(p)))].sort();
     t.same(

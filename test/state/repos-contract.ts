@@ -849,4 +849,46 @@ export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): voi
     t.equal(await r.requests.get('req_unknown'), null);
     t.equal(await r.requests.setStatus('req_unknown', 'queued'), false);
   });
+
+  t.test('robots.txt files: one fetch lease per origin across handles, lapsing; the stored file read back byte for byte', async (t) => {
+    const a = await withRepos(t, open, 'robotsfiles');
+    const b = await reopen('robotsfiles');
+    t.teardown(() => b.close());
+    const o = 'http://r.test:8080';
+    t.equal(await a.robots.get(o), null, 'nothing stored yet');
+    const [x, y] = await Promise.all([a.robots.lease(o, 'w1', 1000, T0), b.robots.lease(o, 'w2', 1000, T0)]);
+    t.equal(Number(x) + Number(y), 1, 'exactly one of two workers takes the lease');
+    const holder = x ? 'w1' : 'w2';
+    const other = x ? 'w2' : 'w1';
+    t.equal(await b.robots.get(o), null, 'a lease alone is no file');
+    t.equal(await a.robots.lease(o, other, 1000, T0 + 999), false, 'held until it lapses');
+    t.equal(await a.robots.lease(o, holder, 1000, T0 + 999), true, 'the holder may renew');
+    t.equal(await b.robots.lease(o, other, 1000, T0 + 2000), true, 'a lapsed lease is taken over');
+    await a.robots.release(o, holder);
+    t.equal(await a.robots.lease(o, 'w4', 1000, T0 + 2001), false, "a former holder's release leaves the new lease alone");
+    await a.robots.release(o, other);
+    t.equal(await a.robots.lease(o, 'w4', 1000, T0 + 2002), true, 'released by its holder: free at once');
+    await a.robots.release(o, 'w4');
+    t.equal(await b.robots.lease(o, other, 1000, T0 + 2003), true);
+    const body = new Uint8Array([0x55, 0x73, 0x65, 0x72, 0x2d, 0x61, 0x67, 0x65, 0x6e, 0x74, 0x3a, 0x20, 0x2a, 0x0a, 0xff, 0x00]);
+    const row = {
+      origin: o,
+      status: 'ok',
+      fetchedAt: T0 + 2100,
+      expiresAt: T0 + 86_400_000,
+      httpStatus: 200,
+      url: `${o}/robots.txt`,
+      error: null,
+      truncated: true,
+      body,
+    };
+    await b.robots.put(row);
+    const got = await a.robots.get(o);
+    t.same({ ...got, body: got?.body ? [...got.body] : null }, { ...row, body: [...body] }, 'the same row through the other handle');
+    t.equal(await a.robots.lease(o, 'w3', 1000, T0 + 2200), true, 'storing the file ended the lease');
+    await a.robots.put({ ...row, status: 'unreachable', httpStatus: null, error: 'timeout', truncated: false, body: null });
+    t.match(await b.robots.get(o), { status: 'unreachable', body: null, error: 'timeout', truncated: false });
+    await b.robots.forget(o);
+    t.equal(await a.robots.get(o), null, 'forgotten for every handle');
+  });
 }

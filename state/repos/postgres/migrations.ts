@@ -341,4 +341,24 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX page_extraction_host ON page_extraction (host, verdict, at);
     `,
   },
+  {
+    id: 'crawler-pg-004-robots-fleet',
+    sql: `
+      -- Each origin's robots.txt as last fetched, shared by every crawler worker (see the SQLite migration
+      -- crawler-004-robots-fleet).
+      CREATE TABLE robots_files (
+        origin TEXT PRIMARY KEY,
+        status TEXT,
+        fetched_at BIGINT,
+        expires_at BIGINT NOT NULL DEFAULT 0,
+        http_status INTEGER,
+        url TEXT,
+        error TEXT,
+        truncated BOOLEAN NOT NULL DEFAULT false,
+        body BYTEA,
+        lease_token TEXT,
+        lease_until BIGINT NOT NULL DEFAULT 0
+      );
+    `,
+  },
 ];
