@@ -36,7 +36,8 @@ const { values: args } = parseArgs({
     har: { type: 'string' },
   },
 });
-if (!args.st) {
+const st = args.st;
+if (!st) {
   process.stderr.write('usage: sh bench/schemathesis.sh (it passes --st <path of schemathesis st>)\n');
   process.exit(2);
 }
@@ -97,7 +98,7 @@ const command = [
   'true',
 ];
 const code = await new Promise<number>((resolve) => {
-  const child = spawn(args.st, command, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(st, command, { stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('close', (c) => resolve(c ?? 1));
 });
 
