@@ -150,8 +150,9 @@ export const configSchema = z.object({
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
   /**
-   * Deadline of a request's reads of the index (svc_search, svc_context, svc_page, svc_images, /readyz): past it the
-   * request gets 503 `unavailable` with Retry-After while the read finishes or fails in the background; 0 = none.
+   * Deadline of a request's reads of the index (svc_search, svc_context, svc_page, svc_images): past it the request
+   * gets 503 `unavailable` with Retry-After while the read finishes or fails in the background (/readyz: not ready;
+   * /metrics: svc_state_up 0); 0 = none.
    * @default 4000 for an s3:// index; 0 for a local folder
    */
   indexReadTimeoutMs: z.coerce.number().int().min(0).max(600_000).optional(),

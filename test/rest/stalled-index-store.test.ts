@@ -1,8 +1,9 @@
 /**
  * Issue 46 item 1, the index on object storage: with the S3-compatible store stalled (SeaweedFS stopped with SIGSTOP:
  * connections stay open, nothing answers), every request that reads the index — svc_search, svc_context, svc_page
- * on REST and svc_search on MCP, and /readyz — answers 503 `unavailable` with Retry-After at the index read deadline
- * instead of waiting for the store; after SIGCONT the same process answers 200 again, search threads included.
+ * on REST and svc_search on MCP — answers 503 `unavailable` with Retry-After at the index read deadline instead of
+ * waiting for the store, /readyz says not ready and /metrics says svc_state_up 0 by then; after SIGCONT the same
+ * process answers 200 again, search threads included.
  */
 import t from 'tap';
 import { makePage } from '../helpers/page-input.js';
@@ -97,6 +98,9 @@ else {
       const ready = await api(s, '/readyz', { auth: null, signal: AbortSignal.timeout(HANG_MS) });
       t.equal(ready.status, 503, '/readyz: not ready while the store is stalled');
       t.match(ready.body, { checks: { index: 'unavailable' } });
+      const metrics = await api(s, '/metrics', { auth: null, signal: AbortSignal.timeout(HANG_MS) });
+      t.equal(metrics.status, 200, '/metrics still answers');
+      t.match(metrics.text, /^svc_state_up 0$/m, '/metrics: the index could not be read');
       t.equal((await api(s, '/healthz', { auth: null, signal: AbortSignal.timeout(HANG_MS) })).status, 200, 'the process is alive');
 
       thaw();
@@ -105,6 +109,7 @@ else {
       t.notOk((back.body as McpAnswer).result?.isError, 'MCP svc_search answers again');
       t.equal((back.body as McpAnswer).result?.structuredContent?.results.length, 1);
       t.equal((await api(s, '/readyz', { auth: null })).status, 200, 'ready again');
+      t.match((await api(s, '/metrics', { auth: null })).text, /^svc_state_up 1$/m, '/metrics reads the index again');
     },
   );
 
