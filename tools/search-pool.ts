@@ -209,11 +209,12 @@ export class SearchPool implements ToolExecutor {
 
   /**
    * A ready thread with room for one more request, counted in its `inFlight`; null when no thread is ready (or the
-   * pool is closing). A newcomer does not pass those already waiting: it waits at the end of the line.
+   * pool is closing, or `signal` aborted: the caller stopped waiting). A newcomer does not pass those already waiting:
+   * it waits at the end of the line.
    */
   #slot(signal?: AbortSignal): Thread | null | Promise<Thread | null> {
     const best = this.#leastBusy();
-    if (!best || this.#closing) return null;
+    if (!best || this.#closing || signal?.aborted) return null;
     if (best.inFlight < SEARCH_THREAD_ROOM && this.#waitingForRoom.length === 0) {
       best.inFlight++;
       return best;
