@@ -150,6 +150,13 @@ export const configSchema = z.object({
    */
   indexWaitForWriterS: z.coerce.number().min(0).max(3600).default(30),
   /**
+   * Deadline of a request's reads of the index (svc_search, svc_context, svc_page, svc_images): past it the request
+   * gets 503 `unavailable` with Retry-After while the read finishes or fails in the background (/readyz: not ready;
+   * /metrics: svc_state_up 0); 0 = none.
+   * @default 4000 for an s3:// index; 0 for a local folder
+   */
+  indexReadTimeoutMs: z.coerce.number().int().min(0).max(600_000).optional(),
+  /**
    * Build the in-process BM25 postings when a search-serving process opens the index; `false` defers the build to the
    * first search (memory cost: docs/bench-index.md). @default true
    */
@@ -227,6 +234,7 @@ export const envBindings = {
   s3VirtualHosted: 'SVC_S3_VIRTUAL_HOSTED',
   indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
+  indexReadTimeoutMs: 'SVC_INDEX_READ_TIMEOUT_MS',
   textPostings: 'SVC_TEXT_POSTINGS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
   snippetMb: 'SVC_SNIPPET_MB',

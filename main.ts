@@ -26,6 +26,7 @@ import { RequestProcessor } from './tools/request-processor.js';
 import { SearchPool } from './tools/search-pool.js';
 import type { ServiceDeps } from './tools/deps.js';
 import { inlineExecutor } from './tools/executor.js';
+import { indexReadDeadlineMs, withIndexDeadline } from './tools/index-deadline.js';
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
 import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
@@ -258,10 +259,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       }
       checks.state_backend = repos.backend;
       try {
-        const stats = await index.stats();
+        // Bounded as a request's reads are: a stalled store makes the process not ready, it does not hang the probe.
+        const { stats, version } = await withIndexDeadline(indexReadDeadlineMs(config), async () => ({
+          stats: await index.stats(),
+          version: await index.version(),
+        }));
         checks.index = 'ok';
         checks.ranking = stats.rankingMode;
-        checks.index_version = String(await index.version());
+        checks.index_version = String(version);
         checks.embedder = stats.embedder ? `${stats.embedder.kind}:${stats.embedder.modelId}` : 'none (BM25 only)';
       } catch {
         checks.index = 'unavailable';
@@ -296,13 +301,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       const gauge = (name: string, help: string, samples: MetricFamily['samples']): void => {
         families.push({ name, help, type: 'gauge', samples });
       };
-      const st = await index.stats();
+      const { st, version } = await withIndexDeadline(indexReadDeadlineMs(config), async () => ({
+        st: await index.stats(),
+        version: await index.version(),
+      }));
       gauge('svc_index_passages', 'Passages in the index this process reads.', [{ value: st.passages }]);
       gauge('svc_index_pages', 'Pages in the index this process reads.', [{ value: st.pages }]);
       gauge('svc_index_vectors', 'Passages with an embedding.', [{ value: st.vectors }]);
-      gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [
-        { value: await index.version() },
-      ]);
+      gauge('svc_index_version', 'Version of the passages table this process reads (one per index commit).', [{ value: version }]);
       if (pool) {
         gauge('svc_search_threads', 'Search threads ready (svc_search and svc_context run there; SVC_SEARCH_THREADS).', [
           { value: pool.ready },

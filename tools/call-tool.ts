@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { SvcError, type FieldIssue } from '../errors.js';
 import type { AnyObjectSchema, ToolContext, ToolDefinition } from './define-tool.js';
 import { inlineExecutor } from './executor.js';
+import { indexReadDeadlineMs, withIndexDeadline } from './index-deadline.js';
 
 /** Turns zod issues into field issues: `path` names the field, `issue` says what is wrong in words. */
 export function toFieldIssues(error: z.ZodError): FieldIssue[] {
@@ -48,14 +49,17 @@ export async function callTool<I extends AnyObjectSchema, O extends AnyObjectSch
 
 /**
  * Runs parsed input where the tool says it runs (the services' executor, tools/executor.ts) and checks the output
- * against the declared schema, so REST JSON and MCP structuredContent are the same value for the same input.
+ * against the declared schema, so REST JSON and MCP structuredContent are the same value for the same input. A tool
+ * that reads the index answers within the index read deadline, or 503 `unavailable` (tools/index-deadline.ts).
  */
 export async function runTool<I extends AnyObjectSchema, O extends AnyObjectSchema>(
   tool: ToolDefinition<I, O>,
   input: z.output<I>,
   ctx: ToolContext,
 ): Promise<z.output<O>> {
-  const result = await (ctx.deps.executor ?? inlineExecutor).run(tool, input, ctx);
+  const executor = ctx.deps.executor ?? inlineExecutor;
+  const deadline = tool.readsIndex ? indexReadDeadlineMs(ctx.deps.config) : 0;
+  const result = await withIndexDeadline(deadline, (signal) => executor.run(tool, input, signal ? { ...ctx, signal } : ctx));
   const checked = tool.output.safeParse(result);
   if (!checked.success) {
     // A handler broke its own contract: a bug, reported as internal without details to the caller.

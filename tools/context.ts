@@ -156,6 +156,7 @@ export const contextTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: true },
   // Read-only over the index: runs on a search thread where the process has them (search-pool.ts).
   runsOn: 'search-thread',
+  readsIndex: true,
   rest: [{ method: 'POST', path: '/context', source: 'body', summary: 'Agent context within a token budget' }],
   async run(args, ctx) {
     const now = ctx.deps.now();

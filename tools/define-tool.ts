@@ -56,6 +56,11 @@ export interface ToolDefinition<I extends AnyObjectSchema = AnyObjectSchema, O e
   readonly enabled?: (config: Config) => boolean;
   /** Where `run` runs (a search thread only reads the index: it has no crawler, state or entities). */
   readonly runsOn: RunsOn;
+  /**
+   * `run` reads the passage index: a call is bounded by the index read deadline (tools/index-deadline.ts), past which
+   * it answers 503 `unavailable`. @default false
+   */
+  readonly readsIndex?: boolean;
   readonly run: (input: z.output<I>, ctx: ToolContext) => Promise<DeepReadonly<z.input<O>>>;
 }
 

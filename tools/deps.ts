@@ -55,6 +55,8 @@ export interface Caller {
 export interface ToolContext {
   readonly deps: ServiceDeps;
   readonly caller: Caller;
+  /** Aborted when the caller stopped waiting (the index read deadline): work not yet begun need not begin. */
+  readonly signal?: AbortSignal;
 }
 
 /** What an executor needs of a tool definition (define-tool.ts): its name, where it runs, its handler. */

@@ -41,6 +41,7 @@ export const imagesTool = defineTool({
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
   runsOn: 'main',
+  readsIndex: true,
   enabled: (c) => c.images,
   rest: [{ method: 'GET', path: '/images', source: 'query', summary: 'Image metadata by alt text (when enabled)' }],
   run: async (inp, ctx) => {

@@ -65,6 +65,7 @@ export const pageTool = defineTool({
   output,
   annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true },
   runsOn: 'main',
+  readsIndex: true,
   rest: [{ method: 'GET', path: '/passages', source: 'query', summary: 'Ordered passages of an indexed page' }],
   run: async (inp, ctx) => {
     const res = await ctx.deps.index.pagePassages(inp.page_ref, inp.offset, inp.limit);

@@ -13,6 +13,7 @@ import { startModuleWorker } from '../worker-thread.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
 import type { RunnableTool, ToolExecutor } from './deps.js';
 import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
+import { indexUnavailable } from './index-deadline.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
 export interface SearchPoolOptions {
@@ -176,9 +177,12 @@ export class SearchPool implements ToolExecutor {
     // The version the answer must include is the one served when the request arrived, not when a thread had room: a
     // request that waited asks no thread to catch up further than it needs (beside a crawl, each catch-up is a wait).
     const minVersion = await ctx.deps.index.servingVersion();
-    const thread = await this.#slot();
+    const thread = await this.#slot(ctx.signal);
+    // The caller stopped waiting (the index read deadline): its answer would be dropped, so no thread runs it.
+    if (ctx.signal?.aborted && !thread) throw indexUnavailable();
     if (!thread) return here();
     try {
+      if (ctx.signal?.aborted) throw indexUnavailable();
       // The thread may have stopped since it was chosen: its pending requests were already handed back, so this one
       // would never be answered there.
       if (thread.retired || this.#closing) return here();
@@ -205,16 +209,31 @@ export class SearchPool implements ToolExecutor {
 
   /**
    * A ready thread with room for one more request, counted in its `inFlight`; null when no thread is ready (or the
-   * pool is closing). A newcomer does not pass those already waiting: it waits at the end of the line.
+   * pool is closing, or `signal` aborted: the caller stopped waiting). A newcomer does not pass those already waiting:
+   * it waits at the end of the line.
    */
-  #slot(): Thread | null | Promise<Thread | null> {
+  #slot(signal?: AbortSignal): Thread | null | Promise<Thread | null> {
     const best = this.#leastBusy();
-    if (!best || this.#closing) return null;
+    if (!best || this.#closing || signal?.aborted) return null;
     if (best.inFlight < SEARCH_THREAD_ROOM && this.#waitingForRoom.length === 0) {
       best.inFlight++;
       return best;
     }
-    return new Promise<Thread | null>((resolve) => this.#waitingForRoom.push(resolve));
+    return new Promise<Thread | null>((resolve) => {
+      // A request whose caller stopped waiting leaves the line: while the threads are held by reads of a stalled
+      // store, the line would otherwise grow by every request given up on, each run once room frees.
+      const giveUp = (): void => {
+        const i = this.#waitingForRoom.indexOf(take);
+        if (i >= 0) this.#waitingForRoom.splice(i, 1);
+        resolve(null);
+      };
+      const take = (thread: Thread | null): void => {
+        signal?.removeEventListener('abort', giveUp);
+        resolve(thread);
+      };
+      signal?.addEventListener('abort', giveUp, { once: true });
+      this.#waitingForRoom.push(take);
+    });
   }
 
   /** The least busy ready thread; ties taken in turn, so every thread's caches warm up. */

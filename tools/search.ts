@@ -192,6 +192,7 @@ export const searchTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: true },
   // Read-only over the index: runs on a search thread where the process has them (search-pool.ts).
   runsOn: 'search-thread',
+  readsIndex: true,
   rest: [{ method: 'GET', path: '/search', source: 'query', summary: 'Web search over the index' }],
   async run(args, ctx) {
     const index = ctx.deps.index;

@@ -38,8 +38,9 @@ const input = z.object({
     .string()
     .min(1)
     .max(253)
-    // Documents the ASCII form; normalizeHostParam also takes IDN and IP literals (malformed → 400 invalid_host).
-    .meta({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$' })
+    // Documents the ASCII form; normalizeHostParam also takes IDN and IP literals (malformed → 400 invalid_host). The
+    // last label starts with a letter: one of digits (or 0x…) makes the URL parser read the name as an IPv4 address.
+    .meta({ pattern: '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$' })
     .describe('Host name, e.g. "www.example.ca" (no scheme, path or port).'),
 });
 

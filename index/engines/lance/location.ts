@@ -58,11 +58,13 @@ export function indexLocation(config: Config): IndexLocation {
     aws_secret_access_key: config.s3SecretAccessKey,
     aws_region: config.s3Region ?? 'us-east-1',
     // A store that does not answer, or stalls mid-answer, fails the read within seconds instead of retrying for
-    // minutes (object_store's own defaults: 30 s per request, retried for up to 3 min).
+    // minutes (object_store's own defaults: 30 s per request, retried for up to 3 min), and lance retries a failed
+    // download once on top, not 3 times. A request's wait is bounded apart from these (tools/index-deadline.ts).
     connect_timeout: '5s',
     timeout: '5s',
     client_max_retries: '3',
     client_retry_timeout: '5',
+    download_retry_count: '1',
   };
   if (config.s3SessionToken) options.aws_session_token = config.s3SessionToken;
   let endpointLabel = 'AWS S3';
