@@ -17,6 +17,8 @@ export interface ProgressOptions {
   readonly everyMs: number;
   /** On a terminal: `quiet` prints nothing (the command has its own line), `live` keeps one line up to date. @default 'quiet' */
   readonly tty?: 'quiet' | 'live';
+  /** The count the work starts from (a resumed pass: what earlier runs did); the rate is of this run's. @default 0 */
+  readonly from?: number;
   /** @default performance.now */
   readonly now?: () => number;
 }
@@ -47,8 +49,7 @@ export class ProgressLines {
   readonly #started: number;
   readonly #tty: boolean;
   #last: number;
-  /** The first count seen: the rate is of this run's work (a resumed pass starts above 0). */
-  #base: number | null = null;
+  readonly #base: number;
   #lastDone = 0;
 
   constructor(o: ProgressOptions) {
@@ -57,13 +58,15 @@ export class ProgressLines {
     this.#started = this.#now();
     this.#last = this.#started;
     this.#tty = o.io.stdout.isTTY === true;
+    this.#base = o.from ?? 0;
+    this.#lastDone = this.#base;
   }
 
   /** The line for `done` now. */
   line(done: number, at: ProgressPosition = {}): string {
     const { label, unit } = this.#o;
     const secs = (this.#now() - this.#started) / 1000;
-    const worked = done - (this.#base ?? 0);
+    const worked = done - this.#base;
     const rate = secs > 0 ? worked / secs : 0;
     const total = at.total ?? null;
     const fraction = at.fraction ?? (total !== null && total > 0 ? Math.min(1, done / total) : null);
@@ -80,7 +83,6 @@ export class ProgressLines {
 
   /** Reports `done`: off a terminal, a line when `everyMs` has passed since the last one. */
   update(done: number, at: ProgressPosition = {}): void {
-    this.#base ??= done;
     this.#lastDone = done;
     const now = this.#now();
     if (this.#tty) {
@@ -98,7 +100,7 @@ export class ProgressLines {
   /** The summary: `<label>: <how> — N <unit> in T, R <unit>/s` (on a terminal too, after a live line). */
   finish(how: string, done = this.#lastDone, extra?: string): void {
     const secs = (this.#now() - this.#started) / 1000;
-    const worked = done - (this.#base ?? 0);
+    const worked = done - this.#base;
     const clear = this.#tty && this.#o.tty === 'live' ? '\r\x1b[2K' : '';
     this.#o.io.stdout.write(
       `${clear}${this.#o.label}: ${how}, ${worked} ${this.#o.unit} in ${formatSeconds(secs)}, ` +

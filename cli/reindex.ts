@@ -29,7 +29,7 @@ export async function reembedWithProgress(
   io.stdout.write(
     `re-embedding: the passages get vectors of ${start.modelId} (${start.done}/${start.total} done); the vector arm serves once all have one\n`,
   );
-  const lines = new ProgressLines({ io, label: 're-embedding', unit: 'passages', everyMs: opts.everyMs, tty: 'live' });
+  const lines = new ProgressLines({ io, label: 're-embedding', unit: 'passages', everyMs: opts.everyMs, tty: 'live', from: start.done });
   let last = start;
   const result = await index.reembed({
     ...(opts.signal ? { signal: opts.signal } : {}),

@@ -166,7 +166,7 @@ export class ReembedPass {
     for (let round = 0; round < 2; round++) {
       const pages = await this.#pagesLeft(round === 0);
       this.#left = pages.reduce((n, p) => n + p.count, 0);
-      tell();
+      if (round === 0 || pages.length > 0) tell();
       for (let i = 0; i < pages.length; ) {
         if (opts.signal?.aborted) return 'stopped';
         const batch: number[] = [];
