@@ -230,8 +230,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let started = false;
   let priority: IndexThreadPriority | null = null;
   // Search threads opened the index before the re-embedding finished: new ones read the new vectors.
-  const unwatch = index.onVectorsReady(() => {
-    void pool?.renew().catch((err: unknown) => log.warn({ err }, 'search threads: replacing them after the re-embedding failed'));
+  const unwatch = index.onVectorsReady((e) => {
+    if (!pool) return;
+    pool.renew().then(
+      () => log.info({ model: e.modelId }, 'search threads replaced: they read the new vectors'),
+      (err: unknown) => log.warn({ err }, 'search threads: replacing them after the re-embedding failed'),
+    );
   });
   return {
     deps,
