@@ -19,7 +19,7 @@ import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
 import { onStopSignals } from './stop-signals.js';
 import { ProgressLines } from './progress.js';
-import { reembedWithProgress } from './reindex.js';
+import { reembedWithProgress } from './reembed-run.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 

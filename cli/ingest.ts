@@ -20,7 +20,7 @@ import type { PageInput, PassageInput } from '../page-model.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
 import { ProgressLines } from './progress.js';
-import { reembedWithProgress } from './reindex.js';
+import { reembedWithProgress } from './reembed-run.js';
 import { onStopSignals } from './stop-signals.js';
 
 /** One BEIR corpus line. */

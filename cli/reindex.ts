@@ -10,38 +10,10 @@ import { indexLocation } from '../index/location.js';
 import { PassageIndex } from '../index/store.js';
 import { pickEmbedder } from './ingest.js';
 import { UsageError, type CliIo } from './io.js';
-import { ProgressLines } from './progress.js';
+import { reembedWithProgress } from './reembed-run.js';
 import { onStopSignals } from './stop-signals.js';
 
 const USAGE = 'usage: svc reindex --vectors [--data-dir D] [--embedder auto|model|hashing] [--batch N]';
-
-/**
- * Runs the re-embedding `index` has prepared to completion (or until `signal`), with progress lines on `io`: a line
- * every `everyMs` off a terminal, a live one on it, and a summary. `none` when the vectors are the model's already.
- */
-export async function reembedWithProgress(
-  index: PassageIndex,
-  io: CliIo,
-  opts: { everyMs: number; signal?: AbortSignal; batchPassages?: number },
-): Promise<'done' | 'stopped' | 'none'> {
-  const start = await index.reembedProgress();
-  if (!start) return 'none';
-  io.stdout.write(
-    `re-embedding: the passages get vectors of ${start.modelId} (${start.done}/${start.total} done); the vector arm serves once all have one\n`,
-  );
-  const lines = new ProgressLines({ io, label: 're-embedding', unit: 'passages', everyMs: opts.everyMs, tty: 'live', from: start.done });
-  let last = start;
-  const result = await index.reembed({
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.batchPassages !== undefined ? { batchPassages: opts.batchPassages } : {}),
-    onProgress: (p) => {
-      last = p;
-      lines.update(p.done, { total: p.total });
-    },
-  });
-  lines.finish(result === 'done' ? 'finished' : 'stopped', last.done, `${last.done}/${Math.max(last.total, last.done)} done`);
-  return result;
-}
 
 /** `svc reindex`. */
 export async function reindexCommand(argv: string[], io: CliIo): Promise<number> {
