@@ -255,13 +255,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       crawler?.start();
       processor?.start();
       drainer?.start();
-      // At indexing priority (the embedder serves queries first), a line in the log every 30 s.
-      let lastLog = 0;
+      // At indexing priority (the embedder serves queries first), a line in the log every SVC_PROGRESS_MS; the pass
+      // logs its own summary when it ends.
+      let lastLog = -Infinity;
       index.startReembed({
         onProgress: (p) => {
-          if (performance.now() - lastLog < 30_000) return;
+          if (performance.now() - lastLog < config.progressMs) return;
           lastLog = performance.now();
-          log.info({ reembed: p }, `index: re-embedding with ${p.modelId}: ${p.done}/${p.total} passages`);
+          log.info({ reembed: p }, `index: re-embedding ${reembedText({ ...p, state: 'running' })}`);
         },
       });
     },
