@@ -803,10 +803,17 @@ export class PassageIndex implements PageSink {
    */
   async #textSnapshot(): Promise<TextSnapshot> {
     this.#assertOpen();
-    const engine = this.#engine;
-    if (!engine) throw new Error('PassageIndex: no text engine');
     for (;;) {
-      const snap = await engine.ready(await this.#servingVersion());
+      const engine = this.#engine;
+      if (!engine) throw new Error('PassageIndex: no text engine');
+      let snap: TextSnapshot | null;
+      try {
+        snap = await engine.ready(await this.#servingVersion());
+      } catch (err) {
+        // Postings replaced while this query waited for them (a re-embedding switched the vector arm on): the new ones.
+        if (this.#engine !== engine && !this.#closed) continue;
+        throw err;
+      }
       if (snap) return snap;
       // The postings moved past the cached version (a reader's table refreshed itself): read it again.
       this.#versionCache = null;
