@@ -50,7 +50,7 @@ import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
 import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables, type VectorsUnused } from './open-tables.js';
-import { prepareReembed, ReembedPass, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
+import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
 import { whereOf, type PassageFilter } from './passage-filter.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
@@ -377,7 +377,7 @@ export class PassageIndex implements PageSink {
     return this.#vectorsUnused;
   }
 
-  #reembedHost() {
+  #reembedHost(): ReembedHost {
     return {
       passages: this.#passages,
       queue: this.#queue,
