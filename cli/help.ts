@@ -82,7 +82,7 @@ ${DATA_DIR}`,
   Progress: a line every SVC_PROGRESS_MS (default 5000) when stdout is not a terminal. Ctrl-C or SIGTERM stops after
   the batch in hand (what is done is kept, the next run resumes; exit 130).
   --embedder E          auto or model (the model of SVC_MODEL_DIR), or hashing (the deterministic stand-in)
-  --batch N             passages embedded and written per batch (default 256)
+  --batch N             passages embedded and written per batch (default 64)
 ${DATA_DIR}`,
   eval: `usage: svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--name N] [--embedder auto|none|hashing] [--data-dir D]
   nDCG@10 and recall@100 of the index on a BEIR dataset (corpus ingested first with svc ingest), through the same

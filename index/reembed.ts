@@ -13,8 +13,11 @@ import { KEY_COLUMNS } from './columns.js';
 import type { Embedder } from './embedder.js';
 import { dropVectorIndexes, type IndexMeta, type ReembedMeta, type WriteQueue } from './maintenance.js';
 
-/** Passages embedded per batch (one embedding call and one commit): small enough that queries' embeddings wait little. */
-export const REEMBED_BATCH_PASSAGES = 256;
+/**
+ * Passages embedded per batch (one embedding call and one commit). Queries' embeddings go ahead of a batch's anyway
+ * (the interactive lane); the size sets how often progress moves and how much a kill redoes.
+ */
+export const REEMBED_BATCH_PASSAGES = 64;
 
 /** Where a re-embedding stands, for /readyz, /metrics, `svc status` and progress lines. */
 export interface ReembedProgress {
@@ -43,6 +46,8 @@ export interface ReembedHost {
   readonly touched: ReadonlySet<number>;
   /** A batch's commit to the passages table (the postings and search threads follow it by page). */
   readonly committed: (before: number, version: number, pageRefs: readonly number[]) => void;
+  /** After a batch's commit, in the queue: the writer's maintenance counts it as a write of `pages` pages (compaction). */
+  readonly afterBatch: (pages: number) => Promise<void>;
   /** Every row carries the new model's vector and the metadata says so: switch the vector arm on. */
   readonly finished: () => Promise<void>;
   readonly log?: Pick<Logger, 'info' | 'warn'> | undefined;
@@ -251,7 +256,9 @@ export class ReembedPass {
           .mergeInsert([...KEY_COLUMNS])
           .whenMatchedUpdateAll()
           .execute(table);
-        host.committed(before, version, [...new Set(keep.map((k) => k.page_ref))]);
+        const pages = [...new Set(keep.map((k) => k.page_ref))];
+        host.committed(before, version, pages);
+        await host.afterBatch(pages.length);
       }
       if (advance) state.afterRef = Math.max(state.afterRef, refs[refs.length - 1]!);
       state.done += keep.length;

@@ -385,6 +385,7 @@ export class PassageIndex implements PageSink {
       saveMeta: () => writeIndexMeta(this.#db, this.#location, this.#meta),
       touched: this.#touched,
       committed: (before: number, version: number, refs: readonly number[]) => this.#committed(before, version, refs),
+      afterBatch: (pages) => this.#maintenance.afterWrite(pages),
       finished: () => this.#vectorsReady(),
       log: this.#log,
     };
