@@ -232,7 +232,7 @@ export class IndexMaintenance {
    */
   async vectorsReplaced(embedder: Embedder): Promise<void> {
     this.#embedder = embedder;
-    if (!this.#o.writes) return;
+    if (!this.#o.writes) return this.recheck(); // a reader: whichever index the writer has now
     await dropVectorIndexes(this.#o.tables.passages);
     this.#vectorIndex = false;
   }

@@ -47,7 +47,7 @@ import { defaultRowCacheBytes, RowCache } from './row-cache.js';
 import { defaultSnippetBytes } from './snippet-store.js';
 import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from './flat-vectors.js';
-import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
+import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables, type VectorsUnused } from './open-tables.js';
 import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
@@ -213,6 +213,8 @@ export class PassageIndex implements PageSink {
   /** Builds the in-process postings (with flat vectors for an embedder), and whether they are built at open. */
   #makeEngine: ((embedder: Embedder | null) => TextEngine) | null = null;
   #engineEager = true;
+  /** A reader's look for the writer's switch to the configured model's vectors (`#watchVectors`). */
+  #vectorsWatch: NodeJS.Timeout | null = null;
   #titleStats = new TitleStats();
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
@@ -364,6 +366,8 @@ export class PassageIndex implements PageSink {
       idx.#reembed = { pass, embedder: opts.embedder };
       await pass.count();
     }
+    // A reader following another process's writer (an `api` replica) with a model the vectors are not of yet.
+    if (!writes && opts.embedder && vectorsUnused && opts.followHostsMs) idx.#watchVectors(opts.embedder, opts.followHostsMs);
     return idx;
   }
 
@@ -392,11 +396,44 @@ export class PassageIndex implements PageSink {
   }
 
   /**
+   * For a reader of another process's writer: reads the index metadata every `everyMs` until it names `embedder`'s
+   * model (the writer's re-embedding finished), then serves the vector arm as the writer does, without a restart.
+   */
+  #watchVectors(embedder: Embedder, everyMs: number): void {
+    const look = async (): Promise<void> => {
+      const meta = await readIndexMeta<IndexMeta>(this.#db, this.#location, new Set(await this.#db.tableNames()));
+      if (this.#closed || !meta) return;
+      // The writer's progress as of now (`reembedProgress`), and its switch once the metadata names the model.
+      delete this.#meta.reembed;
+      Object.assign(this.#meta, meta);
+      const unused = this.#vectorsUnused;
+      if (unused && meta.reembed?.modelId === embedder.modelId && !unused.reembedding)
+        this.#vectorsUnused = { ...unused, reembedding: true };
+      if (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim) return;
+      if (this.#vectorsWatch) clearInterval(this.#vectorsWatch);
+      this.#vectorsWatch = null;
+      await this.#passages.checkoutLatest();
+      await this.#vectorsReady(embedder);
+    };
+    let looking = false;
+    this.#vectorsWatch = setInterval(() => {
+      if (looking) return;
+      looking = true;
+      look()
+        .catch((err: unknown) =>
+          this.#log?.debug({ err: err instanceof Error ? err.message : String(err) }, 'index: reading the metadata failed'),
+        )
+        .finally(() => (looking = false));
+    }, everyMs);
+    this.#vectorsWatch.unref();
+  }
+
+  /**
    * A re-embedding finished (every row has the new model's vector, the metadata names it): the vector arm serves from
    * now on. Postings built with flat vectors replace the ones without, once built (queries keep the old meanwhile).
    */
-  async #vectorsReady(): Promise<void> {
-    const embedder = this.#reembed?.embedder;
+  async #vectorsReady(given?: Embedder): Promise<void> {
+    const embedder = given ?? this.#reembed?.embedder;
     if (!embedder || this.#closed) return;
     await this.#maintenance.vectorsReplaced(embedder);
     const old = this.#engine;
@@ -1120,6 +1157,8 @@ export class PassageIndex implements PageSink {
   async close(): Promise<void> {
     // A re-embedding stops after its batch in hand (its progress saved): the next writer resumes it.
     this.#closing.abort();
+    if (this.#vectorsWatch) clearInterval(this.#vectorsWatch);
+    this.#vectorsWatch = null;
     await this.#reembedRun?.catch(() => undefined);
     this.#maintenance.stop();
     await this.#engine?.close();

@@ -159,3 +159,27 @@ t.test('a writer without the reembed option, or a reader, changes nothing', asyn
   t.equal(await r.reembedProgress(), null, 'a reader prepares nothing');
   await r.close();
 });
+
+t.test('a reader following the writer switches to the vector arm when the writer finishes, without reopening', async (t) => {
+  const dir = t.testdir();
+  const a = await PassageIndex.open({ dir, embedder: null });
+  await a.upsertPages([1, 2, 3].map(pageOf));
+  await a.close();
+  const model = createHashingEmbedder(24);
+  const writer = await PassageIndex.open({ dir, embedder: model, reembed: true });
+  t.teardown(() => writer.close());
+  // An `api` replica: reads the index another process writes, and looks at its metadata on a timer.
+  const reader = await PassageIndex.open({ dir, embedder: model, writes: false, followHostsMs: 20 });
+  t.teardown(() => reader.close());
+  t.equal(reader.rankingMode(), 'bm25');
+  t.match(reader.vectorsUnused, { stored: null, configured: 'hashing-stand-in-24', reembedding: true });
+  t.match(await reader.reembedProgress(), { done: 0, total: 6, state: 'pending' });
+  const switched = new Promise<string>((resolve) => reader.onVectorsReady((e) => resolve(e.modelId)));
+  t.equal(await writer.reembed(), 'done');
+  t.equal(await switched, 'hashing-stand-in-24', 'the reader saw the metadata name the model');
+  t.equal(reader.rankingMode(), 'hybrid-rrf-hashing');
+  t.equal(reader.vectorsUnused, null);
+  t.equal(await reader.reembedProgress(), null);
+  const [q] = await model.embed(['Page 2\npassage one of page 2 about topic2']);
+  t.match(await reader.vectorCandidates(q!, {}, 1), [{ page_ref: 2, ordinal: 0 }], "the reader's vector arm reads the new vectors");
+});
