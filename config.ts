@@ -46,6 +46,14 @@ export const configSchema = z.object({
    * the model's profile lists. @default the model's first (q8 for all-MiniLM-L6-v2, q4 for multilingual-e5-small)
    */
   embedDtype: z.enum(['q8', 'fp32', 'q4']).optional(),
+  /**
+   * What the index's writer does when the configured model is not the one of the stored vectors (or there are none):
+   * `background` gives every passage a vector of the model while it serves (the vector arm starts once all have one);
+   * `manual` leaves the vectors alone until `svc reindex --vectors` (ranking stays BM25, with a warning). @default "background"
+   */
+  reembed: z.enum(['background', 'manual']).default('background'),
+  /** Milliseconds between the progress lines `svc ingest`, `svc crawl` and `svc reindex` print when stdout is not a terminal. @default 5000 */
+  progressMs: int(0, 3_600_000).default(5000),
   /** Which retrieval arms svc_search and svc_context use (operators' setting; evaluation compares arms with it). @default "auto" */
   ranking: z.enum(RANKING_SETTINGS).default('auto'),
   /** Serve svc_images and GET /api/v1/images. @default false */
@@ -204,6 +212,8 @@ export const envBindings = {
   embedThreads: 'SVC_EMBED_THREADS',
   embedDtype: 'SVC_EMBED_DTYPE',
   ranking: 'SVC_RANKING',
+  reembed: 'SVC_REEMBED',
+  progressMs: 'SVC_PROGRESS_MS',
   images: 'SVC_IMAGES',
   allowedOrigins: 'SVC_ALLOWED_ORIGINS',
   allowedHosts: 'SVC_ALLOWED_HOSTS',

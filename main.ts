@@ -13,7 +13,7 @@ import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
-import { PassageIndex } from './index/engines/lance/store.js';
+import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -163,6 +163,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       // thread that runs the searches: with search threads, each holds its own and this one answers none of them.
       textEngine: config.textPostings && servesSearch && searchThreads === 0,
       writes: writesIndex,
+      // The writer gives the passages vectors of the configured model when they have none, or another's (index/engines/lance/reembed.ts).
+      reembed: writesIndex && config.reembed === 'background',
       waitForWriterMs: config.indexWaitForWriterS * 1000,
       rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
       ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
@@ -228,6 +230,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let closed = false;
   let started = false;
   let priority: IndexThreadPriority | null = null;
+  // Search threads opened the index before the re-embedding finished: new ones read the new vectors.
+  const unwatch = index.onVectorsReady((e) => {
+    if (!pool) return;
+    pool.renew().then(
+      () => log.info({ model: e.modelId }, 'search threads replaced: they read the new vectors'),
+      (err: unknown) => log.warn({ err }, 'search threads: replacing them after the re-embedding failed'),
+    );
+  });
   return {
     deps,
     keys: repos.keys,
@@ -246,6 +256,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       crawler?.start();
       processor?.start();
       drainer?.start();
+      // At indexing priority (the embedder serves queries first), a line in the log every SVC_PROGRESS_MS; the pass
+      // logs its own summary when it ends.
+      let lastLog = -Infinity;
+      index.startReembed({
+        onProgress: (p) => {
+          if (performance.now() - lastLog < config.progressMs) return;
+          lastLog = performance.now();
+          log.info({ reembed: p }, `index: re-embedding ${reembedText({ ...p, state: 'running' })}`);
+        },
+      });
     },
     readiness: async () => {
       const checks: Record<string, string> = {};
@@ -268,6 +288,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         checks.ranking = stats.rankingMode;
         checks.index_version = String(version);
         checks.embedder = stats.embedder ? `${stats.embedder.kind}:${stats.embedder.modelId}` : 'none (BM25 only)';
+        // A re-embedding in progress is reported, never a failed readiness: BM25 serves meanwhile.
+        const re = await index.reembedProgress();
+        if (re) checks.reembedding = reembedText(re);
       } catch {
         checks.index = 'unavailable';
         ok = false;
@@ -356,6 +379,22 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         ]);
         gauge('svc_snippet_bytes', "Bytes of the snippet store (the passages' snippet text in memory).", [{ value: tp.snippets.bytes }]);
       }
+      const re = await index.reembedProgress();
+      gauge(
+        'svc_reembed_pending',
+        'Whether the passages are being given vectors of the configured model (1), the vector arm off meanwhile.',
+        [{ value: re ? 1 : 0 }],
+      );
+      if (re) {
+        gauge('svc_reembed_passages_done', 'Passages given a vector of the configured model so far.', [{ value: re.done }]);
+        gauge('svc_reembed_passages_total', 'Passages the re-embedding covers in all (an estimate while pages are written).', [
+          { value: re.total },
+        ]);
+        gauge('svc_reembed_passages_per_second', 'Re-embedding rate in this process (0: not running here, or no batch yet).', [
+          { value: re.ratePerS ?? 0 },
+        ]);
+        gauge('svc_reembed_eta_seconds', 'Seconds left at that rate (-1: unknown).', [{ value: re.etaS ?? -1 }]);
+      }
       const rc = index.rowCacheStats();
       gauge('svc_row_cache_rows', 'Result rows held in memory (a small index: all of them; else the recently read).', [{ value: rc.rows }]);
       gauge('svc_row_cache_bytes', 'Estimated bytes of the result rows held in memory.', [{ value: rc.bytes }]);
@@ -390,6 +429,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (closed) return;
       closed = true;
       priority?.stop();
+      unwatch();
       await processor?.stop();
       await crawler?.stop();
       await drainer?.stop();
@@ -400,6 +440,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       db.close();
     },
   };
+}
+
+/** A re-embedding's progress as one line (/readyz, the log). */
+export function reembedText(p: ReembedProgress): string {
+  const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 100;
+  const rate = p.ratePerS !== null ? `, ${p.ratePerS.toFixed(1)} passages/s` : '';
+  const eta = p.etaS !== null ? `, about ${p.etaS} s left` : '';
+  return `${p.state} with ${p.modelId}: ${p.done}/${p.total} passages (${pct}%)${rate}${eta}; BM25 serves until every passage has its vector`;
 }
 
 export interface RunningServer {

@@ -1,6 +1,6 @@
 /**
  * `svc crawl`: crawl from seeds into the index (the same crawler `svc serve` runs), with a live progress line on a
- * terminal and a summary at the end. Name pins (`--resolve`) and loopback access (`--allow-loopback`) exist only
+ * terminal (off one, a line every few seconds: progress.ts) and a summary at the end. Name pins (`--resolve`) and loopback access (`--allow-loopback`) exist only
  * here and in the environment, never in the API.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,8 @@ import { EntityStore } from '../state/entities.js';
 import { COMMAND_HELP } from './help.js';
 import { UsageError, type CliIo } from './io.js';
 import { onStopSignals } from './stop-signals.js';
+import { ProgressLines } from './progress.js';
+import { reembedWithProgress } from './reembed-run.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 
@@ -27,6 +29,8 @@ const USAGE = COMMAND_HELP['crawl']!;
 export interface CrawlSinks {
   readonly sink: PageSink;
   readonly entities: EntitySink;
+  /** The index, when the sink is one: a re-embedding it prepared runs after the crawl. */
+  readonly index?: PassageIndex;
   close(): Promise<void>;
 }
 
@@ -45,9 +49,17 @@ async function defaultSinks(config: Config, db: StateDb, repos: Repositories): P
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
   // Host ids from the state database: the same ids whichever process writes the index.
-  const index = await PassageIndex.open({ location: indexLocation(config), embedder, log, hostIds: repos.hostIds, textEngine: false });
+  const index = await PassageIndex.open({
+    location: indexLocation(config),
+    embedder,
+    log,
+    hostIds: repos.hostIds,
+    textEngine: false,
+    reembed: config.reembed === 'background',
+  });
   return {
     sink: index,
+    index,
     entities: repos.entities ?? new EntityStore(db),
     close: async () => {
       await index.close();
@@ -183,6 +195,23 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
         () => undefined,
       );
     }, deps.progressMs ?? 250);
+  } else {
+    // Off a terminal: a line every config.progressMs, the share done being of what is fetched or still queued.
+    const lines = new ProgressLines({ io, label: 'crawl', unit: 'pages', everyMs: config.progressMs });
+    timer = setInterval(
+      () => {
+        void crawler.stats().then(
+          (s) =>
+            timer &&
+            lines.update(s.fetched, {
+              ...(maxPages !== undefined ? { total: maxPages } : { fraction: s.fetched / Math.max(1, s.fetched + s.queued) }),
+              extra: `indexed ${s.indexed}, queued ${s.queued}, errors ${s.errors}`,
+            }),
+          () => undefined,
+        );
+      },
+      Math.max(50, Math.min(config.progressMs, 1000)),
+    );
   }
   // Ctrl-C and SIGTERM alike: in-flight items are aborted and handed back to the frontier, then the summary.
   const stop = onStopSignals();
@@ -206,23 +235,37 @@ export async function crawlCommand(argv: string[], io: CliIo, deps: CrawlCommand
     at <= Date.now()
       ? 'due now'
       : `due ${new Date(at).toISOString().replace(/\.\d+Z$/, 'Z')} (in ${Math.ceil((at - Date.now()) / 1000)} s)`;
+  const summary = [
+    `crawl ${stop.received() ? `stopped by ${stop.received()}` : 'finished'} in ${secs.toFixed(1)} s`,
+    `  fetched   ${stats.fetched}`,
+    `  indexed   ${stats.indexed}`,
+    `  excluded  ${stats.excluded}`,
+    `  errors    ${stats.errors}`,
+    `  dead      ${stats.dead}`,
+    `  queued    ${stats.queued}`,
+    `  rate      ${(stats.fetched / Math.max(secs, 0.001)).toFixed(2)} responses/s`,
+    ...dead.map((d) => `  dead: ${d.url} (${d.deadReason ?? d.lastError ?? 'unknown'})`),
+    ...later.map((p) => `  later: ${p.url} ${when(p.nextAt)}${p.lastError ? ` after ${p.lastError}` : ''}`),
+    ...(stats.queued > 0 ? [`  ${stats.queued} item(s) stay queued: run this command again later, or let svc serve continue them.`] : []),
+  ];
+  io.stdout.write(summary.join('\n') + '\n');
+  // A model on an index without its vectors: the pages already there are embedded now (stoppable, and resumed next
+  // time: a crawl stopped still exits 0).
+  if (sinks.index && !stop.received()) {
+    const again = onStopSignals();
+    try {
+      const r = await reembedWithProgress(sinks.index, io, { everyMs: config.progressMs, signal: again.signal });
+      if (r === 'stopped') {
+        io.stdout.write(
+          `re-embedding stopped by ${again.received() ?? 'a signal'}: what is done is kept; svc reindex --vectors finishes it\n`,
+        );
+      }
+    } finally {
+      again.dispose();
+    }
+  }
   await sinks.close();
   await repos.close();
   db.close();
-  io.stdout.write(
-    [
-      `crawl ${stop.received() ? `stopped by ${stop.received()}` : 'finished'} in ${secs.toFixed(1)} s`,
-      `  fetched   ${stats.fetched}`,
-      `  indexed   ${stats.indexed}`,
-      `  excluded  ${stats.excluded}`,
-      `  errors    ${stats.errors}`,
-      `  dead      ${stats.dead}`,
-      `  queued    ${stats.queued}`,
-      `  rate      ${(stats.fetched / Math.max(secs, 0.001)).toFixed(2)} responses/s`,
-      ...dead.map((d) => `  dead: ${d.url} (${d.deadReason ?? d.lastError ?? 'unknown'})`),
-      ...later.map((p) => `  later: ${p.url} ${when(p.nextAt)}${p.lastError ? ` after ${p.lastError}` : ''}`),
-      ...(stats.queued > 0 ? [`  ${stats.queued} item(s) stay queued: run this command again later, or let svc serve continue them.`] : []),
-    ].join('\n') + '\n',
-  );
   return 0;
 }

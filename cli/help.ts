@@ -50,6 +50,8 @@ ${DATA_DIR}
   Crawls from the seeds into the index, then exits 0 when nothing is due within --wait seconds (what is still
   queued for later is listed, with when it is due). Running it again resumes; svc serve continues the same frontier.
   Ctrl-C or SIGTERM stops it: the URLs in flight go back to the frontier, the summary is printed, exit 0.
+  Off a terminal, a progress line every SVC_PROGRESS_MS (default 5000). With a model on an index without its
+  vectors, the pages already there are embedded after the crawl (svc reindex --vectors; SVC_REEMBED=manual: not).
   --seeds URL…          start URLs (repeat the flag or list them after it)
   --seeds-file F        one start URL per line (# comments allowed)
   --max-pages N         stop after N pages have been dispatched
@@ -67,9 +69,20 @@ ${DATA_DIR}
   ingest: `usage: svc ingest --jsonl FILE [--name N] [--embedder auto|none|hashing] [--batch N] [--data-dir D]
   Adds a BEIR-format corpus (JSONL, .gz accepted) to the index through the same path as crawled pages.
   Ctrl-C or SIGTERM stops reading: the records read so far are written, the summary is printed, exit 130.
+  With a model on an index without its vectors, the new records are embedded, then the ones already there
+  (svc reindex --vectors; SVC_REEMBED=manual: not). Off a terminal, a progress line every SVC_PROGRESS_MS.
   --name N              corpus name (default: from the file or folder name)
   --embedder E          auto (the model of SVC_MODEL_DIR if present), none (BM25 only) or hashing
   --batch N             documents written per batch (default 256)
+${DATA_DIR}`,
+  reindex: `usage: svc reindex --vectors [--embedder auto|model|hashing] [--batch N] [--data-dir D]
+  Gives every passage a vector of the configured model (SVC_MODEL_DIR, SVC_MODEL) when the index was built without
+  vectors or with another model; the vector arm serves once all have one. The index's writer (svc serve, svc ingest,
+  svc crawl) does the same by itself unless SVC_REEMBED=manual; run this while no other process writes the index.
+  Progress: a line every SVC_PROGRESS_MS (default 5000) when stdout is not a terminal. Ctrl-C or SIGTERM stops after
+  the batch in hand (what is done is kept, the next run resumes; exit 130).
+  --embedder E          auto or model (the model of SVC_MODEL_DIR), or hashing (the deterministic stand-in)
+  --batch N             passages embedded and written per batch (default 64)
 ${DATA_DIR}`,
   eval: `usage: svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--name N] [--embedder auto|none|hashing] [--data-dir D]
   nDCG@10 and recall@100 of the index on a BEIR dataset (corpus ingested first with svc ingest), through the same

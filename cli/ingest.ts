@@ -6,7 +6,7 @@
  * `corpus:<name>/<_id>`, and keeps its `_id` as externalId so eval can map results back.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -15,9 +15,12 @@ import { loadConfig, type Config } from '../config.js';
 import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
 import { indexLocation } from '../index/engines/lance/location.js';
 import { PassageIndex } from '../index/engines/lance/store.js';
+import { vectorsUnusedWarning } from '../index/retrieval/warnings.js';
 import type { PageInput, PassageInput } from '../page-model.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import { UsageError, type CliIo } from './io.js';
+import { ProgressLines } from './progress.js';
+import { reembedWithProgress } from './reembed-run.js';
 import { onStopSignals } from './stop-signals.js';
 
 /** One BEIR corpus line. */
@@ -30,8 +33,11 @@ export interface CorpusDoc {
 /** Longest passage cut from a corpus document, in words (most abstracts fit in one). */
 export const CORPUS_PASSAGE_WORDS = 320;
 
-/** Reads a BEIR JSONL corpus (plain or gzip), skipping blank lines; ends early, without error, once `stop` aborts. */
-export async function* readCorpus(file: string, stop?: AbortSignal): AsyncGenerator<CorpusDoc> {
+/**
+ * Reads a BEIR JSONL corpus (plain or gzip), skipping blank lines; ends early, without error, once `stop` aborts.
+ * `read.bytes` follows the bytes of the file read so far (a progress fraction).
+ */
+export async function* readCorpus(file: string, stop?: AbortSignal, read?: { bytes: number }): AsyncGenerator<CorpusDoc> {
   const raw = createReadStream(file);
   const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -55,6 +61,7 @@ export async function* readCorpus(file: string, stop?: AbortSignal): AsyncGenera
       }
       const o = d as Record<string, unknown>;
       if (typeof o._id !== 'string' && typeof o._id !== 'number') throw new UsageError(`${file}:${line}: missing _id`);
+      if (read) read.bytes = raw.bytesRead;
       yield { _id: String(o._id), title: typeof o.title === 'string' ? o.title : '', text: typeof o.text === 'string' ? o.text : '' };
       if (stop?.aborted) return;
     }
@@ -174,9 +181,11 @@ export function corpusName(file: string): string {
   );
 }
 
-function progress(io: CliIo, n: number, passages: number, started: number, done = false): void {
+function progress(io: CliIo, n: number, passages: number, started: number, done = false, lines?: ProgressLines, fraction?: number): void {
   const secs = (Date.now() - started) / 1000;
   const rate = secs > 0 ? Math.round(n / secs) : 0;
+  // Off a terminal: a line every few seconds (progress.ts); on one, the live bar.
+  if (lines && !done) lines.update(n, { fraction: fraction ?? null, extra: `${passages} passages` });
   if (io.stdout.isTTY)
     io.stdout.write(
       `\r[${'#'.repeat(Math.min(30, Math.floor(Math.log2(n + 1) * 2)))}] ${n} docs, ${passages} passages, ${rate} docs/s${done ? '\n' : ''}`,
@@ -213,6 +222,8 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
       optimizeEvery: Number.MAX_SAFE_INTEGER,
       hostIds: repos.hostIds,
       textEngine: false,
+      // A model on an index without its vectors: what this run writes is embedded, then what was there (below).
+      reembed: config.reembed === 'background',
     });
   } catch (err) {
     await embedder?.close();
@@ -220,6 +231,9 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     throw err;
   }
   const started = Date.now();
+  const lines = new ProgressLines({ io, label: 'ingest', unit: 'docs', everyMs: config.progressMs });
+  const size = statSync(values.jsonl, { throwIfNoEntry: false })?.size ?? 0;
+  const read = { bytes: 0 };
   const fetchedAt = new Date().toISOString();
   let n = 0;
   let passages = 0;
@@ -241,7 +255,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     inFlightRefs = new Set(pages.map((p) => p.pageRef));
     const current = index.upsertPages(pages).then(async () => {
       for (const p of pages) await documents.recordIndexed(p.pageRef, { contentHash: p.contentHash, title: p.title, at: fetchedAt });
-      progress(io, counted.n, counted.passages, started);
+      progress(io, counted.n, counted.passages, started, false, lines, size > 0 ? read.bytes / size : undefined);
     });
     current.catch(() => undefined); // observed here, thrown where it is awaited (below or at the next flush)
     inFlight = current;
@@ -252,7 +266,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const stop = onStopSignals();
   io.stderr.write(`ingesting ${values.jsonl} as corpus ${name} (Ctrl-C or SIGTERM stops after writing what was read)\n`);
   try {
-    for await (const doc of readCorpus(values.jsonl, stop.signal)) {
+    for await (const doc of readCorpus(values.jsonl, stop.signal, read)) {
       const url = corpusUrl(name, doc._id);
       const ref = await documents.allocate(url, corpusHost(name, doc._id));
       const page = corpusPage(doc, ref, name, fetchedAt);
@@ -267,10 +281,22 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     // An interrupted run leaves compaction to the next writer: the operator asked to stop now.
     if (!stoppedBy) await index.optimize();
     progress(io, n, passages, started, true);
+    // Then the passages already there, when the index had no vectors of this model (stoppable; the next run resumes).
+    const reembedded = stoppedBy ? 'none' : await reembedWithProgress(index, io, { everyMs: config.progressMs, signal: stop.signal });
+    if (reembedded === 'done') await index.optimize();
     const s = await index.stats();
     io.stdout.write(`index: ${s.pages} pages, ${s.passages} passages, ${s.vectors} vectors, ranking ${s.rankingMode}\n`);
+    // A model left unused is said, with why (manual re-embedding, or vectors of another model).
+    const unused = vectorsUnusedWarning(index.vectorsUnused);
+    if (unused) io.stdout.write(`ranking: ${unused.message}\n`);
     if (stoppedBy) {
       io.stdout.write(`ingest stopped by ${stoppedBy}: the ${n} records read are indexed; run the same command again to finish\n`);
+      return 130;
+    }
+    if (reembedded === 'stopped') {
+      io.stdout.write(
+        `re-embedding stopped by ${stop.received() ?? 'a signal'}: what is done is kept; svc reindex --vectors finishes it\n`,
+      );
       return 130;
     }
     return 0;

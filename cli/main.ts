@@ -10,6 +10,7 @@ import { ingestCommand } from './ingest.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { openapiCommand } from './openapi.js';
+import { reindexCommand } from './reindex.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
 import { serveCommand } from './serve.js';
 import { statusCommand } from './status.js';
@@ -22,6 +23,7 @@ usage: svc <command> [options]
   keys       create | list | revoke API keys
   crawl      crawl from seeds into the index
   ingest     add a BEIR-format corpus (JSONL) to the index
+  reindex    --vectors: give every passage a vector of the configured model
   eval       nDCG@10 / recall@100 of the index on a BEIR dataset
   entities   import Statistics Canada open databases
   fixtures   serve the local test web on loopback (crawl it end to end without the internet)
@@ -38,6 +40,7 @@ const commands: Record<string, Command> = {
   crawl: (argv, io) => crawlCommand(argv, io),
   entities: entitiesCommand,
   ingest: ingestCommand,
+  reindex: reindexCommand,
   eval: evalCommand,
   fixtures: fixturesCommand,
   openapi: openapiCommand,

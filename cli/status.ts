@@ -14,6 +14,8 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   try {
     const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
     const stats = await index.stats();
+    const reembed = await index.reembedProgress();
+    const vectorModel = index.storedVectorModel;
     await index.close();
     const documents = await repos.documents.counts();
     const frontier = await repos.frontier.counts();
@@ -22,7 +24,14 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
     const keys = { total: allKeys.length, revoked };
     const out = {
       data_dir: config.dataDir,
-      index: { pages: stats.pages, passages: stats.passages, vectors: stats.vectors },
+      index: {
+        pages: stats.pages,
+        passages: stats.passages,
+        vectors: stats.vectors,
+        // The model of the stored vectors (null: none, or a re-embedding in progress), and that re-embedding.
+        vector_model: vectorModel,
+        reembedding: reembed ? { model: reembed.modelId, done: reembed.done, total: reembed.total } : null,
+      },
       documents,
       frontier,
       keys: { active: keys.total - keys.revoked, revoked: keys.revoked },
@@ -30,7 +39,15 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
     if (values.json) io.stdout.write(JSON.stringify(out) + '\n');
     else {
       io.stdout.write(`data dir   ${out.data_dir}\n`);
-      io.stdout.write(`index      ${out.index.pages} pages, ${out.index.passages} passages, ${out.index.vectors} vectors\n`);
+      io.stdout.write(
+        `index      ${out.index.pages} pages, ${out.index.passages} passages, ${out.index.vectors} vectors${vectorModel ? ` (${vectorModel})` : ''}\n`,
+      );
+      if (reembed) {
+        const pct = reembed.total > 0 ? Math.floor((100 * reembed.done) / reembed.total) : 100;
+        io.stdout.write(
+          `vectors    re-embedding with ${reembed.modelId}: ${reembed.done}/${reembed.total} passages (${pct}%); the index's writer continues it (svc serve, or svc reindex --vectors)\n`,
+        );
+      }
       io.stdout.write(
         `documents  ${
           Object.entries(documents)

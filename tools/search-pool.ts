@@ -91,6 +91,8 @@ export class SearchPool implements ToolExecutor {
   readonly #readyWaiters = new Set<() => void>();
   /** Threads asked to close that have not exited yet (`#stop`: `kill` and `close`); `close` waits for them all. */
   readonly #stopping = new Set<Thread>();
+  /** Threads `renew` retires: replaced at once, without the respawn delay or a warning. */
+  readonly #planned = new Set<Thread>();
   #terminated = 0;
   /** Requests waiting for a thread with room (`#slot`), in arrival order; each is handed its thread (`#handOut`). */
   readonly #waitingForRoom: ((thread: Thread | null) => void)[] = [];
@@ -306,6 +308,24 @@ export class SearchPool implements ToolExecutor {
   }
 
   /**
+   * Replaces every thread, one at a time, by a new one that opens the index afresh (the writer switched the vector arm
+   * on after a re-embedding: a thread opened before reads no vectors). The others serve meanwhile; resolves once all
+   * are replaced and ready, or the pool closes.
+   */
+  async renew(): Promise<void> {
+    for (let slot = 0; slot < this.#threads.length; slot++) {
+      const t = this.#threads[slot];
+      if (this.#closing) return;
+      if (!t) continue;
+      this.#planned.add(t);
+      this.#retire(slot, t, null);
+      this.#stop(t);
+      await exitedWithin(t, 5000);
+      await this.whenReady();
+    }
+  }
+
+  /**
    * Asks thread `t` to close (finish its requests, close its index, exit), terminated if it has not exited 10 s later;
    * in `#stopping` until it exits.
    */
@@ -376,6 +396,8 @@ export class SearchPool implements ToolExecutor {
     if (this.#threads[slot] === thread) this.#threads[slot] = null;
     this.#handOut();
     if (this.#closing) return;
+    // A planned replacement (`renew`) starts its successor at once, and is no failure to back off from.
+    if (this.#planned.delete(thread)) return this.#spawn(slot);
     this.#opts.log.warn(
       { thread: slot, code, retryInMs: this.#respawnMs },
       'search thread stopped; its searches run on the HTTP thread until it is replaced',

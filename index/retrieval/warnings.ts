@@ -49,9 +49,14 @@ export function makeWarning(code: WarningCode, message: string, source?: string)
 /** The `vector_model_mismatch` warning for an index that cannot use the configured model, else null. */
 export function vectorsUnusedWarning(v: VectorsUnused | null): Warning | null {
   if (!v) return null;
+  if (v.reembedding)
+    return makeWarning(
+      'vector_model_mismatch',
+      `The index's passages are being embedded with the configured model ${v.configured} in the background: ranking is BM25 only until every passage has its vector.`,
+    );
   const why = v.stored === null ? 'was built without vectors' : `holds vectors of ${v.stored}`;
   return makeWarning(
     'vector_model_mismatch',
-    `The index ${why}, not of the configured model ${v.configured}: ranking is BM25 only until the corpus is embedded again.`,
+    `The index ${why}, not of the configured model ${v.configured}: ranking is BM25 only until the corpus is embedded again (svc reindex --vectors).`,
   );
 }

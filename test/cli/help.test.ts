@@ -22,7 +22,20 @@ function capture(): { io: { stdout: Writable; stderr: Writable; env: NodeJS.Proc
   return { io: { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {} }, out: () => out, err: () => err };
 }
 
-const COMMANDS = ['serve', 'keys', 'crawl', 'ingest', 'eval', 'entities', 'fixtures', 'openapi', 'status', 'migrate', 'webmaster'];
+const COMMANDS = [
+  'serve',
+  'keys',
+  'crawl',
+  'ingest',
+  'reindex',
+  'eval',
+  'entities',
+  'fixtures',
+  'openapi',
+  'status',
+  'migrate',
+  'webmaster',
+];
 
 t.test('issue 13: --help and -h on every command print its usage and exit 0', async (t) => {
   t.same(Object.keys(COMMAND_HELP).sort(), [...COMMANDS].sort(), 'every command has a help text');

@@ -121,7 +121,8 @@ t.test(
     // The same index with the English model: its vectors are E5's, never compared with MiniLM's; the answer says so.
     await s.close();
     open = null;
-    const other = await startTestService({ config: { ...model, modelName: 'all-MiniLM-L6-v2' } });
+    // SVC_REEMBED=manual: the writer leaves the E5 vectors alone (background re-embedding: test/tools/reembed-in-service.test.ts).
+    const other = await startTestService({ config: { ...model, modelName: 'all-MiniLM-L6-v2', reembed: 'manual' } });
     open = other;
     t.same(other.services.deps.index.vectorsUnused, { stored: `${E5}/q4`, configured: 'all-MiniLM-L6-v2/q8' });
     const r = await callTool(searchTool, { q: 'Kobe hospital masks stolen' }, { deps: other.services.deps, caller });

@@ -21,7 +21,8 @@ t.test('an index built without vectors, then served with a model: BM25 answers a
   ]);
   await before.close();
 
-  const s = await startTestService({ config: { dataDir }, embedder: createHashingEmbedder(64) });
+  // SVC_REEMBED=manual: the writer leaves the index as it is (re-embedding: test/tools/reembed-in-service.test.ts).
+  const s = await startTestService({ config: { dataDir, reembed: 'manual' }, embedder: createHashingEmbedder(64) });
   t.teardown(() => s.close());
   t.same(s.services.deps.index.vectorsUnused, { stored: null, configured: 'hashing-stand-in-64' });
   const search = await callTool(searchTool, { q: 'recycling collection' }, { deps: s.services.deps, caller });
@@ -30,7 +31,8 @@ t.test('an index built without vectors, then served with a model: BM25 answers a
   t.match(search.warnings, [
     {
       code: 'vector_model_mismatch',
-      message: /was built without vectors, not of the configured model hashing-stand-in-64: ranking is BM25 only/,
+      message:
+        /was built without vectors, not of the configured model hashing-stand-in-64: ranking is BM25 only until the corpus is embedded again \(svc reindex --vectors\)/,
     },
   ]);
   const context = await callTool(contextTool, { query: 'recycling collection' }, { deps: s.services.deps, caller });

@@ -3,7 +3,7 @@
  * Index metadata lives in the location itself so every process reads the same; the write journal stays local
  * because only the writer reads it. Credentials never reach logs or errors (`IndexOpenError`).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as lancedb from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
@@ -173,7 +173,10 @@ export async function readIndexMeta<T>(
 export async function writeIndexMeta(db: lancedb.Connection, location: IndexLocation, meta: unknown): Promise<void> {
   const body = JSON.stringify(meta);
   if (location.kind === 'local') {
-    writeFileSync(join(location.uri, META_FILE), body);
+    // Replaced whole (a kill mid-write leaves the previous file, never half of one): a re-embedding saves it often.
+    const file = join(location.uri, META_FILE);
+    writeFileSync(`${file}.tmp`, body);
+    renameSync(`${file}.tmp`, file);
     return;
   }
   const table = await db.createEmptyTable(META_TABLE, metaSchema, { existOk: true });

@@ -69,6 +69,28 @@ export interface IndexMeta {
    * the cost by running one a second after the first write (tens of seconds at 1M passages).
    */
   optimizeMs?: number;
+  /**
+   * A re-embedding in progress (reembed.ts): the model whose vectors the passages are being given, and how far the
+   * pass got, so a writer killed mid-way resumes there. While it is set `vectorModelId` is null: the column holds
+   * vectors of two models (or none), and no vector arm reads it.
+   */
+  reembed?: ReembedMeta;
+}
+
+/** How far a re-embedding got (`IndexMeta.reembed`). */
+export interface ReembedMeta {
+  /** The model id the passages are being given vectors of (the configured embedder's). */
+  readonly modelId: string;
+  readonly dim: number;
+  /** Every page with a page_ref up to this one has its passages re-embedded (-1: none yet); pages are taken in order. */
+  afterRef: number;
+  /** Passages re-embedded so far (across restarts). */
+  done: number;
+}
+
+/** Drops every index of the `vector` column (before the column is replaced, or its vectors are). */
+export async function dropVectorIndexes(passages: Table): Promise<void> {
+  for (const i of await passages.listIndices()) if (i.columns.includes('vector')) await passages.dropIndex(i.name);
 }
 
 /** Serialises writes: each task starts after the previous one settled. */
@@ -182,9 +204,12 @@ export class IndexMaintenance {
   #imageFtsReady = false;
   #keyIndexes = false;
   #vectorIndex = false;
+  /** The embedder whose vectors are in the table: the options' one, until a re-embedding replaces it. */
+  #embedder: Embedder | null;
 
   constructor(opts: MaintenanceOptions) {
     this.#o = opts;
+    this.#embedder = opts.embedder;
     // A remembered cost counts as an optimize that ended as the index opened: the first one waits its share too.
     if (opts.writes && opts.meta.optimizeMs !== undefined && opts.meta.optimizeMs > 0) {
       this.#lastOptimizeMs = opts.meta.optimizeMs;
@@ -199,6 +224,17 @@ export class IndexMaintenance {
   /** Whether the ANN vector index exists (below the threshold vector search is flat). */
   get vectorIndex(): boolean {
     return this.#vectorIndex;
+  }
+
+  /**
+   * The table's vectors are now `embedder`'s (a re-embedding finished). An ANN index trained on the vectors before is
+   * dropped (its partitions are another space's); the next optimize builds one over the new vectors once they are many.
+   */
+  async vectorsReplaced(embedder: Embedder): Promise<void> {
+    this.#embedder = embedder;
+    if (!this.#o.writes) return this.recheck(); // a reader: whichever index the writer has now
+    await dropVectorIndexes(this.#o.tables.passages);
+    this.#vectorIndex = false;
   }
 
   /**
@@ -373,7 +409,7 @@ export class IndexMaintenance {
         this.#o.log?.warn({ table: name, err: err instanceof Error ? err.message : String(err) }, 'index optimize failed');
       }
     }
-    const embedder = this.#o.embedder;
+    const embedder = this.#embedder;
     if (embedder && !this.#vectorIndex) {
       const n = await passages.countRows('vector IS NOT NULL');
       if (n >= this.#o.vectorIndexThreshold) {

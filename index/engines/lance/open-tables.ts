@@ -39,6 +39,8 @@ export interface VectorsUnused {
   readonly stored: string | null;
   /** The configured embedder's model id. */
   readonly configured: string;
+  /** The writer is giving every passage a vector of the configured model (reembed.ts); the vector arm serves after. */
+  readonly reembedding?: boolean;
 }
 
 /** How a process that does not write the index opens it (`OpenOptions.writes`). */
@@ -120,11 +122,16 @@ export async function openTables(
   let embedder = wanted;
   let vectorsUnused: VectorsUnused | null = null;
   if (embedder && (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim)) {
-    vectorsUnused = { stored: meta.vectorModelId, configured: embedder.modelId };
-    log?.warn(
-      { stored: meta.vectorModelId, embedder: embedder.modelId },
-      'index vectors come from another model (or none): vector ranking disabled until the corpus is re-indexed',
-    );
+    const reembedding = meta.reembed?.modelId === embedder.modelId;
+    vectorsUnused = { stored: meta.vectorModelId, configured: embedder.modelId, ...(reembedding ? { reembedding } : {}) };
+    // The writer's open says what it does about it (store.ts `reembed`); a reader only reports.
+    if (reader)
+      log?.warn(
+        { stored: meta.vectorModelId, embedder: embedder.modelId, reembedding },
+        reembedding
+          ? 'index vectors are being re-embedded with the configured model by the writer: vector ranking starts once this process reopens the index'
+          : 'index vectors come from another model (or none): vector ranking off until the writer re-embeds them (svc reindex --vectors, or a writer started with the model)',
+      );
     embedder = null;
   }
   const pages = names.has('pages') ? await open('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);

@@ -47,9 +47,10 @@ import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
 import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
-import { localIndexLocation, writeIndexMeta, type IndexLocation } from './location.js';
+import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables, type VectorsUnused } from './open-tables.js';
+import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { whereOf } from './where.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
@@ -70,6 +71,7 @@ import { beginWrite } from './write-journal.js';
 export type { PassageHit, PassageKey, PassageRow, ResultRow } from './columns.js';
 export type { HostIdSource } from './host-ids.js';
 export type { ImageHit, StoredPage, StoredPassage } from './rows.js';
+export type { ReembedProgress, ReembedRunOptions } from './reembed.js';
 
 /** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
 export const RANKING_MODES = ['hybrid-rrf', 'bm25', 'vector', 'hybrid-rrf-hashing', 'vector-hashing'] as const;
@@ -125,6 +127,13 @@ export interface OpenOptions {
    * writer's index builds, and wait up to `waitForWriterMs` for missing tables (open-tables.ts). @default true
    */
   readonly writes?: boolean;
+  /**
+   * For the writer: when `embedder`'s model is not the one of the stored vectors (or the index has none), prepare a
+   * re-embedding (reembed.ts): the vector column is made the model's, pages written from now on carry its vectors, and
+   * `reembed()` / `startReembed()` embed the passages already there; the vector arm serves once all have one.
+   * Without it such an embedder is ignored (ranking `bm25`, the `vector_model_mismatch` warning). @default false
+   */
+  readonly reembed?: boolean;
   /** For a reader (`writes` false): how long to wait for the writer's tables before creating empty ones. @default 0 */
   readonly waitForWriterMs?: number;
   /** Bytes of whole result rows kept in memory by row id (row-cache.ts); 0 disables. @default `defaultRowCacheBytes()` */
@@ -193,10 +202,20 @@ export class PassageIndex implements PageSink {
   #hostRowsThrough: bigint | null = null;
   readonly #meta: IndexMeta;
   readonly #maintenance: IndexMaintenance;
-  /** The embedder whose vectors are in the table (null: no usable vectors). */
-  readonly embedder: Embedder | null;
-  /** A configured embedder this index cannot use (its vectors are another model's, or absent): responses say so. */
-  readonly vectorsUnused: VectorsUnused | null;
+  #embedder: Embedder | null;
+  #vectorsUnused: VectorsUnused | null;
+  /** The re-embedding this writer prepared (null: none), and the embedder new pages are written with meanwhile. */
+  #reembed: { pass: ReembedPass; embedder: Embedder } | null = null;
+  /** Pages written or removed since the re-embedding was prepared: the pass leaves them as they are. */
+  readonly #touched = new Set<number>();
+  #reembedRun: Promise<unknown> | null = null;
+  readonly #closing = new AbortController();
+  readonly #vectorsListeners = new Set<(e: Embedder) => void>();
+  /** Builds the in-process postings (with flat vectors for an embedder), and whether they are built at open. */
+  #makeEngine: ((embedder: Embedder | null) => TextEngine) | null = null;
+  #engineEager = true;
+  /** A reader's look for the writer's switch to the configured model's vectors (`#watchVectors`). */
+  #vectorsWatch: NodeJS.Timeout | null = null;
   #titleStats = new TitleStats();
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
@@ -241,8 +260,8 @@ export class PassageIndex implements PageSink {
     this.#images = args.images;
     this.#location = args.location;
     this.#log = args.log;
-    this.embedder = args.embedder;
-    this.vectorsUnused = args.vectorsUnused;
+    this.#embedder = args.embedder;
+    this.#vectorsUnused = args.vectorsUnused;
     this.#maintenance = new IndexMaintenance({
       tables: { passages: args.passages, pages: args.pages, images: args.images },
       queue: this.#queue,
@@ -276,6 +295,10 @@ export class PassageIndex implements PageSink {
       opts.log,
       writes ? undefined : { waitForWriterMs: opts.waitForWriterMs ?? 0 },
     );
+    const pending =
+      writes && opts.reembed && opts.embedder && !embedder
+        ? await prepareReembed(passages, meta, opts.embedder, () => writeIndexMeta(db, location, meta), opts.log)
+        : null;
     const idx = new PassageIndex({
       db,
       passages,
@@ -284,7 +307,7 @@ export class PassageIndex implements PageSink {
       location,
       log: opts.log,
       embedder,
-      vectorsUnused,
+      vectorsUnused: pending && vectorsUnused ? { ...vectorsUnused, reembedding: true } : vectorsUnused,
       meta,
       optimizeEvery: opts.optimizeEvery ?? 200,
       vectorIndexThreshold: opts.vectorIndexThreshold ?? 50_000,
@@ -324,19 +347,159 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
-    idx.#engine = new TextEngine({
-      db,
-      table: passages,
-      tableName: 'passages',
-      log: opts.log,
-      maxTermLength: FTS_OPTIONS.maxTokenLength,
-      prefill: idx.#rowPrefill(),
-      snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
-      changes: (from, to) => idx.#changes.between(from, to),
-      ...(embedder ? { vectors: { dim: embedder.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
-    });
-    if (opts.textEngine ?? true) idx.#engine.start();
+    idx.#makeEngine = (e) =>
+      new TextEngine({
+        db,
+        table: passages,
+        tableName: 'passages',
+        log: opts.log,
+        maxTermLength: FTS_OPTIONS.maxTokenLength,
+        prefill: idx.#rowPrefill(),
+        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
+        changes: (from, to) => idx.#changes.between(from, to),
+        ...(e ? { vectors: { dim: e.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
+      });
+    idx.#engine = idx.#makeEngine(embedder);
+    idx.#engineEager = opts.textEngine ?? true;
+    if (idx.#engineEager) idx.#engine.start();
+    if (pending && opts.embedder) {
+      const pass = new ReembedPass(idx.#reembedHost(), opts.embedder, pending);
+      idx.#reembed = { pass, embedder: opts.embedder };
+      await pass.count();
+    }
+    // A reader following another process's writer (an `api` replica) with a model the vectors are not of yet.
+    if (!writes && opts.embedder && vectorsUnused && opts.followHostsMs) idx.#watchVectors(opts.embedder, opts.followHostsMs);
     return idx;
+  }
+
+  /** The embedder whose vectors the vector arm reads (null: no usable vectors, or not all of them yet). */
+  get embedder(): Embedder | null {
+    return this.#embedder;
+  }
+
+  /** A configured embedder this index cannot use (yet): its vectors are another model's, or absent. Responses say so. */
+  get vectorsUnused(): VectorsUnused | null {
+    return this.#vectorsUnused;
+  }
+
+  #reembedHost(): ReembedHost {
+    return {
+      passages: this.#passages,
+      queue: this.#queue,
+      meta: this.#meta,
+      saveMeta: () => writeIndexMeta(this.#db, this.#location, this.#meta),
+      touched: this.#touched,
+      committed: (before: number, version: number, refs: readonly number[]) => this.#committed(before, version, refs),
+      afterBatch: (pages) => this.#maintenance.afterWrite(pages),
+      finished: () => this.#vectorsReady(),
+      log: this.#log,
+    };
+  }
+
+  /**
+   * For a reader of another process's writer: reads the index metadata every `everyMs` until it names `embedder`'s
+   * model (the writer's re-embedding finished), then serves the vector arm as the writer does, without a restart.
+   */
+  #watchVectors(embedder: Embedder, everyMs: number): void {
+    const look = async (): Promise<void> => {
+      const meta = await readIndexMeta<IndexMeta>(this.#db, this.#location, new Set(await this.#db.tableNames()));
+      if (this.#closed || !meta) return;
+      // The writer's progress as of now (`reembedProgress`), and its switch once the metadata names the model.
+      delete this.#meta.reembed;
+      Object.assign(this.#meta, meta);
+      const unused = this.#vectorsUnused;
+      if (unused && meta.reembed?.modelId === embedder.modelId && !unused.reembedding)
+        this.#vectorsUnused = { ...unused, reembedding: true };
+      if (meta.vectorModelId !== embedder.modelId || meta.vectorDim !== embedder.dim) return;
+      if (this.#vectorsWatch) clearInterval(this.#vectorsWatch);
+      this.#vectorsWatch = null;
+      await this.#passages.checkoutLatest();
+      await this.#vectorsReady(embedder);
+    };
+    let looking = false;
+    this.#vectorsWatch = setInterval(() => {
+      if (looking) return;
+      looking = true;
+      look()
+        .catch((err: unknown) =>
+          this.#log?.debug({ err: err instanceof Error ? err.message : String(err) }, 'index: reading the metadata failed'),
+        )
+        .finally(() => (looking = false));
+    }, everyMs);
+    this.#vectorsWatch.unref();
+  }
+
+  /**
+   * A re-embedding finished (every row has the new model's vector, the metadata names it): the vector arm serves from
+   * now on. Postings built with flat vectors replace the ones without, once built (queries keep the old meanwhile).
+   */
+  async #vectorsReady(given?: Embedder): Promise<void> {
+    const embedder = given ?? this.#reembed?.embedder;
+    if (!embedder || this.#closed) return;
+    await this.#maintenance.vectorsReplaced(embedder);
+    const old = this.#engine;
+    const fresh = this.#makeEngine?.(embedder) ?? null;
+    if (fresh && this.#engineEager) {
+      fresh.start();
+      while (!(await fresh.ready(await this.#passages.version())));
+    }
+    this.#engine = fresh;
+    await old?.close();
+    this.#embedder = embedder;
+    this.#vectorsUnused = null;
+    this.#touched.clear();
+    this.#versionCache = null;
+    for (const fn of this.#vectorsListeners) fn(embedder);
+  }
+
+  /**
+   * Where the re-embedding stands; null when there is none. A process that does not run it (a reader, `svc status`)
+   * reports what the index metadata held when it opened, with the passages still to do counted now.
+   */
+  async reembedProgress(): Promise<ReembedProgress | null> {
+    this.#assertOpen();
+    const r = this.#reembed;
+    if (r) return r.pass.finished ? null : r.pass.progress();
+    const m = this.#meta.reembed;
+    if (!m) return null;
+    const left = await this.#passages.countRows(`page_ref > ${m.afterRef}`);
+    return { modelId: m.modelId, done: m.done, total: m.done + left, ratePerS: null, etaS: null, state: 'pending' };
+  }
+
+  /** The model id of the vectors the index metadata names (null: none, or a re-embedding in progress). */
+  get storedVectorModel(): string | null {
+    return this.#meta.vectorModelId;
+  }
+
+  /**
+   * Runs the prepared re-embedding (joining one in flight) until every passage has the configured model's vector, or
+   * `signal` (or closing the index) stops it after the batch in hand: `done`, `stopped`, or `none` when there is none.
+   */
+  reembed(opts: ReembedRunOptions = {}): Promise<'done' | 'stopped' | 'none'> {
+    this.#assertOpen();
+    const r = this.#reembed;
+    if (!r || r.pass.finished) return Promise.resolve('none');
+    const signal = opts.signal ? AbortSignal.any([opts.signal, this.#closing.signal]) : this.#closing.signal;
+    const run = r.pass.run({ ...opts, signal });
+    this.#reembedRun = run;
+    return run;
+  }
+
+  /** Starts the re-embedding in the background (a failure is logged; the next writer's open resumes it). */
+  startReembed(opts: Omit<ReembedRunOptions, 'signal'> = {}): void {
+    if (!this.#reembed || this.#closed) return;
+    this.reembed(opts).catch((err: unknown) =>
+      this.#log?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'index: re-embedding failed; it resumes at the next start',
+      ),
+    );
+  }
+
+  /** Calls `fn` when a re-embedding has finished and the vector arm serves (the search pool restarts its threads). */
+  onVectorsReady(fn: (e: Embedder) => void): () => void {
+    this.#vectorsListeners.add(fn);
+    return () => this.#vectorsListeners.delete(fn);
   }
 
   /**
@@ -420,8 +583,10 @@ export class PassageIndex implements PageSink {
       pageRowList.push(out.page);
       imageRows.push(...out.images);
     }
-    if (this.embedder && rows.length > 0) {
-      const vecs = await this.embedder.embed(texts);
+    // While a re-embedding is prepared, new pages carry the configured model's vectors already.
+    const embedder = this.#embedder ?? this.#reembed?.embedder ?? null;
+    if (embedder && rows.length > 0) {
+      const vecs = await embedder.embed(texts);
       rows.forEach((r, i) => (r.vector = Array.from(vecs[i]!)));
     } else if (this.#hasVectorColumn()) {
       for (const r of rows) r.vector = null;
@@ -454,6 +619,7 @@ export class PassageIndex implements PageSink {
         ({ version } = await merge.execute(passageTable));
       }
       endWrite();
+      if (this.#reembed && !this.#reembed.pass.finished) for (const p of list) this.#touched.add(p.pageRef);
       this.#committed(
         before,
         version,
@@ -548,6 +714,7 @@ export class PassageIndex implements PageSink {
       await this.#pages.delete(f);
       await this.#images.delete(f);
       endWrite();
+      if (this.#reembed && !this.#reembed.pass.finished) this.#touched.add(pageRef);
       this.#committed(before, version, [pageRef]);
       await this.#maintenance.afterWrite(1);
     });
@@ -675,10 +842,17 @@ export class PassageIndex implements PageSink {
    */
   async #textSnapshot(): Promise<TextSnapshot> {
     this.#assertOpen();
-    const engine = this.#engine;
-    if (!engine) throw new Error('PassageIndex: no text engine');
     for (;;) {
-      const snap = await engine.ready(await this.#servingVersion());
+      const engine = this.#engine;
+      if (!engine) throw new Error('PassageIndex: no text engine');
+      let snap: TextSnapshot | null;
+      try {
+        snap = await engine.ready(await this.#servingVersion());
+      } catch (err) {
+        // Postings replaced while this query waited for them (a re-embedding switched the vector arm on): the new ones.
+        if (this.#engine !== engine && !this.#closed) continue;
+        throw err;
+      }
       if (snap) return snap;
       // The postings moved past the cached version (a reader's table refreshed itself): read it again.
       this.#versionCache = null;
@@ -982,6 +1156,11 @@ export class PassageIndex implements PageSink {
 
   /** Waits for pending writes, then closes the tables (the embedder is the caller's to close). */
   async close(): Promise<void> {
+    // A re-embedding stops after its batch in hand (its progress saved): the next writer resumes it.
+    this.#closing.abort();
+    if (this.#vectorsWatch) clearInterval(this.#vectorsWatch);
+    this.#vectorsWatch = null;
+    await this.#reembedRun?.catch(() => undefined);
     this.#maintenance.stop();
     await this.#engine?.close();
     const follower = this.#follower;
