@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { compileQuery, hostMatchesSite, normaliseFiletype, normaliseSite, parseQuery, type MatchableRow } from '../../index/query.js';
 import { compileFilter, whereOf } from '../../index/passage-filter.js';
-import { analyzerLang, indexText } from '../../index/analyzer.js';
+import { indexText, passageAnalyses } from '../../index/analyzer.js';
 
 const row = (over: Partial<MatchableRow>): MatchableRow => {
   const r = {
@@ -14,7 +14,7 @@ const row = (over: Partial<MatchableRow>): MatchableRow => {
     lang: 'en',
     ...over,
   };
-  return { ...r, search_text: indexText(r.title, r.text, analyzerLang(r.lang)) };
+  return { ...r, search_text: indexText(r.title, r.text, passageAnalyses(r.lang, r.title, [r.text])[0]!) };
 };
 
 t.test('parses every operator of spec §1.1', async (t) => {
@@ -95,9 +95,20 @@ t.test('compiled clauses: a text query only when there is positive text', async 
   t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
   t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
   t.same(compileQuery(parseQuery('fox "lazy dog"')).highlightTerms, ['lazy dog', 'fox']);
+  // No word tells the language: each word is looked for in every analysis (English, French, whole word).
   t.same(compileQuery(parseQuery('fox fox dog')).text?.should, [
     { term: 'fox', weight: 2 },
+    { term: 'fr:fox', weight: 2 },
+    { term: '=:fox', weight: 2 },
     { term: 'dog', weight: 1 },
+    { term: 'fr:dog', weight: 1 },
+    { term: '=:dog', weight: 1 },
+  ]);
+  t.same(compileQuery(parseQuery('the fox and the dogs')).text?.should, [
+    { term: 'fox', weight: 1 },
+    { term: '=:fox', weight: 1 },
+    { term: 'dog', weight: 1 },
+    { term: '=:dogs', weight: 1 },
   ]);
 });
 
