@@ -134,10 +134,11 @@ export function passageAnalyses(lang: string | null | undefined, title: string, 
 
 /**
  * The analysis of a page title (the title boost's field): the declared language, else the title's own words, else
- * neutral. The title statistics see only a page's title and language, so the title alone must tell.
+ * English. The title statistics see only a page's title and language, so the title alone must tell; a short title
+ * rarely does, and most undeclared pages are English, whose stems the boost needs (a neutral title loses them).
  */
 export function titleAnalysis(title: string, lang: string | null | undefined): Analysis {
-  return declaredAnalysis(lang) ?? detectLang(title) ?? 'neutral';
+  return declaredAnalysis(lang) ?? detectLang(title) ?? 'en';
 }
 
 type Stemmer = { stem(w: string): string };
@@ -211,16 +212,16 @@ const QUESTION_EVIDENCE: Readonly<Record<AnalyzerLang, ReadonlySet<string>>> = {
 
 /**
  * The index terms one query word may match: its term in each of the query's languages, and its neutral term (the
- * whole word, as a passage of no known language holds it), deduplicated. Empty when a language of the query drops
- * it (a stop word): a word one reading ignores is not required in another.
+ * whole word, as a passage of no known language holds it), deduplicated. Empty when every language of the query
+ * drops it (a stop word); a word only one reading drops ("d" of "vitamin D", a French stop word) is kept.
  */
 export function queryTerms(token: string, langs: readonly AnalyzerLang[]): string[] {
   const out: string[] = [];
   for (const l of langs) {
     const t = termOf(token, l);
-    if (t === null) return [];
-    if (!out.includes(t)) out.push(t);
+    if (t !== null && !out.includes(t)) out.push(t);
   }
+  if (out.length === 0) return [];
   const whole = termOf(token, 'neutral');
   if (whole !== null && !out.includes(whole)) out.push(whole);
   return out;

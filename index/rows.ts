@@ -96,7 +96,11 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
   };
   const passages: PassageWriteRow[] = [];
   const embedTexts: string[] = [];
-  const analyses = passageAnalyses(lang, p.title, p.passages.map((s) => s.text));
+  const analyses = passageAnalyses(
+    lang,
+    p.title,
+    p.passages.map((s) => s.text),
+  );
   for (const [i, s] of p.passages.entries()) {
     passages.push({
       page_ref: p.pageRef,
