@@ -6,19 +6,20 @@
 import type { CompiledQuery, MatchableRow } from './query.js';
 
 /**
- * `strong`: the result holds the words that carry most of the query's weight (or is near it in meaning); `partial`:
- * at least half of that weight; `weak`: less (it shares some words, or is only the least unrelated passage).
+ * `strong`: the result holds the words that carry two thirds of the query's weight or more (or is near it in
+ * meaning); `partial`: a third or more; `weak`: less (it shares a few words, or is only the least unrelated passage).
  */
 export const MATCH_BANDS = ['strong', 'partial', 'weak'] as const;
 export type MatchBand = (typeof MATCH_BANDS)[number];
 
 /**
- * Shares of the query's IDF mass a strong and a partial result hold. IDF is what BM25 weighs each word by, so a result
- * holding half the mass would score about half of a full match; a word no passage holds weighs the most, which is why
- * a question about something the index does not cover falls below half. Fixed by that reading, not fitted to a set.
+ * Shares of the query's IDF mass a strong and a partial result hold: thirds. IDF is what BM25 weighs each word by, so
+ * a result holding a third of the mass scores about a third of a full match; a word no passage holds weighs the most,
+ * which is why a question about something the index does not cover falls low. A paraphrase (a claim and the abstract
+ * that answers it) often holds under half of the mass, so half would call many answered queries weak.
  */
-export const STRONG_COVERAGE = 0.75;
-export const PARTIAL_COVERAGE = 0.5;
+export const STRONG_COVERAGE = 2 / 3;
+export const PARTIAL_COVERAGE = 1 / 3;
 
 /**
  * The similarity of a strong vector-only result: halfway from the model's floor (below which a passage is unrelated,

@@ -542,7 +542,12 @@ export async function searchPages(
   });
   const full = await hydratePages(source, window);
   const floor = minSimilarityFor(source.embedder?.modelId);
-  const bands = await matchBands(res.compiled, window.map((p) => p.best), (terms) => source.termIdf(terms), floor);
+  const bands = await matchBands(
+    res.compiled,
+    window.map((p) => p.best),
+    (terms) => source.termIdf(terms),
+    floor,
+  );
   return {
     bands: new Map(window.map((p, i) => [p.best.row.page_ref, bands[i]!])),
     compiled: res.compiled,
