@@ -82,7 +82,7 @@ t.test('operators on a small real corpus', async (t) => {
 
   await t.test('issue 15: a query without operators is ranked: any word matches, more of them rank higher', async (t) => {
     // Over the pages analysed as English: the English abstracts declared French here are analysed as French, and an
-    // unclear query's French reading weighs their rarer French terms more (docs/api-search.md#languages).
+    // unclear query's French reading weighs their rarer French terms more (docs/api-search.md, Text analysis).
     const r = await q('cells protein expression', { mode: 'bm25', filters: { language: 'en' } });
     const all3 = (p: (typeof r.passages)[number]) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w));
     t.ok(
