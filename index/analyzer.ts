@@ -213,16 +213,19 @@ const QUESTION_EVIDENCE: Readonly<Record<AnalyzerLang, ReadonlySet<string>>> = {
 /**
  * The index terms one query word may match: its term in each of the query's languages, and its neutral term (the
  * whole word, as a passage of no known language holds it), deduplicated. Empty when every language of the query
- * drops it (a stop word); a word only one reading drops ("d" of "vitamin D", a French stop word) is kept.
+ * drops it (a stop word); a word only one reading drops ("d" of "vitamin D", a French stop word) is kept. A word
+ * every stemmer leaves whole (a name such as Montréal, a number, a word both languages write alike) is looked for in
+ * every language: it is the same word on a page of either.
  */
 export function queryTerms(token: string, langs: readonly AnalyzerLang[]): string[] {
   const out: string[] = [];
-  for (const l of langs) {
+  const whole = ANALYZER_LANGS.every((l) => termOf(token, l) === TERM_TAGS[l] + token);
+  for (const l of whole ? ANALYZER_LANGS : langs) {
     const t = termOf(token, l);
     if (t !== null && !out.includes(t)) out.push(t);
   }
   if (out.length === 0) return [];
-  const whole = termOf(token, 'neutral');
-  if (whole !== null && !out.includes(whole)) out.push(whole);
+  const neutral = termOf(token, 'neutral');
+  if (neutral !== null && !out.includes(neutral)) out.push(neutral);
   return out;
 }

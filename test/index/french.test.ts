@@ -35,6 +35,8 @@ t.test('analyzer: folding, French stop words and stems, English untouched, each 
   t.same(queryLangs('école Montréal'), ['en', 'fr'], 'letters alone do not decide: English pages name Montréal too');
   t.same(queryTerms('collectes', ['en', 'fr']), ['collect', 'fr:collect', '=:collectes']);
   t.same(queryTerms('collectes', ['fr']), ['fr:collect', '=:collectes']);
+  t.same(queryTerms('montreal', ['en']), ['montreal', 'fr:montreal', '=:montreal'], 'a name no stemmer changes: every language');
+  t.same(queryTerms('2019', ['fr']), ['2019', 'fr:2019', '=:2019'], 'a number too');
   t.same(queryTerms('on', ['en', 'fr']), [], 'a stop word of every reading');
   t.same(queryTerms('d', ['en', 'fr']), ['d', '=:d'], 'a word only French drops ("vitamin D") is kept');
 });

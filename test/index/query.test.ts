@@ -104,8 +104,10 @@ t.test('compiled clauses: a text query only when there is positive text', async 
     { term: 'fr:dog', weight: 1 },
     { term: '=:dog', weight: 1 },
   ]);
+  // An English query: English stems, and every language only for a word no stemmer changes ("fox").
   t.same(compileQuery(parseQuery('the fox and the dogs')).text?.should, [
     { term: 'fox', weight: 1 },
+    { term: 'fr:fox', weight: 1 },
     { term: '=:fox', weight: 1 },
     { term: 'dog', weight: 1 },
     { term: '=:dogs', weight: 1 },
