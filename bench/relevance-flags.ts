@@ -58,7 +58,7 @@ try {
       if (isLow) low++;
       if (isNone) none++;
       if (r.results[0]) first[r.results[0].match]++;
-      if ((isLow || isNone) === (name === 'SciFact claims') && flaggedExamples.length < 3) flaggedExamples.push(q);
+      if ((isLow || isNone) === (name === 'SciFact claims') && flaggedExamples.length < 10) flaggedExamples.push(q);
     }
     const pct = (n: number) => `${((100 * n) / list.length).toFixed(1)} %`;
     console.log(
