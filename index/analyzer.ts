@@ -1,11 +1,12 @@
 /**
  * The text analyzer: one function turns text into index terms at index time, query time and in-code checks, so what
- * the index matched and what the code verifies never disagree. NFKD fold, stop words and Snowball stemming per
- * language (English default, French for `fr`); stemming runs on the folded word so unaccented queries match.
+ * the index matched and what the code verifies never disagree. NFKD fold, then each passage in its own language
+ * (declared, else detected): its stop words and Snowball stems, tagged by language so languages never match each
+ * other; stemming runs on the folded word so unaccented queries match (docs/api-search.md, Text analysis).
  */
 import snowball from 'snowball-stemmers';
 
-/** Languages with their own stemmer and stop words; any other language is analysed as English. */
+/** Languages with their own stemmer and stop words; any other language is analysed as neutral (`Analysis`). */
 export const ANALYZER_LANGS = ['en', 'fr'] as const;
 export type AnalyzerLang = (typeof ANALYZER_LANGS)[number];
 
