@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { looksLikeInstructions } from '../index/retrieval/instruction-guard.js';
 import { QUERY_RULE, strictQueryHint, type QueryAst } from '../index/retrieval/query.js';
+import { lowRelevance, MATCH_BANDS, type MatchBand } from '../index/retrieval/relevance.js';
 import { PER_HOST, searchPages, type PageHit } from '../index/retrieval/retrieval.js';
 import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/retrieval/snippets.js';
 import type { ResultRow } from '../index/engines/lance/store.js';
@@ -66,6 +67,7 @@ const resultSchema = z.object({
   page_ref: z.number().int().describe('Reference of the indexed page; use it with svc_page / GET /api/v1/passages to read on.'),
   date: z.string().nullable().describe("The page's own date, published else modified (YYYY-MM-DD); null when it states none."),
   content_trust: contentTrustSchema,
+  match: z.enum(MATCH_BANDS).describe('How well it matches the query (docs/api-search.md).'),
   host: z.string().optional().describe('[full] Host name of the page.'),
   filetype: z
     .string()
@@ -106,7 +108,8 @@ export function toResult(
   hit: PageHit<ResultRow>,
   terms: readonly string[],
   warnings: Warning[],
-  detail: Detail = 'full',
+  detail: Detail,
+  match: MatchBand,
 ): z.input<typeof resultSchema> {
   const row: ResultRow = hit.best.row;
   const policy = { nosnippet: row.nosnippet, maxSnippet: row.max_snippet };
@@ -142,6 +145,7 @@ export function toResult(
     page_ref: row.page_ref,
     date: day(row.published_at ?? row.modified_at),
     content_trust: CONTENT_TRUST,
+    match,
   };
   if (detail !== 'full') return brief;
   return {
@@ -207,9 +211,12 @@ export const searchTool = defineTool({
     const warnings: Warning[] = operatorWarnings(res.compiled);
     const unused = ctx.deps.config.ranking === 'bm25' ? null : vectorsUnusedWarning(ctx.deps.index.vectorsUnused);
     if (unused) warnings.push(unused);
-    const results = res.pages.map((hit) => toResult(hit, res.compiled.highlightTerms, warnings, args.detail));
+    const bands = res.pages.map((hit) => res.bands.get(hit.best.row.page_ref) ?? 'weak');
+    const results = res.pages.map((hit, i) => toResult(hit, res.compiled.highlightTerms, warnings, args.detail, bands[i]!));
     if (results.length === 0)
       warnings.push(makeWarning('no_results', `No indexed page matched the query and filters.${strictQueryHint(res.compiled.ast)}`));
+    if (lowRelevance(bands))
+      warnings.push(makeWarning('low_relevance', 'Every result matches the query weakly: the index likely has nothing that answers it.'));
     return {
       results,
       ranking: res.ranking,

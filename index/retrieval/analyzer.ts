@@ -1,11 +1,12 @@
 /**
  * The text analyzer: one function turns text into index terms at index time, query time and in-code checks, so what
- * the index matched and what the code verifies never disagree. NFKD fold, stop words and Snowball stemming per
- * language (English default, French for `fr`); stemming runs on the folded word so unaccented queries match.
+ * the index matched and what the code verifies never disagree. NFKD fold, then each passage in its own language
+ * (declared, else detected): its stop words and Snowball stems, tagged by language so languages never match each
+ * other; stemming runs on the folded word so unaccented queries match (docs/api-search.md, Text analysis).
  */
 import snowball from 'snowball-stemmers';
 
-/** Languages with their own stemmer and stop words; any other language is analysed as English. */
+/** Languages with their own stemmer and stop words; any other language is analysed as neutral (`Analysis`). */
 export const ANALYZER_LANGS = ['en', 'fr'] as const;
 export type AnalyzerLang = (typeof ANALYZER_LANGS)[number];
 
@@ -68,9 +69,77 @@ export function wordTokens(s: string): string[] {
   return fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-/** The analyzer language of a page language (BCP 47 or null). */
-export function analyzerLang(lang: string | null | undefined): AnalyzerLang {
-  return lang && /^fr(?:[-_]|$)/i.test(lang.trim()) ? 'fr' : 'en';
+/**
+ * How a text is analysed: in a stemmed language, or `neutral` (a language without a stemmer here, or one that cannot
+ * be told): folded words kept whole, no stop words.
+ */
+export type Analysis = AnalyzerLang | 'neutral';
+
+/**
+ * The tag an analysis puts before its terms, so the postings keep each language's terms apart: a French stem never
+ * meets an English word that happens to stem alike, and each keeps its own document frequency. English terms carry
+ * none (an English index's terms are the words' stems as before). A tag holds a character no word token has.
+ */
+export const TERM_TAGS: Readonly<Record<Analysis, string>> = { en: '', fr: 'fr:', neutral: '=:' };
+
+/** The analysis a declared page language asks for: null when none is declared (the text then tells). */
+export function declaredAnalysis(lang: string | null | undefined): Analysis | null {
+  const l = lang?.trim().toLowerCase();
+  if (!l) return null;
+  if (/^fr(?:[-_]|$)/.test(l)) return 'fr';
+  if (/^en(?:[-_]|$)/.test(l)) return 'en';
+  return 'neutral';
+}
+
+/**
+ * Function words that say which language a text is in: each list's own words minus the other's, minus single
+ * letters and words common in the other language's running text ("me", "a" from a folded "à").
+ */
+const EVIDENCE: Readonly<Record<AnalyzerLang, ReadonlySet<string>>> = (() => {
+  const en = new Set(EN_STOP);
+  const fr = new Set(FR_STOP);
+  const weak = new Set(['a', 'me', 'son', 'on', 'as', 'en']);
+  const only = (a: Set<string>, b: Set<string>) => new Set([...a].filter((w) => !b.has(w) && w.length > 1 && !weak.has(w)));
+  return { en: only(en, fr), fr: only(fr, en) };
+})();
+
+/** Letters French writes and English does not (outside borrowed names): evidence of French. */
+const FRENCH_LETTERS = /[àâçéèêëîïôœùûüÿ]/i;
+
+/**
+ * The language of a text from its function words, or null when it does not tell: a cheap stop-word count (a language
+ * must show two of its words or more, and twice the other's); French-only letters count as one French word.
+ */
+export function detectLang(text: string): AnalyzerLang | null {
+  let en = 0;
+  let fr = FRENCH_LETTERS.test(text) ? 1 : 0;
+  for (const t of wordTokens(text)) {
+    if (EVIDENCE.en.has(t)) en++;
+    else if (EVIDENCE.fr.has(t)) fr++;
+  }
+  if (en >= 2 && en >= 2 * fr) return 'en';
+  if (fr >= 2 && fr >= 2 * en) return 'fr';
+  return null;
+}
+
+/**
+ * The analysis of each passage of a page: the declared language first; else each passage's own text, and a passage
+ * whose text does not tell takes the page's (title and every passage); neutral when nothing tells.
+ */
+export function passageAnalyses(lang: string | null | undefined, title: string, texts: readonly string[]): Analysis[] {
+  const declared = declaredAnalysis(lang);
+  if (declared) return texts.map(() => declared);
+  let page: Analysis | undefined;
+  return texts.map((text) => detectLang(text) ?? (page ??= detectLang([title, ...texts].join('\n')) ?? 'neutral'));
+}
+
+/**
+ * The analysis of a page title (the title boost's field): the declared language, else the title's own words, else
+ * English. The title statistics see only a page's title and language, so the title alone must tell; a short title
+ * rarely does, and most undeclared pages are English, whose stems the boost needs (a neutral title loses them).
+ */
+export function titleAnalysis(title: string, lang: string | null | undefined): Analysis {
+  return declaredAnalysis(lang) ?? detectLang(title) ?? 'en';
 }
 
 type Stemmer = { stem(w: string): string };
@@ -94,51 +163,70 @@ export function stem(word: string, lang: AnalyzerLang): string {
 }
 
 /** The index term of one folded word token, or null when the analyzer drops it (stop word, too long). */
-export function termOf(token: string, lang: AnalyzerLang): string | null {
-  if (token.length > MAX_TERM_LENGTH || STOP_WORDS[lang].has(token)) return null;
-  return stem(token, lang);
+export function termOf(token: string, analysis: Analysis): string | null {
+  const tag = TERM_TAGS[analysis];
+  // The tagged term stays within the postings' term length.
+  if (token.length + tag.length > MAX_TERM_LENGTH) return null;
+  if (analysis === 'neutral') return tag + token;
+  if (STOP_WORDS[analysis].has(token)) return null;
+  return tag + stem(token, analysis);
 }
 
 /** Index terms of a text, in order (repeats kept: term frequency counts). */
-export function analyze(text: string, lang: AnalyzerLang): string[] {
+export function analyze(text: string, analysis: Analysis): string[] {
   const out: string[] = [];
   for (const t of wordTokens(text)) {
-    const term = termOf(t, lang);
+    const term = termOf(t, analysis);
     if (term !== null) out.push(term);
   }
   return out;
 }
 
 /** The text the index stores for a passage (`search_text`, what the postings index): its page title and its text, analysed, space-separated. */
-export function indexText(title: string, text: string, lang: AnalyzerLang): string {
-  return analyze(title ? `${title}\n${text}` : text, lang).join(' ');
+export function indexText(title: string, text: string, analysis: Analysis): string {
+  return analyze(title ? `${title}\n${text}` : text, analysis).join(' ');
 }
 
 /**
- * Which analyzer languages a query is read in. A query with French function words or French-only letters is read as
- * French, one with English function words as English; a query that shows neither (a name, a single word) is read in
- * both, so "collectes" finds the French stem and "collecting" the English one.
+ * Which languages a query is read in: the one its function words show (a French query is analysed as French only,
+ * an English one as English only); when they do not tell (a name, a few nouns), every language the analyzer has, so
+ * "collectes" finds the French stem and "collecting" the English one, each with its own statistics. Letters alone do
+ * not decide: an English page names Montréal too.
  */
 export function queryLangs(query: string): AnalyzerLang[] {
-  const raw = query.toLowerCase();
-  const toks = wordTokens(query);
-  const frOnly = /[àâçéèêëîïôœùûüÿ]/.test(raw) ? 2 : 0;
-  const fr = toks.filter((t) => STOP_WORDS.fr.has(t) && !STOP_WORDS.en.has(t)).length + frOnly;
-  const en = toks.filter((t) => STOP_WORDS.en.has(t) && !STOP_WORDS.fr.has(t)).length;
+  let en = 0;
+  let fr = 0;
+  for (const t of wordTokens(query)) {
+    if (EVIDENCE.en.has(t) || QUESTION_EVIDENCE.en.has(t)) en++;
+    else if (EVIDENCE.fr.has(t) || QUESTION_EVIDENCE.fr.has(t)) fr++;
+  }
   if (fr > en) return ['fr'];
   if (en > fr) return ['en'];
-  return ['en', 'fr'];
+  return [...ANALYZER_LANGS];
 }
 
+/** Question words that tell a query's language (a question is often all a query says about it). */
+const QUESTION_EVIDENCE: Readonly<Record<AnalyzerLang, ReadonlySet<string>>> = {
+  en: new Set('what which who whom whose when where why how does did should would'.split(' ')),
+  fr: new Set('quoi quel quelle quels quelles quand comment pourquoi combien'.split(' ')),
+};
+
 /**
- * The index terms one query word may match: its term in each of the query's languages (deduplicated). Empty when the
- * analyzer drops it in every language (a stop word).
+ * The index terms one query word may match: its term in each of the query's languages, and its neutral term (the
+ * whole word, as a passage of no known language holds it), deduplicated. Empty when every language of the query
+ * drops it (a stop word); a word only one reading drops ("d" of "vitamin D", a French stop word) is kept. A word
+ * every stemmer leaves whole (a name such as Montréal, a number, a word both languages write alike) is looked for in
+ * every language: it is the same word on a page of either.
  */
 export function queryTerms(token: string, langs: readonly AnalyzerLang[]): string[] {
   const out: string[] = [];
-  for (const l of langs) {
+  const whole = ANALYZER_LANGS.every((l) => termOf(token, l) === TERM_TAGS[l] + token);
+  for (const l of whole ? ANALYZER_LANGS : langs) {
     const t = termOf(token, l);
     if (t !== null && !out.includes(t)) out.push(t);
   }
+  if (out.length === 0) return [];
+  const neutral = termOf(token, 'neutral');
+  if (neutral !== null && !out.includes(neutral)) out.push(neutral);
   return out;
 }

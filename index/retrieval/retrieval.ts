@@ -9,6 +9,7 @@ import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
 import { DenseSlots } from '../engines/memory/dense-slots.js';
 import { minSimilarityFor } from '../serving/model-profiles.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
+import { matchBands, type MatchBand } from './relevance.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
 import type { TextQuery } from '../engines/memory/postings.js';
@@ -24,6 +25,8 @@ export interface CandidateSource {
   hostIdsUnder(domain: string): number[];
   /** Whether a language value occurs in the index. */
   hasLang(lang: string): boolean;
+  /** BM25 inverse document frequency of each term (a term no passage holds: the largest). */
+  termIdf(terms: readonly string[]): Promise<number[]>;
   /** Title-field BM25 of a candidate's page title (in its `lang`) for analysed query terms. */
   titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number;
   /**
@@ -520,6 +523,8 @@ export interface SearchPagesResult {
   readonly pages: PageHit<ResultRow>[];
   readonly collapsedPerHost: Record<string, number>;
   readonly duplicates: number;
+  /** Each result's match band by page ref (relevance.ts), read from its best passage as ranking found it. */
+  readonly bands: ReadonlyMap<number, MatchBand>;
 }
 
 /** svc_search's retrieval: page results, near-duplicates collapsed, host-diverse, the requested window hydrated. */
@@ -536,7 +541,15 @@ export async function searchPages(
     hostOf: (p) => p.best.row.host,
   });
   const full = await hydratePages(source, window);
+  const floor = minSimilarityFor(source.embedder?.modelId);
+  const bands = await matchBands(
+    res.compiled,
+    window.map((p) => p.best),
+    (terms) => source.termIdf(terms),
+    floor,
+  );
   return {
+    bands: new Map(window.map((p, i) => [p.best.row.page_ref, bands[i]!])),
     compiled: res.compiled,
     ranking: res.ranking,
     embedderUnavailable: res.embedderUnavailable,

@@ -20,6 +20,7 @@ export const warningCodes = [
   'vector_model_mismatch',
   'query_ignored_terms',
   'low_relevance_omitted',
+  'low_relevance',
 ] as const;
 
 /** One of {@link warningCodes}. */

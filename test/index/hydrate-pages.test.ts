@@ -78,7 +78,7 @@ t.test('issue 14: a result page reads one row per result unless the best passage
   t.same(asked.slice(3).sort(), [2, 2], 'the second read is page 2 only');
 
   const warnings: Warning[] = [];
-  const results = res.pages.map((p) => toResult(p, res.compiled.highlightTerms, warnings));
+  const results = res.pages.map((p) => toResult(p, res.compiled.highlightTerms, warnings, 'full', res.bands.get(p.best.row.page_ref)!));
   const r2 = results.find((r) => r.page_ref === 2)!;
   t.match(r2.excerpt?.text, /quotable okapi paragraph/, 'the excerpt comes from the first quotable passage');
   t.notMatch(r2.excerpt?.text ?? '', /census/, 'never from the hidden one');

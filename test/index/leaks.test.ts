@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { analyze, analyzerLang, wordTokens } from '../../index/retrieval/analyzer.js';
+import { analyze, passageAnalyses, wordTokens } from '../../index/retrieval/analyzer.js';
 import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { hydrate, retrieve } from '../../index/retrieval/retrieval.js';
 import { PassageIndex, type PassageRow } from '../../index/engines/lance/store.js';
@@ -78,9 +78,9 @@ function render(c: Constraint): string {
 
 /** The reference: what each constraint means for a stored row (words in the page's own analysis). */
 function holds(c: Constraint, r: PassageRow): boolean {
-  const lang = analyzerLang(r.lang);
-  const terms = new Set(analyze(`${r.title}\n${r.text}`, lang));
-  const has = (w: string) => analyze(w, 'en').some((x) => terms.has(x)) || analyze(w, 'fr').some((x) => terms.has(x));
+  const analysis = passageAnalyses(r.lang, r.title, [r.text])[0]!;
+  const terms = new Set(analyze(`${r.title}\n${r.text}`, analysis));
+  const has = (w: string) => analyze(w, analysis).some((x) => terms.has(x));
   const seq = (toks: string[], a: string, b: string) => toks.some((x, i) => x === wordTokens(a)[0] && toks[i + 1] === wordTokens(b)[0]);
   switch (c.kind) {
     case 'require':

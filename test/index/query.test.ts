@@ -10,7 +10,7 @@ import {
 } from '../../index/retrieval/query.js';
 import { compileFilter } from '../../index/retrieval/passage-filter.js';
 import { whereOf } from '../../index/engines/lance/where.js';
-import { analyzerLang, indexText } from '../../index/retrieval/analyzer.js';
+import { indexText, passageAnalyses } from '../../index/retrieval/analyzer.js';
 
 const row = (over: Partial<MatchableRow>): MatchableRow => {
   const r = {
@@ -22,7 +22,7 @@ const row = (over: Partial<MatchableRow>): MatchableRow => {
     lang: 'en',
     ...over,
   };
-  return { ...r, search_text: indexText(r.title, r.text, analyzerLang(r.lang)) };
+  return { ...r, search_text: indexText(r.title, r.text, passageAnalyses(r.lang, r.title, [r.text])[0]!) };
 };
 
 t.test('parses every operator of spec §1.1', async (t) => {
@@ -103,9 +103,22 @@ t.test('compiled clauses: a text query only when there is positive text', async 
   t.equal(compileQuery(parseQuery('fox site:example.org')).hasPositiveSite, true);
   t.equal(compileQuery(parseQuery('fox -site:example.org')).hasPositiveSite, false);
   t.same(compileQuery(parseQuery('fox "lazy dog"')).highlightTerms, ['lazy dog', 'fox']);
+  // No word tells the language: each word is looked for in every analysis (English, French, whole word).
   t.same(compileQuery(parseQuery('fox fox dog')).text?.should, [
     { term: 'fox', weight: 2 },
+    { term: 'fr:fox', weight: 2 },
+    { term: '=:fox', weight: 2 },
     { term: 'dog', weight: 1 },
+    { term: 'fr:dog', weight: 1 },
+    { term: '=:dog', weight: 1 },
+  ]);
+  // An English query: English stems, and every language only for a word no stemmer changes ("fox").
+  t.same(compileQuery(parseQuery('the fox and the dogs')).text?.should, [
+    { term: 'fox', weight: 1 },
+    { term: 'fr:fox', weight: 1 },
+    { term: '=:fox', weight: 1 },
+    { term: 'dog', weight: 1 },
+    { term: '=:dogs', weight: 1 },
   ]);
 });
 

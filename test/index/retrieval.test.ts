@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
 import { createHashingEmbedder } from '../../index/serving/embedder.js';
-import { analyze, analyzerLang, stem, wordTokens } from '../../index/retrieval/analyzer.js';
+import { analyze, passageAnalyses, stem, termOf, wordTokens } from '../../index/retrieval/analyzer.js';
 import { nearKeyHash } from '../../index/retrieval/near-keys.js';
 import { diversify, fuseRrf, groupPages, hydrate, retrieve, type RankedPassage } from '../../index/retrieval/retrieval.js';
 import { PassageIndex, type PassageHit, type PassageRow } from '../../index/engines/lance/store.js';
@@ -43,8 +43,10 @@ const has = (r: PassageRow, word: string) => {
   return wordTokens(`${r.title} ${r.text}`).some((tok) => tok.startsWith(prefix));
 };
 // Exact check with the index's analysis (what the code verifies).
-const holds = (r: PassageRow, word: string) =>
-  analyze(`${r.title}\n${r.text}`, analyzerLang(r.lang)).includes(stem(word, analyzerLang(r.lang)));
+const holds = (r: PassageRow, word: string) => {
+  const analysis = passageAnalyses(r.lang, r.title, [r.text])[0]!;
+  return analyze(`${r.title}\n${r.text}`, analysis).includes(termOf(word, analysis) ?? '');
+};
 
 t.test('operators on a small real corpus', async (t) => {
   const pages = await buildCorpus();
@@ -79,7 +81,9 @@ t.test('operators on a small real corpus', async (t) => {
   });
 
   await t.test('issue 15: a query without operators is ranked: any word matches, more of them rank higher', async (t) => {
-    const r = await q('cells protein expression', { mode: 'bm25' });
+    // Over the pages analysed as English: the English abstracts declared French here are analysed as French, and an
+    // unclear query's French reading weighs their rarer French terms more (docs/api-search.md, Text analysis).
+    const r = await q('cells protein expression', { mode: 'bm25', filters: { language: 'en' } });
     const all3 = (p: (typeof r.passages)[number]) => ['cells', 'protein', 'expression'].every((w) => holds(p.row, w));
     t.ok(
       r.passages.some((p) => !all3(p)),

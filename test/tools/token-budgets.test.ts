@@ -144,7 +144,7 @@ t.test(`issue 13: a search result costs at most ${SEARCH_RESULT_MAX} tokens on a
     for (const r of out.results) {
       sum += tokens(r);
       n++;
-      t.same(Object.keys(r).sort(), ['content_trust', 'date', 'excerpt', 'page_ref', 'title', 'url'], 'default fields');
+      t.same(Object.keys(r).sort(), ['content_trust', 'date', 'excerpt', 'match', 'page_ref', 'title', 'url'], 'default fields');
     }
     const rest = await api(s, `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`);
     t.same(rest.body, out, 'REST JSON equals MCP structuredContent');

@@ -4,7 +4,7 @@
  */
 import { Index, makeArrowTable, type Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
-import { analyzerLang, indexText, MAX_TERM_LENGTH, STOP_WORDS } from '../../retrieval/analyzer.js';
+import { indexText, MAX_TERM_LENGTH, passageAnalyses, STOP_WORDS } from '../../retrieval/analyzer.js';
 import { ALT_COLUMN, KEY_COLUMNS, PAGE_COLUMNS, columnsFor } from './columns.js';
 import type { Embedder } from '../../serving/embedder.js';
 import { SEARCH_COLUMN } from '../../retrieval/query.js';
@@ -40,9 +40,10 @@ const IMAGE_FTS_OPTIONS = {
 
 /**
  * Version of the text analysis stored in `search_text`. An index written with an older analysis (LanceDB's own
- * English analyzer over raw text: version 1) is re-analysed from its stored text when opened.
+ * English analyzer over raw text: version 1; one analysis with no language tags in the terms: version 2) is
+ * re-analysed from its stored text when opened, so its postings never mix terms of two analyses.
  */
-export const ANALYSIS_VERSION = 2;
+export const ANALYSIS_VERSION = 3;
 
 /**
  * Identifies the full-text index options as built by this code: an index built with others (an older analysis, or
@@ -288,9 +289,22 @@ export class IndexMaintenance {
             .toArray(),
         );
         if (rows.length === 0) continue;
+        // A passage whose text does not tell its language takes its page's: a page's passages are analysed together.
+        const byPage = new Map<unknown, Record<string, unknown>[]>();
         for (const r of rows) {
-          r.search_text = indexText(String(r.title ?? ''), String(r.text ?? ''), analyzerLang(r.lang as string | null));
-          if (r.vector && !Array.isArray(r.vector)) r.vector = Array.from(r.vector as Iterable<number>);
+          const list = byPage.get(r.page_ref);
+          if (list) list.push(r);
+          else byPage.set(r.page_ref, [r]);
+        }
+        for (const list of byPage.values()) {
+          const first = list[0]!;
+          const title = String(first.title ?? '');
+          const texts = list.map((r) => String(r.text ?? ''));
+          const analyses = passageAnalyses(first.lang as string | null, title, texts);
+          list.forEach((r, i) => {
+            r.search_text = indexText(title, texts[i]!, analyses[i]!);
+            if (r.vector && !Array.isArray(r.vector)) r.vector = Array.from(r.vector as Iterable<number>);
+          });
         }
         await passages.mergeInsert(KEY_COLUMNS).whenMatchedUpdateAll().execute(makeArrowTable(rows, { schema }));
       }

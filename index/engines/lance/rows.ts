@@ -3,7 +3,7 @@
  * the index derives), what a stored row is to callers, and Arrow results as plain objects.
  */
 import type { PageInput } from '../../../page-model.js';
-import { analyzerLang, indexText } from '../../retrieval/analyzer.js';
+import { indexText, passageAnalyses } from '../../retrieval/analyzer.js';
 import type { IMAGE_COLUMNS, ImageRow, PAGE_COLUMNS, PageRow, PASSAGE_COLUMNS, PassageWriteRow, RowOf } from './columns.js';
 import { classifySource, type Province, type SourceType } from '../../retrieval/source-type.js';
 import { estimateTokens } from '../../retrieval/tokens.js';
@@ -96,12 +96,17 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
   };
   const passages: PassageWriteRow[] = [];
   const embedTexts: string[] = [];
-  for (const s of p.passages) {
+  const analyses = passageAnalyses(
+    lang,
+    p.title,
+    p.passages.map((s) => s.text),
+  );
+  for (const [i, s] of p.passages.entries()) {
     passages.push({
       page_ref: p.pageRef,
       ordinal: s.ordinal,
       text: s.text,
-      search_text: indexText(p.title, s.text, analyzerLang(lang)),
+      search_text: indexText(p.title, s.text, analyses[i]!),
       snippet_text: s.snippetText,
       heading_path: JSON.stringify(s.headingPath),
       page_no: s.page ?? null,

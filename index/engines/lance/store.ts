@@ -551,6 +551,12 @@ export class PassageIndex implements PageSink {
     return this.#hostIds.under(domain);
   }
 
+  /** BM25 inverse document frequency of each term, from the postings at the version queries read. */
+  async termIdf(terms: readonly string[]): Promise<number[]> {
+    const snap = await this.#textSnapshot();
+    return terms.map((t) => snap.postings.idf(t));
+  }
+
   /** Whether a language value occurs in the index (the closed set language filters compile against). */
   hasLang(lang: string): boolean {
     return this.#langs.has(lang);

@@ -182,6 +182,13 @@ export class Postings {
     };
   }
 
+  /** A term's BM25 inverse document frequency, as scoring weighs it (a term no document holds: the largest). */
+  idf(term: string): number {
+    const id = this.#termIds.get(term);
+    const df = id === undefined ? 0 : (this.#df[id] ?? 0);
+    return Math.log(1 + (this.#docs - df + 0.5) / (df + 0.5));
+  }
+
   /** The terms that keep a bitset of their documents (`DenseRule`), and the bytes those take. */
   get bitsets(): { terms: number; bytes: number } {
     let bytes = 0;

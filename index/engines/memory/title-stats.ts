@@ -4,11 +4,11 @@
  * titles, so IDF drifts only within that bound at amortised O(1) per write.
  */
 import { LoopBudget } from '../../../event-loop.js';
-import { analyze, analyzerLang } from '../../retrieval/analyzer.js';
+import { analyze, titleAnalysis } from '../../retrieval/analyzer.js';
 import { DenseSlots } from './dense-slots.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
-export const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, analyzerLang(lang));
+export const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, titleAnalysis(title, lang));
 
 /**
  * Term frequencies of candidate titles, cached per language: a query scores the titles of all its BM25 candidates
@@ -23,7 +23,7 @@ interface TitleTf {
 const scoredTitles = new Map<string, Map<string, TitleTf>>();
 let scoredCount = 0;
 function candidateTf(title: string, lang: string | null | undefined): TitleTf {
-  const l = analyzerLang(lang);
+  const l = titleAnalysis(title, lang);
   let byTitle = scoredTitles.get(l);
   if (!byTitle) scoredTitles.set(l, (byTitle = new Map()));
   let entry = byTitle.get(title);
