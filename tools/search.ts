@@ -66,6 +66,13 @@ const resultSchema = z.object({
   page_ref: z.number().int().describe('Reference of the indexed page; use it with svc_page / GET /api/v1/passages to read on.'),
   date: z.string().nullable().describe("The page's own date, published else modified (YYYY-MM-DD); null when it states none."),
   content_trust: contentTrustSchema,
+  duplicates: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Near-copies of this page (same text elsewhere) folded into this result; absent when none. detail "full" lists their page_refs.',
+    ),
   host: z.string().optional().describe('[full] Host name of the page.'),
   filetype: z
     .string()
@@ -84,6 +91,10 @@ const resultSchema = z.object({
         ),
       passage_ordinal: z.number().int().describe('Ordinal of the passage that matched best (0-based, page reading order).'),
       passage_page: z.number().int().nullable().describe('Page of a PDF that passage is on (1-based); null for HTML and text.'),
+      duplicate_refs: z
+        .array(z.number().int())
+        .optional()
+        .describe('page_refs of the near-copies folded into this result (svc_page reads them); absent when none.'),
     })
     .optional()
     .describe('[full] Where this result and its dates come from.'),
@@ -97,7 +108,12 @@ const output = z.object({
   collapsed_per_host: z
     .record(z.string(), z.number().int())
     .describe('Per host, how many results were moved out of this page by the 2-per-host diversity cap.'),
-  duplicates_collapsed: z.number().int().describe('Near-duplicate pages (same canonical group or content hash) left out.'),
+  duplicates_collapsed: z
+    .number()
+    .int()
+    .describe(
+      "Pages left out as near-copies of a result (same canonical URL, same text or near-same text; each result's duplicates counts its own).",
+    ),
   warnings: z.array(warningSchema).describe('Typed warnings (e.g. no_results, snippet_restricted, query_ignored_terms).'),
 });
 
@@ -142,6 +158,7 @@ export function toResult(
     page_ref: row.page_ref,
     date: day(row.published_at ?? row.modified_at),
     content_trust: CONTENT_TRUST,
+    ...(hit.folded.length > 0 ? { duplicates: hit.folded.length } : {}),
   };
   if (detail !== 'full') return brief;
   return {
@@ -156,6 +173,7 @@ export function toResult(
       snippet: decision,
       passage_ordinal: row.ordinal,
       passage_page: row.page_no ?? null,
+      ...(hit.folded.length > 0 ? { duplicate_refs: [...hit.folded] } : {}),
     },
   };
 }
@@ -184,9 +202,9 @@ export const searchTool = defineTool({
   name: 'svc_search',
   title: 'Web search',
   description:
-    "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), each with url, title, a " +
-    'query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token budget use ' +
-    'svc_context. Empty means only that the index has nothing matching.',
+    "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), near-copies folded, each with " +
+    'url, title, a query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token ' +
+    'budget use svc_context. Empty: nothing indexed matches.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },
