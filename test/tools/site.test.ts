@@ -117,7 +117,15 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
       crawl_delay_seconds: 2,
     },
     // issue 16: each URL in one state — /a is indexed (its queued recrawl does not count it twice): 6 = 1 + 3 + 2.
-    scope: { known: 6, indexed: 1, near_duplicates: 0, excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } }, queued: 2, retrying: 0, dead_lettered: 0 },
+    scope: {
+      known: 6,
+      indexed: 1,
+      near_duplicates: 0,
+      excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } },
+      queued: 2,
+      retrying: 0,
+      dead_lettered: 0,
+    },
     links: { outbound: 4, inbound_hosts: 1 },
     freshness: {
       last_crawl_at: '2026-03-02T00:00:00.000Z',
