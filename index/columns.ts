@@ -119,7 +119,7 @@ const g = columnsOf<PageRead>();
 /** Columns of the `pages` table: one row per page (PageInput fields and what the index derived). */
 export const PAGE_COLUMNS = {
   page_ref: g.int32('stored', 'ref', 'prints'),
-  url: g.text('stored'),
+  url: g.text('stored', 'prints'),
   canonical_url: g.textOrNull('stored', 'prints'),
   host: g.text('stored', 'hosts', 'prints'),
   host_id: g.int32('hosts'),
