@@ -202,9 +202,9 @@ export const searchTool = defineTool({
   name: 'svc_search',
   title: 'Web search',
   description:
-    "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), near-copies folded, each with " +
-    'url, title, a query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token ' +
-    'budget use svc_context. Empty: nothing indexed matches.',
+    "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), each with url, title, a " +
+    'query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token budget use ' +
+    'svc_context. Empty means only that the index has nothing matching.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },
