@@ -89,8 +89,18 @@ export function formatNearPrint(p: NearPrint): string {
 
 /** A stored print back to its halves; null for null or anything not 16 hex digits. */
 export function parseNearPrint(s: string | null | undefined): NearPrint | null {
-  if (s == null || !/^[0-9a-f]{16}$/.test(s)) return null;
-  return { hi: parseInt(s.slice(0, 8), 16) | 0, lo: parseInt(s.slice(8), 16) | 0 };
+  if (s == null || s.length !== 16) return null;
+  // By hand rather than by a pattern and parseInt: a query parses one per candidate page.
+  let hi = 0;
+  let lo = 0;
+  for (let i = 0; i < 16; i++) {
+    const c = s.charCodeAt(i);
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+    if (d < 0) return null;
+    if (i < 8) hi = (hi << 4) | d;
+    else lo = (lo << 4) | d;
+  }
+  return { hi, lo };
 }
 
 /** Set bits of a 32-bit value. */
@@ -109,31 +119,79 @@ export function nearPrintDistance(a: NearPrint, b: NearPrint): number {
 export const isNearCopy = (a: NearPrint, b: NearPrint, maxBits = NEAR_PRINT_MAX_BITS): boolean => nearPrintDistance(a, b) <= maxBits;
 
 /**
+ * Blocks a print is split into for lookups: block b is bits `BLOCK_AT[b]` to `BLOCK_AT[b] + BLOCK_WIDTH[b]` of the
+ * high half (b < 3) or the low half.
+ */
+const BLOCK_AT = Int32Array.of(0, 11, 22, 0, 11, 22);
+const BLOCK_WIDTH = Int32Array.of(11, 11, 10, 11, 11, 10);
+const NB = 6;
+const SLOTS = 1 << 11;
+/** Largest threshold the block lookup finds every print within: two prints that differ in every block by ≥ 2 bits differ in ≥ 12. */
+const INDEXED_MAX_BITS = 2 * NB - 1;
+
+const blockOf = (hi: number, lo: number, b: number): number => ((b < 3 ? hi : lo) >>> BLOCK_AT[b]!) & ((1 << BLOCK_WIDTH[b]!) - 1);
+
+/**
  * The prints of the pages a query kept so far, each with a number (its place among them), for one use at a time
- * (retrieval.ts `groupPages`). A lookup scans them all: a query keeps at most a few hundred pages, and one scan of
- * two typed arrays costs less than any index over bit blocks would at a threshold this wide.
+ * (retrieval.ts `groupPages`). A lookup is exact without a scan of them all: the 64 bits are cut into 6 blocks, and
+ * two prints within 11 bits agree on some block in all but at most one bit (pigeonhole), so probing each block's value
+ * and its one-bit neighbours in a per-block table finds every candidate, each then checked on all 64 bits.
  */
 export class NearPrintList {
   #hi = new Int32Array(64);
   #lo = new Int32Array(64);
   #value = new Int32Array(64);
+  /** Per block, the newest entry of each block value (-1: none), valid where `#stamp` holds this use's generation. */
+  readonly #head = new Int32Array(NB * SLOTS);
+  readonly #stamp = new Uint32Array(NB * SLOTS);
+  /** Per entry and block, the entry added before it with the same block value (-1: none). */
+  #next = new Int32Array(64 * NB);
+  #gen = 0;
   #n = 0;
 
   /** Starts a new use, empty. */
   begin(): void {
     this.#n = 0;
+    if (++this.#gen === 0xffffffff) {
+      this.#stamp.fill(0);
+      this.#gen = 1;
+    }
   }
 
-  /** The number of the first print within `maxBits` of `p`, or -1. */
+  /** The least number among the prints within `maxBits` of `p`, or -1. */
   find(p: NearPrint, maxBits = NEAR_PRINT_MAX_BITS): number {
+    let best = -1;
     const hi = this.#hi;
     const lo = this.#lo;
-    for (let i = 0; i < this.#n; i++) if (popcount32(hi[i]! ^ p.hi) + popcount32(lo[i]! ^ p.lo) <= maxBits) return this.#value[i]!;
-    return -1;
+    if (maxBits > INDEXED_MAX_BITS) {
+      for (let i = 0; i < this.#n; i++) if (popcount32(hi[i]! ^ p.hi) + popcount32(lo[i]! ^ p.lo) <= maxBits) return this.#value[i]!;
+      return -1;
+    }
+    const stamp = this.#stamp;
+    const head = this.#head;
+    const next = this.#next;
+    const value = this.#value;
+    const gen = this.#gen;
+    const ph = p.hi;
+    const pl = p.lo;
+    for (let b = 0; b < NB; b++) {
+      const base = b * SLOTS + blockOf(ph, pl, b);
+      const width = BLOCK_WIDTH[b]!;
+      for (let flip = -1; flip < width; flip++) {
+        const slot = flip < 0 ? base : base ^ (1 << flip);
+        if (stamp[slot] !== gen) continue;
+        for (let e = head[slot]!; e !== -1; e = next[e * NB + b]!) {
+          const v = value[e]!;
+          if ((best === -1 || v < best) && popcount32(hi[e]! ^ ph) + popcount32(lo[e]! ^ pl) <= maxBits) best = v;
+        }
+      }
+    }
+    return best;
   }
 
   add(p: NearPrint, value: number): void {
-    if (this.#n === this.#hi.length) {
+    const e = this.#n++;
+    if (e === this.#hi.length) {
       const grow = (a: Int32Array) => {
         const b = new Int32Array(a.length * 2);
         b.set(a);
@@ -142,10 +200,17 @@ export class NearPrintList {
       this.#hi = grow(this.#hi);
       this.#lo = grow(this.#lo);
       this.#value = grow(this.#value);
+      this.#next = grow(this.#next);
     }
-    this.#hi[this.#n] = p.hi;
-    this.#lo[this.#n] = p.lo;
-    this.#value[this.#n++] = value;
+    this.#hi[e] = p.hi;
+    this.#lo[e] = p.lo;
+    this.#value[e] = value;
+    for (let b = 0; b < NB; b++) {
+      const slot = b * SLOTS + blockOf(p.hi, p.lo, b);
+      this.#next[e * NB + b] = this.#stamp[slot] === this.#gen ? this.#head[slot]! : -1;
+      this.#stamp[slot] = this.#gen;
+      this.#head[slot] = e;
+    }
   }
 }
 

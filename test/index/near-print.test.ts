@@ -68,7 +68,7 @@ t.test('prints: stored form round-trips; short text has none; layout and case do
   t.equal(nearPrintDistance({ hi: 0b1011, lo: 1 }, { hi: 0, lo: 0 }), 4);
 });
 
-t.test('NearPrintList finds the first print within the threshold; countNearCopies folds like a result list', async (t) => {
+t.test('NearPrintList finds the least-numbered print within the threshold; countNearCopies folds like a result list', async (t) => {
   const list = new NearPrintList();
   list.begin();
   // Four prints 32 or 64 bits apart from each other.
@@ -99,4 +99,45 @@ t.test('NearPrintList finds the first print within the threshold; countNearCopie
     ]),
     3,
   );
+});
+
+t.test('NearPrintList answers as a scan of every kept print, at thresholds its blocks cover and beyond', async (t) => {
+  // Seeded lists of prints, a third of them near-copies (0–13 bits flipped) of an earlier one.
+  let seed = 12345;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const list = new NearPrintList();
+  let checked = 0;
+  let folded = 0;
+  for (let trial = 0; trial < 60; trial++) {
+    const ps: NearPrint[] = [];
+    for (let i = 0; i < 150; i++) {
+      if (i > 0 && rand() < 0.35) {
+        let { hi, lo } = ps[Math.floor(rand() * ps.length)]!;
+        for (let k = Math.floor(rand() * 14); k > 0; k--) {
+          const bit = Math.floor(rand() * 64);
+          if (bit < 32) hi ^= 1 << bit;
+          else lo ^= 1 << (bit - 32);
+        }
+        ps.push({ hi, lo });
+      } else ps.push({ hi: (rand() * 2 ** 32) | 0, lo: (rand() * 2 ** 32) | 0 });
+    }
+    for (const maxBits of [0, 3, NEAR_PRINT_MAX_BITS, 11, 14]) {
+      list.begin();
+      const kept: { p: NearPrint; v: number }[] = [];
+      for (let i = 0; i < ps.length; i++) {
+        const want = kept.find((k) => nearPrintDistance(k.p, ps[i]!) <= maxBits)?.v ?? -1;
+        const got = list.find(ps[i]!, maxBits);
+        checked++;
+        if (got !== want) {
+          t.fail(`trial ${trial}, ${maxBits} bits, print ${i}: ${got} instead of ${want}`);
+          return;
+        }
+        if (got === -1) {
+          list.add(ps[i]!, i);
+          kept.push({ p: ps[i]!, v: i });
+        } else folded++;
+      }
+    }
+  }
+  t.ok(folded > 1000, `${folded} of ${checked} lookups found a print`);
 });
