@@ -81,7 +81,7 @@ t.before(async () => {
 });
 t.teardown(() => s?.close());
 
-t.test('svc_search shows one copy with duplicates: 2; detail "full" names the other two by page_ref', async (t) => {
+t.test('issue 45: svc_search shows one copy with duplicates: 2; detail "full" names the other two by page_ref', async (t) => {
   const copies = [refs.page, refs.mirror, refs.variant];
   const brief = await api(s, `/api/v1/search?q=${encodeURIComponent(query)}&limit=10`);
   t.equal(brief.status, 200);
@@ -108,7 +108,7 @@ t.test('svc_search shows one copy with duplicates: 2; detail "full" names the ot
   }
 });
 
-t.test('svc_context quotes no text twice and takes one copy of the article', async (t) => {
+t.test('issue 45: svc_context quotes no text twice and takes one copy of the article', async (t) => {
   const res = await api(s, '/api/v1/context', { method: 'POST', json: { query, max_tokens: 3000, max_sources: 10 } });
   t.equal(res.status, 200);
   const items = (res.body as { context: { passage: string; page_ref: number }[] }).context;
@@ -119,7 +119,7 @@ t.test('svc_context quotes no text twice and takes one copy of the article', asy
   t.equal(copies.size, 1);
 });
 
-t.test("svc_site counts a host's near-copy pages", async (t) => {
+t.test("issue 45: svc_site counts a host's near-copy pages", async (t) => {
   const host = new URL(specUrl(article)).host;
   const site = await api(s, `/api/v1/site/${host}`);
   t.equal(site.status, 200);
