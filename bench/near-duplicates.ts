@@ -94,10 +94,11 @@ if (process.argv.includes('--build')) {
     'Built by `node --import tsx bench/near-duplicates.ts --build` from ../shared/data/web (article-extraction-benchmark, ' +
     'readability-test-pages). Positives: template = a Readability test page vs its reader-mode rendering; print = a ' +
     'benchmark page vs its annotated article body as a bare page; boilerplate = a page vs itself with navigation, ' +
-    'footer, in-article ads, a date line, a share bar or a comment thread added, or its nav/header/footer/aside ' +
-    `removed. Negatives: same-site = two articles of one host; same-template = the same with identical boilerplate ` +
+    'footer, in-article ads, a date line, a share bar, a comment thread or a syndication note added, its last ' +
+    `paragraph cut, or its nav/header/footer/aside removed. Negatives: same-site = two articles of one host; same-template = the same with identical boilerplate ` +
     `added to both; different = articles of different hosts. Pages under ${MIN_WORDS} words of main text are left out.`;
-  writeFileSync(PAIRS_FILE, JSON.stringify({ how, pairs }, null, 1) + '\n');
+  // One pair a line: the file stays small and reads as a list.
+  writeFileSync(PAIRS_FILE, `{"how": ${JSON.stringify(how)},\n"pairs": [\n${pairs.map((p) => JSON.stringify(p)).join(',\n')}\n]}\n`);
   console.log(`wrote ${pairs.length} pairs to ${PAIRS_FILE.pathname}`);
 }
 
