@@ -133,6 +133,7 @@ export default tseslint.config(
     'index/engines/memory/dense-slots.ts',
     'page-model.ts',
     'errors.ts',
+    'event-loop.ts',
     'canada.ts',
     'schema-org-types.ts',
   ]),

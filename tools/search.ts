@@ -68,6 +68,13 @@ const resultSchema = z.object({
   date: z.string().nullable().describe("The page's own date, published else modified (YYYY-MM-DD); null when it states none."),
   content_trust: contentTrustSchema,
   match: z.enum(MATCH_BANDS).describe('How well it matches the query (docs/api-search.md).'),
+  duplicates: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Near-copies of this page (same text elsewhere) folded into this result; absent when none. detail "full" lists their page_refs.',
+    ),
   host: z.string().optional().describe('[full] Host name of the page.'),
   filetype: z
     .string()
@@ -86,6 +93,10 @@ const resultSchema = z.object({
         ),
       passage_ordinal: z.number().int().describe('Ordinal of the passage that matched best (0-based, page reading order).'),
       passage_page: z.number().int().nullable().describe('Page of a PDF that passage is on (1-based); null for HTML and text.'),
+      duplicate_refs: z
+        .array(z.number().int())
+        .optional()
+        .describe('page_refs of the near-copies folded into this result (svc_page reads them); absent when none.'),
     })
     .optional()
     .describe('[full] Where this result and its dates come from.'),
@@ -99,7 +110,12 @@ const output = z.object({
   collapsed_per_host: z
     .record(z.string(), z.number().int())
     .describe('Per host, how many results were moved out of this page by the 2-per-host diversity cap.'),
-  duplicates_collapsed: z.number().int().describe('Near-duplicate pages (same canonical group or content hash) left out.'),
+  duplicates_collapsed: z
+    .number()
+    .int()
+    .describe(
+      "Pages left out as near-copies of a result (same canonical URL, same text or near-same text; each result's duplicates counts its own).",
+    ),
   warnings: z.array(warningSchema).describe('Typed warnings (e.g. no_results, snippet_restricted, query_ignored_terms).'),
 });
 
@@ -146,6 +162,7 @@ export function toResult(
     date: day(row.published_at ?? row.modified_at),
     content_trust: CONTENT_TRUST,
     match,
+    ...(hit.folded.length > 0 ? { duplicates: hit.folded.length } : {}),
   };
   if (detail !== 'full') return brief;
   return {
@@ -160,6 +177,7 @@ export function toResult(
       snippet: decision,
       passage_ordinal: row.ordinal,
       passage_page: row.page_no ?? null,
+      ...(hit.folded.length > 0 ? { duplicate_refs: [...hit.folded] } : {}),
     },
   };
 }

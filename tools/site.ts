@@ -68,6 +68,10 @@ const output = z.object({
           'Distinct page URLs of this host SvcBot knows; each is counted in exactly one state: known = indexed + excluded.total + queued + retrying + dead_lettered.',
         ),
       indexed: z.number().int().describe('URLs in the index now.'),
+      near_duplicates: z
+        .number()
+        .int()
+        .describe('Indexed pages whose main text is a near-copy of another indexed page of this host (counted in indexed).'),
       excluded: z
         .object({
           total: z.number().int().describe('URLs known but not indexed (the sum of by_reason).'),
@@ -178,6 +182,7 @@ export const siteTool = defineTool({
       scope: {
         known: scope.known,
         indexed: scope.indexed,
+        near_duplicates: await ctx.deps.index.nearCopyCount(host),
         excluded: { total: scope.excluded.total, by_reason: { ...scope.excluded.byReason } },
         queued: scope.queued,
         retrying: scope.retrying,

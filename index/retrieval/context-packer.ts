@@ -146,6 +146,16 @@ function diversityOrder(cands: readonly PackCandidate[]): number[] {
   return order;
 }
 
+/** A passage's text as compared across pages: case, spacing and punctuation do not count. */
+export function passageTextKey(text: string): string {
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).join(' ');
+}
+
 function validCount(n: number): number {
   return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }
@@ -163,14 +173,19 @@ export function packContext(candidates: readonly PackCandidate[], opts: PackOpti
     return { selected: [], tokensEstimated: 0, sourcesUsed: 0, hostsUsed: 0, warnings };
   }
 
-  // The same passage offered twice (e.g. by two retrieval arms) is considered once, at its best rank.
+  // The same passage offered twice (e.g. by two retrieval arms) is considered once, at its best rank; so is the same
+  // text on another page (a mirror, a syndicated copy, a shared paragraph): a context never quotes a text twice.
   const seen = new Set<string>();
+  const seenText = new Set<string>();
   const cands: PackCandidate[] = [];
   const rankOf: number[] = [];
   candidates.forEach((c, i) => {
     const key = `${c.pageRef}:${c.ordinal}`;
     if (seen.has(key) || c.passage.trim() === '') return;
+    const text = passageTextKey(c.passage);
+    if (seenText.has(text)) return;
     seen.add(key);
+    seenText.add(text);
     cands.push(c);
     rankOf.push(i);
   });

@@ -12,12 +12,13 @@ export function nearKeyHash(s: string): number {
 }
 
 /**
- * A set of strings with their `nearKeyHash`, for one use at a time (one instance per use site and thread; a use ends
- * when the next `begin`s). Holds up to the count given to `begin`.
+ * A set of strings with their `nearKeyHash`, each with a number (the kept page a key belongs to), for one use at a time
+ * (one instance per use site and thread; a use ends when the next `begin`s). Holds up to the count given to `begin`.
  */
 export class NearKeySet {
   #stamp = new Uint32Array(0);
   #hash = new Int32Array(0);
+  #value = new Int32Array(0);
   #keys: (string | undefined)[] = [];
   #mask = 0;
   #gen = 0;
@@ -29,6 +30,7 @@ export class NearKeySet {
     if (size > this.#stamp.length) {
       this.#stamp = new Uint32Array(size);
       this.#hash = new Int32Array(size);
+      this.#value = new Int32Array(size);
       this.#keys = new Array<string | undefined>(size).fill(undefined);
       this.#gen = 0;
     }
@@ -41,21 +43,27 @@ export class NearKeySet {
 
   /** Whether `key` (whose `nearKeyHash` is `hash`) is in the set. */
   has(key: string, hash: number): boolean {
+    return this.get(key, hash) !== -1;
+  }
+
+  /** The number added with `key` (whose `nearKeyHash` is `hash`), or -1 when it is not in the set. */
+  get(key: string, hash: number): number {
     const stamp = this.#stamp;
     const gen = this.#gen;
     for (let i = hash & this.#mask; stamp[i] === gen; i = (i + 1) & this.#mask)
-      if (this.#hash[i] === hash && this.#keys[i] === key) return true;
-    return false;
+      if (this.#hash[i] === hash && this.#keys[i] === key) return this.#value[i]!;
+    return -1;
   }
 
-  /** Adds `key` (whose `nearKeyHash` is `hash`); the caller has checked it is not in the set. */
-  add(key: string, hash: number): void {
+  /** Adds `key` (whose `nearKeyHash` is `hash`) with `value` (≥ 0); the caller has checked it is not in the set. */
+  add(key: string, hash: number, value = 0): void {
     const stamp = this.#stamp;
     const gen = this.#gen;
     let i = hash & this.#mask;
     while (stamp[i] === gen) i = (i + 1) & this.#mask;
     stamp[i] = gen;
     this.#hash[i] = hash;
+    this.#value[i] = value;
     this.#keys[i] = key;
   }
 }

@@ -9,6 +9,7 @@ import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
 import { DenseSlots } from '../engines/memory/dense-slots.js';
 import { minSimilarityFor } from '../serving/model-profiles.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
+import { NearPrintList, parseNearPrint } from './near-print.js';
 import { matchBands, type MatchBand } from './relevance.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
@@ -367,18 +368,23 @@ const PAGE_SLOTS = new DenseSlots();
 const DROPPED = 2 ** 31 - 1;
 /** groupPages' near-duplicate keys (synchronous use, like PAGE_SLOTS). */
 const NEAR_KEYS = new NearKeySet();
+/** groupPages' kept pages' near-duplicate prints (synchronous use, like PAGE_SLOTS). */
+const NEAR_PRINTS = new NearPrintList();
 /** A candidate's near-duplicate keys, with their hashes when the postings gave them (text-engine.ts `rows`, `nearestRows`). */
-type NearKeyed = Pick<PassageHit, 'group_key' | 'content_hash' | '_groupHash' | '_contentHash'>;
+type NearKeyed = Pick<PassageHit, 'group_key' | 'content_hash' | 'near_print' | '_groupHash' | '_contentHash'>;
 
 /** A page result: its best passage decides its rank; the other matching passages follow. */
 export interface PageHit<R extends RankedRow = PassageHit> {
   readonly best: RankedPassage<R>;
   readonly passages: RankedPassage<R>[];
+  /** Page refs of the near-copies folded into this page (ranked below it), best first. */
+  readonly folded: number[];
 }
 
 /**
- * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page whose canonical
- * group or content hash was already seen is dropped (returns how many were).
+ * Groups ranked passages into pages (best passage first). With `collapseNearDuplicates`, a page that shares the
+ * canonical group or content hash of a page kept before it, or whose print (near-print.ts) is within the threshold of
+ * one's, is folded into that page (`folded`; returns how many were).
  */
 export function groupPages<R extends RankedRow>(
   passages: readonly RankedPassage<R>[],
@@ -390,7 +396,11 @@ export function groupPages<R extends RankedRow>(
   const slots = PAGE_SLOTS;
   slots.begin();
   const seen = NEAR_KEYS;
-  if (opts.collapseNearDuplicates) seen.begin(2 * passages.length);
+  const prints = NEAR_PRINTS;
+  if (opts.collapseNearDuplicates) {
+    seen.begin(2 * passages.length);
+    prints.begin();
+  }
   const pages: PageHit<R>[] = [];
   let duplicates = 0;
   for (const p of passages) {
@@ -401,21 +411,28 @@ export function groupPages<R extends RankedRow>(
       continue;
     }
     if (opts.collapseNearDuplicates) {
-      // A duplicate holds a group key or a content hash of a page kept before it (only the keys of pages kept count).
+      // A duplicate holds a group key or a content hash of a page kept before it, or a print near one of theirs
+      // (only the keys of pages kept count); it is folded into that page.
       const row: NearKeyed = p.row;
       const { group_key, content_hash } = row;
       const gh = row._groupHash ?? nearKeyHash(group_key);
       const ch = row._contentHash ?? nearKeyHash(content_hash);
-      if (seen.has(group_key, gh) || seen.has(content_hash, ch)) {
+      const print = parseNearPrint(row.near_print);
+      let into = seen.get(group_key, gh);
+      if (into === -1) into = seen.get(content_hash, ch);
+      if (into === -1 && print) into = prints.find(print);
+      if (into !== -1) {
         slots.set(ref, DROPPED);
+        pages[into]!.folded.push(ref);
         duplicates++;
         continue;
       }
-      seen.add(group_key, gh);
-      seen.add(content_hash, ch);
+      seen.add(group_key, gh, pages.length);
+      seen.add(content_hash, ch, pages.length);
+      if (print) prints.add(print, pages.length);
     }
     slots.set(ref, pages.length);
-    pages.push({ best: p, passages: [p] });
+    pages.push({ best: p, passages: [p], folded: [] });
   }
   return { pages, duplicates };
 }
@@ -450,7 +467,7 @@ export async function hydratePages(
     const best = byKey.get(key(page.best.row));
     if (!best) continue;
     const passages = needsFallback(best.row) ? page.passages.slice(0, perPage).flatMap((p) => byKey.get(key(p.row)) ?? []) : [best];
-    out.push({ best, passages });
+    out.push({ best, passages, folded: page.folded });
   }
   return out;
 }

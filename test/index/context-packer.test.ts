@@ -213,6 +213,25 @@ t.test('duplicates of one passage count once', async (t) => {
   t.same(r.selected[0]?.ordinals, [0]);
 });
 
+t.test('the same text on two pages (a mirror, a syndicated copy) is packed once, at its best rank', async (t) => {
+  const text = 'The council approved the new transit plan on Tuesday, with service changes starting in the spring.';
+  const r = packContext(
+    [
+      cand({ pageRef: 1, host: 'news.example', passage: text }, 0),
+      cand({ pageRef: 2, host: 'mirror.example', passage: `  ${text.toUpperCase().replace(/,/g, '')}\n` }, 1),
+      cand({ pageRef: 2, host: 'mirror.example', passage: 'A paragraph only the mirror has.', ordinal: 1 }, 2),
+    ],
+    { maxTokens: 1000, maxSources: 5 },
+  );
+  t.same(
+    r.selected.map((s) => [s.pageRef, s.ordinals]),
+    [
+      [1, [0]],
+      [2, [1]],
+    ],
+  );
+});
+
 t.test('issue 4: instruction_like_text warning per passage, with its source', async (t) => {
   const cs = [
     cand({ pageRef: 1, host: 'ok.example', passage: 'The library opens at nine.' }, 0),

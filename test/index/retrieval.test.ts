@@ -303,6 +303,35 @@ t.test('groupPages collapses near-duplicates by canonical group and content hash
   t.equal(groupPages(list, { collapseNearDuplicates: false }).pages.length, 4);
 });
 
+t.test('groupPages folds a page whose print is near a kept one into it, and counts it there', async (t) => {
+  const x = '0123456789abcdef';
+  const near = '0123456789abcd10'; // 4 bits from x
+  const far = 'fedcba9876543210';
+  const list = [
+    rp(1, 0, 'a', { near_print: x }),
+    rp(2, 0, 'b', { near_print: far }),
+    rp(3, 0, 'c', { near_print: near }),
+    rp(4, 0, 'd', { near_print: null }),
+    rp(5, 0, 'e', { content_hash: 'c2' }),
+    rp(3, 1, 'c', { near_print: near }),
+    rp(1, 1, 'a', { near_print: x }),
+  ];
+  const g = groupPages(list, { collapseNearDuplicates: true });
+  t.same(
+    g.pages.map((p) => [p.best.row.page_ref, p.passages.length, p.folded]),
+    [
+      [1, 2, [3]],
+      [2, 1, [5]],
+      [4, 1, []],
+    ],
+  );
+  t.equal(g.duplicates, 2);
+  t.same(
+    groupPages(list, { collapseNearDuplicates: false }).pages.map((p) => p.folded),
+    [[], [], [], [], []],
+  );
+});
+
 t.test('groupPages: only kept pages remember their keys; any page ref works; equal to a plain map of pages on random lists', async (t) => {
   // Page 2 is dropped by page 1's content hash; its own group key is not remembered, so page 3 (which shares it) stays.
   const list = [rp(1, 0), rp(2, 0, 'h', { content_hash: 'c1', group_key: 'g9' }), rp(3, 0, 'h', { group_key: 'g9' }), rp(2, 1)];

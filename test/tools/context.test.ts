@@ -75,8 +75,13 @@ t.test('bounds: max_tokens 256–8000, max_sources 1–30, closed enums', async 
 t.test('packs relevant, cited passages within both bounds, diverse by host', async (t) => {
   const s = await service(t);
   const idx = s.services.deps.index;
+  // Every page's text its own (words drawn from a seeded generator): pages with the same text are near-copies, which
+  // svc_context folds, and this test is about packing distinct sources.
+  let seed = 7;
+  const WORDS = ['reading', 'room', 'children', 'archive', 'loans', 'desk', 'maps', 'study', 'events', 'catalogue', 'wifi', 'seniors'];
+  const word = () => WORDS[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % WORDS.length]!;
   const long = (n: number) =>
-    Array.from({ length: n }, (_, i) => `The public library opens at nine on weekdays and sentence ${i} adds detail.`).join(' ');
+    Array.from({ length: n }, (_, i) => `The library opens weekdays; ${Array.from({ length: 8 }, word).join(' ')} ${i}.`).join(' ');
   await idx.upsertPages([
     ...Array.from({ length: 6 }, () => page('ottawa.ca', [long(8), long(8)])),
     page('biblio.example.org', [long(6)]),

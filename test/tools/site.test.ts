@@ -8,24 +8,27 @@ import { Documents } from '../../state/documents.js';
 import { EntityStore } from '../../state/entities.js';
 import { Hosts } from '../../state/hosts.js';
 import { CrawlFrontier } from '../../crawler/crawl-frontier.js';
-import type { PassageIndex } from '../../index/engines/lance/store.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { ServiceDeps } from '../../tools/deps.js';
 import { normalizeHostParam, siteTool } from '../../tools/site.js';
 import { extractPage } from '../../crawler/extract.js';
 import type { SvcError } from '../../errors.js';
 
-function setup(t: Test) {
+async function setup(t: Test) {
   const dir = t.testdir();
   const db = openStateDb(join(dir, 'state.sqlite'));
   t.teardown(() => db.close());
+  // An empty index: these pages are known to the state only, so none of them is a near-copy in the index.
+  const index = await PassageIndex.open({ dir: join(dir, 'index'), embedder: null });
+  t.teardown(() => index.close());
   const documents = new Documents(db);
   const deps: ServiceDeps = {
     config: loadConfig({ env: {}, flags: { dataDir: dir } }),
     repos: sqliteRepositories(db),
     log: createLogger({ level: 'silent' }),
     now: () => new Date(),
-    index: null as unknown as PassageIndex, // svc_site reads SQLite state only
+    index,
     entities: sqliteEntities(new EntityStore(db)),
     crawler: null,
   };
@@ -54,7 +57,7 @@ t.test('host parameter normal form', async (t) => {
 });
 
 t.test('svc_site: malformed → 400 invalid_host, never seen → 404', async (t) => {
-  const { ctx } = setup(t);
+  const { ctx } = await setup(t);
   const e1 = (await callTool(siteTool, { host: 'http://example.ca/' }, ctx).catch((e: SvcError) => e)) as SvcError;
   t.equal(e1.code, 'invalid_host');
   t.equal(e1.status, 400);
@@ -63,7 +66,7 @@ t.test('svc_site: malformed → 400 invalid_host, never seen → 404', async (t)
 });
 
 t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.txt', async (t) => {
-  const { db, documents, ctx } = setup(t);
+  const { db, documents, ctx } = await setup(t);
   const host = 'www.example.ca';
   const hosts = new Hosts(db);
   hosts.recordRobots(host, {
@@ -114,7 +117,15 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
       crawl_delay_seconds: 2,
     },
     // issue 16: each URL in one state — /a is indexed (its queued recrawl does not count it twice): 6 = 1 + 3 + 2.
-    scope: { known: 6, indexed: 1, excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } }, queued: 2, retrying: 0, dead_lettered: 0 },
+    scope: {
+      known: 6,
+      indexed: 1,
+      near_duplicates: 0,
+      excluded: { total: 3, by_reason: { noindex: 2, gone: 1 } },
+      queued: 2,
+      retrying: 0,
+      dead_lettered: 0,
+    },
     links: { outbound: 4, inbound_hosts: 1 },
     freshness: {
       last_crawl_at: '2026-03-02T00:00:00.000Z',
@@ -128,7 +139,7 @@ t.test('svc_site: robots, scope by reason, queue counts, links, freshness, llms.
 });
 
 t.test('svc_site: how much main text each page yielded, and why the thin ones yielded little', async (t) => {
-  const { db, ctx } = setup(t);
+  const { db, ctx } = await setup(t);
   const host = 'app.example.ca';
   const hosts = new Hosts(db);
   hosts.recordCrawl(host, '2026-03-01T00:00:00.000Z');

@@ -100,6 +100,8 @@ export const PASSAGE_COLUMNS = {
   /** Canonical URL, else URL: passages of one document group under it. */
   group_key: p.text('hit', 'row'),
   content_hash: p.text('hit', 'row'),
+  /** The page's near-duplicate fingerprint (near-print.ts), 16 hex digits; null for a short page or an older index. */
+  near_print: p.textOrNull('hit', 'row'),
   nosnippet: p.bool('row'),
   max_snippet: p.int32OrNull('row'),
   external_id: p.textOrNull('row'),
@@ -107,16 +109,19 @@ export const PASSAGE_COLUMNS = {
   vector: p.vector('vector'),
 } as const;
 
-/** Reads of the `pages` table: `stored` (a whole page), `hosts` (host ids and languages), `titles` (title statistics), `ref`. */
-type PageRead = 'stored' | 'hosts' | 'titles' | 'ref';
+/**
+ * Reads of the `pages` table: `stored` (a whole page), `hosts` (host ids and languages), `titles` (title statistics),
+ * `ref`, `prints` (a host's near-duplicate count).
+ */
+type PageRead = 'stored' | 'hosts' | 'titles' | 'ref' | 'prints';
 const g = columnsOf<PageRead>();
 
 /** Columns of the `pages` table: one row per page (PageInput fields and what the index derived). */
 export const PAGE_COLUMNS = {
-  page_ref: g.int32('stored', 'ref'),
-  url: g.text('stored'),
-  canonical_url: g.textOrNull('stored'),
-  host: g.text('stored', 'hosts'),
+  page_ref: g.int32('stored', 'ref', 'prints'),
+  url: g.text('stored', 'prints'),
+  canonical_url: g.textOrNull('stored', 'prints'),
+  host: g.text('stored', 'hosts', 'prints'),
   host_id: g.int32('hosts'),
   title: g.text('stored', 'titles'),
   description: g.text('stored'),
@@ -125,7 +130,9 @@ export const PAGE_COLUMNS = {
   modified_at: g.textOrNull('stored'),
   date_source: g.text<DateSource>('stored'),
   fetched_at: g.text('stored'),
-  content_hash: g.text('stored'),
+  content_hash: g.text('stored', 'prints'),
+  /** As the passages' `near_print`. */
+  near_print: g.textOrNull('prints'),
   nosnippet: g.bool('stored'),
   max_snippet: g.int32OrNull('stored'),
   filetype: g.text('stored'),
@@ -213,6 +220,9 @@ export const VECTOR_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'vector');
 export const STORED_PAGE_COLUMNS = columnsFor(PAGE_COLUMNS, 'stored');
 export const HOST_COLUMNS = columnsFor(PAGE_COLUMNS, 'hosts');
 export const TITLE_COLUMNS = columnsFor(PAGE_COLUMNS, 'titles');
+export const PRINT_COLUMNS = columnsFor(PAGE_COLUMNS, 'prints');
+/** A page as a host's near-duplicate count reads it. */
+export type PrintRow = RowOf<PageColumns, 'prints'>;
 export const IMAGE_HIT_COLUMNS = columnsFor(IMAGE_COLUMNS, 'hit');
 
 /** The image FTS index's column. */

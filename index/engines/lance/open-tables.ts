@@ -109,6 +109,10 @@ export async function openTables(
     // of one nullable column, no rewrite of the rows.
     if (!reader && !(await passages.schema()).fields.some((f) => f.name === 'page_no'))
       await passages.addColumns([{ name: 'page_no', valueSql: 'CAST(NULL AS INT)' }]);
+    // Likewise the near-duplicate print: pages written before it have none until rewritten (exact content hashes
+    // still fold them).
+    if (!reader && !(await passages.schema()).fields.some((f) => f.name === 'near_print'))
+      await passages.addColumns([{ name: 'near_print', valueSql: 'CAST(NULL AS STRING)' }]);
   } else {
     meta = {
       vectorModelId: wanted?.modelId ?? null,
@@ -135,6 +139,8 @@ export async function openTables(
     embedder = null;
   }
   const pages = names.has('pages') ? await open('pages') : await db.createEmptyTable('pages', pageSchema, NEW_TABLE_OPTIONS);
+  if (!reader && !(await pages.schema()).fields.some((f) => f.name === 'near_print'))
+    await pages.addColumns([{ name: 'near_print', valueSql: 'CAST(NULL AS STRING)' }]);
   const images = names.has('images') ? await open('images') : await db.createEmptyTable('images', imageSchema, NEW_TABLE_OPTIONS);
   // A write killed half-way is rolled back by the next writer to open, never by a reader: a search thread of the
   // writer's own process shares its pid and cannot tell a write in flight from a dead one.

@@ -5,6 +5,7 @@
 import type { PageInput } from '../../../page-model.js';
 import { indexText, passageAnalyses } from '../../retrieval/analyzer.js';
 import type { IMAGE_COLUMNS, ImageRow, PAGE_COLUMNS, PageRow, PASSAGE_COLUMNS, PassageWriteRow, RowOf } from './columns.js';
+import { formatNearPrint, nearPrintOf } from '../../retrieval/near-print.js';
 import { classifySource, type Province, type SourceType } from '../../retrieval/source-type.js';
 import { estimateTokens } from '../../retrieval/tokens.js';
 
@@ -52,6 +53,12 @@ const toMs = (iso: string | null): number | null => {
   return Number.isFinite(t) ? t : null;
 };
 
+/** A page's near-duplicate print over its main text (its passages in order), as stored. */
+function pagePrint(p: PageInput): string | null {
+  const print = nearPrintOf(p.passages.map((s) => s.text).join('\n'));
+  return print && formatNearPrint(print);
+}
+
 /** The rows one page becomes, and the texts its passages are embedded from (same order as `passages`). */
 export interface PageRows {
   readonly passages: PassageWriteRow[];
@@ -90,6 +97,7 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
     date_source: p.dateSource,
     group_key: p.canonicalUrl ?? p.url,
     content_hash: p.contentHash,
+    near_print: pagePrint(p),
     nosnippet,
     max_snippet: nosnippet ? null : maxSnippet,
     external_id: p.externalId ?? null,
@@ -129,6 +137,7 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
     date_source: p.dateSource,
     fetched_at: p.fetchedAt,
     content_hash: p.contentHash,
+    near_print: common.near_print,
     nosnippet,
     max_snippet: nosnippet ? null : maxSnippet,
     filetype: common.filetype,

@@ -20,6 +20,8 @@ import {
   RESULT_ROW_COLUMNS,
   isWholeRow,
   STORED_PAGE_COLUMNS,
+  PRINT_COLUMNS,
+  type PrintRow,
   TITLE_COLUMNS,
   VECTOR_COLUMNS,
   HOST_COLUMNS,
@@ -41,6 +43,7 @@ import {
   passageKey,
 } from './columns.js';
 import type { Embedder } from '../../serving/embedder.js';
+import { countNearCopies, parseNearPrint } from '../../retrieval/near-print.js';
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
@@ -747,6 +750,24 @@ export class PassageIndex implements PageSink {
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
   optimize(): Promise<void> {
     return this.#maintenance.optimize();
+  }
+
+  /**
+   * How many of `host`'s pages are near-copies of another of its pages (svc_site): each page, in page_ref order, that
+   * would fold into one before it in a result list (near-print.ts `countNearCopies`).
+   */
+  async nearCopyCount(host: string): Promise<number> {
+    const ids = this.#hostIds.under(host);
+    if (ids.length === 0) return 0;
+    const rows = (await this.#pages
+      .query()
+      .where(`host_id IN (${ids.join(', ')})`)
+      .select(PRINT_COLUMNS)
+      .toArray()) as PrintRow[];
+    const own = rows.filter((r) => r.host === host).sort((a, b) => a.page_ref - b.page_ref);
+    return countNearCopies(
+      own.map((r) => ({ group: r.canonical_url ?? r.url, contentHash: r.content_hash, print: parseNearPrint(r.near_print) })),
+    );
   }
 
   /** The stored page, or null. */

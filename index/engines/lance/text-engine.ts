@@ -23,7 +23,7 @@ import { grow } from '../memory/typed-arrays.js';
  * candidate needs no read of the table (a take by row id costs per column), and a result row only its own columns
  * (docs/bench-index.md).
  */
-type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 'content_hash'>;
+type PageHitFields = Pick<PassageHit, 'title' | 'host' | 'lang' | 'group_key' | 'content_hash' | 'near_print'>;
 const SCAN_COLUMNS = ['search_text', 'page_ref', 'ordinal', 'page_no', ...PAGE_FIELD_ROW_COLUMNS];
 
 /**
@@ -57,6 +57,7 @@ interface PageRecord {
   lang: PageHitFields['lang'];
   group_key: PageHitFields['group_key'];
   content_hash: PageHitFields['content_hash'];
+  near_print: PageHitFields['near_print'];
   /** Its title's terms as ids (title-stats.ts `titleTermIds`): what a title score reads. */
   titleIds: TitleIds;
   /** `nearKeyHash` of its group key and of its content hash: what the near-duplicate check reads (retrieval.ts `groupPages`). */
@@ -76,8 +77,8 @@ function pageRecord(
   codes: PageCodes,
   lastDoc: number,
 ): PageRecord {
-  const { title, host, lang, group_key, content_hash } = page;
-  return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, codes, lastDoc };
+  const { title, host, lang, group_key, content_hash, near_print } = page;
+  return { fields: page, title, host, lang, group_key, content_hash, near_print, titleIds, groupHash, contentHash, codes, lastDoc };
 }
 
 /** The postings and, per document, the hit fields of its passage. */
@@ -406,6 +407,7 @@ export class TextSnapshot {
       lang: rec.lang,
       group_key: rec.group_key,
       content_hash: rec.content_hash,
+      near_print: rec.near_print,
       _present,
       _rowid: BigInt(rowId),
       _groupHash: rec.groupHash,
