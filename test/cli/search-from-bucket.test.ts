@@ -83,7 +83,13 @@ else {
       const dataDir = t.testdir();
       const good = await run(['status', '--json', '--data-dir', dataDir], s3.env('fleet'));
       t.equal(good.code, 0, good.err);
-      t.same((JSON.parse(good.out) as { index: unknown }).index, { pages: 3, passages: 3, vectors: 0 });
+      t.same((JSON.parse(good.out) as { index: unknown }).index, {
+        pages: 3,
+        passages: 3,
+        vectors: 0,
+        vector_model: null,
+        reembedding: null,
+      });
 
       const wrong = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_SECRET_ACCESS_KEY: 'not-the-secret-123' });
       t.equal(wrong.code, 1);

@@ -138,6 +138,7 @@ t.test('issue 16: PDF, text and Markdown documents from crawl to search, context
     queued: 0,
     retrying: 0,
     dead_lettered: 1,
+    near_duplicates: 0,
   });
   t.equal(web.requests('docs.test', '/private/minutes.pdf').length, 0, 'robots-disallowed documents are never fetched');
 
