@@ -47,6 +47,8 @@ const DROP_TAGS = new Set([
   'picture',
   'math',
   'label',
+  // Captions and credits of pictures (trafilatura's default): what the picture shows, not what the text says.
+  'figcaption',
   // Ruby annotations (furigana, pinyin): a reading aid printed above the base text, not part of it.
   'rt',
   'rp',
@@ -159,6 +161,8 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const tag = tagOf(el);
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
+  // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
+  if (tag === 'figure' && el.querySelector('pre, table, blockquote') === null) return 'hard';
   // Forms are furniture (search boxes, sign-ups), except on sites that wrap the whole page in one (ASP.NET).
   if (tag === 'form') return 'soft';
   const role = attr(el, 'role').toLowerCase();
@@ -316,6 +320,22 @@ function hasOwnTextNode(el: HTMLElement): boolean {
   return el.childNodes.some((n) => n.nodeType === NodeType.TEXT_NODE && /\S/.test(n.rawText));
 }
 
+/** Whether the first visible text of an element is inside a link. */
+function opensWithLink(el: HTMLElement): boolean {
+  const first = (n: Node, inLink: boolean): boolean | null => {
+    if (n.nodeType === NodeType.TEXT_NODE) return /\S/.test(n.rawText) ? inLink : null;
+    if (n.nodeType !== NodeType.ELEMENT_NODE) return null;
+    const e = n as HTMLElement;
+    if (NO_TEXT_TAGS.has(tagOf(e))) return null;
+    for (const c of e.childNodes) {
+      const r = first(c, inLink || tagOf(e) === 'a');
+      if (r !== null) return r;
+    }
+    return null;
+  };
+  return first(el, false) === true;
+}
+
 /** Direct text of an element (its text nodes and inline children, not nested blocks). */
 function ownText(el: HTMLElement): string {
   let s = '';
@@ -362,6 +382,14 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     if (linked) return;
     const leaf = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote';
     const container = tag === 'div' || tag === 'section' || tag === 'article' || tag === 'main';
+    if (tag === 'li') {
+      // List items are not scored (menus are lists too), but a sentence-long item is prose the content should hold.
+      const text = ownText(el);
+      const st = stats(el);
+      // An item that opens with a link is a teaser (a linked title, then its summary), not prose of this page.
+      if (text.length >= PROSE_CHARS && st.linkLen / Math.max(1, st.len) < 0.3 && !opensWithLink(el)) prose.push([el, text.length]);
+      return;
+    }
     if (!leaf && !container) return;
     const blocky = container && hasBlockChild(el);
     if (blocky && !hasOwnTextNode(el)) return;
