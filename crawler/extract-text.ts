@@ -71,10 +71,11 @@ const DROP_ROLES = new Set([
 ]);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
 const UNLIKELY =
-  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
-/** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
+  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print|caption|credits?|photo-credit)([-_\s]|$)/i;
+/** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar, a
+ * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
-  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox/i;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
