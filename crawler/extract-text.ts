@@ -214,9 +214,15 @@ function prune(el: HTMLElement, insideMain: boolean, ctx: PruneCtx): void {
   }
 }
 
-/** Normalises whitespace (incl. NBSP) to single spaces. */
+/**
+ * Normalises whitespace (incl. NBSP) to single spaces, and removes invisible characters that sit inside words:
+ * soft hyphens (German and Dutch sites hyphenate long words with &shy;), word joiners, byte-order marks.
+ */
 export function squash(s: string): string {
-  return s.replace(/[\s\u00a0\u200b]+/g, ' ').trim();
+  return s
+    .replace(/[\u00ad\u2060\ufeff]/g, '')
+    .replace(/[\s\u00a0\u200b]+/g, ' ')
+    .trim();
 }
 
 interface Stats {
