@@ -492,13 +492,16 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
   return widenToProse(out, top, body, prose, stats);
 }
 
+/** Share of the page's prose the chosen content must hold, else it is widened. */
+const PROSE_HELD = 0.65;
+
 /** A paragraph at least this long counts as prose when checking what share of it the chosen content holds. */
 const PROSE_CHARS = 80;
 
 /**
  * The scoring above picks the single densest block; an article split into modules (an intro, a table section, a
  * FAQ, a recipe card, each in its own wrapper) loses all but one of them. When the chosen content holds less than
- * half of the page's prose, the nearest ancestor of the top candidate that holds most of it, with few links, is
+ * two thirds of the page's prose, the nearest ancestor of the top candidate that holds most of it, with few links, is
  * the article instead.
  */
 function widenToProse(
@@ -515,7 +518,7 @@ function widenToProse(
     return false;
   };
   const held = (ancs: readonly HTMLElement[]): number => prose.reduce((n, [el, len]) => n + (ancs.some((a) => inside(el, a)) ? len : 0), 0);
-  if (held(out) >= total * 0.5) return out;
+  if (held(out) >= total * PROSE_HELD) return out;
   for (let anc = top.parentNode; anc && anc.rawTagName; anc = anc.parentNode) {
     const st = stats(anc);
     if (st.len > 0 && st.linkLen / st.len > 0.35) break;
