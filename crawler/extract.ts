@@ -370,7 +370,8 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   if (blocksToText(blocks).length < 250 && /<noscript\b/i.test(html)) {
     const unwrapped = html.replace(/<(\/?)noscript\b[^>]*>/gi, '<$1div>');
     const fromNoscript = extractMainBlocks(parse(unwrapped, PARSE_OPTIONS), { lenient: true });
-    if (blocksToText(fromNoscript).length > blocksToText(blocks).length) blocks = fromNoscript;
+    // A short <noscript> is a notice ("enable JavaScript"), not the article.
+    if (blocksToText(fromNoscript).length >= 250) blocks = fromNoscript;
   }
   const passages = buildPassages(blocks);
   const mainText = blocksToText(blocks);
