@@ -71,7 +71,7 @@ const DROP_ROLES = new Set([
 ]);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
 const UNLIKELY =
-  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print|caption|credits?|photo-credit)([-_\s]|$)/i;
+  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends?|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print|caption|credits?|photo-credit)([-_\s]|$)/i;
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar, a
  * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
@@ -79,6 +79,12 @@ const UNLIKELY_SUBSTRING =
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
+/**
+ * Lists of other pages named after what they list ("related-articles", "more_posts", "popular-stories"): the
+ * "article"/"post" in the name would veto the furniture word below, but here it only says what is listed.
+ */
+const TEASER_LIST =
+  /(^|\s)(related|more|similar|recommended|popular|trending|latest|other|read-more)[-_](articles?|posts?|stories|entries|news|content)(?=\s|$)/i;
 /** readability's "maybe a candidate" words, which veto the substring rule above. */
 const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
@@ -176,6 +182,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
+  if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
   return null;

@@ -136,6 +136,12 @@ t.test('pictures, captions, credits and galleries inside the article are dropped
     <figure class="highlight"><pre><code>const answer = 42;</code></pre></figure>
     </div></body></html>`;
   const kept = text(html);
+  // trafilatura-eval, vogelwarte.ch: the picture's legend beside the news text.
+  const legend = text(
+    `<html><body><main><div id="content">${paras('den Aktionsplan', 4)}<div class="rightImageHighslide"><img src="c.jpg"><div class="legend"><div class="content">Der Hirschkäfer (Lucanus cervus) lebt in lichten Wäldern.</div></div></div></div></main></body></html>`,
+  );
+  t.match(legend, 'Absatz 3 über den Aktionsplan');
+  t.notMatch(legend, 'Hirschkäfer');
   t.match(kept, 'Absatz 2 über the visit');
   t.match(kept, 'const answer = 42;');
   t.notMatch(kept, 'Defense Secretary Mark Esper');
@@ -166,4 +172,17 @@ t.test('ruby annotations, soft hyphens and an article shipped in <noscript> read
   t.match(blog, 'Absatz 2 über Safe Browsing');
   // A short <noscript> notice stays out.
   t.equal(text('<html><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>'), '');
+});
+
+t.test('a list of other articles named "related-articles" is furniture inside the article', async (t) => {
+  // trafilatura-eval, mein-schoener-garten.de (Jerusalem artichoke): "Verwandte Artikel" teasers inside the
+  // article element, whose class name says "articles".
+  const teaser = (i: number): string =>
+    `<div class="teaser"><h3><a href="/r/${i}">Rüben: Schätze aus dem Untergrund ${i}</a></h3><p>Ein kurzer Anriss des anderen Artikels.</p></div>`;
+  const kept = text(`<html><body><main><article class="article">${paras('Topinambur', 7)}
+    <div class="related-articles"><div class="h3">Verwandte Artikel</div>${[1, 2, 3].map(teaser).join('')}</div>
+    </article></main></body></html>`);
+  t.match(kept, 'Absatz 6 über Topinambur');
+  t.notMatch(kept, 'Verwandte Artikel');
+  t.notMatch(kept, 'Ein kurzer Anriss');
 });
