@@ -47,6 +47,11 @@ const DROP_TAGS = new Set([
   'picture',
   'math',
   'label',
+  // Captions and credits of pictures (trafilatura's default): what the picture shows, not what the text says.
+  'figcaption',
+  // Ruby annotations (furigana, pinyin): a reading aid printed above the base text, not part of it.
+  'rt',
+  'rp',
 ]);
 /** Elements whose text is never visible text. */
 const NO_TEXT_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'math']);
@@ -66,13 +71,20 @@ const DROP_ROLES = new Set([
 ]);
 /** class/id words of furniture (readability's "unlikely candidates", plus consent and share widgets). */
 const UNLIKELY =
-  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print)([-_\s]|$)/i;
-/** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar). */
+  /(^|[-_\s])(ad|ads|advert|advertisement|banner|breadcrumbs?|combx|comments?|community|consent|cookies?|cover-wrap|disqus|extra|footer|gdpr|header|legends?|masthead|menu|modal|nav|navbar|newsletter|outbrain|pager|pagination|popup|promo|related|remark|replies|rss|share|sharing|shoutbox|sidebar|skip|skyscraper|social|sponsor|sponsored|subscribe|supplemental|taboola|tags|toolbar|widget|yom-remote|agegate|byline|author-bio|login|signup|share-buttons|print|caption|credits?|photo-credit)([-_\s]|$)/i;
+/** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar, a
+ * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
-  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget/i;
+  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox/i;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
+/**
+ * Lists of other pages named after what they list ("related-articles", "more_posts", "popular-stories"): the
+ * "article"/"post" in the name would veto the furniture word below, but here it only says what is listed.
+ */
+const TEASER_LIST =
+  /(^|\s)(related|more|similar|recommended|popular|trending|latest|other|read-more)[-_](articles?|posts?|stories|entries|news|content)(?=\s|$)/i;
 /** readability's "maybe a candidate" words, which veto the substring rule above. */
 const MAYBE_STRICT = /and|article|body|column|content|main|shadow/i;
 const MAYBE = /and|article|body|column|content|main|shadow|story|entry|post|text/i;
@@ -156,6 +168,8 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const tag = tagOf(el);
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
+  // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
+  if (tag === 'figure' && el.querySelector('pre, table, blockquote') === null) return 'hard';
   // Forms are furniture (search boxes, sign-ups), except on sites that wrap the whole page in one (ASP.NET).
   if (tag === 'form') return 'soft';
   const role = attr(el, 'role').toLowerCase();
@@ -168,6 +182,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
+  if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
   if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
   return null;
@@ -206,9 +221,15 @@ function prune(el: HTMLElement, insideMain: boolean, ctx: PruneCtx): void {
   }
 }
 
-/** Normalises whitespace (incl. NBSP) to single spaces. */
+/**
+ * Normalises whitespace (incl. NBSP) to single spaces, and removes invisible characters that sit inside words:
+ * soft hyphens (German and Dutch sites hyphenate long words with &shy;), word joiners, byte-order marks.
+ */
 export function squash(s: string): string {
-  return s.replace(/[\s\u00a0\u200b]+/g, ' ').trim();
+  return s
+    .replace(/[\u00ad\u2060\ufeff]/g, '')
+    .replace(/[\s\u00a0\u200b]+/g, ' ')
+    .trim();
 }
 
 interface Stats {
@@ -230,7 +251,7 @@ function makeStats(): (el: HTMLElement) => Stats {
         if (NO_TEXT_TAGS.has(tagOf(n as HTMLElement))) continue;
         const s = stats(n as HTMLElement);
         len += s.len;
-        linkLen += tagOf(n as HTMLElement) === 'a' ? s.len : s.linkLen;
+        linkLen += tagOf(n as HTMLElement) === 'a' && !isWrapperLink(n as HTMLElement, s.len) ? s.len : s.linkLen;
       }
     }
     const out = { len, linkLen };
@@ -238,6 +259,21 @@ function makeStats(): (el: HTMLElement) => Stats {
     return out;
   };
   return stats;
+}
+
+/** Text length from which a class/id hint counts in full when scoring a candidate. */
+const HINT_FULL_CHARS = 250;
+
+/** Above this many characters, a link that wraps blocks is a wrapper rather than a link (see isWrapperLink). */
+const WRAPPER_LINK_CHARS = 500;
+
+/**
+ * A link wrapping paragraphs of prose is an unclosed <a> (the parser then nests everything after it inside) or a
+ * whole-article link, not navigation: its text counts as text, its own inner links as links. Teaser cards wrapped
+ * in one link stay links: they hold a title and a line or two.
+ */
+function isWrapperLink(a: HTMLElement, len: number): boolean {
+  return len > WRAPPER_LINK_CHARS && a.querySelector('p, div, ul, ol, table, h1, h2, h3, h4, h5, h6, blockquote') !== null;
 }
 
 function classWeight(el: HTMLElement): number {
@@ -298,6 +334,22 @@ function hasOwnTextNode(el: HTMLElement): boolean {
   return el.childNodes.some((n) => n.nodeType === NodeType.TEXT_NODE && /\S/.test(n.rawText));
 }
 
+/** Whether the first visible text of an element is inside a link. */
+function opensWithLink(el: HTMLElement): boolean {
+  const first = (n: Node, inLink: boolean): boolean | null => {
+    if (n.nodeType === NodeType.TEXT_NODE) return /\S/.test(n.rawText) ? inLink : null;
+    if (n.nodeType !== NodeType.ELEMENT_NODE) return null;
+    const e = n as HTMLElement;
+    if (NO_TEXT_TAGS.has(tagOf(e))) return null;
+    for (const c of e.childNodes) {
+      const r = first(c, inLink || tagOf(e) === 'a');
+      if (r !== null) return r;
+    }
+    return null;
+  };
+  return first(el, false) === true;
+}
+
 /** Direct text of an element (its text nodes and inline children, not nested blocks). */
 function ownText(el: HTMLElement): string {
   let s = '';
@@ -309,25 +361,59 @@ function ownText(el: HTMLElement): string {
 }
 
 /**
+ * The document's own <html> or <body>. A <body> nested inside the content (a CMS pasting a whole HTML document
+ * into a post) is just a wrapper: climbing must not stop at it.
+ */
+function isDocumentRoot(el: HTMLElement): boolean {
+  const tag = tagOf(el);
+  if (tag !== 'body' && tag !== 'html') return false;
+  for (let p = el.parentNode; p && p.rawTagName; p = p.parentNode) {
+    const t = tagOf(p);
+    if (t !== 'html' && t !== 'body') return false;
+  }
+  return true;
+}
+
+/**
  * Chooses the content container(s): readability-style scoring. Returns the elements to read, in document order.
  */
 function chooseContent(body: HTMLElement): HTMLElement[] {
   const stats = makeStats();
   const scores = new Map<HTMLElement, number>();
   const init = (el: HTMLElement): void => {
-    if (!scores.has(el)) scores.set(el, tagBase(tagOf(el)) + classWeight(el));
+    // A class/id hint is worth its full weight only on an element with a paragraph's worth of text: "text" or
+    // "content" in the class of a one-line teaser box must not outrank the article.
+    if (!scores.has(el)) scores.set(el, tagBase(tagOf(el)) + classWeight(el) * Math.min(1, stats(el).len / HINT_FULL_CHARS));
   };
-  const walk = (el: HTMLElement): void => {
-    for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement);
+  /** Paragraphs of prose (long, few links): the element holding each and its length, for coverage below. */
+  const prose: [HTMLElement, number][] = [];
+  // Text inside a link (a teaser card wrapped in one <a>) is a link, whatever block wraps it: it scores nothing,
+  // or a card whose class says "text" outranks the article.
+  const walk = (el: HTMLElement, inLink: boolean): void => {
     const tag = tagOf(el);
+    const linked = inLink || (tag === 'a' && !isWrapperLink(el, stats(el).len));
+    for (const n of el.childNodes) if (n.nodeType === NodeType.ELEMENT_NODE) walk(n as HTMLElement, linked);
+    if (linked) return;
     const leaf = tag === 'p' || tag === 'pre' || tag === 'td' || tag === 'blockquote';
     const container = tag === 'div' || tag === 'section' || tag === 'article' || tag === 'main';
+    if (tag === 'li') {
+      // List items are not scored (menus are lists too), but a sentence-long item is prose the content should hold.
+      const text = ownText(el);
+      const st = stats(el);
+      // An item that opens with a link is a teaser (a linked title, then its summary), not prose of this page.
+      if (text.length >= PROSE_CHARS && st.linkLen / Math.max(1, st.len) < 0.3 && !opensWithLink(el)) prose.push([el, text.length]);
+      return;
+    }
     if (!leaf && !container) return;
     const blocky = container && hasBlockChild(el);
     if (blocky && !hasOwnTextNode(el)) return;
     const text = ownText(el);
     if (text.length < 25) return;
     const score = 1 + (text.match(/[,，、،]/g)?.length ?? 0) + Math.min(Math.floor(text.length / 100), 3);
+    if (text.length >= PROSE_CHARS) {
+      const st = stats(el);
+      if (blocky || st.len === 0 || st.linkLen / st.len < 0.3) prose.push([blocky ? el : (el.parentNode ?? el), text.length]);
+    }
     // Text written straight into a wrapper between its blocks (paragraphs split by <br>, no <p>) is a paragraph
     // of that wrapper: it scores the wrapper itself, as readability does once it wraps such runs in <p>.
     let anc: HTMLElement | null = blocky ? el : el.parentNode;
@@ -338,7 +424,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
       scores.set(anc, (scores.get(anc) ?? 0) + score / div);
     }
   };
-  walk(body);
+  walk(body, false);
   let top: HTMLElement | null = null;
   let topScore = -Infinity;
   for (const [el, raw] of scores) {
@@ -352,7 +438,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     }
   }
   if (!top || topScore <= 0) return [body];
-  const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || tagOf(el) === 'body' || tagOf(el) === 'html';
+  const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || isDocumentRoot(el);
   // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
   // holds the article (text split over several wrappers).
   const parent = top.parentNode;
@@ -409,6 +495,42 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
       const text = squash(sib.text);
       if ((st.len > 80 && ld < 0.25) || (st.len > 0 && st.len <= 80 && ld === 0 && /\.( |$)/.test(text))) out.push(sib);
     }
+  }
+  return widenToProse(out, top, body, prose, stats);
+}
+
+/** Share of the page's prose the chosen content must hold, else it is widened. */
+const PROSE_HELD = 0.65;
+
+/** A paragraph at least this long counts as prose when checking what share of it the chosen content holds. */
+const PROSE_CHARS = 80;
+
+/**
+ * The scoring above picks the single densest block; an article split into modules (an intro, a table section, a
+ * FAQ, a recipe card, each in its own wrapper) loses all but one of them. When the chosen content holds less than
+ * two thirds of the page's prose, the nearest ancestor of the top candidate that holds most of it, with few links, is
+ * the article instead.
+ */
+function widenToProse(
+  out: HTMLElement[],
+  top: HTMLElement,
+  scope: HTMLElement,
+  prose: readonly [HTMLElement, number][],
+  stats: (el: HTMLElement) => Stats,
+): HTMLElement[] {
+  const total = prose.reduce((n, [, len]) => n + len, 0);
+  if (total === 0) return out;
+  const inside = (el: HTMLElement, anc: HTMLElement): boolean => {
+    for (let p: HTMLElement | null = el; p; p = p.parentNode) if (p === anc) return true;
+    return false;
+  };
+  const held = (ancs: readonly HTMLElement[]): number => prose.reduce((n, [el, len]) => n + (ancs.some((a) => inside(el, a)) ? len : 0), 0);
+  if (held(out) >= total * PROSE_HELD) return out;
+  for (let anc = top.parentNode; anc && anc.rawTagName; anc = anc.parentNode) {
+    const st = stats(anc);
+    if (st.len > 0 && st.linkLen / st.len > 0.35) break;
+    if (held([anc]) >= total * 0.8) return [anc];
+    if (anc === scope) break;
   }
   return out;
 }
@@ -473,7 +595,8 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       text += ' ';
       snip += ' ';
     }
-    for (const c of el.childNodes) visit(c, ns, inLink || tag === 'a');
+    const link = inLink || (tag === 'a' && !isWrapperLink(el, squash(el.text).length));
+    for (const c of el.childNodes) visit(c, ns, link);
     if (block) flush();
     else {
       // Inline elements are separated from the following text only where the source had whitespace; images and

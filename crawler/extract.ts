@@ -365,6 +365,14 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
     const lenient = extractMainBlocks(parse(html, PARSE_OPTIONS), { lenient: true });
     if (blocksToText(lenient).length > blocksToText(blocks).length) blocks = lenient;
   }
+  // Still next to nothing, and the page ships its article inside <noscript> (the text a reader without scripts
+  // gets, the script-side copy being a template): read that copy as markup.
+  if (blocksToText(blocks).length < 250 && /<noscript\b/i.test(html)) {
+    const unwrapped = html.replace(/<(\/?)noscript\b[^>]*>/gi, '<$1div>');
+    const fromNoscript = extractMainBlocks(parse(unwrapped, PARSE_OPTIONS), { lenient: true });
+    // A short <noscript> is a notice ("enable JavaScript"), not the article.
+    if (blocksToText(fromNoscript).length >= 250) blocks = fromNoscript;
+  }
   const passages = buildPassages(blocks);
   const mainText = blocksToText(blocks);
   // Counted like the page's visible text: block separators are not text.

@@ -1,0 +1,188 @@
+/**
+ * Main text: which block is the content, and what inside it is furniture. Each case is a small excerpt of a real
+ * page from the sets in ../shared/data/web (the page is named in the case's comment), cut down to the markup that
+ * carries the failure, and asserted by the text kept and the text dropped.
+ */
+import t from 'tap';
+import { extractPage } from '../../crawler/extract.js';
+
+const URL = 'https://example.org/post/1';
+const text = (html: string): string => extractPage(html, { url: URL }).mainText.replace(/\s+/g, ' ');
+const para = (topic: string, i: number): string =>
+  `<p>Absatz ${i} über ${topic}, mit genug Wörtern, Nebensätzen, und Kommas, um als eigener Text des Beitrags zu gelten.</p>`;
+const paras = (topic: string, n: number): string => Array.from({ length: n }, (_, i) => para(topic, i)).join('');
+const sidebar = `<aside class="sidebar"><ul>${Array.from({ length: 8 }, (_, i) => `<li><a href="/c/${i}">Kategorie ${i}</a></li>`).join('')}</ul></aside>`;
+
+t.test('a whole HTML document pasted into a post: the nested <body> does not stop the content at one block', async (t) => {
+  // trafilatura-eval, backenmachtgluecklich.de (lemon cake): the post's entry-content holds <html><body> with the
+  // intro, a recipe card and an FAQ box; only the FAQ was kept.
+  const html = `<html><body><div class="site-inner"><main class="content"><article class="post">
+    <div class="entry-content"><html><body>
+      <p>Oft braucht es für den großen Genuss gar keine besonders raffinierte Torte, ein einfacher saftiger Zitronenkuchen tut es auch, einen echten Klassiker aus der Backstube.</p>
+      <p>Das Rezept kursiert so oder so ähnlich wahrscheinlich in vielen Familien, was auch kein Wunder ist, denn es ist simpel, gelingsicher, schnell und lecker.</p>
+      <div id="wprm-recipe-container" class="wprm-recipe-container"><div class="wprm-recipe">
+        <ul class="wprm-recipe-ingredients"><li>6 mittelgroße Eier</li><li>300 g Butter</li></ul>
+        <ul class="wprm-recipe-instructions"><li><div class="wprm-recipe-instruction-text">Rührteig auf dem Blech verteilen und bei 180 Grad etwa 25 Minuten backen.</div></li></ul>
+      </div></div>
+      <div id="bmg_faq" class="bmg-faq bmg-content-box"><div class="bmg-content-box--content">
+        <h3>Was macht Zitronenkuchen saftig?</h3>
+        <p>Bei diesem klassischen Rezept ist es die Kombination der Zutaten, und deren Verhältnis zueinander, durch die vergleichsweise große Menge Eier und Butter sowie den Saft.</p>
+        <h3>Wann kommt der Zuckerguss auf den Teig?</h3>
+        <p>Sobald der Kuchen gebacken und abgekühlt ist, könnt ihr ihn bestreichen, am besten mit einem breiten Pinsel, gleichmäßig und dünn.</p>
+      </div></div>
+    </body></html></div></article></main>${sidebar}</div></body></html>`;
+  const kept = text(html);
+  t.match(kept, 'einen echten Klassiker aus der Backstube');
+  t.match(kept, '6 mittelgroße Eier');
+  t.match(kept, 'Rührteig auf dem Blech verteilen');
+  t.match(kept, 'Sobald der Kuchen gebacken');
+  t.notMatch(kept, 'Kategorie 3');
+});
+
+t.test('an unclosed <a> that swallows the following paragraphs does not make the article a link list', async (t) => {
+  // trafilatura-eval, pinup-fashion.de (corsets): a bold link in the intro is never closed, so the parser nests
+  // every later paragraph inside it; all the article's text counted as link text and was dropped.
+  const html = `<html><body><div id="content"><div id="main"><div class="center-col"><div class="item-post">
+    <h2>Korsetts – Shops, Designer, online kaufen</h2>
+    <p><em>Korsetts</em> sind für Pin Up Girls so etwas wie Wasser für Delphine: Ohne geht es nur ganz kurz. Egal ob man es als Dessous trägt oder ein Outfit daraus zaubert.</p>
+    <p><b><a href="/category/korsetts/"><u>Alle Shops im Bereich Korsetts</a></u></b></br></br></p>
+    <p>Viele der heutigen Korsetts werden noch immer nach traditioneller Weise hergestellt. Die eingenähten Metallstäbe sorgen für festen Halt, die Schnürung am Rücken für eine schmale Taille.
+    <p>Doch was macht den Unterschied beim Korsettkauf aus? Natürlich sind nicht alle <a href="/category/korsetts/">Korsetts</a> gleich, die Schnürung, der Stoff, die Stäbe, und wie gut das Teil sitzt.
+    <p>Wem <a href="/shapewear/">Shapewear</a> ab sofort nicht edel genug ist, der greift zum Korsett, das die Taille formt, den Rücken stützt, und dabei auch noch wunderschön aussieht.
+    </div></div><div class="right-col"><div class="item-right widget_text"><div class="textwidget">Du suchst Rockabilly Kleider? Viel Spaß beim Stöbern.</div></div></div></div></div></body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Korsetts sind für Pin Up Girls');
+  t.match(kept, 'Doch was macht den Unterschied beim Korsettkauf');
+  t.match(kept, 'Wem Shapewear ab sofort nicht edel');
+  t.notMatch(kept, 'Viel Spaß beim Stöbern');
+});
+
+t.test('a one-line teaser box whose class says "text" does not outrank the article; text inside links scores nothing', async (t) => {
+  // trafilatura-eval, kochbar.de (cutting tomatoes): a side rail of linked teaser cards ("…-textbox") and a
+  // headline box ("…-headline-text") won over the tip's steps; the page came out as "Die besten TIPPS".
+  const card = (i: number): string =>
+    `<div class="kb-module-teaser-single"><a class="kb-nostyle-link" href="/tipp/${i}"><div class="kb-module-teaser-single-textbox">Tipp ${i}: So gelingt der perfekte Kuchen jedes Mal</div></a></div>`;
+  const html = `<html><body><div class="tips"><div class="row">
+    <div class="rtli-large-4"><div class="kb-tip-side-teaser-wrapper">${[1, 2].map(card).join('')}</div></div>
+    <div class="rtli-large-8"><div class="kb-width-100">
+      <div class="kb-tip-step"><div class="kb-tip-steps-right-var kb-fs-16">Ihr kennt es sicher auch!<br>Ihr möchtet Tomaten in Scheiben schneiden weil Ihr sie hübsch auf einem Teller anrichten möchtet und dann fallen die Kerne heraus.</div></div>
+      <div class="kb-tip-step"><div class="kb-tip-steps-right-var kb-fs-16">Warum nur ist das so?<br>Das liegt ganz einfach daran dass die Tomate falsch auf dem Schneidbrett liegt mit dem Strunk nach oben statt zur Seite.</div></div>
+      <div class="kb-tip-step"><div class="kb-tip-steps-right-var kb-fs-16">Legt die Tomate auf die Seite dann haften die Kerne am Fruchtfleisch und können nicht herausfallen aber ohne Strunk sieht es auch schöner aus.</div></div>
+    </div></div></div></div>
+    <div class="kb-module-headline"><div class="kb-module-headline-text">Die besten TIPPS der letzten Woche</div></div></body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Ihr kennt es sicher auch!');
+  t.match(kept, 'aber ohne Strunk sieht es auch schöner aus');
+  t.notMatch(kept, 'So gelingt der perfekte Kuchen');
+  t.notMatch(kept, 'Die besten TIPPS');
+});
+
+t.test('an article split into modules is read whole, not one module', async (t) => {
+  // trafilatura-eval, smava.de (personal loan interest): a header module with the intro, content modules with
+  // tables and sections, an image-and-text module; only the densest module was kept.
+  const module = (id: number, kind: string, inner: string): string =>
+    `<div id="module-${id}" class="container-fluid ${kind}-module"><div class="container"><div class="card"><div class="collapse show"><div class="card-body"><div class="row"><div class="col-lg-8 offset-lg-2"><div class="row"><div class="col-12 text">${inner}</div></div></div></div></div></div></div></div></div>`;
+  const html = `<html><body><div class="page-wrapper">
+    <div class="header"><a href="/">Start</a> <a href="/kredit">Zum Kreditvergleich</a></div>
+    <div id="module-1" class="intro-module"><div class="text"><p>Welche Faktoren die Höhe Ihrer Privatkredit-Zinsen bestimmen, und wie die Berechnung Ihrer Privatkredit-Zinsen erfolgt, erfahren Sie hier.</p></div></div>
+    ${module(2, 'content', paras('die Kredithöhe', 2))}
+    ${module(3, 'fluid-image-text', `<table class="table"><tr><td>5.000 €</td><td>36 Monate</td><td>143,17 €</td></tr><tr><td>10.000 €</td><td>36 Monate</td><td>286,35 €</td></tr></table>`)}
+    ${module(4, 'content', paras('die Bonität', 4))}
+    ${module(5, 'multi-collapsibles', `<p><strong>Änderung der Zinshöhe bei Privatkrediten</strong></p>${paras('den Zinssatz', 3)}`)}
+    </div><div class="footer-top"><div class="newsletter-text">Erhalten Sie kostenlos aktuelle Kredit-Tipps.</div></div></body></html>`;
+  const kept = text(html);
+  t.match(kept, 'wie die Berechnung Ihrer Privatkredit-Zinsen erfolgt');
+  t.match(kept, '286,35 €');
+  t.match(kept, 'Absatz 1 über die Kredithöhe');
+  t.match(kept, 'Absatz 3 über die Bonität');
+  t.match(kept, 'Absatz 2 über den Zinssatz');
+  t.match(kept, 'Änderung der Zinshöhe bei Privatkrediten');
+  t.notMatch(kept, 'Zum Kreditvergleich');
+});
+
+t.test('sentence-long list items are prose the content holds; a ticker of linked teasers is not', async (t) => {
+  // readability-test-pages, firefox-nightly-blog: the post is lists of sentence-long items, with one <p> among
+  // them; only that paragraph was kept.
+  const item = (i: number): string =>
+    `<li>We have just landed <a href="https://bugs.example.org/${i}">Bug ${i}</a>, which fixes the ${i}th thing that made the browser slower than it should have been on start-up.</li>`;
+  const blog = `<html><body><div id="content"><article class="post"><div class="entry">
+    <h3>Highlights</h3><ul>${[1, 2, 3, 4].map(item).join('')}</ul>
+    <h3>Fission</h3><ul>${[5, 6, 7].map(item).join('')}<li>Marionette is Fission compatible<ul><li><div class="attachment">
+    <p>Marionette, the framework that allows Firefox to be tested with automation, is now Fission compatible too!</p></div></li></ul></li></ul>
+    <ul>${[8, 9].map(item).join('')}</ul></div></article></div>${sidebar}</body></html>`;
+  const kept = text(blog);
+  t.match(kept, 'We have just landed Bug 1, which fixes');
+  t.match(kept, 'We have just landed Bug 9, which fixes');
+  t.match(kept, 'now Fission compatible too');
+  // article-extraction-benchmark, indiapost.com: a "breaking news" ticker, each item a linked title and its
+  // summary, beside a shorter article; the article alone is the content.
+  const teaser = (i: number): string =>
+    `<li><a href="/story/${i}">Headline of another story number ${i}</a> NEW DELHI: The summary of that other story runs on for a sentence or two, with commas, and names.</li>`;
+  const news = `<html><body><div class="ticker"><h4>Breaking News</h4><ul>${[1, 2, 3, 4, 5, 6, 7, 8].map(teaser).join('')}</ul></div>
+    <div class="main"><div class="post"><h1>With shattered dreams, deportees return home</h1>${paras('the deportees', 4)}</div></div></body></html>`;
+  const article = text(news);
+  t.match(article, 'Absatz 3 über the deportees');
+  t.notMatch(article, 'The summary of that other story');
+});
+
+t.test('pictures, captions, credits and galleries inside the article are dropped; a figure framing code is kept', async (t) => {
+  // article-extraction-benchmark, chron.com (Esper in Vietnam): a photo gallery at the top of the article body
+  // repeated each caption and "Photo: …" credit twice, then "Back to Gallery".
+  const slide = `<li class="hst-resgalleryitem"><div class="img-wrap"><img src="a.jpg" alt=""></div><div class="caption"><span class="caption-text">U.S. Defense Secretary Mark Esper, left, and the Vietnamese Defense Minister shake hands in Hanoi.</span><span class="credit">Photo: Hau Dinh, AP</span></div></li>`;
+  const html = `<html><body><div class="article-body">
+    <div class="asset_gallery"><div class="hst-resgallery-container"><ul class="hst-resgallery">${slide}${slide}</ul><a href="#">Back to Gallery</a></div></div>
+    <figure><img src="b.jpg"><figcaption>A long row of unsold sports-utility vehicles sits at a dealership, photographed on a Sunday.</figcaption></figure>
+    ${paras('the visit', 4)}
+    <figure class="highlight"><pre><code>const answer = 42;</code></pre></figure>
+    </div></body></html>`;
+  const kept = text(html);
+  // trafilatura-eval, vogelwarte.ch: the picture's legend beside the news text.
+  const legend = text(
+    `<html><body><main><div id="content">${paras('den Aktionsplan', 4)}<div class="rightImageHighslide"><img src="c.jpg"><div class="legend"><div class="content">Der Hirschkäfer (Lucanus cervus) lebt in lichten Wäldern.</div></div></div></div></main></body></html>`,
+  );
+  t.match(legend, 'Absatz 3 über den Aktionsplan');
+  t.notMatch(legend, 'Hirschkäfer');
+  t.match(kept, 'Absatz 2 über the visit');
+  t.match(kept, 'const answer = 42;');
+  t.notMatch(kept, 'Defense Secretary Mark Esper');
+  t.notMatch(kept, 'Photo: Hau Dinh');
+  t.notMatch(kept, 'Back to Gallery');
+  t.notMatch(kept, 'unsold sports-utility vehicles');
+});
+
+t.test('ruby annotations, soft hyphens and an article shipped in <noscript> read as the text a person reads', async (t) => {
+  // trafilatura-eval, nhk.or.jp (NEWS WEB EASY): every kanji carries its reading in <rt>, which was glued into
+  // the words ("子こども").
+  const ruby = text(
+    `<html><body><article><p><ruby>子<rt>こ</rt></ruby>どもへの<ruby>虐待<rt>ぎゃくたい</rt></ruby>をなくすための<ruby>法律<rt>ほうりつ</rt></ruby>ができて、<ruby>親<rt>おや</rt></ruby>が<ruby>子<rt>こ</rt></ruby>どもを<ruby>教育<rt>きょういく</rt></ruby>するために、たたいたりすることを<ruby>禁止<rt>きんし</rt></ruby>しました。</p></article></body></html>`,
+  );
+  t.match(ruby, '子どもへの虐待をなくすための法律ができて、親が子どもを教育するために、');
+  t.notMatch(ruby, 'ぎゃくたい');
+  // trafilatura-eval, weinkenner.de (St. Magdalener): the text is hyphenated with &shy; inside every long word.
+  const shy = text(
+    `<html><body><article><p>Ita&shy;li&shy;ens, neben Baro&shy;lo und Bar&shy;ba&shy;res&shy;co, was aber eher zyni&shy;schem Macht&shy;kal&shy;kül ent&shy;sprang.</p></article></body></html>`,
+  );
+  t.match(shy, 'Italiens, neben Barolo und Barbaresco');
+  // trafilatura-eval, security.googleblog.com: the post body is a <script type="text/template"> for the browser
+  // and the same markup in <noscript>; nothing else on the page is text.
+  const post = paras('Safe Browsing', 3);
+  const blog = text(
+    `<html><body><div class="post-body"><div class="post-content"><script type="text/template">${post}</script><noscript>${post}</noscript></div></div></body></html>`,
+  );
+  t.match(blog, 'Absatz 2 über Safe Browsing');
+  // A short <noscript> notice stays out.
+  t.equal(text('<html><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>'), '');
+});
+
+t.test('a list of other articles named "related-articles" is furniture inside the article', async (t) => {
+  // trafilatura-eval, mein-schoener-garten.de (Jerusalem artichoke): "Verwandte Artikel" teasers inside the
+  // article element, whose class name says "articles".
+  const teaser = (i: number): string =>
+    `<div class="teaser"><h3><a href="/r/${i}">Rüben: Schätze aus dem Untergrund ${i}</a></h3><p>Ein kurzer Anriss des anderen Artikels.</p></div>`;
+  const kept = text(`<html><body><main><article class="article">${paras('Topinambur', 7)}
+    <div class="related-articles"><div class="h3">Verwandte Artikel</div>${[1, 2, 3].map(teaser).join('')}</div>
+    </article></main></body></html>`);
+  t.match(kept, 'Absatz 6 über Topinambur');
+  t.notMatch(kept, 'Verwandte Artikel');
+  t.notMatch(kept, 'Ein kurzer Anriss');
+});
