@@ -16,7 +16,7 @@ import { nearKeyHash } from './near-keys.js';
 import { SnippetStore, type SnippetState } from './snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type PostingsState, type TextHit, type TextQuery } from './postings.js';
-import { titleTermIds, titleTerms, type TitleIds } from './title-stats.js';
+import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from './title-stats.js';
 import { TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 
@@ -89,7 +89,13 @@ export interface SnapshotState {
   readonly ordinalOf: Int32Array;
   readonly pageNoOf: Int32Array;
   readonly prevOfPage: Int32Array;
-  readonly pages: readonly { readonly ref: number; readonly fields: PageFieldRow; readonly titleIds: TitleIds; readonly lastDoc: number }[];
+  /** Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again), its newest document. */
+  readonly pages: readonly {
+    readonly ref: number;
+    readonly fields: PageFieldRow;
+    readonly titleTerms: readonly string[];
+    readonly lastDoc: number;
+  }[];
   readonly snippets: SnippetState | null;
   readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
 }
@@ -148,7 +154,14 @@ export class TextSnapshot {
     this.#recOf = new Array<PageRecord>(prev.length);
     for (const p of state.pages) {
       const f = p.fields;
-      const rec = pageRecord(f, p.titleIds, nearKeyHash(f.group_key), nearKeyHash(f.content_hash), this.#attributes.codes(f), p.lastDoc);
+      const rec = pageRecord(
+        f,
+        titleTermIds(p.titleTerms),
+        nearKeyHash(f.group_key),
+        nearKeyHash(f.content_hash),
+        this.#attributes.codes(f),
+        p.lastDoc,
+      );
       this.#pages.set(p.ref, rec);
       for (let d = p.lastDoc; d >= 0; d = prev[d]!) {
         this.#recOf[d] = rec;
@@ -163,8 +176,9 @@ export class TextSnapshot {
    */
   exportState(): SnapshotState {
     const n = this.postings.size.docs;
-    const pages: { ref: number; fields: PageFieldRow; titleIds: TitleIds; lastDoc: number }[] = [];
-    for (const [ref, rec] of this.#pages) pages.push({ ref, fields: rec.fields, titleIds: rec.titleIds, lastDoc: rec.lastDoc });
+    const pages: { ref: number; fields: PageFieldRow; titleTerms: string[]; lastDoc: number }[] = [];
+    for (const [ref, rec] of this.#pages)
+      pages.push({ ref, fields: rec.fields, titleTerms: titleTermsOfIds(rec.titleIds), lastDoc: rec.lastDoc });
     const v = this.vectors;
     return {
       postings: this.postings.exportState(),
