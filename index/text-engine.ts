@@ -948,6 +948,11 @@ export class TextEngine {
     this.#triedSegments = true;
     const found = await this.#segments.store.loadNewest({ analysis: this.#analysis, maxTermLength: this.#maxTermLength }, target);
     if (!found) this.#log?.info({ dir: this.#segments.store.dir }, 'text postings: no usable engine segments; scanning the table');
+    // The writer clears what an earlier writer's death left (temporary files, segments no manifest names).
+    if (this.#segments.write)
+      await this.#segments.store
+        .collect()
+        .catch((err: unknown) => this.#log?.warn({ err: String(err) }, 'engine segments: clean-up failed'));
     return found?.image ?? null;
   }
 
