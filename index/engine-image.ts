@@ -7,7 +7,25 @@
 import { randomBytes } from 'node:crypto';
 import type { PostingsState, Segment } from './postings.js';
 import type { SnippetState } from './snippet-store.js';
-import type { SnapshotState } from './text-engine.js';
+import type { PageFieldRow } from './columns.js';
+
+/** A snapshot's state (`TextSnapshot.exportState`): what an engine image holds. */
+export interface SnapshotState {
+  readonly postings: PostingsState;
+  readonly pageOf: Int32Array;
+  readonly ordinalOf: Int32Array;
+  readonly pageNoOf: Int32Array;
+  readonly prevOfPage: Int32Array;
+  /** Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again), its newest document. */
+  readonly pages: readonly {
+    readonly ref: number;
+    readonly fields: PageFieldRow;
+    readonly titleTerms: readonly string[];
+    readonly lastDoc: number;
+  }[];
+  readonly snippets: SnippetState | null;
+  readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
+}
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
 export const IMAGE_FORMAT = 1;

@@ -8,14 +8,14 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../event-loop.js';
 import { FlatVectors } from './flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImage, type EngineImage } from './engine-image.js';
+import { decodeImage, encodeImage, type EngineImage, type SnapshotState } from './engine-image.js';
 import type { EngineSegments } from './engine-segments.js';
 import { DocAttributes, type DocTest, type PageCodes } from './doc-attributes.js';
 import type { PassageFilter } from './passage-filter.js';
 import { nearKeyHash } from './near-keys.js';
-import { SnippetStore, type SnippetState } from './snippet-store.js';
+import { SnippetStore } from './snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
-import { Postings, type PostingsState, type TextHit, type TextQuery } from './postings.js';
+import { Postings, type TextHit, type TextQuery } from './postings.js';
 import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from './title-stats.js';
 import { TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
@@ -80,24 +80,6 @@ function pageRecord(
 ): PageRecord {
   const { title, host, lang, group_key, content_hash } = page;
   return { fields: page, title, host, lang, group_key, content_hash, titleIds, groupHash, contentHash, codes, lastDoc };
-}
-
-/** A snapshot's state (`TextSnapshot.exportState`): what an engine image holds. */
-export interface SnapshotState {
-  readonly postings: PostingsState;
-  readonly pageOf: Int32Array;
-  readonly ordinalOf: Int32Array;
-  readonly pageNoOf: Int32Array;
-  readonly prevOfPage: Int32Array;
-  /** Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again), its newest document. */
-  readonly pages: readonly {
-    readonly ref: number;
-    readonly fields: PageFieldRow;
-    readonly titleTerms: readonly string[];
-    readonly lastDoc: number;
-  }[];
-  readonly snippets: SnippetState | null;
-  readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
 }
 
 /** The postings and, per document, the hit fields of its passage. */
