@@ -833,6 +833,8 @@ export class TextEngine {
         const s = this.#postings.postings.size;
         this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: performance.now() };
         this.#log?.info({ version: this.#version, image: start.header.id, target }, 'text postings loaded from an engine image');
+        // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
+        if (this.#share) this.#announce(start);
       }
       if (this.#postings && this.#version === target) {
         this.#failure = null;
@@ -974,14 +976,17 @@ export class TextEngine {
     this.#image = image;
     if (this.#share) this.#postings = this.#fromImage(image);
     this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
-    if (this.#share)
-      for (const fn of this.#imageListeners)
-        try {
-          fn(image);
-        } catch (err) {
-          this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: an image listener failed');
-        }
+    if (this.#share) this.#announce(image);
     if (write) this.#publish(image);
+  }
+
+  #announce(image: EngineImage): void {
+    for (const fn of this.#imageListeners)
+      try {
+        fn(image);
+      } catch (err) {
+        this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: an image listener failed');
+      }
   }
 
   #publish(image: EngineImage): void {
