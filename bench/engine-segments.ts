@@ -70,7 +70,12 @@ const { createHashingEmbedder } = await import('../index/embedder.js');
 if (!existsSync(join(dataDir, 'lance'))) {
   const t0 = performance.now();
   const pool = await sentencePool();
-  const idx = await PassageIndex.open({ dir: join(dataDir, 'lance'), embedder: createHashingEmbedder(), textEngine: false, refreshAfterMs: 0 });
+  const idx = await PassageIndex.open({
+    dir: join(dataDir, 'lance'),
+    embedder: createHashingEmbedder(),
+    textEngine: false,
+    refreshAfterMs: 0,
+  });
   let batch = [];
   for (const p of syntheticPages(n, pool)) {
     batch.push(p);
@@ -85,7 +90,12 @@ if (!existsSync(join(dataDir, 'lance'))) {
   console.log(`built ${n} passages in ${Math.round((performance.now() - t0) / 1000)} s`);
 }
 // The writer's segment at the table's current version.
-const writer = await PassageIndex.open({ dir: join(dataDir, 'lance'), embedder: createHashingEmbedder(), refreshAfterMs: 0, engineSegments: true });
+const writer = await PassageIndex.open({
+  dir: join(dataDir, 'lance'),
+  embedder: createHashingEmbedder(),
+  refreshAfterMs: 0,
+  engineSegments: true,
+});
 await writer.engineImageNow();
 console.log(`segment: ${JSON.stringify(writer.textPostingsStats()?.image)}`);
 await writer.close();
