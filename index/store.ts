@@ -991,7 +991,7 @@ export class PassageIndex implements PageSink {
     return this.#engine?.onImage(fn) ?? (() => undefined);
   }
 
-  /** The postings' newest engine image (null: none yet). */
+  /** The engine image the postings are views of (null: none; a search pool's threads start from it). */
   engineImage(): EngineImage | null {
     return this.#engine?.image ?? null;
   }

@@ -539,6 +539,12 @@ const NO_PAGE_NO = -1;
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
+/** An image as the stats report it. */
+function infoOf(image: EngineImage): { id: string; version: number; bytes: number; shared: boolean } {
+  const h = image.header;
+  return { id: h.id, version: h.version, bytes: image.buffer.byteLength, shared: image.buffer instanceof SharedArrayBuffer };
+}
+
 /** Where a text engine's images persist (engine-segments.ts) and, for the writer, when a new one is due. */
 export interface EngineSegmentsOptions {
   readonly store: EngineSegments;
@@ -642,8 +648,10 @@ export class TextEngine {
   #awaitImage: boolean;
   #offerWaiter: (() => void) | null = null;
   #triedSegments = false;
-  /** The image the postings are views of, or the last one made from them. */
+  /** The image the postings are views of (null: none, they are this engine's own arrays). */
   #image: EngineImage | null = null;
+  /** The image last made or loaded, for the stats (its bytes are not kept when nothing reads them). */
+  #imageInfo: { id: string; version: number; bytes: number; shared: boolean } | null = null;
   /** The postings when last imaged (or loaded) and their size then: what says a new image is due. */
   #imaged: { snap: TextSnapshot; docs: number; live: number; at: number } | null = null;
   #forceImage = false;
@@ -795,14 +803,7 @@ export class TextEngine {
       },
       lastSyncMs: this.#lastSyncMs,
       syncs: { ...this.#syncs },
-      image: this.#image
-        ? {
-            id: this.#image.header.id,
-            version: this.#image.header.version,
-            bytes: this.#image.buffer.byteLength,
-            shared: this.#image.buffer instanceof SharedArrayBuffer,
-          }
-        : null,
+      image: this.#imageInfo ? { ...this.#imageInfo } : null,
       images: { ...this.#images },
       answers: this.#answers,
       waits: this.#waits,
@@ -829,6 +830,7 @@ export class TextEngine {
         this.#postings = this.#fromImage(start);
         this.#version = start.header.version;
         this.#image = start;
+        this.#imageInfo = infoOf(start);
         this.#syncs.loads++;
         const s = this.#postings.postings.size;
         this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: performance.now() };
@@ -890,7 +892,7 @@ export class TextEngine {
     return () => this.#imageListeners.delete(fn);
   }
 
-  /** The newest image made or loaded (null: none yet). */
+  /** The image the postings are views of (null: none). */
   get image(): EngineImage | null {
     return this.#image;
   }
@@ -925,7 +927,13 @@ export class TextEngine {
     }
     const offered = this.#offered;
     this.#offered = null;
-    if (offered && (this.#postings === null || this.#version === null || offered.header.version > this.#version)) {
+    // Taken when newer than the postings, or than the image they are views of: a thread then reads the owner's one copy
+    // (and catches up from it) instead of keeping an older image alive beside it.
+    const current = this.#image?.header.version ?? -1;
+    if (
+      offered &&
+      (this.#postings === null || this.#version === null || offered.header.version > this.#version || offered.header.version > current)
+    ) {
       if (offered.header.analysis === this.#analysis && offered.header.maxTermLength === this.#maxTermLength) return offered;
     }
     if (this.#postings || !this.#segments || this.#triedSegments) return null;
@@ -973,7 +981,10 @@ export class TextEngine {
       maxTermLength: this.#maxTermLength,
     });
     this.#images.made++;
-    this.#image = image;
+    this.#imageInfo = infoOf(image);
+    // Sharing: the postings become views of the image (one copy for every thread). Otherwise the image is only
+    // written out, and let go once published.
+    this.#image = this.#share ? image : null;
     if (this.#share) this.#postings = this.#fromImage(image);
     this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
     if (this.#share) this.#announce(image);
