@@ -113,7 +113,9 @@ t.test('a reader started from persisted segments answers exactly as one that sca
           await fromSegments.textEngineReady();
           await scanned.textEngineReady();
           const st = fromSegments.textPostingsStats()!;
-          if (st.syncs.loads !== 1 || st.syncs.builds !== 0)
+          // Started from a segment; caught up without a scan of the text, unless the rows replaced after it left more
+          // tombstones than the postings keep (then they are rebuilt, as any reader's are: text-engine.ts).
+          if (st.syncs.loads !== 1 || (st.syncs.builds !== 0 && !tail))
             throw new Error(`the reader did not start from a segment: ${JSON.stringify(st.syncs)}`);
           loaded++;
           // Loaded at an older version than the table's: the row-id difference brought it up to date.
@@ -155,7 +157,7 @@ t.test('a reader started from persisted segments answers exactly as one that sca
         }
       },
     ),
-    { numRuns: 10 },
+    { numRuns: 10, endOnFailure: true },
   );
   t.equal(loaded, 10, 'every reader started from a segment');
   t.ok(caughtUp > 0, `${caughtUp} readers caught up from an older segment`);
