@@ -170,6 +170,11 @@ export const configSchema = z.object({
    */
   textPostings: bool.default(true),
   /**
+   * Persisted engine segments (index/engines/lance/engine-segments.ts, a local index only): the writer publishes the postings as
+   * segments beside the index and a reader loads them instead of scanning the table. @default true
+   */
+  engineSegments: bool.default(true),
+  /**
    * MiB of whole result rows kept in memory (index/engines/memory/row-cache.ts): an index whose rows fit is served from memory (its
    * rows are read in while the postings are built), a larger one keeps the rows its results read, least recently used
    * out. 0 disables. @default 1/32 of the machine's memory, at least 64 and at most 1024
@@ -246,6 +251,7 @@ export const envBindings = {
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   indexReadTimeoutMs: 'SVC_INDEX_READ_TIMEOUT_MS',
   textPostings: 'SVC_TEXT_POSTINGS',
+  engineSegments: 'SVC_ENGINE_SEGMENTS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',
   snippetMb: 'SVC_SNIPPET_MB',
   searchThreads: 'SVC_SEARCH_THREADS',

@@ -153,15 +153,21 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
+    // Persisted engine segments (a local index): the writer publishes them, so it keeps postings even when it serves no
+    // search; with search threads this process builds or loads them once in shared memory for all of its threads.
+    const segments = config.textPostings && config.engineSegments && location.kind === 'local';
+    const shareEngine = segments && searchThreads > 0;
     // Host ids from the state database, given only to the writer.
     index = await PassageIndex.open({
       location: writesIndex ? location : readerLocation,
       embedder,
       log,
       ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs }),
-      // Postings only where search is served (crawler and indexer roles answer no query), and there only on the
-      // thread that runs the searches: with search threads, each holds its own and this one answers none of them.
-      textEngine: config.textPostings && servesSearch && searchThreads === 0,
+      // Postings where search is served (crawler and indexer roles answer no query) and where segments are published
+      // (the writer). With search threads: here only when shared with them (one build), else each thread holds its own.
+      textEngine: config.textPostings && ((servesSearch && (searchThreads === 0 || shareEngine)) || (writesIndex && segments)),
+      engineSegments: segments,
+      shareEngine,
       writes: writesIndex,
       // The writer gives the passages vectors of the configured model when they have none, or another's (index/engines/lance/reembed.ts).
       reembed: writesIndex && config.reembed === 'background',
@@ -178,6 +184,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
         log: log.child({ part: 'search-pool' }),
         commits: (fn) => index.onPassageCommit(fn),
+        ...(shareEngine ? { engineImages: { current: () => index.engineImage(), subscribe: (fn) => index.onEngineImage(fn) } } : {}),
       });
     }
   } catch (err) {
@@ -322,7 +329,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     gauges: async () => {
       const families: MetricFamily[] = [];
       const gauge = (name: string, help: string, samples: MetricFamily['samples']): void => {
-        families.push({ name, help, type: 'gauge', samples });
+        const at = families.findIndex((f) => f.name === name);
+        // The pool owner's own postings (shared with its threads) beside the threads': one family, its samples labelled.
+        if (at >= 0) {
+          const own = samples.map((s) => ({ ...s, labels: { ...s.labels, thread: 'owner' } }));
+          families[at] = { ...families[at]!, samples: [...families[at]!.samples, ...own] };
+        } else families.push({ name, help, type: 'gauge', samples });
       };
       const { st, version } = await withIndexDeadline(indexReadDeadlineMs(config), async () => ({
         st: await index.stats(),
@@ -349,6 +361,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           ['svc_search_thread_snippet_passages', 'Passages whose snippet text is held in memory', (s) => s.snippetPassages],
           ['svc_search_thread_snippet_bytes', "Bytes of the snippet store (passages' snippet text in memory)", (s) => s.snippetBytes],
           ['svc_search_thread_heap_bytes', 'JS heap in use', (s) => s.heapUsedBytes],
+          ['svc_text_engine_builds', 'Full builds (table scans) of the in-process postings', (s) => s.engineBuilds],
+          ['svc_text_engine_loads', 'Engine images the in-process postings were loaded from', (s) => s.engineLoads],
+          [
+            'svc_text_engine_shared_bytes',
+            'Bytes of the shared engine image the postings are views of (0: none, or not shared)',
+            (s) => (s.engineImageShared ? s.engineImageBytes : 0),
+          ],
           [
             'svc_search_thread_heap_after_major_gc_bytes',
             'JS heap right after the latest major collection (0: none yet)',
@@ -378,6 +397,17 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           { value: tp.snippets.docs },
         ]);
         gauge('svc_snippet_bytes', "Bytes of the snippet store (the passages' snippet text in memory).", [{ value: tp.snippets.bytes }]);
+        gauge('svc_text_engine_builds', 'Full builds (table scans) of the in-process postings since start.', [{ value: tp.syncs.builds }]);
+        gauge('svc_text_engine_loads', 'Engine images (persisted segments) the in-process postings were loaded from since start.', [
+          { value: tp.syncs.loads },
+        ]);
+        gauge('svc_text_engine_images', 'Engine images made since start, and of those the segments published (the writer).', [
+          { labels: { kind: 'made' }, value: tp.images.made },
+          { labels: { kind: 'published' }, value: tp.images.written },
+        ]);
+        gauge('svc_text_engine_shared_bytes', 'Bytes of the shared engine image the postings are views of (0: none, or not shared).', [
+          { value: tp.image?.shared ? tp.image.bytes : 0 },
+        ]);
       }
       const re = await index.reembedProgress();
       gauge(

@@ -13,10 +13,20 @@ import { startModuleWorker } from '../worker-thread.js';
 import type { ToolContext, ToolDefinition } from './define-tool.js';
 import type { RunnableTool, ToolExecutor } from './deps.js';
 import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
+import type { EngineImage } from '../index/engines/lance/engine-image.js';
 import { indexUnavailable } from './index-deadline.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
 export interface SearchPoolOptions {
+  /**
+   * The owner's engine images (PassageIndex.engineImage / onEngineImage with `shareEngine`): each thread starts from
+   * the current one (or waits for the first) and moves to each new one, so the postings are built once per process
+   * and read from shared memory. Absent: every thread builds its own.
+   */
+  readonly engineImages?: {
+    readonly current: () => EngineImage | null;
+    readonly subscribe: (fn: (image: EngineImage) => void) => () => void;
+  };
   /** Threads to start (≥ 1). */
   readonly size: number;
   readonly config: Config;
@@ -97,6 +107,7 @@ export class SearchPool implements ToolExecutor {
   /** Requests waiting for a thread with room (`#slot`), in arrival order; each is handed its thread (`#handOut`). */
   readonly #waitingForRoom: ((thread: Thread | null) => void)[] = [];
   readonly #unsubscribe: (() => void) | null;
+  readonly #unsubscribeImages: (() => void) | null;
 
   constructor(opts: SearchPoolOptions) {
     this.#opts = opts;
@@ -108,6 +119,10 @@ export class SearchPool implements ToolExecutor {
     this.#unsubscribe =
       opts.commits?.((c) => {
         for (const t of this.#threads) if (t && !t.retired) t.worker.postMessage({ op: 'commits', commits: [c] } satisfies ToWorker);
+      }) ?? null;
+    this.#unsubscribeImages =
+      opts.engineImages?.subscribe((image) => {
+        for (const t of this.#threads) if (t && !t.retired) t.worker.postMessage({ op: 'image', image } satisfies ToWorker);
       }) ?? null;
   }
 
@@ -345,6 +360,7 @@ export class SearchPool implements ToolExecutor {
     if (this.#closing) return;
     this.#closing = true;
     this.#unsubscribe?.();
+    this.#unsubscribeImages?.();
     for (const w of this.#readyWaiters) w();
     this.#handOut();
     for (const t of this.#threads) if (t) this.#stop(t);
@@ -362,6 +378,7 @@ export class SearchPool implements ToolExecutor {
         ? { kind: o.embedder.kind, dim: o.embedder.dim, modelId: o.embedder.modelId, hashing: isHashingEmbedder(o.embedder) }
         : null,
       rowCacheBytes: o.rowCacheBytes,
+      engineImage: o.engineImages ? (o.engineImages.current() ?? 'await') : null,
     };
     const worker = startModuleWorker(import.meta.url, 'search-worker', { workerData: data, name: `svc-search-${slot}` });
     let exited!: () => void;

@@ -10,6 +10,7 @@ import { isSvcError } from '../errors.js';
 import { createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
 import type { IndexLocation } from '../index/engines/lance/location.js';
 import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
+import type { EngineImage } from '../index/engines/lance/engine-image.js';
 import { PassageIndex } from '../index/engines/lance/store.js';
 import { createLogger } from '../logger.js';
 import { contextTool } from './context.js';
@@ -37,6 +38,11 @@ export interface SearchWorkerData {
    */
   readonly embedder: { readonly kind: Embedder['kind']; readonly dim: number; readonly modelId: string; readonly hashing: boolean } | null;
   readonly rowCacheBytes: number;
+  /**
+   * The pool owner's engine image to start from (index/engines/lance/engine-image.ts: shared memory, read by every thread), 'await'
+   * one the owner is still building, or null: this thread builds its own.
+   */
+  readonly engineImage: EngineImage | 'await' | null;
 }
 
 /** HTTP thread → search thread. */
@@ -47,6 +53,8 @@ export type ToWorker =
   | { op: 'settle'; id: number; minVersion: number }
   /** The writer's commits to the passages table (index/engines/lance/passage-changes.ts). */
   | { op: 'commits'; commits: PassageCommit[] }
+  /** A newer engine image of the pool's owner: the postings move to it (index/engines/lance/engine-image.ts). */
+  | { op: 'image'; image: EngineImage }
   | { op: 'close' };
 
 /** What a thread reports of its index (the HTTP thread's /metrics). */
@@ -62,6 +70,11 @@ export interface WorkerStats {
   /** This thread's JS heap in use now, and right after its latest major collection (0: none yet). */
   readonly heapUsedBytes: number;
   readonly heapAfterMajorGcBytes: number;
+  /** Full builds (table scans) and image loads of this thread's postings; the bytes of the image they are views of, and whether it is shared memory. */
+  readonly engineBuilds: number;
+  readonly engineLoads: number;
+  readonly engineImageBytes: number;
+  readonly engineImageShared: boolean;
 }
 
 /** Search thread → HTTP thread. */
@@ -125,6 +138,7 @@ async function main(data: SearchWorkerData): Promise<void> {
       followHostsMs: 0,
       textEngine: data.config.textPostings,
       rowCacheBytes: data.rowCacheBytes,
+      ...(data.engineImage ? { engineImage: data.engineImage } : {}),
       // Each thread holds its own (index/engines/memory/snippet-store.ts): the bound is per thread, not shared out.
       ...(data.config.snippetMb !== undefined ? { snippetBytes: data.config.snippetMb * 2 ** 20 } : {}),
     });
@@ -195,12 +209,19 @@ async function main(data: SearchWorkerData): Promise<void> {
             snippetBytes: tp?.snippets.bytes ?? 0,
             heapUsedBytes: process.memoryUsage().heapUsed,
             heapAfterMajorGcBytes: heapAfterMajorGc,
+            engineBuilds: tp?.syncs.builds ?? 0,
+            engineLoads: tp?.syncs.loads ?? 0,
+            engineImageBytes: tp?.image?.bytes ?? 0,
+            engineImageShared: tp?.image?.shared ?? false,
           },
         });
         return;
       }
       case 'commits':
         index.notePassageCommits(m.commits);
+        return;
+      case 'image':
+        index.offerEngineImage(m.image);
         return;
       case 'settle':
         // Caught up to the version and the postings at it (tests, benchmarks, warm-up: PassageIndex.textEngineReady).

@@ -66,7 +66,7 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
     .map((l) => JSON.parse(l) as { part?: string; msg?: string; thread?: number })
     .filter((l) => l.part === 'search-thread');
   t.ok(
-    threadLines.some((l) => l.msg === 'text postings built' && typeof l.thread === 'number'),
+    threadLines.some((l) => l.msg === 'text postings loaded from an engine image' && typeof l.thread === 'number'),
     "a thread's log lines reach the service's logger",
   );
   const metrics = await (await fetch(s.url + '/metrics')).text();
@@ -81,6 +81,17 @@ t.test('the pool answers as the HTTP thread would, over REST and MCP, from every
     t.ok(heap > 1e6 && heap < 2 ** 31, `/metrics: thread ${slot}'s own JS heap (${heap} bytes)`);
   }
   t.match(metrics, /^svc_search_thread_heap_after_major_gc_bytes\{thread="0"\} \d+$/m);
+  // One build in the process, shared: the owner scanned the table once, each thread loaded its image (no scan of its
+  // own) and reads it from shared memory (the owner's newest after a compaction; test/tools/search-pool-shared-engine.test.ts
+  // checks the very bytes on an index nothing writes to).
+  const sample = (name: string, thread: string) => Number(new RegExp(`^${name}\\{thread="${thread}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+  t.equal(sample('svc_text_engine_builds', 'owner'), 1, '/metrics: the owner built the postings once');
+  for (const slot of ['0', '1']) {
+    t.equal(sample('svc_text_engine_builds', slot), 0, `/metrics: thread ${slot} built none`);
+    t.ok(sample('svc_text_engine_loads', slot) >= 1, `/metrics: thread ${slot} loaded the owner's image`);
+    t.ok(sample('svc_text_engine_shared_bytes', slot) > 0, `/metrics: thread ${slot} reads a shared image`);
+  }
+  t.ok(sample('svc_text_engine_shared_bytes', 'owner') > 0, '/metrics: the shared image has bytes');
 });
 
 t.test('a thread holds a few requests at most; the others wait for the first thread with room, in arrival order', async (t) => {

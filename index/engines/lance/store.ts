@@ -48,6 +48,8 @@ import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollowe
 import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
+import type { EngineImage } from './engine-image.js';
+import { EngineSegments } from './engine-segments.js';
 import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
@@ -152,6 +154,19 @@ export interface OpenOptions {
    * @default `defaultSnippetBytes()`
    */
   readonly snippetBytes?: number;
+  /**
+   * Persisted engine segments (engine-segments.ts, a local index only): the postings load the newest usable one at
+   * open instead of scanning the table, and the writer publishes a new one when enough changed (object options: when).
+   * @default false
+   */
+  readonly engineSegments?: boolean | { readonly minChangedDocs?: number; readonly afterMs?: number; readonly graceMs?: number };
+  /**
+   * Keep the postings as views of an image in shared memory and tell `onEngineImage` listeners each new one (the
+   * process that owns a search pool: its threads read that one copy). @default false
+   */
+  readonly shareEngine?: boolean;
+  /** A search thread's start: an image of its pool's owner, or 'await' one (engine-image.ts). */
+  readonly engineImage?: EngineImage | 'await';
 }
 
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector is costly). */
@@ -350,8 +365,24 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
+    const seg = opts.engineSegments;
+    const segments =
+      seg && location.kind === 'local'
+        ? {
+            store: new EngineSegments(location.uri, {
+              ...(typeof seg === 'object' && seg.graceMs !== undefined ? { graceMs: seg.graceMs } : {}),
+              log: opts.log,
+            }),
+            write: writes,
+            ...(typeof seg === 'object' ? { minChangedDocs: seg.minChangedDocs, afterMs: seg.afterMs } : {}),
+          }
+        : undefined;
     idx.#makeEngine = (e) =>
       new TextEngine({
+        analysis: ANALYSIS_VERSION,
+        ...(segments ? { segments } : {}),
+        ...(opts.shareEngine ? { share: true } : {}),
+        ...(opts.engineImage ? { image: opts.engineImage } : {}),
         db,
         table: passages,
         tableName: 'passages',
@@ -1155,6 +1186,26 @@ export class PassageIndex implements PageSink {
   /** How many of these rows the result-row cache holds (diagnostics: which rows a result page reads from memory). */
   cachedRows(rowIds: readonly bigint[]): number {
     return rowIds.filter((id) => this.#rowCache.has(id)).length;
+  }
+
+  /** Calls `fn` with each engine image the postings make while shared (`shareEngine`); returns an unsubscriber. */
+  onEngineImage(fn: (image: EngineImage) => void): () => void {
+    return this.#engine?.onImage(fn) ?? (() => undefined);
+  }
+
+  /** The engine image the postings are views of (null: none; a search pool's threads start from it). */
+  engineImage(): EngineImage | null {
+    return this.#engine?.image ?? null;
+  }
+
+  /** A search thread: its pool's owner made a newer image; the postings move to it at their next sync. */
+  offerEngineImage(image: EngineImage): void {
+    this.#engine?.offerImage(image);
+  }
+
+  /** Images the postings now and waits for the segment to be published (the writer; tests, before a planned stop). */
+  async engineImageNow(): Promise<void> {
+    await this.#engine?.imageNow();
   }
 
   /** The in-process postings' state (null when this index has none): their table version and size. */

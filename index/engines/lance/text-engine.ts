@@ -8,13 +8,15 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
+import { decodeImage, encodeImage, type EngineImage, type SnapshotState } from './engine-image.js';
+import type { EngineSegments } from './engine-segments.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { nearKeyHash } from '../../retrieval/near-keys.js';
 import { SnippetStore } from '../memory/snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from '../memory/postings.js';
-import { titleTermIds, titleTerms, type TitleIds } from '../memory/title-stats.js';
+import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from '../memory/title-stats.js';
 import { TopK } from '../memory/top-k.js';
 import { grow } from '../memory/typed-arrays.js';
 
@@ -96,12 +98,12 @@ export class TextSnapshot {
   readonly snippets: SnippetStore | null;
   /** Per document, the page attributes filters test (host id, date, language, country, province, source type). */
   readonly #attributes = new DocAttributes();
-  #pageOf = new Int32Array(1024);
-  #ordinalOf = new Int32Array(1024);
+  #pageOf: Int32Array = new Int32Array(1024);
+  #ordinalOf: Int32Array = new Int32Array(1024);
   /** Per document: its passage's `page_no` (`NO_PAGE_NO`: null), so a result row takes no column for it. */
-  #pageNoOf = new Int32Array(1024);
+  #pageNoOf: Int32Array = new Int32Array(1024);
   /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
-  #prevOfPage = new Int32Array(1024);
+  #prevOfPage: Int32Array = new Int32Array(1024);
   readonly #pages = new Map<number, PageRecord>();
   /**
    * Per document, its page's record (the one `#pages` holds while the page has live rows): what a candidate row reads
@@ -110,10 +112,67 @@ export class TextSnapshot {
    */
   #recOf: PageRecord[] = [];
 
-  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }, snippetBytes = 0) {
-    this.postings = new Postings({ maxTermLength });
-    this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
-    this.snippets = snippetBytes > 0 ? new SnippetStore(snippetBytes) : null;
+  /**
+   * `state`: a saved snapshot (`exportState`, engine-image.ts) to start from instead of empty postings; its vectors
+   * are kept only when `vectors` asks for that dimension.
+   */
+  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }, snippetBytes = 0, state?: SnapshotState) {
+    if (!state) {
+      this.postings = new Postings({ maxTermLength });
+      this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
+      this.snippets = snippetBytes > 0 ? new SnippetStore(snippetBytes) : null;
+      return;
+    }
+    this.postings = Postings.fromState(state.postings, { maxTermLength });
+    this.snippets = state.snippets ? SnippetStore.fromState(state.snippets) : null;
+    const v = state.vectors;
+    this.vectors = vectors && v && v.dim === vectors.dim ? FlatVectors.create(v.dim, vectors.maxRows) : null;
+    if (this.vectors && v && !this.vectors.load(v.rows)) this.vectors = null;
+    // Written only for documents added after the state (`grow` copies them then), so they may be views of shared memory.
+    this.#pageOf = state.pageOf;
+    this.#ordinalOf = state.ordinalOf;
+    this.#pageNoOf = state.pageNoOf;
+    this.#prevOfPage = state.prevOfPage;
+    const prev = state.prevOfPage;
+    this.#recOf = new Array<PageRecord>(prev.length);
+    for (const p of state.pages) {
+      const f = p.fields;
+      const rec = pageRecord(
+        f,
+        titleTermIds(p.titleTerms),
+        nearKeyHash(f.group_key),
+        nearKeyHash(f.content_hash),
+        this.#attributes.codes(f),
+        p.lastDoc,
+      );
+      this.#pages.set(p.ref, rec);
+      for (let d = p.lastDoc; d >= 0; d = prev[d]!) {
+        this.#recOf[d] = rec;
+        this.#attributes.set(d, rec.codes);
+      }
+    }
+  }
+
+  /**
+   * The snapshot's state (engine-image.ts copies it into an image): views of its arrays, valid until it next changes.
+   * The vectors are copied out.
+   */
+  exportState(): SnapshotState {
+    const n = this.postings.size.docs;
+    const pages: { ref: number; fields: PageFieldRow; titleTerms: string[]; lastDoc: number }[] = [];
+    for (const [ref, rec] of this.#pages)
+      pages.push({ ref, fields: rec.fields, titleTerms: titleTermsOfIds(rec.titleIds), lastDoc: rec.lastDoc });
+    const v = this.vectors;
+    return {
+      postings: this.postings.exportState(),
+      pageOf: this.#pageOf.subarray(0, n),
+      ordinalOf: this.#ordinalOf.subarray(0, n),
+      pageNoOf: this.#pageNoOf.subarray(0, n),
+      prevOfPage: this.#prevOfPage.subarray(0, n),
+      pages,
+      snippets: this.snippets?.exportState() ?? null,
+      vectors: v ? { dim: v.dim, rows: v.exportRows() } : null,
+    };
   }
 
   /** Whether a read for these postings should bring the snippet text (the store keeps more). */
@@ -482,6 +541,29 @@ const NO_PAGE_NO = -1;
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
+/** An image as the stats report it. */
+function infoOf(image: EngineImage): { id: string; version: number; bytes: number; shared: boolean } {
+  const h = image.header;
+  return { id: h.id, version: h.version, bytes: image.buffer.byteLength, shared: image.buffer instanceof SharedArrayBuffer };
+}
+
+/** Where a text engine's images persist (engine-segments.ts) and, for the writer, when a new one is due. */
+export interface EngineSegmentsOptions {
+  readonly store: EngineSegments;
+  /** Whether this engine publishes segments (the index writer only). */
+  readonly write: boolean;
+  /** @default DEFAULT_IMAGE_DOCS */
+  readonly minChangedDocs?: number;
+  /** @default DEFAULT_IMAGE_MS */
+  readonly afterMs?: number;
+}
+
+/** A new image once this many documents were added or removed since the last, or any change after this long. */
+const DEFAULT_IMAGE_DOCS = 50_000;
+const DEFAULT_IMAGE_MS = 5 * 60_000;
+/** How long a search thread waits for its pool's image before it scans the table itself. */
+const AWAIT_IMAGE_MS = 10 * 60_000;
+
 /** Tombstones beyond this share of the documents trigger a rebuild (they still weigh in the statistics). */
 const REBUILD_DEAD_SHARE = 0.25;
 /** Failed syncs in a row after which a waiting query fails instead of waiting on (`ready`). */
@@ -505,7 +587,20 @@ export interface TextEngineStats {
    * writer's commits named (a patch by pages that fell back to a scan counts in both), and re-keys after the writer's
    * compactions (every row id read with its page and ordinal, no passage analysed again).
    */
-  readonly syncs: { readonly builds: number; readonly scans: number; readonly pages: number; readonly rekeys: number };
+  readonly syncs: {
+    readonly builds: number;
+    readonly scans: number;
+    readonly pages: number;
+    readonly rekeys: number;
+    readonly loads: number;
+  };
+  /**
+   * The engine image the postings were last made from or saved to (engine-image.ts; null: none): its id, table version,
+   * bytes, and whether it is in memory other threads read (a SharedArrayBuffer). `made`: images this engine encoded,
+   * `written`: of those, segments it published (engine-segments.ts).
+   */
+  readonly image: { readonly id: string; readonly version: number; readonly bytes: number; readonly shared: boolean } | null;
+  readonly images: { readonly made: number; readonly written: number };
   /** BM25 arms and filter-only scans the postings answered since open (no other engine answers them). */
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
@@ -524,7 +619,7 @@ export class TextEngine {
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
-  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0 };
+  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0, loads: 0 };
   /** Whether to follow the table (`start`). */
   #started = false;
   /** The error of the last sync, null when it succeeded. */
@@ -543,6 +638,31 @@ export class TextEngine {
   /** What the versions after `from` up to `to` changed, or null when not known (passage-changes.ts). */
   readonly #changes: ((from: number, to: number) => PassageChangeSpan | null) | null;
 
+  /** Where images are loaded from at open and, for the writer, published to (engine-segments.ts). */
+  readonly #segments: EngineSegmentsOptions | null;
+  /** Keep the postings as views of a shared image and tell `onImage` listeners each new one (a search pool's owner). */
+  readonly #share: boolean;
+  /** The analysis version images are made with and must match (maintenance.ts `ANALYSIS_VERSION`). */
+  readonly #analysis: number;
+  /** An image handed in (`offerImage`) to start from or move to at the next sync. */
+  #offered: EngineImage | null = null;
+  /** Whether the first build waits for an offered image instead of scanning (a search thread of a sharing pool). */
+  #awaitImage: boolean;
+  #offerWaiter: (() => void) | null = null;
+  #triedSegments = false;
+  /** The image the postings are views of (null: none, they are this engine's own arrays). */
+  #image: EngineImage | null = null;
+  /** The image last made or loaded, for the stats (its bytes are not kept when nothing reads them). */
+  #imageInfo: { id: string; version: number; bytes: number; shared: boolean } | null = null;
+  /** The postings when last imaged (or loaded) and their size then: what says a new image is due. */
+  #imaged: { snap: TextSnapshot; docs: number; live: number; at: number } | null = null;
+  #forceImage = false;
+  readonly #images = { made: 0, written: 0 };
+  readonly #imageListeners = new Set<(image: EngineImage) => void>();
+  /** The publication in flight and the newest image waiting for it (older waiting ones are superseded). */
+  #publishing: Promise<void> | null = null;
+  #nextPublish: EngineImage | null = null;
+
   constructor(args: {
     db: Connection;
     table: Table;
@@ -554,7 +674,18 @@ export class TextEngine {
     /** Bytes of the passages' snippet text kept in memory (snippet-store.ts). @default 0 (none) */
     snippetBytes?: number;
     changes?: (from: number, to: number) => PassageChangeSpan | null;
+    segments?: EngineSegmentsOptions;
+    share?: boolean;
+    /** An image to start from; 'await': wait for one to be offered before the first build (`AWAIT_IMAGE_MS` at most). */
+    image?: EngineImage | 'await';
+    /** @default 0 */
+    analysis?: number;
   }) {
+    this.#segments = args.segments ?? null;
+    this.#share = args.share ?? false;
+    this.#analysis = args.analysis ?? 0;
+    this.#awaitImage = args.image === 'await';
+    if (args.image && args.image !== 'await') this.#offered = args.image;
     this.#prefill = args.prefill ?? null;
     this.#snippetBytes = args.snippetBytes ?? 0;
     this.#changes = args.changes ?? null;
@@ -674,6 +805,8 @@ export class TextEngine {
       },
       lastSyncMs: this.#lastSyncMs,
       syncs: { ...this.#syncs },
+      image: this.#imageInfo ? { ...this.#imageInfo } : null,
+      images: { ...this.#images },
       answers: this.#answers,
       waits: this.#waits,
     };
@@ -683,7 +816,9 @@ export class TextEngine {
   async close(): Promise<void> {
     this.#closed = true;
     this.#postings = null;
+    this.#offerWaiter?.();
     await this.#syncing?.catch(() => undefined);
+    while (this.#publishing) await this.#publishing;
   }
 
   async #run(): Promise<void> {
@@ -691,7 +826,25 @@ export class TextEngine {
     let pinned: Table | null = null;
     try {
       const target = await this.#table.version();
-      if (this.#postings && this.#version === target) return;
+      const start = await this.#startingImage(target);
+      if (this.#closed) return;
+      if (start) {
+        this.#postings = this.#fromImage(start);
+        this.#version = start.header.version;
+        this.#image = start;
+        this.#imageInfo = infoOf(start);
+        this.#syncs.loads++;
+        const s = this.#postings.postings.size;
+        this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: performance.now() };
+        this.#log?.info({ version: this.#version, image: start.header.id, target }, 'text postings loaded from an engine image');
+        // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
+        if (this.#share) this.#announce(start);
+      }
+      if (this.#postings && this.#version === target) {
+        this.#failure = null;
+        this.#makeImage();
+        return;
+      }
       pinned = await this.#db.openTable(this.#tableName);
       await pinned.checkout(target);
       const rebuild = !this.#patches();
@@ -707,11 +860,14 @@ export class TextEngine {
             ? await this.#patchPages(pinned, this.#postings!, span.pageRefs)
             : await this.#patch(pinned, this.#postings!);
       if (this.#closed || postings === null) return;
+      // Row ids moved: an image from before cannot be caught up by row-id difference, so a new one is due.
+      if (span?.moved) this.#imaged = null;
       this.#postings = postings;
       this.#version = target;
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
+      this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
       // waiting for this version schedule the sync again (`ready`).
@@ -720,6 +876,153 @@ export class TextEngine {
     } finally {
       pinned?.close();
     }
+  }
+
+  /**
+   * Hands this engine an image to move to (a search thread: its pool's owner made a newer one). Taken at the next
+   * sync when it is at least as new as the postings (then patched to the table's version like any postings).
+   */
+  offerImage(image: EngineImage): void {
+    this.#offered = image;
+    this.#offerWaiter?.();
+    if (this.#started) this.schedule();
+  }
+
+  /** Calls `fn` with each image this engine makes while sharing (`share`); returns an unsubscriber. */
+  onImage(fn: (image: EngineImage) => void): () => void {
+    this.#imageListeners.add(fn);
+    return () => this.#imageListeners.delete(fn);
+  }
+
+  /** The image the postings are views of (null: none). */
+  get image(): EngineImage | null {
+    return this.#image;
+  }
+
+  /**
+   * Images the postings now (shared and published as configured) and waits for the segment to be written: what the
+   * writer does on its own when enough has changed (tests, and before a planned restart).
+   */
+  async imageNow(): Promise<void> {
+    this.start();
+    this.#forceImage = true;
+    this.schedule();
+    await this.idle();
+    while (this.#publishing) await this.#publishing;
+  }
+
+  /**
+   * The image a sync starts from: an offered one at least as new as the postings; with no postings yet, the one a
+   * sharing pool is about to offer (waited for), else the newest usable persisted segment (once, at open).
+   */
+  async #startingImage(target: number): Promise<EngineImage | null> {
+    if (!this.#postings && this.#awaitImage && !this.#offered) {
+      this.#awaitImage = false; // once: a later rebuild scans rather than waits again
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.#offerWaiter = resolve;
+        timer = setTimeout(resolve, AWAIT_IMAGE_MS);
+      });
+      clearTimeout(timer);
+      this.#offerWaiter = null;
+      if (!this.#offered) this.#log?.warn({}, 'text postings: no engine image was offered in time; scanning');
+    }
+    const offered = this.#offered;
+    this.#offered = null;
+    // Taken when newer than the postings, or than the image they are views of: a thread then reads the owner's one copy
+    // (and catches up from it) instead of keeping an older image alive beside it.
+    const current = this.#image?.header.version ?? -1;
+    if (
+      offered &&
+      (this.#postings === null || this.#version === null || offered.header.version > this.#version || offered.header.version > current)
+    ) {
+      if (offered.header.analysis === this.#analysis && offered.header.maxTermLength === this.#maxTermLength) return offered;
+    }
+    if (this.#postings || !this.#segments || this.#triedSegments) return null;
+    this.#triedSegments = true;
+    const found = await this.#segments.store.loadNewest({ analysis: this.#analysis, maxTermLength: this.#maxTermLength }, target);
+    if (!found) this.#log?.info({ dir: this.#segments.store.dir }, 'text postings: no usable engine segments; scanning the table');
+    // The writer clears what an earlier writer's death left (temporary files, segments no manifest names).
+    if (this.#segments.write)
+      await this.#segments.store
+        .collect()
+        .catch((err: unknown) => this.#log?.warn({ err: String(err) }, 'engine segments: clean-up failed'));
+    return found?.image ?? null;
+  }
+
+  /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
+  #fromImage(image: EngineImage): TextSnapshot {
+    const v = this.#vectors;
+    const vectors = v ? { dim: v.dim, maxRows: Math.floor(v.maxBytes / (v.dim * 4)) } : undefined;
+    return new TextSnapshot(this.#maxTermLength, vectors, this.#snippetBytes, decodeImage(image));
+  }
+
+  /**
+   * After a sync: images the postings when due (never imaged, or `minChangedDocs` documents added or removed since, or
+   * any change once `afterMs` passed), for a writer of segments or a sharing engine; a sharing engine then serves from
+   * the image and tells its listeners, a writer publishes it in the background (one publication at a time).
+   */
+  #makeImage(): void {
+    const write = this.#segments?.write === true;
+    if ((!write && !this.#share) || !this.#postings || this.#version === null) return;
+    const snap = this.#postings;
+    const s = snap.postings.size;
+    const last = this.#imaged;
+    const changed = last === null || last.snap !== snap ? Infinity : s.docs - last.docs + Math.abs(s.live - last.live);
+    const now = performance.now();
+    const o = this.#segments;
+    const due =
+      this.#forceImage ||
+      changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
+      (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS));
+    this.#forceImage = false;
+    if (!due) return;
+    const image = encodeImage(snap.exportState(), {
+      version: this.#version,
+      analysis: this.#analysis,
+      maxTermLength: this.#maxTermLength,
+    });
+    this.#images.made++;
+    this.#imageInfo = infoOf(image);
+    // Sharing: the postings become views of the image (one copy for every thread). Otherwise the image is only
+    // written out, and let go once published.
+    this.#image = this.#share ? image : null;
+    if (this.#share) this.#postings = this.#fromImage(image);
+    this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
+    if (this.#share) this.#announce(image);
+    if (write) this.#publish(image);
+  }
+
+  #announce(image: EngineImage): void {
+    for (const fn of this.#imageListeners)
+      try {
+        fn(image);
+      } catch (err) {
+        this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: an image listener failed');
+      }
+  }
+
+  #publish(image: EngineImage): void {
+    if (this.#publishing) {
+      this.#nextPublish = image;
+      return;
+    }
+    const store = this.#segments!.store;
+    this.#publishing = store
+      .publish(image)
+      .then(
+        () => {
+          this.#images.written++;
+        },
+        (err: unknown) =>
+          this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: publishing an engine segment failed'),
+      )
+      .finally(() => {
+        this.#publishing = null;
+        const next = this.#nextPublish;
+        this.#nextPublish = null;
+        if (next && !this.#closed) this.#publish(next);
+      });
   }
 
   /** The columns a scan reads: the postings' own, the prefill's while it takes rows, the stores' while they keep them. */

@@ -397,6 +397,22 @@ export class FlatVectors {
     return kept;
   }
 
+  /** Every row's vector (zeros: none), rows × dim, copied out (engine-image.ts); `load` puts them back. */
+  exportRows(): Float32Array {
+    const at = this.#rowsAt / 4;
+    return this.#f32.slice(at, at + this.#rows * this.dim);
+  }
+
+  /** Sets rows 0.. from `exportRows`' output (a row of zeros: no vector); false when they do not fit the bound. */
+  load(data: Float32Array): boolean {
+    const rows = Math.floor(data.length / this.dim);
+    for (let doc = 0; doc < rows; doc++) {
+      const row = data.subarray(doc * this.dim, (doc + 1) * this.dim);
+      if (!this.set(doc, row.some((x) => x !== 0) ? row : null)) return false;
+    }
+    return true;
+  }
+
   /** Exact cosine distance of `query` to each document of `docs` that has a vector (the others are absent). */
   distances(query: Float32Array, docs: Iterable<number>): Map<number, number> {
     const out = new Map<number, number>();

@@ -38,7 +38,7 @@ export interface TextHit {
   readonly known: number;
 }
 
-interface Segment {
+export interface Segment {
   /** Term id → [offsets[t], offsets[t + 1]) in docs / tfs. Terms unseen in the segment have an empty range. */
   readonly offsets: Uint32Array;
   readonly docs: Uint32Array;
@@ -46,6 +46,18 @@ interface Segment {
   /** Its documents are those from `lo` up to `hi` (excluded): segments hold disjoint ascending ranges. */
   readonly lo: number;
   readonly hi: number;
+}
+
+/** The postings' state (`Postings.exportState`, `Postings.fromState`). */
+export interface PostingsState {
+  readonly terms: readonly string[];
+  readonly segments: readonly Segment[];
+  readonly rowIds: Float64Array;
+  readonly lengths: Uint32Array;
+  readonly dead: Uint8Array;
+  readonly df: Uint32Array;
+  readonly totalLength: number;
+  readonly bitsets: readonly (readonly [number, Uint32Array])[];
 }
 
 /** Documents added in one batch before they become a segment. */
@@ -131,7 +143,7 @@ export class Postings {
   /** Per document: its row id, length in terms, and whether it is live. */
   #rowIds = new Float64Array(1024);
   readonly #byRow = new Map<number, number>();
-  #lengths = new Uint32Array(1024);
+  #lengths: Uint32Array = new Uint32Array(1024);
   #dead = new Uint8Array(1024);
   #docs = 0;
   #deadCount = 0;
@@ -159,6 +171,8 @@ export class Postings {
   #groupBits = new Uint32Array(0);
   /** Per dense term (`DenseRule`): bit d of the set is 1 when document d holds the term in a sealed segment. */
   readonly #bitsets = new Map<number, Uint32Array>();
+  /** Dense terms whose bitset is a view of a loaded image (shared with other threads): copied before any change. */
+  readonly #borrowed = new Set<number>();
   readonly #denseRule: DenseRule;
 
   /**
@@ -311,14 +325,20 @@ export class Postings {
     const words = (this.#rowIds.length + 31) >>> 5; // room for every document id allocated so far
     const from = Math.max(this.#denseRule.minDf, this.#denseRule.share * docs);
     for (const [id, set] of this.#bitsets)
-      if (this.#df[id]! < from / 2) this.#bitsets.delete(id);
-      else if (set.length < words) this.#bitsets.set(id, grow(set, words)); // no read past its end
+      if (this.#df[id]! < from / 2) {
+        this.#bitsets.delete(id);
+        this.#borrowed.delete(id);
+      } else if (set.length < words) {
+        this.#bitsets.set(id, grow(set, words)); // no read past its end
+        this.#borrowed.delete(id);
+      }
     const terms = seg.offsets.length - 1;
     for (let id = 0; id < terms; id++) {
       const s = seg.offsets[id]!;
       const e = seg.offsets[id + 1]!;
       if (s === e) continue;
       let set = this.#bitsets.get(id);
+      if (set && this.#borrowed.delete(id)) this.#bitsets.set(id, (set = set.slice()));
       if (set) setBits(set, seg.docs, s, e);
       else if (this.#df[id]! >= from) {
         // Newly dense: its postings in every segment (this one included).
@@ -389,6 +409,51 @@ export class Postings {
       this.#rowIds[moves[i]!] = moves[i + 1]!;
     }
     return pairs;
+  }
+
+  /**
+   * The whole state as typed arrays and the terms in id order (engine-image.ts writes it): views of the live arrays,
+   * valid until the next change. Documents added since the last flush have no segment yet, so flush first.
+   */
+  exportState(): PostingsState {
+    if (this.#builder && this.#builder.n > 0) throw new Error('Postings.exportState: flush first');
+    const n = this.#docs;
+    return {
+      terms: [...this.#termIds.keys()],
+      segments: this.#segments.map((g) => ({ ...g })),
+      rowIds: this.#rowIds.subarray(0, n),
+      lengths: this.#lengths.subarray(0, n),
+      dead: this.#dead.subarray(0, n),
+      df: this.#df.subarray(0, this.#termIds.size),
+      totalLength: this.#totalLength,
+      bitsets: [...this.#bitsets],
+    };
+  }
+
+  /**
+   * Postings over a saved state (`exportState`). The segments, lengths and bitsets are used as they are (they may be
+   * views of memory other threads read too: none is written in place, a bitset is copied before it changes); row
+   * ids, tombstones and document frequencies change in place, so they are copied.
+   */
+  static fromState(state: PostingsState, opts: ConstructorParameters<typeof Postings>[0] = {}): Postings {
+    const p = new Postings(opts);
+    const n = state.rowIds.length;
+    state.terms.forEach((t, i) => p.#termIds.set(t, i));
+    p.#segments = state.segments.map((g) => ({ ...g }));
+    p.#rowIds = state.rowIds.slice();
+    p.#lengths = state.lengths;
+    p.#dead = state.dead.slice();
+    p.#df = state.df.slice();
+    p.#docs = n;
+    p.#totalLength = state.totalLength;
+    for (let d = 0; d < n; d++)
+      if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
+      else p.#deadCount++;
+    for (const [id, set] of state.bitsets) {
+      p.#bitsets.set(id, set);
+      p.#borrowed.add(id);
+    }
+    return p;
   }
 
   /** Share of added documents that are tombstones (a rebuild drops them). */

@@ -117,6 +117,40 @@ export class SnippetStore {
     return { docs: this.#docs, bytes: this.#bytes, allocated: this.#allocated, maxBytes: this.#maxBytes, full: this.#full };
   }
 
+  /** The store's state for an image (engine-image.ts): views of its arrays, the last chunk cut to its bytes written. */
+  exportState(): SnippetState {
+    const n = this.#at.length;
+    const chunks = this.#chunks.map((c, i) => (i === this.#chunks.length - 1 ? c.subarray(0, this.#used) : c));
+    return {
+      maxBytes: this.#maxBytes,
+      chunks,
+      at: this.#at.subarray(0, n),
+      len: this.#len.subarray(0, n),
+      docs: this.#docs,
+      bytes: this.#bytes,
+      allocated: this.#allocated,
+      full: this.#full,
+    };
+  }
+
+  /**
+   * A store over a saved state: its chunks are used as they are (views other threads may read: never written again,
+   * since new text goes to a new chunk); the per-document arrays are written in place, so they are copied.
+   */
+  static fromState(s: SnippetState): SnippetStore {
+    const store = new SnippetStore(s.maxBytes);
+    store.#chunks.push(...s.chunks);
+    const last = s.chunks[s.chunks.length - 1];
+    store.#used = last ? last.length : 0;
+    store.#at = s.at.slice();
+    store.#len = s.len.slice();
+    store.#docs = s.docs;
+    store.#bytes = s.bytes;
+    store.#allocated = s.allocated;
+    store.#full = s.full;
+    return store;
+  }
+
   #set(doc: number, at: number, len: number): void {
     if (this.#at[doc] === ABSENT) this.#docs++;
     this.#at[doc] = at;
@@ -127,6 +161,18 @@ export class SnippetStore {
     this.#full = true;
     return false;
   }
+}
+
+/** A snippet store's state (`SnippetStore.exportState`). */
+export interface SnippetState {
+  readonly maxBytes: number;
+  readonly chunks: readonly Uint8Array[];
+  readonly at: Float64Array;
+  readonly len: Int32Array;
+  readonly docs: number;
+  readonly bytes: number;
+  readonly allocated: number;
+  readonly full: boolean;
 }
 
 /** Chunks of 8 MiB (or the whole bound when smaller): a text longer than a chunk is never kept. */

@@ -49,6 +49,8 @@ function candidateTf(title: string, lang: string | null | undefined): TitleTf {
  * terms or more). Grows with the titles' vocabulary; never renumbers.
  */
 const termIds = new Map<string, number>();
+/** `termIds` the other way: what a title's ids are saved as in an engine image (ids are this thread's own). */
+const termsById: string[] = [];
 
 /**
  * A title's analysed term ids packed in a string (one UTF-16 unit below 2^15, two up to 2^30): one object with its
@@ -68,6 +70,7 @@ export function titleTermIds(terms: readonly string[]): TitleIds {
     if (id === undefined) {
       if (termIds.size >= ID_LIMIT) throw new RangeError('title-stats: too many distinct title terms');
       termIds.set(t, (id = termIds.size));
+      termsById.push(t);
     }
     if (id < ID_HIGH) units.push(id);
     else units.push(ID_HIGH | (id >>> 15), id & (ID_HIGH - 1));
@@ -76,6 +79,11 @@ export function titleTermIds(terms: readonly string[]): TitleIds {
   let out = '';
   for (let i = 0; i < units.length; i += 4096) out += String.fromCharCode(...units.slice(i, i + 4096));
   return out;
+}
+
+/** The terms of a `TitleIds` of this thread, in order (`titleTermIds` gives them back as ids in any thread). */
+export function titleTermsOfIds(ids: TitleIds): string[] {
+  return unpackTitleIds(ids).map((id) => termsById[id]!);
 }
 
 /** The ids a `TitleIds` holds, in order. */

@@ -1,0 +1,214 @@
+/**
+ * The text engine's state at one table version as one flat binary image (docs/architecture.md#persisted-engine-segments):
+ * typed arrays written raw, each at an 8-byte aligned offset, then a JSON header and a fixed footer. Decoding builds
+ * views over the image's memory, not copies, so an image in a SharedArrayBuffer is read by every search thread of a
+ * process from one copy; the same bytes are the segment file a reader loads instead of scanning the table.
+ */
+import { randomBytes } from 'node:crypto';
+import type { PostingsState, Segment } from '../memory/postings.js';
+import type { SnippetState } from '../memory/snippet-store.js';
+import type { PageFieldRow } from './columns.js';
+
+/** A snapshot's state (`TextSnapshot.exportState`): what an engine image holds. */
+export interface SnapshotState {
+  readonly postings: PostingsState;
+  readonly pageOf: Int32Array;
+  readonly ordinalOf: Int32Array;
+  readonly pageNoOf: Int32Array;
+  readonly prevOfPage: Int32Array;
+  /** Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again), its newest document. */
+  readonly pages: readonly {
+    readonly ref: number;
+    readonly fields: PageFieldRow;
+    readonly titleTerms: readonly string[];
+    readonly lastDoc: number;
+  }[];
+  readonly snippets: SnippetState | null;
+  readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
+}
+
+/** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
+export const IMAGE_FORMAT = 1;
+const MAGIC = 'SVCENGI1';
+const FOOTER_BYTES = 12;
+
+type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'f64';
+type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+const CTORS = {
+  u8: Uint8Array,
+  u16: Uint16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f32: Float32Array,
+  f64: Float64Array,
+} as const;
+
+/** What an image was made from: a reader uses it only when every field matches what it would build itself. */
+export interface ImageIdentity {
+  /** The passages table version the state is at. */
+  readonly version: number;
+  /** Text analysis version (maintenance.ts `ANALYSIS_VERSION`): a change makes old images unusable. */
+  readonly analysis: number;
+  readonly maxTermLength: number;
+}
+
+export interface ImageHeader extends ImageIdentity {
+  readonly format: number;
+  /** Random: tells two images apart (metrics: every thread reports the image it reads). */
+  readonly id: string;
+  readonly sections: Record<string, readonly [offset: number, length: number, kind: Kind]>;
+  readonly segments: readonly { readonly lo: number; readonly hi: number }[];
+  readonly totalLength: number;
+  readonly bitsets: readonly number[];
+  readonly snippets: Omit<SnippetState, 'chunks' | 'at' | 'len'> & { readonly chunks: number };
+  readonly vectorDim: number | null;
+}
+
+/** An image: its bytes (shared between threads when a SharedArrayBuffer) and its header. */
+export interface EngineImage {
+  readonly buffer: SharedArrayBuffer | ArrayBuffer;
+  readonly header: ImageHeader;
+}
+
+const align8 = (n: number) => (n + 7) & ~7;
+
+/** Copies a snapshot's state into a new image in shared memory. */
+export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
+  const sections: [string, Typed][] = [];
+  const p = state.postings;
+  const { text, offsets } = joinTerms(p.terms);
+  sections.push(['terms', Buffer.from(text, 'utf8')], ['termOffsets', offsets]);
+  p.segments.forEach((g, i) => sections.push([`seg${i}.offsets`, g.offsets], [`seg${i}.docs`, g.docs], [`seg${i}.tfs`, g.tfs]));
+  sections.push(['rowIds', p.rowIds], ['lengths', p.lengths], ['dead', p.dead], ['df', p.df]);
+  for (const [id, set] of p.bitsets) sections.push([`bits${id}`, set]);
+  sections.push(['pageOf', state.pageOf], ['ordinalOf', state.ordinalOf], ['pageNoOf', state.pageNoOf], ['prevOfPage', state.prevOfPage]);
+  sections.push(['pages', Buffer.from(JSON.stringify(state.pages), 'utf8')]);
+  const sn = state.snippets;
+  if (sn) {
+    sections.push(['snipAt', sn.at], ['snipLen', sn.len]);
+    sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
+  }
+  if (state.vectors) sections.push(['vectors', state.vectors.rows]);
+  const placed: Record<string, readonly [number, number, Kind]> = {};
+  let at = 0;
+  for (const [name, a] of sections) {
+    placed[name] = [at, a.length, kindOf(a)];
+    at = align8(at + a.byteLength);
+  }
+  const header: ImageHeader = {
+    ...identity,
+    format: IMAGE_FORMAT,
+    id: randomBytes(8).toString('hex'),
+    sections: placed,
+    segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
+    totalLength: p.totalLength,
+    bitsets: p.bitsets.map(([id]) => id),
+    snippets: sn
+      ? { maxBytes: sn.maxBytes, docs: sn.docs, bytes: sn.bytes, allocated: sn.allocated, full: sn.full, chunks: sn.chunks.length }
+      : { maxBytes: 0, docs: 0, bytes: 0, allocated: 0, full: true, chunks: -1 },
+    vectorDim: state.vectors?.dim ?? null,
+  };
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const buffer = new SharedArrayBuffer(at + json.length + FOOTER_BYTES);
+  const bytes = new Uint8Array(buffer);
+  for (const [name, a] of sections) bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
+  bytes.set(json, at);
+  const footer = new DataView(buffer, at + json.length);
+  footer.setUint32(0, json.length, true);
+  for (let i = 0; i < MAGIC.length; i++) footer.setUint8(4 + i, MAGIC.charCodeAt(i));
+  return { buffer, header };
+}
+
+/** The header of an image's bytes; throws on bytes that are not an image (a cut file, another format's). */
+export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader {
+  const n = buffer.byteLength;
+  if (n < FOOTER_BYTES) throw new Error('engine image: too short');
+  const footer = new DataView(buffer, n - FOOTER_BYTES);
+  for (let i = 0; i < MAGIC.length; i++)
+    if (footer.getUint8(4 + i) !== MAGIC.charCodeAt(i)) throw new Error('engine image: not an image (bad footer)');
+  const len = footer.getUint32(0, true);
+  if (len > n - FOOTER_BYTES) throw new Error('engine image: bad header length');
+  const header = JSON.parse(Buffer.from(buffer as ArrayBuffer, n - FOOTER_BYTES - len, len).toString('utf8')) as ImageHeader;
+  if (header.format !== IMAGE_FORMAT) throw new Error(`engine image: format ${header.format}, not ${IMAGE_FORMAT}`);
+  for (const [name, [offset, length, kind]] of Object.entries(header.sections))
+    if (offset % 8 !== 0 || offset + length * CTORS[kind].BYTES_PER_ELEMENT > n - FOOTER_BYTES - len)
+      throw new Error(`engine image: section ${name} out of bounds`);
+  return header;
+}
+
+/** The snapshot state an image holds, as views over its bytes (nothing copied but the terms and page records). */
+export function decodeImage(image: EngineImage): SnapshotState {
+  const { buffer, header: h } = image;
+  const view = <K extends Kind>(name: string, kind: K): InstanceType<(typeof CTORS)[K]> => {
+    const s = h.sections[name];
+    if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
+    return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
+  };
+  const termBytes = view('terms', 'u8');
+  const text = Buffer.from(termBytes.buffer as ArrayBuffer, termBytes.byteOffset, termBytes.byteLength).toString('utf8');
+  const termOffsets = view('termOffsets', 'u32');
+  const terms = new Array<string>(termOffsets.length - 1);
+  for (let i = 0; i < terms.length; i++) terms[i] = text.slice(termOffsets[i]!, termOffsets[i + 1]!);
+  const segments: Segment[] = h.segments.map((g, i) => ({
+    offsets: view(`seg${i}.offsets`, 'u32'),
+    docs: view(`seg${i}.docs`, 'u32'),
+    tfs: view(`seg${i}.tfs`, 'u16'),
+    lo: g.lo,
+    hi: g.hi,
+  }));
+  const postings: PostingsState = {
+    terms,
+    segments,
+    rowIds: view('rowIds', 'f64'),
+    lengths: view('lengths', 'u32'),
+    dead: view('dead', 'u8'),
+    df: view('df', 'u32'),
+    totalLength: h.totalLength,
+    bitsets: h.bitsets.map((id) => [id, view(`bits${id}`, 'u32')] as const),
+  };
+  const pageBytes = view('pages', 'u8');
+  const pages = JSON.parse(
+    Buffer.from(pageBytes.buffer as ArrayBuffer, pageBytes.byteOffset, pageBytes.byteLength).toString('utf8'),
+  ) as SnapshotState['pages'];
+  const sn = h.snippets;
+  const snippets: SnippetState | null =
+    sn.chunks < 0
+      ? null
+      : {
+          ...sn,
+          chunks: Array.from({ length: sn.chunks }, (_, i) => view(`snip${i}`, 'u8')),
+          at: view('snipAt', 'f64'),
+          len: view('snipLen', 'i32'),
+        };
+  return {
+    postings,
+    pageOf: view('pageOf', 'i32'),
+    ordinalOf: view('ordinalOf', 'i32'),
+    pageNoOf: view('pageNoOf', 'i32'),
+    prevOfPage: view('prevOfPage', 'i32'),
+    pages,
+    snippets,
+    vectors: h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32') },
+  };
+}
+
+/** The terms as one string and each one's start in it (UTF-16 units: a slice of the decoded string, no per-term decode). */
+function joinTerms(terms: readonly string[]): { text: string; offsets: Uint32Array } {
+  const offsets = new Uint32Array(terms.length + 1);
+  let at = 0;
+  terms.forEach((t, i) => {
+    offsets[i] = at;
+    at += t.length;
+  });
+  offsets[terms.length] = at;
+  return { text: terms.join(''), offsets };
+}
+
+function kindOf(a: Typed): Kind {
+  if (a instanceof Uint8Array) return 'u8';
+  if (a instanceof Uint16Array) return 'u16';
+  if (a instanceof Uint32Array) return 'u32';
+  if (a instanceof Int32Array) return 'i32';
+  if (a instanceof Float32Array) return 'f32';
+  return 'f64';
+}

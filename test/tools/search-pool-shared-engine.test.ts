@@ -1,0 +1,55 @@
+/**
+ * A restarted process with search threads over an index with a persisted engine segment: the pool's owner loads the
+ * segment once (no scan of the table), its threads start from that same shared image (no scan, no load of their
+ * own from disk), and pages written after the segment are in their answers (caught up by row-id difference).
+ */
+import t from 'tap';
+import { join } from 'node:path';
+import { loadConfig } from '../../config.js';
+import { createHashingEmbedder } from '../../index/serving/embedder.js';
+import { PassageIndex } from '../../index/engines/lance/store.js';
+import { createLogger } from '../../logger.js';
+import { createServices } from '../../main.js';
+import { callTool } from '../../tools/call-tool.js';
+import { searchTool } from '../../tools/search.js';
+import { makePage } from '../helpers/page-input.js';
+import { captureLog, loopbackFlags } from '../helpers/service.js';
+
+t.test('restarted with search threads: one load of the segment, shared by every thread, then caught up', async (t) => {
+  const dataDir = t.testdir();
+  const embedder = createHashingEmbedder();
+  const writer = await PassageIndex.open({ dir: join(dataDir, 'lance'), embedder, refreshAfterMs: 0, engineSegments: true });
+  await writer.upsertPages([
+    makePage(1, 'www.canada.ca', ['Adult passport fees and payment options.'], { title: 'Passport fees' }),
+    makePage(2, 'www.ontario.ca', ['Renew a driver licence online.'], { title: 'Driver licence' }),
+  ]);
+  await writer.engineImageNow();
+  // After the segment, by a process that publishes none.
+  await writer.upsertPages([makePage(3, 'www.gov.bc.ca', ['Wildfire evacuation orders in effect.'], { title: 'Wildfire status' })]);
+  await writer.close();
+
+  const config = loadConfig({ env: {}, flags: { ...loopbackFlags(dataDir), searchThreads: 2 } });
+  const { destination } = captureLog();
+  const services = await createServices(config, { embedder, log: createLogger({ level: 'info', destination }) });
+  t.teardown(() => services.close());
+  const pool = services.searchPool!;
+  t.ok(await pool.whenReady(60_000), 'both threads opened the index');
+  await pool.textEngineReady(services.deps.index);
+  const own = services.deps.index.textPostingsStats()!;
+  t.same([own.syncs.loads, own.syncs.builds], [1, 0], 'the owner loaded the segment, scanned nothing');
+  t.ok(own.image?.shared, "the owner's image is shared memory");
+  const threads = await pool.stats();
+  t.equal(threads.length, 2);
+  for (const s of threads) {
+    t.equal(s.engineBuilds, 0, `thread ${s.slot}: no scan`);
+    t.equal(s.engineLoads, 1, `thread ${s.slot}: started from the owner's image`);
+    t.ok(s.engineImageShared, `thread ${s.slot}: reads shared memory`);
+    t.equal(s.engineImageBytes, own.image!.bytes, `thread ${s.slot}: the owner's image`);
+    t.equal(s.postingsLive, 3, `thread ${s.slot}: every passage, the one written after the segment too`);
+  }
+  const ctx = { deps: services.deps, caller: { keyId: 'test', digest: '0'.repeat(64) } };
+  for (let i = 0; i < 4; i++) {
+    const out = await callTool(searchTool, { q: 'wildfire evacuation' }, ctx);
+    t.equal(out.results[0]?.url, 'https://www.gov.bc.ca/page-3', 'a page written after the segment is found on the threads');
+  }
+});
