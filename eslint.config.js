@@ -127,9 +127,6 @@ export default tseslint.config(
   boundary('index/retrieval', [
     'index/serving',
     'index/engines/lance/columns.ts',
-    'index/engines/lance/store.ts',
-    'index/engines/lance/open-tables.ts',
-    'index/engines/memory/postings.ts',
     'index/engines/memory/dense-slots.ts',
     'page-model.ts',
     'errors.ts',

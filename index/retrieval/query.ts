@@ -6,7 +6,7 @@
 import { domainToASCII } from 'node:url';
 import { QUESTION_WORDS, queryLangs, queryTerms, wordTokens, type AnalyzerLang } from './analyzer.js';
 import type { MatchColumn, PASSAGE_COLUMNS, RowOf } from '../engines/lance/columns.js';
-import type { TextQuery } from '../engines/memory/postings.js';
+import type { TextQuery } from './engine-seam.js';
 
 export { fold, wordTokens } from './analyzer.js';
 

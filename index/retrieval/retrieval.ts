@@ -13,8 +13,8 @@ import { NearPrintList, parseNearPrint } from './near-print.js';
 import { matchBands, type MatchBand } from './relevance.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
-import type { TextQuery } from '../engines/memory/postings.js';
-import type { PassageHit, PassageKey, PassageRow, RankingMode, ResultRow } from '../engines/lance/store.js';
+import type { RankingMode, TextQuery } from './engine-seam.js';
+import type { PassageHit, PassageKey, PassageRow, ResultRow } from '../engines/lance/columns.js';
 
 export { FRESHNESS_WINDOWS, type Freshness, type SearchFilters } from './passage-filter.js';
 

@@ -3,7 +3,7 @@
  * never free prose only). The code is the contract a caller branches on; the message is for humans.
  */
 import { z } from 'zod';
-import type { VectorsUnused } from '../engines/lance/open-tables.js';
+import type { VectorsUnused } from './engine-seam.js';
 
 /**
  * Every warning code the index and its tools can emit (meanings: docs/api-search.md). A closed set, so clients can

@@ -3,6 +3,7 @@
  * create what is missing with the schemas of columns.ts, bring old tables' schemas up to date, decide whether the
  * stored vectors can be used with the given embedder, and roll back a write its writer did not finish.
  */
+import type { VectorsUnused } from '../../retrieval/engine-seam.js';
 import * as lancedb from '@lancedb/lancedb';
 import type { Table } from '@lancedb/lancedb';
 import { mkdirSync } from 'node:fs';
@@ -34,14 +35,7 @@ export interface OpenedTables extends IndexTables {
 }
 
 /** A configured embedder left unused because the index's vectors are another model's, or absent. */
-export interface VectorsUnused {
-  /** The model id the index's vectors came from (`svc-index-meta.json`); null: built without vectors. */
-  readonly stored: string | null;
-  /** The configured embedder's model id. */
-  readonly configured: string;
-  /** The writer is giving every passage a vector of the configured model (reembed.ts); the vector arm serves after. */
-  readonly reembedding?: boolean;
-}
+export type { VectorsUnused } from '../../retrieval/engine-seam.js';
 
 /** How a process that does not write the index opens it (`OpenOptions.writes`). */
 export interface ReaderOpen {

@@ -54,7 +54,8 @@ import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, typ
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
-import { openTables, type VectorsUnused } from './open-tables.js';
+import { openTables } from './open-tables.js';
+import type { RankingMode, VectorsUnused } from '../../retrieval/engine-seam.js';
 import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { whereOf } from './where.js';
@@ -78,10 +79,7 @@ export type { HostIdSource } from './host-ids.js';
 export type { ImageHit, StoredPage, StoredPassage } from './rows.js';
 export type { ReembedProgress, ReembedRunOptions } from './reembed.js';
 
-/** Ranking modes a response names. `-hashing` marks the deterministic stand-in embedder (no semantics). */
-export const RANKING_MODES = ['hybrid-rrf', 'bm25', 'vector', 'hybrid-rrf-hashing', 'vector-hashing'] as const;
-/** One of {@link RANKING_MODES}. */
-export type RankingMode = (typeof RANKING_MODES)[number];
+export { RANKING_MODES, type RankingMode } from '../../retrieval/engine-seam.js';
 
 export interface IndexStats {
   readonly pages: number;

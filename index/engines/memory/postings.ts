@@ -7,21 +7,14 @@ import { LoopBudget } from '../../../event-loop.js';
 import { sortByScore } from '../../retrieval/score-sort.js';
 import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
+import type { TextQuery } from '../../retrieval/engine-seam.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
 const MERGE_TERMS_PER_CHECK = 1024;
 const K1 = 1.2;
 const B = 0.75;
 
-/** A query in the engine's terms: every `must` group needs one of its terms; `should` terms add weight × BM25. */
-export interface TextQuery {
-  /** Groups of alternative terms; a document must hold a term of every group (their BM25 counts in the score). */
-  readonly must: readonly (readonly string[])[];
-  /** Optional terms with their query weight (a word given twice counts twice, as in Lucene). */
-  readonly should: readonly { readonly term: string; readonly weight: number }[];
-  /** Every term whose presence the query's code checks read (required, excluded and ranked words' terms). */
-  readonly probe: readonly string[];
-}
+export type { TextQuery } from '../../retrieval/engine-seam.js';
 
 export interface TextHit {
   /** The Lance row id of the passage. */
