@@ -4,9 +4,10 @@
  * name, synced and renamed, then the manifest the same way, so a reader sees a whole segment or none. A reader loads
  * the newest manifest it can use and checks the file's length and SHA-256 before trusting a byte of it.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeDurably } from './durable-file.js';
 import { IMAGE_FORMAT, readHeader, type EngineImage, type ImageIdentity } from './engine-image.js';
 
 /** The folder under the index location's root. */
@@ -47,7 +48,7 @@ export class EngineSegments {
     const h = image.header;
     const bytes = new Uint8Array(image.buffer);
     const name = `segment-${pad(h.version)}-${h.id}.bin`;
-    await writeDurably(this.dir, name, bytes);
+    await writeDurably(join(this.dir, name), bytes);
     const manifest: SegmentManifest = {
       format: IMAGE_FORMAT,
       version: h.version,
@@ -56,7 +57,7 @@ export class EngineSegments {
       id: h.id,
       files: [{ name, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
     };
-    await writeDurably(this.dir, `manifest-${pad(h.version)}-${h.id}.json`, Buffer.from(JSON.stringify(manifest)));
+    await writeDurably(join(this.dir, `manifest-${pad(h.version)}-${h.id}.json`), JSON.stringify(manifest));
     await this.collect().catch((err: unknown) => this.#log?.warn({ err: String(err) }, 'engine segments: clean-up failed'));
     return manifest;
   }
@@ -143,25 +144,5 @@ export class EngineSegments {
       const s = await stat(path).catch(() => null);
       if (s && now - s.mtimeMs >= this.#graceMs) await unlink(path).catch(() => undefined);
     }
-  }
-}
-
-/** Writes `name` under a temporary name, syncs it, renames it into place and syncs the folder. */
-async function writeDurably(dir: string, name: string, bytes: Uint8Array): Promise<void> {
-  const temp = join(dir, `.${name}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const fh = await open(temp, 'w');
-  try {
-    let at = 0;
-    while (at < bytes.length) at += (await fh.write(bytes, at, Math.min(bytes.length - at, 2 ** 26))).bytesWritten;
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, join(dir, name));
-  const d = await open(dir, 'r');
-  try {
-    await d.sync();
-  } finally {
-    await d.close();
   }
 }

@@ -3,12 +3,13 @@
  * Index metadata lives in the location itself so every process reads the same; the write journal stays local
  * because only the writer reads it. Credentials never reach logs or errors (`IndexOpenError`).
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as lancedb from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
 import { Field, Schema, Utf8 } from 'apache-arrow';
 import { ConfigError, type Config } from '../../../config.js';
+import { writeDurably } from './durable-file.js';
 
 /** Default staleness bound of a reader on object storage, in seconds (config `indexReadConsistencyS`). */
 export const S3_READ_CONSISTENCY_S = 5;
@@ -174,9 +175,7 @@ export async function writeIndexMeta(db: lancedb.Connection, location: IndexLoca
   const body = JSON.stringify(meta);
   if (location.kind === 'local') {
     // Replaced whole (a kill mid-write leaves the previous file, never half of one): a re-embedding saves it often.
-    const file = join(location.uri, META_FILE);
-    writeFileSync(`${file}.tmp`, body);
-    renameSync(`${file}.tmp`, file);
+    await writeDurably(join(location.uri, META_FILE), body);
     return;
   }
   const table = await db.createEmptyTable(META_TABLE, metaSchema, { existOk: true });

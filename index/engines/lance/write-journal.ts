@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
-import { open, rename } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Table } from '@lancedb/lancedb';
+import { writeDurably } from './durable-file.js';
 
 const FILE = 'svc-write-journal.json';
 
@@ -39,20 +39,6 @@ export function writerGone(entry: JournalEntry): boolean {
   return !alive(entry.pid);
 }
 
-/**
- * Writes and fsyncs a file on libuv's thread pool: an fsync waits for the disk (up to hundreds of ms on a busy one),
- * and the synchronous form held the event loop that much on every index write (bench/load.ts --trace-turns).
- */
-async function syncWrite(path: string, text: string): Promise<void> {
-  const file = await open(path, 'w');
-  try {
-    await file.writeFile(text);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-}
-
 /** Records the tables' versions before a write; returns a function that ends the write (deletes the journal). */
 export async function beginWrite(dir: string, tables: Readonly<Record<string, Table>>): Promise<() => void> {
   const versions: Record<string, number> = {};
@@ -61,8 +47,8 @@ export async function beginWrite(dir: string, tables: Readonly<Record<string, Ta
   const path = join(dir, FILE);
   running.add(entry.token);
   try {
-    await syncWrite(`${path}.tmp`, JSON.stringify(entry));
-    await rename(`${path}.tmp`, path);
+    // No folder sync: a journal lost with the rename only means nothing to roll back, as before the write.
+    await writeDurably(path, JSON.stringify(entry), { syncFolder: false });
   } catch (err) {
     running.delete(entry.token);
     throw err;
