@@ -7,6 +7,7 @@ import { UsageError } from '../../cli/io.js';
 import { crawlCommand } from '../../cli/crawl.js';
 import { openStateDb } from '../../state/db.js';
 import { join } from 'node:path';
+import { waitFor } from '../helpers/wait-for.js';
 
 const get = (port: number, host: string, path: string): Promise<{ status: number; body: string }> =>
   new Promise((ok, fail) => {
@@ -29,7 +30,7 @@ t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and pr
   });
   const stop = new AbortController();
   const running = fixturesCommand(['serve', '--port', '0'], { stdout, stderr: stdout, env: {} }, { signal: stop.signal });
-  while (!out.includes('Ctrl-C')) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the fixture web listening', () => out.includes('Ctrl-C'));
   const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
   t.ok(port > 0, out);
   t.match(out, new RegExp(`npx svc crawl --allow-loopback --stay-on-hosts --resolve ville-quebec\\.test:${port}:127\\.0\\.0\\.1`));
@@ -59,7 +60,7 @@ t.test('issue 46: the crawl command svc fixtures serve prints gets indexed pages
     stop.abort();
     await running;
   });
-  while (!out.includes('Ctrl-C')) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the fixture web listening', () => out.includes('Ctrl-C'));
   // The printed command, as a person copies it (the line continuation joined), run through the real CLI.
   const command = /npx svc crawl (.*)\\\n\s+(--seeds .*)\n/.exec(out);
   t.ok(command, out);

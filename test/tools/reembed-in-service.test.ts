@@ -8,6 +8,7 @@ import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { makePage } from '../helpers/page-input.js';
 import { restSearch, TOPICS } from '../helpers/search-pool-service.js';
 import { startTestService } from '../helpers/service.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 t.test('built without vectors, served with a model: BM25 and progress, then hybrid from the search threads', async (t) => {
   const dataDir = t.testdir();
@@ -45,7 +46,7 @@ t.test('built without vectors, served with a model: BM25 and progress, then hybr
   s.services.start();
   t.equal(await switched, 'hashing-stand-in-64', 'the writer switched the vector arm on');
   // The search threads are replaced (one at a time) so they read the new vectors: the log says when all are.
-  while (!s.logLines.some((l) => l.includes('search threads replaced'))) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the search threads replaced', () => s.logLines.some((l) => l.includes('search threads replaced')));
   const after = await restSearch(s, 'passport fees');
   t.equal(after.status, 200);
   t.equal(after.body.ranking, 'hybrid-rrf-hashing', 'the vector arm answers through the search threads');
