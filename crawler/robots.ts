@@ -5,6 +5,7 @@
  */
 import type { Fetcher, FetchResult } from './fetcher.js';
 import { USER_AGENT_TOKEN } from './directives.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isFetchError } from './fetcher.js';
 import type { RobotsRepo, SharedRobots } from '../state/repos/types.js';
 
@@ -409,8 +410,6 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /** Fetch errors that come from the worker's own settings (its address policy), not from the site. */
 const WORKER_REFUSALS: ReadonlySet<string> = new Set(['blocked_address', 'bad_scheme', 'credentials']);
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Fetches, caches and applies robots.txt per origin (RFC 9309 §2.3–2.4): 2xx parse; 4xx allow all (429 as 5xx);
