@@ -3,6 +3,7 @@
  * Round-robin across hosts so one host cannot fill the budget; returned text is always (a prefix of) candidate
  * passages, never invented. Pure and deterministic (rules: docs/architecture.md#context-packing-rules).
  */
+import { wordTokens } from './analyzer.js';
 import { formatCite } from './cite.js';
 import { looksLikeInstructions } from './instruction-guard.js';
 import { MAX_CHARS_PER_TOKEN, estimateTokens, estimateTokensIncremental, truncateToTokens, type TokenScanState } from './tokens.js';
@@ -146,14 +147,9 @@ function diversityOrder(cands: readonly PackCandidate[]): number[] {
   return order;
 }
 
-/** A passage's text as compared across pages: case, spacing and punctuation do not count. */
+/** A passage's text as compared across pages: its folded words (case, accents, spacing and punctuation do not count). */
 export function passageTextKey(text: string): string {
-  return (
-    text
-      .normalize('NFKC')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu) ?? []
-  ).join(' ');
+  return wordTokens(text).join(' ');
 }
 
 function validCount(n: number): number {
