@@ -20,17 +20,23 @@ const get = (port: number, host: string, path: string): Promise<{ status: number
     req.end();
   });
 
-t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and prints a crawl command for them', async (t) => {
-  let out = '';
+/** `svc fixtures serve` on a free port, its output collected; resolves once it listens. */
+async function serveFixtures() {
+  const o = { out: '' };
   const stdout = new Writable({
     write(c, _e, cb) {
-      out += String(c);
+      o.out += String(c);
       cb();
     },
   });
   const stop = new AbortController();
   const running = fixturesCommand(['serve', '--port', '0'], { stdout, stderr: stdout, env: {} }, { signal: stop.signal });
-  await waitFor('the fixture web listening', () => out.includes('Ctrl-C'));
+  await waitFor('the fixture web listening', () => o.out.includes('Ctrl-C'));
+  return { out: o.out, stdout, stop, running };
+}
+
+t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and prints a crawl command for them', async (t) => {
+  const { out, stdout, stop, running } = await serveFixtures();
   const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
   t.ok(port > 0, out);
   t.match(out, new RegExp(`npx svc crawl --allow-loopback --stay-on-hosts --resolve ville-quebec\\.test:${port}:127\\.0\\.0\\.1`));
@@ -47,20 +53,11 @@ t.test('issue 13: svc fixtures serve serves the virtual hosts on loopback and pr
 });
 
 t.test('issue 46: the crawl command svc fixtures serve prints gets indexed pages on every host it names', async (t) => {
-  let out = '';
-  const stdout = new Writable({
-    write(c, _e, cb) {
-      out += String(c);
-      cb();
-    },
-  });
-  const stop = new AbortController();
-  const running = fixturesCommand(['serve', '--port', '0'], { stdout, stderr: stdout, env: {} }, { signal: stop.signal });
+  const { out, stop, running } = await serveFixtures();
   t.teardown(async () => {
     stop.abort();
     await running;
   });
-  await waitFor('the fixture web listening', () => out.includes('Ctrl-C'));
   // The printed command, as a person copies it (the line continuation joined), run through the real CLI.
   const command = /npx svc crawl (.*)\\\n\s+(--seeds .*)\n/.exec(out);
   t.ok(command, out);
