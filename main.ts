@@ -366,7 +366,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           [
             'svc_text_engine_shared_bytes',
             'Bytes of the shared engine image the postings are views of (0: none, or not shared)',
-            (s) => (s.engineImageShared ? s.engineImageBytes : 0),
+            (s) => s.engineSharedBytes,
           ],
           [
             'svc_search_thread_heap_after_major_gc_bytes',

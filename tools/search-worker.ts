@@ -70,11 +70,10 @@ export interface WorkerStats {
   /** This thread's JS heap in use now, and right after its latest major collection (0: none yet). */
   readonly heapUsedBytes: number;
   readonly heapAfterMajorGcBytes: number;
-  /** Full builds (table scans) and image loads of this thread's postings; the bytes of the image they are views of, and whether it is shared memory. */
+  /** Full builds (table scans) and image loads of this thread's postings; the bytes of the shared image they are views of (0: none). */
   readonly engineBuilds: number;
   readonly engineLoads: number;
-  readonly engineImageBytes: number;
-  readonly engineImageShared: boolean;
+  readonly engineSharedBytes: number;
 }
 
 /** Search thread → HTTP thread. */
@@ -211,8 +210,7 @@ async function main(data: SearchWorkerData): Promise<void> {
             heapAfterMajorGcBytes: heapAfterMajorGc,
             engineBuilds: tp?.syncs.builds ?? 0,
             engineLoads: tp?.syncs.loads ?? 0,
-            engineImageBytes: tp?.image?.bytes ?? 0,
-            engineImageShared: tp?.image?.shared ?? false,
+            engineSharedBytes: tp?.image?.shared ? tp.image.bytes : 0,
           },
         });
         return;

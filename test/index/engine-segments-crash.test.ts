@@ -4,7 +4,6 @@
  * a segment that cannot be loaded, and a restart that starts from the newest segment holds every passage of the table
  * once and no other. A segment damaged on disk is skipped for an older one; files no manifest names are removed.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,33 +12,11 @@ import t, { type Test } from 'tap';
 import { EngineSegments, SEGMENTS_FOLDER, type SegmentManifest } from '../../index/engines/lance/engine-segments.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS } from '../../index/engines/lance/maintenance.js';
 import { PassageIndex } from '../../index/engines/lance/store.js';
+import { runUntilKilled } from '../helpers/kill-child.js';
 import { makePage } from '../helpers/page-input.js';
 
 const CHILD = fileURLToPath(new URL('./engine-segments-crash-child.ts', import.meta.url));
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const WANT = { analysis: ANALYSIS_VERSION, maxTermLength: FTS_OPTIONS.maxTokenLength };
-
-/** Runs the child until it has published `after` segments, then kills it `extraMs` later; returns its publications. */
-function runChild(dir: string, seed: number, after: number, extraMs: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(seed)], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    let armed = false;
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const done = out.split('\n').filter((l) => l.startsWith('S ')).length;
-      if (!armed && done >= after) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), extraMs);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', () => resolve(out.split('\n').filter((l) => l.startsWith('S ')).length));
-  });
-}
 
 /** The table's passage keys, sorted. */
 async function tableKeys(dir: string): Promise<string[]> {
@@ -83,7 +60,8 @@ t.test('kill -9 during segment writes never leaves a segment that cannot be load
   // Offsets spread over one cycle (a batch's commits, then the image written and renamed into place).
   const offsets = [0, 4, 9, 15, 22, 31, 45, 60];
   for (let i = 0; i < offsets.length; i++) {
-    published += await runChild(dir, i * 1000, 1, offsets[i]!);
+    // Killed a little after a publication: somewhere inside the next cycle.
+    published += await runUntilKilled(CHILD, [dir, String(i * 1000)], 'S ', 1, offsets[i]!);
     await checkRestart(t, dir, `round ${i}`);
   }
   t.ok(published >= offsets.length, `${published} segments published across ${offsets.length} kills`);

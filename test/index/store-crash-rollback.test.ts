@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,10 +6,10 @@ import * as lancedb from '@lancedb/lancedb';
 import t, { type Test } from 'tap';
 import { PassageIndex } from '../../index/engines/lance/store.js';
 import { beginWrite } from '../../index/engines/lance/write-journal.js';
+import { runUntilKilled } from '../helpers/kill-child.js';
 import { makePage } from '../helpers/page-input.js';
 
 const CHILD = fileURLToPath(new URL('./store-crash-child.ts', import.meta.url));
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every passage has its page row, every page row has exactly its passages, all of one version. */
 async function checkWhole(t: Test, dir: string): Promise<{ pages: number; passages: number }> {
@@ -37,28 +37,6 @@ async function checkWhole(t: Test, dir: string): Promise<{ pages: number; passag
   }
   t.equal(mismatched, 0, 'every page row has exactly its own version of its passages');
   return { pages: pages.length, passages: passages.length };
-}
-
-function runChild(dir: string, seed: number, killAfterBatches: number, extraMs: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(seed)], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    let armed = false;
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const done = out.split('\n').filter((l) => l.startsWith('B ')).length;
-      // Kill a little after a batch was acknowledged: somewhere inside the next batch's commits.
-      if (!armed && done >= killAfterBatches) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), extraMs);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', () => resolve(out.split('\n').filter((l) => l.startsWith('B ')).length));
-  });
 }
 
 t.test('issue 12 item 7: an interrupted write is rolled back at open (deterministic)', async (t) => {
@@ -101,7 +79,8 @@ t.test('issue 12 item 7: kill -9 during ingest never leaves half pages (bounded 
   const offsets = [3, 14, 26, 38, 51, 67];
   const rounds = offsets.length;
   for (let i = 0; i < rounds; i++) {
-    acked += await runChild(dir, i * 1000, 2, offsets[i]!);
+    // Killed a little after a batch was acknowledged: somewhere inside the next batch's commits.
+    acked += await runUntilKilled(CHILD, [dir, String(i * 1000)], 'B ', 2, offsets[i]!);
     // Each restart recovers by itself: opening the index is the whole procedure.
     const idx = await PassageIndex.open({ dir, embedder: null });
     await idx.close();
