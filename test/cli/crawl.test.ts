@@ -8,11 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
 import { crawlCommand } from '../../cli/crawl.js';
 import { UsageError } from '../../cli/io.js';
 import { openStateDb } from '../../state/db.js';
 import { startTestWeb, type TestWeb } from '../../fixtures/test-web/index.js';
+import { captureStream } from '../helpers/capture-stream.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const REPO = resolve(HERE, '..', '..');
@@ -24,35 +24,23 @@ t.before(async () => {
 });
 t.teardown(() => web.close());
 
-function sinkStream(tty: boolean): { stream: Writable & { isTTY?: boolean }; text: () => string } {
-  let buf = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      buf += String(chunk);
-      cb();
-    },
-  }) as Writable & { isTTY?: boolean };
-  stream.isTTY = tty;
-  return { stream, text: () => buf };
-}
-
 const pinArgs = () => web.pins.flatMap((p) => ['--resolve', p]);
 
 t.test('usage errors', async (t) => {
-  const io = { stdout: sinkStream(false).stream, stderr: sinkStream(false).stream, env: {} };
+  const io = { stdout: captureStream(false).stream, stderr: captureStream(false).stream, env: {} };
   await t.rejects(crawlCommand([], io), UsageError);
   await t.rejects(crawlCommand(['--seeds', 'http://a.test/', '--max-pages', 'zero'], io), UsageError);
   await t.rejects(crawlCommand(['stray'], io), UsageError);
   await t.rejects(crawlCommand(['--seeds-file', join(t.testdir(), 'missing.txt')], io), UsageError);
-  const err = sinkStream(false);
+  const err = captureStream(false);
   t.equal(await crawlCommand(['--seeds', 'ftp://x.test/', '--data-dir', t.testdir()], { ...io, stderr: err.stream }), 1);
   t.match(err.text(), /not a crawlable/);
 });
 
 t.test('a crawl from a seeds file: live progress on a TTY, summary at the end, data in the data dir', async (t) => {
   const dir = t.testdir({ 'seeds.txt': `# seeds\n${web.url('gen-0.test', '/')}\n\n${web.url('gen-1.test', '/p/3.html')}\n` });
-  const out = sinkStream(true);
-  const err = sinkStream(false);
+  const out = captureStream(true);
+  const err = captureStream(false);
   const code = await crawlCommand(
     [
       '--seeds-file',
@@ -84,7 +72,7 @@ t.test('a crawl from a seeds file: live progress on a TTY, summary at the end, d
     .map((r) => r.host)
     .sort();
   t.same(hosts, ['gen-0.test', 'gen-1.test'], '--stay-on-hosts');
-  const plain = sinkStream(false);
+  const plain = captureStream(false);
   t.equal(
     await crawlCommand(
       ['--seeds', web.url('gen-0.test', '/'), '--allow-loopback', '--data-dir', join(dir, 'data'), '--max-pages', '1', ...pinArgs()],

@@ -3,27 +3,15 @@
  * nothing on a terminal unless asked for a live line; and `svc crawl` with stdout piped printing such lines.
  */
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import t from 'tap';
 import { crawlCommand } from '../../cli/crawl.js';
 import { formatSeconds, ProgressLines } from '../../cli/progress.js';
 import { startTestWeb } from '../../fixtures/test-web/index.js';
-
-function sink(tty: boolean): { stream: Writable & { isTTY?: boolean }; text: () => string } {
-  let buf = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      buf += String(chunk);
-      cb();
-    },
-  }) as Writable & { isTTY?: boolean };
-  stream.isTTY = tty;
-  return { stream, text: () => buf };
-}
+import { captureStream } from '../helpers/capture-stream.js';
 
 t.test('lines every everyMs off a terminal: done, rate, time left; then a summary', async (t) => {
   let now = 0;
-  const out = sink(false);
+  const out = captureStream(false);
   const p = new ProgressLines({
     io: { stdout: out.stream, stderr: out.stream, env: {} },
     label: 'job',
@@ -51,7 +39,7 @@ t.test('lines every everyMs off a terminal: done, rate, time left; then a summar
 
 t.test('a resumed count: the rate is of this run; unknown time left without a total or fraction', async (t) => {
   let now = 0;
-  const out = sink(false);
+  const out = captureStream(false);
   const p = new ProgressLines({
     io: { stdout: out.stream, stderr: out.stream, env: {} },
     label: 'r',
@@ -68,7 +56,7 @@ t.test('a resumed count: the rate is of this run; unknown time left without a to
 
 t.test('on a terminal: quiet by default, one line rewritten in place when live', async (t) => {
   let now = 0;
-  const quiet = sink(true);
+  const quiet = captureStream(true);
   const q = new ProgressLines({
     io: { stdout: quiet.stream, stderr: quiet.stream, env: {} },
     label: 'q',
@@ -80,7 +68,7 @@ t.test('on a terminal: quiet by default, one line rewritten in place when live',
   q.update(1);
   t.equal(quiet.text(), '', 'the command keeps its own line');
   now = 0;
-  const live = sink(true);
+  const live = captureStream(true);
   const l = new ProgressLines({
     io: { stdout: live.stream, stderr: live.stream, env: {} },
     label: 'l',
@@ -106,8 +94,8 @@ t.test('svc crawl with stdout piped: progress lines, then its summary', async (t
   const web = await startTestWeb({ generatedHosts: 2, generatedPages: 8 });
   t.teardown(() => web.close());
   const dir = t.testdir();
-  const out = sink(false);
-  const err = sink(false);
+  const out = captureStream(false);
+  const err = captureStream(false);
   const code = await crawlCommand(
     [
       '--seeds',

@@ -40,7 +40,7 @@ t.test('svc reindex --vectors with stdout piped: progress lines, a summary, then
   const dataDir = join(dir, 'data');
   const a = io();
   t.equal(await ingestCommand(['--jsonl', file, '--data-dir', dataDir, '--embedder', 'none'], a.io), 0);
-  t.match(a.out(), /12 vectors|0 vectors, ranking bm25/);
+  t.match(a.out(), /index: 12 pages, 12 passages, 0 vectors, ranking bm25\n/, 'ingested without vectors: nothing to rank by meaning yet');
 
   // A real process with its stdout a pipe (the progress lines are for logs and CI).
   const r = spawnSync(

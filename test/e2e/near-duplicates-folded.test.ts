@@ -4,12 +4,11 @@
  * URL of its own host. svc_search shows one of them with `duplicates: 2` (the other two reachable by page_ref under
  * detail "full"), svc_context quotes no text twice, svc_site counts the host's near-copy.
  */
-import { createHash } from 'node:crypto';
 import t from 'tap';
 import { passageTextKey } from '../../index/retrieval/context-packer.js';
-import { extractPage } from '../../crawler/extract.js';
 import type { PageInput } from '../../page-model.js';
 import { readPairs, specHtml, specUrl, type PageSpec } from '../helpers/near-duplicate-pairs.js';
+import { extractedPage } from '../helpers/page-input.js';
 import { api, startTestService, type TestService } from '../helpers/service.js';
 
 const { pairs } = readPairs();
@@ -19,26 +18,7 @@ const other = pairs.find((p) => p.kind === 'different' && p.a.id !== article.id 
 
 /** A page as the crawler would index it, under `url`. */
 function pageOf(spec: PageSpec, pageRef: number, url: string): PageInput {
-  const x = extractPage(specHtml(spec), { url: specUrl(spec) });
-  return {
-    pageRef,
-    url,
-    canonicalUrl: null,
-    host: new URL(url).host,
-    title: x.title,
-    description: x.description,
-    lang: x.lang,
-    publishedAt: x.publishedAt,
-    modifiedAt: x.modifiedAt,
-    dateSource: x.dateSource,
-    fetchedAt: '2026-11-20T12:00:00Z',
-    contentHash: createHash('sha256').update(x.mainText).digest('hex'),
-    snippet: { nosnippet: false, maxSnippet: null },
-    filetype: 'html',
-    signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-    passages: [...x.passages],
-    images: [],
-  };
+  return extractedPage(specHtml(spec), pageRef, url, specUrl(spec));
 }
 
 interface SearchBody {

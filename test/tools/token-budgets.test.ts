@@ -14,16 +14,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv } from 'ajv'; // draft-07, as the SDK client's validator
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { entitiesCommand } from '../../cli/entities.js';
-import { extractPage } from '../../crawler/extract.js';
 import { SHARED_DATA_DIR } from '../../fixtures/test-web/index.js';
 import type { PageInput } from '../../page-model.js';
+import { extractedPage } from '../helpers/page-input.js';
 import { api, startTestService, type TestService } from '../helpers/service.js';
 
 const TOOLS_LIST_MAX = 3500;
@@ -41,27 +40,8 @@ function realPages(n: number): PageInput[] {
     if (out.length >= n) break;
     const url = truth[f.replace('.html.gz', '')]?.url;
     if (!url) continue;
-    const x = extractPage(gunzipSync(readFileSync(join(WEB, 'html', f))).toString('utf8'), { url });
-    if (x.passages.length === 0) continue;
-    out.push({
-      pageRef: out.length + 1,
-      url,
-      canonicalUrl: null,
-      host: new URL(url).host,
-      title: x.title,
-      description: x.description,
-      lang: x.lang,
-      publishedAt: x.publishedAt,
-      modifiedAt: x.modifiedAt,
-      dateSource: x.dateSource,
-      fetchedAt: '2026-11-20T12:00:00Z',
-      contentHash: createHash('sha256').update(x.mainText).digest('hex'),
-      snippet: { nosnippet: false, maxSnippet: null },
-      filetype: 'html',
-      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-      passages: [...x.passages],
-      images: [],
-    });
+    const page = extractedPage(gunzipSync(readFileSync(join(WEB, 'html', f))).toString('utf8'), out.length + 1, url);
+    if (page.passages.length > 0) out.push(page);
   }
   return out;
 }

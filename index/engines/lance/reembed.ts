@@ -10,6 +10,7 @@ import { makeArrowTable, type Table } from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int32, Schema } from 'apache-arrow';
 import type { Logger } from 'pino';
 import { KEY_COLUMNS } from './columns.js';
+import { embedText } from './rows.js';
 import type { Embedder } from '../../serving/embedder.js';
 import { dropVectorIndexes, type IndexMeta, type ReembedMeta, type WriteQueue } from './maintenance.js';
 
@@ -233,8 +234,7 @@ export class ReembedPass {
             .where(`page_ref IN (${fresh.join(', ')})`)
             .select(['page_ref', 'ordinal', 'title', 'text'])
             .toArray()) as { page_ref: number; ordinal: number; title: string; text: string }[]);
-    // The text embedded is the one a write embeds (rows.ts): title, then the passage.
-    const vectors = read.length > 0 ? await this.#embedder.embed(read.map((r) => (r.title ? `${r.title}\n${r.text}` : r.text))) : [];
+    const vectors = read.length > 0 ? await this.#embedder.embed(read.map((r) => embedText(r.title, r.text))) : [];
     return host.queue.run(async () => {
       const keep = read.flatMap((r, i) =>
         host.touched.has(r.page_ref) ? [] : [{ page_ref: r.page_ref, ordinal: r.ordinal, vector: vectors[i]! }],

@@ -9,6 +9,9 @@ import { formatNearPrint, nearPrintOf } from '../../retrieval/near-print.js';
 import { classifySource, type Province, type SourceType } from '../../retrieval/source-type.js';
 import { estimateTokens } from '../../retrieval/tokens.js';
 
+/** The text a passage's vector is of: its page's title, then the passage (a write and a re-embedding alike). */
+export const embedText = (title: string, text: string): string => (title ? `${title}\n${text}` : text);
+
 /** A page as stored: the PageInput fields (without its passages, images and raw signals) plus what the index derived. */
 export interface StoredPage extends Omit<PageInput, 'passages' | 'images' | 'signals' | 'externalId'> {
   readonly country: string | null;
@@ -121,7 +124,7 @@ export function pageRows(p: PageInput, hostIdOf: (host: string) => number): Page
       tokens: estimateTokens(s.text),
       ...common,
     });
-    embedTexts.push(p.title ? `${p.title}\n${s.text}` : s.text);
+    embedTexts.push(embedText(p.title, s.text));
   }
   const page: PageRow = {
     page_ref: p.pageRef,
