@@ -1,9 +1,11 @@
 /**
  * Whether a result matches the query, as a band an agent can act on, by a rule relative to what a match of this query
  * would score, never to one collection's score scale (docs/api-search.md#relevance): the share of the query's IDF mass
- * a BM25 result holds, and for a result only the vector arm found, its cosine similarity against the model's floor.
+ * a BM25 result holds, counted only when the result states two of the query's words together; for a result only the
+ * vector arm found, its cosine similarity against the model's floor.
  */
-import type { CompiledQuery, MatchableRow } from './query.js';
+import { termOf, wordTokens, type Analysis } from './analyzer.js';
+import type { CompiledQuery, CoverageWord, MatchableRow } from './query.js';
 
 /**
  * `strong`: the result holds the words that carry two thirds of the query's weight or more (or is near it in
@@ -22,6 +24,13 @@ export const STRONG_COVERAGE = 2 / 3;
 export const PARTIAL_COVERAGE = 1 / 3;
 
 /**
+ * How close two of the query's words must stand in a result's text (positions in words, stop words counted) for it to
+ * state them together: a phrase or a short clause. A passage on another subject shares a question's everyday words
+ * one here, one there; a passage that answers it says at least two of them in one breath.
+ */
+export const NEAR_WORDS = 8;
+
+/**
  * The similarity of a strong vector-only result: halfway from the model's floor (below which a passage is unrelated,
  * model-profiles.ts) to an identical text. Relative to each model's own scale; nothing between floor and it is more
  * than weak, since the vector arm returns its nearest passages whether or not anything matches.
@@ -30,28 +39,104 @@ export function strongSimilarity(floor: number): number {
   return (1 + floor) / 2;
 }
 
-/** What a ranked result's band reads: its row, and what each arm said of it. */
+/** What a ranked result's band reads: its row, what each arm said of it, and its text. */
 export interface BandInput {
   readonly row: MatchableRow;
   /** Null: the BM25 arm did not find it. */
   readonly bm25Score: number | null;
   readonly similarity: number | null;
+  /**
+   * The result's title and quotable text, read for whether it states two query words together; null when it has no
+   * quotable text (nosnippet), and then the words it holds count wherever they stand.
+   */
+  readonly text: { readonly title: string; readonly body: string } | null;
+}
+
+/**
+ * The weight of each query word: the IDF of its most common reading (a reading no passage holds weighs the most, and
+ * would otherwise count in every word). `idf` answers one per term of `termsOf(words)`, in that order.
+ */
+export function wordWeights(words: readonly CoverageWord[], idf: readonly number[]): number[] {
+  const at = new Map(termsOf(words).map((t, i) => [t, i]));
+  return words.map((w) => Math.min(...w.terms.map((t) => idf[at.get(t)!] ?? 0)));
+}
+
+/** The distinct terms of the query's words, in the order `wordWeights` reads their IDFs. */
+export function termsOf(words: readonly CoverageWord[]): string[] {
+  return [...new Set(words.flatMap((w) => w.terms))];
+}
+
+/**
+ * The share of the query's IDF mass a result holds: each word by its weight times its repeats. A query of one word or
+ * none: 1 (every BM25 candidate holds it).
+ */
+export function coverage(words: readonly CoverageWord[], weights: readonly number[], held: ArrayLike<number>): number {
+  if (words.length < 2) return 1;
+  let total = 0;
+  let got = 0;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!.n * weights[i]!;
+    total += w;
+    if (held[i] === 1) got += w;
+  }
+  return total > 0 ? got / total : 1;
+}
+
+const READINGS: readonly Analysis[] = ['en', 'fr', 'neutral'];
+
+/**
+ * Whether two different query words stand within `NEAR_WORDS` of each other in the title or in the body (a token
+ * counts as a query word when one of its readings is one of the word's terms). A query of fewer than two words: true.
+ */
+export function statesTogether(words: readonly CoverageWord[], text: { readonly title: string; readonly body: string }): boolean {
+  if (words.length < 2) return true;
+  const wordOf = new Map<string, number[]>();
+  words.forEach((w, i) => {
+    for (const t of w.terms) wordOf.set(t, [...(wordOf.get(t) ?? []), i]);
+  });
+  for (const part of [text.title, text.body]) {
+    // The last position each query word was seen at: a new sighting of another word within reach is a pair.
+    const last = new Map<number, number>();
+    let pos = 0;
+    for (const token of wordTokens(part)) {
+      const seen = new Set<number>();
+      for (const a of READINGS) {
+        const term = termOf(token, a);
+        if (term !== null) for (const i of wordOf.get(term) ?? []) seen.add(i);
+      }
+      for (const i of seen) {
+        for (const [j, at] of last) if (j !== i && pos - at <= NEAR_WORDS) return true;
+      }
+      for (const i of seen) last.set(i, pos);
+      pos++;
+    }
+  }
+  return false;
 }
 
 /**
  * The band of each result. `idf` answers the BM25 inverse document frequency of terms (CandidateSource.termIdf);
- * `floor` is the vector arm's similarity floor.
+ * `floor` is the vector arm's similarity floor. A BM25 result's coverage counts when it holds two of the query's words
+ * or more and states two together (`statesTogether`); otherwise it is weak unless its similarity makes it strong.
  */
 export async function matchBands(
-  compiled: Pick<CompiledQuery, 'coverage' | 'coverageTerms'>,
+  compiled: Pick<CompiledQuery, 'coverageWords' | 'wordsHeld'>,
   results: readonly BandInput[],
   idf: (terms: readonly string[]) => Promise<number[]>,
   floor: number,
 ): Promise<MatchBand[]> {
   if (results.length === 0) return [];
-  const weights = compiled.coverageTerms.length > 0 ? await idf(compiled.coverageTerms) : [];
+  const words = compiled.coverageWords;
+  const weights = words.length > 1 ? wordWeights(words, await idf(termsOf(words))) : [];
   return results.map((r) => {
-    const cover = r.bm25Score !== null ? compiled.coverage(r.row, weights) : 0;
+    let cover = 0;
+    if (r.bm25Score !== null) {
+      const held = words.length > 1 ? compiled.wordsHeld(r.row) : new Uint8Array(0);
+      let heldCount = 0;
+      for (let i = 0; i < held.length; i++) heldCount += held[i]!;
+      const together = words.length < 2 || (heldCount >= 2 && (r.text === null || statesTogether(words, r.text)));
+      cover = together ? coverage(words, weights, held) : 0;
+    }
     if (cover >= STRONG_COVERAGE || (r.similarity !== null && r.similarity >= strongSimilarity(floor))) return 'strong';
     return cover >= PARTIAL_COVERAGE ? 'partial' : 'weak';
   });
