@@ -94,20 +94,23 @@ export function statesTogether(words: readonly CoverageWord[], text: { readonly 
   words.forEach((w, i) => {
     for (const t of w.terms) wordOf.set(t, [...(wordOf.get(t) ?? []), i]);
   });
+  // Two words with a reading in common (two forms of one stem) are one word seen twice, not a pair.
+  const apart = (i: number, j: number) => i !== j && !words[i]!.terms.some((t) => words[j]!.terms.includes(t));
   for (const part of [text.title, text.body]) {
-    // The last position each query word was seen at: a new sighting of another word within reach is a pair.
+    // The last position each query word was seen at: a sighting of another word within reach makes a pair.
     const last = new Map<number, number>();
     let pos = 0;
     for (const token of wordTokens(part)) {
-      const seen = new Set<number>();
+      let seen: number[] | undefined;
       for (const a of READINGS) {
         const term = termOf(token, a);
-        if (term !== null) for (const i of wordOf.get(term) ?? []) seen.add(i);
+        const of = term === null ? undefined : wordOf.get(term);
+        if (of) (seen ??= []).push(...of);
       }
-      for (const i of seen) {
-        for (const [j, at] of last) if (j !== i && pos - at <= NEAR_WORDS) return true;
+      if (seen) {
+        for (const i of seen) for (const [j, at] of last) if (pos - at <= NEAR_WORDS && apart(i, j)) return true;
+        for (const i of seen) last.set(i, pos);
       }
-      for (const i of seen) last.set(i, pos);
       pos++;
     }
   }

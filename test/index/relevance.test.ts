@@ -65,6 +65,11 @@ t.test('statesTogether: two different query words within NEAR_WORDS, in the titl
   t.equal(statesTogether(words, { title: 'Garbage', body: 'Collection of stamps' }), false, 'title and body are apart');
   t.equal(statesTogether(words, { title: 'Collecting garbage', body: '' }), true, 'stemmed: collecting ~ collection');
   t.equal(statesTogether(compiled('gatineau').coverageWords, { title: '', body: '' }), true, 'one word: nothing to pair');
+  t.equal(
+    statesTogether(compiled('collect collection').coverageWords, { title: '', body: 'a collection and a collection' }),
+    false,
+    'two forms of one stem are one word',
+  );
 });
 
 t.test('bands: coverage counts when the result states two query words together', async (t) => {
