@@ -5,7 +5,8 @@
  * - SciFact (an index of its corpus): its claims, which it answers; and two sets of questions it cannot answer,
  *   test/fixtures/unanswerable-questions.json (Canadian and French civic questions, the rule was designed on them)
  *   and test/fixtures/unanswerable-everyday-questions.json (sport, cooking, municipal services, travel, software;
- *   held out while it was designed).
+ *   held out while it was designed), test/fixtures/unanswerable-household-questions.json (shopping, gardening,
+ *   pets, home repair, banking, weather; held out while the question words were extended).
  * - News and blog pages (the 181 pages of ../shared/data/web/article-extraction-benchmark, indexed here in a temp
  *   dir): test/fixtures/web-article-questions.json, questions those pages answer (held out too), and both
  *   unanswerable sets again.
@@ -44,6 +45,7 @@ const claims = readFileSync(here('../../shared/data/beir/scifact/queries.jsonl')
 const questions = (file: string) => (JSON.parse(readFileSync(here(file), 'utf8')) as { questions: string[] }).questions;
 const civic = questions('../test/fixtures/unanswerable-questions.json');
 const everyday = questions('../test/fixtures/unanswerable-everyday-questions.json');
+const household = questions('../test/fixtures/unanswerable-household-questions.json');
 const webQuestions = (
   JSON.parse(readFileSync(here('../test/fixtures/web-article-questions.json'), 'utf8')) as { questions: { q: string; page: string }[] }
 ).questions;
@@ -104,6 +106,7 @@ try {
   await measure(scifact, 'SciFact', 'claims (answered)', claims, true);
   await measure(scifact, 'SciFact', 'Canadian / French civic (unanswerable; designed on)', civic, false);
   await measure(scifact, 'SciFact', 'everyday EN / FR (unanswerable; held out)', everyday, false);
+  await measure(scifact, 'SciFact', 'household EN / FR (unanswerable; held out)', household, false);
 } finally {
   await scifact.close();
 }
@@ -122,6 +125,7 @@ try {
   );
   await measure(web, 'news pages', 'Canadian / French civic (unanswerable)', civic, false);
   await measure(web, 'news pages', 'everyday EN / FR (unanswerable)', everyday, false);
+  await measure(web, 'news pages', 'household EN / FR (unanswerable)', household, false);
 } finally {
   await web.close();
   rmSync(dir, { recursive: true, force: true });

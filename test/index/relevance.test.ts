@@ -56,6 +56,15 @@ t.test('weights: each word the least IDF of its readings; coverage the share of 
   t.equal(coverage(one.coverageWords, [5], [0]), 1, 'a query of one word: every candidate holds it');
 });
 
+t.test("weighed words: a question's words and the asker's pronouns are left out, as in ranking", async (t) => {
+  const words = (q: string) => compiled(q).coverageWords.map((w) => w.word);
+  t.same(words('How much is my Canada Child Benefit?'), ['canada', 'child', 'benefit']);
+  t.same(words('Where can I recycle old electronics?'), ['recycle', 'old', 'electronics']);
+  t.same(words('How many players do you need?'), ['players', 'need']);
+  t.same(words('US health care costs'), ['us', 'health', 'care', 'costs'], '"us" is also the country');
+  t.same(words('combien coûte mon abonnement'), ['coute', 'abonnement'], 'French: combien, and mon a stop word');
+});
+
 t.test('statesTogether: two different query words within NEAR_WORDS, in the title or in the body', async (t) => {
   const words = compiled('garbage collection gatineau').coverageWords;
   t.equal(statesTogether(words, { title: '', body: 'Garbage is picked up; collection days vary.' }), true);
