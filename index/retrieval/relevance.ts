@@ -4,7 +4,7 @@
  * a BM25 result holds, counted only when the result states two of the query's words together; for a result only the
  * vector arm found, its cosine similarity against the model's floor.
  */
-import { termOf, wordTokens, type Analysis } from './analyzer.js';
+import { TERM_TAGS, termOf, wordTokens, type Analysis } from './analyzer.js';
 import type { CompiledQuery, CoverageWord, MatchableRow } from './query.js';
 
 /**
@@ -83,35 +83,69 @@ export function coverage(words: readonly CoverageWord[], weights: readonly numbe
 }
 
 const READINGS: readonly Analysis[] = ['en', 'fr', 'neutral'];
+const TAGS = Object.values(TERM_TAGS).filter((t) => t !== '');
+const untagged = (term: string): string => {
+  for (const tag of TAGS) if (term.startsWith(tag)) return term.slice(tag.length);
+  return term;
+};
+const NONE: readonly number[] = [];
 
 /**
- * Whether two different query words stand within `NEAR_WORDS` of each other in the title or in the body (a token
- * counts as a query word when one of its readings is one of the word's terms). A query of fewer than two words: true.
+ * Which query words a text token is (a token counts as a word when one of its readings is one of the word's terms),
+ * remembered per token for the query's results.
  */
-export function statesTogether(words: readonly CoverageWord[], text: { readonly title: string; readonly body: string }): boolean {
-  if (words.length < 2) return true;
+function wordFinder(words: readonly CoverageWord[]): (token: string) => readonly number[] {
   const wordOf = new Map<string, number[]>();
   words.forEach((w, i) => {
     for (const t of w.terms) wordOf.set(t, [...(wordOf.get(t) ?? []), i]);
   });
+  // Stemming keeps a word's first three letters, or leaves a stem shorter than that: a token that starts with no
+  // query term's first three (or whole short term) cannot match, and is passed over without being stemmed.
+  const heads = new Set(words.flatMap((w) => w.terms.map((t) => untagged(t).slice(0, 3))));
+  // Only the readings the query has terms in (an English question has no French terms to meet).
+  const readings = READINGS.filter((a) =>
+    words.some((w) => w.terms.some((t) => untagged(t).length + TERM_TAGS[a].length === t.length && t.startsWith(TERM_TAGS[a]))),
+  );
+  const memo = new Map<string, readonly number[]>();
+  return (token) => {
+    let found = memo.get(token);
+    if (found) return found;
+    found = NONE;
+    if (heads.has(token.slice(0, 3)) || heads.has(token.slice(0, 2)) || heads.has(token.slice(0, 1))) {
+      const seen = new Set<number>();
+      for (const a of readings) {
+        const term = termOf(token, a);
+        for (const i of (term !== null && wordOf.get(term)) || NONE) seen.add(i);
+      }
+      if (seen.size > 0) found = [...seen];
+    }
+    memo.set(token, found);
+    return found;
+  };
+}
+
+/**
+ * Whether two different query words stand within `NEAR_WORDS` of each other in the title or in the body. A query of
+ * fewer than two words: true.
+ */
+export function statesTogether(
+  words: readonly CoverageWord[],
+  text: { readonly title: string; readonly body: string },
+  find = wordFinder(words),
+): boolean {
+  if (words.length < 2) return true;
   // Two words with a reading in common (two forms of one stem) are one word seen twice, not a pair.
   const apart = (i: number, j: number) => i !== j && !words[i]!.terms.some((t) => words[j]!.terms.includes(t));
   for (const part of [text.title, text.body]) {
     // The last position each query word was seen at: a sighting of another word within reach makes a pair.
     const last = new Map<number, number>();
-    let pos = 0;
+    let pos = -1;
     for (const token of wordTokens(part)) {
-      let seen: number[] | undefined;
-      for (const a of READINGS) {
-        const term = termOf(token, a);
-        const of = term === null ? undefined : wordOf.get(term);
-        if (of) (seen ??= []).push(...of);
-      }
-      if (seen) {
-        for (const i of seen) for (const [j, at] of last) if (pos - at <= NEAR_WORDS && apart(i, j)) return true;
-        for (const i of seen) last.set(i, pos);
-      }
       pos++;
+      const seen = find(token);
+      if (seen.length === 0) continue;
+      for (const i of seen) for (const [j, at] of last) if (pos - at <= NEAR_WORDS && apart(i, j)) return true;
+      for (const i of seen) last.set(i, pos);
     }
   }
   return false;
@@ -131,17 +165,18 @@ export async function matchBands(
   if (results.length === 0) return [];
   const words = compiled.coverageWords;
   const weights = words.length > 1 ? wordWeights(words, await idf(termsOf(words))) : [];
+  const find = words.length > 1 ? wordFinder(words) : undefined;
   return results.map((r) => {
-    let cover = 0;
-    if (r.bm25Score !== null) {
-      const held = words.length > 1 ? compiled.wordsHeld(r.row) : new Uint8Array(0);
-      let heldCount = 0;
-      for (let i = 0; i < held.length; i++) heldCount += held[i]!;
-      const together = words.length < 2 || (heldCount >= 2 && (r.text === null || statesTogether(words, r.text)));
-      cover = together ? coverage(words, weights, held) : 0;
-    }
-    if (cover >= STRONG_COVERAGE || (r.similarity !== null && r.similarity >= strongSimilarity(floor))) return 'strong';
-    return cover >= PARTIAL_COVERAGE ? 'partial' : 'weak';
+    if (r.similarity !== null && r.similarity >= strongSimilarity(floor)) return 'strong';
+    if (r.bm25Score === null) return 'weak';
+    if (words.length < 2) return 'strong';
+    const held = compiled.wordsHeld(r.row);
+    let heldCount = 0;
+    for (let i = 0; i < held.length; i++) heldCount += held[i]!;
+    const cover = heldCount >= 2 ? coverage(words, weights, held) : 0;
+    // Where the words stand is read last, and only when it can change the band.
+    if (cover < PARTIAL_COVERAGE || (r.text !== null && !statesTogether(words, r.text, find))) return 'weak';
+    return cover >= STRONG_COVERAGE ? 'strong' : 'partial';
   });
 }
 
