@@ -89,6 +89,7 @@ const untagged = (term: string): string => {
   return term;
 };
 const NONE: readonly number[] = [];
+const head = (word: string): string => word.slice(0, 2).replace(/y/g, 'i');
 
 /**
  * Which query words a text token is (a token counts as a word when one of its readings is one of the word's terms),
@@ -99,9 +100,9 @@ function wordFinder(words: readonly CoverageWord[]): (token: string) => readonly
   words.forEach((w, i) => {
     for (const t of w.terms) wordOf.set(t, [...(wordOf.get(t) ?? []), i]);
   });
-  // Stemming keeps a word's first three letters, or leaves a stem shorter than that: a token that starts with no
-  // query term's first three (or whole short term) cannot match, and is passed over without being stemmed.
-  const heads = new Set(words.flatMap((w) => w.terms.map((t) => untagged(t).slice(0, 3))));
+  // Both stemmers keep a word's first two letters, but for a y that may become i (dying → die): a token whose first
+  // two are no query term's cannot match, and is passed over without being stemmed.
+  const heads = new Set(words.flatMap((w) => w.terms.map((t) => head(untagged(t)))));
   // Only the readings the query has terms in (an English question has no French terms to meet).
   const readings = READINGS.filter((a) =>
     words.some((w) => w.terms.some((t) => untagged(t).length + TERM_TAGS[a].length === t.length && t.startsWith(TERM_TAGS[a]))),
@@ -111,7 +112,7 @@ function wordFinder(words: readonly CoverageWord[]): (token: string) => readonly
     let found = memo.get(token);
     if (found) return found;
     found = NONE;
-    if (heads.has(token.slice(0, 3)) || heads.has(token.slice(0, 2)) || heads.has(token.slice(0, 1))) {
+    if (heads.has(head(token))) {
       const seen = new Set<number>();
       for (const a of readings) {
         const term = termOf(token, a);

@@ -73,6 +73,11 @@ t.test('statesTogether: two different query words within NEAR_WORDS, in the titl
   t.equal(statesTogether(words, { title: '', body: `garbage ${filler(20)} garbage ${filler(20)} collection` }), false);
   t.equal(statesTogether(words, { title: 'Garbage', body: 'Collection of stamps' }), false, 'title and body are apart');
   t.equal(statesTogether(words, { title: 'Collecting garbage', body: '' }), true, 'stemmed: collecting ~ collection');
+  t.equal(
+    statesTogether(compiled('star dies').coverageWords, { title: '', body: 'A dying star.' }),
+    true,
+    'a word whose stem does not start as it does (dying → die)',
+  );
   t.equal(statesTogether(compiled('gatineau').coverageWords, { title: '', body: '' }), true, 'one word: nothing to pair');
   t.equal(
     statesTogether(compiled('collect collection').coverageWords, { title: '', body: 'a collection and a collection' }),
