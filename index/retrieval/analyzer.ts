@@ -39,13 +39,14 @@ export const STOP_WORDS: Readonly<Record<AnalyzerLang, ReadonlySet<string>>> = {
 /**
  * Words that make a sentence a question but say nothing about its subject (English and French). In a
  * natural-language query they do not drive the ranking (docs/api-search.md); they still match when they are all the
- * query has.
+ * query has. The asker's own pronouns (I, my, you, we) are among them, as their French forms are French stop words;
+ * not "us", which is also the country.
  */
 export const QUESTION_WORDS: ReadonlySet<string> = new Set(
   (
     'what whats which who whom whose when where why how does do did doing done can could should would may might must shall ' +
     'has have had having am been being get gets got tell explain describe find show give list about any some there here ' +
-    'please vs versus ' +
+    'please vs versus much many i me my you your we our ' +
     'quoi quel quelle quels quelles lequel laquelle lesquels lesquelles ou quand comment pourquoi combien est ce sont ' +
     'peut peuvent faut dois doit doivent existe y a il elle'
   ).split(' '),

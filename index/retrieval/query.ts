@@ -286,6 +286,11 @@ interface WordTerms {
   readonly terms: readonly string[];
 }
 
+/** A query word relevance weighs: its terms in every reading, and how many times the query gives it. */
+export interface CoverageWord extends WordTerms {
+  readonly n: number;
+}
+
 /** Typed clauses compiled from an AST. */
 export interface CompiledQuery {
   readonly ast: QueryAst;
@@ -320,14 +325,13 @@ export interface CompiledQuery {
    * holds; 1 with no ranked words. The halved form, because Lucene's plain share ranked worse (docs/bench-index.md).
    */
   coordination(row: MatchableRow): number;
-  /** The terms `coverage` weighs words by: each word's terms in every reading (their IDFs are asked for, in this order). */
-  readonly coverageTerms: readonly string[];
   /**
-   * The share of the query's IDF mass a BM25 candidate holds (relevance.ts): each word (ranked, by its repeats, and
-   * required) weighs the IDF of its most common reading, `idf` giving one per `coverageTerms` entry. A query of one
-   * word or none: 1 (every BM25 candidate holds it).
+   * The words relevance weighs (relevance.ts): the ranked words (with their repeats) and the required ones not ranked,
+   * each with its terms in every reading.
    */
-  coverage(row: MatchableRow, idf: readonly number[]): number;
+  readonly coverageWords: readonly CoverageWord[];
+  /** Which of `coverageWords` a candidate holds (1 at a word's position), in a fresh array per call. */
+  wordsHeld(row: MatchableRow): Uint8Array;
   /** Whether code-side checks may reject many candidates (the arms then fetch deeper lists). */
   readonly selective: boolean;
   /**
@@ -439,8 +443,8 @@ export function compileQuery(ast: QueryAst): CompiledQuery {
     hitColumns: checks.hitColumns,
     matchColumns: checks.matchColumns,
     coordination: checks.coordination,
-    coverageTerms: checks.coverageTerms,
-    coverage: checks.coverage,
+    coverageWords: checks.coverageWords,
+    wordsHeld: checks.wordsHeld,
     selective: checks.codeChecks || mustWords.length > 1,
     textSelective: checks.codeChecks || (mustWords.length > 1 && noText),
     textCoversMatches: !noText && mustWords.length > 0,
@@ -521,8 +525,8 @@ function invalidValues(ast: QueryAst): CompiledQuery['invalid'] {
 interface QueryChecks {
   readonly matches: CompiledQuery['matches'];
   readonly coordination: CompiledQuery['coordination'];
-  readonly coverageTerms: CompiledQuery['coverageTerms'];
-  readonly coverage: CompiledQuery['coverage'];
+  readonly coverageWords: CompiledQuery['coverageWords'];
+  readonly wordsHeld: CompiledQuery['wordsHeld'];
   readonly matchColumns: MatchColumn[];
   readonly hitColumns: MatchColumn[];
   /** Checks only code can make (prefixes, exclusions, phrases): they may reject many candidates of either arm. */
@@ -603,28 +607,19 @@ function buildChecks(ast: QueryAst, words: AnalysedWords, probe: readonly string
     return 0.5 + (0.5 * got) / totalWeight;
   };
 
-  // Coverage weighs the ranked words and the required ones not ranked too; a word's weight is the IDF of its most
-  // common reading (a reading no passage holds weighs the most, and would otherwise count in every word).
+  // Relevance weighs the ranked words and the required ones not ranked too.
   const covered = [...weights.values()].map((x) => ({ w: x.w, slots: slotsOf(x.w), n: x.n }));
   for (const w of mustWords) if (!covered.some((c) => same(c.w.terms, w.terms))) covered.push({ w, slots: slotsOf(w), n: 1 });
-  const coverageTerms = [...new Set(covered.flatMap((c) => c.w.terms))];
-  const termAt = new Map(coverageTerms.map((t, i) => [t, i]));
-  const coverage = (row: MatchableRow, idf: readonly number[]): number => {
-    if (covered.length < 2) return 1;
+  const coverageWords = covered.map((c) => ({ word: c.w.word, terms: c.w.terms, n: c.n }));
+  const wordsHeld = (row: MatchableRow): Uint8Array => {
     const present = presence.present(row);
-    let total = 0;
-    let got = 0;
-    for (const c of covered) {
-      let least = Infinity;
-      for (const t of c.w.terms) least = Math.min(least, idf[termAt.get(t)!] ?? 0);
-      total += c.n * least;
-      if (held(present, c.slots)) got += c.n * least;
-    }
-    return total > 0 ? got / total : 1;
+    const out = new Uint8Array(covered.length);
+    for (let i = 0; i < covered.length; i++) if (held(present, covered[i]!.slots)) out[i] = 1;
+    return out;
   };
 
   const codeChecks = prefixChecks.length > 0 || excluded.length > 0 || ast.excludedPhrases.length > 0 || ast.phrases.length > 0;
-  return { matches, coordination, coverageTerms, coverage, matchColumns, hitColumns, codeChecks };
+  return { matches, coordination, coverageWords, wordsHeld, matchColumns, hitColumns, codeChecks };
 }
 
 function dedupeWords(list: readonly WordTerms[]): WordTerms[] {

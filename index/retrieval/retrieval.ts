@@ -559,9 +559,11 @@ export async function searchPages(
   });
   const full = await hydratePages(source, window);
   const floor = minSimilarityFor(source.embedder?.modelId);
+  // Which words a result holds is read from its candidate row; where they stand, from the result row's quotable text.
+  const quoted = new Map(full.map((p) => [p.best.row.page_ref, p.best.row]));
   const bands = await matchBands(
     res.compiled,
-    window.map((p) => p.best),
+    window.map((p) => ({ ...p.best, text: quotable(quoted.get(p.best.row.page_ref)) })),
     (terms) => source.termIdf(terms),
     floor,
   );
@@ -574,6 +576,10 @@ export async function searchPages(
     collapsedPerHost,
     duplicates,
   };
+}
+
+function quotable(row: ResultRow | undefined): { title: string; body: string } | null {
+  return row && row.snippet_text.trim() !== '' ? { title: row.title, body: row.snippet_text } : null;
 }
 
 /**

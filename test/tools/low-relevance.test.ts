@@ -1,15 +1,14 @@
 /**
  * svc_search says "nothing relevant": every result carries a match band (the share of the query's IDF mass it holds,
- * docs/api-search.md#relevance), and an answer whose results are all weak carries `low_relevance`. Over a small real
- * corpus (SciFact abstracts, through the tool call an agent makes): questions the corpus cannot answer are flagged,
- * claims it answers are not.
+ * when it states two query words together, docs/api-search.md#relevance), and an answer whose results are all weak
+ * carries `low_relevance`. Through the tool call an agent makes, over a small real corpus (SciFact abstracts):
+ * questions it cannot answer are flagged, claims it answers are not; and over a few pages made for it: the same
+ * words together match, scattered they do not.
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { corpusPage, readCorpus } from '../../cli/ingest.js';
-import { lowRelevance, matchBands } from '../../index/retrieval/relevance.js';
-import { compileQuery, parseQuery } from '../../index/retrieval/query.js';
 import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
@@ -62,6 +61,7 @@ t.test('low_relevance: unanswerable questions are flagged, answered claims are n
     'When does the Rideau Canal skateway open for skating this winter?',
     'Which Montreal metro line goes to the Olympic Stadium?',
     "How do I renew my Ontario driver's licence online?",
+    'What day is garbage collection in Gatineau?',
   ]) {
     t.ok(questions.includes(q), `"${q}" is one of the unanswerable questions`);
     const r = await search(q);
@@ -92,26 +92,42 @@ t.test('low_relevance: unanswerable questions are flagged, answered claims are n
   t.ok(answered >= 8, `${answered} of ${claims.length} claims find their judged answer in the first 10`);
 });
 
-t.test('bands: the share of the IDF mass a result holds, relative to what a full match holds', async (t) => {
-  const compiled = compileQuery(parseQuery('garbage collection gatineau'));
-  const idfOf: Record<string, number> = { garbag: 2, collect: 1 }; // gatineau in no reading: the largest
-  const idf = async (terms: readonly string[]) => terms.map((x) => idfOf[x] ?? 5);
-  const row = (words: string) => ({ host: 'h', title: '', search_text: words });
-  const bands = await matchBands(
-    compiled,
-    [
-      { row: row('garbag collect gatineau'), bm25Score: 1, similarity: null },
-      { row: row('garbag collect'), bm25Score: 1, similarity: null },
-      { row: row('collect'), bm25Score: 1, similarity: null },
-      { row: row('collect'), bm25Score: null, similarity: 0.9 },
-      { row: row('collect'), bm25Score: null, similarity: 0.3 },
-    ],
-    idf,
-    0.2,
+t.test('bands through the index: words stated together match, the same words scattered do not', async (t) => {
+  const filler = (seed: number) =>
+    Array.from({ length: 30 }, (_, i) => ['river', 'stone', 'window', 'paper', 'orange', 'violin'][(i + seed) % 6]).join(' ');
+  const docs = [
+    { _id: 'together', title: 'Calendar', text: 'Gatineau garbage collection: bins go out on Monday morning.' },
+    { _id: 'scattered', title: 'Notes', text: `Gatineau ${filler(1)} garbage ${filler(2)} collection ${filler(3)}.` },
+    { _id: 'one-word', title: 'Stamps', text: `A collection of stamps. ${filler(4)}` },
+    ...Array.from({ length: 9 }, (_, i) => ({ _id: `other-${i}`, title: `Other ${i}`, text: filler(i) })),
+  ];
+  const s = await startTestService();
+  t.teardown(() => s.close());
+  await s.services.deps.index.upsertPages(docs.map((d, i) => corpusPage(d, i + 1, 'bands', '2026-11-20T00:00:00Z')));
+  await s.services.deps.index.optimize();
+  const ctx = { deps: s.services.deps, caller: { keyId: 'test', digest: '0'.repeat(64) } };
+  const search = (q: string) => callTool(searchTool, { q, limit: 10 }, ctx);
+  const idOf = (ref: number) => docs[ref - 1]!._id;
+
+  const r = await search('garbage collection in Gatineau');
+  t.same(
+    Object.fromEntries(r.results.map((x) => [idOf(x.page_ref), x.match])),
+    { together: 'strong', scattered: 'weak', 'one-word': 'weak' },
+    'all words together: strong; the same words 30 apart: weak; one word of three: weak',
   );
-  // Per word, the least IDF of its readings: garbage 2, collection 1, gatineau 5 (every reading absent).
-  t.same(bands, ['strong', 'partial', 'weak', 'strong', 'weak'], 'full; 3 of 8; 1 of 8; vector-only near; vector-only far');
-  t.equal(lowRelevance(['weak', 'weak']), true);
-  t.equal(lowRelevance(['weak', 'partial']), false);
-  t.equal(lowRelevance([]), false, 'an empty answer says no_results instead');
+  t.notOk(
+    r.warnings.some((w) => w.code === 'low_relevance'),
+    'one strong result: no warning',
+  );
+
+  const none = await search('buy stamps in Gatineau');
+  t.ok(none.results.length >= 3, 'pages share a word each');
+  t.ok(
+    none.results.every((x) => x.match === 'weak'),
+    'no page holds two of the words',
+  );
+  t.ok(
+    none.warnings.some((w) => w.code === 'low_relevance'),
+    'low_relevance',
+  );
 });
