@@ -175,6 +175,14 @@ export class TextSnapshot {
     };
   }
 
+  /**
+   * Terms and rows the postings' load put into this thread's own maps or copied (`Postings.loadWork`): 0 when read
+   * in place from an image. Not counted: the page records, rebuilt per load, and a small index's vectors, copied.
+   */
+  get loadWork(): number {
+    return this.postings.loadWork;
+  }
+
   /** Whether a read for these postings should bring the snippet text (the store keeps more). */
   get takesSnippets(): boolean {
     return this.snippets !== null && !this.snippets.size.full;
@@ -601,6 +609,11 @@ export interface TextEngineStats {
    */
   readonly image: { readonly id: string; readonly version: number; readonly bytes: number; readonly shared: boolean } | null;
   readonly images: { readonly made: number; readonly written: number };
+  /**
+   * Work the postings' load did that grows with the index (`TextSnapshot.loadWork`): 0 when they were read in place
+   * from an image.
+   */
+  readonly loadWork: number;
   /** BM25 arms and filter-only scans the postings answered since open (no other engine answers them). */
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
@@ -807,6 +820,7 @@ export class TextEngine {
       syncs: { ...this.#syncs },
       image: this.#imageInfo ? { ...this.#imageInfo } : null,
       images: { ...this.#images },
+      loadWork: this.#postings?.loadWork ?? 0,
       answers: this.#answers,
       waits: this.#waits,
     };
