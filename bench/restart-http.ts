@@ -48,6 +48,10 @@ const made = spawnSync(
 if (made.status !== 0) throw new Error(`svc keys create: ${made.stderr}`);
 const key = (JSON.parse(made.stdout.trim().split('\n').at(-1)!) as { key: string }).key;
 
+// BM25 only (no model) and quiet: what is timed is the text engine's start.
+const serveEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn' };
+delete serveEnv.SVC_MODEL_DIR;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
@@ -91,7 +95,7 @@ async function start(threads: number): Promise<Run> {
   const base = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
   const child: ChildProcess = spawn(process.execPath, [svc, 'serve', '--port', String(port), '--data-dir', dataDir, '--no-crawl'], {
-    env: { ...process.env, SVC_SEARCH_THREADS: String(threads), SVC_LOG_LEVEL: 'warn' },
+    env: { ...serveEnv, SVC_SEARCH_THREADS: String(threads) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
@@ -142,7 +146,7 @@ for (const threads of values.threads.split(',').map(Number)) {
     console.log(`threads ${threads}: scanned (${Math.round(run.steadyMs)} ms to steady); waiting for its segment`);
     const port = await freePort();
     const child = spawn(process.execPath, [svc, 'serve', '--port', String(port), '--data-dir', dataDir, '--no-crawl'], {
-      env: { ...process.env, SVC_SEARCH_THREADS: '0', SVC_LOG_LEVEL: 'warn' },
+      env: { ...serveEnv, SVC_SEARCH_THREADS: '0' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const t0 = performance.now();

@@ -98,15 +98,17 @@ t.test('two threads read one image in place: no term or row map of their own, th
   t.ok(await pool.whenReady(60_000), 'both threads opened the index');
   await pool.textEngineReady(services.deps.index);
   const own = services.deps.index.textPostingsStats()!;
-  t.same([own.syncs.loads, own.syncs.builds, own.loadWork], [1, 0, 0], 'the owner loaded the image and built no map');
+  t.same([own.syncs.loads, own.syncs.builds], [1, 0], 'the owner loaded the image');
+  t.ok(own.vectors > 0, 'the owner keeps the vectors in memory');
+  t.equal(own.loadWork, own.vectors * embedder.dim, 'the owner built no map: its one work, the vectors copied to shared memory');
   const threads = await pool.stats();
   t.same(
-    threads.map((s) => [s.engineLoads, s.engineBuilds, s.engineLoadWork, s.engineSharedBytes]),
+    threads.map((s) => [s.engineLoads, s.engineBuilds, s.engineLoadWork, s.engineSharedBytes, s.flatVectors]),
     [
-      [1, 0, 0, own.image!.bytes],
-      [1, 0, 0, own.image!.bytes],
+      [1, 0, 0, own.image!.bytes, own.vectors],
+      [1, 0, 0, own.image!.bytes, own.vectors],
     ],
-    'each thread loaded the shared image and put no term or row in a map of its own',
+    "each thread loaded the shared image and put no term, row or vector in memory of its own: it reads the owner's",
   );
   t.same(await answers(services.deps), want, 'the threads answer as the full scan does');
   t.same(

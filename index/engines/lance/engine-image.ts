@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { PostingsState, Segment } from '../memory/postings.js';
 import { RowTable } from '../memory/row-table.js';
 import { TermTable } from '../memory/term-table.js';
+import type { SharedVectorBlock } from '../memory/flat-vectors.js';
 import type { SnippetState } from '../memory/snippet-store.js';
 import type { PageFieldRow } from './columns.js';
 
@@ -26,7 +27,8 @@ export interface SnapshotState {
     readonly lastDoc: number;
   }[];
   readonly snippets: SnippetState | null;
-  readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
+  /** `block`: the rows already in a shared kernel memory (made by this process's first reader of the image). */
+  readonly vectors: { readonly dim: number; readonly rows: Float32Array; readonly block?: SharedVectorBlock } | null;
 }
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
@@ -71,6 +73,11 @@ export interface ImageHeader extends ImageIdentity {
 export interface EngineImage {
   readonly buffer: SharedArrayBuffer | ArrayBuffer;
   readonly header: ImageHeader;
+  /**
+   * Its vectors in a shared kernel memory, set by the process's first reader (text-engine.ts): the threads the image
+   * is posted to read that memory in place instead of each copying the rows into its own.
+   */
+  vectors?: SharedVectorBlock;
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -197,7 +204,8 @@ export function decodeImage(image: EngineImage): SnapshotState {
     prevOfPage: view('prevOfPage', 'i32'),
     pages,
     snippets,
-    vectors: h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32') },
+    vectors:
+      h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32'), ...(image.vectors ? { block: image.vectors } : {}) },
   };
 }
 
