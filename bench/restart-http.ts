@@ -105,6 +105,7 @@ async function start(threads: number): Promise<Run> {
     let q = 0;
     while (done.length < probes) {
       if (performance.now() - t0 > maxMs) throw new Error(`no ${probes} probes within ${maxMs} ms`);
+      if (child.exitCode !== null) throw new Error(`svc serve exited (${child.exitCode})`);
       const lat: number[] = [];
       for (let i = 0; i < probeSize; i++) {
         const claim = claims[q++ % claims.length]!;

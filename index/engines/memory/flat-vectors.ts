@@ -1,7 +1,8 @@
 /**
  * Exact nearest neighbours of a small index's vectors, in process (the vector arm below `FLAT_VECTOR_BYTES`).
  * One SIMD pass over vectors kept in WebAssembly memory avoids LanceDB's per-query flat scan and Arrow decode, with
- * the same exact cosine answer. Rows are postings document ids; not thread-safe (main thread only).
+ * the same exact cosine answer. Rows are postings document ids. An instance is one thread's; the rows of a loaded
+ * engine image may be one shared memory that every thread's instance reads in place (`share`, `fromShared`).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
