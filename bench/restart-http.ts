@@ -176,3 +176,5 @@ for (const threads of values.threads.split(',').map(Number)) {
     }),
   );
 }
+// fetch's idle keep-alive sockets would hold the process open.
+process.exit(0);
