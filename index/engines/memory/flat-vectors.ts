@@ -167,7 +167,11 @@ export class FlatVectors {
   static share(dim: number, data: Float32Array): SharedVectorBlock | null {
     const rows = Math.floor(data.length / dim);
     const v = FlatVectors.create(dim, Math.max(1, rows));
-    return v && v.load(data) ? v.#block() : null;
+    try {
+      return v && v.load(data) ? v.#block() : null;
+    } catch {
+      return null; // no room for the norms within the memory's maximum
+    }
   }
 
   /** An instance reading `block`'s rows in place (its own scratch in a region it grows the memory by). */
