@@ -369,6 +369,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
             (s) => s.engineSharedBytes,
           ],
           [
+            'svc_text_engine_load_work',
+            'Terms and rows the postings load put in maps or copied (0: read in place from the engine image)',
+            (s) => s.engineLoadWork,
+          ],
+          [
             'svc_search_thread_heap_after_major_gc_bytes',
             'JS heap right after the latest major collection (0: none yet)',
             (s) => s.heapAfterMajorGcBytes,
@@ -408,6 +413,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         gauge('svc_text_engine_shared_bytes', 'Bytes of the shared engine image the postings are views of (0: none, or not shared).', [
           { value: tp.image?.shared ? tp.image.bytes : 0 },
         ]);
+        gauge(
+          'svc_text_engine_load_work',
+          'Terms and rows the postings load put in maps or copied (0: read in place from the engine image).',
+          [{ value: tp.loadWork }],
+        );
       }
       const re = await index.reembedProgress();
       gauge(

@@ -14,11 +14,13 @@ export const WASM_URLS = [
   new URL('../dist/index/engines/memory/flat-vectors.wasm', import.meta.url),
 ];
 
-/** The WebAssembly binary of a module's text (SIMD enabled; no names section, so comments change nothing). */
+/** The WebAssembly binary of a module's text (SIMD and shared memory enabled; no names section, so comments change nothing). */
 export async function assemble(wat: string): Promise<Uint8Array> {
-  const module = (await wabt()).parseWat('flat-vectors.wat', wat, { simd: true });
+  const features = { simd: true, threads: true };
+  const module = (await wabt()).parseWat('flat-vectors.wat', wat, features);
   try {
-    module.validate();
+    // The typings take no features here, but wabt's validate reads them (shared memory is checked against them).
+    (module.validate as (features: object) => void)(features);
     return module.toBinary({}).buffer;
   } finally {
     module.destroy();

@@ -74,6 +74,8 @@ export interface WorkerStats {
   readonly engineBuilds: number;
   readonly engineLoads: number;
   readonly engineSharedBytes: number;
+  /** Work this thread's postings' load did that grows with the index (0: read in place from the shared image). */
+  readonly engineLoadWork: number;
 }
 
 /** Search thread → HTTP thread. */
@@ -211,6 +213,7 @@ async function main(data: SearchWorkerData): Promise<void> {
             engineBuilds: tp?.syncs.builds ?? 0,
             engineLoads: tp?.syncs.loads ?? 0,
             engineSharedBytes: tp?.image?.shared ? tp.image.bytes : 0,
+            engineLoadWork: tp?.loadWork ?? 0,
           },
         });
         return;

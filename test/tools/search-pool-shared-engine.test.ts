@@ -52,3 +52,67 @@ t.test('restarted with search threads: one load of the segment, shared by every 
     t.equal(out.results[0]?.url, 'https://www.gov.bc.ca/page-3', 'a page written after the segment is found on the threads');
   }
 });
+
+t.test('two threads read one image in place: no term or row map of their own, the answers of a full scan', async (t) => {
+  const dataDir = t.testdir();
+  const embedder = createHashingEmbedder();
+  const words = ['passport', 'fees', 'licence', 'wildfire', 'permit', 'fishing', 'tax', 'benefit', 'housing', 'transit'];
+  const writer = await PassageIndex.open({ dir: join(dataDir, 'lance'), embedder, refreshAfterMs: 0, engineSegments: true });
+  await writer.upsertPages(
+    Array.from({ length: 24 }, (_, i) =>
+      makePage(i + 1, i % 2 ? 'www.canada.ca' : 'www.ontario.ca', [
+        `${words[i % 10]} ${words[(i * 3) % 10]} rules for residents`,
+        `apply for ${words[(i * 7) % 10]} online ${words[(i + 1) % 10]}`,
+      ]),
+    ),
+  );
+  await writer.engineImageNow();
+  await writer.close();
+  const queries = ['passport fees', 'wildfire permit', '+tax benefit', 'housing transit online', 'fishing licence rules'];
+  const ctx = { caller: { keyId: 'test', digest: '0'.repeat(64) } };
+  const answers = async (deps: Parameters<typeof callTool>[2]['deps']) => {
+    const out: string[] = [];
+    for (const q of queries) {
+      const r = await callTool(searchTool, { q }, { ...ctx, deps });
+      out.push(`${q}: ${r.results.map((x) => `${x.url}#${x.score}`).join(' ')}`);
+    }
+    return out;
+  };
+
+  // The full scan: segments off, no threads.
+  const scanConfig = loadConfig({ env: { SVC_ENGINE_SEGMENTS: '0' }, flags: { ...loopbackFlags(dataDir), searchThreads: 0 } });
+  const scanning = await createServices(scanConfig, { embedder, log: createLogger({ level: 'silent' }) });
+  await scanning.deps.index.textEngineReady();
+  t.equal(scanning.deps.index.textPostingsStats()!.syncs.builds, 1, 'the reference scanned the table');
+  const want = await answers(scanning.deps);
+  await scanning.close();
+  t.ok(
+    want.every((a) => a.includes('https://')),
+    'every query finds pages',
+  );
+
+  const config = loadConfig({ env: {}, flags: { ...loopbackFlags(dataDir), searchThreads: 2 } });
+  const services = await createServices(config, { embedder, log: createLogger({ level: 'silent' }) });
+  t.teardown(() => services.close());
+  const pool = services.searchPool!;
+  t.ok(await pool.whenReady(60_000), 'both threads opened the index');
+  await pool.textEngineReady(services.deps.index);
+  const own = services.deps.index.textPostingsStats()!;
+  t.same([own.syncs.loads, own.syncs.builds], [1, 0], 'the owner loaded the image');
+  t.ok(own.vectors > 0, 'the owner keeps the vectors in memory');
+  t.equal(own.loadWork, own.vectors * embedder.dim, 'the owner built no map: its one work, the vectors copied to shared memory');
+  const threads = await pool.stats();
+  t.same(
+    threads.map((s) => [s.engineLoads, s.engineBuilds, s.engineLoadWork, s.engineSharedBytes, s.flatVectors]),
+    [
+      [1, 0, 0, own.image!.bytes, own.vectors],
+      [1, 0, 0, own.image!.bytes, own.vectors],
+    ],
+    "each thread loaded the shared image and put no term, row or vector in memory of its own: it reads the owner's",
+  );
+  t.same(await answers(services.deps), want, 'the threads answer as the full scan does');
+  t.same(
+    (await pool.stats()).map((s) => s.engineLoadWork),
+    [0, 0],
+  );
+});

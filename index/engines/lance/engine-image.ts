@@ -6,6 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { PostingsState, Segment } from '../memory/postings.js';
+import { RowTable } from '../memory/row-table.js';
+import { TermTable } from '../memory/term-table.js';
+import type { SharedVectorBlock } from '../memory/flat-vectors.js';
 import type { SnippetState } from '../memory/snippet-store.js';
 import type { PageFieldRow } from './columns.js';
 
@@ -24,11 +27,12 @@ export interface SnapshotState {
     readonly lastDoc: number;
   }[];
   readonly snippets: SnippetState | null;
-  readonly vectors: { readonly dim: number; readonly rows: Float32Array } | null;
+  /** `block`: the rows already in a shared kernel memory (made by this process's first reader of the image). */
+  readonly vectors: { readonly dim: number; readonly rows: Float32Array; readonly block?: SharedVectorBlock } | null;
 }
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
-export const IMAGE_FORMAT = 1;
+export const IMAGE_FORMAT = 2;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
@@ -59,6 +63,7 @@ export interface ImageHeader extends ImageIdentity {
   readonly sections: Record<string, readonly [offset: number, length: number, kind: Kind]>;
   readonly segments: readonly { readonly lo: number; readonly hi: number }[];
   readonly totalLength: number;
+  readonly deadCount: number;
   readonly bitsets: readonly number[];
   readonly snippets: Omit<SnippetState, 'chunks' | 'at' | 'len'> & { readonly chunks: number };
   readonly vectorDim: number | null;
@@ -68,6 +73,11 @@ export interface ImageHeader extends ImageIdentity {
 export interface EngineImage {
   readonly buffer: SharedArrayBuffer | ArrayBuffer;
   readonly header: ImageHeader;
+  /**
+   * Its vectors in a shared kernel memory, set by the process's first reader (text-engine.ts): the threads the image
+   * is posted to read that memory in place instead of each copying the rows into its own.
+   */
+  vectors?: SharedVectorBlock;
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -76,8 +86,12 @@ const align8 = (n: number) => (n + 7) & ~7;
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
   const sections: [string, Typed][] = [];
   const p = state.postings;
-  const { text, offsets } = joinTerms(p.terms);
-  sections.push(['terms', Buffer.from(text, 'utf8')], ['termOffsets', offsets]);
+  // The term dictionary and row id → document as tables a reader searches in place (no map built per thread).
+  const terms = (p.terms instanceof TermTable ? p.terms : TermTable.build(p.terms)).arrays;
+  sections.push(['termChars', terms.chars], ['termOffsets', terms.offsets], ['termSlots', terms.slots]);
+  sections.push(['rowSlots', RowTable.slots(p.rowIds, p.dead)]);
+  let deadCount = 0;
+  for (let d = 0; d < p.dead.length; d++) deadCount += p.dead[d]!;
   p.segments.forEach((g, i) => sections.push([`seg${i}.offsets`, g.offsets], [`seg${i}.docs`, g.docs], [`seg${i}.tfs`, g.tfs]));
   sections.push(['rowIds', p.rowIds], ['lengths', p.lengths], ['dead', p.dead], ['df', p.df]);
   for (const [id, set] of p.bitsets) sections.push([`bits${id}`, set]);
@@ -102,6 +116,7 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
     sections: placed,
     segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
     totalLength: p.totalLength,
+    deadCount,
     bitsets: p.bitsets.map(([id]) => id),
     snippets: sn
       ? { maxBytes: sn.maxBytes, docs: sn.docs, bytes: sn.bytes, allocated: sn.allocated, full: sn.full, chunks: sn.chunks.length }
@@ -136,7 +151,10 @@ export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader
   return header;
 }
 
-/** The snapshot state an image holds, as views over its bytes (nothing copied but the terms and page records). */
+/**
+ * The snapshot state an image holds, as views over its bytes: nothing copied but the page records, and no work per
+ * term or row (the term and row tables are read in place).
+ */
 export function decodeImage(image: EngineImage): SnapshotState {
   const { buffer, header: h } = image;
   const view = <K extends Kind>(name: string, kind: K): InstanceType<(typeof CTORS)[K]> => {
@@ -144,11 +162,7 @@ export function decodeImage(image: EngineImage): SnapshotState {
     if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
     return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
   };
-  const termBytes = view('terms', 'u8');
-  const text = Buffer.from(termBytes.buffer as ArrayBuffer, termBytes.byteOffset, termBytes.byteLength).toString('utf8');
-  const termOffsets = view('termOffsets', 'u32');
-  const terms = new Array<string>(termOffsets.length - 1);
-  for (let i = 0; i < terms.length; i++) terms[i] = text.slice(termOffsets[i]!, termOffsets[i + 1]!);
+  const terms = new TermTable({ chars: view('termChars', 'u16'), offsets: view('termOffsets', 'u32'), slots: view('termSlots', 'u32') });
   const segments: Segment[] = h.segments.map((g, i) => ({
     offsets: view(`seg${i}.offsets`, 'u32'),
     docs: view(`seg${i}.docs`, 'u32'),
@@ -165,6 +179,8 @@ export function decodeImage(image: EngineImage): SnapshotState {
     df: view('df', 'u32'),
     totalLength: h.totalLength,
     bitsets: h.bitsets.map((id) => [id, view(`bits${id}`, 'u32')] as const),
+    rowSlots: view('rowSlots', 'u32'),
+    deadCount: h.deadCount,
   };
   const pageBytes = view('pages', 'u8');
   const pages = JSON.parse(
@@ -188,20 +204,9 @@ export function decodeImage(image: EngineImage): SnapshotState {
     prevOfPage: view('prevOfPage', 'i32'),
     pages,
     snippets,
-    vectors: h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32') },
+    vectors:
+      h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32'), ...(image.vectors ? { block: image.vectors } : {}) },
   };
-}
-
-/** The terms as one string and each one's start in it (UTF-16 units: a slice of the decoded string, no per-term decode). */
-function joinTerms(terms: readonly string[]): { text: string; offsets: Uint32Array } {
-  const offsets = new Uint32Array(terms.length + 1);
-  let at = 0;
-  terms.forEach((t, i) => {
-    offsets[i] = at;
-    at += t.length;
-  });
-  offsets[terms.length] = at;
-  return { text: terms.join(''), offsets };
 }
 
 function kindOf(a: Typed): Kind {

@@ -126,8 +126,11 @@ export class TextSnapshot {
     this.postings = Postings.fromState(state.postings, { maxTermLength });
     this.snippets = state.snippets ? SnippetStore.fromState(state.snippets) : null;
     const v = state.vectors;
-    this.vectors = vectors && v && v.dim === vectors.dim ? FlatVectors.create(v.dim, vectors.maxRows) : null;
-    if (this.vectors && v && !this.vectors.load(v.rows)) this.vectors = null;
+    // The rows in a shared kernel memory: the process's first reader of an image copies them there once, every other
+    // reads that copy in place.
+    const block = vectors && v && v.dim === vectors.dim ? (v.block ?? FlatVectors.share(v.dim, v.rows)) : null;
+    this.vectors = block ? FlatVectors.fromShared(block, vectors!.maxRows) : null;
+    if (block && !v!.block) this.#vectorsCopied = v!.rows.length;
     // Written only for documents added after the state (`grow` copies them then), so they may be views of shared memory.
     this.#pageOf = state.pageOf;
     this.#ordinalOf = state.ordinalOf;
@@ -174,6 +177,15 @@ export class TextSnapshot {
       vectors: v ? { dim: v.dim, rows: v.exportRows() } : null,
     };
   }
+
+  /**
+   * Terms and rows the postings' load put into this thread's own maps or copied (`Postings.loadWork`), and vector
+   * values copied: 0 when read in place from an image and its shared vectors. Not counted: the page records, rebuilt.
+   */
+  get loadWork(): number {
+    return this.postings.loadWork + this.#vectorsCopied;
+  }
+  #vectorsCopied = 0;
 
   /** Whether a read for these postings should bring the snippet text (the store keeps more). */
   get takesSnippets(): boolean {
@@ -601,6 +613,11 @@ export interface TextEngineStats {
    */
   readonly image: { readonly id: string; readonly version: number; readonly bytes: number; readonly shared: boolean } | null;
   readonly images: { readonly made: number; readonly written: number };
+  /**
+   * Work the postings' load did that grows with the index (`TextSnapshot.loadWork`): 0 when they were read in place
+   * from an image.
+   */
+  readonly loadWork: number;
   /** BM25 arms and filter-only scans the postings answered since open (no other engine answers them). */
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
@@ -807,6 +824,7 @@ export class TextEngine {
       syncs: { ...this.#syncs },
       image: this.#imageInfo ? { ...this.#imageInfo } : null,
       images: { ...this.#images },
+      loadWork: this.#postings?.loadWork ?? 0,
       answers: this.#answers,
       waits: this.#waits,
     };
@@ -954,7 +972,10 @@ export class TextEngine {
   #fromImage(image: EngineImage): TextSnapshot {
     const v = this.#vectors;
     const vectors = v ? { dim: v.dim, maxRows: Math.floor(v.maxBytes / (v.dim * 4)) } : undefined;
-    return new TextSnapshot(this.#maxTermLength, vectors, this.#snippetBytes, decodeImage(image));
+    const snap = new TextSnapshot(this.#maxTermLength, vectors, this.#snippetBytes, decodeImage(image));
+    // The first reader in the process made the vectors' shared memory: the threads the image goes to read it.
+    if (!image.vectors && snap.vectors?.block) image.vectors = snap.vectors.block;
+    return snap;
   }
 
   /**

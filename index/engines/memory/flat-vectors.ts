@@ -1,7 +1,8 @@
 /**
  * Exact nearest neighbours of a small index's vectors, in process (the vector arm below `FLAT_VECTOR_BYTES`).
  * One SIMD pass over vectors kept in WebAssembly memory avoids LanceDB's per-query flat scan and Arrow decode, with
- * the same exact cosine answer. Rows are postings document ids; not thread-safe (main thread only).
+ * the same exact cosine answer. Rows are postings document ids. An instance is one thread's; the rows of a loaded
+ * engine image may be one shared memory that every thread's instance reads in place (`share`, `fromShared`).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +17,8 @@ import { kthLargest } from './top-k.js';
 export const KERNEL_URL = new URL('./flat-vectors.wasm', import.meta.url);
 
 /** The part of the WebAssembly API used here (the project's TypeScript libs declare no DOM or WebAssembly types). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
+export interface WasmMemory {
+  readonly buffer: SharedArrayBuffer;
   grow(pages: number): number;
 }
 interface WasmModule {
@@ -25,7 +26,8 @@ interface WasmModule {
 }
 interface WasmApi {
   Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (mod: WasmModule) => { readonly exports: Record<string, unknown> };
+  Instance: new (mod: WasmModule, imports: { env: { memory: WasmMemory } }) => { readonly exports: Record<string, unknown> };
+  Memory: new (d: { initial: number; maximum: number; shared: true }) => WasmMemory;
 }
 const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 
@@ -59,6 +61,26 @@ function dotsWasm(): WasmModule | null {
 export const FLAT_VECTOR_BYTES = 32 * 2 ** 20;
 
 const PAGE = 65_536;
+/** The kernel's memory is shared and at most 2 GiB (flat-vectors.wat declares the same maximum). */
+const MAX_PAGES = 32_768;
+
+/**
+ * Rows made once per process and read in place by every thread's instance (a loaded engine image's vectors): the
+ * shared memory and where in it the f32 rows, their 16-bit copies, screening constants and norms are. Posted to search
+ * threads with the image (a shared WebAssembly memory crosses threads as itself, not a copy).
+ */
+export interface SharedVectorBlock {
+  readonly memory: WasmMemory;
+  readonly dim: number;
+  readonly rows: number;
+  readonly rowsAt: number;
+  readonly rows16At: number;
+  readonly aAt: number;
+  readonly rAt: number;
+  readonly normsAt: number;
+  readonly minNorm: number;
+  readonly maxNorm: number;
+}
 type DotsFn = (q: number, m: number, n: number, dim: number, out: number) => void;
 type DotsAtFn = (q: number, m: number, ids: number, n: number, dim: number, out: number) => void;
 type ScreenFn = (
@@ -82,10 +104,10 @@ const SCREEN_SLACK = 1 + 1e-5;
 export class FlatVectors {
   readonly dim: number;
   readonly #maxRows: number;
-  readonly #memory: WasmMemory;
-  readonly #dots: DotsFn;
-  readonly #dotsAt: DotsAtFn;
-  readonly #screen: ScreenFn;
+  #memory!: WasmMemory;
+  #dots!: DotsFn;
+  #dotsAt!: DotsAtFn;
+  #screen!: ScreenFn;
   /** The 16-bit rows' dimension (`dim` rounded up to a multiple of 8, zeros after `dim`) and their largest |value|. */
   readonly #dim16: number;
   readonly #q16Max: number;
@@ -94,22 +116,22 @@ export class FlatVectors {
    * survivors (u32 per row), each row's two screening constants (f64 per row each), the 16-bit rows (their region
    * sized for maxRows at once: pages never written take no memory), then the f32 rows (grown as documents are added).
    */
-  readonly #qAt: number;
-  readonly #q16At: number;
-  readonly #outAt: number;
-  readonly #idsAt: number;
-  readonly #absAt: number;
-  readonly #aAt: number;
-  readonly #rAt: number;
-  readonly #rows16At: number;
-  readonly #rowsAt: number;
-  #f32: Float32Array;
-  #i16: Int16Array;
-  #f64: Float64Array;
-  #u32: Uint32Array;
-  #i32: Int32Array;
+  #qAt: number;
+  #q16At: number;
+  #outAt: number;
+  #idsAt: number;
+  #absAt: number;
+  #aAt: number;
+  #rAt: number;
+  #rows16At: number;
+  #rowsAt: number;
+  #f32!: Float32Array;
+  #i16!: Int16Array;
+  #f64!: Float64Array;
+  #u32!: Uint32Array;
+  #i32!: Int32Array;
   /** Euclidean norm of each row (0: no vector; never a neighbour). */
-  #norms = new Float32Array(1024);
+  #norms: Float32Array = new Float32Array(1024);
   /** Per-query scratch (grown to the row count): live documents' scores and ids, and a copy the selection reorders. */
   #scratch = new Float64Array(0);
   #scratchDocs = new Uint32Array(0);
@@ -125,6 +147,8 @@ export class FlatVectors {
   #minNorm = Infinity;
   #maxNorm = 0;
   #screenedSearches = 0;
+  /** The shared rows this instance reads in place (null: its own memory); copied into its own before a change. */
+  #shared: SharedVectorBlock | null = null;
 
   /** Null when `dim` is not a multiple of 4 or WebAssembly SIMD is unavailable. */
   static create(dim: number, maxRows: number): FlatVectors | null {
@@ -136,17 +160,85 @@ export class FlatVectors {
     return new FlatVectors(mod, dim, rows);
   }
 
-  private constructor(mod: WasmModule, dim: number, maxRows: number) {
+  /**
+   * The rows of `exportRows`' output (a row of zeros: no vector) in a new shared memory, for instances on any thread
+   * (`fromShared`); null when they cannot be kept (as `create`, or past the 2 GiB memory).
+   */
+  static share(dim: number, data: Float32Array): SharedVectorBlock | null {
+    const rows = Math.floor(data.length / dim);
+    const v = FlatVectors.create(dim, Math.max(1, rows));
+    try {
+      return v && v.load(data) ? v.#block() : null;
+    } catch {
+      return null; // no room for the norms within the memory's maximum
+    }
+  }
+
+  /** An instance reading `block`'s rows in place (its own scratch in a region it grows the memory by). */
+  static fromShared(block: SharedVectorBlock, maxRows: number): FlatVectors | null {
+    const mod = dotsWasm();
+    if (!mod || block.rows > maxRows) return null;
+    try {
+      return new FlatVectors(mod, block.dim, maxRows, block);
+    } catch {
+      return null; // the memory could not grow by this thread's scratch
+    }
+  }
+
+  /** The shared memory, or its rows in place (`fromShared`). */
+  get block(): SharedVectorBlock | null {
+    return this.#shared;
+  }
+
+  #block(): SharedVectorBlock {
+    const rows = this.#rows;
+    const normsAt = this.#memory.buffer.byteLength;
+    this.#ensure(normsAt + rows * 4);
+    this.#f32.set(this.#norms.subarray(0, rows), normsAt / 4);
+    return {
+      memory: this.#memory,
+      dim: this.dim,
+      rows,
+      rowsAt: this.#rowsAt,
+      rows16At: this.#rows16At,
+      aAt: this.#aAt,
+      rAt: this.#rAt,
+      normsAt,
+      minNorm: this.#minNorm,
+      maxNorm: this.#maxNorm,
+    };
+  }
+
+  private constructor(mod: WasmModule, dim: number, maxRows: number, shared?: SharedVectorBlock) {
     this.dim = dim;
     this.#maxRows = maxRows;
-    const instance = new wasm!.Instance(mod);
-    this.#memory = instance.exports.memory as WasmMemory;
-    this.#dots = instance.exports.dots as DotsFn;
-    this.#dotsAt = instance.exports.dotsAt as DotsAtFn;
-    this.#screen = instance.exports.screen16 as ScreenFn;
     this.#dim16 = dim16Of(dim);
     // Every product of a query's and a row's 16-bit values summed stays within a 32-bit integer.
     this.#q16Max = Math.min(32767, Math.floor(Math.sqrt((2 ** 31 - 1) / this.#dim16)));
+    this.#mod = mod;
+    if (shared) {
+      // The rows are the block's; this thread's scratch (query, scores, survivors) is the region it grows the memory by.
+      const memory = shared.memory;
+      const scratch = align16(dim * 4) + align16(this.#dim16 * 2) + 3 * align16(shared.rows * 4);
+      const at = memory.grow(Math.ceil(scratch / PAGE) || 1) * PAGE;
+      this.#bind(memory);
+      this.#qAt = at;
+      this.#q16At = align16(at + dim * 4);
+      this.#outAt = align16(this.#q16At + this.#dim16 * 2);
+      this.#idsAt = align16(this.#outAt + shared.rows * 4);
+      this.#absAt = align16(this.#idsAt + shared.rows * 4);
+      this.#aAt = shared.aAt;
+      this.#rAt = shared.rAt;
+      this.#rows16At = shared.rows16At;
+      this.#rowsAt = shared.rowsAt;
+      this.#rows = shared.rows;
+      this.#norms = new Float32Array(memory.buffer, shared.normsAt, shared.rows);
+      this.#minNorm = shared.minNorm;
+      this.#maxNorm = shared.maxNorm;
+      this.#shared = shared;
+      return;
+    }
+    this.#bind(new wasm!.Memory({ initial: 1, maximum: MAX_PAGES, shared: true }));
     this.#qAt = 0;
     this.#q16At = align16(dim * 4);
     this.#outAt = align16(this.#q16At + this.#dim16 * 2);
@@ -157,11 +249,58 @@ export class FlatVectors {
     this.#rows16At = align16(this.#rAt + maxRows * 8);
     this.#rowsAt = align16(this.#rows16At + maxRows * this.#dim16 * 2);
     this.#ensure(this.#rowsAt);
-    this.#f32 = new Float32Array(this.#memory.buffer);
-    this.#i16 = new Int16Array(this.#memory.buffer);
-    this.#f64 = new Float64Array(this.#memory.buffer);
-    this.#u32 = new Uint32Array(this.#memory.buffer);
-    this.#i32 = new Int32Array(this.#memory.buffer);
+  }
+
+  readonly #mod: WasmModule;
+
+  /** An instance of the kernel over `memory`, and views of it. */
+  #bind(memory: WasmMemory): void {
+    const instance = new wasm!.Instance(this.#mod, { env: { memory } });
+    this.#memory = memory;
+    this.#dots = instance.exports.dots as DotsFn;
+    this.#dotsAt = instance.exports.dotsAt as DotsAtFn;
+    this.#screen = instance.exports.screen16 as ScreenFn;
+    this.#views();
+  }
+
+  #views(): void {
+    const b = this.#memory.buffer;
+    this.#f32 = new Float32Array(b);
+    this.#i16 = new Int16Array(b);
+    this.#f64 = new Float64Array(b);
+    this.#u32 = new Uint32Array(b);
+    this.#i32 = new Int32Array(b);
+  }
+
+  /**
+   * Before a change to shared rows: this instance's own memory, laid out as `create` lays it out, with the rows copied
+   * in (other threads keep reading the block).
+   */
+  #unshare(): void {
+    const shared = this.#shared;
+    if (!shared) return;
+    const rows = new Float32Array(shared.memory.buffer, shared.rowsAt, shared.rows * this.dim).slice();
+    const fresh = new FlatVectors(this.#mod, this.dim, this.#maxRows);
+    this.#shared = null;
+    this.#memory = fresh.#memory;
+    this.#dots = fresh.#dots;
+    this.#dotsAt = fresh.#dotsAt;
+    this.#screen = fresh.#screen;
+    this.#qAt = fresh.#qAt;
+    this.#q16At = fresh.#q16At;
+    this.#outAt = fresh.#outAt;
+    this.#idsAt = fresh.#idsAt;
+    this.#absAt = fresh.#absAt;
+    this.#aAt = fresh.#aAt;
+    this.#rAt = fresh.#rAt;
+    this.#rows16At = fresh.#rows16At;
+    this.#rowsAt = fresh.#rowsAt;
+    this.#views();
+    this.#rows = 0;
+    this.#norms = new Float32Array(1024);
+    this.#minNorm = Infinity;
+    this.#maxNorm = 0;
+    if (!this.load(rows)) throw new Error('FlatVectors: shared rows past the bound');
   }
 
   /** Searches the 16-bit screen answered (the others scanned every row exactly): for tests and benchmarks. */
@@ -178,12 +317,8 @@ export class FlatVectors {
     const have = this.#memory.buffer.byteLength;
     if (bytes <= have) return;
     this.#memory.grow(Math.ceil((bytes - have) / PAGE));
-    // Growing detaches the old views.
-    this.#f32 = new Float32Array(this.#memory.buffer);
-    this.#i16 = new Int16Array(this.#memory.buffer);
-    this.#f64 = new Float64Array(this.#memory.buffer);
-    this.#u32 = new Uint32Array(this.#memory.buffer);
-    this.#i32 = new Int32Array(this.#memory.buffer);
+    // The old views do not reach the new pages.
+    this.#views();
   }
 
   /**
@@ -192,6 +327,12 @@ export class FlatVectors {
    */
   set(doc: number, vector: ArrayLike<number> | null): boolean {
     if (doc >= this.#maxRows) return false;
+    if (this.#shared)
+      try {
+        this.#unshare();
+      } catch {
+        return false;
+      }
     if (doc >= this.#rows) {
       try {
         this.#ensure(this.#rowsAt + (doc + 1) * this.dim * 4);

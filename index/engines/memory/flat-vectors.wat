@@ -2,7 +2,9 @@
 ;; with every row (`dots`) or with listed rows (`dotsAt`), and the 16-bit screen (`screen16`). Assembled with wabt
 ;; (scripts/build-wasm.ts, `npm run build`) into flat-vectors.wasm beside the code that loads it (never committed).
 (module
-  (memory (export "memory") 1)
+;; Imported and shared: a loaded engine image's vectors are one memory every thread's instance reads in place
+;; (each thread's scratch is a region it grew the memory by); at most 2 GiB (the offsets are signed 32-bit in JS).
+  (import "env" "memory" (memory 1 32768 shared))
   (func (export "dots") (param $q i32) (param $m i32) (param $n i32) (param $dim i32) (param $out i32)
     (local $d i32) (local $i i32) (local $row i32) (local $bytes i32) (local $main i32)
     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)

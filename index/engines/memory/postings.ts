@@ -7,6 +7,8 @@ import { LoopBudget } from '../../../event-loop.js';
 import { sortByScore } from '../../retrieval/score-sort.js';
 import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
+import { RowTable } from './row-table.js';
+import { TermTable } from './term-table.js';
 import type { TextQuery } from '../../retrieval/engine-seam.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
@@ -43,7 +45,8 @@ export interface Segment {
 
 /** The postings' state (`Postings.exportState`, `Postings.fromState`). */
 export interface PostingsState {
-  readonly terms: readonly string[];
+  /** The terms in id order: a list, or a table read in place (an engine image's, shared with other threads). */
+  readonly terms: readonly string[] | TermTable;
   readonly segments: readonly Segment[];
   readonly rowIds: Float64Array;
   readonly lengths: Uint32Array;
@@ -51,6 +54,10 @@ export interface PostingsState {
   readonly df: Uint32Array;
   readonly totalLength: number;
   readonly bitsets: readonly (readonly [number, Uint32Array])[];
+  /** Row id → document over `rowIds` (`RowTable.slots`), when the state brings it (an image does); else built at load. */
+  readonly rowSlots?: Uint32Array;
+  /** How many of `dead` are set, when the state knows (else counted at load). */
+  readonly deadCount?: number;
 }
 
 /** Documents added in one batch before they become a segment. */
@@ -130,19 +137,34 @@ export interface DenseRule {
 const DENSE: DenseRule = { share: 1 / 32, minDf: 1024, walkRatio: 16 };
 
 export class Postings {
+  /**
+   * Term → id: the loaded state's terms read in place (`TermTable`, ids below its length), then the terms first seen
+   * since (`#termIds`).
+   */
+  #baseTerms: TermTable | null = null;
+  #baseTermCount = 0;
   readonly #termIds = new Map<string, number>();
   #segments: Segment[] = [];
   #builder: SegmentBuilder | null = null;
   /** Per document: its row id, length in terms, and whether it is live. */
-  #rowIds = new Float64Array(1024);
+  #rowIds: Float64Array = new Float64Array(1024);
+  /**
+   * Row id → live document: the loaded state's rows read in place (`RowTable`: valid for a document while its row id
+   * and liveness are unchanged), then `#byRow` for documents added or re-keyed since.
+   */
+  #rowTable: RowTable | null = null;
   readonly #byRow = new Map<number, number>();
+  /** Whether row ids, tombstones and document frequencies are still the loaded state's (shared): copied before a write. */
+  #borrowedArrays = false;
+  /** Work done at load that grows with the index (terms and rows put in maps, elements copied): 0 for an image. */
+  #loadWork = 0;
   #lengths: Uint32Array = new Uint32Array(1024);
-  #dead = new Uint8Array(1024);
+  #dead: Uint8Array = new Uint8Array(1024);
   #docs = 0;
   #deadCount = 0;
   #totalLength = 0;
   /** Per term: document frequency over every segment (tombstones included, as the statistics are). */
-  #df = new Uint32Array(1024);
+  #df: Uint32Array = new Uint32Array(1024);
   /** BM25 length normaliser per document, valid for `#dnDocs` documents; `#generation` moves when it is recomputed. */
   #dn = new Float64Array(0);
   #dnDocs = -1;
@@ -183,7 +205,7 @@ export class Postings {
     return {
       docs: this.#docs,
       live: this.#docs - this.#deadCount,
-      terms: this.#termIds.size,
+      terms: this.#termCount,
       postings: this.#segments.reduce((s, g) => s + g.docs.length, 0) + (this.#builder?.n ?? 0),
       segments: this.#segments.length,
     };
@@ -191,7 +213,7 @@ export class Postings {
 
   /** A term's BM25 inverse document frequency, as scoring weighs it (a term no document holds: the largest). */
   idf(term: string): number {
-    const id = this.#termIds.get(term);
+    const id = this.#termId(term);
     const df = id === undefined ? 0 : (this.#df[id] ?? 0);
     return Math.log(1 + (this.#docs - df + 0.5) / (df + 0.5));
   }
@@ -205,14 +227,45 @@ export class Postings {
 
   /** Whether a live document has this row id. */
   has(rowId: number): boolean {
-    const d = this.#byRow.get(rowId);
-    return d !== undefined && this.#dead[d] === 0;
+    return this.#docOfRow(rowId) >= 0;
   }
 
   /** The live document with this row id (undefined: none, or tombstoned). */
   docOf(rowId: number): number | undefined {
+    const d = this.#docOfRow(rowId);
+    return d >= 0 ? d : undefined;
+  }
+
+  /** The live document with this row id, or -1. */
+  #docOfRow(rowId: number): number {
     const d = this.#byRow.get(rowId);
-    return d !== undefined && this.#dead[d] === 0 ? d : undefined;
+    if (d !== undefined) return this.#dead[d] === 0 ? d : -1;
+    const b = this.#rowTable?.find(rowId) ?? -1;
+    return b >= 0 && this.#rowIds[b] === rowId && this.#dead[b] === 0 ? b : -1;
+  }
+
+  /** How many terms have ids. */
+  get #termCount(): number {
+    return this.#baseTermCount + this.#termIds.size;
+  }
+
+  /** A term's id, or undefined when no document added holds it. */
+  #termId(term: string): number | undefined {
+    return this.#baseTerms?.get(term) ?? this.#termIds.get(term);
+  }
+
+  /** Copies the loaded state's row ids, tombstones and document frequencies before the first write to them. */
+  #ownArrays(): void {
+    if (!this.#borrowedArrays) return;
+    this.#rowIds = this.#rowIds.slice();
+    this.#dead = this.#dead.slice();
+    this.#df = this.#df.slice();
+    this.#borrowedArrays = false;
+  }
+
+  /** Load work that grows with the index (`#loadWork`): 0 when the state was read in place. */
+  get loadWork(): number {
+    return this.#loadWork;
   }
 
   /** The Lance row id of a document. */
@@ -239,6 +292,7 @@ export class Postings {
    */
   add(rowId: number, searchText: string): number {
     if (this.has(rowId)) throw new Error(`Postings.add: row id ${rowId} is already live`);
+    this.#ownArrays();
     const doc = this.#docs++;
     this.#byRow.set(rowId, doc);
     this.#rowIds = grow(this.#rowIds, this.#docs);
@@ -256,9 +310,9 @@ export class Postings {
       while (j < n && searchText.charCodeAt(j) !== 32) j++;
       if (j > i && j - i <= this.#maxTermLength) {
         const term = searchText.slice(i, j);
-        let id = this.#termIds.get(term);
+        let id = this.#termId(term);
         if (id === undefined) {
-          id = this.#termIds.size;
+          id = this.#termCount;
           this.#termIds.set(term, id);
           this.#df = grow(this.#df, id + 1);
         }
@@ -286,7 +340,7 @@ export class Postings {
 
   /** Whether document `doc` holds `term` (a binary search in each segment's list of the term). */
   #holdsOne(doc: number, term: string): boolean {
-    const id = this.#termIds.get(term);
+    const id = this.#termId(term);
     if (id === undefined) return false;
     for (const seg of this.#segments) {
       if (id + 1 >= seg.offsets.length) continue;
@@ -311,7 +365,7 @@ export class Postings {
 
   /** Seals the builder into a new segment and brings the dense terms' bitsets up to it. */
   #seal(): void {
-    const seg = this.#builder!.seal(this.#termIds.size, this.#docs);
+    const seg = this.#builder!.seal(this.#termCount, this.#docs);
     this.#segments.push(seg);
     this.#builder = null;
     const docs = this.#docs;
@@ -353,7 +407,7 @@ export class Postings {
     await budget.tick();
     const segs = this.#segments;
     while (this.#mergeDue()) {
-      const merged = await Postings.#mergeInSlices(segs.at(-2)!, segs.at(-1)!, this.#termIds.size, budget);
+      const merged = await Postings.#mergeInSlices(segs.at(-2)!, segs.at(-1)!, this.#termCount, budget);
       segs.splice(segs.length - 2, 2, merged);
     }
   }
@@ -362,8 +416,9 @@ export class Postings {
   remove(rowIds: Iterable<number>): number {
     let n = 0;
     for (const r of rowIds) {
-      const d = this.#byRow.get(r);
-      if (d !== undefined && this.#dead[d] === 0) {
+      const d = this.#docOfRow(r);
+      if (d >= 0) {
+        this.#ownArrays();
         this.#byRow.delete(r);
         this.#dead[d] = 1;
         this.#deadCount++;
@@ -382,21 +437,22 @@ export class Postings {
     for (let i = 0; i < moves.length; i += 2)
       if (!this.isLive(moves[i]!)) throw new Error(`Postings.rekey: document ${moves[i]} is not live`);
     const pairs: [number, number][] = [];
+    // The documents whose row id changes let theirs go: a new id may be one of those.
+    const changing = new Set<number>();
     for (let i = 0; i < moves.length; i += 2) {
       const doc = moves[i]!;
       const old = this.#rowIds[doc]!;
       if (old === moves[i + 1]) continue;
-      this.#byRow.delete(old);
+      changing.add(doc);
       pairs.push([old, moves[i + 1]!]);
     }
     for (let i = 0; i < moves.length; i += 2) {
-      const held = this.#byRow.get(moves[i + 1]!);
-      if (held !== undefined && held !== moves[i]) {
-        // Nothing changes: the old ids are given back (a document's row id is still its old one here).
-        for (let j = 0; j < moves.length; j += 2) this.#byRow.set(this.#rowIds[moves[j]!]!, moves[j]!);
+      const held = this.#docOfRow(moves[i + 1]!);
+      if (held >= 0 && held !== moves[i] && !changing.has(held))
         throw new Error(`Postings.rekey: row id ${moves[i + 1]} is held by a document not moved`);
-      }
     }
+    this.#ownArrays();
+    for (const [old] of pairs) this.#byRow.delete(old);
     for (let i = 0; i < moves.length; i += 2) {
       this.#byRow.set(moves[i + 1]!, moves[i]!);
       this.#rowIds[moves[i]!] = moves[i + 1]!;
@@ -412,12 +468,12 @@ export class Postings {
     if (this.#builder && this.#builder.n > 0) throw new Error('Postings.exportState: flush first');
     const n = this.#docs;
     return {
-      terms: [...this.#termIds.keys()],
+      terms: this.#baseTerms ? [...this.#baseTerms.toArray(), ...this.#termIds.keys()] : [...this.#termIds.keys()],
       segments: this.#segments.map((g) => ({ ...g })),
       rowIds: this.#rowIds.subarray(0, n),
       lengths: this.#lengths.subarray(0, n),
       dead: this.#dead.subarray(0, n),
-      df: this.#df.subarray(0, this.#termIds.size),
+      df: this.#df.subarray(0, this.#termCount),
       totalLength: this.#totalLength,
       bitsets: [...this.#bitsets],
     };
@@ -425,23 +481,42 @@ export class Postings {
 
   /**
    * Postings over a saved state (`exportState`). The segments, lengths and bitsets are used as they are (they may be
-   * views of memory other threads read too: none is written in place, a bitset is copied before it changes); row
-   * ids, tombstones and document frequencies change in place, so they are copied.
+   * views of memory other threads read too: none is written in place, a bitset is copied before it changes). With a
+   * term table and row slots (an engine image's) the state is read in place: row ids, tombstones and document
+   * frequencies are copied only before their first change, and no map is filled; otherwise the maps are built here.
    */
   static fromState(state: PostingsState, opts: ConstructorParameters<typeof Postings>[0] = {}): Postings {
     const p = new Postings(opts);
     const n = state.rowIds.length;
-    state.terms.forEach((t, i) => p.#termIds.set(t, i));
+    const terms = state.terms;
+    if (terms instanceof TermTable) {
+      p.#baseTerms = terms;
+      p.#baseTermCount = terms.length;
+    } else {
+      terms.forEach((t, i) => p.#termIds.set(t, i));
+      p.#loadWork += terms.length;
+    }
     p.#segments = state.segments.map((g) => ({ ...g }));
-    p.#rowIds = state.rowIds.slice();
     p.#lengths = state.lengths;
-    p.#dead = state.dead.slice();
-    p.#df = state.df.slice();
     p.#docs = n;
     p.#totalLength = state.totalLength;
-    for (let d = 0; d < n; d++)
-      if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
-      else p.#deadCount++;
+    if (state.rowSlots) {
+      p.#rowIds = state.rowIds;
+      p.#dead = state.dead;
+      p.#df = state.df;
+      p.#borrowedArrays = true;
+      p.#rowTable = new RowTable(state.rowIds, state.rowSlots);
+      if (state.deadCount !== undefined) p.#deadCount = state.deadCount;
+      else for (let d = 0; d < n; d++) p.#deadCount += p.#dead[d]!;
+    } else {
+      p.#rowIds = state.rowIds.slice();
+      p.#dead = state.dead.slice();
+      p.#df = state.df.slice();
+      p.#loadWork += 2 * n + state.df.length;
+      for (let d = 0; d < n; d++)
+        if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
+        else p.#deadCount++;
+    }
     for (const [id, set] of state.bitsets) {
       p.#bitsets.set(id, set);
       p.#borrowed.add(id);
@@ -463,7 +538,7 @@ export class Postings {
     while (this.#mergeDue()) {
       const b = segs.pop()!;
       const a = segs.pop()!;
-      segs.push(Postings.#merge(a, b, this.#termIds.size));
+      segs.push(Postings.#merge(a, b, this.#termCount));
     }
   }
 
@@ -591,7 +666,7 @@ export class Postings {
       for (const t of new Set(group)) {
         const bit = bitOf(t);
         known |= bit;
-        const id = this.#termIds.get(t);
+        const id = this.#termId(t);
         if (id !== undefined) ids.push({ id, bit });
       }
       if (ids.length === 0) return []; // a required word the index never saw: nothing matches
@@ -599,7 +674,7 @@ export class Postings {
     }
     const should = q.should.flatMap(({ term, weight }) => {
       const bit = bitOf(term);
-      const id = this.#termIds.get(term);
+      const id = this.#termId(term);
       // Settled: a term the index never saw (no document holds it), or one the search scores. A term of weight 0 is
       // not scored, so whether a hit holds it is left to `probePresence`'s lookup.
       if (id === undefined || weight > 0) known |= bit;
