@@ -32,8 +32,8 @@ export const IMAGE_FORMAT = 1;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
-type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'f64';
-type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+export type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'f64';
+export type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 const CTORS = {
   u8: Uint8Array,
   u16: Uint16Array,
@@ -89,17 +89,11 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
     sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
   }
   if (state.vectors) sections.push(['vectors', state.vectors.rows]);
-  const placed: Record<string, readonly [number, number, Kind]> = {};
-  let at = 0;
-  for (const [name, a] of sections) {
-    placed[name] = [at, a.length, kindOf(a)];
-    at = align8(at + a.byteLength);
-  }
   const header: ImageHeader = {
     ...identity,
     format: IMAGE_FORMAT,
     id: randomBytes(8).toString('hex'),
-    sections: placed,
+    sections: {},
     segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
     totalLength: p.totalLength,
     bitsets: p.bitsets.map(([id]) => id),
@@ -108,32 +102,72 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
       : { maxBytes: 0, docs: 0, bytes: 0, allocated: 0, full: true, chunks: -1 },
     vectorDim: state.vectors?.dim ?? null,
   };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  return packSections(sections, header, MAGIC);
+}
+
+/**
+ * Lays typed arrays out raw at 8-byte aligned offsets in shared memory, then the header (with `sections` filled in)
+ * as JSON, then the footer with `magic`: the one layout of engine images and of the delta segments (engine-delta.ts)
+ * that carry a subset of rows.
+ */
+export function packSections<H extends { readonly sections: Record<string, readonly [number, number, Kind]> }>(
+  sections: readonly (readonly [string, Typed])[],
+  header: H,
+  magic: string,
+): { buffer: SharedArrayBuffer; header: H } {
+  const placed: Record<string, readonly [number, number, Kind]> = {};
+  let at = 0;
+  for (const [name, a] of sections) {
+    placed[name] = [at, a.length, kindOf(a)];
+    at = align8(at + a.byteLength);
+  }
+  const full = { ...header, sections: placed };
+  const json = Buffer.from(JSON.stringify(full), 'utf8');
   const buffer = new SharedArrayBuffer(at + json.length + FOOTER_BYTES);
   const bytes = new Uint8Array(buffer);
   for (const [name, a] of sections) bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
   bytes.set(json, at);
   const footer = new DataView(buffer, at + json.length);
   footer.setUint32(0, json.length, true);
-  for (let i = 0; i < MAGIC.length; i++) footer.setUint8(4 + i, MAGIC.charCodeAt(i));
-  return { buffer, header };
+  for (let i = 0; i < magic.length; i++) footer.setUint8(4 + i, magic.charCodeAt(i));
+  return { buffer, header: full };
 }
 
-/** The header of an image's bytes; throws on bytes that are not an image (a cut file, another format's). */
-export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader {
+/** The header of bytes `packSections` wrote with `magic`, its sections checked to lie inside them; throws otherwise. */
+export function unpackHeader<H extends { readonly format: number; readonly sections: ImageHeader['sections'] }>(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  magic: string,
+): H {
   const n = buffer.byteLength;
   if (n < FOOTER_BYTES) throw new Error('engine image: too short');
   const footer = new DataView(buffer, n - FOOTER_BYTES);
-  for (let i = 0; i < MAGIC.length; i++)
-    if (footer.getUint8(4 + i) !== MAGIC.charCodeAt(i)) throw new Error('engine image: not an image (bad footer)');
+  for (let i = 0; i < magic.length; i++)
+    if (footer.getUint8(4 + i) !== magic.charCodeAt(i)) throw new Error('engine image: not an image (bad footer)');
   const len = footer.getUint32(0, true);
   if (len > n - FOOTER_BYTES) throw new Error('engine image: bad header length');
-  const header = JSON.parse(Buffer.from(buffer as ArrayBuffer, n - FOOTER_BYTES - len, len).toString('utf8')) as ImageHeader;
+  const header = JSON.parse(Buffer.from(buffer as ArrayBuffer, n - FOOTER_BYTES - len, len).toString('utf8')) as H;
   if (header.format !== IMAGE_FORMAT) throw new Error(`engine image: format ${header.format}, not ${IMAGE_FORMAT}`);
   for (const [name, [offset, length, kind]] of Object.entries(header.sections))
     if (offset % 8 !== 0 || offset + length * CTORS[kind].BYTES_PER_ELEMENT > n - FOOTER_BYTES - len)
       throw new Error(`engine image: section ${name} out of bounds`);
   return header;
+}
+
+/** A typed view of one section of bytes `packSections` wrote (throws when it is absent or of another kind). */
+export function sectionView<K extends Kind>(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  sections: ImageHeader['sections'],
+  name: string,
+  kind: K,
+): InstanceType<(typeof CTORS)[K]> {
+  const s = sections[name];
+  if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
+  return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
+}
+
+/** The header of an image's bytes; throws on bytes that are not an image (a cut file, another format's). */
+export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader {
+  return unpackHeader<ImageHeader>(buffer, MAGIC);
 }
 
 /** The snapshot state an image holds, as views over its bytes (nothing copied but the terms and page records). */
