@@ -115,7 +115,10 @@ export function encodeDelta(
   identity: ImageIdentity & { readonly from: number; readonly base: string; readonly prev: string },
 ): EngineDelta {
   const gone: number[] = [];
-  const all: DeltaRows = emptyRows(ops.some((o) => o.rows.vectors), ops.some((o) => o.rows.snippets));
+  const all: DeltaRows = emptyRows(
+    ops.some((o) => o.rows.vectors),
+    ops.some((o) => o.rows.snippets),
+  );
   for (const o of ops) {
     gone.push(...o.gone);
     const r = o.rows;
@@ -143,7 +146,11 @@ export function encodeDelta(
     const ends = new Uint32Array(values.length);
     let at = 0;
     parts.forEach((b, i) => (ends[i] = at += b.length));
-    sections.push([name, Buffer.concat(parts)], [`${name}Ends`, ends], [`${name}Null`, Uint8Array.from(values, (v) => (v === null ? 1 : 0))]);
+    sections.push(
+      [name, Buffer.concat(parts)],
+      [`${name}Ends`, ends],
+      [`${name}Null`, Uint8Array.from(values, (v) => (v === null ? 1 : 0))],
+    );
   };
   strings('text', all.text);
   // Page fields once per run of rows of one page.
@@ -201,9 +208,10 @@ export function decodeDelta(delta: EngineDelta): { gone: number[]; batch: DeltaB
   const text = strings('text');
   const snip = h.snippets ? strings('snip') : null;
   const pagesBytes = view('pages', 'u8');
-  const runs = JSON.parse(
-    Buffer.from(pagesBytes.buffer as ArrayBuffer, pagesBytes.byteOffset, pagesBytes.byteLength).toString('utf8'),
-  ) as [number, PageFieldRow][];
+  const runs = JSON.parse(Buffer.from(pagesBytes.buffer as ArrayBuffer, pagesBytes.byteOffset, pagesBytes.byteLength).toString('utf8')) as [
+    number,
+    PageFieldRow,
+  ][];
   const fieldsOf = new Array<PageFieldRow>(rowIds.length);
   runs.forEach(([from, f], k) => fieldsOf.fill(f, from, runs[k + 1]?.[0] ?? rowIds.length));
   const dim = h.vectorDim;
@@ -221,7 +229,8 @@ export function decodeDelta(delta: EngineDelta): { gone: number[]; batch: DeltaB
       ordinal: { get: (i) => ordinal[at(i)] },
       page_no: { get: (i) => (pageNo[at(i)] === -1 ? null : pageNo[at(i)]) },
     };
-    for (const name of PAGE_FIELD_ROW_COLUMNS) columns[name] = { get: (i) => (fieldsOf[at(i)] as unknown as Record<string, unknown>)[name] };
+    for (const name of PAGE_FIELD_ROW_COLUMNS)
+      columns[name] = { get: (i) => (fieldsOf[at(i)] as unknown as Record<string, unknown>)[name] };
     if (vectors && vecNull)
       columns.vector = {
         get: (i) => (vecNull[at(i)] ? null : { toArray: () => vectors.subarray(at(i) * dim!, (at(i) + 1) * dim!) }),

@@ -881,7 +881,7 @@ export class TextEngine {
         const snap = this.#fromImage(start);
         // The deltas' patches replayed as the writer made them: no table row read or analysed.
         for (const d of loaded.deltas) {
-          await this.#applyDelta(snap, d);
+          await applyDelta(snap, d);
           if (this.#closed) return;
         }
         const at = loaded.deltas.at(-1)?.header ?? start.header;
@@ -1047,17 +1047,6 @@ export class TextEngine {
     return found;
   }
 
-  /** Replays a delta's patches on a snapshot as `#apply` made them on the writer's (tombstones, rows, flush, prune). */
-  async #applyDelta(snap: TextSnapshot, delta: EngineDelta): Promise<void> {
-    for (const op of decodeDelta(delta)) {
-      const touched = snap.pagesOfRows(op.gone);
-      snap.postings.remove(op.gone);
-      await addInSlices(snap, op.batch, op.ids, { sink: null, columns: [] });
-      await snap.postings.flushInSlices();
-      snap.prunePages(touched);
-    }
-  }
-
   /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
   #fromImage(image: EngineImage): TextSnapshot {
     const v = this.#vectors;
@@ -1094,9 +1083,7 @@ export class TextEngine {
     this.#forceDelta = false;
     if (!due && chain && chain.ops.length > 0 && this.#version !== chain.version) {
       const deltaDue =
-        forceDelta ||
-        chain.changed >= (o?.deltaDocs ?? DEFAULT_DELTA_DOCS) ||
-        now - chain.at >= (o?.deltaAfterMs ?? DEFAULT_DELTA_MS);
+        forceDelta || chain.changed >= (o?.deltaDocs ?? DEFAULT_DELTA_DOCS) || now - chain.at >= (o?.deltaAfterMs ?? DEFAULT_DELTA_MS);
       if (deltaDue) {
         const delta = encodeDelta(chain.ops, {
           version: this.#version,
@@ -1394,6 +1381,20 @@ function keyOf(pageRef: number, ordinal: number): number | null {
   )
     return null;
   return pageRef * 2 ** 20 + ordinal;
+}
+
+/**
+ * Replays a delta segment's patches on a snapshot as the writer's `#apply` made them on its own (tombstones, rows
+ * added through the same row adder, flush, pages pruned): no table row read or analysed.
+ */
+export async function applyDelta(snap: TextSnapshot, delta: EngineDelta): Promise<void> {
+  for (const op of decodeDelta(delta)) {
+    const touched = snap.pagesOfRows(op.gone);
+    snap.postings.remove(op.gone);
+    await addInSlices(snap, op.batch, op.ids, { sink: null, columns: [] });
+    await snap.postings.flushInSlices();
+    snap.prunePages(touched);
+  }
 }
 
 /** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */
