@@ -7,7 +7,7 @@
  * trusting a byte of it.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeDurably } from './durable-file.js';
 import { readDeltaHeader, type EngineDelta } from './engine-delta.js';
@@ -15,6 +15,53 @@ import { IMAGE_FORMAT, readHeader, type EngineImage, type ImageIdentity } from '
 
 /** The folder under the index location's root. */
 export const SEGMENTS_FOLDER = 'engine-segments';
+
+/**
+ * Where segment files live: each written whole or not at all, listed with the time it was written. A folder beside a
+ * local index (`FolderFiles`), or a table in the index's own object store (engine-segment-table.ts).
+ */
+export interface SegmentFiles {
+  /** What logs may name (a folder, or the index's label: never a credential). */
+  readonly label: string;
+  list(): Promise<{ readonly name: string; readonly mtimeMs: number }[]>;
+  /** The file's bytes; throws when it is absent. */
+  read(name: string): Promise<Uint8Array>;
+  write(name: string, data: Uint8Array | string): Promise<void>;
+  remove(names: readonly string[]): Promise<void>;
+}
+
+/** Segment files in a local folder (durable-file.ts: temporary name, fsync, rename, folder sync). */
+export class FolderFiles implements SegmentFiles {
+  constructor(readonly label: string) {}
+
+  async list(): Promise<{ name: string; mtimeMs: number }[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.label);
+    } catch {
+      return [];
+    }
+    const out: { name: string; mtimeMs: number }[] = [];
+    for (const name of names) {
+      const s = await stat(join(this.label, name)).catch(() => null);
+      if (s) out.push({ name, mtimeMs: s.mtimeMs });
+    }
+    return out;
+  }
+
+  read(name: string): Promise<Uint8Array> {
+    return readFile(join(this.label, name));
+  }
+
+  async write(name: string, data: Uint8Array | string): Promise<void> {
+    await mkdir(this.label, { recursive: true });
+    await writeDurably(join(this.label, name), data);
+  }
+
+  async remove(names: readonly string[]): Promise<void> {
+    for (const n of names) await unlink(join(this.label, n)).catch(() => undefined);
+  }
+}
 
 export interface SegmentManifest extends ImageIdentity {
   readonly format: number;
@@ -39,6 +86,9 @@ export interface LoadedSegments {
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
+/** How long a file no manifest names is kept by default (a reader may be loading it). */
+export const SEGMENT_GRACE_MS = 60_000;
+
 /** Manifests kept besides the newest (a reader may be loading one of them). */
 const KEEP_MANIFESTS = 2;
 const MANIFEST = /^manifest-(\d{12})-([0-9a-f]+)\.json$/;
@@ -48,14 +98,18 @@ const TEMP = /^\..*\.tmp-/;
 const pad = (v: number) => String(v).padStart(12, '0');
 
 export class EngineSegments {
+  /** Where the files are, as logs may name it (the folder of a local index). */
   readonly dir: string;
+  readonly #files: SegmentFiles;
   /** How long a file no manifest names (or a temporary file) is left before it is deleted: a reader may be loading it. */
   readonly #graceMs: number;
   readonly #log: Log;
 
-  constructor(indexDir: string, opts: { graceMs?: number; log?: Log } = {}) {
-    this.dir = join(indexDir, SEGMENTS_FOLDER);
-    this.#graceMs = opts.graceMs ?? 60_000;
+  /** `where`: a local index's folder (the segments go in its `SEGMENTS_FOLDER`), or where else they live. */
+  constructor(where: string | SegmentFiles, opts: { graceMs?: number; log?: Log } = {}) {
+    this.#files = typeof where === 'string' ? new FolderFiles(join(where, SEGMENTS_FOLDER)) : where;
+    this.dir = this.#files.label;
+    this.#graceMs = opts.graceMs ?? SEGMENT_GRACE_MS;
     this.#log = opts.log;
   }
 
@@ -95,8 +149,7 @@ export class EngineSegments {
   }
 
   async #write(name: string, bytes: Uint8Array): Promise<SegmentFile> {
-    await mkdir(this.dir, { recursive: true });
-    await writeDurably(join(this.dir, name), bytes);
+    await this.#files.write(name, bytes);
     return { name, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
 
@@ -109,19 +162,15 @@ export class EngineSegments {
       id: h.id,
       files,
     };
-    await writeDurably(join(this.dir, `manifest-${pad(h.version)}-${h.id}.json`), JSON.stringify(manifest));
+    // Written last: the manifest is what makes the files it names visible.
+    await this.#files.write(`manifest-${pad(h.version)}-${h.id}.json`, JSON.stringify(manifest));
     await this.collect().catch((err: unknown) => this.#log?.warn({ err: String(err) }, 'engine segments: clean-up failed'));
     return manifest;
   }
 
   /** The manifests present, newest table version first. */
   async manifests(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return [];
-    }
+    const names = (await this.#files.list()).map((f) => f.name);
     return names.filter((n) => MANIFEST.test(n)).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
   }
 
@@ -136,7 +185,7 @@ export class EngineSegments {
       const version = Number(MANIFEST.exec(name)![1]);
       if (version > maxVersion) continue;
       try {
-        const m = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as SegmentManifest;
+        const m = this.#manifest(await this.#files.read(name));
         if (m.format !== IMAGE_FORMAT || m.analysis !== want.analysis || m.maxTermLength !== want.maxTermLength) continue;
         const loaded = await this.#load(m);
         if (chain) {
@@ -173,20 +222,11 @@ export class EngineSegments {
 
   /** A file's bytes in shared memory, checked against the manifest's length and SHA-256. */
   async #read(f: SegmentFile): Promise<SharedArrayBuffer> {
+    const data = await this.#files.read(f.name);
+    if (data.length !== f.bytes) throw new Error(`${f.name}: length differs from the manifest`);
     const buffer = new SharedArrayBuffer(f.bytes);
     const bytes = new Uint8Array(buffer);
-    const fh = await open(join(this.dir, f.name), 'r');
-    try {
-      if ((await fh.stat()).size !== f.bytes) throw new Error(`${f.name}: length differs from the manifest`);
-      let at = 0;
-      while (at < f.bytes) {
-        const { bytesRead } = await fh.read(bytes, at, f.bytes - at, at);
-        if (bytesRead === 0) throw new Error(`${f.name}: shorter than the manifest says`);
-        at += bytesRead;
-      }
-    } finally {
-      await fh.close();
-    }
+    bytes.set(data);
     if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw new Error(`${f.name}: checksum differs`);
     return buffer;
   }
@@ -198,21 +238,21 @@ export class EngineSegments {
   async collect(now = Date.now()): Promise<void> {
     const manifests = await this.manifests();
     const kept = manifests.slice(0, KEEP_MANIFESTS);
-    for (const name of manifests.slice(KEEP_MANIFESTS)) await unlink(join(this.dir, name)).catch(() => undefined);
     const named = new Set<string>();
     for (const name of kept) {
       try {
-        const m = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as SegmentManifest;
-        for (const f of m.files) named.add(f.name);
+        for (const f of this.#manifest(await this.#files.read(name)).files) named.add(f.name);
       } catch {
         // unreadable: names nothing
       }
     }
-    for (const name of await readdir(this.dir)) {
-      if (named.has(name) || !(SEGMENT.test(name) || TEMP.test(name))) continue;
-      const path = join(this.dir, name);
-      const s = await stat(path).catch(() => null);
-      if (s && now - s.mtimeMs >= this.#graceMs) await unlink(path).catch(() => undefined);
-    }
+    const gone = [...manifests.slice(KEEP_MANIFESTS)];
+    for (const { name, mtimeMs } of await this.#files.list())
+      if (!named.has(name) && (SEGMENT.test(name) || TEMP.test(name)) && now - mtimeMs >= this.#graceMs) gone.push(name);
+    if (gone.length > 0) await this.#files.remove(gone);
+  }
+
+  #manifest(data: Uint8Array): SegmentManifest {
+    return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as SegmentManifest;
   }
 }

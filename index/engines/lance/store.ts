@@ -49,7 +49,8 @@ import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
 import type { EngineImage } from './engine-image.js';
-import { EngineSegments } from './engine-segments.js';
+import { EngineSegments, SEGMENT_GRACE_MS } from './engine-segments.js';
+import { SegmentTable } from './engine-segment-table.js';
 import {
   TextEngine,
   type EngineSegmentsOptions,
@@ -160,7 +161,7 @@ export interface OpenOptions {
    */
   readonly snippetBytes?: number;
   /**
-   * Persisted engine segments (engine-segments.ts, a local index only): the postings load the newest usable base and
+   * Persisted engine segments (engine-segments.ts; beside a local index, in a table of an object-storage one): the postings load the newest usable base and
    * its deltas at open instead of scanning the table, and the writer publishes what changed as delta segments and a
    * new base when the merge policy asks (object options: when; text-engine.ts `EngineSegmentsOptions`).
    * @default false
@@ -377,13 +378,15 @@ export class PassageIndex implements PageSink {
       );
     }
     const seg = opts.engineSegments;
+    const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
     const segments =
-      seg && location.kind === 'local'
+      seg
         ? {
-            store: new EngineSegments(location.uri, {
-              ...(typeof seg === 'object' && seg.graceMs !== undefined ? { graceMs: seg.graceMs } : {}),
-              log: opts.log,
-            }),
+            // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
+            store: new EngineSegments(
+              location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs),
+              { graceMs: segGraceMs, log: opts.log },
+            ),
             write: writes,
             ...(typeof seg === 'object' ? seg : {}),
           }
