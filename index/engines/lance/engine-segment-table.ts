@@ -72,7 +72,9 @@ export class SegmentTable implements SegmentFiles {
   async write(name: string, data: Uint8Array | string): Promise<void> {
     if (!NAME.test(name)) throw new Error(`engine segments: not a segment name: ${name}`);
     const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    await this.#with(true, undefined, (t) => t.add(makeArrowTable([{ name, body, written_ms: Date.now() }], { schema })).then(() => undefined));
+    await this.#with(true, undefined, (t) =>
+      t.add(makeArrowTable([{ name, body, written_ms: Date.now() }], { schema })).then(() => undefined),
+    );
   }
 
   async remove(names: readonly string[]): Promise<void> {

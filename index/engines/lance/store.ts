@@ -379,18 +379,17 @@ export class PassageIndex implements PageSink {
     }
     const seg = opts.engineSegments;
     const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
-    const segments =
-      seg
-        ? {
-            // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
-            store: new EngineSegments(
-              location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs),
-              { graceMs: segGraceMs, log: opts.log },
-            ),
-            write: writes,
-            ...(typeof seg === 'object' ? seg : {}),
-          }
-        : undefined;
+    const segments = seg
+      ? {
+          // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
+          store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
+            graceMs: segGraceMs,
+            log: opts.log,
+          }),
+          write: writes,
+          ...(typeof seg === 'object' ? seg : {}),
+        }
+      : undefined;
     idx.#makeEngine = (e) =>
       new TextEngine({
         analysis: ANALYSIS_VERSION,
