@@ -82,8 +82,10 @@ export class SegmentTable implements SegmentFiles {
     if (ok.length === 0) return;
     await this.#with(false, undefined, async (t) => {
       await t.delete(`name IN (${ok.map((n) => `'${n}'`).join(', ')})`);
-      // The deleted rows' objects go once no reader can be at a version that still holds them.
-      await t.optimize({ cleanupOlderThan: new Date(Date.now() - this.#graceMs) });
+      // The deleted rows' objects go once no reader can be at a version that still holds them. Lance's optimize also
+      // compacts (rewrites the live rows, the base image among them), so it runs only when a base goes, after a merge
+      // wrote a new base anyway: the cost stays of the order of the merge's, and small files wait until then.
+      if (ok.some((n) => n.startsWith('segment-'))) await t.optimize({ cleanupOlderThan: new Date(Date.now() - this.#graceMs) });
     });
   }
 }
