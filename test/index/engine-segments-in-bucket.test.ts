@@ -4,12 +4,14 @@
  * bucket loads them (engine stats: a load and the deltas, no build) and holds exactly the passages a reader that
  * scanned the table holds.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
+import * as lancedb from '@lancedb/lancedb';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../../config.js';
 import { indexLocation } from '../../index/engines/lance/location.js';
+import { SegmentTable } from '../../index/engines/lance/engine-segment-table.js';
 import { PassageIndex } from '../../index/engines/lance/store.js';
 import { makePage } from '../helpers/page-input.js';
 import { seaweedfsUnavailable, startSeaweedfs, type SeaweedfsServer } from '../helpers/seaweedfs-server.js';
@@ -24,6 +26,22 @@ else {
     makePage(ref, `h${ref % 4}.example.ca`, [`passports renewal ${ref} v${v}`, `fees forms office ${ref} v${v}`], {
       title: `Page ${ref} v${v}`,
     });
+  /** What a second process on the bucket loads (engine-segments-bucket-child.ts). */
+  const readInChild = async (t: Test, env: Record<string, string>, dataDir: string) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/index/engine-segments-bucket-child.ts')], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH, ...env, SVC_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const got = JSON.parse(String((await lines.next()).value)) as {
+      syncs: { loads: number; deltas: number; builds: number };
+      keys: string[];
+    };
+    await new Promise((r) => child.once('exit', r));
+    t.equal(child.exitCode, 0);
+    return got;
+  };
   const keys = async (idx: PassageIndex) => (await idx.scanCandidates({}, 1_000_000)).map((h) => `${h.page_ref}:${h.ordinal}`).sort();
 
   t.test(
@@ -53,18 +71,7 @@ else {
       t.equal(w.images.deltas, 2, 'and two deltas');
       const want = await keys(writer);
 
-      const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/index/engine-segments-bucket-child.ts')], {
-        cwd: REPO,
-        env: { PATH: process.env.PATH, ...env, SVC_DATA_DIR: join(dataDir, 'reader') },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-      const got = JSON.parse(String((await lines.next()).value)) as {
-        syncs: { loads: number; deltas: number; builds: number };
-        keys: string[];
-      };
-      await new Promise((r) => child.once('exit', r));
-      t.equal(child.exitCode, 0);
+      const got = await readInChild(t, env, join(dataDir, 'reader'));
       t.same(
         { loads: got.syncs.loads, deltas: got.syncs.deltas, builds: got.syncs.builds },
         { loads: 1, deltas: 2, builds: 0 },
@@ -78,6 +85,22 @@ else {
       const scanned = await PassageIndex.open({ location: indexLocation(loadConfig({ env })), embedder: null, writes: false });
       t.teardown(() => scanned.close());
       t.same(await keys(scanned), want, 'the same passages as a reader that scanned the table');
+
+      // Two merges: the first base and its deltas are no manifest's any more and are removed from the bucket (the
+      // table's old versions cleaned up); a new reader loads the newest base.
+      await writer.upsertPages([page(6, 3)]);
+      await writer.engineImageNow();
+      await writer.upsertPages([page(7, 4)]);
+      await writer.engineImageNow();
+      const again = await readInChild(t, env, join(dataDir, 'reader2'));
+      t.same({ loads: again.syncs.loads, deltas: again.syncs.deltas, builds: again.syncs.builds }, { loads: 1, deltas: 0, builds: 0 });
+      t.same(again.keys, await keys(writer), "after the merges: the writer's passages");
+      const db = await lancedb.connect(location.uri, { storageOptions: { ...location.storageOptions } });
+      t.teardown(() => db.close());
+      const files = await new SegmentTable(db, location.label, 0).list();
+      t.equal(files.filter((f) => f.name.startsWith('manifest-')).length, 2, 'two manifests kept in the bucket');
+      t.equal(files.filter((f) => f.name.startsWith('segment-')).length, 2, 'and the two bases they name: the older ones removed');
+      t.equal(files.filter((f) => f.name.startsWith('delta-')).length, 0, "the first base's deltas removed with it");
     },
   );
 }
