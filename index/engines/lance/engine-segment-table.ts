@@ -9,6 +9,7 @@ import { makeArrowTable } from '@lancedb/lancedb';
 import { Binary, Field, Float64, Schema, Utf8 } from 'apache-arrow';
 import type { SegmentFiles } from './engine-segments.js';
 
+/** The table of an object-storage index that holds its segment files. */
 export const SEGMENT_TABLE = 'svc_engine_segments';
 const schema = new Schema([
   new Field('name', new Utf8(), false),
@@ -18,6 +19,7 @@ const schema = new Schema([
 /** The names engine-segments.ts gives files: checked before one goes into a predicate. */
 const NAME = /^[a-z]+-\d{12}-[0-9a-f]+\.(bin|json)$/;
 
+/** Segment files as rows of `SEGMENT_TABLE` (engine-segments.ts `SegmentFiles`). */
 export class SegmentTable implements SegmentFiles {
   readonly #db: Connection;
   readonly #graceMs: number;
