@@ -27,8 +27,13 @@ export interface DeltaRows {
   readonly snippets: (string | null)[] | null;
 }
 
-/** One patch of the postings: tombstones first, then the rows added (text-engine.ts `#apply`). */
+/**
+ * One patch of the postings: documents given new row ids (a compaction's re-key, text-engine.ts `#rekey`), then
+ * tombstones, then the rows added (`#apply`).
+ */
 export interface DeltaOp {
+  /** Document, new row id, … (only those whose row id changed). */
+  readonly moves?: readonly number[];
   readonly gone: readonly number[];
   readonly rows: DeltaRows;
 }
@@ -42,8 +47,8 @@ export interface DeltaHeader extends ImageIdentity {
   readonly base: string;
   readonly prev: string;
   readonly sections: ImageHeader['sections'];
-  /** Per patch: tombstones and rows added. */
-  readonly ops: readonly (readonly [gone: number, rows: number])[];
+  /** Per patch: tombstones, rows added, and numbers of its re-key (two per document moved). */
+  readonly ops: readonly (readonly [gone: number, rows: number, moves: number])[];
   /** The vectors' dimension when the takes read vectors (0: every one was null), else null. */
   readonly vectorDim: number | null;
   /** Whether the takes read snippet text. */
@@ -115,12 +120,14 @@ export function encodeDelta(
   identity: ImageIdentity & { readonly from: number; readonly base: string; readonly prev: string },
 ): EngineDelta {
   const gone: number[] = [];
+  const moves: number[] = [];
   const all: DeltaRows = emptyRows(
     ops.some((o) => o.rows.vectors),
     ops.some((o) => o.rows.snippets),
   );
   for (const o of ops) {
     gone.push(...o.gone);
+    if (o.moves) moves.push(...o.moves);
     const r = o.rows;
     for (let i = 0; i < r.rowIds.length; i++) {
       all.rowIds.push(r.rowIds[i]!);
@@ -136,6 +143,7 @@ export function encodeDelta(
   const n = all.rowIds.length;
   const sections: [string, Typed][] = [
     ['gone', Float64Array.from(gone)],
+    ['moves', Float64Array.from(moves)],
     ['rowIds', Float64Array.from(all.rowIds)],
     ['pageRef', Float64Array.from(all.pageRef)],
     ['ordinal', Int32Array.from(all.ordinal)],
@@ -170,7 +178,7 @@ export function encodeDelta(
     format: IMAGE_FORMAT,
     id: randomBytes(8).toString('hex'),
     sections: {},
-    ops: ops.map((o) => [o.gone.length, o.rows.rowIds.length] as const),
+    ops: ops.map((o) => [o.gone.length, o.rows.rowIds.length, o.moves?.length ?? 0] as const),
     vectorDim: dim,
     snippets: all.snippets !== null,
     pages: runs.length,
@@ -189,11 +197,15 @@ export interface DeltaBatch {
   getChild(name: string): { get(i: number): unknown } | null;
 }
 
-/** The patches a delta holds: per patch its tombstones and its rows as a batch (`TextSnapshot.rowAdder` adds them). */
-export function decodeDelta(delta: EngineDelta): { gone: number[]; batch: DeltaBatch; ids: number[] }[] {
+/**
+ * The patches a delta holds: per patch its re-key (document, new row id, …), its tombstones, and its rows as a batch
+ * (`TextSnapshot.rowAdder` adds them).
+ */
+export function decodeDelta(delta: EngineDelta): { moves: number[]; gone: number[]; batch: DeltaBatch; ids: number[] }[] {
   const { buffer, header: h } = delta;
   const view = <K extends Parameters<typeof sectionView>[3]>(name: string, kind: K) => sectionView(buffer, h.sections, name, kind);
   const gone = view('gone', 'f64');
+  const moved = view('moves', 'f64');
   const rowIds = view('rowIds', 'f64');
   const pageRef = view('pageRef', 'f64');
   const ordinal = view('ordinal', 'i32');
@@ -217,10 +229,11 @@ export function decodeDelta(delta: EngineDelta): { gone: number[]; batch: DeltaB
   const dim = h.vectorDim;
   const vectors = dim !== null ? view('vectors', 'f32') : null;
   const vecNull = dim !== null ? view('vectorsNull', 'u8') : null;
-  const out: { gone: number[]; batch: DeltaBatch; ids: number[] }[] = [];
+  const out: { moves: number[]; gone: number[]; batch: DeltaBatch; ids: number[] }[] = [];
   let g = 0;
   let r = 0;
-  for (const [goneN, rowsN] of h.ops) {
+  let m = 0;
+  for (const [goneN, rowsN, movesN] of h.ops) {
     const lo = r;
     const at = (i: number) => lo + i;
     const columns: Record<string, { get(i: number): unknown }> = {
@@ -237,12 +250,14 @@ export function decodeDelta(delta: EngineDelta): { gone: number[]; batch: DeltaB
       };
     if (snip) columns.snippet_text = { get: (i) => snip(at(i)) };
     out.push({
+      moves: Array.from(moved.subarray(m, m + movesN)),
       gone: Array.from(gone.subarray(g, g + goneN)),
       ids: Array.from(rowIds.subarray(lo, lo + rowsN)),
       batch: { numRows: rowsN, getChild: (name) => columns[name] ?? null },
     });
     g += goneN;
     r += rowsN;
+    m += movesN;
   }
   return out;
 }

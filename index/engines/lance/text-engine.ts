@@ -934,12 +934,9 @@ export class TextEngine {
             ? await this.#patchPages(pinned, this.#postings!, span.pageRefs)
             : await this.#patch(pinned, this.#postings!);
       if (this.#closed || postings === null) return;
-      // Row ids moved: an image from before cannot be caught up by row-id difference, so a new one is due (and no
-      // delta can say what moved).
-      if (span?.moved) {
-        this.#imaged = null;
-        this.#chain = null;
-      }
+      // Row ids moved: an image from before cannot be caught up by row-id difference, so a new one is due for the
+      // threads a sharing engine offers it to. The writer's delta holds the re-key (`#rekey`).
+      if (span?.moved) this.#imaged = null;
       this.#postings = postings;
       this.#version = target;
       this.#failure = null;
@@ -1295,7 +1292,17 @@ export class TextEngine {
       );
       return this.#patch(table, snap);
     }
+    // Kept for the writer's next delta: the documents whose row id changes (a reader re-keys them alike).
+    const chain = this.#chain?.snap === snap ? this.#chain : null;
+    const changed: number[] = [];
+    if (chain)
+      for (let i = 0; i < moves.length; i += 2)
+        if (snap.postings.rowIdOf(moves[i]!) !== moves[i + 1]) changed.push(moves[i]!, moves[i + 1]!);
     const pairs = snap.postings.rekey(moves);
+    if (chain && changed.length > 0) {
+      chain.ops.push({ moves: changed, gone: [], rows: emptyRows(false, false) });
+      chain.changed += changed.length / 2;
+    }
     this.#prefill?.moved?.(pairs);
     return this.#apply(table, snap, gone, added);
   }
@@ -1389,6 +1396,7 @@ function keyOf(pageRef: number, ordinal: number): number | null {
  */
 export async function applyDelta(snap: TextSnapshot, delta: EngineDelta): Promise<void> {
   for (const op of decodeDelta(delta)) {
+    if (op.moves.length > 0) snap.postings.rekey(op.moves);
     const touched = snap.pagesOfRows(op.gone);
     snap.postings.remove(op.gone);
     await addInSlices(snap, op.batch, op.ids, { sink: null, columns: [] });
