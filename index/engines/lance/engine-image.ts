@@ -5,6 +5,7 @@
  * process from one copy; the same bytes are the segment file a reader loads instead of scanning the table.
  */
 import { randomBytes } from 'node:crypto';
+import type { LoopBudget } from '../../../event-loop.js';
 import type { PostingsState, Segment } from '../memory/postings.js';
 import type { SnippetState } from '../memory/snippet-store.js';
 import type { PageFieldRow } from './columns.js';
@@ -74,6 +75,24 @@ const align8 = (n: number) => (n + 7) & ~7;
 
 /** Copies a snapshot's state into a new image in shared memory. */
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
+  const steps = imageSteps(state, identity);
+  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+}
+
+/**
+ * `encodeImage` in slices, yielding to the event loop between the copies of its arrays when `budget` says so (a
+ * merge of a large index must not hold searches). The state must not change meanwhile.
+ */
+export async function encodeImageInSlices(state: SnapshotState, identity: ImageIdentity, budget: LoopBudget): Promise<EngineImage> {
+  const steps = imageSteps(state, identity);
+  for (let r = steps.next(); ; r = steps.next()) {
+    if (r.done) return r.value;
+    await budget.tick();
+  }
+}
+
+/** The encoding as steps: one per array copied. */
+function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<void, EngineImage> {
   const sections: [string, Typed][] = [];
   const p = state.postings;
   const { text, offsets } = joinTerms(p.terms);
@@ -102,7 +121,7 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
       : { maxBytes: 0, docs: 0, bytes: 0, allocated: 0, full: true, chunks: -1 },
     vectorDim: state.vectors?.dim ?? null,
   };
-  return packSections(sections, header, MAGIC);
+  return yield* packSteps(sections, header, MAGIC);
 }
 
 /**
@@ -115,6 +134,16 @@ export function packSections<H extends { readonly sections: Record<string, reado
   header: H,
   magic: string,
 ): { buffer: SharedArrayBuffer; header: H } {
+  const steps = packSteps(sections, header, magic);
+  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+}
+
+/** `packSections` as steps: one per array copied. */
+function* packSteps<H extends { readonly sections: Record<string, readonly [number, number, Kind]> }>(
+  sections: readonly (readonly [string, Typed])[],
+  header: H,
+  magic: string,
+): Generator<void, { buffer: SharedArrayBuffer; header: H }> {
   const placed: Record<string, readonly [number, number, Kind]> = {};
   let at = 0;
   for (const [name, a] of sections) {
@@ -125,7 +154,10 @@ export function packSections<H extends { readonly sections: Record<string, reado
   const json = Buffer.from(JSON.stringify(full), 'utf8');
   const buffer = new SharedArrayBuffer(at + json.length + FOOTER_BYTES);
   const bytes = new Uint8Array(buffer);
-  for (const [name, a] of sections) bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
+  for (const [name, a] of sections) {
+    bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
+    yield;
+  }
   bytes.set(json, at);
   const footer = new DataView(buffer, at + json.length);
   footer.setUint32(0, json.length, true);

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LoopBudget } from '../../../event-loop.js';
 import { writeDurably } from './durable-file.js';
 import { readDeltaHeader, type EngineDelta } from './engine-delta.js';
 import { IMAGE_FORMAT, readHeader, type EngineImage, type ImageIdentity } from './engine-image.js';
@@ -86,6 +87,9 @@ export interface LoadedSegments {
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
+/** Bytes hashed between two looks at the event loop's budget. */
+const HASH_CHUNK = 1 << 20;
+
 /** How long a file no manifest names is kept by default (a reader may be loading it). */
 export const SEGMENT_GRACE_MS = 60_000;
 
@@ -150,7 +154,7 @@ export class EngineSegments {
 
   async #write(name: string, bytes: Uint8Array): Promise<SegmentFile> {
     await this.#files.write(name, bytes);
-    return { name, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    return { name, bytes: bytes.length, sha256: await sha256InSlices(bytes) };
   }
 
   async #publishManifest(files: SegmentFile[], h: ImageIdentity & { readonly id: string }): Promise<SegmentManifest> {
@@ -227,7 +231,7 @@ export class EngineSegments {
     const buffer = new SharedArrayBuffer(f.bytes);
     const bytes = new Uint8Array(buffer);
     bytes.set(data);
-    if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw new Error(`${f.name}: checksum differs`);
+    if ((await sha256InSlices(bytes)) !== f.sha256) throw new Error(`${f.name}: checksum differs`);
     return buffer;
   }
 
@@ -255,4 +259,15 @@ export class EngineSegments {
   #manifest(data: Uint8Array): SegmentManifest {
     return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as SegmentManifest;
   }
+}
+
+/** SHA-256 of a large buffer, yielding to the event loop between chunks (a base image may be large). */
+async function sha256InSlices(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha256');
+  const budget = new LoopBudget();
+  for (let at = 0; at < bytes.length; at += HASH_CHUNK) {
+    hash.update(bytes.subarray(at, Math.min(bytes.length, at + HASH_CHUNK)));
+    await budget.tick();
+  }
+  return hash.digest('hex');
 }

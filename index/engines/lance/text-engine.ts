@@ -8,7 +8,7 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImage, type EngineImage, type SnapshotState } from './engine-image.js';
+import { decodeImage, encodeImageInSlices, type EngineImage, type SnapshotState } from './engine-image.js';
 import type { EngineSegments, LoadedSegments } from './engine-segments.js';
 import { captureRows, decodeDelta, emptyRows, encodeDelta, type DeltaOp, type EngineDelta } from './engine-delta.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
@@ -916,7 +916,7 @@ export class TextEngine {
       }
       if (this.#postings && this.#version === target) {
         this.#failure = null;
-        this.#makeImage();
+        await this.#makeImage();
         return;
       }
       pinned = await this.#db.openTable(this.#tableName);
@@ -942,7 +942,7 @@ export class TextEngine {
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
-      this.#makeImage();
+      await this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
       // waiting for this version schedule the sync again (`ready`).
@@ -1059,7 +1059,7 @@ export class TextEngine {
    * published, postings rebuilt or re-keyed) or the merge policy asks for one (`#mergeDue`), and otherwise what
    * changed as a delta segment once `deltaDocs` documents changed or `deltaAfterMs` passed.
    */
-  #makeImage(): void {
+  async #makeImage(): Promise<void> {
     const write = this.#segments?.write === true;
     if ((!write && !this.#share) || !this.#postings || this.#version === null) return;
     const snap = this.#postings;
@@ -1106,11 +1106,13 @@ export class TextEngine {
       }
     }
     if (!due) return;
-    const image = encodeImage(snap.exportState(), {
-      version: this.#version,
-      analysis: this.#analysis,
-      maxTermLength: this.#maxTermLength,
-    });
+    // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
+    const image = await encodeImageInSlices(
+      snap.exportState(),
+      { version: this.#version, analysis: this.#analysis, maxTermLength: this.#maxTermLength },
+      new LoopBudget(),
+    );
+    if (this.#closed) return;
     this.#images.made++;
     this.#imageInfo = infoOf(image);
     // Sharing: the postings become views of the image (one copy for every thread). Otherwise the image is only
