@@ -153,9 +153,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
-    // Persisted engine segments (a local index): the writer publishes them, so it keeps postings even when it serves no
-    // search; with search threads this process builds or loads them once in shared memory for all of its threads.
-    const segments = config.textPostings && config.engineSegments && location.kind === 'local';
+    // Persisted engine segments (beside a local index, in a table of a bucket's): the writer publishes them, so it keeps
+    // postings even when it serves no search; with search threads this process builds or loads them once in shared
+    // memory for all of its threads.
+    const segments = config.textPostings && config.engineSegments;
     const shareEngine = segments && searchThreads > 0;
     // Host ids from the state database, given only to the writer.
     index = await PassageIndex.open({

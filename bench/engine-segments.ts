@@ -7,6 +7,10 @@
  *
  *   npx tsx bench/engine-segments.ts [--passages 50000] [--data-dir /tmp/bench-engine-segments]
  *
+ * `--publish`: the writer's publication cost instead, on an index of its own (`<data-dir>/publish`): a few rounds of a
+ * small write (`--write` passages of new pages), each followed by a whole image (segments before deltas) or by a
+ * delta segment, printing per mode the bytes written and the time of a publication (median), the write excluded.
+ *
  * The index is built on the first run (SciFact sentences, hashing embedder) and a segment published by a writer.
  * Bounded: a few minutes at 50,000 passages; loopback only, nothing downloaded.
  */
@@ -23,6 +27,8 @@ const { values } = parseArgs({
     passages: { type: 'string', default: '50000' },
     'data-dir': { type: 'string', default: '/tmp/bench-engine-segments' },
     child: { type: 'string' },
+    publish: { type: 'boolean', default: false },
+    write: { type: 'string', default: '100' },
   },
 });
 const dataDir = resolve(values['data-dir']);
@@ -67,6 +73,62 @@ if (values.child) {
 const n = Math.max(1000, Number(values.passages) || 50_000);
 const { PassageIndex } = await import('../index/engines/lance/store.js');
 const { createHashingEmbedder } = await import('../index/serving/embedder.js');
+if (values.publish) {
+  const dir = join(dataDir, 'publish');
+  const rounds = 6;
+  const per = Math.max(1, Number(values.write) || 100);
+  const pool = await sentencePool();
+  const all = [...syntheticPages(n + 2 * rounds * per, pool)];
+  const base = all.filter((p) => p.pageRef <= all[all.length - 1]!.pageRef - 2 * rounds * per);
+  const rest = all.slice(base.length);
+  const idx = await PassageIndex.open({
+    dir,
+    embedder: createHashingEmbedder(),
+    refreshAfterMs: 0,
+    optimizeEvery: 1_000_000,
+    engineSegments: {
+      minChangedDocs: Infinity,
+      afterMs: Infinity,
+      deltaDocs: Infinity,
+      deltaAfterMs: Infinity,
+      maxDeltas: Infinity,
+      maxDeltaShare: Infinity,
+    },
+  });
+  for (let i = 0; i < base.length; i += 500) await idx.upsertPages(base.slice(i, i + 500));
+  await idx.engineImageNow();
+  const { EngineSegments } = await import('../index/engines/lance/engine-segments.js');
+  const { readFile } = await import('node:fs/promises');
+  const store = new EngineSegments(dir);
+  let at = 0;
+  for (const mode of ['image', 'delta'] as const) {
+    const ms: number[] = [];
+    const bytes: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      // New pages of about `per` passages.
+      const pages = [];
+      for (let k = 0; at < rest.length && k < per; at++) {
+        pages.push(rest[at]!);
+        k += rest[at]!.passages.length;
+      }
+      await idx.upsertPages(pages);
+      await idx.textEngineReady();
+      const t0 = performance.now();
+      if (mode === 'image') await idx.engineImageNow();
+      else await idx.engineDeltaNow();
+      ms.push(performance.now() - t0);
+      const [newest] = await store.manifests();
+      const m = JSON.parse(await readFile(join(store.dir, newest!), 'utf8')) as { files: { bytes: number }[] };
+      bytes.push(m.files.at(-1)!.bytes);
+    }
+    const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    console.log(
+      `${n} passages, ${per} written per round, ${mode}: median ${mid(ms).toFixed(1)} ms and ${(mid(bytes) / 1024).toFixed(1)} KiB per publication`,
+    );
+  }
+  await idx.close();
+  process.exit(0);
+}
 if (!existsSync(join(dataDir, 'lance'))) {
   const t0 = performance.now();
   const pool = await sentencePool();

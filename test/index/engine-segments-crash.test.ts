@@ -33,13 +33,14 @@ async function postingsKeys(idx: PassageIndex): Promise<string[]> {
   return (await idx.scanCandidates({}, 1_000_000)).map((h) => `${h.page_ref}:${h.ordinal}`).sort();
 }
 
-async function checkRestart(t: Test, dir: string, round: string): Promise<void> {
+async function checkRestart(t: Test, dir: string, round: string): Promise<number> {
   // Every manifest left names a whole segment.
   const store = new EngineSegments(dir);
   for (const name of await store.manifests()) {
     const m = JSON.parse(readFileSync(join(store.dir, name), 'utf8')) as SegmentManifest;
     const loaded = await store.loadNewest(WANT, m.version);
     t.ok(loaded, `${round}: ${name} loads`);
+    t.equal(loaded?.deltas.length, m.files.length - 1, `${round}: ${name}: its base and every delta it names`);
   }
   // The writer restarts (rolling back a write the kill interrupted), from the newest segment.
   const idx = await PassageIndex.open({ dir, embedder: null, refreshAfterMs: 0, engineSegments: { graceMs: 0 } });
@@ -49,6 +50,7 @@ async function checkRestart(t: Test, dir: string, round: string): Promise<void> 
     t.equal(st.syncs.loads, 1, `${round}: started from a segment`);
     // (A batch committed after the segment may replace enough rows that the postings rebuild: not asserted here.)
     t.same(await postingsKeys(idx), await tableKeys(dir), `${round}: every passage of the table once, no other`);
+    return st.syncs.deltas;
   } finally {
     await idx.close();
   }
@@ -71,6 +73,27 @@ t.test('kill -9 during segment writes never leaves a segment that cannot be load
     'the restarted writers removed the temporary files of interrupted writes',
   );
 });
+
+t.test(
+  'kill -9 during delta segment writes and merges never leaves a chain that cannot be loaded, nor loses or duplicates a passage',
+  async (t) => {
+    const dir = t.testdir();
+    let published = 0;
+    let deltasLoaded = 0;
+    // The kill lands after 1 to 4 publications of a chain of at most three deltas (the fourth is the merge), at
+    // offsets spread over one cycle (a batch's commits, then the delta or the base written and renamed into place).
+    const offsets = [0, 3, 7, 12, 18, 26, 35, 50];
+    for (let i = 0; i < offsets.length; i++) {
+      published += await runUntilKilled(CHILD, [dir, String(i * 1000), 'deltas'], 'S ', 1 + (i % 4), offsets[i]!);
+      deltasLoaded += await checkRestart(t, dir, `round ${i}`);
+    }
+    t.ok(published >= offsets.length, `${published} segments published across ${offsets.length} kills`);
+    t.ok(deltasLoaded > 0, `the restarts applied ${deltasLoaded} delta segments after their base`);
+    const store = new EngineSegments(dir);
+    const newest = JSON.parse(readFileSync(join(store.dir, (await store.manifests())[0]!), 'utf8')) as SegmentManifest;
+    t.ok(newest.files.length <= 4, `the newest chain is a base and at most three deltas (${newest.files.length - 1})`);
+  },
+);
 
 t.test('a damaged segment is skipped for an older whole one; files no manifest names are removed after the grace period', async (t) => {
   const dir = t.testdir();

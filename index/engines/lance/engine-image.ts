@@ -5,6 +5,7 @@
  * process from one copy; the same bytes are the segment file a reader loads instead of scanning the table.
  */
 import { randomBytes } from 'node:crypto';
+import type { LoopBudget } from '../../../event-loop.js';
 import type { PostingsState, Segment } from '../memory/postings.js';
 import { RowTable } from '../memory/row-table.js';
 import { TermTable } from '../memory/term-table.js';
@@ -36,8 +37,8 @@ export const IMAGE_FORMAT = 2;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
-type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'f64';
-type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+export type Kind = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'f64';
+export type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 const CTORS = {
   u8: Uint8Array,
   u16: Uint16Array,
@@ -84,6 +85,24 @@ const align8 = (n: number) => (n + 7) & ~7;
 
 /** Copies a snapshot's state into a new image in shared memory. */
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
+  const steps = imageSteps(state, identity);
+  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+}
+
+/**
+ * `encodeImage` in slices, yielding to the event loop between the copies of its arrays when `budget` says so (a
+ * merge of a large index must not hold searches). The state must not change meanwhile.
+ */
+export async function encodeImageInSlices(state: SnapshotState, identity: ImageIdentity, budget: LoopBudget): Promise<EngineImage> {
+  const steps = imageSteps(state, identity);
+  for (let r = steps.next(); ; r = steps.next()) {
+    if (r.done) return r.value;
+    await budget.tick();
+  }
+}
+
+/** The encoding as steps: one per array copied. */
+function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<void, EngineImage> {
   const sections: [string, Typed][] = [];
   const p = state.postings;
   // The term dictionary and row id → document as tables a reader searches in place (no map built per thread).
@@ -103,17 +122,11 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
     sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
   }
   if (state.vectors) sections.push(['vectors', state.vectors.rows]);
-  const placed: Record<string, readonly [number, number, Kind]> = {};
-  let at = 0;
-  for (const [name, a] of sections) {
-    placed[name] = [at, a.length, kindOf(a)];
-    at = align8(at + a.byteLength);
-  }
   const header: ImageHeader = {
     ...identity,
     format: IMAGE_FORMAT,
     id: randomBytes(8).toString('hex'),
-    sections: placed,
+    sections: {},
     segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
     totalLength: p.totalLength,
     deadCount,
@@ -123,32 +136,85 @@ export function encodeImage(state: SnapshotState, identity: ImageIdentity): Engi
       : { maxBytes: 0, docs: 0, bytes: 0, allocated: 0, full: true, chunks: -1 },
     vectorDim: state.vectors?.dim ?? null,
   };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  return yield* packSteps(sections, header, MAGIC);
+}
+
+/**
+ * Lays typed arrays out raw at 8-byte aligned offsets in shared memory, then the header (with `sections` filled in)
+ * as JSON, then the footer with `magic`: the one layout of engine images and of the delta segments (engine-delta.ts)
+ * that carry a subset of rows.
+ */
+export function packSections<H extends { readonly sections: Record<string, readonly [number, number, Kind]> }>(
+  sections: readonly (readonly [string, Typed])[],
+  header: H,
+  magic: string,
+): { buffer: SharedArrayBuffer; header: H } {
+  const steps = packSteps(sections, header, magic);
+  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+}
+
+/** `packSections` as steps: one per array copied. */
+function* packSteps<H extends { readonly sections: Record<string, readonly [number, number, Kind]> }>(
+  sections: readonly (readonly [string, Typed])[],
+  header: H,
+  magic: string,
+): Generator<void, { buffer: SharedArrayBuffer; header: H }> {
+  const placed: Record<string, readonly [number, number, Kind]> = {};
+  let at = 0;
+  for (const [name, a] of sections) {
+    placed[name] = [at, a.length, kindOf(a)];
+    at = align8(at + a.byteLength);
+  }
+  const full = { ...header, sections: placed };
+  const json = Buffer.from(JSON.stringify(full), 'utf8');
   const buffer = new SharedArrayBuffer(at + json.length + FOOTER_BYTES);
   const bytes = new Uint8Array(buffer);
-  for (const [name, a] of sections) bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
+  for (const [name, a] of sections) {
+    bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), placed[name]![0]);
+    yield;
+  }
   bytes.set(json, at);
   const footer = new DataView(buffer, at + json.length);
   footer.setUint32(0, json.length, true);
-  for (let i = 0; i < MAGIC.length; i++) footer.setUint8(4 + i, MAGIC.charCodeAt(i));
-  return { buffer, header };
+  for (let i = 0; i < magic.length; i++) footer.setUint8(4 + i, magic.charCodeAt(i));
+  return { buffer, header: full };
 }
 
-/** The header of an image's bytes; throws on bytes that are not an image (a cut file, another format's). */
-export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader {
+/** The header of bytes `packSections` wrote with `magic`, its sections checked to lie inside them; throws otherwise. */
+export function unpackHeader<H extends { readonly format: number; readonly sections: ImageHeader['sections'] }>(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  magic: string,
+): H {
   const n = buffer.byteLength;
   if (n < FOOTER_BYTES) throw new Error('engine image: too short');
   const footer = new DataView(buffer, n - FOOTER_BYTES);
-  for (let i = 0; i < MAGIC.length; i++)
-    if (footer.getUint8(4 + i) !== MAGIC.charCodeAt(i)) throw new Error('engine image: not an image (bad footer)');
+  for (let i = 0; i < magic.length; i++)
+    if (footer.getUint8(4 + i) !== magic.charCodeAt(i)) throw new Error('engine image: not an image (bad footer)');
   const len = footer.getUint32(0, true);
   if (len > n - FOOTER_BYTES) throw new Error('engine image: bad header length');
-  const header = JSON.parse(Buffer.from(buffer as ArrayBuffer, n - FOOTER_BYTES - len, len).toString('utf8')) as ImageHeader;
+  const header = JSON.parse(Buffer.from(buffer as ArrayBuffer, n - FOOTER_BYTES - len, len).toString('utf8')) as H;
   if (header.format !== IMAGE_FORMAT) throw new Error(`engine image: format ${header.format}, not ${IMAGE_FORMAT}`);
   for (const [name, [offset, length, kind]] of Object.entries(header.sections))
     if (offset % 8 !== 0 || offset + length * CTORS[kind].BYTES_PER_ELEMENT > n - FOOTER_BYTES - len)
       throw new Error(`engine image: section ${name} out of bounds`);
   return header;
+}
+
+/** A typed view of one section of bytes `packSections` wrote (throws when it is absent or of another kind). */
+export function sectionView<K extends Kind>(
+  buffer: SharedArrayBuffer | ArrayBuffer,
+  sections: ImageHeader['sections'],
+  name: string,
+  kind: K,
+): InstanceType<(typeof CTORS)[K]> {
+  const s = sections[name];
+  if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
+  return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
+}
+
+/** The header of an image's bytes; throws on bytes that are not an image (a cut file, another format's). */
+export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader {
+  return unpackHeader<ImageHeader>(buffer, MAGIC);
 }
 
 /**

@@ -49,8 +49,16 @@ import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
 import type { EngineImage } from './engine-image.js';
-import { EngineSegments } from './engine-segments.js';
-import { TextEngine, type RowPassage, type RowPrefill, type TextEngineStats, type TextSnapshot } from './text-engine.js';
+import { EngineSegments, SEGMENT_GRACE_MS } from './engine-segments.js';
+import { SegmentTable } from './engine-segment-table.js';
+import {
+  TextEngine,
+  type EngineSegmentsOptions,
+  type RowPassage,
+  type RowPrefill,
+  type TextEngineStats,
+  type TextSnapshot,
+} from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
@@ -153,11 +161,17 @@ export interface OpenOptions {
    */
   readonly snippetBytes?: number;
   /**
-   * Persisted engine segments (engine-segments.ts, a local index only): the postings load the newest usable one at
-   * open instead of scanning the table, and the writer publishes a new one when enough changed (object options: when).
+   * Persisted engine segments (engine-segments.ts; beside a local index, in a table of an object-storage one): the postings load the newest usable base and
+   * its deltas at open instead of scanning the table, and the writer publishes what changed as delta segments and a
+   * new base when the merge policy asks (object options: when; text-engine.ts `EngineSegmentsOptions`).
    * @default false
    */
-  readonly engineSegments?: boolean | { readonly minChangedDocs?: number; readonly afterMs?: number; readonly graceMs?: number };
+  readonly engineSegments?:
+    | boolean
+    | (Omit<EngineSegmentsOptions, 'store' | 'write'> & {
+        /** How long files no manifest names are kept (a reader may be loading them). @default 60 s */
+        readonly graceMs?: number;
+      });
   /**
    * Keep the postings as views of an image in shared memory and tell `onEngineImage` listeners each new one (the
    * process that owns a search pool: its threads read that one copy). @default false
@@ -364,17 +378,18 @@ export class PassageIndex implements PageSink {
       );
     }
     const seg = opts.engineSegments;
-    const segments =
-      seg && location.kind === 'local'
-        ? {
-            store: new EngineSegments(location.uri, {
-              ...(typeof seg === 'object' && seg.graceMs !== undefined ? { graceMs: seg.graceMs } : {}),
-              log: opts.log,
-            }),
-            write: writes,
-            ...(typeof seg === 'object' ? { minChangedDocs: seg.minChangedDocs, afterMs: seg.afterMs } : {}),
-          }
-        : undefined;
+    const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
+    const segments = seg
+      ? {
+          // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
+          store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
+            graceMs: segGraceMs,
+            log: opts.log,
+          }),
+          write: writes,
+          ...(typeof seg === 'object' ? seg : {}),
+        }
+      : undefined;
     idx.#makeEngine = (e) =>
       new TextEngine({
         analysis: ANALYSIS_VERSION,
@@ -1204,6 +1219,11 @@ export class PassageIndex implements PageSink {
   /** Images the postings now and waits for the segment to be published (the writer; tests, before a planned stop). */
   async engineImageNow(): Promise<void> {
     await this.#engine?.imageNow();
+  }
+
+  /** Publishes what changed since the last segment as a delta (or a base when due) and waits for it (the writer; tests). */
+  async engineDeltaNow(): Promise<void> {
+    await this.#engine?.deltaNow();
   }
 
   /** The in-process postings' state (null when this index has none): their table version and size. */

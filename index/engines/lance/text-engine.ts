@@ -8,8 +8,9 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImage, type EngineImage, type SnapshotState } from './engine-image.js';
-import type { EngineSegments } from './engine-segments.js';
+import { decodeImage, encodeImageInSlices, type EngineImage, type SnapshotState } from './engine-image.js';
+import type { EngineSegments, LoadedSegments } from './engine-segments.js';
+import { captureRows, decodeDelta, emptyRows, encodeDelta, type DeltaOp, type EngineDelta } from './engine-delta.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { nearKeyHash } from '../../retrieval/near-keys.js';
@@ -568,11 +569,35 @@ export interface EngineSegmentsOptions {
   readonly minChangedDocs?: number;
   /** @default DEFAULT_IMAGE_MS */
   readonly afterMs?: number;
+  /**
+   * The writer publishes what changed since its last publication as a delta segment once this many documents were
+   * added or removed, or on any change after `deltaAfterMs`. @default DEFAULT_DELTA_DOCS
+   */
+  readonly deltaDocs?: number;
+  /** @default DEFAULT_DELTA_MS */
+  readonly deltaAfterMs?: number;
+  /**
+   * The merge: a new base image instead of the next delta once the chain would hold more than `maxDeltas` deltas or
+   * their bytes would pass `maxDeltaShare` of the base's. @default DEFAULT_MAX_DELTAS
+   */
+  readonly maxDeltas?: number;
+  /** @default DEFAULT_MAX_DELTA_SHARE */
+  readonly maxDeltaShare?: number;
 }
 
 /** A new image once this many documents were added or removed since the last, or any change after this long. */
 const DEFAULT_IMAGE_DOCS = 50_000;
 const DEFAULT_IMAGE_MS = 5 * 60_000;
+/** A delta segment once this many documents changed since the last publication, or any change after this long. */
+const DEFAULT_DELTA_DOCS = 2_000;
+const DEFAULT_DELTA_MS = 30_000;
+/**
+ * A new base (the merge) once the chain holds this many deltas or their bytes pass this share of the base's: a
+ * reader then applies a bounded number of small deltas, and the writer rewrites the whole state only after the
+ * deltas grew to a fixed share of it, so the cost of publishing stays proportional to what was written.
+ */
+const DEFAULT_MAX_DELTAS = 8;
+const DEFAULT_MAX_DELTA_SHARE = 0.25;
 /** How long a search thread waits for its pool's image before it scans the table itself. */
 const AWAIT_IMAGE_MS = 10 * 60_000;
 
@@ -605,14 +630,16 @@ export interface TextEngineStats {
     readonly pages: number;
     readonly rekeys: number;
     readonly loads: number;
+    /** Delta segments applied after a loaded base (engine-delta.ts). */
+    readonly deltas: number;
   };
   /**
    * The engine image the postings were last made from or saved to (engine-image.ts; null: none): its id, table version,
    * bytes, and whether it is in memory other threads read (a SharedArrayBuffer). `made`: images this engine encoded,
-   * `written`: of those, segments it published (engine-segments.ts).
+   * `written`: of those, segments it published (engine-segments.ts); `deltas`: delta segments it published.
    */
   readonly image: { readonly id: string; readonly version: number; readonly bytes: number; readonly shared: boolean } | null;
-  readonly images: { readonly made: number; readonly written: number };
+  readonly images: { readonly made: number; readonly written: number; readonly deltas: number };
   /**
    * Work the postings' load did that grows with the index (`TextSnapshot.loadWork`): 0 when they were read in place
    * from an image.
@@ -622,6 +649,20 @@ export interface TextEngineStats {
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
   readonly waits: number;
+}
+
+/** The writer's segments for the postings it follows (`TextEngine.#chain`). */
+interface SegmentChain {
+  readonly snap: TextSnapshot;
+  readonly base: string;
+  readonly baseBytes: number;
+  id: string;
+  version: number;
+  deltas: number;
+  deltaBytes: number;
+  ops: DeltaOp[];
+  changed: number;
+  at: number;
 }
 
 export class TextEngine {
@@ -636,7 +677,7 @@ export class TextEngine {
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
-  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0, loads: 0 };
+  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0, loads: 0, deltas: 0 };
   /** Whether to follow the table (`start`). */
   #started = false;
   /** The error of the last sync, null when it succeeded. */
@@ -674,11 +715,18 @@ export class TextEngine {
   /** The postings when last imaged (or loaded) and their size then: what says a new image is due. */
   #imaged: { snap: TextSnapshot; docs: number; live: number; at: number } | null = null;
   #forceImage = false;
-  readonly #images = { made: 0, written: 0 };
+  readonly #images = { made: 0, written: 0, deltas: 0 };
+  /**
+   * The writer's chain of segments for the postings it follows (null: none, a base is due): the snapshot they
+   * describe, the base's id and bytes, the newest file's id and version, the deltas' count and bytes, and the patches
+   * made since the newest file (what the next delta holds) with the documents they changed.
+   */
+  #chain: SegmentChain | null = null;
+  #forceDelta = false;
   readonly #imageListeners = new Set<(image: EngineImage) => void>();
-  /** The publication in flight and the newest image waiting for it (older waiting ones are superseded). */
+  /** The publication in flight and those waiting for it, in order (a base supersedes every one waiting before it). */
   #publishing: Promise<void> | null = null;
-  #nextPublish: EngineImage | null = null;
+  #toPublish: ({ base: EngineImage } | { delta: EngineDelta })[] = [];
 
   constructor(args: {
     db: Connection;
@@ -844,23 +892,49 @@ export class TextEngine {
     let pinned: Table | null = null;
     try {
       const target = await this.#table.version();
-      const start = await this.#startingImage(target);
+      const loaded = await this.#startingImage(target);
       if (this.#closed) return;
-      if (start) {
-        this.#postings = this.#fromImage(start);
-        this.#version = start.header.version;
+      if (loaded) {
+        const start = loaded.image;
+        const snap = this.#fromImage(start);
+        // The deltas' patches replayed as the writer made them: no table row read or analysed.
+        for (const d of loaded.deltas) {
+          await applyDelta(snap, d);
+          if (this.#closed) return;
+        }
+        const at = loaded.deltas.at(-1)?.header ?? start.header;
+        this.#postings = snap;
+        this.#version = at.version;
         this.#image = start;
         this.#imageInfo = infoOf(start);
         this.#syncs.loads++;
-        const s = this.#postings.postings.size;
-        this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: performance.now() };
-        this.#log?.info({ version: this.#version, image: start.header.id, target }, 'text postings loaded from an engine image');
+        this.#syncs.deltas += loaded.deltas.length;
+        const s = snap.postings.size;
+        const now = performance.now();
+        this.#imaged = { snap, docs: s.docs, live: s.live, at: now };
+        if (this.#segments?.write && loaded.manifest)
+          this.#chain = {
+            snap,
+            base: start.header.id,
+            baseBytes: start.buffer.byteLength,
+            id: at.id,
+            version: at.version,
+            deltas: loaded.deltas.length,
+            deltaBytes: loaded.deltas.reduce((n, d) => n + d.buffer.byteLength, 0),
+            ops: [],
+            changed: 0,
+            at: now,
+          };
+        this.#log?.info(
+          { version: this.#version, image: start.header.id, deltas: loaded.deltas.length, target },
+          'text postings loaded from an engine image',
+        );
         // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
         if (this.#share) this.#announce(start);
       }
       if (this.#postings && this.#version === target) {
         this.#failure = null;
-        this.#makeImage();
+        await this.#makeImage();
         return;
       }
       pinned = await this.#db.openTable(this.#tableName);
@@ -878,18 +952,21 @@ export class TextEngine {
             ? await this.#patchPages(pinned, this.#postings!, span.pageRefs)
             : await this.#patch(pinned, this.#postings!);
       if (this.#closed || postings === null) return;
-      // Row ids moved: an image from before cannot be caught up by row-id difference, so a new one is due.
+      // Row ids moved: an image from before cannot be caught up by row-id difference, so a new one is due for the
+      // threads a sharing engine offers it to. The writer's delta holds the re-key (`#rekey`).
       if (span?.moved) this.#imaged = null;
       this.#postings = postings;
       this.#version = target;
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
-      this.#makeImage();
+      await this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
       // waiting for this version schedule the sync again (`ready`).
       this.#failure = err instanceof Error ? err : new Error(String(err));
+      // A patch cut short left changes no recorded patch holds: the next publication is a base.
+      this.#chain = null;
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
@@ -930,10 +1007,22 @@ export class TextEngine {
   }
 
   /**
+   * The writer publishes what changed since its last publication as a delta segment now (a base when none is
+   * published yet, or the merge policy asks for one) and waits for it to be written (tests).
+   */
+  async deltaNow(): Promise<void> {
+    this.start();
+    this.#forceDelta = true;
+    this.schedule();
+    await this.idle();
+    while (this.#publishing) await this.#publishing;
+  }
+
+  /**
    * The image a sync starts from: an offered one at least as new as the postings; with no postings yet, the one a
    * sharing pool is about to offer (waited for), else the newest usable persisted segment (once, at open).
    */
-  async #startingImage(target: number): Promise<EngineImage | null> {
+  async #startingImage(target: number): Promise<(Pick<LoadedSegments, 'image' | 'deltas'> & { manifest?: unknown }) | null> {
     if (!this.#postings && this.#awaitImage && !this.#offered) {
       this.#awaitImage = false; // once: a later rebuild scans rather than waits again
       let timer: NodeJS.Timeout | undefined;
@@ -954,18 +1043,23 @@ export class TextEngine {
       offered &&
       (this.#postings === null || this.#version === null || offered.header.version > this.#version || offered.header.version > current)
     ) {
-      if (offered.header.analysis === this.#analysis && offered.header.maxTermLength === this.#maxTermLength) return offered;
+      if (offered.header.analysis === this.#analysis && offered.header.maxTermLength === this.#maxTermLength)
+        return { image: offered, deltas: [] };
     }
     if (this.#postings || !this.#segments || this.#triedSegments) return null;
     this.#triedSegments = true;
-    const found = await this.#segments.store.loadNewest({ analysis: this.#analysis, maxTermLength: this.#maxTermLength }, target);
+    const found = await this.#segments.store.loadNewest(
+      { analysis: this.#analysis, maxTermLength: this.#maxTermLength },
+      target,
+      this.#segments.write,
+    );
     if (!found) this.#log?.info({ dir: this.#segments.store.dir }, 'text postings: no usable engine segments; scanning the table');
     // The writer clears what an earlier writer's death left (temporary files, segments no manifest names).
     if (this.#segments.write)
       await this.#segments.store
         .collect()
         .catch((err: unknown) => this.#log?.warn({ err: String(err) }, 'engine segments: clean-up failed'));
-    return found?.image ?? null;
+    return found;
   }
 
   /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
@@ -979,11 +1073,14 @@ export class TextEngine {
   }
 
   /**
-   * After a sync: images the postings when due (never imaged, or `minChangedDocs` documents added or removed since, or
-   * any change once `afterMs` passed), for a writer of segments or a sharing engine; a sharing engine then serves from
-   * the image and tells its listeners, a writer publishes it in the background (one publication at a time).
+   * After a sync: images the postings when due, for a writer of segments or a sharing engine; a sharing engine then
+   * serves from the image and tells its listeners, a writer publishes it in the background (one publication at a
+   * time). A sharing engine images them when never imaged, or `minChangedDocs` documents were added or removed
+   * since, or on any change once `afterMs` passed. A writer publishes a base when it has none it can extend (never
+   * published, postings rebuilt or re-keyed) or the merge policy asks for one (`#mergeDue`), and otherwise what
+   * changed as a delta segment once `deltaDocs` documents changed or `deltaAfterMs` passed.
    */
-  #makeImage(): void {
+  async #makeImage(): Promise<void> {
     const write = this.#segments?.write === true;
     if ((!write && !this.#share) || !this.#postings || this.#version === null) return;
     const snap = this.#postings;
@@ -992,17 +1089,51 @@ export class TextEngine {
     const changed = last === null || last.snap !== snap ? Infinity : s.docs - last.docs + Math.abs(s.live - last.live);
     const now = performance.now();
     const o = this.#segments;
-    const due =
+    const chain = write && this.#chain?.snap === snap ? this.#chain : null;
+    let due =
       this.#forceImage ||
-      changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
-      (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS));
+      (write && chain === null) ||
+      (this.#share &&
+        (changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
+          (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS))));
     this.#forceImage = false;
+    const forceDelta = this.#forceDelta;
+    this.#forceDelta = false;
+    if (!due && chain && chain.ops.length > 0 && this.#version !== chain.version) {
+      const deltaDue =
+        forceDelta || chain.changed >= (o?.deltaDocs ?? DEFAULT_DELTA_DOCS) || now - chain.at >= (o?.deltaAfterMs ?? DEFAULT_DELTA_MS);
+      if (deltaDue) {
+        const delta = encodeDelta(chain.ops, {
+          version: this.#version,
+          analysis: this.#analysis,
+          maxTermLength: this.#maxTermLength,
+          from: chain.version,
+          base: chain.base,
+          prev: chain.id,
+        });
+        if (this.#mergeDue(chain, delta.buffer.byteLength)) due = true;
+        else {
+          Object.assign(chain, {
+            id: delta.header.id,
+            version: delta.header.version,
+            deltas: chain.deltas + 1,
+            deltaBytes: chain.deltaBytes + delta.buffer.byteLength,
+            ops: [],
+            changed: 0,
+            at: now,
+          });
+          this.#publish({ delta });
+        }
+      }
+    }
     if (!due) return;
-    const image = encodeImage(snap.exportState(), {
-      version: this.#version,
-      analysis: this.#analysis,
-      maxTermLength: this.#maxTermLength,
-    });
+    // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
+    const image = await encodeImageInSlices(
+      snap.exportState(),
+      { version: this.#version, analysis: this.#analysis, maxTermLength: this.#maxTermLength },
+      new LoopBudget(),
+    );
+    if (this.#closed) return;
     this.#images.made++;
     this.#imageInfo = infoOf(image);
     // Sharing: the postings become views of the image (one copy for every thread). Otherwise the image is only
@@ -1011,7 +1142,30 @@ export class TextEngine {
     if (this.#share) this.#postings = this.#fromImage(image);
     this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
     if (this.#share) this.#announce(image);
-    if (write) this.#publish(image);
+    if (write) {
+      this.#chain = {
+        snap: this.#postings,
+        base: image.header.id,
+        baseBytes: image.buffer.byteLength,
+        id: image.header.id,
+        version: image.header.version,
+        deltas: 0,
+        deltaBytes: 0,
+        ops: [],
+        changed: 0,
+        at: now,
+      };
+      this.#publish({ base: image });
+    }
+  }
+
+  /** Whether the chain with one more delta of `bytes` would pass the merge policy's bounds (a new base is due). */
+  #mergeDue(chain: SegmentChain, bytes: number): boolean {
+    const o = this.#segments;
+    return (
+      chain.deltas + 1 > (o?.maxDeltas ?? DEFAULT_MAX_DELTAS) ||
+      chain.deltaBytes + bytes > (o?.maxDeltaShare ?? DEFAULT_MAX_DELTA_SHARE) * chain.baseBytes
+    );
   }
 
   #announce(image: EngineImage): void {
@@ -1023,27 +1177,35 @@ export class TextEngine {
       }
   }
 
-  #publish(image: EngineImage): void {
-    if (this.#publishing) {
-      this.#nextPublish = image;
-      return;
-    }
+  #publish(job: { base: EngineImage } | { delta: EngineDelta }): void {
+    // A base is the whole state: the publications still waiting are part of it.
+    if ('base' in job) this.#toPublish = [];
+    this.#toPublish.push(job);
+    if (this.#publishing) return;
     const store = this.#segments!.store;
-    this.#publishing = store
-      .publish(image)
-      .then(
+    const next = (): Promise<void> | null => {
+      const j = this.#toPublish.shift();
+      if (!j || this.#closed) return null;
+      const write = 'base' in j ? store.publish(j.base) : store.publishDelta(j.delta);
+      return write.then(
         () => {
-          this.#images.written++;
+          if ('base' in j) this.#images.written++;
+          else this.#images.deltas++;
         },
-        (err: unknown) =>
-          this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: publishing an engine segment failed'),
-      )
-      .finally(() => {
-        this.#publishing = null;
-        const next = this.#nextPublish;
-        this.#nextPublish = null;
-        if (next && !this.#closed) this.#publish(next);
-      });
+        (err: unknown) => {
+          // Nothing later can follow a file that was not published: the next publication is a base.
+          this.#chain = null;
+          this.#toPublish = this.#toPublish.filter((w) => 'base' in w);
+          this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: publishing an engine segment failed');
+        },
+      );
+    };
+    const run = async (): Promise<void> => {
+      for (let p = next(); p; p = next()) await p;
+    };
+    this.#publishing = run().finally(() => {
+      this.#publishing = null;
+    });
   }
 
   /** The columns a scan reads: the postings' own, the prefill's while it takes rows, the stores' while they keep them. */
@@ -1153,7 +1315,17 @@ export class TextEngine {
       );
       return this.#patch(table, snap);
     }
+    // Kept for the writer's next delta: the documents whose row id changes (a reader re-keys them alike).
+    const chain = this.#chain?.snap === snap ? this.#chain : null;
+    const changed: number[] = [];
+    if (chain)
+      for (let i = 0; i < moves.length; i += 2)
+        if (snap.postings.rowIdOf(moves[i]!) !== moves[i + 1]) changed.push(moves[i]!, moves[i + 1]!);
     const pairs = snap.postings.rekey(moves);
+    if (chain && changed.length > 0) {
+      chain.ops.push({ moves: changed, gone: [], rows: emptyRows(false, false) });
+      chain.changed += changed.length / 2;
+    }
     this.#prefill?.moved?.(pairs);
     return this.#apply(table, snap, gone, added);
   }
@@ -1202,16 +1374,24 @@ export class TextEngine {
     if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);
     const touched = snap.pagesOfRows(gone);
     postings.remove(gone);
+    // The writer keeps the patch for its next delta segment (what a reader replays instead of reading these rows).
+    const chain = this.#chain?.snap === snap ? this.#chain : null;
+    const op: DeltaOp | null = chain ? { gone: [...gone], rows: emptyRows(snap.vectors !== null, snap.takesSnippets) } : null;
     let fill = added.length > 0 && this.#prefill ? this.#prefill.begin(added.length, false) : null;
     for (let i = 0; i < added.length; i += 4096) {
       const slice = added.slice(i, i + 4096);
       const batch = await table.takeRowIds(slice).select(this.#scanColumns(fill, snap)).withRowId().toArrow();
       const ids = rowIdsOf(batch);
       if (!ids) throw new Error('text postings: the take returned no _rowid');
+      if (op) captureRows(batch, ids, op.rows);
       fill = await addInSlices(snap, batch, ids, { sink: fill, columns: this.#prefill?.columns ?? [] });
     }
     await postings.flushInSlices();
     snap.prunePages(touched);
+    if (op && chain && (op.gone.length > 0 || op.rows.rowIds.length > 0)) {
+      chain.ops.push(op);
+      chain.changed += op.gone.length + op.rows.rowIds.length;
+    }
     return snap;
   }
 }
@@ -1231,6 +1411,21 @@ function keyOf(pageRef: number, ordinal: number): number | null {
   )
     return null;
   return pageRef * 2 ** 20 + ordinal;
+}
+
+/**
+ * Replays a delta segment's patches on a snapshot as the writer's `#apply` made them on its own (tombstones, rows
+ * added through the same row adder, flush, pages pruned): no table row read or analysed.
+ */
+export async function applyDelta(snap: TextSnapshot, delta: EngineDelta): Promise<void> {
+  for (const op of decodeDelta(delta)) {
+    if (op.moves.length > 0) snap.postings.rekey(op.moves);
+    const touched = snap.pagesOfRows(op.gone);
+    snap.postings.remove(op.gone);
+    await addInSlices(snap, op.batch, op.ids, { sink: null, columns: [] });
+    await snap.postings.flushInSlices();
+    snap.prunePages(touched);
+  }
 }
 
 /** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */
