@@ -14,6 +14,7 @@ import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
 import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
+import { openIndex, type ServedIndex } from './index/shards/sharded-index.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -141,7 +142,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
   const rowCacheBytes = config.rowCacheMb !== undefined ? config.rowCacheMb * 2 ** 20 : defaultRowCacheBytes();
   let embedder: Embedder | null = null;
-  let index: PassageIndex;
+  let index: ServedIndex;
   let pool: SearchPool | null = null;
   try {
     opts.onStage?.('embedding model');
@@ -158,7 +159,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const segments = config.textPostings && config.engineSegments && location.kind === 'local';
     const shareEngine = segments && searchThreads > 0;
     // Host ids from the state database, given only to the writer.
-    index = await PassageIndex.open({
+    index = await openIndex({
+      shards: config.indexShards,
       location: writesIndex ? location : readerLocation,
       embedder,
       log,
@@ -175,7 +177,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
       ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
     });
-    if (searchThreads > 0) {
+    // A sharded index is searched on this thread: search threads read one dataset each (items to come: searchers).
+    if (searchThreads > 0 && index instanceof PassageIndex) {
+      const one = index;
       pool = new SearchPool({
         size: searchThreads,
         config,
@@ -183,8 +187,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         embedder,
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
         log: log.child({ part: 'search-pool' }),
-        commits: (fn) => index.onPassageCommit(fn),
-        ...(shareEngine ? { engineImages: { current: () => index.engineImage(), subscribe: (fn) => index.onEngineImage(fn) } } : {}),
+        commits: (fn) => one.onPassageCommit(fn),
+        ...(shareEngine ? { engineImages: { current: () => one.engineImage(), subscribe: (fn) => one.onEngineImage(fn) } } : {}),
       });
     }
   } catch (err) {
