@@ -56,7 +56,11 @@ export interface ShardSource extends CandidateSource {
     stats?: CorpusStats,
   ): Promise<(PassageHit & { _score: number })[]>;
   /** `CandidateSource.titleScore` with the whole index's title statistics. */
-  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>, corpus?: TitleCorpus): number;
+  titleScore(
+    queryTerms: readonly string[],
+    row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>,
+    corpus?: TitleCorpus,
+  ): number;
 }
 
 /**
@@ -81,7 +85,8 @@ export function sumCorpusStats(parts: readonly CorpusStats[], terms: readonly st
   for (const p of parts) {
     docs += p.docs;
     totalLength += p.totalLength;
-    for (const t of terms) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
+    // Over the map's keys: a term the query repeats is counted once.
+    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
   }
   return { docs, totalLength, df };
 }
@@ -94,7 +99,7 @@ export function sumTitleCorpus(parts: readonly TitleCorpus[], terms: readonly st
   for (const p of parts) {
     titles += p.titles;
     count += p.terms;
-    for (const t of terms) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
+    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
   }
   return { titles, terms: count, df };
 }
@@ -148,7 +153,10 @@ export async function openIndex(opts: OpenIndexOptions): Promise<ServedIndex> {
   const wanted = opts.shards ?? 1;
   const stored = await storedShardCount(location);
   if (stored !== null && stored !== wanted && opts.shards !== undefined)
-    opts.log?.warn({ stored, configured: wanted }, 'index: SVC_INDEX_SHARDS differs from the shard count the index was created with; the stored count is used');
+    opts.log?.warn(
+      { stored, configured: wanted },
+      'index: SVC_INDEX_SHARDS differs from the shard count the index was created with; the stored count is used',
+    );
   const shards = stored ?? wanted;
   if (shards <= 1) return PassageIndex.open({ ...opts, location });
   if (stored === null && (opts.writes ?? true)) await recordShardCount(location, shards);
@@ -189,7 +197,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
     };
     const shards: PassageIndex[] = [];
     try {
-      for (const location of locations) shards.push(await PassageIndex.open({ ...opts, ...bounds, location, ...(hostIds ? { hostIds } : {}) }));
+      for (const location of locations)
+        shards.push(await PassageIndex.open({ ...opts, ...bounds, location, ...(hostIds ? { hostIds } : {}) }));
     } catch (err) {
       await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
       throw err;
@@ -303,7 +312,10 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return this.#rows(keys, (s, part) => s.resultRows(part));
   }
 
-  async #rows<R>(keys: readonly PassageKey[], read: (s: PassageIndex, part: PassageKey[]) => Promise<Map<string, R>>): Promise<Map<string, R>> {
+  async #rows<R>(
+    keys: readonly PassageKey[],
+    read: (s: PassageIndex, part: PassageKey[]) => Promise<Map<string, R>>,
+  ): Promise<Map<string, R>> {
     const out = new Map<string, R>();
     for (const part of await Promise.all(this.#byShard(keys).map(([i, part]) => read(this.#shards[i]!, part))))
       for (const [k, r] of part) out.set(k, r);

@@ -1,7 +1,7 @@
 /**
  * An in-process inverted index over passages' `search_text`: the one BM25 engine (docs/architecture.md), walked in
- * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments, tombstones counted in statistics until
- * merged (as in Lucene); BM25 with Lucene's formula, k1 = 1.2, b = 0.75.
+ * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments and tombstones; statistics over the live
+ * documents only (not Lucene's: its deleted documents count until merged); BM25 with Lucene's formula, k1 1.2, b 0.75.
  */
 import { LoopBudget } from '../../../event-loop.js';
 import { sortByScore } from '../../retrieval/score-sort.js';
@@ -146,7 +146,13 @@ export class Postings {
   #docs = 0;
   #deadCount = 0;
   #totalLength = 0;
-  /** Per term: document frequency over every segment (tombstones included, as the statistics are). */
+  /** Total length of the tombstoned documents: the statistics are the live documents' (`#liveDf`). */
+  #deadLength = 0;
+  /** Per term: how many tombstoned documents hold it, valid while its stamp is `#deadGen` (moves with each removal). */
+  #deadHolding = new Uint32Array(0);
+  #deadHoldingGen = new Uint32Array(0);
+  #deadGen = 1;
+  /** Per term: document frequency over every segment, tombstones included (`#liveDf` leaves them out). */
   #df = new Uint32Array(1024);
   /** BM25 length normaliser per document, valid for `#dnDocs` documents; `#generation` moves when it is recomputed. */
   #dn = new Float64Array(0);
@@ -199,21 +205,47 @@ export class Postings {
   /** A term's BM25 inverse document frequency, as scoring weighs it (a term no document holds: the largest). */
   idf(term: string): number {
     const id = this.#termIds.get(term);
-    const df = id === undefined ? 0 : (this.#df[id] ?? 0);
-    return bm25Idf(this.#docs, df);
+    return bm25Idf(this.#docs - this.#deadCount, id === undefined ? 0 : this.#liveDf(id));
   }
 
   /**
-   * The statistics BM25 reads for `terms` (documents and their total length, tombstones included, and each term's
-   * document frequency): what a sharded index sums over its shards and hands back to `search` as `stats`.
+   * A term's document frequency among live documents. BM25's statistics are the live documents' only, so they do not
+   * depend on when a tombstone was dropped (a rebuild, a compaction, a sync that found two versions at once): one index
+   * scores alike whatever its history, and a sharded index's sums equal one index's. Tombstoned holders are counted
+   * on the term's postings once per removal generation.
+   */
+  #liveDf(id: number): number {
+    const df = this.#df[id] ?? 0;
+    if (this.#deadCount === 0 || df === 0) return df;
+    if (this.#deadHoldingGen.length <= id) {
+      this.#deadHoldingGen = grow(this.#deadHoldingGen, id + 1);
+      this.#deadHolding = grow(this.#deadHolding, id + 1);
+    }
+    if (this.#deadHoldingGen[id] !== this.#deadGen) {
+      let n = 0;
+      const dead = this.#dead;
+      for (const seg of this.#segments) {
+        if (id + 1 >= seg.offsets.length) continue;
+        const end = seg.offsets[id + 1]!;
+        for (let p = seg.offsets[id]!; p < end; p++) n += dead[seg.docs[p]!]!;
+      }
+      this.#deadHolding[id] = n;
+      this.#deadHoldingGen[id] = this.#deadGen;
+    }
+    return df - this.#deadHolding[id]!;
+  }
+
+  /**
+   * The statistics BM25 reads for `terms` (live documents and their total length, and each term's document frequency
+   * among them): what a sharded index sums over its shards and hands back to `search` as `stats`.
    */
   corpusStats(terms: readonly string[]): CorpusStats {
     const df = new Map<string, number>();
     for (const t of terms) {
       const id = this.#termIds.get(t);
-      df.set(t, id === undefined ? 0 : (this.#df[id] ?? 0));
+      df.set(t, id === undefined ? 0 : this.#liveDf(id));
     }
-    return { docs: this.#docs, totalLength: this.#totalLength, df };
+    return { docs: this.#docs - this.#deadCount, totalLength: this.#totalLength - this.#deadLength, df };
   }
 
   /** The terms that keep a bitset of their documents (`DenseRule`), and the bytes those take. */
@@ -414,9 +446,11 @@ export class Postings {
         this.#byRow.delete(r);
         this.#dead[d] = 1;
         this.#deadCount++;
+        this.#deadLength += this.#lengths[d]!;
         n++;
       }
     }
+    if (n > 0) this.#deadGen++;
     return n;
   }
 
@@ -488,7 +522,10 @@ export class Postings {
     p.#totalLength = state.totalLength;
     for (let d = 0; d < n; d++)
       if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
-      else p.#deadCount++;
+      else {
+        p.#deadCount++;
+        p.#deadLength += p.#lengths[d]!;
+      }
     for (const [id, set] of state.bitsets) {
       p.#bitsets.set(id, set);
       p.#borrowed.add(id);
@@ -584,7 +621,7 @@ export class Postings {
   }
 
   #idf(termId: number): number {
-    return bm25Idf(this.#docs, this.#df[termId]!);
+    return bm25Idf(this.#docs - this.#deadCount, this.#liveDf(termId));
   }
 
   /** Largest tf / (tf + dn) over a term's postings (its BM25 upper bound is that × weight × idf × (k1 + 1)). */
@@ -625,7 +662,8 @@ export class Postings {
   ): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];
     if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
-    this.#prepare(stats ? stats.totalLength / stats.docs || 1 : this.#totalLength / this.#docs || 1);
+    const live = this.#docs - this.#deadCount;
+    this.#prepare(stats ? stats.totalLength / stats.docs || 1 : (this.#totalLength - this.#deadLength) / live || 1);
     const idfOf = (id: number, term: string): number => (stats ? bm25Idf(stats.docs, stats.df.get(term) ?? 0) : this.#idf(id));
     // Each term's bit among the probe terms (0 beyond 31 or when not probed): a hit tells which of them it holds.
     const probe = q.probe ?? [];
