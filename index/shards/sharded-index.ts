@@ -9,9 +9,8 @@
  * retrieval.ts, as for one index. The shards are reached only through `ShardSource`, so searcher processes can later
  * answer for a shard over HTTP with the same calls.
  */
-import type { Logger } from 'pino';
 import type { PageInput, PageSink } from '../../page-model.js';
-import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
+import type { MatchColumn } from '../engines/lance/columns.js';
 import type { HostIdSource } from '../engines/lance/host-ids.js';
 import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
 import { recordShardCount, shardLocation, storedHosts, storedShardCount } from '../engines/lance/shard-layout.js';
