@@ -14,7 +14,7 @@ import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
 import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
-import { openIndex, type ServedIndex } from './index/shards/sharded-index.js';
+import { indexShardCount, openIndex, type ServedIndex } from './index/shards/sharded-index.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -139,7 +139,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   const writesIndex = role === 'all' || role === 'indexer';
   const servesSearch = role === 'all' || role === 'api';
-  const searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
+  let searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
   const rowCacheBytes = config.rowCacheMb !== undefined ? config.rowCacheMb * 2 ** 20 : defaultRowCacheBytes();
   let embedder: Embedder | null = null;
   let index: ServedIndex;
@@ -154,6 +154,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
+    // A sharded index is searched on this thread: a search thread reads one dataset (searcher processes: to come).
+    if ((await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
     // Persisted engine segments (a local index): the writer publishes them, so it keeps postings even when it serves no
     // search; with search threads this process builds or loads them once in shared memory for all of its threads.
     const segments = config.textPostings && config.engineSegments && location.kind === 'local';
@@ -177,7 +179,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
       ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
     });
-    // A sharded index is searched on this thread: search threads read one dataset each (items to come: searchers).
     if (searchThreads > 0 && index instanceof PassageIndex) {
       const one = index;
       pool = new SearchPool({

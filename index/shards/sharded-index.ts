@@ -142,6 +142,11 @@ export interface OpenIndexOptions extends OpenOptions {
   readonly shards?: number;
 }
 
+/** The shard count the index at `location` has (its stored count), or will have when created with `configured`. */
+export async function indexShardCount(location: IndexLocation, configured: number | undefined): Promise<number> {
+  return (await storedShardCount(location)) ?? configured ?? 1;
+}
+
 /**
  * Opens the index at the location: one `PassageIndex` when it has one shard (the layout of every index written before
  * shards), else a `ShardedIndex`. The stored count wins over `shards`; a different one is logged.
