@@ -185,6 +185,11 @@ t.test('a page goes to the shard of its URL, the count is stored, and an index o
   );
   t.equal((await sharded.stats()).pages, 12);
   await sharded.close();
+  await t.rejects(
+    PassageIndex.open({ dir: dir3, embedder: null }),
+    { name: 'IndexOpenError', message: /has 3 shards/ },
+    'the root of a sharded index is not opened as one dataset',
+  );
   const reopened = await openIndex({ dir: dir3, embedder: null });
   t.ok(reopened instanceof ShardedIndex && reopened.shardCount === 3, 'reopened without a count: the stored 3');
   t.equal((await reopened.stats()).pages, 12);
