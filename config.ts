@@ -165,6 +165,13 @@ export const configSchema = z.object({
    */
   indexReadTimeoutMs: z.coerce.number().int().min(0).max(600_000).optional(),
   /**
+   * Shards of a new index (index/shards/): its pages split by a stable hash of their URL into this many datasets
+   * under the index location, each with its own engine, answering exactly as one. Fixed when the index is created and
+   * stored with it: an existing index keeps its own count (a different value here is logged and ignored). In one
+   * process (role `all`) a sharded index is searched on the HTTP thread (no search threads yet). @default 1
+   */
+  indexShards: int(1, 64).optional(),
+  /**
    * Build the in-process BM25 postings when a search-serving process opens the index; `false` defers the build to the
    * first search (memory cost: docs/bench-index.md). @default true
    */
@@ -250,6 +257,7 @@ export const envBindings = {
   indexReadConsistencyS: 'SVC_INDEX_READ_CONSISTENCY_S',
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   indexReadTimeoutMs: 'SVC_INDEX_READ_TIMEOUT_MS',
+  indexShards: 'SVC_INDEX_SHARDS',
   textPostings: 'SVC_TEXT_POSTINGS',
   engineSegments: 'SVC_ENGINE_SEGMENTS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',

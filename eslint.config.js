@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
 /** Sub-folders that are areas of their own, each with its README's "May import" line (index/README.md). */
-const SUB_AREAS = ['index/retrieval', 'index/engines/lance', 'index/engines/memory', 'index/serving'];
+const SUB_AREAS = ['index/retrieval', 'index/engines/lance', 'index/engines/memory', 'index/serving', 'index/shards'];
 
 /**
  * The area a repo-relative path belongs to: a sub-area (`index/retrieval`), else its top-level folder (`index`), or
@@ -124,6 +124,8 @@ export default tseslint.config(
     'errors.ts',
     'event-loop.ts',
   ]),
+  // Shards compose whole engines (index/shards/README.md); LanceDB stays below them.
+  boundary('index/shards', ['index/engines/lance', 'index/engines/memory', 'index/retrieval', 'index/serving', 'page-model.ts']),
   boundary('index/retrieval', [
     'index/serving',
     'index/engines/lance/columns.ts',
@@ -136,7 +138,7 @@ export default tseslint.config(
   ]),
   // Above the LanceDB engine no file imports LanceDB or its Arrow types.
   {
-    files: ['index/retrieval/**/*.ts', 'index/engines/memory/**/*.ts', 'index/serving/**/*.ts'],
+    files: ['index/retrieval/**/*.ts', 'index/engines/memory/**/*.ts', 'index/serving/**/*.ts', 'index/shards/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: ['@lancedb/lancedb', 'apache-arrow'] }] },
   },
   boundary('crawler', ['config.ts', 'errors.ts', 'page-model.ts', 'schema-org-types.ts', 'state', 'event-loop.ts']),

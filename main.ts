@@ -14,6 +14,7 @@ import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
 import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
+import { indexShardCount, openIndex, type ServedIndex } from './index/shards/sharded-index.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -138,10 +139,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   const writesIndex = role === 'all' || role === 'indexer';
   const servesSearch = role === 'all' || role === 'api';
-  const searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
+  let searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
   const rowCacheBytes = config.rowCacheMb !== undefined ? config.rowCacheMb * 2 ** 20 : defaultRowCacheBytes();
   let embedder: Embedder | null = null;
-  let index: PassageIndex;
+  let index: ServedIndex;
   let pool: SearchPool | null = null;
   try {
     opts.onStage?.('embedding model');
@@ -153,13 +154,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
+    // A sharded index is searched on this thread: a search thread reads one dataset (searcher processes: to come).
+    if ((await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
     // Persisted engine segments (beside a local index, in a table of a bucket's): the writer publishes them, so it keeps
     // postings even when it serves no search; with search threads this process builds or loads them once in shared
     // memory for all of its threads.
     const segments = config.textPostings && config.engineSegments;
     const shareEngine = segments && searchThreads > 0;
     // Host ids from the state database, given only to the writer.
-    index = await PassageIndex.open({
+    index = await openIndex({
+      shards: config.indexShards,
       location: writesIndex ? location : readerLocation,
       embedder,
       log,
@@ -176,7 +180,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
       ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
     });
-    if (searchThreads > 0) {
+    if (searchThreads > 0 && index instanceof PassageIndex) {
+      const one = index;
       pool = new SearchPool({
         size: searchThreads,
         config,
@@ -184,8 +189,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         embedder,
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
         log: log.child({ part: 'search-pool' }),
-        commits: (fn) => index.onPassageCommit(fn),
-        ...(shareEngine ? { engineImages: { current: () => index.engineImage(), subscribe: (fn) => index.onEngineImage(fn) } } : {}),
+        commits: (fn) => one.onPassageCommit(fn),
+        ...(shareEngine ? { engineImages: { current: () => one.engineImage(), subscribe: (fn) => one.onEngineImage(fn) } } : {}),
       });
     }
   } catch (err) {

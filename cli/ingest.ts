@@ -14,7 +14,7 @@ import { createGunzip } from 'node:zlib';
 import { loadConfig, type Config } from '../config.js';
 import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
 import { indexLocation } from '../index/engines/lance/location.js';
-import { PassageIndex } from '../index/engines/lance/store.js';
+import { openIndex, type ServedIndex } from '../index/shards/sharded-index.js';
 import { vectorsUnusedWarning } from '../index/retrieval/warnings.js';
 import type { PageInput, PassageInput } from '../page-model.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
@@ -214,10 +214,11 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   // fleet's shared page registry and their host ids are the ones every other writer of the index uses.
   const repos = await openRepositories(stateOptions(config));
   const documents = repos.documents;
-  let index: PassageIndex;
+  let index: ServedIndex;
   try {
-    index = await PassageIndex.open({
+    index = await openIndex({
       location: indexLocation(config),
+      shards: config.indexShards,
       embedder,
       optimizeEvery: Number.MAX_SAFE_INTEGER,
       hostIds: repos.hostIds,

@@ -2,7 +2,7 @@
  * The re-embedding of a CLI command (`svc reindex --vectors`, and after `svc ingest` / `svc crawl` writes), run to
  * completion in the foreground with progress lines (progress.ts).
  */
-import type { PassageIndex } from '../index/engines/lance/store.js';
+import type { ServedIndex } from '../index/shards/sharded-index.js';
 import type { CliIo } from './io.js';
 import { ProgressLines } from './progress.js';
 
@@ -11,7 +11,7 @@ import { ProgressLines } from './progress.js';
  * every `everyMs` off a terminal, a live one on it, and a summary. `none` when the vectors are the model's already.
  */
 export async function reembedWithProgress(
-  index: PassageIndex,
+  index: ServedIndex,
   io: CliIo,
   opts: { everyMs: number; signal?: AbortSignal; batchPassages?: number },
 ): Promise<'done' | 'stopped' | 'none'> {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Resolver } from '../crawler/resolver.js';
-import type { PassageIndex } from '../index/engines/lance/store.js';
+import type { ServedIndex } from '../index/shards/sharded-index.js';
 import type { EntitiesRepo, Repositories } from '../state/repos/types.js';
 import type { CrawlerHandle } from './request-processor.js';
 
@@ -19,8 +19,8 @@ export interface ServiceDeps {
   readonly log: Logger;
   /** The clock (tests inject a fixed one). */
   readonly now: () => Date;
-  /** The LanceDB passage index (svc_search, svc_context, page passages). */
-  readonly index: PassageIndex;
+  /** The LanceDB passage index, one dataset or sharded (svc_search, svc_context, page passages). */
+  readonly index: ServedIndex;
   /** Canadian establishments from page JSON-LD and open data (svc_entities). */
   readonly entities: EntitiesRepo;
   /** The running crawler, for URL requests; null when this process does not crawl (requests then wait, queued). */

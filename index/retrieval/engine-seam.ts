@@ -28,3 +28,22 @@ export interface VectorsUnused {
   /** The writer is giving every passage a vector of the configured model (reembed.ts); the vector arm serves after. */
   readonly reembedding?: boolean;
 }
+
+/**
+ * The passage statistics BM25 scores with, for a query's terms: documents (tombstones included, as the engine counts
+ * them), their total length in terms, and each term's document frequency. A shard of a sharded index (index/shards/)
+ * scores with these summed over every shard, so N shards rank and score exactly as one index would.
+ */
+export interface CorpusStats {
+  readonly docs: number;
+  readonly totalLength: number;
+  /** Document frequency per analysed term (0: no document holds it). */
+  readonly df: ReadonlyMap<string, number>;
+}
+
+/** The title-field statistics the title boost scores with (title-stats.ts), summed over shards as `CorpusStats` is. */
+export interface TitleCorpus {
+  readonly titles: number;
+  readonly terms: number;
+  readonly df: ReadonlyMap<string, number>;
+}

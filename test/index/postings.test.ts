@@ -3,16 +3,17 @@ import fc from 'fast-check';
 import { LoopBudget, yieldToLoop } from '../../event-loop.js';
 import { Postings, type TextHit, type TextQuery } from '../../index/engines/memory/postings.js';
 
-/** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over all added. */
+/** BM25 the slow, obvious way (k1 1.2, b 0.75, Lucene idf), over every live document, statistics over the live ones. */
 function naive(
   docs: readonly { rowId: number; terms: string[]; dead: boolean; attr?: number }[],
   q: TextQuery,
   k: number,
   allowed: readonly number[] | null = null,
 ) {
-  const n = docs.length;
-  const avgdl = docs.reduce((s, d) => s + d.terms.length, 0) / n || 1;
-  const df = (term: string) => docs.filter((d) => d.terms.includes(term)).length;
+  const live = docs.filter((d) => !d.dead);
+  const n = live.length;
+  const avgdl = live.reduce((s, d) => s + d.terms.length, 0) / n || 1;
+  const df = (term: string) => live.filter((d) => d.terms.includes(term)).length;
   const bm25 = (d: (typeof docs)[number], term: string) => {
     const tf = d.terms.filter((x) => x === term).length;
     if (tf === 0) return 0;

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { imageSchema, pageSchema, passageSchema } from './columns.js';
 import type { Embedder } from '../../serving/embedder.js';
-import { notCommittedYet, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
+import { IndexOpenError, notCommittedYet, openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_ANALYZER, type IndexMeta, type IndexTables } from './maintenance.js';
 import { recoverInterruptedWrite } from './write-journal.js';
 
@@ -72,6 +72,16 @@ export async function openTables(
     // The first request to object storage is where wrong credentials, a missing bucket or a dead endpoint show:
     // a startup error that says which, and carries no secret.
     throw location.kind === 's3' ? openError(err, location) : err;
+  }
+  if (!names.has('passages')) {
+    // The root of a sharded index holds its shard count, no tables: opened as one dataset it would get tables of its own.
+    const root = await readIndexMeta<{ shards?: number }>(db, location, names);
+    if (root?.shards !== undefined && root.shards > 1) {
+      db.close();
+      throw new IndexOpenError(
+        `the index at ${location.label} has ${root.shards} shards: open it with openIndex (index/shards/), not as one dataset`,
+      );
+    }
   }
   let stored = names.has('passages') ? await readIndexMeta<IndexMeta>(db, location, names) : null;
   /** Whether the writer has created everything: the three tables and the metadata. */

@@ -43,7 +43,10 @@ import {
   passageKey,
 } from './columns.js';
 import type { Embedder } from '../../serving/embedder.js';
-import { countNearCopies, parseNearPrint } from '../../retrieval/near-print.js';
+import { countNearCopies, parseNearPrint, type PrintedPage } from '../../retrieval/near-print.js';
+
+/** One of a host's pages as near-copies are counted (`hostPrints`). */
+export type HostPrint = PrintedPage & { readonly pageRef: number };
 import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
@@ -63,7 +66,7 @@ import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
 import { ANALYSIS_VERSION, FTS_OPTIONS, IndexMaintenance, WriteQueue, type IndexMeta } from './maintenance.js';
 import { openTables } from './open-tables.js';
-import type { RankingMode, VectorsUnused } from '../../retrieval/engine-seam.js';
+import type { CorpusStats, RankingMode, TitleCorpus, VectorsUnused } from '../../retrieval/engine-seam.js';
 import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { whereOf } from './where.js';
@@ -604,6 +607,26 @@ export class PassageIndex implements PageSink {
     return terms.map((t) => snap.postings.idf(t));
   }
 
+  /** The BM25 statistics of `terms` at the version queries read (a sharded index sums its shards', index/shards/). */
+  async corpusStats(terms: readonly string[]): Promise<CorpusStats> {
+    return (await this.#textSnapshot()).postings.corpusStats(terms);
+  }
+
+  /** The title statistics of `terms` (a sharded index sums its shards' and scores titles with the sum). */
+  titleCorpus(terms: readonly string[]): TitleCorpus {
+    return this.#titleStats.corpus(terms);
+  }
+
+  /** The id this index holds for a (lower-cased) host, if any (a sharded index keeps its shards' ids in agreement). */
+  hostIdOf(host: string): number | undefined {
+    return this.#hostIds.idOf(host);
+  }
+
+  /** The greatest host id this index holds (0: none). */
+  maxHostId(): number {
+    return this.#hostIds.maxId;
+  }
+
   /** Whether a language value occurs in the index (the closed set language filters compile against). */
   hasLang(lang: string): boolean {
     return this.#langs.has(lang);
@@ -783,12 +806,19 @@ export class PassageIndex implements PageSink {
     }
   }
 
-  /** BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost. */
-  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number {
+  /**
+   * BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost.
+   * `corpus`: score with these statistics instead (a shard, with its sharded index's: `titleCorpus`).
+   */
+  titleScore(
+    queryTerms: readonly string[],
+    row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>,
+    corpus?: TitleCorpus,
+  ): number {
     // The postings hold each page's analysed title (whatever version they are at, it is that title's analysis); a
     // candidate they gave carries it.
     const ids = row._titleIds ?? this.#engine?.titleTermIds(row.page_ref, row.title, row.lang);
-    return this.#titleStats.score(queryTerms, row.title, row.lang, ids);
+    return this.#titleStats.score(queryTerms, row.title, row.lang, ids, corpus);
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */
@@ -801,17 +831,25 @@ export class PassageIndex implements PageSink {
    * would fold into one before it in a result list (near-print.ts `countNearCopies`).
    */
   async nearCopyCount(host: string): Promise<number> {
+    return countNearCopies(await this.hostPrints(host));
+  }
+
+  /** `host`'s pages in page_ref order with what near-copies are told by (a sharded index counts over every shard's). */
+  async hostPrints(host: string): Promise<HostPrint[]> {
     const ids = this.#hostIds.under(host);
-    if (ids.length === 0) return 0;
+    if (ids.length === 0) return [];
     const rows = (await this.#pages
       .query()
       .where(`host_id IN (${ids.join(', ')})`)
       .select(PRINT_COLUMNS)
       .toArray()) as PrintRow[];
     const own = rows.filter((r) => r.host === host).sort((a, b) => a.page_ref - b.page_ref);
-    return countNearCopies(
-      own.map((r) => ({ group: r.canonical_url ?? r.url, contentHash: r.content_hash, print: parseNearPrint(r.near_print) })),
-    );
+    return own.map((r) => ({
+      pageRef: r.page_ref,
+      group: r.canonical_url ?? r.url,
+      contentHash: r.content_hash,
+      print: parseNearPrint(r.near_print),
+    }));
   }
 
   /** The stored page, or null. */
@@ -844,6 +882,11 @@ export class PassageIndex implements PageSink {
 
   /** Image metadata whose alt text matches `text` (BM25), best first. */
   async searchImages(text: string, limit: number): Promise<ImageHit[]> {
+    return (await this.scoredImages(text, limit)).map(({ score: _score, ...hit }) => hit);
+  }
+
+  /** `searchImages` with each image's alt-text BM25 (a sharded index merges its shards' by it). */
+  async scoredImages(text: string, limit: number): Promise<(ImageHit & { score: number })[]> {
     const n = Math.max(1, Math.min(100, Math.floor(limit)));
     if (!this.#maintenance.imageFtsReady || text.trim() === '') return [];
     const rows = (await this.#images
@@ -851,27 +894,29 @@ export class PassageIndex implements PageSink {
       .fullTextSearch(new MatchQuery(text.slice(0, 300), ALT_COLUMN))
       .select([...IMAGE_HIT_COLUMNS, '_score'])
       .limit(n)
-      .toArray()) as RowOf<typeof IMAGE_COLUMNS, 'hit'>[];
-    return rows.map(toImageHit);
+      .toArray()) as (RowOf<typeof IMAGE_COLUMNS, 'hit'> & { _score: number })[];
+    return rows.map((r) => ({ ...toImageHit(r), score: r._score }));
   }
 
   /**
    * BM25 arm: the k passages best matching `text` among those `filter` lets through, from the in-process postings (the
    * one BM25 engine), with their BM25 score (repeated words included), in no particular order (retrieval ranks them
-   * by its own final score). Waits for the postings to reach the version this process serves.
+   * by its own final score). Waits for the postings to reach the version this process serves. `stats`: score with
+   * these statistics instead of this index's own (a shard, with its whole sharded index's: `corpusStats`).
    */
   async textCandidates(
     text: TextQuery,
     filter: PassageFilter,
     k: number,
     extra: readonly MatchColumn[] = [],
+    stats?: CorpusStats,
   ): Promise<(PassageHit & { _score: number })[]> {
     for (let attempt = 0; ; attempt++) {
       const snap = await this.#textSnapshot();
       const test = snap.docTest(filter);
       if (attempt === 0) this.#engine!.answered();
       if (test === false) return [];
-      const hits = snap.postings.search(text, k, false, test);
+      const hits = snap.postings.search(text, k, false, test, stats);
       if (hits.length === 0) return [];
       // The hit fields are in memory; only checks that read more (phrases, url:, filetype:) take the rows.
       if (extra.every((c) => c === 'search_text')) return snap.rows(hits, text, extra.length > 0);

@@ -1,7 +1,7 @@
 /**
  * An in-process inverted index over passages' `search_text`: the one BM25 engine (docs/architecture.md), walked in
- * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments, tombstones counted in statistics until
- * merged (as in Lucene); BM25 with Lucene's formula, k1 = 1.2, b = 0.75.
+ * the caller's thread to avoid LanceDB's fixed per-query cost. CSR segments and tombstones; statistics over the live
+ * documents only (not Lucene's: its deleted documents count until merged); BM25 with Lucene's formula, k1 1.2, b 0.75.
  */
 import { LoopBudget } from '../../../event-loop.js';
 import { sortByScore } from '../../retrieval/score-sort.js';
@@ -9,7 +9,7 @@ import { kthLargest, TopK } from './top-k.js';
 import { grow } from './typed-arrays.js';
 import { RowTable } from './row-table.js';
 import { TermTable } from './term-table.js';
-import type { TextQuery } from '../../retrieval/engine-seam.js';
+import type { CorpusStats, TextQuery } from '../../retrieval/engine-seam.js';
 
 /** Terms merged between two looks at the clock (a term's postings are copied as two typed-array blocks). */
 const MERGE_TERMS_PER_CHECK = 1024;
@@ -17,6 +17,11 @@ const K1 = 1.2;
 const B = 0.75;
 
 export type { TextQuery } from '../../retrieval/engine-seam.js';
+
+/** BM25's inverse document frequency (Lucene's, never negative) of a term `df` of `docs` documents hold. */
+export function bm25Idf(docs: number, df: number): number {
+  return Math.log(1 + (docs - df + 0.5) / (df + 0.5));
+}
 
 export interface TextHit {
   /** The Lance row id of the passage. */
@@ -163,11 +168,19 @@ export class Postings {
   #docs = 0;
   #deadCount = 0;
   #totalLength = 0;
-  /** Per term: document frequency over every segment (tombstones included, as the statistics are). */
+  /** Total length of the tombstoned documents: the statistics are the live documents' (`#liveDf`). */
+  #deadLength = 0;
+  /** Per term: how many tombstoned documents hold it, valid while its stamp is `#deadGen` (moves with each removal). */
+  #deadHolding = new Uint32Array(0);
+  #deadHoldingGen = new Uint32Array(0);
+  #deadGen = 1;
+  /** Per term: document frequency over every segment, tombstones included (`#liveDf` leaves them out). */
   #df: Uint32Array = new Uint32Array(1024);
   /** BM25 length normaliser per document, valid for `#dnDocs` documents; `#generation` moves when it is recomputed. */
   #dn = new Float64Array(0);
   #dnDocs = -1;
+  /** The average document length `#dn` was computed with (this index's own, or a sharded index's global one). */
+  #dnAvgdl = Number.NaN;
   #generation = 0;
   /** Per term: tf / (tf + dn) upper bound and the generation it was computed for. */
   #maxFracs = new Float64Array(0);
@@ -214,8 +227,47 @@ export class Postings {
   /** A term's BM25 inverse document frequency, as scoring weighs it (a term no document holds: the largest). */
   idf(term: string): number {
     const id = this.#termId(term);
-    const df = id === undefined ? 0 : (this.#df[id] ?? 0);
-    return Math.log(1 + (this.#docs - df + 0.5) / (df + 0.5));
+    return bm25Idf(this.#docs - this.#deadCount, id === undefined ? 0 : this.#liveDf(id));
+  }
+
+  /**
+   * A term's document frequency among live documents. BM25's statistics are the live documents' only, so they do not
+   * depend on when a tombstone was dropped (a rebuild, a compaction, a sync that found two versions at once): one index
+   * scores alike whatever its history, and a sharded index's sums equal one index's. Tombstoned holders are counted
+   * on the term's postings once per removal generation.
+   */
+  #liveDf(id: number): number {
+    const df = this.#df[id] ?? 0;
+    if (this.#deadCount === 0 || df === 0) return df;
+    if (this.#deadHoldingGen.length <= id) {
+      this.#deadHoldingGen = grow(this.#deadHoldingGen, id + 1);
+      this.#deadHolding = grow(this.#deadHolding, id + 1);
+    }
+    if (this.#deadHoldingGen[id] !== this.#deadGen) {
+      let n = 0;
+      const dead = this.#dead;
+      for (const seg of this.#segments) {
+        if (id + 1 >= seg.offsets.length) continue;
+        const end = seg.offsets[id + 1]!;
+        for (let p = seg.offsets[id]!; p < end; p++) n += dead[seg.docs[p]!]!;
+      }
+      this.#deadHolding[id] = n;
+      this.#deadHoldingGen[id] = this.#deadGen;
+    }
+    return df - this.#deadHolding[id]!;
+  }
+
+  /**
+   * The statistics BM25 reads for `terms` (live documents and their total length, and each term's document frequency
+   * among them): what a sharded index sums over its shards and hands back to `search` as `stats`.
+   */
+  corpusStats(terms: readonly string[]): CorpusStats {
+    const df = new Map<string, number>();
+    for (const t of terms) {
+      const id = this.#termId(t);
+      df.set(t, id === undefined ? 0 : this.#liveDf(id));
+    }
+    return { docs: this.#docs - this.#deadCount, totalLength: this.#totalLength - this.#deadLength, df };
   }
 
   /** The terms that keep a bitset of their documents (`DenseRule`), and the bytes those take. */
@@ -338,6 +390,33 @@ export class Postings {
     return terms.filter((term) => this.#holdsOne(doc, term));
   }
 
+  /** BM25 of document `doc` for `should`, its terms summed in the order given (the term-at-a-time order). */
+  #scoreInOrder(doc: number, should: readonly { id: number; w: number }[]): number {
+    const norm = this.#dn[doc]!;
+    let score = 0;
+    for (const { id, w } of should) {
+      const tf = this.#tfOf(doc, id);
+      if (tf > 0) score += (w * tf) / (tf + norm);
+    }
+    return score;
+  }
+
+  /** How often document `doc` holds term `id` (0: not at all), by a binary search in each segment's list of the term. */
+  #tfOf(doc: number, id: number): number {
+    for (const seg of this.#segments) {
+      if (id + 1 >= seg.offsets.length || doc < seg.lo || doc >= seg.hi) continue;
+      let a = seg.offsets[id]!;
+      let b = seg.offsets[id + 1]!;
+      while (a < b) {
+        const m = (a + b) >>> 1;
+        if (seg.docs[m]! < doc) a = m + 1;
+        else b = m;
+      }
+      if (a < seg.offsets[id + 1]! && seg.docs[a] === doc) return seg.tfs[a]!;
+    }
+    return 0;
+  }
+
   /** Whether document `doc` holds `term` (a binary search in each segment's list of the term). */
   #holdsOne(doc: number, term: string): boolean {
     const id = this.#termId(term);
@@ -422,9 +501,11 @@ export class Postings {
         this.#byRow.delete(r);
         this.#dead[d] = 1;
         this.#deadCount++;
+        this.#deadLength += this.#lengths[d]!;
         n++;
       }
     }
+    if (n > 0) this.#deadGen++;
     return n;
   }
 
@@ -506,8 +587,11 @@ export class Postings {
       p.#df = state.df;
       p.#borrowedArrays = true;
       p.#rowTable = new RowTable(state.rowIds, state.rowSlots);
-      if (state.deadCount !== undefined) p.#deadCount = state.deadCount;
-      else for (let d = 0; d < n; d++) p.#deadCount += p.#dead[d]!;
+      for (let d = 0; d < n; d++)
+        if (p.#dead[d] !== 0) {
+          p.#deadCount++;
+          p.#deadLength += p.#lengths[d]!;
+        }
     } else {
       p.#rowIds = state.rowIds.slice();
       p.#dead = state.dead.slice();
@@ -515,7 +599,10 @@ export class Postings {
       p.#loadWork += 2 * n + state.df.length;
       for (let d = 0; d < n; d++)
         if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
-        else p.#deadCount++;
+        else {
+          p.#deadCount++;
+          p.#deadLength += p.#lengths[d]!;
+        }
     }
     for (const [id, set] of state.bitsets) {
       p.#bitsets.set(id, set);
@@ -601,19 +688,18 @@ export class Postings {
   }
 
   /** The BM25 length normaliser of every document (k1 · (1 − b + b · len / avgdl)), recomputed when avgdl moved. */
-  #prepare(): void {
-    if (this.#dnDocs === this.#docs) return;
+  #prepare(avgdl: number): void {
+    if (this.#dnDocs === this.#docs && this.#dnAvgdl === avgdl) return;
     const docs = this.#docs;
-    const avgdl = this.#totalLength / docs || 1;
     if (this.#dn.length < docs) this.#dn = new Float64Array(this.#lengths.length);
     for (let d = 0; d < docs; d++) this.#dn[d] = K1 * (1 - B + (B * this.#lengths[d]!) / avgdl);
     this.#dnDocs = docs;
+    this.#dnAvgdl = avgdl;
     this.#generation++;
   }
 
   #idf(termId: number): number {
-    const df = this.#df[termId]!;
-    return Math.log(1 + (this.#docs - df + 0.5) / (df + 0.5));
+    return bm25Idf(this.#docs - this.#deadCount, this.#liveDf(termId));
   }
 
   /** Largest tf / (tf + dn) over a term's postings (its BM25 upper bound is that × weight × idf × (k1 + 1)). */
@@ -642,17 +728,21 @@ export class Postings {
   /**
    * The `k` best live documents for `q` by BM25, best first, ties by row id (`ordered` false: no order, for callers
    * that re-rank). Exact, with MaxScore pruning for optional-only queries. `accept`: the documents the filters let
-   * through; statistics stay the whole index's.
+   * through; statistics stay the whole index's. `stats`: the statistics to score with instead of this index's own (a
+   * shard scores with its whole index's, `corpusStats` summed over the shards), holding every term of `q`.
    */
   search(
     q: Pick<TextQuery, 'must' | 'should'> & { readonly probe?: readonly string[] },
     k: number,
     ordered = true,
     accept: ((doc: number) => boolean) | null = null,
+    stats?: CorpusStats,
   ): TextHit[] {
     if (this.#docs === 0 || k <= 0) return [];
     if (q.must.length > 255) throw new Error('Postings.search: at most 255 must groups');
-    this.#prepare();
+    const live = this.#docs - this.#deadCount;
+    this.#prepare(stats ? stats.totalLength / stats.docs || 1 : (this.#totalLength - this.#deadLength) / live || 1);
+    const idfOf = (id: number, term: string): number => (stats ? bm25Idf(stats.docs, stats.df.get(term) ?? 0) : this.#idf(id));
     // Each term's bit among the probe terms (0 beyond 31 or when not probed): a hit tells which of them it holds.
     const probe = q.probe ?? [];
     const bitOf = (term: string): number => {
@@ -660,14 +750,14 @@ export class Postings {
       return i >= 0 && i < 31 ? 1 << i : 0;
     };
     let known = 0;
-    const groups: { id: number; bit: number }[][] = [];
+    const groups: { id: number; bit: number; term: string }[][] = [];
     for (const group of q.must) {
-      const ids: { id: number; bit: number }[] = [];
+      const ids: { id: number; bit: number; term: string }[] = [];
       for (const t of new Set(group)) {
         const bit = bitOf(t);
         known |= bit;
         const id = this.#termId(t);
-        if (id !== undefined) ids.push({ id, bit });
+        if (id !== undefined) ids.push({ id, bit, term: t });
       }
       if (ids.length === 0) return []; // a required word the index never saw: nothing matches
       groups.push(ids);
@@ -678,23 +768,28 @@ export class Postings {
       // Settled: a term the index never saw (no document holds it), or one the search scores. A term of weight 0 is
       // not scored, so whether a hit holds it is left to `probePresence`'s lookup.
       if (id === undefined || weight > 0) known |= bit;
-      return id === undefined || !(weight > 0) ? [] : [{ id, bit, w: weight * this.#idf(id) * (K1 + 1) }];
+      return id === undefined || !(weight > 0) ? [] : [{ id, bit, w: weight * idfOf(id, term) * (K1 + 1) }];
     });
+    // MaxScore sums a document's terms in an order that depends on the pruning so far; its hits are scored again in
+    // query order, the order the other two paths sum in, so a document's score never depends on which path found it
+    // (nor on what else the index holds: a shard scores its documents to the bit as the whole index would).
+    const maxScored = groups.length === 0 && !this.#accumulates(should, k);
     const top =
       groups.length > 0
         ? this.#conjunction(
-            groups.map((ids) => ids.map((t) => ({ id: t.id, bit: t.bit, w: this.#idf(t.id) * (K1 + 1) }))),
+            groups.map((ids) => ids.map((t) => ({ id: t.id, bit: t.bit, w: idfOf(t.id, t.term) * (K1 + 1) }))),
             should,
             k,
             accept,
           )
-        : this.#accumulates(should, k)
-          ? this.#accumulate(should, k, accept)
-          : this.#maxScore(should, k, accept);
+        : maxScored
+          ? this.#maxScore(should, k, accept)
+          : this.#accumulate(should, k, accept);
     const hits: TextHit[] = [];
     for (let i = 0; i < top.size; i++) {
       const doc = top.docAt(i);
-      hits.push({ rowId: this.#rowIds[doc]!, doc, score: top.scoreAt(i), held: top.tagAt(i) & known, known });
+      const score = maxScored ? this.#scoreInOrder(doc, should) : top.scoreAt(i);
+      hits.push({ rowId: this.#rowIds[doc]!, doc, score, held: top.tagAt(i) & known, known });
     }
     if (!ordered) return hits;
     // Best first, equal scores by row id (sortByScore: the comparator sort's order, without a call per comparison).

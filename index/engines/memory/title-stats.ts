@@ -6,6 +6,7 @@
 import { LoopBudget } from '../../../event-loop.js';
 import { analyze, titleAnalysis } from '../../retrieval/analyzer.js';
 import { DenseSlots } from './dense-slots.js';
+import type { TitleCorpus } from '../../retrieval/engine-seam.js';
 
 /** A title's terms: the index's own analysis (analyzer.ts) in the page's language. */
 export const titleTerms = (title: string, lang: string | null | undefined): string[] => analyze(title, titleAnalysis(title, lang));
@@ -156,6 +157,11 @@ export class TitleStats {
     return this.#added > Math.max(1000, this.#titles / 5);
   }
 
+  /** The statistics `score` reads for `terms` (a sharded index sums them over its shards and scores with the sum). */
+  corpus(terms: readonly string[]): TitleCorpus {
+    return { titles: this.#titles, terms: this.#terms, df: new Map(terms.map((t) => [t, this.#df.get(t) ?? 0])) };
+  }
+
   /** Number of titles counted. */
   get size(): number {
     return this.#titles;
@@ -168,6 +174,7 @@ export class TitleStats {
   #lastQuery: {
     terms: readonly string[];
     titles: number;
+    corpus: TitleCorpus | undefined;
     slot: Map<string, number>;
     idf: Float64Array;
     tf: Uint32Array;
@@ -181,22 +188,25 @@ export class TitleStats {
    * BM25 of `title` (in `lang`) for analysed query terms (duplicates once); `ids`: the title's term ids when held.
    * Walks the title's few terms rather than every query×title pair; both paths sum in the same order, same bits.
    */
-  score(queryTerms: readonly string[], title: string, lang: string | null | undefined, ids?: TitleIds): number {
-    if (queryTerms.length === 0 || this.#titles === 0) return 0;
+  score(queryTerms: readonly string[], title: string, lang: string | null | undefined, ids?: TitleIds, corpus?: TitleCorpus): number {
+    const titles = corpus ? corpus.titles : this.#titles;
+    const dfs = corpus ? corpus.df : this.#df;
+    if (queryTerms.length === 0 || titles === 0) return 0;
     const cached = ids === undefined ? candidateTf(title, lang) : null;
     if (ids === undefined ? cached!.length === 0 : ids.length === 0) return 0;
     let q = this.#lastQuery;
-    if (q?.terms !== queryTerms || q.titles !== this.#titles) {
+    if (q?.terms !== queryTerms || q.titles !== titles || q.corpus !== corpus) {
       const distinct = [...new Set(queryTerms)];
       const idf = Float64Array.from(distinct, (t) => {
-        const df = Math.min(this.#df.get(t) ?? 1, this.#titles);
-        return Math.log(1 + (this.#titles - df + 0.5) / (df + 0.5));
+        const df = Math.min(dfs.get(t) || 1, titles);
+        return Math.log(1 + (titles - df + 0.5) / (df + 0.5));
       });
       const slot = new Map(distinct.map((t, i) => [t, i]));
       const tf = new Uint32Array(distinct.length);
       q = this.#lastQuery = {
         terms: queryTerms,
-        titles: this.#titles,
+        titles,
+        corpus,
         slot,
         idf,
         tf,
@@ -205,7 +215,7 @@ export class TitleStats {
         vocabulary: -1,
       };
     }
-    const avg = this.#terms / this.#titles;
+    const avg = (corpus ? corpus.terms : this.#terms) / titles;
     const { slot, idf, tf } = q;
     let score = 0;
     if (ids !== undefined) {

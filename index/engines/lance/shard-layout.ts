@@ -1,0 +1,75 @@
+/**
+ * Where the shards of a sharded index live and how many it has (index/shards/): the LanceDB side of the layout, so
+ * the composition above it never holds a connection. An index of one shard keeps the layout it always had (its
+ * tables at the location itself), so indexes written before shards open unchanged.
+ */
+import * as lancedb from '@lancedb/lancedb';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readHostRows, type HostRow } from './host-ids.js';
+import { openError, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
+
+/** The index metadata at the root of a sharded index: only its shard count (each shard keeps its own metadata). */
+interface ShardMeta {
+  readonly shards?: number;
+}
+
+/** The folder (or prefix) of shard `i` of `n`: `shard-<i>of<n>` under the index location. */
+export function shardLocation(root: IndexLocation, i: number, n: number): IndexLocation {
+  const name = `shard-${i}of${n}`;
+  const uri = root.kind === 'local' ? join(root.uri, name) : `${root.uri.replace(/\/+$/, '')}/${name}`;
+  return { ...root, uri, journalDir: join(root.journalDir, name), label: `${root.label} ${name}` };
+}
+
+async function connect(location: IndexLocation): Promise<lancedb.Connection> {
+  try {
+    return await lancedb.connect(location.uri, { storageOptions: { ...location.storageOptions } });
+  } catch (err) {
+    throw openError(err, location);
+  }
+}
+
+/**
+ * The shard count stored at `location`: its recorded count, 1 for an index written before shards (tables or metadata
+ * at the root), null when nothing is there yet.
+ */
+export async function storedShardCount(location: IndexLocation): Promise<number | null> {
+  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+  const db = await connect(location);
+  try {
+    const names = new Set(await db.tableNames());
+    const meta = await readIndexMeta<ShardMeta>(db, location, names);
+    if (meta && typeof meta.shards === 'number') return meta.shards;
+    return meta || names.has('passages') ? 1 : null;
+  } finally {
+    db.close();
+  }
+}
+
+/** Records the shard count of a new sharded index at its root (written once, before any shard's tables). */
+export async function recordShardCount(location: IndexLocation, shards: number): Promise<void> {
+  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+  const db = await connect(location);
+  try {
+    await writeIndexMeta(db, location, { shards } satisfies ShardMeta);
+  } finally {
+    db.close();
+  }
+}
+
+/** Host and host id of every page stored at `location` (none when it has no pages table yet). */
+export async function storedHosts(location: IndexLocation): Promise<HostRow[]> {
+  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+  const db = await connect(location);
+  try {
+    if (!(await db.tableNames()).includes('pages')) return [];
+    const pages = await db.openTable('pages');
+    try {
+      return await readHostRows(pages, null);
+    } finally {
+      pages.close();
+    }
+  } finally {
+    db.close();
+  }
+}

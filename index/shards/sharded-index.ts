@@ -1,0 +1,527 @@
+/**
+ * A sharded index: N `PassageIndex` datasets under one index location (shard-layout.ts), pages split by a stable hash
+ * of their URL, answering every query exactly as one index of the same pages would (docs/architecture.md#shards).
+ *
+ * Exact answers: BM25 is scored in every shard with the statistics of the whole index (documents, total length and
+ * the query terms' document frequencies summed over the shards before scoring, `CorpusStats`), and the title boost
+ * likewise (`TitleCorpus`); each shard's text and vector top k are merged into the index's top k, ties by passage key;
+ * fusion, strict checks, grouping, host diversity, the relevance floor and packing run once on the merged lists, in
+ * retrieval.ts, as for one index. The shards are reached only through `ShardSource`, so searcher processes can later
+ * answer for a shard over HTTP with the same calls.
+ */
+import type { PageInput, PageSink } from '../../page-model.js';
+import type { MatchColumn } from '../engines/lance/columns.js';
+import type { HostIdSource } from '../engines/lance/host-ids.js';
+import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
+import { recordShardCount, shardLocation, storedHosts, storedShardCount } from '../engines/lance/shard-layout.js';
+import {
+  PassageIndex,
+  type ImageHit,
+  type IndexStats,
+  type OpenOptions,
+  type PassageHit,
+  type PassageKey,
+  type PassageRow,
+  type ReembedProgress,
+  type ReembedRunOptions,
+  type ResultRow,
+  type StoredPage,
+  type StoredPassage,
+} from '../engines/lance/store.js';
+import type { TextEngineStats } from '../engines/lance/text-engine.js';
+import type { PassageCommit } from '../engines/lance/passage-changes.js';
+import { bm25Idf } from '../engines/memory/postings.js';
+import { countNearCopies } from '../retrieval/near-print.js';
+import type { CorpusStats, RankingMode, TextQuery, TitleCorpus, VectorsUnused } from '../retrieval/engine-seam.js';
+import type { PassageFilter } from '../retrieval/passage-filter.js';
+import type { CandidateSource } from '../retrieval/retrieval.js';
+import type { Embedder } from '../serving/embedder.js';
+
+/**
+ * What a sharded index asks of one shard: retrieval's `CandidateSource`, plus the statistics it sums and the scoring
+ * calls that take the sums. `PassageIndex` is one; a searcher process answering for a shard over HTTP will be another.
+ */
+export interface ShardSource extends CandidateSource {
+  /** The shard's BM25 statistics of `terms` at the version it serves. */
+  corpusStats(terms: readonly string[]): Promise<CorpusStats>;
+  /** The shard's title statistics of `terms`. */
+  titleCorpus(terms: readonly string[]): TitleCorpus;
+  /** `CandidateSource.textCandidates`, scored with the whole index's `stats`. */
+  textCandidates(
+    text: TextQuery,
+    filter: PassageFilter,
+    k: number,
+    extra: readonly MatchColumn[],
+    stats?: CorpusStats,
+  ): Promise<(PassageHit & { _score: number })[]>;
+  /** `CandidateSource.titleScore` with the whole index's title statistics. */
+  titleScore(
+    queryTerms: readonly string[],
+    row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>,
+    corpus?: TitleCorpus,
+  ): number;
+}
+
+/**
+ * The shard of a page: FNV-1a (32 bits) of its URL's UTF-8 bytes, modulo the shard count. Depends on the URL alone,
+ * so two builds of one corpus put every page in the same shard whatever order it came in.
+ */
+export function shardOf(url: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let h = 0x811c9dc5;
+  for (const b of new TextEncoder().encode(url)) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shards;
+}
+
+/** Sums the shards' statistics of `terms` (the whole index's, as one index would count them). */
+export function sumCorpusStats(parts: readonly CorpusStats[], terms: readonly string[]): CorpusStats {
+  let docs = 0;
+  let totalLength = 0;
+  const df = new Map<string, number>(terms.map((t) => [t, 0]));
+  for (const p of parts) {
+    docs += p.docs;
+    totalLength += p.totalLength;
+    // Over the map's keys: a term the query repeats is counted once.
+    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
+  }
+  return { docs, totalLength, df };
+}
+
+/** Sums the shards' title statistics of `terms`. */
+export function sumTitleCorpus(parts: readonly TitleCorpus[], terms: readonly string[]): TitleCorpus {
+  let titles = 0;
+  let count = 0;
+  const df = new Map<string, number>(terms.map((t) => [t, 0]));
+  for (const p of parts) {
+    titles += p.titles;
+    count += p.terms;
+    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
+  }
+  return { titles, terms: count, df };
+}
+
+/** Ranking order of merged candidates: `better` first, then the passage key (page_ref, ordinal): stable across builds. */
+function mergeTop<R extends PassageKey>(lists: readonly (readonly R[])[], k: number, before: (a: R, b: R) => number): R[] {
+  const all = lists.flat();
+  all.sort((a, b) => before(a, b) || a.page_ref - b.page_ref || a.ordinal - b.ordinal);
+  return all.length > k ? all.slice(0, k) : all;
+}
+
+/**
+ * Host ids every shard agrees on, for a writer given no shared source (`svc ingest`, tests): a `site:` filter is
+ * compiled once into ids and tested in every shard, so one host must have one id in all of them. Seeded with the ids
+ * the shards store (the first shard's wins; a shard that disagrees adopts it at open, host-ids.ts `adopt`).
+ */
+class SharedHostIds implements HostIdSource {
+  readonly #ids = new Map<string, number>();
+  #next = 1;
+
+  seed(rows: readonly { host: string; host_id: number }[]): void {
+    for (const r of rows) {
+      if (!this.#ids.has(r.host)) this.#ids.set(r.host, r.host_id);
+      this.#next = Math.max(this.#next, r.host_id + 1);
+    }
+  }
+
+  async idFor(host: string): Promise<number> {
+    let id = this.#ids.get(host);
+    if (id === undefined) this.#ids.set(host, (id = this.#next++));
+    return id;
+  }
+}
+
+/** The index a process serves: one dataset, or several as one. */
+export type ServedIndex = PassageIndex | ShardedIndex;
+
+/** Options of `openIndex`: those of `PassageIndex.open`, and the shard count a new index gets. */
+export interface OpenIndexOptions extends OpenOptions {
+  /** Shards of a new index (an existing one keeps its stored count). @default 1 */
+  readonly shards?: number;
+}
+
+/** The shard count the index at `location` has (its stored count), or will have when created with `configured`. */
+export async function indexShardCount(location: IndexLocation, configured: number | undefined): Promise<number> {
+  return (await storedShardCount(location)) ?? configured ?? 1;
+}
+
+/**
+ * Opens the index at the location: one `PassageIndex` when it has one shard (the layout of every index written before
+ * shards), else a `ShardedIndex`. The stored count wins over `shards`; a different one is logged.
+ */
+export async function openIndex(opts: OpenIndexOptions): Promise<ServedIndex> {
+  const location = opts.location ?? (opts.dir !== undefined ? localIndexLocation(opts.dir) : undefined);
+  if (!location) throw new TypeError('openIndex needs a dir or a location');
+  const wanted = opts.shards ?? 1;
+  const stored = await storedShardCount(location);
+  if (stored !== null && stored !== wanted && opts.shards !== undefined)
+    opts.log?.warn(
+      { stored, configured: wanted },
+      'index: SVC_INDEX_SHARDS differs from the shard count the index was created with; the stored count is used',
+    );
+  const shards = stored ?? wanted;
+  if (shards <= 1) return PassageIndex.open({ ...opts, location });
+  if (stored === null && (opts.writes ?? true)) await recordShardCount(location, shards);
+  return ShardedIndex.open({ ...opts, location }, shards);
+}
+
+/** N shards as one index: the retrieval `CandidateSource`, the crawler's `PageSink`, and what the tools read. */
+export class ShardedIndex implements CandidateSource, PageSink {
+  readonly #shards: readonly PassageIndex[];
+  readonly #location: IndexLocation;
+  /** The shard each candidate row came from: its row id, and further reads of it, belong to that shard. */
+  readonly #from = new WeakMap<object, number>();
+  /** Title statistics per query (its title terms array) and the writes they were summed after. */
+  readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
+  #writes = 0;
+
+  private constructor(shards: readonly PassageIndex[], location: IndexLocation) {
+    this.#shards = shards;
+    this.#location = location;
+  }
+
+  /** Opens the `count` shards under `opts.location` (the count is the caller's: `openIndex` reads or records it). */
+  static async open(opts: OpenOptions & { readonly location: IndexLocation }, count: number): Promise<ShardedIndex> {
+    const writes = opts.writes ?? true;
+    const locations = Array.from({ length: count }, (_, i) => shardLocation(opts.location, i, count));
+    let hostIds = opts.hostIds;
+    if (writes && !hostIds) {
+      const shared = new SharedHostIds();
+      for (const loc of locations) shared.seed(await storedHosts(loc));
+      hostIds = shared;
+    }
+    // The memory bounds are the index's: each shard gets its share.
+    const part = (bytes: number): number => Math.floor(bytes / count);
+    const bounds = {
+      ...(opts.rowCacheBytes !== undefined ? { rowCacheBytes: part(opts.rowCacheBytes) } : {}),
+      ...(opts.snippetBytes !== undefined ? { snippetBytes: part(opts.snippetBytes) } : {}),
+      ...(opts.flatVectorBytes !== undefined ? { flatVectorBytes: part(opts.flatVectorBytes) } : {}),
+    };
+    const shards: PassageIndex[] = [];
+    try {
+      for (const location of locations)
+        shards.push(await PassageIndex.open({ ...opts, ...bounds, location, ...(hostIds ? { hostIds } : {}) }));
+    } catch (err) {
+      await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
+      throw err;
+    }
+    return new ShardedIndex(shards, opts.location);
+  }
+
+  /** The shard count. */
+  get shardCount(): number {
+    return this.#shards.length;
+  }
+
+  /** Where the index lives (its root; each shard under it). */
+  get location(): IndexLocation {
+    return this.#location;
+  }
+
+  get dir(): string {
+    return this.#location.uri;
+  }
+
+  /** The shard a page is written to. */
+  shardFor(url: string): number {
+    return shardOf(url, this.#shards.length);
+  }
+
+  // --- retrieval (CandidateSource) ---
+
+  get embedder(): Embedder | null {
+    // Every shard is opened with the same embedder and checks it against its own vectors: the arm serves only when all can.
+    const first = this.#shards[0]!.embedder;
+    return this.#shards.every((s) => s.embedder === first) ? first : null;
+  }
+
+  get vectorsUnused(): VectorsUnused | null {
+    for (const s of this.#shards) if (s.vectorsUnused) return s.vectorsUnused;
+    return null;
+  }
+
+  hostIdsUnder(domain: string): number[] {
+    return [...new Set(this.#shards.flatMap((s) => s.hostIdsUnder(domain)))];
+  }
+
+  hasLang(lang: string): boolean {
+    return this.#shards.some((s) => s.hasLang(lang));
+  }
+
+  /** BM25 idf of each term over the whole index (the shards' statistics summed). */
+  async termIdf(terms: readonly string[]): Promise<number[]> {
+    const stats = sumCorpusStats(await Promise.all(this.#shards.map((s) => s.corpusStats(terms))), terms);
+    return terms.map((t) => bm25Idf(stats.docs, stats.df.get(t) ?? 0));
+  }
+
+  titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number {
+    let held = this.#titleCorpora.get(queryTerms);
+    if (held?.writes !== this.#writes) {
+      held = {
+        corpus: sumTitleCorpus(
+          this.#shards.map((s) => s.titleCorpus(queryTerms)),
+          queryTerms,
+        ),
+        writes: this.#writes,
+      };
+      this.#titleCorpora.set(queryTerms, held);
+    }
+    return this.#shards[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, held.corpus);
+  }
+
+  async textCandidates(
+    text: TextQuery,
+    filter: PassageFilter,
+    k: number,
+    extra: readonly MatchColumn[] = [],
+  ): Promise<(PassageHit & { _score: number })[]> {
+    const terms = [...new Set([...text.must.flat(), ...text.should.map((s) => s.term)])];
+    const stats = sumCorpusStats(await Promise.all(this.#shards.map((s) => s.corpusStats(terms))), terms);
+    const lists = await Promise.all(this.#shards.map(async (s, i) => this.#tag(await s.textCandidates(text, filter, k, extra, stats), i)));
+    return mergeTop(lists, k, (a, b) => b._score - a._score);
+  }
+
+  async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const part of await Promise.all(this.#byShard(passages).map(([i, keys]) => this.#shards[i]!.vectorDistances(vector, keys))))
+      for (const [k, d] of part) out.set(k, d);
+    return out;
+  }
+
+  async vectorCandidates(
+    vector: Float32Array,
+    filter: PassageFilter,
+    k: number,
+    extra: readonly MatchColumn[] = [],
+    minSimilarity?: number,
+  ): Promise<(PassageHit & { _distance: number })[]> {
+    const lists = await Promise.all(
+      this.#shards.map(async (s, i) => this.#tag(await s.vectorCandidates(vector, filter, k, extra, minSimilarity), i)),
+    );
+    return mergeTop(lists, k, (a, b) => a._distance - b._distance);
+  }
+
+  async scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
+    const lists = await Promise.all(this.#shards.map(async (s, i) => this.#tag(await s.scanCandidates(filter, k, extra), i)));
+    return mergeTop(lists, k, () => 0);
+  }
+
+  passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>> {
+    return this.#rows(keys, (s, part) => s.passageRows(part));
+  }
+
+  resultRows(keys: readonly PassageKey[]): Promise<Map<string, ResultRow>> {
+    return this.#rows(keys, (s, part) => s.resultRows(part));
+  }
+
+  async #rows<R>(
+    keys: readonly PassageKey[],
+    read: (s: PassageIndex, part: PassageKey[]) => Promise<Map<string, R>>,
+  ): Promise<Map<string, R>> {
+    const out = new Map<string, R>();
+    for (const part of await Promise.all(this.#byShard(keys).map(([i, part]) => read(this.#shards[i]!, part))))
+      for (const [k, r] of part) out.set(k, r);
+    return out;
+  }
+
+  /** Marks each row with the shard it came from. */
+  #tag<R extends object>(rows: R[], shard: number): R[] {
+    for (const r of rows) this.#from.set(r, shard);
+    return rows;
+  }
+
+  /**
+   * Keys grouped by the shard that holds them. A key this index did not hand out (a copy of a candidate) is asked of
+   * every shard by its page and ordinal, without its row id (row ids are a shard's own).
+   */
+  #byShard(keys: readonly PassageKey[]): [number, PassageKey[]][] {
+    const parts = this.#shards.map((): PassageKey[] => []);
+    const unknown: PassageKey[] = [];
+    for (const k of keys) {
+      const i = this.#from.get(k);
+      if (i !== undefined) {
+        parts[i]!.push(k);
+        continue;
+      }
+      const { _rowid: _shardsOwn, ...byKey } = k;
+      unknown.push(byKey);
+    }
+    if (unknown.length > 0) for (const p of parts) p.push(...unknown);
+    return parts.flatMap((p, i): [number, PassageKey[]][] => (p.length > 0 ? [[i, p]] : []));
+  }
+
+  // --- writes (PageSink) ---
+
+  upsertPage(page: PageInput): Promise<void> {
+    return this.upsertPages([page]);
+  }
+
+  /**
+   * Each page to its shard, one batch per shard, the shards' batches concurrently. A page_ref is allocated for one
+   * (final, normalised) URL (state's documents), so a page's replacement goes to the shard that holds it.
+   */
+  async upsertPages(pages: readonly PageInput[]): Promise<void> {
+    const parts = this.#shards.map((): PageInput[] => []);
+    for (const p of pages) parts[this.shardFor(p.url)]!.push(p);
+    try {
+      await Promise.all(parts.map((part, i) => (part.length > 0 ? this.#shards[i]!.upsertPages(part) : undefined)));
+    } finally {
+      this.#writes++;
+    }
+  }
+
+  /** Removes a page from whichever shard holds it (the page_ref alone does not say which: each is asked). */
+  async removePage(pageRef: number): Promise<void> {
+    try {
+      await Promise.all(this.#shards.map((s) => s.removePage(pageRef)));
+    } finally {
+      this.#writes++;
+    }
+  }
+
+  // --- pages, sites, images ---
+
+  async getPage(pageRef: number): Promise<StoredPage | null> {
+    for (const page of await Promise.all(this.#shards.map((s) => s.getPage(pageRef)))) if (page) return page;
+    return null;
+  }
+
+  async pagePassages(
+    pageRef: number,
+    offset: number,
+    limit: number,
+  ): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null> {
+    for (const res of await Promise.all(this.#shards.map((s) => s.pagePassages(pageRef, offset, limit)))) if (res) return res;
+    return null;
+  }
+
+  /** A host's pages are spread over the shards: their near-copies are counted over all of them, as one index would. */
+  async nearCopyCount(host: string): Promise<number> {
+    const prints = (await Promise.all(this.#shards.map((s) => s.hostPrints(host)))).flat();
+    return countNearCopies(prints.sort((a, b) => a.pageRef - b.pageRef));
+  }
+
+  /**
+   * Each shard's best `limit` images by alt-text BM25, merged by score. LanceDB's image index scores with its own
+   * shard's statistics, so this order is close to one index's, not exact (images are not part of the exact contract).
+   */
+  async searchImages(text: string, limit: number): Promise<ImageHit[]> {
+    const lists = await Promise.all(this.#shards.map((s) => s.scoredImages(text, limit)));
+    return lists
+      .flat()
+      .sort((a, b) => b.score - a.score || a.pageRef - b.pageRef || (a.src < b.src ? -1 : a.src > b.src ? 1 : 0))
+      .slice(0, Math.max(1, Math.min(100, Math.floor(limit))))
+      .map(({ score: _score, ...hit }) => hit);
+  }
+
+  // --- upkeep, state, lifecycle ---
+
+  rankingMode(): RankingMode {
+    return this.#shards[0]!.rankingMode();
+  }
+
+  async stats(): Promise<IndexStats> {
+    const all = await Promise.all(this.#shards.map((s) => s.stats()));
+    const sum = (f: (s: IndexStats) => number) => all.reduce((n, s) => n + f(s), 0);
+    return {
+      ...all[0]!,
+      pages: sum((s) => s.pages),
+      passages: sum((s) => s.passages),
+      vectors: sum((s) => s.vectors),
+      images: sum((s) => s.images),
+      rankingMode: this.rankingMode(),
+      vectorIndex: all.every((s) => s.vectorIndex),
+    };
+  }
+
+  /** The sum of the shards' passages table versions: moves with every commit of any shard (metrics, readiness). */
+  async version(): Promise<number> {
+    return (await Promise.all(this.#shards.map((s) => s.version()))).reduce((a, b) => a + b, 0);
+  }
+
+  servingVersion(): Promise<number> {
+    return this.version();
+  }
+
+  async textEngineReady(): Promise<void> {
+    await Promise.all(this.#shards.map((s) => s.textEngineReady()));
+  }
+
+  /** The shards' postings together: sizes summed, version summed once every shard has one (null: none has postings). */
+  textPostingsStats(): TextEngineStats | null {
+    const all = this.#shards.map((s) => s.textPostingsStats());
+    if (all.some((s) => s === null)) return null;
+    const stats = all as TextEngineStats[];
+    const version = stats.some((s) => s.version === null) ? null : stats.reduce((n, s) => n + s.version!, 0);
+    const sum = (f: (s: TextEngineStats) => number) => stats.reduce((n, s) => n + f(s), 0);
+    return {
+      ...stats[0]!,
+      version,
+      docs: sum((s) => s.docs),
+      live: sum((s) => s.live),
+      terms: sum((s) => s.terms),
+      postings: sum((s) => s.postings),
+      vectors: sum((s) => s.vectors),
+    };
+  }
+
+  rowCacheStats(): { rows: number; bytes: number; maxBytes: number } {
+    const all = this.#shards.map((s) => s.rowCacheStats());
+    return {
+      rows: all.reduce((n, s) => n + s.rows, 0),
+      bytes: all.reduce((n, s) => n + s.bytes, 0),
+      maxBytes: all.reduce((n, s) => n + s.maxBytes, 0),
+    };
+  }
+
+  async optimize(): Promise<void> {
+    await Promise.all(this.#shards.map((s) => s.optimize()));
+  }
+
+  /** The shards' re-embedding progress together (null: none has one). */
+  async reembedProgress(): Promise<ReembedProgress | null> {
+    const all = (await Promise.all(this.#shards.map((s) => s.reembedProgress()))).filter((p): p is ReembedProgress => p !== null);
+    if (all.length === 0) return null;
+    return { ...all[0]!, done: all.reduce((n, p) => n + p.done, 0), total: all.reduce((n, p) => n + p.total, 0) };
+  }
+
+  get storedVectorModel(): string | null {
+    const first = this.#shards[0]!.storedVectorModel;
+    return this.#shards.every((s) => s.storedVectorModel === first) ? first : null;
+  }
+
+  async reembed(opts: ReembedRunOptions = {}): Promise<'done' | 'stopped' | 'none'> {
+    const res = await Promise.all(this.#shards.map((s) => s.reembed(opts)));
+    return res.includes('stopped') ? 'stopped' : res.includes('done') ? 'done' : 'none';
+  }
+
+  startReembed(opts: Omit<ReembedRunOptions, 'signal'> = {}): void {
+    for (const s of this.#shards) s.startReembed(opts);
+  }
+
+  /** Calls `fn` once every shard's vector arm serves (each shard finishes its own re-embedding). */
+  onVectorsReady(fn: (e: Embedder) => void): () => void {
+    const offs = this.#shards.map((s) =>
+      s.onVectorsReady((e) => {
+        if (this.embedder === e) fn(e);
+      }),
+    );
+    return () => offs.forEach((off) => off());
+  }
+
+  /** Shard commits are not forwarded: a sharded index has no search threads yet (main.ts). */
+  onPassageCommit(_fn: (c: PassageCommit) => void): () => void {
+    return () => undefined;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#shards.map((s) => s.close()));
+  }
+
+  /** The shards themselves (tests, diagnostics). */
+  get shards(): readonly PassageIndex[] {
+    return this.#shards;
+  }
+}
