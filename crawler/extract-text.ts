@@ -75,7 +75,7 @@ const UNLIKELY =
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar, a
  * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
-  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox/i;
+  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
@@ -175,7 +175,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const role = attr(el, 'role').toLowerCase();
   if (DROP_ROLES.has(role)) return 'soft';
   // A page header is furniture; a header inside an explicit main landmark (title, dek) is not.
-  if (tag === 'header' && !insideMainLandmark) return 'soft';
+  if (tag === 'header' && !insideMainLandmark && !holdsLead(el)) return 'soft';
   if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return null;
   // A heading's id is usually an anchor made from its own text ("nav_…", "share-your-data"), and its class styles
   // it: neither says the heading is furniture. A heading of a dropped widget goes with its wrapper.
@@ -186,9 +186,24 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
-  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
+  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) {
+    // "header" names an article's header (title, dek, lead) as often as the page's masthead; a masthead holds no
+    // paragraph of prose.
+    const other = ci.replace(/header/gi, ' ');
+    if (UNLIKELY.test(other) || !holdsLead(el)) return 'soft';
+  }
   if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
   return null;
+}
+
+/** Whether an element holds a paragraph of prose: a `<p>` of sentence length that is not mostly a link. */
+function holdsLead(el: HTMLElement): boolean {
+  return el.querySelectorAll('p').some((p) => {
+    const t = squash(p.text);
+    if (t.length < PROSE_CHARS) return false;
+    const linked = p.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+    return linked < t.length * 0.3;
+  });
 }
 
 interface PruneCtx {
@@ -683,8 +698,8 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
   const { content, opening } = chooseContent(scope);
   for (const r of [...opening, ...content]) dropTeaserCards(r);
-  // Of the article's opening, only its headings and prose (the lead) join: dates, bylines and reading times are
-  // short lines there.
+  // Of the article's opening, only its prose (the lead) joins: dates, bylines and reading times are short lines
+  // there, and its title is the page's title, not article text.
   const lead = toBlocks(opening).filter((b) => b.kind === 'text' && b.text.length >= LEAD_CHARS);
   const blocks = dropEmptySections([...lead, ...toBlocks(content)]);
   // A small page whose only text is headings or links (a link-wrapped teaser, captioned images) keeps that text:
