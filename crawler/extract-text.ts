@@ -78,6 +78,8 @@ const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
 /** Words of post metadata and teasers that name furniture even beside "post" or "article" (see boilerplateKind). */
 const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser/i;
+/** Furniture words that also name content blocks; see boilerplateKind. */
+const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
@@ -192,13 +194,14 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // these words also name a story's own summary.
   if (ci !== '' && FURNITURE_ANYWHERE.test(ci) && !holdsLead(el)) return 'soft';
   if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
-  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) {
-    // "header" names an article's header (title, dek, lead) as often as the page's masthead; a masthead holds no
-    // paragraph of prose.
-    const other = ci.replace(/header/gi, ' ');
-    if (UNLIKELY.test(other) || !holdsLead(el)) return 'soft';
+  // "header" names an article's header (title, dek, lead) as often as the page's masthead, and "widget" a page
+  // builder's text block (elementor-widget) as often as a sidebar box: neither drops an element holding prose.
+  const plain = ci.replace(AMBIGUOUS, ' ');
+  const hinted = (UNLIKELY.test(ci) && !MAYBE.test(ci)) || (UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci));
+  if (ci !== '' && hinted) {
+    const strong = (UNLIKELY.test(plain) && !MAYBE.test(plain)) || (UNLIKELY_SUBSTRING.test(plain) && !MAYBE_STRICT.test(plain));
+    if (strong || !holdsLead(el)) return 'soft';
   }
-  if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
   return null;
 }
 
