@@ -76,8 +76,8 @@ const UNLIKELY =
  * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
-/** Words of post metadata and teasers that name furniture even beside "post" or "article" (see boilerplateKind). */
-const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related/i;
+/** Words of post metadata, footers and teasers: furniture even beside "post" or "article" (see boilerplateKind). */
+const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer/i;
 /** Furniture words that also name content blocks; see boilerplateKind. */
 const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
@@ -189,9 +189,9 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
-  // Post metadata (dates, categories, ratings) and teasers for other pages, whatever else the class says
-  // ("entry-meta", "post-ratings", "article-teaser"): trafilatura's markers, guarded by the lead test because
-  // these words also name a story's own summary.
+  // Post metadata (dates, bylines, ratings, reading times), post footers, related boxes and teasers for other
+  // pages, whatever else the class says ("entry-meta", "post-ratings", "entryfooter", "article-teaser"):
+  // trafilatura's markers, guarded by the lead test because these words also name a story's own summary.
   if (ci !== '' && FURNITURE_ANYWHERE.test(ci) && !holdsLead(el)) return 'soft';
   if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
   // "header" names an article's header (title, dek, lead) as often as the page's masthead, and "widget" a page

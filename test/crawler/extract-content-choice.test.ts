@@ -245,10 +245,13 @@ t.test('author boxes, post metadata, ratings and reading times are furniture wha
   // trafilatura-eval, disfunctions.de and aktion-hummelschutz.de: "postmetadata" and "post-ratings" inside the post.
   const post = text(`<html><body><div id="content"><div class="post">${paras('Podcasts', 5)}
     <span class="post-ratings">War der Artikel nützlich?</span>
-    <div class="postmetadata">Erstellt am Dienstag 6. Mai 2014 in Podcasts</div></div></div></body></html>`);
+    <div class="postmetadata">Erstellt am Dienstag 6. Mai 2014 in Podcasts</div>
+    <div class="entryfooter"><p>Kommentare geschlossen</p></div></div></div></body></html>`);
   t.match(post, 'Absatz 4 über Podcasts');
   t.notMatch(post, 'War der Artikel nützlich?');
   t.notMatch(post, 'Erstellt am Dienstag');
+  // trafilatura-eval, jovelstefan.de: the post's own footer line.
+  t.notMatch(post, 'Kommentare geschlossen');
   // A block so named that holds the story's own summary paragraph stays (trafilatura-eval, rnz.de: the dek is in
   // "nfy-ar-teaser-detail").
   const dek =
