@@ -75,7 +75,11 @@ const UNLIKELY =
 /** Furniture words that also occur glued into longer class names (jp-relatedposts, commentlist, socialbar, a
  * photo gallery or carousel beside the text). */
 const UNLIKELY_SUBSTRING =
-  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox/i;
+  /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
+/** Words of post metadata, footers and teasers: furniture even beside "post" or "article" (see boilerplateKind). */
+const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer/i;
+/** Furniture words that also name content blocks; see boilerplateKind. */
+const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
 const COMMENTS =
   /(^|\s)(comments?(?![a-z])[\w-]*|(?:article|post|blog|entry|user)[-_]comments(?![a-z])[\w-]*|disqus_thread|dsq-comments)(?=\s|$)/i;
@@ -175,17 +179,40 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const role = attr(el, 'role').toLowerCase();
   if (DROP_ROLES.has(role)) return 'soft';
   // A page header is furniture; a header inside an explicit main landmark (title, dek) is not.
-  if (tag === 'header' && !insideMainLandmark) return 'soft';
+  if (tag === 'header' && !insideMainLandmark && !holdsLead(el)) return 'soft';
   if (tag === 'body' || tag === 'html' || tag === 'main' || tag === 'article' || tag === 'a') return null;
+  // A heading's id is usually an anchor made from its own text ("nav_…", "share-your-data"), and its class styles
+  // it: neither says the heading is furniture. A heading of a dropped widget goes with its wrapper.
+  if (HEADING.test(tag)) return null;
   const ci = classAndId(el);
   // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
+  // Post metadata (dates, bylines, ratings, reading times), post footers, related boxes and teasers for other
+  // pages, whatever else the class says ("entry-meta", "post-ratings", "entryfooter", "article-teaser"):
+  // trafilatura's markers, guarded by the lead test because these words also name a story's own summary.
+  if (ci !== '' && FURNITURE_ANYWHERE.test(ci) && !holdsLead(el)) return 'soft';
   if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
-  if (ci !== '' && UNLIKELY.test(ci) && !MAYBE.test(ci)) return 'soft';
-  if (ci !== '' && UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci)) return 'soft';
+  // "header" names an article's header (title, dek, lead) as often as the page's masthead, and "widget" a page
+  // builder's text block (elementor-widget) as often as a sidebar box: neither drops an element holding prose.
+  const plain = ci.replace(AMBIGUOUS, ' ');
+  const hinted = (UNLIKELY.test(ci) && !MAYBE.test(ci)) || (UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci));
+  if (ci !== '' && hinted) {
+    const strong = (UNLIKELY.test(plain) && !MAYBE.test(plain)) || (UNLIKELY_SUBSTRING.test(plain) && !MAYBE_STRICT.test(plain));
+    if (strong || !holdsLead(el)) return 'soft';
+  }
   return null;
+}
+
+/** Whether an element holds a paragraph of prose: a `<p>` of sentence length that is not mostly a link. */
+function holdsLead(el: HTMLElement): boolean {
+  return el.querySelectorAll('p').some((p) => {
+    const t = squash(p.text);
+    if (t.length < PROSE_CHARS) return false;
+    const linked = p.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+    return linked < t.length * 0.3;
+  });
 }
 
 interface PruneCtx {
@@ -377,7 +404,7 @@ function isDocumentRoot(el: HTMLElement): boolean {
 /**
  * Chooses the content container(s): readability-style scoring. Returns the elements to read, in document order.
  */
-function chooseContent(body: HTMLElement): HTMLElement[] {
+function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HTMLElement[] } {
   const stats = makeStats();
   const scores = new Map<HTMLElement, number>();
   const init = (el: HTMLElement): void => {
@@ -437,7 +464,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
       top = el;
     }
   }
-  if (!top || topScore <= 0) return [body];
+  if (!top || topScore <= 0) return { content: [body], opening: [] };
   const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || isDocumentRoot(el);
   // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
   // holds the article (text split over several wrappers).
@@ -472,7 +499,7 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
     top = top.parentNode!;
   const out: HTMLElement[] = [];
   const siblingsOf = top.parentNode;
-  if (!siblingsOf || !siblingsOf.tagName) return [top];
+  if (!siblingsOf || !siblingsOf.tagName) return { content: [top], opening: [] };
   const threshold = Math.max(10, (scores.get(top) ?? topScore) * 0.2);
   const topClass = attr(top, 'class');
   for (const n of siblingsOf.childNodes) {
@@ -496,8 +523,59 @@ function chooseContent(body: HTMLElement): HTMLElement[] {
       if ((st.len > 80 && ld < 0.25) || (st.len > 0 && st.len <= 80 && ld === 0 && /\.( |$)/.test(text))) out.push(sib);
     }
   }
-  return widenToProse(out, top, body, prose, stats);
+  const content = widenToProse(out, top, body, prose, stats);
+  return { content, opening: articleOpening(content, top, body, stats) };
 }
+
+function isArticleElement(el: HTMLElement): boolean {
+  return tagOf(el) === 'article' || attr(el, 'role').toLowerCase() === 'article';
+}
+
+/**
+ * What precedes the chosen content inside the page's one `<article>`: the article's own header (title, dek, lead
+ * paragraph), often a module of its own that scores below the body. The `<article>` element is the author's
+ * statement of where the article is, so its opening belongs to it; what follows the body inside it (author box,
+ * tags, copyright, "more on this") does not, and a page with several articles (a listing, an infinite scroll of
+ * stories) makes no such statement. Returns the subtrees before the content, in document order.
+ */
+function articleOpening(
+  out: readonly HTMLElement[],
+  top: HTMLElement,
+  scope: HTMLElement,
+  stats: (el: HTMLElement) => Stats,
+): HTMLElement[] {
+  let art: HTMLElement | null = null;
+  for (let p = top.parentNode; p && p.rawTagName && p !== scope; p = p.parentNode)
+    if (isArticleElement(p)) {
+      art = p;
+      break;
+    }
+  const first = out[0];
+  if (!art || !first) return [];
+  const contains = (anc: HTMLElement, el: HTMLElement): boolean => {
+    for (let p: HTMLElement | null = el; p; p = p.parentNode) if (p === anc) return true;
+    return false;
+  };
+  if (!contains(art, first)) return [];
+  const a = art;
+  const others = scope
+    .querySelectorAll('article, [role=article]')
+    .filter((o) => o !== a && !contains(o, a) && !contains(a, o) && stats(o).len >= 200);
+  if (others.length > 0) return [];
+  const levels: HTMLElement[][] = [];
+  for (let el: HTMLElement = first; el !== a && el.parentNode; el = el.parentNode) {
+    const before: HTMLElement[] = [];
+    for (const n of el.parentNode.childNodes) {
+      if (n === el) break;
+      if (n.nodeType === NodeType.ELEMENT_NODE) before.push(n as HTMLElement);
+    }
+    levels.push(before);
+  }
+  return levels.reverse().flat();
+}
+
+/** A text block of an article's opening at least this long is its lead, not a date or a byline. */
+const LEAD_CHARS = 80;
 
 /** Share of the page's prose the chosen content must hold, else it is widened. */
 const PROSE_HELD = 0.65;
@@ -627,9 +705,12 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
-  const content = chooseContent(scope);
-  for (const r of content) dropTeaserCards(r);
-  const blocks = dropEmptySections(toBlocks(content));
+  const { content, opening } = chooseContent(scope);
+  for (const r of [...opening, ...content]) dropTeaserCards(r);
+  // Of the article's opening, only its prose (the lead) joins: dates, bylines and reading times are short lines
+  // there, and its title is the page's title, not article text.
+  const lead = toBlocks(opening).filter((b) => b.kind === 'text' && b.text.length >= LEAD_CHARS);
+  const blocks = dropEmptySections([...lead, ...toBlocks(content)]);
   // A small page whose only text is headings or links (a link-wrapped teaser, captioned images) keeps that text:
   // the filters above tell furniture from prose, and there is no prose to protect here.
   return blocks.length > 0 || total > SMALL_PAGE ? blocks : toBlocks(content, true);

@@ -186,3 +186,76 @@ t.test('a list of other articles named "related-articles" is furniture inside th
   t.notMatch(kept, 'Verwandte Artikel');
   t.notMatch(kept, 'Ein kurzer Anriss');
 });
+
+t.test("the lead of the page's one <article> joins the body; its byline does not", async (t) => {
+  // trafilatura-eval, deutschlandfunk.de (Titanic): the lead sits in the article's own head module, a sibling of
+  // the much longer body module; only the body was kept.
+  const lead =
+    'Die Digitalisierung der Arbeitswelt werde Millionen Arbeitsplätze kosten, warnen Ökonomen seit Jahren, und die Politik reagiert darauf kaum.';
+  const kept = text(
+    `<html><body><div id="content"><article class="dlf-articledetail">
+      <div class="articlehead"><div class="text"><h1>Die Titanic der Arbeitswelt</h1><p class="subtitle">${lead}</p><p class="author">Richard David Precht im Gespräch mit Karin Fischer</p></div></div>
+      <div class="articlemain"><div class="text">${paras('Arbeit', 12)}</div></div>
+    </article></div>${sidebar}</body></html>`,
+  );
+  t.match(kept, 'Die Digitalisierung der Arbeitswelt werde Millionen');
+  t.match(kept, 'Absatz 11 über Arbeit');
+  t.notMatch(kept, 'im Gespräch mit Karin Fischer');
+});
+
+t.test("a heading's anchor id or a header's class is no furniture hint; a header with a lead is the intro", async (t) => {
+  // trafilatura-eval, heise.de (lithium): sub-headings carry ids made from their text ("nav_nur_die_folie__1"),
+  // which matched the "nav" furniture word.
+  const heise = text(`<html><body><article class="article-layout"><div class="article-content">${paras('Akkus', 3)}
+    <h3 id="nav_nur_die_folie__1" class="subheading">Nur die Folie bleibt zurück</h3>${paras('Recycling', 3)}</div></article></body></html>`);
+  t.match(heise, 'Nur die Folie bleibt zurück');
+  // trafilatura-eval, wochenblatt.com (Heinen-Esser): the lead is in <header class="m-intro-header"> inside <main>;
+  // "header" in the class dropped it. A masthead whose class says header (links, no prose) still goes.
+  const wochenblatt = text(`<html><body><div class="site-header"><a href="/">Wochenblatt</a> <a href="/abo">Abo</a></div>
+    <main class="l-main"><div class="l-container-medium"><header class="m-intro-header"><h1>Heinen-Esser trifft Landwirte</h1>
+    <p class="a-lead">In einem ersten Gespräch zeigte sich die NRW-Landwirtschaftsministerin offen für die Sorgen der Bauern, und für ihre Vorschläge.</p></header>
+    ${paras('Agrarpolitik', 5)}</div></main></body></html>`);
+  t.match(wochenblatt, 'In einem ersten Gespräch zeigte sich die NRW-Landwirtschaftsministerin');
+  t.match(wochenblatt, 'Absatz 4 über Agrarpolitik');
+  t.notMatch(wochenblatt, 'Abo');
+});
+
+t.test('page-builder text widgets holding prose are content; a sidebar widget without prose is not', async (t) => {
+  // trafilatura-eval, shabka.org (about us): every text block of the page is an "elementor-widget"; the word
+  // "widget" dropped all but the one that outweighed the share guard.
+  const widget = (topic: string, n: number): string =>
+    `<div class="elementor-element elementor-widget elementor-widget-text-editor"><div class="elementor-widget-container"><div class="elementor-text-editor">${paras(topic, n)}</div></div></div>`;
+  const kept = text(`<html><body><div class="elementor-section"><div class="elementor-column"><div class="elementor-widget-wrap">
+    ${widget('Strategie', 3)}${widget('Buchprojekt', 1)}${widget('Zukunft', 1)}
+    <div class="elementor-widget elementor-widget-icon-list"><ul><li><a href="/a">Facebook</a></li><li><a href="/b">Twitter</a></li></ul></div>
+    </div></div></div></body></html>`);
+  t.match(kept, 'Absatz 2 über Strategie');
+  t.match(kept, 'Absatz 0 über Buchprojekt');
+  t.match(kept, 'Absatz 0 über Zukunft');
+  t.notMatch(kept, 'Facebook');
+});
+
+t.test('author boxes, post metadata, ratings and reading times are furniture whatever else their class says', async (t) => {
+  // trafilatura-eval, knowtechie.com (Rocket League): the author box sits inside the post's content wrapper.
+  const knowtechie = text(`<html><body><div id="mvp-content-main">${paras('Rocket League', 5)}
+    <div id="mvp-author-box-wrap" class="left relative"><div id="mvp-author-box-text"><p>Ich bin Redakteur und schreibe über Spiele. You can keep up with me on Twitter, where I post about games, news and anything else.</p></div></div>
+    </div></body></html>`);
+  t.match(knowtechie, 'Absatz 4 über Rocket League');
+  t.notMatch(knowtechie, 'You can keep up with me on Twitter');
+  // trafilatura-eval, disfunctions.de and aktion-hummelschutz.de: "postmetadata" and "post-ratings" inside the post.
+  const post = text(`<html><body><div id="content"><div class="post">${paras('Podcasts', 5)}
+    <span class="post-ratings">War der Artikel nützlich?</span>
+    <div class="postmetadata">Erstellt am Dienstag 6. Mai 2014 in Podcasts</div>
+    <div class="entryfooter"><p>Kommentare geschlossen</p></div></div></div></body></html>`);
+  t.match(post, 'Absatz 4 über Podcasts');
+  t.notMatch(post, 'War der Artikel nützlich?');
+  t.notMatch(post, 'Erstellt am Dienstag');
+  // trafilatura-eval, jovelstefan.de: the post's own footer line.
+  t.notMatch(post, 'Kommentare geschlossen');
+  // A block so named that holds the story's own summary paragraph stays (trafilatura-eval, rnz.de: the dek is in
+  // "nfy-ar-teaser-detail").
+  const dek =
+    text(`<html><body><div class="article"><div class="ar-teaser-detail"><p>Für einen Roman über die Jugend in der alten Bundesrepublik erhält der Autor die höchste Auszeichnung der Branche.</p></div>
+    ${paras('Buchpreis', 5)}</div></body></html>`);
+  t.match(dek, 'Für einen Roman über die Jugend');
+});
