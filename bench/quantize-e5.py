@@ -115,11 +115,13 @@ opts = ort.SessionOptions()
 opts.intra_op_num_threads = 2
 s4 = ort.InferenceSession(q4, opts, providers=['CPUExecutionProvider'])
 s8 = ort.InferenceSession(dst, opts, providers=['CPUExecutionProvider'])
+kept = {}
 for name, texts in (('SciFact passages (en)', en), ('trafilatura-eval paragraphs (fr)', fr), ('queries (en, fr)', queries)):
-    c = (embed(s4, texts) * embed(s8, texts)).sum(1)
+    kept[name] = (embed(s4, texts), embed(s8, texts))
+    c = (kept[name][0] * kept[name][1]).sum(1)
     print(f'{name}: {len(texts)} texts, cosine q4 vs int8 mean {c.mean():.5f}, min {c.min():.5f}, 5th percentile {np.percentile(c, 5):.5f}')
 # Ranking agreement: for each English passage as a query against the others, is the nearest neighbour the same?
-e4, e8 = embed(s4, en), embed(s8, en)
+e4, e8 = kept['SciFact passages (en)']
 s4m, s8m = e4 @ e4.T, e8 @ e8.T
 np.fill_diagonal(s4m, -1)
 np.fill_diagonal(s8m, -1)
