@@ -4,6 +4,7 @@
 # into a venv under SVC_BENCH_HOME (default ~/.cache/svc-bench). A tool run by hand, not a CI step.
 #
 #   sh bench/quantize-e5.sh [--check-only] [--passages N]
+#   sh bench/quantize-e5.sh --check-only --timing-only --passages 32 --rounds 3   (q4 and int8 speed, alternating)
 #
 # Then: SVC_MODEL_DIR=<SVC_BENCH_HOME>/models SVC_MODEL=multilingual-e5-small-int8 svc ...
 # (<SVC_BENCH_HOME>/models also gets symlinks to the shared models, so one SVC_MODEL_DIR serves all three).
