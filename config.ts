@@ -35,7 +35,8 @@ export const configSchema = z.object({
   modelDir: z.string().min(1).optional(),
   /**
    * Embedding model: a folder name inside modelDir with a profile in index/serving/model-profiles.ts (`all-MiniLM-L6-v2`,
-   * English; `multilingual-e5-small`, about 100 languages in one space). Another name is refused at start.
+   * English; `multilingual-e5-small`, about 100 languages in one space), or a `<model>-<variant>` folder of one of them
+   * (`multilingual-e5-small-int8`, bench/quantize-e5.sh). Another name is refused at start.
    * @default "all-MiniLM-L6-v2"
    */
   modelName: z.string().min(1).default('all-MiniLM-L6-v2'),
@@ -43,7 +44,8 @@ export const configSchema = z.object({
   embedThreads: int(1, 64).optional(),
   /**
    * Embedding weights: q8 (int8 `model_quantized.onnx`), fp32 (`model.onnx`) or q4 (`model_q4.onnx`), among those
-   * the model's profile lists. @default the model's first (q8 for all-MiniLM-L6-v2, q4 for multilingual-e5-small)
+   * the model's profile lists. @default the first of those the folder's onnx/ holds (q8 for all-MiniLM-L6-v2, q4 for
+   * multilingual-e5-small, q8 for multilingual-e5-small-int8)
    */
   embedDtype: z.enum(['q8', 'fp32', 'q4']).optional(),
   /**

@@ -17,7 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { LoopBudget } from '../../event-loop.js';
 import { startModuleWorker } from '../../worker-thread.js';
-import { DEFAULT_MODEL, MODEL_PROFILES, WEIGHTS_FILE, resolveModel, type EmbedderDtype } from './model-profiles.js';
+import { DEFAULT_MODEL, WEIGHTS_FILE, dtypesPresent, profileFor, resolveModel, type EmbedderDtype } from './model-profiles.js';
 
 export { EMBEDDER_DTYPES, type EmbedderDtype } from './model-profiles.js';
 
@@ -65,19 +65,21 @@ export interface EmbedderOptions {
   readonly threads?: number;
   /** Texts per inference call. @default 32 */
   readonly batchSize?: number;
-  /** Weights: `q8` (int8, `model_quantized.onnx`), `fp32` (`model.onnx`) or `q4` (`model_q4.onnx`). @default the profile's first */
+  /** Weights: `q8` (int8, `model_quantized.onnx`), `fp32` (`model.onnx`) or `q4` (`model_q4.onnx`). @default the profile's first the folder holds */
   readonly dtype?: EmbedderDtype;
   /** Token window. @default the profile's (the model's own window) */
   readonly maxTokens?: number;
   readonly log?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** The dtype loaded when none is asked for: the model's profile's first, else int8. */
-const defaultDtype = (modelName: string): EmbedderDtype =>
-  Object.hasOwn(MODEL_PROFILES, modelName) ? MODEL_PROFILES[modelName]!.dtypes[0] : 'q8';
+/** The dtype loaded when none is asked for: the first of the profile's that the folder holds (resolveModel), else int8. */
+function defaultDtype(modelDir: string, modelName: string): EmbedderDtype {
+  const known = profileFor(modelName);
+  return known ? (dtypesPresent(modelDir, modelName, known.profile)[0] ?? known.profile.dtypes[0]) : 'q8';
+}
 
 /** The weights file the real embedder loads for `dtype`. */
-export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = defaultDtype(modelName)): string {
+export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = defaultDtype(modelDir, modelName)): string {
   return join(modelDir, modelName, 'onnx', WEIGHTS_FILE[dtype]);
 }
 

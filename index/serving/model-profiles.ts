@@ -2,6 +2,9 @@
  * The embedding models svc knows, one profile each: how its weights are stored, how texts are presented to it, how its
  * output becomes a vector, and where its similarities sit. `SVC_MODEL` names a folder of `SVC_MODEL_DIR`; a folder
  * without a profile here is refused at start (its encoding would be a guess, and a wrong guess embeds silently badly).
+ *
+ * A folder named `<model>-<variant>` (e.g. `multilingual-e5-small-int8`, the same network re-quantised) is that
+ * model's family: same profile, and its weights are whichever of the profile's files its `onnx/` holds.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +19,7 @@ export const WEIGHTS_FILE: Record<EmbedderDtype, string> = { q8: 'model_quantize
 
 /** How one model is used. */
 export interface ModelProfile {
-  /** Weight precisions shipped for it, the default first. */
+  /** Weight precisions it may come in, the preferred first; a folder's default is the first its `onnx/` holds. */
   readonly dtypes: readonly [EmbedderDtype, ...EmbedderDtype[]];
   /** Put before a query's text (E5 was trained with `query: ` / `passage: ` markers; without them it ranks worse). */
   readonly queryPrefix: string;
@@ -50,7 +53,8 @@ export const MODEL_PROFILES: Readonly<Record<string, ModelProfile>> = {
     minSimilarity: 0.2,
   },
   'multilingual-e5-small': {
-    dtypes: ['q4'],
+    // q4 is the shared file; q8 is it re-quantised by bench/quantize-e5.sh, in a `-int8` folder of its own.
+    dtypes: ['q4', 'q8'],
     queryPrefix: 'query: ',
     passagePrefix: 'passage: ',
     pooling: 'mean',
@@ -63,37 +67,61 @@ export const MODEL_PROFILES: Readonly<Record<string, ModelProfile>> = {
 /** The vector-arm floor of the hashing stand-in and of vectors whose model has no profile: unrelated texts sit near 0. */
 export const DEFAULT_MIN_SIMILARITY = 0.2;
 
+/**
+ * The profile of a model folder name: its own, else the family's when the name is `<known model>-<variant>` (the
+ * longest such model). Undefined when svc does not know the model.
+ */
+export function profileFor(name: string): { family: string; profile: ModelProfile } | undefined {
+  if (Object.hasOwn(MODEL_PROFILES, name)) return { family: name, profile: MODEL_PROFILES[name]! };
+  const family = Object.keys(MODEL_PROFILES)
+    .filter((m) => name.startsWith(`${m}-`))
+    .sort((a, b) => b.length - a.length)[0];
+  return family === undefined ? undefined : { family, profile: MODEL_PROFILES[family]! };
+}
+
 /** Folders of `modelDir` that hold a model svc has a profile for, sorted. */
 export function availableModels(modelDir: string): string[] {
   if (!existsSync(modelDir)) return [];
   return readdirSync(modelDir)
-    .filter((f) => Object.hasOwn(MODEL_PROFILES, f) && statSync(join(modelDir, f)).isDirectory())
+    .filter((f) => profileFor(f) !== undefined && statSync(join(modelDir, f)).isDirectory())
     .sort();
 }
 
+/** The profile's dtypes whose weights file is in `<modelDir>/<name>/onnx/`, in the profile's order. */
+export function dtypesPresent(modelDir: string, name: string, profile: ModelProfile): EmbedderDtype[] {
+  const onnx = join(modelDir, name, 'onnx');
+  const files = new Set(existsSync(onnx) ? readdirSync(onnx) : []);
+  return profile.dtypes.filter((d) => files.has(WEIGHTS_FILE[d]));
+}
+
 /**
- * The profile of `name` and the dtype to load, checked against what `modelDir` holds. Throws a ConfigError naming
- * the available folders when `name` has no profile or no folder, or when the profile has no such dtype.
+ * The profile of `name` and the dtype to load, checked against what `modelDir` holds. Without `dtype`: the first of
+ * the profile's dtypes whose file the folder's `onnx/` holds (the profile's first when it holds none, so the missing
+ * file is what gets reported). Throws a ConfigError naming the available folders when `name` has no profile or no
+ * folder, or when the profile has no such dtype.
  */
 export function resolveModel(modelDir: string, name: string, dtype?: EmbedderDtype): { profile: ModelProfile; dtype: EmbedderDtype } {
-  const profile = Object.hasOwn(MODEL_PROFILES, name) ? MODEL_PROFILES[name] : undefined;
-  if (!profile || !existsSync(join(modelDir, name))) {
+  const known = profileFor(name);
+  if (!known || !existsSync(join(modelDir, name))) {
     const found = availableModels(modelDir);
-    const why = profile ? `no folder ${join(modelDir, name)}` : 'not a model svc knows';
+    const why = known ? `no folder ${join(modelDir, name)}` : 'not a model svc knows';
     throw new ConfigError(
       `SVC_MODEL "${name}": ${why}; available in SVC_MODEL_DIR (${modelDir}): ${found.length ? found.join(', ') : 'none'}` +
-        ` (known models: ${Object.keys(MODEL_PROFILES).join(', ')})`,
+        ` (known models: ${Object.keys(MODEL_PROFILES).join(', ')}, or <model>-<variant> folders of them)`,
     );
   }
-  const chosen = dtype ?? profile.dtypes[0];
-  if (!profile.dtypes.includes(chosen))
-    throw new ConfigError(`SVC_EMBED_DTYPE "${chosen}": ${name} ships ${profile.dtypes.join(', ')} only`);
-  return { profile, dtype: chosen };
+  const { profile } = known;
+  if (dtype !== undefined) {
+    if (!profile.dtypes.includes(dtype))
+      throw new ConfigError(`SVC_EMBED_DTYPE "${dtype}": ${known.family} comes in ${profile.dtypes.join(', ')} only`);
+    return { profile, dtype };
+  }
+  return { profile, dtype: dtypesPresent(modelDir, name, profile)[0] ?? profile.dtypes[0] };
 }
 
 /** The vector-arm floor for vectors of `modelId` (`<folder>/<dtype>`, embedder.ts), whichever thread asks. */
 export function minSimilarityFor(modelId: string | undefined): number {
   const slash = modelId?.lastIndexOf('/') ?? -1;
   const name = slash > 0 ? modelId!.slice(0, slash) : '';
-  return Object.hasOwn(MODEL_PROFILES, name) ? MODEL_PROFILES[name]!.minSimilarity : DEFAULT_MIN_SIMILARITY;
+  return profileFor(name)?.profile.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
 }

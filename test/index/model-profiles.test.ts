@@ -1,10 +1,10 @@
 /**
  * Issue 45 item 1: SVC_MODEL names a model folder of SVC_MODEL_DIR; each model svc knows has one profile (weights,
- * prefixes, pooling, window, dimension, vector-arm floor), and any other name is refused at start with the folders
- * that would work.
+ * prefixes, pooling, window, dimension, vector-arm floor), a `<model>-<variant>` folder shares its model's, and any
+ * other name is refused at start with the folders that would work.
  */
 import t from 'tap';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../config.js';
@@ -14,6 +14,7 @@ import {
   DEFAULT_MIN_SIMILARITY,
   MODEL_PROFILES,
   minSimilarityFor,
+  profileFor,
   resolveModel,
 } from '../../index/serving/model-profiles.js';
 
@@ -60,18 +61,40 @@ t.test('an unknown model, a missing folder or weights the model does not ship: r
   };
   t.match(
     refused('e5-large'),
-    /SVC_MODEL "e5-large": not a model svc knows; available in SVC_MODEL_DIR \(.*\): multilingual-e5-small \(known models: all-MiniLM-L6-v2, multilingual-e5-small\)/,
+    /SVC_MODEL "e5-large": not a model svc knows; available in SVC_MODEL_DIR \(.*\): multilingual-e5-small \(known models: all-MiniLM-L6-v2, multilingual-e5-small, or <model>-<variant> folders of them\)/,
   );
   t.match(
     refused('all-MiniLM-L6-v2'),
     /SVC_MODEL "all-MiniLM-L6-v2": no folder .*all-MiniLM-L6-v2; available in SVC_MODEL_DIR \(.*\): multilingual-e5-small/,
   );
-  t.match(refused('multilingual-e5-small', 'q8'), /SVC_EMBED_DTYPE "q8": multilingual-e5-small ships q4 only/);
+  t.match(refused('multilingual-e5-small', 'fp32'), /SVC_EMBED_DTYPE "fp32": multilingual-e5-small comes in q4, q8 only/);
+  t.match(refused('multilingual-e5-small-int8'), /no folder .*multilingual-e5-small-int8; available/, 'a variant needs its folder too');
+  t.match(refused('multilingual-e5'), /not a model svc knows/, 'a prefix of a known name is not a variant of it');
   t.match(refused('constructor'), /not a model svc knows/, 'an inherited property name is not a profile');
   await t.rejects(createEmbedder({ modelDir: dir, modelName: 'e5-large' }), ConfigError, 'createEmbedder refuses before loading anything');
   await t.rejects(createEmbedder({ modelDir: SHARED_MODELS, modelName: 'no-such-model' }), {
     message: /available in SVC_MODEL_DIR .*all-MiniLM-L6-v2, multilingual-e5-small/,
   });
+});
+
+t.test('a <model>-<variant> folder is its family: same profile, weights found by listing its onnx/', async (t) => {
+  const dir = t.testdir();
+  const variant = join(dir, 'multilingual-e5-small-int8', 'onnx');
+  mkdirSync(variant, { recursive: true });
+  mkdirSync(join(dir, 'multilingual-e5-small', 'onnx'), { recursive: true });
+  writeFileSync(join(variant, 'model_quantized.onnx'), 'x');
+  writeFileSync(join(dir, 'multilingual-e5-small', 'onnx', 'model_q4.onnx'), 'x');
+  t.same(availableModels(dir), ['multilingual-e5-small', 'multilingual-e5-small-int8']);
+  t.same(profileFor('multilingual-e5-small-int8'), { family: 'multilingual-e5-small', profile: MODEL_PROFILES['multilingual-e5-small'] });
+  t.equal(profileFor('all-MiniLM-L6-v2-x')?.family, 'all-MiniLM-L6-v2');
+  t.equal(profileFor('multilingual-e5-smallish'), undefined, 'the variant follows a hyphen');
+  const int8 = resolveModel(dir, 'multilingual-e5-small-int8');
+  t.equal(int8.dtype, 'q8', 'the int8 file it holds');
+  t.equal(int8.profile.queryPrefix, 'query: ', "E5's prefixes");
+  t.equal(resolveModel(dir, 'multilingual-e5-small').dtype, 'q4', 'the shared folder holds the 4-bit file only');
+  t.equal(weightsPath(dir, 'multilingual-e5-small-int8'), join(variant, 'model_quantized.onnx'));
+  t.equal(resolveModel(dir, 'multilingual-e5-small-int8', 'q4').dtype, 'q4', 'an explicit dtype is taken as asked');
+  t.equal(minSimilarityFor('multilingual-e5-small-int8/q8'), MODEL_PROFILES['multilingual-e5-small']!.minSimilarity);
 });
 
 t.test("the vector arm's floor follows the model its vectors came from", async (t) => {

@@ -4,60 +4,17 @@
  * our own extractor, and facility names from ODCAF. Then the same index opened with another model: its vectors are
  * not compared with the other model's, and the answer says so.
  */
-import t, { type Test } from 'tap';
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { extractPage } from '../../crawler/extract.js';
 import { checkWeights } from '../../index/serving/embedder.js';
-import type { PageInput } from '../../page-model.js';
 import { callTool } from '../../tools/call-tool.js';
 import { searchTool } from '../../tools/search.js';
-import { makePage } from '../helpers/page-input.js';
+import { crossLingualSet } from '../helpers/cross-lingual-set.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
-const SHARED = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
-const MODELS = `${SHARED}models/`;
+const MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
 const E5 = 'multilingual-e5-small';
 const caller = { keyId: 'test', digest: '0'.repeat(64) };
-
-/** A real page through svc's extractor: its title and first passages (enough to answer, few to embed). */
-function webPage(t: Test, ref: number, path: string, url: string, lang: 'fr' | 'en'): PageInput {
-  const x = extractPage(gunzipSync(readFileSync(`${SHARED}web/trafilatura-eval/${path}`)).toString('utf8'), { url });
-  t.equal(x.lang, lang, `${path} is detected as ${lang}`);
-  return makePage(
-    ref,
-    new URL(url).host,
-    x.passages.slice(0, 2).map((p) => p.text),
-    { title: x.title, lang, url },
-  );
-}
-
-/** ODCAF rows by their Index column: each a page titled with the facility's own name. */
-function facilityPages(firstRef: number, indexes: readonly string[]): Map<string, PageInput> {
-  const lines = gunzipSync(readFileSync(`${SHARED}ca-open-data/odcaf/ODCAF_v1.0.utf8.csv.gz`))
-    .toString('utf8')
-    .split('\n');
-  const header = lines[0]!.split(',');
-  const col = (name: string) => header.indexOf(name);
-  const out = new Map<string, PageInput>();
-  for (const line of lines.slice(1)) {
-    const c = line.split(',');
-    const at = indexes.indexOf(c[0]!);
-    if (at < 0) continue;
-    const name = c[col('Facility_Name')]!;
-    const ref = firstRef + at;
-    out.set(
-      c[0]!,
-      makePage(ref, 'donnees.example.qc.ca', [`${name}, ${c[col('City')]}.`], {
-        title: name,
-        lang: 'fr',
-        url: `https://donnees.example.qc.ca/odcaf/${c[0]}`,
-      }),
-    );
-  }
-  return out;
-}
 
 const e5Problem = checkWeights(MODELS, E5);
 t.test(
@@ -70,18 +27,8 @@ t.test(
     const s: TestService = await startTestService({ config: { ...model, modelName: E5, ranking: 'vector' } });
     let open: TestService | null = s;
     t.teardown(() => open?.close());
-    const web = [
-      webPage(t, 1, 'html/eval/ledevoir.com.trottinettes.html.gz', 'https://www.ledevoir.com/politique/montreal/573258/trottinettes', 'fr'),
-      webPage(t, 2, 'html/eval/lopinion.fr.glyphosate.html.gz', 'https://www.lopinion.fr/edition/economie/glyphosate', 'fr'),
-      webPage(t, 3, 'html/eval/sciencesetavenir.fr.rumeur.html.gz', 'https://www.sciencesetavenir.fr/sante/rumeur', 'fr'),
-      webPage(t, 4, 'html/eval/japantimes.co.jp.surgical.html.gz', 'https://www.japantimes.co.jp/news/surgical', 'en'),
-      webPage(t, 5, 'html/eval/timesofisrael.com.washington.html.gz', 'https://www.timesofisrael.com/washington', 'en'),
-      webPage(t, 6, 'html/eval/thelocal.se.tattooed.html.gz', 'https://www.thelocal.se/tattooed', 'en'),
-      webPage(t, 7, 'html/eval/tofugu.com.dezuka-suisan.html.gz', 'https://www.tofugu.com/travel/dezuka-suisan', 'en'),
-    ];
-    // City archives of Québec beside two other Québec archives (the distractors), an amphitheatre, a sugar shack with
-    // an animal museum, and two archives with English names.
-    const facilities = facilityPages(20, ['350', '351', '355', '274', '83', '363', '367']);
+    const { web, detected, facilities, enToFr, frToEn } = crossLingualSet();
+    for (const d of detected) t.equal(d.detected, d.want, `${d.path} is detected as ${d.want}`);
     t.equal(facilities.size, 7, 'the ODCAF rows are found');
     await s.services.deps.index.upsertPages([...web, ...facilities.values()]);
 
@@ -90,22 +37,6 @@ t.test(
       const r = await callTool(searchTool, { q, detail: 'full' }, { deps, caller });
       return { ranking: r.ranking, urls: r.results.map((x) => x.url), codes: r.warnings.map((w) => w.code) };
     };
-    const enToFr: [string, string][] = [
-      ['Why did Montreal stop allowing shared electric scooters?', web[0]!.url],
-      ['How did an environmental group turn a weed killer into a symbol of evil?', web[1]!.url],
-      ['How did a false claim about ibuprofen and the coronavirus spread?', web[2]!.url],
-      ['municipal archives of Quebec City', facilities.get('350')!.url],
-      ['sugar shack with a museum of animals', facilities.get('83')!.url],
-      ['outdoor concert amphitheatre in Joliette', facilities.get('274')!.url],
-    ];
-    const frToEn: [string, string][] = [
-      ['Combien de masques chirurgicaux ont été volés dans un hôpital de Kobe ?', web[3]!.url],
-      ["Qui est la première juge amérindienne de la Cour suprême de l'État de Washington ?", web[4]!.url],
-      ["Un Suédois s'est fait tatouer le visage de l'épidémiologiste d'État sur le bras", web[5]!.url],
-      ['usine de galettes de poisson frites à Hokkaido', web[6]!.url],
-      ['archives du diocèse anglican de Montréal', facilities.get('363')!.url],
-      ['archives des Sœurs Grises de Montréal', facilities.get('367')!.url],
-    ];
     for (const [q, want] of [...enToFr, ...frToEn]) {
       const r = await top(q);
       t.equal(r.ranking, 'vector', `${q}: the vector arm answers`);
