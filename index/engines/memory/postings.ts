@@ -417,22 +417,10 @@ export class Postings {
     return 0;
   }
 
-  /** Whether document `doc` holds `term` (a binary search in each segment's list of the term). */
+  /** Whether document `doc` holds `term`. */
   #holdsOne(doc: number, term: string): boolean {
     const id = this.#termId(term);
-    if (id === undefined) return false;
-    for (const seg of this.#segments) {
-      if (id + 1 >= seg.offsets.length) continue;
-      let a = seg.offsets[id]!;
-      let b = seg.offsets[id + 1]!;
-      while (a < b) {
-        const m = (a + b) >>> 1;
-        if (seg.docs[m]! < doc) a = m + 1;
-        else b = m;
-      }
-      if (a < seg.offsets[id + 1]! && seg.docs[a] === doc) return true;
-    }
-    return false;
+    return id !== undefined && this.#tfOf(doc, id) > 0;
   }
 
   /** Makes the documents added since the last flush searchable (one new segment; small segments are merged). */
