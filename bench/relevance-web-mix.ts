@@ -9,18 +9,17 @@
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { evaluate } from '../cli/eval.js';
 import { loadConfig } from '../config.js';
-import { extractPage } from '../crawler/extract.js';
 import { createLogger } from '../logger.js';
 import { createServices } from '../main.js';
 import type { PageInput } from '../page-model.js';
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
+import { extractedPage } from '../test/helpers/page-input.js';
 
 setLanceCpuThreads(); // as svc's own entry does (cli/main.ts)
 
@@ -36,27 +35,9 @@ try {
   for (const f of readdirSync(`${web}html`).slice(0, Number(values.pages))) {
     const url = truth[f.replace('.html.gz', '')]?.url;
     if (!url) continue;
-    const x = extractPage(gunzipSync(readFileSync(`${web}html/${f}`)).toString('utf8'), { url });
-    const host = new URL(url).host;
-    pages.push({
-      pageRef: s.local.documents.allocate(url, host),
-      url,
-      canonicalUrl: null,
-      host,
-      title: x.title,
-      description: x.description,
-      lang: x.lang,
-      publishedAt: x.publishedAt,
-      modifiedAt: x.modifiedAt,
-      dateSource: x.dateSource,
-      fetchedAt: new Date().toISOString(),
-      contentHash: createHash('sha256').update(x.mainText).digest('hex'),
-      snippet: { nosnippet: false, maxSnippet: null },
-      filetype: 'html',
-      signals: { declaredTypes: [], addressCountries: [], addressRegions: [] },
-      passages: [...x.passages],
-      images: [],
-    });
+    const html = gunzipSync(readFileSync(`${web}html/${f}`)).toString('utf8');
+    const page = extractedPage(html, s.local.documents.allocate(url, new URL(url).host), url);
+    pages.push({ ...page, fetchedAt: new Date().toISOString() });
   }
   await s.deps.index.upsertPages(pages);
   await s.deps.index.optimize();

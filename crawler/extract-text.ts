@@ -196,13 +196,13 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   if (ci !== '' && TEASER_LIST.test(ci)) return 'soft';
   // "header" names an article's header (title, dek, lead) as often as the page's masthead, and "widget" a page
   // builder's text block (elementor-widget) as often as a sidebar box: neither drops an element holding prose.
-  const plain = ci.replace(AMBIGUOUS, ' ');
-  const hinted = (UNLIKELY.test(ci) && !MAYBE.test(ci)) || (UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci));
-  if (ci !== '' && hinted) {
-    const strong = (UNLIKELY.test(plain) && !MAYBE.test(plain)) || (UNLIKELY_SUBSTRING.test(plain) && !MAYBE_STRICT.test(plain));
-    if (strong || !holdsLead(el)) return 'soft';
-  }
+  if (ci !== '' && namesFurniture(ci) && (namesFurniture(ci.replace(AMBIGUOUS, ' ')) || !holdsLead(el))) return 'soft';
   return null;
+}
+
+/** Whether class/id words name furniture: a furniture word (whole, or glued in) that no content word vetoes. */
+function namesFurniture(ci: string): boolean {
+  return (UNLIKELY.test(ci) && !MAYBE.test(ci)) || (UNLIKELY_SUBSTRING.test(ci) && !MAYBE_STRICT.test(ci));
 }
 
 /** Whether an element holds a paragraph of prose: a `<p>` of sentence length that is not mostly a link. */

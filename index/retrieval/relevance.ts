@@ -83,11 +83,9 @@ export function coverage(words: readonly CoverageWord[], weights: readonly numbe
 }
 
 const READINGS: readonly Analysis[] = ['en', 'fr', 'neutral'];
-const TAGS = Object.values(TERM_TAGS).filter((t) => t !== '');
-const untagged = (term: string): string => {
-  for (const tag of TAGS) if (term.startsWith(tag)) return term.slice(tag.length);
-  return term;
-};
+/** The reading an index term comes from: the one whose tag it begins with (English terms have none). */
+const readingOf = (term: string): Analysis => READINGS.find((a) => TERM_TAGS[a] !== '' && term.startsWith(TERM_TAGS[a])) ?? 'en';
+const untagged = (term: string): string => term.slice(TERM_TAGS[readingOf(term)].length);
 const NONE: readonly number[] = [];
 const head = (word: string): string => word.slice(0, 2).replace(/y/g, 'i');
 
@@ -104,9 +102,7 @@ function wordFinder(words: readonly CoverageWord[]): (token: string) => readonly
   // two are no query term's cannot match, and is passed over without being stemmed.
   const heads = new Set(words.flatMap((w) => w.terms.map((t) => head(untagged(t)))));
   // Only the readings the query has terms in (an English question has no French terms to meet).
-  const readings = READINGS.filter((a) =>
-    words.some((w) => w.terms.some((t) => untagged(t).length + TERM_TAGS[a].length === t.length && t.startsWith(TERM_TAGS[a]))),
-  );
+  const readings = READINGS.filter((a) => words.some((w) => w.terms.some((t) => readingOf(t) === a)));
   const memo = new Map<string, readonly number[]>();
   return (token) => {
     let found = memo.get(token);

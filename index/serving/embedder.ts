@@ -17,7 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { LoopBudget } from '../../event-loop.js';
 import { startModuleWorker } from '../../worker-thread.js';
-import { DEFAULT_MODEL, WEIGHTS_FILE, dtypesPresent, profileFor, resolveModel, type EmbedderDtype } from './model-profiles.js';
+import { DEFAULT_MODEL, WEIGHTS_FILE, defaultDtype, profileFor, resolveModel, type EmbedderDtype } from './model-profiles.js';
 
 export { EMBEDDER_DTYPES, type EmbedderDtype } from './model-profiles.js';
 
@@ -72,14 +72,14 @@ export interface EmbedderOptions {
   readonly log?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** The dtype loaded when none is asked for: the first of the profile's that the folder holds (resolveModel), else int8. */
-function defaultDtype(modelDir: string, modelName: string): EmbedderDtype {
+/** The dtype loaded when none is asked for: the profile's choice (resolveModel), else int8. */
+function dtypeOf(modelDir: string, modelName: string): EmbedderDtype {
   const known = profileFor(modelName);
-  return known ? (dtypesPresent(modelDir, modelName, known.profile)[0] ?? known.profile.dtypes[0]) : 'q8';
+  return known ? defaultDtype(modelDir, modelName, known.profile) : 'q8';
 }
 
 /** The weights file the real embedder loads for `dtype`. */
-export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = defaultDtype(modelDir, modelName)): string {
+export function weightsPath(modelDir: string, modelName = DEFAULT_MODEL, dtype: EmbedderDtype = dtypeOf(modelDir, modelName)): string {
   return join(modelDir, modelName, 'onnx', WEIGHTS_FILE[dtype]);
 }
 

@@ -87,17 +87,19 @@ export function availableModels(modelDir: string): string[] {
     .sort();
 }
 
-/** The profile's dtypes whose weights file is in `<modelDir>/<name>/onnx/`, in the profile's order. */
-export function dtypesPresent(modelDir: string, name: string, profile: ModelProfile): EmbedderDtype[] {
+/**
+ * The dtype loaded when none is asked for: the first of the profile's whose weights file `<modelDir>/<name>/onnx/`
+ * holds, else the profile's first (so the missing file is what gets reported).
+ */
+export function defaultDtype(modelDir: string, name: string, profile: ModelProfile): EmbedderDtype {
   const onnx = join(modelDir, name, 'onnx');
   const files = new Set(existsSync(onnx) ? readdirSync(onnx) : []);
-  return profile.dtypes.filter((d) => files.has(WEIGHTS_FILE[d]));
+  return profile.dtypes.find((d) => files.has(WEIGHTS_FILE[d])) ?? profile.dtypes[0];
 }
 
 /**
- * The profile of `name` and the dtype to load, checked against what `modelDir` holds. Without `dtype`: the first of
- * the profile's dtypes whose file the folder's `onnx/` holds (the profile's first when it holds none, so the missing
- * file is what gets reported). Throws a ConfigError naming the available folders when `name` has no profile or no
+ * The profile of `name` and the dtype to load, checked against what `modelDir` holds (without `dtype`:
+ * `defaultDtype`). Throws a ConfigError naming the available folders when `name` has no profile or no
  * folder, or when the profile has no such dtype.
  */
 export function resolveModel(modelDir: string, name: string, dtype?: EmbedderDtype): { profile: ModelProfile; dtype: EmbedderDtype } {
@@ -116,7 +118,7 @@ export function resolveModel(modelDir: string, name: string, dtype?: EmbedderDty
       throw new ConfigError(`SVC_EMBED_DTYPE "${dtype}": ${known.family} comes in ${profile.dtypes.join(', ')} only`);
     return { profile, dtype };
   }
-  return { profile, dtype: dtypesPresent(modelDir, name, profile)[0] ?? profile.dtypes[0] };
+  return { profile, dtype: defaultDtype(modelDir, name, profile) };
 }
 
 /** The vector-arm floor for vectors of `modelId` (`<folder>/<dtype>`, embedder.ts), whichever thread asks. */
