@@ -76,31 +76,27 @@ export function shardOf(url: string, shards: number): number {
   return h % shards;
 }
 
+/** Each of `terms`' document frequencies summed over `parts` (a term the query repeats is counted once). */
+function sumDf(parts: readonly { readonly df: ReadonlyMap<string, number> }[], terms: readonly string[]): Map<string, number> {
+  return new Map(terms.map((t) => [t, parts.reduce((n, p) => n + (p.df.get(t) ?? 0), 0)]));
+}
+
 /** Sums the shards' statistics of `terms` (the whole index's, as one index would count them). */
 export function sumCorpusStats(parts: readonly CorpusStats[], terms: readonly string[]): CorpusStats {
-  let docs = 0;
-  let totalLength = 0;
-  const df = new Map<string, number>(terms.map((t) => [t, 0]));
-  for (const p of parts) {
-    docs += p.docs;
-    totalLength += p.totalLength;
-    // Over the map's keys: a term the query repeats is counted once.
-    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
-  }
-  return { docs, totalLength, df };
+  return {
+    docs: parts.reduce((n, p) => n + p.docs, 0),
+    totalLength: parts.reduce((n, p) => n + p.totalLength, 0),
+    df: sumDf(parts, terms),
+  };
 }
 
 /** Sums the shards' title statistics of `terms`. */
 export function sumTitleCorpus(parts: readonly TitleCorpus[], terms: readonly string[]): TitleCorpus {
-  let titles = 0;
-  let count = 0;
-  const df = new Map<string, number>(terms.map((t) => [t, 0]));
-  for (const p of parts) {
-    titles += p.titles;
-    count += p.terms;
-    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
-  }
-  return { titles, terms: count, df };
+  return {
+    titles: parts.reduce((n, p) => n + p.titles, 0),
+    terms: parts.reduce((n, p) => n + p.terms, 0),
+    df: sumDf(parts, terms),
+  };
 }
 
 /** Ranking order of merged candidates: `better` first, then the passage key (page_ref, ordinal): stable across builds. */
@@ -283,11 +279,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return mergeTop(lists, k, (a, b) => b._score - a._score);
   }
 
-  async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    for (const part of await Promise.all(this.#byShard(passages).map(([i, keys]) => this.#shards[i]!.vectorDistances(vector, keys))))
-      for (const [k, d] of part) out.set(k, d);
-    return out;
+  vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    return this.#rows(passages, (s, part) => s.vectorDistances(vector, part));
   }
 
   async vectorCandidates(
@@ -316,6 +309,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return this.#rows(keys, (s, part) => s.resultRows(part));
   }
 
+  /** `read` asked of each shard for its keys (`#byShard`), the answers in one map. */
   async #rows<R>(
     keys: readonly PassageKey[],
     read: (s: PassageIndex, part: PassageKey[]) => Promise<Map<string, R>>,
