@@ -155,7 +155,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
     // A sharded index is searched on this thread: a search thread reads one dataset (searcher processes: to come).
-    if ((await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
+    if (searchThreads > 0 && (await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
     // Persisted engine segments (beside a local index, in a table of a bucket's): the writer publishes them, so it keeps
     // postings even when it serves no search; with search threads this process builds or loads them once in shared
     // memory for all of its threads.

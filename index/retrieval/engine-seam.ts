@@ -30,8 +30,8 @@ export interface VectorsUnused {
 }
 
 /**
- * The passage statistics BM25 scores with, for a query's terms: documents (tombstones included, as the engine counts
- * them), their total length in terms, and each term's document frequency. A shard of a sharded index (index/shards/)
+ * The passage statistics BM25 scores with, for a query's terms: live documents (tombstones left out, postings.ts
+ * `corpusStats`), their total length in terms, and each term's document frequency among them. A shard of a sharded index (index/shards/)
  * scores with these summed over every shard, so N shards rank and score exactly as one index would.
  */
 export interface CorpusStats {

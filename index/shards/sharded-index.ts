@@ -6,8 +6,8 @@
  * the query terms' document frequencies summed over the shards before scoring, `CorpusStats`), and the title boost
  * likewise (`TitleCorpus`); each shard's text and vector top k are merged into the index's top k, ties by passage key;
  * fusion, strict checks, grouping, host diversity, the relevance floor and packing run once on the merged lists, in
- * retrieval.ts, as for one index. The shards are reached only through `ShardSource`, so searcher processes can later
- * answer for a shard over HTTP with the same calls.
+ * retrieval.ts, as for one index. Retrieval reaches the shards only through `ShardSource` (writes, pages and upkeep
+ * still call `PassageIndex`), so searcher processes can later answer its calls for a shard over HTTP.
  */
 import type { PageInput, PageSink } from '../../page-model.js';
 import type { MatchColumn } from '../engines/lance/columns.js';
@@ -76,31 +76,27 @@ export function shardOf(url: string, shards: number): number {
   return h % shards;
 }
 
+/** Each of `terms`' document frequencies summed over `parts` (a term the query repeats is counted once). */
+function sumDf(parts: readonly { readonly df: ReadonlyMap<string, number> }[], terms: readonly string[]): Map<string, number> {
+  return new Map(terms.map((t) => [t, parts.reduce((n, p) => n + (p.df.get(t) ?? 0), 0)]));
+}
+
 /** Sums the shards' statistics of `terms` (the whole index's, as one index would count them). */
 export function sumCorpusStats(parts: readonly CorpusStats[], terms: readonly string[]): CorpusStats {
-  let docs = 0;
-  let totalLength = 0;
-  const df = new Map<string, number>(terms.map((t) => [t, 0]));
-  for (const p of parts) {
-    docs += p.docs;
-    totalLength += p.totalLength;
-    // Over the map's keys: a term the query repeats is counted once.
-    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
-  }
-  return { docs, totalLength, df };
+  return {
+    docs: parts.reduce((n, p) => n + p.docs, 0),
+    totalLength: parts.reduce((n, p) => n + p.totalLength, 0),
+    df: sumDf(parts, terms),
+  };
 }
 
 /** Sums the shards' title statistics of `terms`. */
 export function sumTitleCorpus(parts: readonly TitleCorpus[], terms: readonly string[]): TitleCorpus {
-  let titles = 0;
-  let count = 0;
-  const df = new Map<string, number>(terms.map((t) => [t, 0]));
-  for (const p of parts) {
-    titles += p.titles;
-    count += p.terms;
-    for (const t of df.keys()) df.set(t, df.get(t)! + (p.df.get(t) ?? 0));
-  }
-  return { titles, terms: count, df };
+  return {
+    titles: parts.reduce((n, p) => n + p.titles, 0),
+    terms: parts.reduce((n, p) => n + p.terms, 0),
+    df: sumDf(parts, terms),
+  };
 }
 
 /** Ranking order of merged candidates: `better` first, then the passage key (page_ref, ordinal): stable across builds. */
@@ -170,6 +166,8 @@ export async function openIndex(opts: OpenIndexOptions): Promise<ServedIndex> {
 /** N shards as one index: the retrieval `CandidateSource`, the crawler's `PageSink`, and what the tools read. */
 export class ShardedIndex implements CandidateSource, PageSink {
   readonly #shards: readonly PassageIndex[];
+  /** The same shards as retrieval reaches them: only through `ShardSource`, what a searcher process will answer. */
+  readonly #sources: readonly ShardSource[];
   readonly #location: IndexLocation;
   /** The shard each candidate row came from: its row id, and further reads of it, belong to that shard. */
   readonly #from = new WeakMap<object, number>();
@@ -179,6 +177,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   private constructor(shards: readonly PassageIndex[], location: IndexLocation) {
     this.#shards = shards;
+    this.#sources = shards;
     this.#location = location;
   }
 
@@ -233,8 +232,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   get embedder(): Embedder | null {
     // Every shard is opened with the same embedder and checks it against its own vectors: the arm serves only when all can.
-    const first = this.#shards[0]!.embedder;
-    return this.#shards.every((s) => s.embedder === first) ? first : null;
+    const first = this.#sources[0]!.embedder;
+    return this.#sources.every((s) => s.embedder === first) ? first : null;
   }
 
   get vectorsUnused(): VectorsUnused | null {
@@ -243,16 +242,16 @@ export class ShardedIndex implements CandidateSource, PageSink {
   }
 
   hostIdsUnder(domain: string): number[] {
-    return [...new Set(this.#shards.flatMap((s) => s.hostIdsUnder(domain)))];
+    return [...new Set(this.#sources.flatMap((s) => s.hostIdsUnder(domain)))];
   }
 
   hasLang(lang: string): boolean {
-    return this.#shards.some((s) => s.hasLang(lang));
+    return this.#sources.some((s) => s.hasLang(lang));
   }
 
   /** BM25 idf of each term over the whole index (the shards' statistics summed). */
   async termIdf(terms: readonly string[]): Promise<number[]> {
-    const stats = sumCorpusStats(await Promise.all(this.#shards.map((s) => s.corpusStats(terms))), terms);
+    const stats = sumCorpusStats(await Promise.all(this.#sources.map((s) => s.corpusStats(terms))), terms);
     return terms.map((t) => bm25Idf(stats.docs, stats.df.get(t) ?? 0));
   }
 
@@ -261,14 +260,14 @@ export class ShardedIndex implements CandidateSource, PageSink {
     if (held?.writes !== this.#writes) {
       held = {
         corpus: sumTitleCorpus(
-          this.#shards.map((s) => s.titleCorpus(queryTerms)),
+          this.#sources.map((s) => s.titleCorpus(queryTerms)),
           queryTerms,
         ),
         writes: this.#writes,
       };
       this.#titleCorpora.set(queryTerms, held);
     }
-    return this.#shards[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, held.corpus);
+    return this.#sources[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, held.corpus);
   }
 
   async textCandidates(
@@ -278,16 +277,13 @@ export class ShardedIndex implements CandidateSource, PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[]> {
     const terms = [...new Set([...text.must.flat(), ...text.should.map((s) => s.term)])];
-    const stats = sumCorpusStats(await Promise.all(this.#shards.map((s) => s.corpusStats(terms))), terms);
-    const lists = await Promise.all(this.#shards.map(async (s, i) => this.#tag(await s.textCandidates(text, filter, k, extra, stats), i)));
+    const stats = sumCorpusStats(await Promise.all(this.#sources.map((s) => s.corpusStats(terms))), terms);
+    const lists = await Promise.all(this.#sources.map(async (s, i) => this.#tag(await s.textCandidates(text, filter, k, extra, stats), i)));
     return mergeTop(lists, k, (a, b) => b._score - a._score);
   }
 
-  async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    for (const part of await Promise.all(this.#byShard(passages).map(([i, keys]) => this.#shards[i]!.vectorDistances(vector, keys))))
-      for (const [k, d] of part) out.set(k, d);
-    return out;
+  vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    return this.#rows(passages, (s, part) => s.vectorDistances(vector, part));
   }
 
   async vectorCandidates(
@@ -298,13 +294,13 @@ export class ShardedIndex implements CandidateSource, PageSink {
     minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]> {
     const lists = await Promise.all(
-      this.#shards.map(async (s, i) => this.#tag(await s.vectorCandidates(vector, filter, k, extra, minSimilarity), i)),
+      this.#sources.map(async (s, i) => this.#tag(await s.vectorCandidates(vector, filter, k, extra, minSimilarity), i)),
     );
     return mergeTop(lists, k, (a, b) => a._distance - b._distance);
   }
 
   async scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
-    const lists = await Promise.all(this.#shards.map(async (s, i) => this.#tag(await s.scanCandidates(filter, k, extra), i)));
+    const lists = await Promise.all(this.#sources.map(async (s, i) => this.#tag(await s.scanCandidates(filter, k, extra), i)));
     return mergeTop(lists, k, () => 0);
   }
 
@@ -316,12 +312,13 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return this.#rows(keys, (s, part) => s.resultRows(part));
   }
 
+  /** `read` asked of each shard for its keys (`#byShard`), the answers in one map. */
   async #rows<R>(
     keys: readonly PassageKey[],
-    read: (s: PassageIndex, part: PassageKey[]) => Promise<Map<string, R>>,
+    read: (s: ShardSource, part: PassageKey[]) => Promise<Map<string, R>>,
   ): Promise<Map<string, R>> {
     const out = new Map<string, R>();
-    for (const part of await Promise.all(this.#byShard(keys).map(([i, part]) => read(this.#shards[i]!, part))))
+    for (const part of await Promise.all(this.#byShard(keys).map(([i, part]) => read(this.#sources[i]!, part))))
       for (const [k, r] of part) out.set(k, r);
     return out;
   }
@@ -337,7 +334,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
    * every shard by its page and ordinal, without its row id (row ids are a shard's own).
    */
   #byShard(keys: readonly PassageKey[]): [number, PassageKey[]][] {
-    const parts = this.#shards.map((): PassageKey[] => []);
+    const parts = this.#sources.map((): PassageKey[] => []);
     const unknown: PassageKey[] = [];
     for (const k of keys) {
       const i = this.#from.get(k);

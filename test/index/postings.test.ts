@@ -428,3 +428,47 @@ t.test(
     );
   },
 );
+
+// Removals one at a time or in batches, the statistics read between them: a term's tombstoned holders are brought up
+// to date by looking up the documents removed since (a frequent term, a few removals) or by walking its postings again
+// (a rare term, or many removals), and every way must give the live documents' counts.
+t.test('corpusStats after each of many removals: the live documents, their length, each term’s live holders', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.subarray(['a', 'b', 'c', 'd']), { minLength: 40, maxLength: 200 }),
+      fc.integer({ min: 3, max: 50 }),
+      fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 30 }),
+      fc.boolean(),
+      (docs, every, batches, readFirst) => {
+        const p = new Postings();
+        // Every document holds 'a': a term whose holders outnumber a few removals many times over.
+        const model = docs.map((terms, i) => ({ rowId: 5 + i, terms: ['a', ...terms], dead: false }));
+        model.forEach((d, i) => {
+          p.add(d.rowId, d.terms.join(' '));
+          if ((i + 1) % every === 0) p.flush();
+        });
+        p.flush();
+        const terms = ['a', 'b', 'c', 'd', 'zz'];
+        if (readFirst) p.corpusStats(terms);
+        let next = 0;
+        for (const size of batches) {
+          const batch = model.slice(next, next + size).filter((_, j) => j % 3 !== 1);
+          next += size;
+          for (const d of batch) d.dead = true;
+          p.remove(batch.map((d) => d.rowId));
+          const live = model.filter((d) => !d.dead);
+          const got = p.corpusStats(terms);
+          const want = {
+            docs: live.length,
+            totalLength: live.reduce((n, d) => n + d.terms.length, 0),
+            df: terms.map((term) => live.filter((d) => d.terms.includes(term)).length),
+          };
+          const seen = { docs: got.docs, totalLength: got.totalLength, df: terms.map((term) => got.df.get(term)) };
+          if (JSON.stringify(seen) !== JSON.stringify(want)) throw new Error(`${JSON.stringify(seen)} vs ${JSON.stringify(want)}`);
+        }
+      },
+    ),
+    { numRuns: 200 },
+  );
+  t.pass('200 random removal sequences agree');
+});

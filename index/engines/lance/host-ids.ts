@@ -75,16 +75,6 @@ export class HostIds {
     return id;
   }
 
-  /** The id of a (lower-cased) host when known here. */
-  idOf(host: string): number | undefined {
-    return this.#ids.get(host);
-  }
-
-  /** The greatest id known or handed out here (0: none). */
-  get maxId(): number {
-    return this.#next - 1;
-  }
-
   /** Ids of every known host equal to `domain` or under it. */
   under(domain: string): number[] {
     return (this.#under.get(domain) ?? []).map((h) => this.#ids.get(h)!);

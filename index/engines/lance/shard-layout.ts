@@ -21,11 +21,19 @@ export function shardLocation(root: IndexLocation, i: number, n: number): IndexL
   return { ...root, uri, journalDir: join(root.journalDir, name), label: `${root.label} ${name}` };
 }
 
-async function connect(location: IndexLocation): Promise<lancedb.Connection> {
+/** `fn` over a connection to `location` (its folder made first when local), closed after. */
+async function withConnection<T>(location: IndexLocation, fn: (db: lancedb.Connection) => Promise<T>): Promise<T> {
+  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
+  let db: lancedb.Connection;
   try {
-    return await lancedb.connect(location.uri, { storageOptions: { ...location.storageOptions } });
+    db = await lancedb.connect(location.uri, { storageOptions: { ...location.storageOptions } });
   } catch (err) {
     throw openError(err, location);
+  }
+  try {
+    return await fn(db);
+  } finally {
+    db.close();
   }
 }
 
@@ -33,35 +41,23 @@ async function connect(location: IndexLocation): Promise<lancedb.Connection> {
  * The shard count stored at `location`: its recorded count, 1 for an index written before shards (tables or metadata
  * at the root), null when nothing is there yet.
  */
-export async function storedShardCount(location: IndexLocation): Promise<number | null> {
-  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
-  const db = await connect(location);
-  try {
+export function storedShardCount(location: IndexLocation): Promise<number | null> {
+  return withConnection(location, async (db) => {
     const names = new Set(await db.tableNames());
     const meta = await readIndexMeta<ShardMeta>(db, location, names);
     if (meta && typeof meta.shards === 'number') return meta.shards;
     return meta || names.has('passages') ? 1 : null;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** Records the shard count of a new sharded index at its root (written once, before any shard's tables). */
-export async function recordShardCount(location: IndexLocation, shards: number): Promise<void> {
-  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
-  const db = await connect(location);
-  try {
-    await writeIndexMeta(db, location, { shards } satisfies ShardMeta);
-  } finally {
-    db.close();
-  }
+export function recordShardCount(location: IndexLocation, shards: number): Promise<void> {
+  return withConnection(location, (db) => writeIndexMeta(db, location, { shards } satisfies ShardMeta));
 }
 
 /** Host and host id of every page stored at `location` (none when it has no pages table yet). */
-export async function storedHosts(location: IndexLocation): Promise<HostRow[]> {
-  if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });
-  const db = await connect(location);
-  try {
+export function storedHosts(location: IndexLocation): Promise<HostRow[]> {
+  return withConnection(location, async (db) => {
     if (!(await db.tableNames()).includes('pages')) return [];
     const pages = await db.openTable('pages');
     try {
@@ -69,7 +65,5 @@ export async function storedHosts(location: IndexLocation): Promise<HostRow[]> {
     } finally {
       pages.close();
     }
-  } finally {
-    db.close();
-  }
+  });
 }

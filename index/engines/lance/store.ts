@@ -617,16 +617,6 @@ export class PassageIndex implements PageSink {
     return this.#titleStats.corpus(terms);
   }
 
-  /** The id this index holds for a (lower-cased) host, if any (a sharded index keeps its shards' ids in agreement). */
-  hostIdOf(host: string): number | undefined {
-    return this.#hostIds.idOf(host);
-  }
-
-  /** The greatest host id this index holds (0: none). */
-  maxHostId(): number {
-    return this.#hostIds.maxId;
-  }
-
   /** Whether a language value occurs in the index (the closed set language filters compile against). */
   hasLang(lang: string): boolean {
     return this.#langs.has(lang);

@@ -1368,7 +1368,7 @@ export class TextEngine {
   /** Tombstones `gone`, adds the rows `added` (taken by row id at the pinned version) and makes them searchable. */
   async #apply(table: Table, snap: TextSnapshot, gone: readonly number[], added: readonly number[]): Promise<TextSnapshot | null> {
     const postings = snap.postings;
-    // Tombstones keep weighing in the statistics: when this patch would leave too many (a compaction rewrote most
+    // Tombstones still take memory and are walked past: when this patch would leave too many (a compaction rewrote most
     // rows under new ids), build afresh instead.
     const { docs, live: liveDocs } = postings.size;
     if ((docs - liveDocs + gone.length) / Math.max(1, docs + added.length) > REBUILD_DEAD_SHARE) return this.#build(table);

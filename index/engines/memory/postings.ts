@@ -15,6 +15,11 @@ import type { CorpusStats, TextQuery } from '../../retrieval/engine-seam.js';
 const MERGE_TERMS_PER_CHECK = 1024;
 const K1 = 1.2;
 const B = 0.75;
+/**
+ * A term's tombstoned holders are brought up to date by looking each document removed since up in its postings (a
+ * binary search) while that costs less than a walk over all of them: one lookup is taken as this many steps of a walk.
+ */
+const LOOKUP_STEPS = 16;
 
 export type { TextQuery } from '../../retrieval/engine-seam.js';
 
@@ -170,10 +175,12 @@ export class Postings {
   #totalLength = 0;
   /** Total length of the tombstoned documents: the statistics are the live documents' (`#liveDf`). */
   #deadLength = 0;
-  /** Per term: how many tombstoned documents hold it, valid while its stamp is `#deadGen` (moves with each removal). */
+  /** The documents tombstoned since this object was made, in removal order (a tombstone is never lifted). */
+  #removed = new Uint32Array(0);
+  #removedCount = 0;
+  /** Per term: how many tombstoned documents hold it, counted up to `#removed`'s first `#deadHoldingAt − 1` (0: never). */
   #deadHolding = new Uint32Array(0);
-  #deadHoldingGen = new Uint32Array(0);
-  #deadGen = 1;
+  #deadHoldingAt = new Uint32Array(0);
   /** Per term: document frequency over every segment, tombstones included (`#liveDf` leaves them out). */
   #df: Uint32Array = new Uint32Array(1024);
   /** BM25 length normaliser per document, valid for `#dnDocs` documents; `#generation` moves when it is recomputed. */
@@ -233,28 +240,35 @@ export class Postings {
   /**
    * A term's document frequency among live documents. BM25's statistics are the live documents' only, so they do not
    * depend on when a tombstone was dropped (a rebuild, a compaction, a sync that found two versions at once): one index
-   * scores alike whatever its history, and a sharded index's sums equal one index's. Tombstoned holders are counted
-   * on the term's postings once per removal generation.
+   * scores alike whatever its history, and a sharded index's sums equal one index's. A term's tombstoned holders are
+   * counted once, then kept up to date with the documents removed since (each looked up, or the postings walked again
+   * when that is cheaper): a removal costs the next query a few lookups, not a walk of every query term's postings.
    */
   #liveDf(id: number): number {
     const df = this.#df[id] ?? 0;
     if (this.#deadCount === 0 || df === 0) return df;
-    if (this.#deadHoldingGen.length <= id) {
-      this.#deadHoldingGen = grow(this.#deadHoldingGen, id + 1);
+    if (this.#deadHoldingAt.length <= id) {
+      this.#deadHoldingAt = grow(this.#deadHoldingAt, id + 1);
       this.#deadHolding = grow(this.#deadHolding, id + 1);
     }
-    if (this.#deadHoldingGen[id] !== this.#deadGen) {
-      let n = 0;
+    const at = this.#deadHoldingAt[id]!;
+    const upTo = this.#removedCount;
+    if (at === upTo + 1) return df - this.#deadHolding[id]!;
+    let n = 0;
+    if (at > 0 && (upTo - (at - 1)) * LOOKUP_STEPS < df) {
+      n = this.#deadHolding[id]!;
+      for (let i = at - 1; i < upTo; i++) if (this.#tfOf(this.#removed[i]!, id) > 0) n++;
+    } else {
       const dead = this.#dead;
       for (const seg of this.#segments) {
         if (id + 1 >= seg.offsets.length) continue;
         const end = seg.offsets[id + 1]!;
         for (let p = seg.offsets[id]!; p < end; p++) n += dead[seg.docs[p]!]!;
       }
-      this.#deadHolding[id] = n;
-      this.#deadHoldingGen[id] = this.#deadGen;
     }
-    return df - this.#deadHolding[id]!;
+    this.#deadHolding[id] = n;
+    this.#deadHoldingAt[id] = upTo + 1;
+    return df - n;
   }
 
   /**
@@ -490,10 +504,11 @@ export class Postings {
         this.#dead[d] = 1;
         this.#deadCount++;
         this.#deadLength += this.#lengths[d]!;
+        this.#removed = grow(this.#removed, this.#removedCount + 1);
+        this.#removed[this.#removedCount++] = d;
         n++;
       }
     }
-    if (n > 0) this.#deadGen++;
     return n;
   }
 
