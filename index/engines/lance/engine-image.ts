@@ -85,7 +85,11 @@ const align8 = (n: number) => (n + 7) & ~7;
 
 /** Copies a snapshot's state into a new image in shared memory. */
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
-  const steps = imageSteps(state, identity);
+  return allSteps(imageSteps(state, identity));
+}
+
+/** Runs steps to the end at once. */
+function allSteps<T>(steps: Generator<void, T>): T {
   for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
 }
 
@@ -149,8 +153,7 @@ export function packSections<H extends { readonly sections: Record<string, reado
   header: H,
   magic: string,
 ): { buffer: SharedArrayBuffer; header: H } {
-  const steps = packSteps(sections, header, magic);
-  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+  return allSteps(packSteps(sections, header, magic));
 }
 
 /** `packSections` as steps: one per array copied. */
@@ -223,11 +226,7 @@ export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader
  */
 export function decodeImage(image: EngineImage): SnapshotState {
   const { buffer, header: h } = image;
-  const view = <K extends Kind>(name: string, kind: K): InstanceType<(typeof CTORS)[K]> => {
-    const s = h.sections[name];
-    if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
-    return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
-  };
+  const view = <K extends Kind>(name: string, kind: K) => sectionView(buffer, h.sections, name, kind);
   const terms = new TermTable({ chars: view('termChars', 'u16'), offsets: view('termOffsets', 'u32'), slots: view('termSlots', 'u32') });
   const segments: Segment[] = h.segments.map((g, i) => ({
     offsets: view(`seg${i}.offsets`, 'u32'),
