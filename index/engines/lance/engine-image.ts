@@ -64,7 +64,6 @@ export interface ImageHeader extends ImageIdentity {
   readonly sections: Record<string, readonly [offset: number, length: number, kind: Kind]>;
   readonly segments: readonly { readonly lo: number; readonly hi: number }[];
   readonly totalLength: number;
-  readonly deadCount: number;
   readonly bitsets: readonly number[];
   readonly snippets: Omit<SnippetState, 'chunks' | 'at' | 'len'> & { readonly chunks: number };
   readonly vectorDim: number | null;
@@ -113,8 +112,6 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
   const terms = (p.terms instanceof TermTable ? p.terms : TermTable.build(p.terms)).arrays;
   sections.push(['termChars', terms.chars], ['termOffsets', terms.offsets], ['termSlots', terms.slots]);
   sections.push(['rowSlots', RowTable.slots(p.rowIds, p.dead)]);
-  let deadCount = 0;
-  for (let d = 0; d < p.dead.length; d++) deadCount += p.dead[d]!;
   p.segments.forEach((g, i) => sections.push([`seg${i}.offsets`, g.offsets], [`seg${i}.docs`, g.docs], [`seg${i}.tfs`, g.tfs]));
   sections.push(['rowIds', p.rowIds], ['lengths', p.lengths], ['dead', p.dead], ['df', p.df]);
   for (const [id, set] of p.bitsets) sections.push([`bits${id}`, set]);
@@ -133,7 +130,6 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
     sections: {},
     segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
     totalLength: p.totalLength,
-    deadCount,
     bitsets: p.bitsets.map(([id]) => id),
     snippets: sn
       ? { maxBytes: sn.maxBytes, docs: sn.docs, bytes: sn.bytes, allocated: sn.allocated, full: sn.full, chunks: sn.chunks.length }
@@ -245,7 +241,6 @@ export function decodeImage(image: EngineImage): SnapshotState {
     totalLength: h.totalLength,
     bitsets: h.bitsets.map((id) => [id, view(`bits${id}`, 'u32')] as const),
     rowSlots: view('rowSlots', 'u32'),
-    deadCount: h.deadCount,
   };
   const pageBytes = view('pages', 'u8');
   const pages = JSON.parse(

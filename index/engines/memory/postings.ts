@@ -61,8 +61,6 @@ export interface PostingsState {
   readonly bitsets: readonly (readonly [number, Uint32Array])[];
   /** Row id → document over `rowIds` (`RowTable.slots`), when the state brings it (an image does); else built at load. */
   readonly rowSlots?: Uint32Array;
-  /** How many of `dead` are set, when the state knows (else counted at load). */
-  readonly deadCount?: number;
 }
 
 /** Documents added in one batch before they become a segment. */
