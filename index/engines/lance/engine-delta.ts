@@ -77,11 +77,7 @@ export function emptyRows(vectors: boolean, snippets: boolean): DeltaRows {
 }
 
 /** A batch of the table's take (the scan columns) as the rows a delta keeps, appended to `into`. */
-export function captureRows(
-  batch: { numRows: number; getChild(name: string): { get(i: number): unknown } | null },
-  ids: readonly number[],
-  into: DeltaRows,
-): void {
+export function captureRows(batch: DeltaBatch, ids: readonly number[], into: DeltaRows): void {
   const col = (name: string) => batch.getChild(name);
   const text = col('search_text');
   const ref = col('page_ref');

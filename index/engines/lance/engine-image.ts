@@ -64,7 +64,6 @@ export interface ImageHeader extends ImageIdentity {
   readonly sections: Record<string, readonly [offset: number, length: number, kind: Kind]>;
   readonly segments: readonly { readonly lo: number; readonly hi: number }[];
   readonly totalLength: number;
-  readonly deadCount: number;
   readonly bitsets: readonly number[];
   readonly snippets: Omit<SnippetState, 'chunks' | 'at' | 'len'> & { readonly chunks: number };
   readonly vectorDim: number | null;
@@ -85,7 +84,11 @@ const align8 = (n: number) => (n + 7) & ~7;
 
 /** Copies a snapshot's state into a new image in shared memory. */
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
-  const steps = imageSteps(state, identity);
+  return allSteps(imageSteps(state, identity));
+}
+
+/** Runs steps to the end at once. */
+function allSteps<T>(steps: Generator<void, T>): T {
   for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
 }
 
@@ -109,8 +112,6 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
   const terms = (p.terms instanceof TermTable ? p.terms : TermTable.build(p.terms)).arrays;
   sections.push(['termChars', terms.chars], ['termOffsets', terms.offsets], ['termSlots', terms.slots]);
   sections.push(['rowSlots', RowTable.slots(p.rowIds, p.dead)]);
-  let deadCount = 0;
-  for (let d = 0; d < p.dead.length; d++) deadCount += p.dead[d]!;
   p.segments.forEach((g, i) => sections.push([`seg${i}.offsets`, g.offsets], [`seg${i}.docs`, g.docs], [`seg${i}.tfs`, g.tfs]));
   sections.push(['rowIds', p.rowIds], ['lengths', p.lengths], ['dead', p.dead], ['df', p.df]);
   for (const [id, set] of p.bitsets) sections.push([`bits${id}`, set]);
@@ -129,7 +130,6 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
     sections: {},
     segments: p.segments.map((g) => ({ lo: g.lo, hi: g.hi })),
     totalLength: p.totalLength,
-    deadCount,
     bitsets: p.bitsets.map(([id]) => id),
     snippets: sn
       ? { maxBytes: sn.maxBytes, docs: sn.docs, bytes: sn.bytes, allocated: sn.allocated, full: sn.full, chunks: sn.chunks.length }
@@ -149,8 +149,7 @@ export function packSections<H extends { readonly sections: Record<string, reado
   header: H,
   magic: string,
 ): { buffer: SharedArrayBuffer; header: H } {
-  const steps = packSteps(sections, header, magic);
-  for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+  return allSteps(packSteps(sections, header, magic));
 }
 
 /** `packSections` as steps: one per array copied. */
@@ -223,11 +222,7 @@ export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader
  */
 export function decodeImage(image: EngineImage): SnapshotState {
   const { buffer, header: h } = image;
-  const view = <K extends Kind>(name: string, kind: K): InstanceType<(typeof CTORS)[K]> => {
-    const s = h.sections[name];
-    if (!s || s[2] !== kind) throw new Error(`engine image: no ${kind} section ${name}`);
-    return new CTORS[kind](buffer as ArrayBuffer, s[0], s[1]) as InstanceType<(typeof CTORS)[K]>;
-  };
+  const view = <K extends Kind>(name: string, kind: K) => sectionView(buffer, h.sections, name, kind);
   const terms = new TermTable({ chars: view('termChars', 'u16'), offsets: view('termOffsets', 'u32'), slots: view('termSlots', 'u32') });
   const segments: Segment[] = h.segments.map((g, i) => ({
     offsets: view(`seg${i}.offsets`, 'u32'),
@@ -246,7 +241,6 @@ export function decodeImage(image: EngineImage): SnapshotState {
     totalLength: h.totalLength,
     bitsets: h.bitsets.map((id) => [id, view(`bits${id}`, 'u32')] as const),
     rowSlots: view('rowSlots', 'u32'),
-    deadCount: h.deadCount,
   };
   const pageBytes = view('pages', 'u8');
   const pages = JSON.parse(

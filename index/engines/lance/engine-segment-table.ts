@@ -60,14 +60,16 @@ export class SegmentTable implements SegmentFiles {
     });
   }
 
-  read(name: string): Promise<Uint8Array> {
+  read(name: string): Promise<Uint8Array<SharedArrayBuffer>> {
     if (!NAME.test(name)) return Promise.reject(new Error(`engine segments: not a segment name: ${name}`));
     return this.#with(false, null, async (t) => {
       const rows = (await t.query().where(`name = '${name}'`).select(['body']).limit(1).toArray()) as { body: Uint8Array }[];
       return rows[0]?.body ?? null;
     }).then((body) => {
       if (!body) throw new Error(`${name}: absent`);
-      return body;
+      const bytes = new Uint8Array(new SharedArrayBuffer(body.length));
+      bytes.set(body);
+      return bytes;
     });
   }
 

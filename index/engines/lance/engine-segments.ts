@@ -7,7 +7,7 @@
  * trusting a byte of it.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoopBudget } from '../../../event-loop.js';
 import { writeDurably } from './durable-file.js';
@@ -25,8 +25,11 @@ export interface SegmentFiles {
   /** What logs may name (a folder, or the index's label: never a credential). */
   readonly label: string;
   list(): Promise<{ readonly name: string; readonly mtimeMs: number }[]>;
-  /** The file's bytes; throws when it is absent. */
-  read(name: string): Promise<Uint8Array>;
+  /**
+   * The file's bytes, alone in a shared buffer (what a loaded image is read from in place by every thread); throws
+   * when it is absent.
+   */
+  read(name: string): Promise<Uint8Array<SharedArrayBuffer>>;
   write(name: string, data: Uint8Array | string): Promise<void>;
   remove(names: readonly string[]): Promise<void>;
 }
@@ -50,8 +53,21 @@ export class FolderFiles implements SegmentFiles {
     return out;
   }
 
-  read(name: string): Promise<Uint8Array> {
-    return readFile(join(this.label, name));
+  /** Read straight into shared memory: a large base is not first read into the heap and then copied. */
+  async read(name: string): Promise<Uint8Array<SharedArrayBuffer>> {
+    const fh = await open(join(this.label, name), 'r');
+    try {
+      const size = (await fh.stat()).size;
+      const bytes = new Uint8Array(new SharedArrayBuffer(size));
+      for (let at = 0; at < size; ) {
+        const { bytesRead } = await fh.read(bytes, at, size - at, at);
+        if (bytesRead === 0) throw new Error(`${name}: shorter than its length`);
+        at += bytesRead;
+      }
+      return bytes;
+    } finally {
+      await fh.close();
+    }
   }
 
   async write(name: string, data: Uint8Array | string): Promise<void> {
@@ -226,13 +242,10 @@ export class EngineSegments {
 
   /** A file's bytes in shared memory, checked against the manifest's length and SHA-256. */
   async #read(f: SegmentFile): Promise<SharedArrayBuffer> {
-    const data = await this.#files.read(f.name);
-    if (data.length !== f.bytes) throw new Error(`${f.name}: length differs from the manifest`);
-    const buffer = new SharedArrayBuffer(f.bytes);
-    const bytes = new Uint8Array(buffer);
-    bytes.set(data);
+    const bytes = await this.#files.read(f.name);
+    if (bytes.length !== f.bytes) throw new Error(`${f.name}: length differs from the manifest`);
     if ((await sha256InSlices(bytes)) !== f.sha256) throw new Error(`${f.name}: checksum differs`);
-    return buffer;
+    return bytes.buffer;
   }
 
   /**

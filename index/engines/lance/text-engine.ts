@@ -665,6 +665,23 @@ interface SegmentChain {
   at: number;
 }
 
+/** The chain of a published `base` and its `deltas`, nothing patched since its newest file. */
+function chainOf(snap: TextSnapshot, base: EngineImage, deltas: readonly EngineDelta[], at: number): SegmentChain {
+  const newest = deltas.at(-1)?.header ?? base.header;
+  return {
+    snap,
+    base: base.header.id,
+    baseBytes: base.buffer.byteLength,
+    id: newest.id,
+    version: newest.version,
+    deltas: deltas.length,
+    deltaBytes: deltas.reduce((n, d) => n + d.buffer.byteLength, 0),
+    ops: [],
+    changed: 0,
+    at,
+  };
+}
+
 export class TextEngine {
   readonly #db: Connection;
   readonly #table: Table;
@@ -912,19 +929,7 @@ export class TextEngine {
         const s = snap.postings.size;
         const now = performance.now();
         this.#imaged = { snap, docs: s.docs, live: s.live, at: now };
-        if (this.#segments?.write && loaded.manifest)
-          this.#chain = {
-            snap,
-            base: start.header.id,
-            baseBytes: start.buffer.byteLength,
-            id: at.id,
-            version: at.version,
-            deltas: loaded.deltas.length,
-            deltaBytes: loaded.deltas.reduce((n, d) => n + d.buffer.byteLength, 0),
-            ops: [],
-            changed: 0,
-            at: now,
-          };
+        if (this.#segments?.write && loaded.manifest) this.#chain = chainOf(snap, start, loaded.deltas, now);
         this.#log?.info(
           { version: this.#version, image: start.header.id, deltas: loaded.deltas.length, target },
           'text postings loaded from an engine image',
@@ -1143,18 +1148,7 @@ export class TextEngine {
     this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
     if (this.#share) this.#announce(image);
     if (write) {
-      this.#chain = {
-        snap: this.#postings,
-        base: image.header.id,
-        baseBytes: image.buffer.byteLength,
-        id: image.header.id,
-        version: image.header.version,
-        deltas: 0,
-        deltaBytes: 0,
-        ops: [],
-        changed: 0,
-        at: now,
-      };
+      this.#chain = chainOf(this.#postings, image, [], now);
       this.#publish({ base: image });
     }
   }

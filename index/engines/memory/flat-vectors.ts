@@ -116,15 +116,15 @@ export class FlatVectors {
    * survivors (u32 per row), each row's two screening constants (f64 per row each), the 16-bit rows (their region
    * sized for maxRows at once: pages never written take no memory), then the f32 rows (grown as documents are added).
    */
-  #qAt: number;
-  #q16At: number;
-  #outAt: number;
-  #idsAt: number;
-  #absAt: number;
-  #aAt: number;
-  #rAt: number;
-  #rows16At: number;
-  #rowsAt: number;
+  #qAt!: number;
+  #q16At!: number;
+  #outAt!: number;
+  #idsAt!: number;
+  #absAt!: number;
+  #aAt!: number;
+  #rAt!: number;
+  #rows16At!: number;
+  #rowsAt!: number;
   #f32!: Float32Array;
   #i16!: Int16Array;
   #f64!: Float64Array;
@@ -222,11 +222,7 @@ export class FlatVectors {
       const scratch = align16(dim * 4) + align16(this.#dim16 * 2) + 3 * align16(shared.rows * 4);
       const at = memory.grow(Math.ceil(scratch / PAGE) || 1) * PAGE;
       this.#bind(memory);
-      this.#qAt = at;
-      this.#q16At = align16(at + dim * 4);
-      this.#outAt = align16(this.#q16At + this.#dim16 * 2);
-      this.#idsAt = align16(this.#outAt + shared.rows * 4);
-      this.#absAt = align16(this.#idsAt + shared.rows * 4);
+      this.#scratchAt(at, shared.rows);
       this.#aAt = shared.aAt;
       this.#rAt = shared.rAt;
       this.#rows16At = shared.rows16At;
@@ -238,13 +234,24 @@ export class FlatVectors {
       this.#shared = shared;
       return;
     }
-    this.#bind(new wasm!.Memory({ initial: 1, maximum: MAX_PAGES, shared: true }));
-    this.#qAt = 0;
-    this.#q16At = align16(dim * 4);
+    this.#own();
+  }
+
+  /** Lays out the per-query scratch for `rows` rows from byte `at`: the query, then the scores and survivors. */
+  #scratchAt(at: number, rows: number): number {
+    this.#qAt = at;
+    this.#q16At = align16(at + this.dim * 4);
     this.#outAt = align16(this.#q16At + this.#dim16 * 2);
-    this.#idsAt = align16(this.#outAt + maxRows * 4);
-    this.#absAt = align16(this.#idsAt + maxRows * 4);
-    this.#aAt = align16(this.#absAt + maxRows * 4);
+    this.#idsAt = align16(this.#outAt + rows * 4);
+    this.#absAt = align16(this.#idsAt + rows * 4);
+    return align16(this.#absAt + rows * 4);
+  }
+
+  /** A new memory of this instance's own, laid out for `#maxRows` rows (the f32 rows grown as documents are added). */
+  #own(): void {
+    const maxRows = this.#maxRows;
+    this.#bind(new wasm!.Memory({ initial: 1, maximum: MAX_PAGES, shared: true }));
+    this.#aAt = this.#scratchAt(0, maxRows);
     this.#rAt = this.#aAt + maxRows * 8;
     this.#rows16At = align16(this.#rAt + maxRows * 8);
     this.#rowsAt = align16(this.#rows16At + maxRows * this.#dim16 * 2);
@@ -280,22 +287,8 @@ export class FlatVectors {
     const shared = this.#shared;
     if (!shared) return;
     const rows = new Float32Array(shared.memory.buffer, shared.rowsAt, shared.rows * this.dim).slice();
-    const fresh = new FlatVectors(this.#mod, this.dim, this.#maxRows);
+    this.#own();
     this.#shared = null;
-    this.#memory = fresh.#memory;
-    this.#dots = fresh.#dots;
-    this.#dotsAt = fresh.#dotsAt;
-    this.#screen = fresh.#screen;
-    this.#qAt = fresh.#qAt;
-    this.#q16At = fresh.#q16At;
-    this.#outAt = fresh.#outAt;
-    this.#idsAt = fresh.#idsAt;
-    this.#absAt = fresh.#absAt;
-    this.#aAt = fresh.#aAt;
-    this.#rAt = fresh.#rAt;
-    this.#rows16At = fresh.#rows16At;
-    this.#rowsAt = fresh.#rowsAt;
-    this.#views();
     this.#rows = 0;
     this.#norms = new Float32Array(1024);
     this.#minNorm = Infinity;

@@ -66,8 +66,6 @@ export interface PostingsState {
   readonly bitsets: readonly (readonly [number, Uint32Array])[];
   /** Row id → document over `rowIds` (`RowTable.slots`), when the state brings it (an image does); else built at load. */
   readonly rowSlots?: Uint32Array;
-  /** How many of `dead` are set, when the state knows (else counted at load). */
-  readonly deadCount?: number;
 }
 
 /** Documents added in one batch before they become a segment. */
@@ -590,23 +588,18 @@ export class Postings {
       p.#df = state.df;
       p.#borrowedArrays = true;
       p.#rowTable = new RowTable(state.rowIds, state.rowSlots);
-      for (let d = 0; d < n; d++)
-        if (p.#dead[d] !== 0) {
-          p.#deadCount++;
-          p.#deadLength += p.#lengths[d]!;
-        }
     } else {
       p.#rowIds = state.rowIds.slice();
       p.#dead = state.dead.slice();
       p.#df = state.df.slice();
       p.#loadWork += 2 * n + state.df.length;
-      for (let d = 0; d < n; d++)
-        if (p.#dead[d] === 0) p.#byRow.set(p.#rowIds[d]!, d);
-        else {
-          p.#deadCount++;
-          p.#deadLength += p.#lengths[d]!;
-        }
     }
+    // Tombstones counted; the live rows go in the map only when no row table finds them.
+    for (let d = 0; d < n; d++)
+      if (p.#dead[d] !== 0) {
+        p.#deadCount++;
+        p.#deadLength += p.#lengths[d]!;
+      } else if (!p.#rowTable) p.#byRow.set(p.#rowIds[d]!, d);
     for (const [id, set] of state.bitsets) {
       p.#bitsets.set(id, set);
       p.#borrowed.add(id);
