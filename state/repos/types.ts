@@ -346,6 +346,12 @@ export interface OutboxEntry {
   readonly attempts: number;
 }
 
+/** The shards an indexer owns, of how many: what its outbox claims are restricted to. */
+export interface OutboxShards {
+  readonly count: number;
+  readonly mine: readonly number[];
+}
+
 /** Entries claimed together under one lease. */
 export interface OutboxBatch {
   readonly lease: string;
@@ -359,10 +365,17 @@ export interface OutboxBatch {
  * batch is claimable again once the lease lapses (writing a page twice replaces it, so a retried batch is harmless).
  */
 export interface OutboxRepo {
-  /** Adds a page; returns the entry id. */
-  enqueue(pageRef: number, payload: string, now?: number): Promise<number>;
-  /** Claims up to `limit` entries nobody holds (never held, or their lease lapsed), oldest first; null when none. */
-  claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null>;
+  /**
+   * Adds a page; returns the entry id. `urlHash`: the FNV-1a of the page's URL (`urlHash32`), which routes it to the
+   * indexer owning its shard.
+   */
+  enqueue(pageRef: number, payload: string, now?: number, urlHash?: number): Promise<number>;
+  /**
+   * Claims up to `limit` entries nobody holds (never held, or their lease lapsed), oldest first; null when none.
+   * `shards`: only entries whose `urlHash % count` is one of `mine` (an entry without a hash only when `mine` is
+   * every shard).
+   */
+  claim(opts: { owner: string; limit: number; leaseMs: number; now?: number; shards?: OutboxShards }): Promise<OutboxBatch | null>;
   /** Keeps a batch's lease alive; false when it was lost (lapsed and claimed by another). */
   extend(lease: string, leaseMs: number, now?: number): Promise<boolean>;
   /** Removes the entries still held under `lease` (after the index write); returns how many. */
