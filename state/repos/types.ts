@@ -384,6 +384,39 @@ export interface OutboxRepo {
   stats(now?: number): Promise<{ pending: number; leased: number; oldestAt: number | null }>;
 }
 
+/** A shard's writer as the lease table holds it. */
+export interface ShardWriter {
+  readonly shard: number;
+  readonly owner: string;
+  /** The fencing token of the holder's claim: a later claim of the shard always has a greater one. */
+  readonly token: number;
+  /** When the lease lapses unless renewed (ms since the epoch, the database's clock on PostgreSQL). */
+  readonly leaseUntil: number;
+}
+
+/** The answer to a claim of shards: the token they are now held under, or the live holders that refused it. */
+export type ShardClaim =
+  | { readonly ok: true; readonly token: number; readonly leaseUntil: number }
+  | { readonly ok: false; readonly heldBy: readonly ShardWriter[] };
+
+/**
+ * One writer per index shard (`svc serve --role indexer --shards`), fenced: an indexer takes all its shards or none
+ * under a fresh token, renews the lease while it runs, checks it before each commit, and releases it at a clean
+ * stop. A lapsed lease is lost: it cannot be renewed, and another indexer may take the shard. `now` is the
+ * database's clock on PostgreSQL unless a caller gives one (tests).
+ */
+export interface ShardWritersRepo {
+  acquire(opts: { owner: string; shards: readonly number[]; leaseMs: number; now?: number }): Promise<ShardClaim>;
+  /** Extends the lease of every one of `shards` held under `token`; false (nothing changed) when any is not. */
+  renew(opts: { token: number; shards: readonly number[]; leaseMs: number; now?: number }): Promise<boolean>;
+  /** Whether every one of `shards` is still held under `token`, its lease not lapsed. */
+  check(opts: { token: number; shards: readonly number[]; now?: number }): Promise<boolean>;
+  /** Lets the shards held under `token` go at once (a clean stop). */
+  release(opts: { token: number; shards: readonly number[] }): Promise<void>;
+  /** Every shard's row, lapsed ones included, by shard. */
+  list(): Promise<ShardWriter[]>;
+}
+
 /** The durable page_ref registry: ids come from the database and are never reused. */
 export interface DocumentsRepo {
   allocate(url: string, host: string): Promise<number>;
@@ -547,6 +580,8 @@ export interface Repositories {
   readonly entities: EntitiesRepo | null;
   /** Extracted pages from crawler workers to the indexer (crawler roles). */
   readonly outbox: OutboxRepo;
+  /** The writer of each index shard (indexer role). */
+  readonly shardWriters: ShardWritersRepo;
   /** Webmaster properties, proofs, audit and fast lane (planned, not exposed). */
   readonly webmaster: WebmasterRepo;
   /** A property's crawl state for webmaster diagnostics (planned, not exposed). */
