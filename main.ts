@@ -172,7 +172,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       shardCount = await indexShardCount(location, config.indexShards);
       const mine = opts.shards ?? Array.from({ length: shardCount }, (_, i) => i);
       const bad = mine.find((i) => i >= shardCount);
-      if (bad !== undefined) throw new RangeError(`--shards: shard ${bad} does not exist (the index has ${shardCount}, 0 to ${shardCount - 1})`);
+      if (bad !== undefined)
+        throw new RangeError(`--shards: shard ${bad} does not exist (the index has ${shardCount}, 0 to ${shardCount - 1})`);
       fence = await ShardFence.take({
         repo: repos.shardWriters,
         owner: `indexer-${hostname()}-${process.pid}`,

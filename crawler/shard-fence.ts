@@ -16,8 +16,11 @@ export class ShardOwnedError extends Error {
   constructor(readonly heldBy: readonly ShardWriter[]) {
     super(
       heldBy
-        .map((w) => `shard ${w.shard} is written by ${w.owner} (lease until ${new Date(w.leaseUntil).toISOString()}, renewed while it runs)`)
-        .join('; ') + '; one writer per shard: stop that indexer or give this one other --shards (a killed one lets go when its lease lapses, SVC_SHARD_LEASE_S)',
+        .map(
+          (w) => `shard ${w.shard} is written by ${w.owner} (lease until ${new Date(w.leaseUntil).toISOString()}, renewed while it runs)`,
+        )
+        .join('; ') +
+        '; one writer per shard: stop that indexer or give this one other --shards (a killed one lets go when its lease lapses, SVC_SHARD_LEASE_S)',
     );
   }
 }

@@ -413,7 +413,7 @@ export interface ShardWritersRepo {
   check(opts: { token: number; shards: readonly number[]; now?: number }): Promise<boolean>;
   /** Lets the shards held under `token` go at once (a clean stop). */
   release(opts: { token: number; shards: readonly number[] }): Promise<void>;
-  /** Every shard's row, lapsed ones included, by shard. */
+  /** Every shard ever held, lapsed and released ones included, by shard. */
   list(): Promise<ShardWriter[]>;
 }
 

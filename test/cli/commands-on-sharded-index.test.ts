@@ -48,7 +48,11 @@ t.test('svc status and svc reindex on 3 shards: per-shard counts and totals; eve
   const dir = t.testdir();
   const file = join(dir, 'c.jsonl');
   const ids = Array.from({ length: 15 }, (_, i) => `doc${i}`);
-  writeFileSync(file, ids.map((id, i) => JSON.stringify({ _id: id, title: `Record ${id}`, text: `Text of record ${id} about topic ${i}.` })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    ids.map((id, i) => JSON.stringify({ _id: id, title: `Record ${id}`, text: `Text of record ${id} about topic ${i}.` })).join('\n') +
+      '\n',
+  );
   const dataDir = join(dir, 'data');
   const ing = await run(['ingest', '--jsonl', file, '--data-dir', dataDir, '--embedder', 'none']);
   t.equal(ing.code, 0, ing.err);

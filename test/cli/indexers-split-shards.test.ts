@@ -57,7 +57,8 @@ t.test('2 indexers of 2 shards each drain one outbox: every page in exactly its 
     await sink.upsertPage(makePage(ref, host, [`First version of page ${i}.`], { url }));
   }
   for (const p of pages) {
-    if (p.i % 3 === 0) await sink.upsertPage(makePage(p.ref, p.host, [`Second version of page ${p.i}.`, 'And a second passage.'], { url: p.url }));
+    if (p.i % 3 === 0)
+      await sink.upsertPage(makePage(p.ref, p.host, [`Second version of page ${p.i}.`, 'And a second passage.'], { url: p.url }));
     if (p.i % 5 === 0) await sink.removePage(p.ref, p.url);
   }
   const shardOf4 = (url: string) => urlHash32(url) % 4;

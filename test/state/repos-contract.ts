@@ -329,17 +329,32 @@ export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): voi
     t.ok(a.ok, 'a free pair of shards is taken');
     if (!a.ok) return;
     const refused = await r.shardWriters.acquire({ owner: 'ix-b', shards: [1, 2], leaseMs: 1000, now: T0 + 10 });
-    t.same(refused, { ok: false, heldBy: [{ shard: 1, owner: 'ix-a', token: a.token, leaseUntil: T0 + 1000 }] }, 'refused, naming the holder');
-    t.ok((await r.shardWriters.acquire({ owner: 'ix-b', shards: [2], leaseMs: 1000, now: T0 + 20 })).ok, 'all or none: shard 2 stayed free');
+    t.same(
+      refused,
+      { ok: false, heldBy: [{ shard: 1, owner: 'ix-a', token: a.token, leaseUntil: T0 + 1000 }] },
+      'refused, naming the holder',
+    );
+    t.ok(
+      (await r.shardWriters.acquire({ owner: 'ix-b', shards: [2], leaseMs: 1000, now: T0 + 20 })).ok,
+      'all or none: shard 2 stayed free',
+    );
     t.equal(await r.shardWriters.renew({ token: a.token, shards: [0, 1], leaseMs: 1000, now: T0 + 500 }), true);
     t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1499 }), true, 'renewed to T0+1500');
     t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1500 }), false, 'lapsed');
-    t.equal(await r.shardWriters.renew({ token: a.token, shards: [0, 1], leaseMs: 1000, now: T0 + 1600 }), false, 'a lapsed lease is not renewed');
+    t.equal(
+      await r.shardWriters.renew({ token: a.token, shards: [0, 1], leaseMs: 1000, now: T0 + 1600 }),
+      false,
+      'a lapsed lease is not renewed',
+    );
     const c = await r.shardWriters.acquire({ owner: 'ix-c', shards: [0, 1], leaseMs: 1000, now: T0 + 1700 });
     t.ok(c.ok && c.token > a.token, 'taken after the lapse, under a greater token');
     if (!c.ok) return;
     t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1000 }), false, 'the old token is fenced off');
-    t.equal(await r.shardWriters.renew({ token: c.token, shards: [0, 1, 2], leaseMs: 1000, now: T0 + 1800 }), false, 'not every shard held');
+    t.equal(
+      await r.shardWriters.renew({ token: c.token, shards: [0, 1, 2], leaseMs: 1000, now: T0 + 1800 }),
+      false,
+      'not every shard held',
+    );
     t.equal(await r.shardWriters.check({ token: c.token, shards: [0, 1], now: T0 + 2600 }), true, 'a refused renewal changed nothing');
     await r.shardWriters.release({ token: c.token, shards: [0, 1] });
     t.ok((await r.shardWriters.acquire({ owner: 'ix-d', shards: [0], leaseMs: 1000, now: T0 + 1900 })).ok, 'released: free at once');

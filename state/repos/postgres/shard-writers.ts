@@ -72,10 +72,13 @@ export class PgShardWriters implements ShardWritersRepo {
   }
 
   async release(opts: { token: number; shards: readonly number[] }): Promise<void> {
-    await this.db.query('UPDATE shard_writers SET lease_until = 0 WHERE shard = ANY($1::int[]) AND token = $2', [[...opts.shards], opts.token]);
+    await this.db.query('UPDATE shard_writers SET lease_until = 0 WHERE shard = ANY($1::int[]) AND token = $2', [
+      [...opts.shards],
+      opts.token,
+    ]);
   }
 
   async list(): Promise<ShardWriter[]> {
-    return (await this.db.query<Row>('SELECT shard, owner, token, lease_until FROM shard_writers ORDER BY shard')).rows.map(toWriter);
+    return (await this.db.query<Row>('SELECT shard, owner, token, lease_until FROM shard_writers WHERE token > 0 ORDER BY shard')).rows.map(toWriter);
   }
 }

@@ -51,7 +51,9 @@ export class SqliteShardWriters implements ShardWritersRepo {
             .get(opts.token, now) as { n: number }
         ).n;
         if (live !== n) return false;
-        this.db.prepare(`UPDATE shard_writers SET lease_until = ? WHERE shard IN (${list}) AND token = ?`).run(now + opts.leaseMs, opts.token);
+        this.db
+          .prepare(`UPDATE shard_writers SET lease_until = ? WHERE shard IN (${list}) AND token = ?`)
+          .run(now + opts.leaseMs, opts.token);
         return true;
       })
       .immediate();
