@@ -79,6 +79,8 @@ export class PgShardWriters implements ShardWritersRepo {
   }
 
   async list(): Promise<ShardWriter[]> {
-    return (await this.db.query<Row>('SELECT shard, owner, token, lease_until FROM shard_writers WHERE token > 0 ORDER BY shard')).rows.map(toWriter);
+    return (await this.db.query<Row>('SELECT shard, owner, token, lease_until FROM shard_writers WHERE token > 0 ORDER BY shard')).rows.map(
+      toWriter,
+    );
   }
 }
