@@ -78,6 +78,12 @@ t.test('2 indexers of 2 shards each drain one outbox: every page in exactly its 
     WAIT_MS,
   );
   t.match((await low.readiness!()).checks, { role: 'indexer', shards: '0,1 of 4' });
+  // What an indexer opened is only its shards: a page of another shard is refused, not written.
+  const foreign = pages.find((p) => shardOf4(p.url) === 3)!;
+  await t.rejects(
+    low.deps.index.upsertPage(makePage(foreign.ref, foreign.host, ['Not mine.'], { url: foreign.url })),
+    new RegExp(`^page ${foreign.url} belongs to shard 3, which this index does not hold \\(0,1\\)$`),
+  );
 
   const index = await openIndex({ dir: join(dir, 'lance'), embedder: null, textEngine: false, writes: false });
   t.teardown(() => index.close());
