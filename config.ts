@@ -174,6 +174,12 @@ export const configSchema = z.object({
    */
   indexShards: int(1, 64).optional(),
   /**
+   * Lease of an indexer on its shards (`svc serve --role indexer`), renewed every third of it while it runs: a killed
+   * indexer's shards can be taken by another after at most this long, and an indexer that could not renew for this
+   * long stops writing (crawler/shard-fence.ts). @default 20
+   */
+  shardLeaseS: z.coerce.number().min(1).max(3600).default(20),
+  /**
    * Build the in-process BM25 postings when a search-serving process opens the index; `false` defers the build to the
    * first search (memory cost: docs/bench-index.md). @default true
    */
@@ -260,6 +266,7 @@ export const envBindings = {
   indexWaitForWriterS: 'SVC_INDEX_WAIT_FOR_WRITER_S',
   indexReadTimeoutMs: 'SVC_INDEX_READ_TIMEOUT_MS',
   indexShards: 'SVC_INDEX_SHARDS',
+  shardLeaseS: 'SVC_SHARD_LEASE_S',
   textPostings: 'SVC_TEXT_POSTINGS',
   engineSegments: 'SVC_ENGINE_SEGMENTS',
   rowCacheMb: 'SVC_ROW_CACHE_MB',

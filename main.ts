@@ -31,6 +31,8 @@ import { indexReadDeadlineMs, withIndexDeadline } from './tools/index-deadline.j
 import { allTools } from './tools/registry.js';
 import { mountWebPages } from './web/pages.js';
 import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
+import { ShardFence } from './crawler/shard-fence.js';
+import { hostname } from 'node:os';
 
 export const VERSION = '0.1.0';
 
@@ -50,6 +52,8 @@ export interface Services extends AppServices {
   start(): void;
   /** Stops background work, then closes every store (after the HTTP server has stopped). */
   close(): Promise<void>;
+  /** Aborted when this process may no longer do its work (an indexer that lost its shards): `svc serve` then exits 1. */
+  readonly failed?: AbortSignal;
 }
 
 export interface ServiceOptions {
@@ -69,6 +73,11 @@ export interface ServiceOptions {
   readonly crawlLeaseMs?: number;
   /** Told each step of the start before it is taken (`svc serve` reports it on /readyz while starting). */
   readonly onStage?: (stage: StartupStage) => void;
+  /**
+   * The index shards an `indexer` writes (`svc serve --role indexer --shards 0-3`), taken with a fenced lease
+   * (crawler/shard-fence.ts): the start fails with `ShardOwnedError` when another indexer holds one. @default every shard
+   */
+  readonly shards?: readonly number[];
 }
 
 /** The steps of {@link createServices} that can take long: a database to reach, a model to load, tables to wait for. */
@@ -144,6 +153,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let embedder: Embedder | null = null;
   let index: ServedIndex;
   let pool: SearchPool | null = null;
+  let fence: ShardFence | null = null;
+  let shardCount = 1;
   try {
     opts.onStage?.('embedding model');
     embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
@@ -156,6 +167,21 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
     // A sharded index is searched on this thread: a search thread reads one dataset (searcher processes: to come).
     if (searchThreads > 0 && (await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
+    // The indexer takes its shards (all or none) before it opens anything: one writer per shard.
+    if (role === 'indexer') {
+      shardCount = await indexShardCount(location, config.indexShards);
+      const mine = opts.shards ?? Array.from({ length: shardCount }, (_, i) => i);
+      const bad = mine.find((i) => i >= shardCount);
+      if (bad !== undefined)
+        throw new RangeError(`--shards: shard ${bad} does not exist (the index has ${shardCount}, 0 to ${shardCount - 1})`);
+      fence = await ShardFence.take({
+        repo: repos.shardWriters,
+        owner: `indexer-${hostname()}-${process.pid}`,
+        shards: mine,
+        leaseMs: config.shardLeaseS * 1000,
+        log: log.child({ part: 'indexer' }),
+      });
+    }
     // Persisted engine segments (beside a local index, in a table of a bucket's): the writer publishes them, so it keeps
     // postings even when it serves no search; with search threads this process builds or loads them once in shared
     // memory for all of its threads.
@@ -174,6 +200,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       engineSegments: segments,
       shareEngine,
       writes: writesIndex,
+      ...(fence && opts.shards ? { onlyShards: opts.shards } : {}),
       // The writer gives the passages vectors of the configured model when they have none, or another's (index/engines/lance/reembed.ts).
       reembed: writesIndex && config.reembed === 'background',
       waitForWriterMs: config.indexWaitForWriterS * 1000,
@@ -197,6 +224,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // A refused index location (bad path, unreachable object store) must not leave the state stores open.
     // (The pool is started last: nothing after it throws.)
     if (opts.embedder === undefined) await embedder?.close();
+    await fence?.release().catch(() => undefined);
     await repos.close();
     db.close();
     throw err;
@@ -226,6 +254,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           sink: index,
           log: log.child({ part: 'indexer' }),
           ...(opts.crawlLeaseMs !== undefined ? { leaseMs: opts.crawlLeaseMs } : {}),
+          // Only its shards' pages, and never a commit once its lease on them is gone.
+          ...(opts.shards ? { shards: { count: shardCount, mine: opts.shards } } : {}),
+          ...(fence ? { beforeWrite: () => fence.check() } : {}),
         })
       : null;
   const processor = crawler
@@ -261,6 +292,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     version: VERSION,
     mountExtra: (router) => mountWebPages(router, { config }),
     crawler,
+    ...(fence ? { failed: fence.lost } : {}),
     start: () => {
       if (started || closed) return;
       started = true;
@@ -309,6 +341,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         ok = false;
       }
       checks.role = role;
+      if (fence) {
+        // The indexer's shards: not ready once it lost them (it stops).
+        checks.shards = `${(opts.shards ?? []).join(',') || 'all'} of ${shardCount}${fence.lost.aborted ? ', lost' : ''}`;
+        if (fence.lost.aborted) ok = false;
+      }
       if (crawler) {
         try {
           const c = await repos.frontier.counts();
@@ -482,6 +519,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await pool?.close();
       await index.close();
       await embedder?.close();
+      await fence?.release().catch((err: unknown) => log.warn({ err }, 'indexer: releasing its shards failed (they lapse)'));
       await repos.close();
       db.close();
     },

@@ -90,11 +90,27 @@ export interface PageInput {
 }
 
 /** What a producer writes the index through. Implemented by index/store; a test double only in unit tests. */
+/**
+ * FNV-1a (32 bits) of a URL's UTF-8 bytes: what a sharded index splits pages by (`hash % shard count`), and what an
+ * outbox entry carries so an indexer can claim its shards' pages without the crawler knowing the shard count.
+ */
+export function urlHash32(url: string): number {
+  let h = 0x811c9dc5;
+  for (const b of new TextEncoder().encode(url)) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
 export interface PageSink {
   /** Insert or replace the page and all its passages atomically (a reader never sees half a page). */
   upsertPage(page: PageInput): Promise<void>;
-  /** Remove the page and its passages from every surface (noindex, exact removal, 404/410). */
-  removePage(pageRef: number): Promise<void>;
+  /**
+   * Remove the page and its passages from every surface (noindex, exact removal, 404/410). `url`, the page's URL
+   * when the caller knows it, routes the removal to the page's shard (a sharded index, the outbox).
+   */
+  removePage(pageRef: number, url?: string): Promise<void>;
 }
 
 /** One schema.org JSON-LD node as declared on a page (after @graph flattening), untouched otherwise. */

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createCrawler, type CrawlStats } from '../crawler/crawler.js';
 import { hostOf, normalizeUrl } from '../crawler/url.js';
-import { PassageIndex } from '../index/engines/lance/store.js';
+import { openIndex, type ServedIndex } from '../index/shards/sharded-index.js';
 import { createLogger } from '../logger.js';
 import { indexLocation } from '../index/engines/lance/location.js';
 import { openEmbedder, stateFile } from '../main.js';
@@ -30,7 +30,7 @@ export interface CrawlSinks {
   readonly sink: PageSink;
   readonly entities: EntitySink;
   /** The index, when the sink is one: a re-embedding it prepared runs after the crawl. */
-  readonly index?: PassageIndex;
+  readonly index?: ServedIndex;
   close(): Promise<void>;
 }
 
@@ -49,8 +49,10 @@ async function defaultSinks(config: Config, db: StateDb, repos: Repositories): P
   const log = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const embedder = await openEmbedder(config, log);
   // Host ids from the state database: the same ids whichever process writes the index.
-  const index = await PassageIndex.open({
+  // One dataset or N shards (SVC_INDEX_SHARDS for a new index): each page goes to its shard.
+  const index = await openIndex({
     location: indexLocation(config),
+    shards: config.indexShards,
     embedder,
     log,
     hostIds: repos.hostIds,

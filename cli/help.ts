@@ -24,7 +24,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   --resolve H:P:A       pin a host name, curl-style (repeatable; env SVC_RESOLVE)
   --allow-loopback      let proof lookups reach loopback (the local test web; env SVC_CRAWL_ALLOW_LOOPBACK=1)`,
   serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
-                 [--role all|api|crawler|indexer] [--lease-ms MS]
+                 [--role all|api|crawler|indexer] [--lease-ms MS] [--shards LIST]
   Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
   The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).
   --host H              listen address (env SVC_HOST, default 127.0.0.1)
@@ -38,7 +38,10 @@ ${DATA_DIR}
                         outbox). Every role serves HTTP with /readyz; see docs/deploy.md
   --lease-ms MS         lease of claimed work, kept alive while worked on: a killed crawler's URLs come back to the
                         other crawlers (default 40000), a killed indexer's outbox batch to the next indexer (default
-                        30000), after at most this long`,
+                        30000), after at most this long
+  --shards LIST         indexer: the shards of a sharded index it writes, e.g. 0-3 or 0,2 (default: every shard). One
+                        writer per shard: held under a lease in the state database (SVC_SHARD_LEASE_S, default 20),
+                        a start asking for a held shard exits 1 naming it and its owner (docs/deploy.md)`,
   keys: `usage:
   svc keys create --name NAME [--per-minute N] [--per-day N] [--json] [--data-dir D]
   svc keys list [--json] [--data-dir D]
@@ -75,7 +78,7 @@ ${DATA_DIR}
   --embedder E          auto (the model of SVC_MODEL_DIR if present), none (BM25 only) or hashing
   --batch N             documents written per batch (default 256)
 ${DATA_DIR}`,
-  reindex: `usage: svc reindex --vectors [--embedder auto|model|hashing] [--batch N] [--data-dir D]
+  reindex: `usage: svc reindex --vectors [--embedder auto|model|hashing] [--batch N] [--shards LIST] [--data-dir D]
   Gives every passage a vector of the configured model (SVC_MODEL_DIR, SVC_MODEL) when the index was built without
   vectors or with another model; the vector arm serves once all have one. The index's writer (svc serve, svc ingest,
   svc crawl) does the same by itself unless SVC_REEMBED=manual; run this while no other process writes the index.
@@ -83,6 +86,7 @@ ${DATA_DIR}`,
   the batch in hand (what is done is kept, the next run resumes; exit 130).
   --embedder E          auto or model (the model of SVC_MODEL_DIR), or hashing (the deterministic stand-in)
   --batch N             passages embedded and written per batch (default 64)
+  --shards LIST         a sharded index: only these shards, e.g. 0-1 or 2 (default: every shard)
 ${DATA_DIR}`,
   eval: `usage: svc eval --beir DIR [--mode bm25|vector|hybrid] [--json] [--name N] [--embedder auto|none|hashing] [--data-dir D]
   nDCG@10 and recall@100 of the index on a BEIR dataset (corpus ingested first with svc ingest), through the same
@@ -99,7 +103,8 @@ ${DATA_DIR}`,
   openapi: `usage: svc openapi
   Prints the OpenAPI 3.1 document of /api/v1 (docs/openapi.json is this output).`,
   status: `usage: svc status [--json] [--data-dir D]
-  What the data dir holds: index pages and passages, documents by status, the frontier by state, keys.`,
+  What the data dir holds: index pages and passages (a sharded index: each shard's and the totals), documents by
+  status, the frontier by state, keys.`,
   migrate: `usage: svc migrate [--json] [--data-dir D]
   Applies pending state migrations and lists them: to PostgreSQL when SVC_DATABASE_URL=postgres://… is set, else to
   the SQLite file in the data dir. Every command also migrates when it opens the state.`,

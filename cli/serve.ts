@@ -3,6 +3,8 @@ import { loadConfig } from '../config.js';
 import { isSvcError } from '../errors.js';
 import { createServices, listen, ROLES, type Listening, type Role, type Services } from '../main.js';
 import { redactDatabaseUrl } from '../state/repos/open.js';
+import { ShardOwnedError } from '../crawler/shard-fence.js';
+import { parseShardList } from './shard-list.js';
 import type { CliIo } from './io.js';
 import { onStopSignals } from './stop-signals.js';
 
@@ -19,6 +21,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       resolve: { type: 'string', multiple: true },
       role: { type: 'string' },
       'lease-ms': { type: 'string' },
+      shards: { type: 'string' },
     },
   });
   const config = loadConfig({
@@ -41,6 +44,19 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 100)) {
     io.stderr.write(`svc serve: --lease-ms must be an integer ≥ 100 (got ${JSON.stringify(values['lease-ms'])})\n`);
     return 2;
+  }
+  let shards: number[] | undefined;
+  if (values.shards !== undefined) {
+    if (role !== 'indexer' && role !== 'searcher') {
+      io.stderr.write(`svc serve: --shards is for --role indexer or searcher (got --role ${role})\n`);
+      return 2;
+    }
+    try {
+      shards = parseShardList(values.shards);
+    } catch (err) {
+      io.stderr.write(`svc serve: ${(err as Error).message}\n`);
+      return 2;
+    }
   }
   // Listen first: /healthz answers from the first second and /readyz says what the start waits for (a database,
   // the model, an indexer's tables), while the stores open; the app takes over the same socket once they are.
@@ -71,6 +87,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     services = await createServices(config, {
       role: role as Role,
       ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}),
+      ...(shards ? { shards } : {}),
       onStage: (s) => (stage = s),
     });
   } catch (err) {
@@ -81,6 +98,11 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(
         `svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`,
       );
+      return 1;
+    }
+    // Another indexer writes one of the shards asked for (one writer per shard), or a shard that does not exist.
+    if (err instanceof ShardOwnedError || err instanceof RangeError) {
+      io.stderr.write(`svc serve: ${err.message}\n`);
       return 1;
     }
     throw err;
@@ -99,8 +121,18 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(
     `svc listening on ${listening.url} (data in ${config.dataDir}; role ${role}; crawler ${services.crawler ? 'on' : 'off'})\n`,
   );
-  await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await new Promise<void>((resolve) => {
+    stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    services.failed?.addEventListener('abort', () => resolve(), { once: true });
+  });
   stop.dispose();
+  if (services.failed?.aborted) {
+    // An indexer that lost its shards writes nothing more: it stops, and a supervisor may start it again.
+    io.stderr.write(`svc serve: ${(services.failed.reason as Error).message}; stopping\n`);
+    await listening.close();
+    await services.close().catch((err: unknown) => log.warn({ err: (err as Error).name }, 'closing the stores failed'));
+    return 1;
+  }
   log.info({ signal: stop.received() }, 'shutting down');
   // Requests in flight finish, then the background work stops (the crawler hands its leases back) and the stores close.
   await listening.close();

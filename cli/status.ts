@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { PassageIndex } from '../index/engines/lance/store.js';
+import { openIndex, ShardedIndex } from '../index/shards/sharded-index.js';
 import { indexLocation } from '../index/engines/lance/location.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { CliIo } from './io.js';
@@ -12,8 +12,18 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
   // The state through the repositories (PostgreSQL with SVC_DATABASE_URL, else the data dir's SQLite file).
   const repos = await openRepositories(stateOptions(config));
   try {
-    const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
+    // One dataset or N shards: the totals, and for a sharded index each shard's share.
+    const index = await openIndex({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
     const stats = await index.stats();
+    const shards =
+      index instanceof ShardedIndex
+        ? await Promise.all(
+            index.shards.map(async (s, i) => {
+              const st = await s.stats();
+              return { shard: index.heldShards[i]!, pages: st.pages, passages: st.passages, vectors: st.vectors };
+            }),
+          )
+        : null;
     const reembed = await index.reembedProgress();
     const vectorModel = index.storedVectorModel;
     await index.close();
@@ -31,6 +41,8 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
         // The model of the stored vectors (null: none, or a re-embedding in progress), and that re-embedding.
         vector_model: vectorModel,
         reembedding: reembed ? { model: reembed.modelId, done: reembed.done, total: reembed.total } : null,
+        // null: one dataset.
+        shards,
       },
       documents,
       frontier,
@@ -42,6 +54,8 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
       io.stdout.write(
         `index      ${out.index.pages} pages, ${out.index.passages} passages, ${out.index.vectors} vectors${vectorModel ? ` (${vectorModel})` : ''}\n`,
       );
+      for (const s of shards ?? [])
+        io.stdout.write(`  shard ${s.shard} of ${shards!.length}: ${s.pages} pages, ${s.passages} passages, ${s.vectors} vectors\n`);
       if (reembed) {
         const pct = reembed.total > 0 ? Math.floor((100 * reembed.done) / reembed.total) : 100;
         io.stdout.write(

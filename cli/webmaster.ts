@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createResolver } from '../crawler/resolver.js';
 import { indexLocation } from '../index/engines/lance/location.js';
-import { PassageIndex } from '../index/engines/lance/store.js';
+import { openIndex } from '../index/shards/sharded-index.js';
 import { openRepositories, stateOptions } from '../state/repos/open.js';
 import type { Repositories } from '../state/repos/types.js';
 import { PROOF_METHODS, PROPERTY_KINDS, type ProofMethod, type PropertyKind } from '../state/repos/webmaster-types.js';
@@ -148,7 +148,8 @@ export async function webmasterCommand(argv: string[], io: CliIo): Promise<numbe
           throw new OwnershipError('not_verified', 'the property is not verified (diagnostics are for verified owners)');
         const property = await repos.webmaster.getProperty(id);
         // The state through the repositories (PostgreSQL with SVC_DATABASE_URL), the index where SVC_INDEX_URI says.
-        const index = await PassageIndex.open({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
+        // Sharded or not: a page is read from the shard that holds it.
+        const index = await openIndex({ location: indexLocation(config), embedder: null, textEngine: false, writes: false });
         try {
           out(await propertyDiagnostics({ repos, index }, property!));
         } finally {

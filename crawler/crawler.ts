@@ -149,10 +149,10 @@ export class BatchingSink implements PageSink {
     });
   }
 
-  async removePage(pageRef: number): Promise<void> {
+  async removePage(pageRef: number, url?: string): Promise<void> {
     await this.flush();
     // Exclusive: no batch may start while the removal runs.
-    const run = this.#inner.removePage(pageRef);
+    const run = this.#inner.removePage(pageRef, url);
     this.#writing = run.then(
       () => undefined,
       () => undefined,

@@ -3,24 +3,30 @@
  * indexer acks a leased batch only after the index write. A killed indexer's batch returns after the lease and is
  * written again; upserts make that safe, so nothing is lost or half-written.
  */
-import type { PageInput, PageSink } from '../page-model.js';
-import type { OutboxBatch, OutboxRepo } from '../state/repos/types.js';
+import { urlHash32, type PageInput, type PageSink } from '../page-model.js';
+import type { OutboxBatch, OutboxRepo, OutboxShards } from '../state/repos/types.js';
 import type { BatchCapableSink } from './crawler.js';
 import type { CrawlLog } from './pipeline.js';
 
 /** One outbox entry's payload. */
-type OutboxOp = { readonly op: 'upsert'; readonly page: PageInput } | { readonly op: 'remove'; readonly pageRef: number };
+type OutboxOp =
+  | { readonly op: 'upsert'; readonly page: PageInput }
+  | { readonly op: 'remove'; readonly pageRef: number; readonly url?: string };
 
-/** The crawler worker's sink: every write goes to the outbox instead of the index. */
+/**
+ * The crawler worker's sink: every write goes to the outbox instead of the index, with the hash of the page's URL
+ * that routes it to the indexer owning its shard (the worker need not know the shard count).
+ */
 export class OutboxSink implements PageSink {
   constructor(readonly outbox: OutboxRepo) {}
 
   async upsertPage(page: PageInput): Promise<void> {
-    await this.outbox.enqueue(page.pageRef, JSON.stringify({ op: 'upsert', page } satisfies OutboxOp));
+    await this.outbox.enqueue(page.pageRef, JSON.stringify({ op: 'upsert', page } satisfies OutboxOp), undefined, urlHash32(page.url));
   }
 
-  async removePage(pageRef: number): Promise<void> {
-    await this.outbox.enqueue(pageRef, JSON.stringify({ op: 'remove', pageRef } satisfies OutboxOp));
+  async removePage(pageRef: number, url?: string): Promise<void> {
+    const op: OutboxOp = url === undefined ? { op: 'remove', pageRef } : { op: 'remove', pageRef, url };
+    await this.outbox.enqueue(pageRef, JSON.stringify(op), undefined, url === undefined ? undefined : urlHash32(url));
   }
 }
 
@@ -38,11 +44,18 @@ export interface OutboxDrainerOptions {
   readonly idleMs?: number;
   /** Names this indexer in lease tokens. @default indexer-<pid> */
   readonly owner?: string;
+  /** The shards this indexer owns: it claims only their entries. @default every entry */
+  readonly shards?: OutboxShards;
+  /**
+   * Called before each write to the index (a commit): throws when this indexer may no longer write (its shard lease
+   * lost); the batch is then left to lapse and go to the shards' next owner. @default none
+   */
+  readonly beforeWrite?: () => Promise<void>;
 }
 
 /** The indexer role's loop: claim a batch, write it to the index in order, ack it. */
 export class OutboxDrainer {
-  readonly #o: Required<OutboxDrainerOptions>;
+  readonly #o: Required<Omit<OutboxDrainerOptions, 'shards' | 'beforeWrite'>> & Pick<OutboxDrainerOptions, 'shards' | 'beforeWrite'>;
   #loop: Promise<void> | null = null;
   #stopping = false;
   #wake: (() => void) | null = null;
@@ -68,7 +81,12 @@ export class OutboxDrainer {
 
   /** Claims and writes one batch; returns how many entries it wrote (0: the outbox had nothing claimable). */
   async drainOnce(): Promise<number> {
-    const b = await this.#o.outbox.claim({ owner: this.#o.owner, limit: this.#o.batch, leaseMs: this.#o.leaseMs });
+    const b = await this.#o.outbox.claim({
+      owner: this.#o.owner,
+      limit: this.#o.batch,
+      leaseMs: this.#o.leaseMs,
+      ...(this.#o.shards ? { shards: this.#o.shards } : {}),
+    });
     if (!b) return 0;
     const keep = setInterval(
       () => void this.#o.outbox.extend(b.lease, this.#o.leaseMs).catch(() => undefined),
@@ -92,6 +110,7 @@ export class OutboxDrainer {
       if (run.length === 0) return;
       const pages = run;
       run = [];
+      await this.#o.beforeWrite?.();
       if (this.#o.sink.upsertPages) await this.#o.sink.upsertPages(pages);
       else for (const p of pages) await this.#o.sink.upsertPage(p);
     };
@@ -100,7 +119,8 @@ export class OutboxDrainer {
       if (op.op === 'upsert') run.push(op.page);
       else {
         await flush();
-        await this.#o.sink.removePage(op.pageRef);
+        await this.#o.beforeWrite?.();
+        await this.#o.sink.removePage(op.pageRef, op.url);
       }
     }
     await flush();

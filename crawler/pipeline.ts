@@ -283,7 +283,7 @@ async function withdraw(
   const doc = await deps.documents.byUrl(url);
   let pageRef = doc?.pageRef ?? null;
   if (doc && doc.status === 'indexed') {
-    await deps.sink.removePage(doc.pageRef);
+    await deps.sink.removePage(doc.pageRef, doc.url);
     await deps.entities.withdrawPage(doc.pageRef);
     await deps.hosts.withdrawPageLinks(doc.pageRef);
   }

@@ -366,4 +366,26 @@ export const repoMigrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 'shards-001-outbox-url-hash',
+    sql: `
+      -- The FNV-1a (32 bits) of the page's URL with each outbox entry, so an indexer owning some shards claims only
+      -- theirs (url_hash % shard count); NULL for entries enqueued before it (claimed only by an indexer owning
+      -- every shard).
+      ALTER TABLE outbox ADD COLUMN url_hash INTEGER;
+    `,
+  },
+  {
+    id: 'shards-002-writer-leases',
+    sql: `
+      -- One writer per index shard (svc serve --role indexer --shards): who holds it, under which fencing token, and
+      -- until when (ms); a lapsed lease may be taken by another indexer. token only grows.
+      CREATE TABLE shard_writers (
+        shard INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        token INTEGER NOT NULL,
+        lease_until INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

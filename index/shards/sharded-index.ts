@@ -9,7 +9,7 @@
  * retrieval.ts, as for one index. Retrieval reaches the shards only through `ShardSource` (writes, pages and upkeep
  * still call `PassageIndex`), so searcher processes can later answer its calls for a shard over HTTP.
  */
-import type { PageInput, PageSink } from '../../page-model.js';
+import { urlHash32, type PageInput, type PageSink } from '../../page-model.js';
 import type { MatchColumn } from '../engines/lance/columns.js';
 import type { HostIdSource } from '../engines/lance/host-ids.js';
 import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
@@ -67,13 +67,7 @@ export interface ShardSource extends CandidateSource {
  * so two builds of one corpus put every page in the same shard whatever order it came in.
  */
 export function shardOf(url: string, shards: number): number {
-  if (shards <= 1) return 0;
-  let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(url)) {
-    h ^= b;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % shards;
+  return shards <= 1 ? 0 : urlHash32(url) % shards;
 }
 
 /** Each of `terms`' document frequencies summed over `parts` (a term the query repeats is counted once). */
@@ -136,6 +130,11 @@ export type ServedIndex = PassageIndex | ShardedIndex;
 export interface OpenIndexOptions extends OpenOptions {
   /** Shards of a new index (an existing one keeps its stored count). @default 1 */
   readonly shards?: number;
+  /**
+   * Open only these shards (an indexer owning part of the index, `svc reindex --shards`): writes of a page of
+   * another shard are refused, and reads answer from these shards alone. @default every shard
+   */
+  readonly onlyShards?: readonly number[];
 }
 
 /** The shard count the index at `location` has (its stored count), or will have when created with `configured`. */
@@ -158,9 +157,11 @@ export async function openIndex(opts: OpenIndexOptions): Promise<ServedIndex> {
       'index: SVC_INDEX_SHARDS differs from the shard count the index was created with; the stored count is used',
     );
   const shards = stored ?? wanted;
+  const bad = opts.onlyShards?.find((i) => !Number.isInteger(i) || i < 0 || i >= shards);
+  if (bad !== undefined) throw new RangeError(`shard ${bad} does not exist: the index has ${shards} shard(s), 0 to ${shards - 1}`);
   if (shards <= 1) return PassageIndex.open({ ...opts, location });
   if (stored === null && (opts.writes ?? true)) await recordShardCount(location, shards);
-  return ShardedIndex.open({ ...opts, location }, shards);
+  return ShardedIndex.open({ ...opts, location }, shards, opts.onlyShards);
 }
 
 /** N shards as one index: the retrieval `CandidateSource`, the crawler's `PageSink`, and what the tools read. */
@@ -169,22 +170,36 @@ export class ShardedIndex implements CandidateSource, PageSink {
   /** The same shards as retrieval reaches them: only through `ShardSource`, what a searcher process will answer. */
   readonly #sources: readonly ShardSource[];
   readonly #location: IndexLocation;
+  /** The index's shard count, and the numbers of the shards this instance holds (`#shards[i]` is shard `#held[i]`). */
+  readonly #count: number;
+  readonly #held: readonly number[];
   /** The shard each candidate row came from: its row id, and further reads of it, belong to that shard. */
   readonly #from = new WeakMap<object, number>();
   /** Title statistics per query (its title terms array) and the writes they were summed after. */
   readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
   #writes = 0;
 
-  private constructor(shards: readonly PassageIndex[], location: IndexLocation) {
+  private constructor(shards: readonly PassageIndex[], location: IndexLocation, count: number, held: readonly number[]) {
     this.#shards = shards;
     this.#sources = shards;
     this.#location = location;
+    this.#count = count;
+    this.#held = held;
   }
 
-  /** Opens the `count` shards under `opts.location` (the count is the caller's: `openIndex` reads or records it). */
-  static async open(opts: OpenOptions & { readonly location: IndexLocation }, count: number): Promise<ShardedIndex> {
+  /**
+   * Opens the `count` shards under `opts.location` (the count is the caller's: `openIndex` reads or records it), or
+   * only those of `only`.
+   */
+  static async open(
+    opts: OpenOptions & { readonly location: IndexLocation },
+    count: number,
+    only?: readonly number[],
+  ): Promise<ShardedIndex> {
     const writes = opts.writes ?? true;
-    const locations = Array.from({ length: count }, (_, i) => shardLocation(opts.location, i, count));
+    const held = only ? [...new Set(only)].sort((a, b) => a - b) : Array.from({ length: count }, (_, i) => i);
+    if (held.length === 0) throw new RangeError('a sharded index needs at least one shard to open');
+    const locations = held.map((i) => shardLocation(opts.location, i, count));
     let hostIds = opts.hostIds;
     if (writes && !hostIds) {
       const shared = new SharedHostIds();
@@ -192,7 +207,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
       hostIds = shared;
     }
     // The memory bounds are the index's: each shard gets its share.
-    const part = (bytes: number): number => Math.floor(bytes / count);
+    const part = (bytes: number): number => Math.floor(bytes / held.length);
     const bounds = {
       ...(opts.rowCacheBytes !== undefined ? { rowCacheBytes: part(opts.rowCacheBytes) } : {}),
       ...(opts.snippetBytes !== undefined ? { snippetBytes: part(opts.snippetBytes) } : {}),
@@ -206,12 +221,17 @@ export class ShardedIndex implements CandidateSource, PageSink {
       await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
       throw err;
     }
-    return new ShardedIndex(shards, opts.location);
+    return new ShardedIndex(shards, opts.location, count, held);
   }
 
-  /** The shard count. */
+  /** The shard count of the index (this instance may hold fewer: `heldShards`). */
   get shardCount(): number {
-    return this.#shards.length;
+    return this.#count;
+  }
+
+  /** The numbers of the shards this instance holds, ascending (every shard unless opened with `onlyShards`). */
+  get heldShards(): readonly number[] {
+    return this.#held;
   }
 
   /** Where the index lives (its root; each shard under it). */
@@ -225,7 +245,15 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   /** The shard a page is written to. */
   shardFor(url: string): number {
-    return shardOf(url, this.#shards.length);
+    return shardOf(url, this.#count);
+  }
+
+  /** Where `url`'s shard sits in `#shards`; a page of a shard not held here is refused (it is another writer's). */
+  #slotFor(url: string): number {
+    const shard = this.shardFor(url);
+    const slot = this.#held.indexOf(shard);
+    if (slot < 0) throw new RangeError(`page ${url} belongs to shard ${shard}, which this index does not hold (${this.#held.join(',')})`);
+    return slot;
   }
 
   // --- retrieval (CandidateSource) ---
@@ -361,7 +389,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
    */
   async upsertPages(pages: readonly PageInput[]): Promise<void> {
     const parts = this.#shards.map((): PageInput[] => []);
-    for (const p of pages) parts[this.shardFor(p.url)]!.push(p);
+    for (const p of pages) parts[this.#slotFor(p.url)]!.push(p);
     try {
       await Promise.all(parts.map((part, i) => (part.length > 0 ? this.#shards[i]!.upsertPages(part) : undefined)));
     } finally {
@@ -369,10 +397,14 @@ export class ShardedIndex implements CandidateSource, PageSink {
     }
   }
 
-  /** Removes a page from whichever shard holds it (the page_ref alone does not say which: each is asked). */
-  async removePage(pageRef: number): Promise<void> {
+  /**
+   * Removes a page from its shard: the one of `url` when given, else whichever holds it (the page_ref alone does not
+   * say which: each shard held here is asked).
+   */
+  async removePage(pageRef: number, url?: string): Promise<void> {
     try {
-      await Promise.all(this.#shards.map((s) => s.removePage(pageRef)));
+      if (url !== undefined) await this.#shards[this.#slotFor(url)]!.removePage(pageRef);
+      else await Promise.all(this.#shards.map((s) => s.removePage(pageRef)));
     } finally {
       this.#writes++;
     }

@@ -12,6 +12,7 @@ import { PgHostIds } from './postgres/host-ids.js';
 import { PgKeys } from './postgres/keys.js';
 import { PgOutbox } from './postgres/outbox.js';
 import { PgPoliteness } from './postgres/politeness.js';
+import { PgShardWriters } from './postgres/shard-writers.js';
 import { PgRobots } from './postgres/robots.js';
 import { PgRequests } from './postgres/requests.js';
 import { PgUsage } from './postgres/usage.js';
@@ -50,6 +51,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       webmaster: new PgWebmaster(db),
       propertyState: pgPropertyState(db),
       outbox: new PgOutbox(db),
+      shardWriters: new PgShardWriters(db),
       applied,
       ping: async () => {
         await db.query('SELECT 1');

@@ -346,6 +346,12 @@ export interface OutboxEntry {
   readonly attempts: number;
 }
 
+/** The shards an indexer owns, of how many: what its outbox claims are restricted to. */
+export interface OutboxShards {
+  readonly count: number;
+  readonly mine: readonly number[];
+}
+
 /** Entries claimed together under one lease. */
 export interface OutboxBatch {
   readonly lease: string;
@@ -359,16 +365,56 @@ export interface OutboxBatch {
  * batch is claimable again once the lease lapses (writing a page twice replaces it, so a retried batch is harmless).
  */
 export interface OutboxRepo {
-  /** Adds a page; returns the entry id. */
-  enqueue(pageRef: number, payload: string, now?: number): Promise<number>;
-  /** Claims up to `limit` entries nobody holds (never held, or their lease lapsed), oldest first; null when none. */
-  claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null>;
+  /**
+   * Adds a page; returns the entry id. `urlHash`: the FNV-1a of the page's URL (`urlHash32`), which routes it to the
+   * indexer owning its shard.
+   */
+  enqueue(pageRef: number, payload: string, now?: number, urlHash?: number): Promise<number>;
+  /**
+   * Claims up to `limit` entries nobody holds (never held, or their lease lapsed), oldest first; null when none.
+   * `shards`: only entries whose `urlHash % count` is one of `mine` (an entry without a hash only when `mine` is
+   * every shard).
+   */
+  claim(opts: { owner: string; limit: number; leaseMs: number; now?: number; shards?: OutboxShards }): Promise<OutboxBatch | null>;
   /** Keeps a batch's lease alive; false when it was lost (lapsed and claimed by another). */
   extend(lease: string, leaseMs: number, now?: number): Promise<boolean>;
   /** Removes the entries still held under `lease` (after the index write); returns how many. */
   ack(lease: string): Promise<number>;
   /** Entries waiting and held, and when the oldest was enqueued (outbox lag = now - oldestAt). */
   stats(now?: number): Promise<{ pending: number; leased: number; oldestAt: number | null }>;
+}
+
+/** A shard's writer as the lease table holds it. */
+export interface ShardWriter {
+  readonly shard: number;
+  readonly owner: string;
+  /** The fencing token of the holder's claim: a later claim of the shard always has a greater one. */
+  readonly token: number;
+  /** When the lease lapses unless renewed (ms since the epoch, the database's clock on PostgreSQL). */
+  readonly leaseUntil: number;
+}
+
+/** The answer to a claim of shards: the token they are now held under, or the live holders that refused it. */
+export type ShardClaim =
+  | { readonly ok: true; readonly token: number; readonly leaseUntil: number }
+  | { readonly ok: false; readonly heldBy: readonly ShardWriter[] };
+
+/**
+ * One writer per index shard (`svc serve --role indexer --shards`), fenced: an indexer takes all its shards or none
+ * under a fresh token, renews the lease while it runs, checks it before each commit, and releases it at a clean
+ * stop. A lapsed lease is lost: it cannot be renewed, and another indexer may take the shard. `now` is the
+ * database's clock on PostgreSQL unless a caller gives one (tests).
+ */
+export interface ShardWritersRepo {
+  acquire(opts: { owner: string; shards: readonly number[]; leaseMs: number; now?: number }): Promise<ShardClaim>;
+  /** Extends the lease of every one of `shards` held under `token`; false (nothing changed) when any is not. */
+  renew(opts: { token: number; shards: readonly number[]; leaseMs: number; now?: number }): Promise<boolean>;
+  /** Whether every one of `shards` is still held under `token`, its lease not lapsed. */
+  check(opts: { token: number; shards: readonly number[]; now?: number }): Promise<boolean>;
+  /** Lets the shards held under `token` go at once (a clean stop). */
+  release(opts: { token: number; shards: readonly number[] }): Promise<void>;
+  /** Every shard ever held, lapsed and released ones included, by shard. */
+  list(): Promise<ShardWriter[]>;
 }
 
 /** The durable page_ref registry: ids come from the database and are never reused. */
@@ -534,6 +580,8 @@ export interface Repositories {
   readonly entities: EntitiesRepo | null;
   /** Extracted pages from crawler workers to the indexer (crawler roles). */
   readonly outbox: OutboxRepo;
+  /** The writer of each index shard (indexer role). */
+  readonly shardWriters: ShardWritersRepo;
   /** Webmaster properties, proofs, audit and fast lane (planned, not exposed). */
   readonly webmaster: WebmasterRepo;
   /** A property's crawl state for webmaster diagnostics (planned, not exposed). */

@@ -15,7 +15,7 @@ import type { PageInput } from '../../page-model.js';
 import { openPostgresRepositories } from '../../state/repos/postgres.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-server.js';
 import { serveRole, type ServeProcess } from '../helpers/serve-role.js';
-import { sleep } from '../helpers/wait-for.js';
+import { sleep, waitFor } from '../helpers/wait-for.js';
 
 const CORPUS = fileURLToPath(new URL('../../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
 const LEASE = 1500;
@@ -52,7 +52,7 @@ if (why) {
         role: 'indexer',
         dataDir: join(root, name),
         leaseMs: LEASE,
-        env: { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir },
+        env: { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir, SVC_SHARD_LEASE_S: '2' },
       });
 
     // The first indexer claims a batch (64 entries) and starts writing it: killed as soon as the claim shows.
@@ -82,7 +82,13 @@ if (why) {
     t.equal(after.leased + after.pending, 310, 'nothing was acked: the kill came before the end of the first batch');
     t.ok(existsSync(journal), 'the interrupted write left its journal: the next open rolls it back');
 
-    // The next indexer: the dead one's batch comes back after its lease; the outbox drains to nothing.
+    // The next indexer, once the dead one's hold on the index (its shard lease) has lapsed: one writer at a time. The
+    // dead one's batch comes back after its lease; the outbox drains to nothing.
+    const [held] = await repos.shardWriters.list();
+    await waitFor(
+      'the killed indexer’s shard lease to lapse',
+      async () => !(await repos.shardWriters.check({ token: held!.token, shards: [0] })),
+    );
     const second = indexer('indexer-2');
     t.teardown(() => void (second.child.exitCode === null && second.child.kill('SIGKILL')));
     const drained = Date.now() + 90_000;

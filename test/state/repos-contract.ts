@@ -5,6 +5,7 @@
 import type { Test } from 'tap';
 import type { SvcError } from '../../errors.js';
 import { LeaseLostError, type Repositories } from '../../state/repos/types.js';
+import { urlHash32 } from '../../page-model.js';
 
 export type OpenRepos = (name: string) => Promise<Repositories>;
 /** Opens a second handle (its own connection or pool) on the store `open(name)` made: another worker of the fleet. */
@@ -287,6 +288,84 @@ export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): voi
     const got = batches.flatMap((b) => b?.entries.map((e) => e.pageRef) ?? []);
     t.equal(got.length, 40, 'every entry handed out');
     t.equal(new Set(got).size, 40, 'none twice');
+  });
+
+  t.test("shards: an indexer claims only its shards' outbox entries (URL hash modulo the count), in order", async (t) => {
+    const r = await withRepos(t, open, 'outbox-shards');
+    const urls = Array.from({ length: 24 }, (_, i) => `https://h${i % 5}.test/page-${i}`);
+    for (const [i, u] of urls.entries()) await r.outbox.enqueue(i + 1, `{"n":${i}}`, T0 + i, urlHash32(u));
+    await r.outbox.enqueue(100, '{"legacy":true}', T0 + 50);
+    const want = (mine: number[]) => urls.flatMap((u, i) => (mine.includes(urlHash32(u) % 4) ? [i + 1] : []));
+    t.ok(want([0, 1]).length > 0 && want([2, 3]).length > 0, 'both halves have pages');
+    const a = await r.outbox.claim({ owner: 'ix-a', limit: 100, leaseMs: 60_000, now: T0 + 100, shards: { count: 4, mine: [0, 1] } });
+    t.same(
+      a?.entries.map((e) => e.pageRef),
+      want([0, 1]),
+      'shards 0-1: exactly their pages, oldest first',
+    );
+    const b = await r.outbox.claim({ owner: 'ix-b', limit: 100, leaseMs: 60_000, now: T0 + 100, shards: { count: 4, mine: [2, 3] } });
+    t.same(
+      b?.entries.map((e) => e.pageRef),
+      want([2, 3]),
+      'shards 2-3: the others; an entry without a hash is not theirs',
+    );
+    const all = await r.outbox.claim({
+      owner: 'ix-all',
+      limit: 100,
+      leaseMs: 60_000,
+      now: T0 + 100,
+      shards: { count: 4, mine: [0, 1, 2, 3] },
+    });
+    t.same(
+      all?.entries.map((e) => e.pageRef),
+      [100],
+      'an entry from before the hash goes to an indexer owning every shard',
+    );
+  });
+
+  t.test('shards: one writer per shard, all or none, fenced by a growing token; a lapsed lease is lost', async (t) => {
+    const r = await withRepos(t, open, 'shard-writers');
+    const a = await r.shardWriters.acquire({ owner: 'ix-a', shards: [0, 1], leaseMs: 1000, now: T0 });
+    t.ok(a.ok, 'a free pair of shards is taken');
+    if (!a.ok) return;
+    const refused = await r.shardWriters.acquire({ owner: 'ix-b', shards: [1, 2], leaseMs: 1000, now: T0 + 10 });
+    t.same(
+      refused,
+      { ok: false, heldBy: [{ shard: 1, owner: 'ix-a', token: a.token, leaseUntil: T0 + 1000 }] },
+      'refused, naming the holder',
+    );
+    t.ok(
+      (await r.shardWriters.acquire({ owner: 'ix-b', shards: [2], leaseMs: 1000, now: T0 + 20 })).ok,
+      'all or none: shard 2 stayed free',
+    );
+    t.equal(await r.shardWriters.renew({ token: a.token, shards: [0, 1], leaseMs: 1000, now: T0 + 500 }), true);
+    t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1499 }), true, 'renewed to T0+1500');
+    t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1500 }), false, 'lapsed');
+    t.equal(
+      await r.shardWriters.renew({ token: a.token, shards: [0, 1], leaseMs: 1000, now: T0 + 1600 }),
+      false,
+      'a lapsed lease is not renewed',
+    );
+    const c = await r.shardWriters.acquire({ owner: 'ix-c', shards: [0, 1], leaseMs: 1000, now: T0 + 1700 });
+    t.ok(c.ok && c.token > a.token, 'taken after the lapse, under a greater token');
+    if (!c.ok) return;
+    t.equal(await r.shardWriters.check({ token: a.token, shards: [0, 1], now: T0 + 1000 }), false, 'the old token is fenced off');
+    t.equal(
+      await r.shardWriters.renew({ token: c.token, shards: [0, 1, 2], leaseMs: 1000, now: T0 + 1800 }),
+      false,
+      'not every shard held',
+    );
+    t.equal(await r.shardWriters.check({ token: c.token, shards: [0, 1], now: T0 + 2600 }), true, 'a refused renewal changed nothing');
+    await r.shardWriters.release({ token: c.token, shards: [0, 1] });
+    t.ok((await r.shardWriters.acquire({ owner: 'ix-d', shards: [0], leaseMs: 1000, now: T0 + 1900 })).ok, 'released: free at once');
+    t.same(
+      (await r.shardWriters.list()).map((w) => [w.shard, w.owner]),
+      [
+        [0, 'ix-d'],
+        [1, 'ix-c'],
+        [2, 'ix-b'],
+      ],
+    );
   });
 
   t.test('documents: page_ref from the database, change history', async (t) => {

@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import { createCrawler } from '../../crawler/crawler.js';
 import { hostOf } from '../../crawler/url.js';
 import type { TestWeb } from '../../fixtures/test-web/index.js';
-import type { PassageIndex } from '../../index/engines/lance/store.js';
+import type { ServedIndex } from '../../index/shards/sharded-index.js';
 import type { Repositories } from '../../state/repos/types.js';
 import { propertyDiagnostics } from '../../webmaster/diagnostics.js';
 import { testFetcher } from '../fixtures/net-guard.js';
@@ -30,7 +30,7 @@ export type Rows = (sql: string) => Promise<Record<string, unknown>[]>;
 /** Crawls alpha.test through `repos` into `index`, then checks the diagnostics of a host property for it. */
 export async function crawlAndCheckDiagnostics(
   t: Test,
-  o: { config: Config; repos: Repositories; index: PassageIndex; web: TestWeb; rows: Rows },
+  o: { config: Config; repos: Repositories; index: ServedIndex; web: TestWeb; rows: Rows },
 ): Promise<void> {
   const { repos, index, web, rows } = o;
   const crawler = createCrawler({

@@ -361,4 +361,25 @@ export const pgMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 'shards-pg-001-outbox-url-hash',
+    sql: `
+      -- The FNV-1a of each outbox entry's URL, for claims by shard (see the SQLite migration shards-001-outbox-url-hash).
+      ALTER TABLE outbox ADD COLUMN url_hash BIGINT;
+    `,
+  },
+  {
+    id: 'shards-pg-002-writer-leases',
+    sql: `
+      -- One writer per index shard, fenced (see the SQLite migration shards-002-writer-leases); tokens come from
+      -- shard_writer_tokens so a shard's token only grows, whoever takes it.
+      CREATE TABLE shard_writers (
+        shard INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        token BIGINT NOT NULL,
+        lease_until BIGINT NOT NULL
+      );
+      CREATE SEQUENCE shard_writer_tokens;
+    `,
+  },
 ];

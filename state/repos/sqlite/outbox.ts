@@ -1,7 +1,7 @@
 /** The indexer's outbox on SQLite: crawled pages waiting to be indexed, leased in batches. */
 import { randomUUID } from 'node:crypto';
 import { stmt, type StateDb } from '../../db.js';
-import { type OutboxBatch, type OutboxEntry, type OutboxRepo } from '../types.js';
+import { type OutboxBatch, type OutboxEntry, type OutboxRepo, type OutboxShards } from '../types.js';
 
 interface OutboxRow {
   id: number;
@@ -22,20 +22,32 @@ const toOutboxEntry = (r: OutboxRow): OutboxEntry => ({
 export class SqliteOutbox implements OutboxRepo {
   constructor(readonly db: StateDb) {}
 
-  async enqueue(pageRef: number, payload: string, now: number = Date.now()) {
+  async enqueue(pageRef: number, payload: string, now: number = Date.now(), urlHash?: number) {
     return Number(
-      stmt(this.db, 'INSERT INTO outbox (page_ref, payload, enqueued_at) VALUES (?, ?, ?)').run(pageRef, payload, now).lastInsertRowid,
+      stmt(this.db, 'INSERT INTO outbox (page_ref, payload, enqueued_at, url_hash) VALUES (?, ?, ?, ?)').run(
+        pageRef,
+        payload,
+        now,
+        urlHash ?? null,
+      ).lastInsertRowid,
     );
   }
 
-  async claim(opts: { owner: string; limit: number; leaseMs: number; now?: number }): Promise<OutboxBatch | null> {
+  async claim(opts: { owner: string; limit: number; leaseMs: number; now?: number; shards?: OutboxShards }): Promise<OutboxBatch | null> {
     const now = opts.now ?? Date.now();
     const lease = `${opts.owner}:${randomUUID()}`;
     const leaseUntil = now + opts.leaseMs;
+    const shards = opts.shards;
+    // Shard numbers are checked integers (cli/shard-list.ts), so they are written into the text.
+    const mine = shards
+      ? ` AND (url_hash % ${Math.floor(shards.count)} IN (${shards.mine.map((i) => Math.floor(i)).join(', ')})${
+          shards.mine.length >= shards.count ? ' OR url_hash IS NULL' : ''
+        })`
+      : '';
     const rows = this.db
       .transaction(() => {
         const ids = (
-          stmt(this.db, 'SELECT id FROM outbox WHERE lease_until <= ? ORDER BY id LIMIT ?').all(now, opts.limit) as { id: number }[]
+          stmt(this.db, `SELECT id FROM outbox WHERE lease_until <= ?${mine} ORDER BY id LIMIT ?`).all(now, opts.limit) as { id: number }[]
         ).map((r) => r.id);
         if (ids.length === 0) return [];
         const marks = ids.map(() => '?').join(', ');
