@@ -3,7 +3,7 @@
  * onnxruntime-node running the same ONNX file with the same thread count, same tokenizer, same batch size.
  *
  *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--model all-MiniLM-L6-v2] [--dtype q8]
- *     [--max-tokens N] [--threads 2] [--passages 512] [--batch 32] [--rounds 2]
+ *     [--max-tokens N] [--threads 2] [--passages 512] [--batch 32] [--rounds 2] [--bare-split]
  *
  * Skips with a printed reason (exit 0) when the weights file is absent or does not match SHA256SUMS.
  * Passages: the first N SciFact abstracts (title + text), the same texts for both paths. Both paths use the model's
@@ -11,6 +11,8 @@
  * little on padding), so the comparison measures the service's overhead, not its batching. The two paths alternate
  * batch by batch (the bare path in a child process that keeps its session), so a load that comes and goes on a
  * shared machine hits both alike; reported: passages/s over all rounds, each round's share, CPU seconds per passage.
+ * `--bare-split` gives the bare path svc's word split of a Metaspace tokenizer (index/serving/metaspace.ts), so the
+ * two differ only by what svc adds around inference.
  *
  * `--ingest` adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
  * passage split, text analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice
@@ -28,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
 import { meanPoolNormalize } from '../index/serving/pooling.js';
+import { splitMetaspaceWords } from '../index/serving/metaspace.js';
 import { checkWeights, createEmbedder, weightsPath, type Embedder } from '../index/serving/embedder.js';
 import { EMBEDDER_DTYPES, resolveModel, type EmbedderDtype } from '../index/serving/model-profiles.js';
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
@@ -50,6 +53,8 @@ const { values } = parseArgs({
     passages: { type: 'string', default: '512' },
     batch: { type: 'string', default: '32' },
     ingest: { type: 'boolean', default: false },
+    // The bare path's tokenizer with svc's word split too (index/serving/metaspace.ts): inference alone compared.
+    'bare-split': { type: 'boolean', default: false },
   },
 });
 const modelDir = values['model-dir']!;
@@ -121,6 +126,7 @@ async function bareSession(): Promise<(part: string[]) => Promise<Float32Array[]
   env.allowRemoteModels = false;
   env.localModelPath = modelDir.endsWith('/') ? modelDir : `${modelDir}/`;
   const tokenizer = await AutoTokenizer.from_pretrained(model);
+  if (values['bare-split']) splitMetaspaceWords(tokenizer, join(modelDir, model, 'tokenizer.json'));
   const session = await ort.InferenceSession.create(weightsPath(modelDir, model, dtype), {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
@@ -206,6 +212,7 @@ function bareArgs(): string[] {
     String(batch),
   ];
   if (values.ingest) args.push('--ingest');
+  if (values['bare-split']) args.push('--bare-split');
   return args;
 }
 const bareInChild = (): number => {
