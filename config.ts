@@ -36,10 +36,11 @@ export const configSchema = z.object({
   /**
    * Embedding model: a folder name inside modelDir with a profile in index/serving/model-profiles.ts (`all-MiniLM-L6-v2`,
    * English; `multilingual-e5-small`, about 100 languages in one space), or a `<model>-<variant>` folder of one of them
-   * (`multilingual-e5-small-int8`, bench/quantize-e5.sh). Another name is refused at start.
-   * @default "all-MiniLM-L6-v2"
+   * (`multilingual-e5-small-int8`, bench/quantize-e5.sh). Another name is refused at start. Unset: the default, except
+   * that an index whose vectors came from another model the folder holds keeps it (main.ts `chooseModel`).
+   * @default "multilingual-e5-small"
    */
-  modelName: z.string().min(1).default('all-MiniLM-L6-v2'),
+  modelName: z.string().min(1).optional(),
   /** Threads the embedder's ONNX runtime may use. @default the machine's cores */
   embedThreads: int(1, 64).optional(),
   /**

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
@@ -13,8 +14,9 @@ import { Documents } from './state/documents.js';
 import { createCrawler, type Crawler } from './crawler/crawler.js';
 import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
+import { DEFAULT_MODEL, EMBEDDER_DTYPES, WEIGHTS_FILE, profileFor, type EmbedderDtype } from './index/serving/model-profiles.js';
 import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
-import { indexShardCount, openIndex, type ServedIndex } from './index/shards/sharded-index.js';
+import { indexShardCount, indexVectorModel, openIndex, type ServedIndex } from './index/shards/sharded-index.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -100,17 +102,65 @@ export const stateFile = (config: Config): string => join(config.dataDir, 'state
 /** The LanceDB folder inside the data dir (the default index location; SVC_INDEX_URI may name another). */
 export const lanceDir = (config: Config): string => join(config.dataDir, 'lance');
 
-/** The embedder for this configuration: the local model when its weights are present, else null (BM25 only). */
-export async function openEmbedder(config: Config, log: Logger): Promise<Embedder | null> {
+/** Which model (and weights) this process embeds with, and what an operator should hear about the choice. */
+export interface ModelChoice {
+  readonly name: string;
+  readonly dtype?: EmbedderDtype;
+  /** Set when an unset `SVC_MODEL` kept an index's older model rather than the default: how to switch. */
+  readonly notice?: string;
+}
+
+/**
+ * The model an embedder loads. An explicit `SVC_MODEL` is obeyed (an index whose vectors came from another model is
+ * re-embedded, as ever). An unset one means the default, except that an index whose vectors came from a model the
+ * model folder still holds keeps it: an upgrade that changed the default must not start a surprise re-embedding of
+ * every passage. The stored weights are kept too unless `SVC_EMBED_DTYPE` says otherwise.
+ */
+export async function chooseModel(config: Config & { readonly modelDir: string }): Promise<ModelChoice> {
+  if (config.modelName !== undefined) return { name: config.modelName, ...(config.embedDtype ? { dtype: config.embedDtype } : {}) };
+  const fallback: ModelChoice = { name: DEFAULT_MODEL, ...(config.embedDtype ? { dtype: config.embedDtype } : {}) };
+  let stored: string | null;
+  try {
+    stored = await indexVectorModel(indexLocation(config));
+  } catch {
+    return fallback; // an unreadable index is reported when it is opened
+  }
+  const slash = stored?.lastIndexOf('/') ?? -1;
+  if (stored === null || slash <= 0) return fallback;
+  const name = stored.slice(0, slash);
+  const known = profileFor(name);
+  if (!known || !existsSync(join(config.modelDir, name))) return fallback;
+  const storedDtype = EMBEDDER_DTYPES.find((d) => d === stored.slice(slash + 1));
+  const keepDtype =
+    storedDtype !== undefined &&
+    known.profile.dtypes.includes(storedDtype) &&
+    existsSync(join(config.modelDir, name, 'onnx', WEIGHTS_FILE[storedDtype]));
+  const dtype = config.embedDtype ?? (keepDtype ? storedDtype : undefined);
+  const notice =
+    known.family === DEFAULT_MODEL
+      ? undefined
+      : `this index's vectors came from ${stored}, kept because SVC_MODEL is unset; the default model is now ${DEFAULT_MODEL}: ` +
+        `set SVC_MODEL=${DEFAULT_MODEL} to re-embed every passage with it (in the background; BM25 serves meanwhile), ` +
+        `or SVC_MODEL=${name} to keep this one and silence this`;
+  return { name, ...(dtype ? { dtype } : {}), ...(notice ? { notice } : {}) };
+}
+
+/**
+ * The embedder for this configuration: the local model when its weights are present, else null (BM25 only). The
+ * model is `choice`'s, else {@link chooseModel}'s (whose notice is logged).
+ */
+export async function openEmbedder(config: Config, log: Logger, choice?: ModelChoice): Promise<Embedder | null> {
   if (!config.modelDir) {
     log.info('no SVC_MODEL_DIR: ranking is BM25 only');
     return null;
   }
+  const model = choice ?? (await chooseModel({ ...config, modelDir: config.modelDir }));
+  if (!choice && model.notice) log.warn({ model: model.name }, model.notice);
   return createEmbedder({
     modelDir: config.modelDir,
-    modelName: config.modelName,
+    modelName: model.name,
     threads: config.embedThreads,
-    dtype: config.embedDtype,
+    ...(model.dtype ? { dtype: model.dtype } : {}),
     log,
   });
 }
@@ -151,13 +201,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let searchThreads = servesSearch ? (config.searchThreads ?? defaultSearchThreads()) : 0;
   const rowCacheBytes = config.rowCacheMb !== undefined ? config.rowCacheMb * 2 ** 20 : defaultRowCacheBytes();
   let embedder: Embedder | null = null;
+  let modelChoice: ModelChoice | null = null;
   let index: ServedIndex;
   let pool: SearchPool | null = null;
   let fence: ShardFence | null = null;
   let shardCount = 1;
   try {
     opts.onStage?.('embedding model');
-    embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log);
+    if (opts.embedder === undefined && config.modelDir) {
+      modelChoice = await chooseModel({ ...config, modelDir: config.modelDir });
+      if (modelChoice.notice) log.warn({ model: modelChoice.name }, modelChoice.notice);
+    }
+    embedder = opts.embedder !== undefined ? opts.embedder : await openEmbedder(config, log, modelChoice ?? undefined);
     opts.onStage?.('index tables');
     const location = indexLocation(config);
     // A process that does not write the index must look for the writer's new versions (every second unless
@@ -333,6 +388,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         checks.ranking = stats.rankingMode;
         checks.index_version = String(version);
         checks.embedder = stats.embedder ? `${stats.embedder.kind}:${stats.embedder.modelId}` : 'none (BM25 only)';
+        if (modelChoice?.notice && embedder) checks.embedder_default = modelChoice.notice;
         // A re-embedding in progress is reported, never a failed readiness: BM25 serves meanwhile.
         const re = await index.reembedProgress();
         if (re) checks.reembedding = reembedText(re);

@@ -3,13 +3,16 @@
  * onnxruntime-node running the same ONNX file with the same thread count, same tokenizer, same batch size.
  *
  *   node --import tsx bench/embedding.ts [--model-dir ../shared/data/models] [--model all-MiniLM-L6-v2] [--dtype q8]
- *     [--max-tokens N] [--threads 2] [--passages 512] [--batch 32] [--rounds 2]
+ *     [--max-tokens N] [--threads 2] [--passages 512] [--batch 32] [--rounds 2] [--bare-split]
  *
  * Skips with a printed reason (exit 0) when the weights file is absent or does not match SHA256SUMS.
  * Passages: the first N SciFact abstracts (title + text), the same texts for both paths. Both paths use the model's
  * window (its profile, index/serving/model-profiles.ts), its passage prefix and the same batches: the texts in length order (the order the service embeds in, which wastes
- * little on padding), so the comparison measures the service's overhead, not its batching. Rounds alternate the two
- * paths; the best round of each is reported.
+ * little on padding), so the comparison measures the service's overhead, not its batching. The two paths alternate
+ * batch by batch (the bare path in a child process that keeps its session), so a load that comes and goes on a
+ * shared machine hits both alike; reported: passages/s over all rounds, each round's share, CPU seconds per passage.
+ * `--bare-split` gives the bare path svc's word split of a Metaspace tokenizer (index/serving/metaspace.ts), so the
+ * two differ only by what svc adds around inference.
  *
  * `--ingest` adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
  * passage split, text analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice
@@ -27,7 +30,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestCommand, readCorpus, splitPassages, type CorpusDoc } from '../cli/ingest.js';
 import { meanPoolNormalize } from '../index/serving/pooling.js';
-import { checkWeights, createEmbedder, weightsPath } from '../index/serving/embedder.js';
+import { splitMetaspaceWords } from '../index/serving/metaspace.js';
+import { checkWeights, createEmbedder, weightsPath, type Embedder } from '../index/serving/embedder.js';
 import { EMBEDDER_DTYPES, resolveModel, type EmbedderDtype } from '../index/serving/model-profiles.js';
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 
@@ -45,9 +49,12 @@ const { values } = parseArgs({
     // Internal: time the bare path once in this process and print passages/s (onnxruntime's addon cannot be loaded in
     // the main thread and in the service's embedding worker of one process, so the bare path runs in a child).
     'bare-once': { type: 'boolean', default: false },
+    'bare-serve': { type: 'boolean', default: false },
     passages: { type: 'string', default: '512' },
     batch: { type: 'string', default: '32' },
     ingest: { type: 'boolean', default: false },
+    // The bare path's tokenizer with svc's word split too (index/serving/metaspace.ts): inference alone compared.
+    'bare-split': { type: 'boolean', default: false },
   },
 });
 const modelDir = values['model-dir']!;
@@ -105,23 +112,21 @@ async function withPeakRss<T>(fn: () => Promise<T>): Promise<{ value: T; peakRss
 const rounds = Math.max(1, Number(values.rounds));
 const byLength = [...texts].sort((a, b) => a.length - b.length);
 
-async function ours(): Promise<() => Promise<number>> {
+/** The service's embedder on this model, warmed up. */
+async function ours(): Promise<Embedder> {
   const e = await createEmbedder({ modelDir, modelName: model, dtype, threads, batchSize: batch, maxTokens });
   if (!e) throw new Error('embedder failed to load');
   await e.embed(texts.slice(0, batch)); // warm-up
-  return async () => {
-    const t0 = performance.now();
-    await e.embed(texts); // sorts by length itself
-    return texts.length / ((performance.now() - t0) / 1000);
-  };
+  return e;
 }
 
-async function bare(): Promise<() => Promise<number>> {
+async function bareSession(): Promise<(part: string[]) => Promise<Float32Array[]>> {
   const ort = await import('onnxruntime-node');
   const { AutoTokenizer, env } = await import('@huggingface/transformers');
   env.allowRemoteModels = false;
   env.localModelPath = modelDir.endsWith('/') ? modelDir : `${modelDir}/`;
   const tokenizer = await AutoTokenizer.from_pretrained(model);
+  if (values['bare-split']) splitMetaspaceWords(tokenizer, join(modelDir, model, 'tokenizer.json'));
   const session = await ort.InferenceSession.create(weightsPath(modelDir, model, dtype), {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
@@ -143,11 +148,36 @@ async function bare(): Promise<() => Promise<number>> {
     return meanPoolNormalize(hidden.data as Float32Array, hidden.dims, enc.attention_mask.data as BigInt64Array);
   };
   await run(texts.slice(0, batch));
+  return run;
+}
+
+async function bare(): Promise<() => Promise<number>> {
+  const run = await bareSession();
   return async () => {
     const t0 = performance.now();
     for (let i = 0; i < byLength.length; i += batch) await run(byLength.slice(i, i + batch));
     return texts.length / ((performance.now() - t0) / 1000);
   };
+}
+
+/** The bare path as a function of a batch number (batches of `batch` texts in length order). */
+async function bareBatches(): Promise<(i: number) => Promise<unknown>> {
+  const run = await bareSession();
+  return (i) => run(byLength.slice(i * batch, (i + 1) * batch));
+}
+
+if (values['bare-serve']) {
+  // Internal: answers each stdin line (a batch number, or \`ready\` once the session is made) with its wall and CPU ms.
+  const { createInterface } = await import('node:readline');
+  const runBatch = await bareBatches();
+  for await (const line of createInterface({ input: process.stdin })) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    if (line !== 'ready') await runBatch(Number(line));
+    const cpu = process.cpuUsage(cpu0);
+    console.log(JSON.stringify({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 }));
+  }
+  process.exit(0);
 }
 
 if (values['bare-once']) {
@@ -161,12 +191,11 @@ if (values['bare-once']) {
 const { execFileSync } = await import('node:child_process');
 let bareRss = 0;
 let bareCores = 0;
-const bareInChild = (): number => {
+function bareArgs(): string[] {
   const args = [
     '--import',
     'tsx',
     fileURLToPath(import.meta.url),
-    '--bare-once',
     '--model-dir',
     modelDir,
     '--model',
@@ -183,7 +212,11 @@ const bareInChild = (): number => {
     String(batch),
   ];
   if (values.ingest) args.push('--ingest');
-  const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
+  if (values['bare-split']) args.push('--bare-split');
+  return args;
+}
+const bareInChild = (): number => {
+  const out = execFileSync(process.execPath, [...bareArgs(), '--bare-once'], { encoding: 'utf8' });
   const r = JSON.parse(out.trim().split('\n').pop()!) as { rate: number; peakRss: number; cores: number };
   bareRss = Math.max(bareRss, r.peakRss);
   bareCores = r.cores;
@@ -225,17 +258,59 @@ if (values.ingest) {
   );
   process.exit(0);
 }
-const runOurs = await ours();
-let a = 0;
-let b = 0;
+// Batch by batch, alternating which path goes first, so a load that comes and goes on a shared machine hits both paths
+// alike; the bare path is a child process that keeps its session and runs the batch it is told.
+const e = await ours();
+const { spawn } = await import('node:child_process');
+const { createInterface } = await import('node:readline');
+const child = spawn(process.execPath, [...bareArgs(), '--bare-serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+const ask = async (line: string): Promise<{ ms: number; cpuMs: number }> => {
+  child.stdin.write(`${line}\n`);
+  const next = await lines.next();
+  if (next.done) throw new Error('the bare child exited');
+  return JSON.parse(next.value) as { ms: number; cpuMs: number };
+};
+await ask('ready');
+const batches: string[][] = [];
+for (let i = 0; i < byLength.length; i += batch) batches.push(byLength.slice(i, i + batch));
+const sum = { svcMs: 0, svcCpu: 0, bareMs: 0, bareCpu: 0 };
+const perRound: string[] = [];
 for (let r = 0; r < rounds; r++) {
-  a = Math.max(a, await runOurs());
-  b = Math.max(b, bareInChild());
+  let svcMs = 0;
+  let bareMs = 0;
+  for (let i = 0; i < batches.length; i++) {
+    const runSvc = async () => {
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await e.embed(batches[i]!);
+      const cpu = process.cpuUsage(cpu0);
+      svcMs += performance.now() - t0;
+      sum.svcCpu += (cpu.user + cpu.system) / 1000;
+    };
+    const runBare = async () => {
+      const b = await ask(String(i));
+      bareMs += b.ms;
+      sum.bareCpu += b.cpuMs;
+    };
+    if ((r + i) % 2 === 0) await runSvc().then(runBare);
+    else await runBare().then(runSvc);
+  }
+  sum.svcMs += svcMs;
+  sum.bareMs += bareMs;
+  perRound.push(`${((bareMs / svcMs) * 100).toFixed(0)}%`);
 }
+child.stdin.end();
+await e.close();
+const total = texts.length * rounds;
+const rate = (ms: number) => total / (ms / 1000);
 console.log(
-  `\nmodel ${model} (${dtype}), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), ${profile.maxTokens}-token window, best of ${rounds} rounds\n`,
+  `\nmodel ${model} (${dtype}), ${texts.length} passages, batch ${batch}, ${threads} ONNX thread(s), ${profile.maxTokens}-token window, ${rounds} round(s), batches alternating\n`,
 );
-console.log('| path | passages/s | share of bare |');
-console.log('|---|---|---|');
-console.log(`| svc embedder (transformers.js, worker thread) | ${a.toFixed(1)} | ${((a / b) * 100).toFixed(0)}% |`);
-console.log(`| bare onnxruntime-node | ${b.toFixed(1)} | 100% |`);
+console.log('| path | passages/s | share of bare | CPU s per passage |');
+console.log('|---|---|---|---|');
+console.log(
+  `| svc embedder (transformers.js, worker thread) | ${rate(sum.svcMs).toFixed(2)} | ${((sum.bareMs / sum.svcMs) * 100).toFixed(0)}% (rounds: ${perRound.join(', ')}) | ${(sum.svcCpu / 1000 / total).toFixed(3)} |`,
+);
+console.log(`| bare onnxruntime-node | ${rate(sum.bareMs).toFixed(2)} | 100% | ${(sum.bareCpu / 1000 / total).toFixed(3)} |`);
+process.exit(0);

@@ -75,13 +75,15 @@ ${DATA_DIR}
   With a model on an index without its vectors, the new records are embedded, then the ones already there
   (svc reindex --vectors; SVC_REEMBED=manual: not). Off a terminal, a progress line every SVC_PROGRESS_MS.
   --name N              corpus name (default: from the file or folder name)
-  --embedder E          auto (the model of SVC_MODEL_DIR if present), none (BM25 only) or hashing
+  --embedder E          auto (the model SVC_MODEL names in SVC_MODEL_DIR, if present; unset: multilingual-e5-small,
+                        or the model of the index's vectors), none (BM25 only) or hashing
   --batch N             documents written per batch (default 256)
 ${DATA_DIR}`,
   reindex: `usage: svc reindex --vectors [--embedder auto|model|hashing] [--batch N] [--shards LIST] [--data-dir D]
-  Gives every passage a vector of the configured model (SVC_MODEL_DIR, SVC_MODEL) when the index was built without
-  vectors or with another model; the vector arm serves once all have one. The index's writer (svc serve, svc ingest,
-  svc crawl) does the same by itself unless SVC_REEMBED=manual; run this while no other process writes the index.
+  Gives every passage a vector of the configured model (SVC_MODEL_DIR, SVC_MODEL; unset: multilingual-e5-small, or the
+  model of the index's vectors) when the index was built without vectors or with another model; the vector arm serves
+  once all have one. The index's writer (svc serve, svc ingest, svc crawl) does the same by itself unless
+  SVC_REEMBED=manual; run this while no other process writes the index.
   Progress: a line every SVC_PROGRESS_MS (default 5000) when stdout is not a terminal. Ctrl-C or SIGTERM stops after
   the batch in hand (what is done is kept, the next run resumes; exit 130).
   --embedder E          auto or model (the model of SVC_MODEL_DIR), or hashing (the deterministic stand-in)

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { loadConfig, type Config } from '../config.js';
 import { createEmbedder, createHashingEmbedder, type Embedder } from '../index/serving/embedder.js';
+import { chooseModel } from '../main.js';
 import { indexLocation } from '../index/engines/lance/location.js';
 import { openIndex, type ServedIndex } from '../index/shards/sharded-index.js';
 import { vectorsUnusedWarning } from '../index/retrieval/warnings.js';
@@ -154,11 +155,14 @@ export async function pickEmbedder(kind: string, config: Config, io: CliIo): Pro
     io.stderr.write('embedder: no model directory configured (SVC_MODEL_DIR): BM25 only\n');
     return null;
   }
+  // An unset SVC_MODEL keeps the model of the index's vectors (main.ts chooseModel), as `svc serve` does.
+  const model = await chooseModel({ ...config, modelDir: config.modelDir });
+  if (model.notice) io.stderr.write(`embedder: ${model.notice}\n`);
   const e = await createEmbedder({
     modelDir: config.modelDir,
-    modelName: config.modelName,
+    modelName: model.name,
     threads: config.embedThreads,
-    dtype: config.embedDtype,
+    ...(model.dtype ? { dtype: model.dtype } : {}),
   });
   if (!e) {
     if (kind === 'model') throw new UsageError('embedding model weights are not available');

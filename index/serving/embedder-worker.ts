@@ -8,9 +8,11 @@
  * in `[SEP]`; so do we (`maxTokens`, each model's own: model-profiles.ts), which keeps long passages within 1e-3 of the reference embedding
  * (shared/data/models/PROVENANCE.md: cosine 0.781 with the pipeline's default on a 756-token text).
  */
+import { join } from 'node:path';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { AutoModel, AutoTokenizer, env, type Tensor } from '@huggingface/transformers';
 import type { EmbedderDtype } from './model-profiles.js';
+import { splitMetaspaceWords } from './metaspace.js';
 import { meanPoolNormalize } from './pooling.js';
 
 interface Load {
@@ -39,11 +41,13 @@ env.useFSCache = false;
 env.useBrowserCache = false;
 
 type Embed = (texts: string[]) => Promise<Float32Array[]>;
+
 const models = new Map<number, { embed: Embed; dispose: () => Promise<unknown> }>();
 
 async function load(m: Load): Promise<number> {
   env.localModelPath = m.modelDir.endsWith('/') ? m.modelDir : `${m.modelDir}/`;
   const tokenizer = await AutoTokenizer.from_pretrained(m.modelName);
+  splitMetaspaceWords(tokenizer, join(m.modelDir, m.modelName, 'tokenizer.json'));
   const model = await AutoModel.from_pretrained(m.modelName, {
     dtype: m.dtype,
     device: 'cpu',

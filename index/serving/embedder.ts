@@ -59,7 +59,7 @@ export const EMBED_PIPELINE_DEPTH = 2;
 export interface EmbedderOptions {
   /** Folder holding model folders in transformers.js layout (e.g. `<modelDir>/all-MiniLM-L6-v2/onnx/...`). */
   readonly modelDir: string;
-  /** Model folder name; it must have a profile in model-profiles.ts. @default "all-MiniLM-L6-v2" */
+  /** Model folder name; it must have a profile in model-profiles.ts. @default "multilingual-e5-small" (DEFAULT_MODEL) */
   readonly modelName?: string;
   /** ONNX intra-op threads. @default the machine's cores */
   readonly threads?: number;

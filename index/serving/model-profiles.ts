@@ -38,8 +38,8 @@ export interface ModelProfile {
   readonly minSimilarity: number;
 }
 
-/** The default model when `SVC_MODEL` is unset. */
-export const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+/** The model an unset `SVC_MODEL` means (an index's older model is kept: main.ts chooseModel); docs/api-search.md "Which model" says why. */
+export const DEFAULT_MODEL = 'multilingual-e5-small';
 
 /** Every model svc can load, by folder name. */
 export const MODEL_PROFILES: Readonly<Record<string, ModelProfile>> = {

@@ -13,7 +13,7 @@ import { urlHash32, type PageInput, type PageSink } from '../../page-model.js';
 import type { MatchColumn } from '../engines/lance/columns.js';
 import type { HostIdSource } from '../engines/lance/host-ids.js';
 import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
-import { recordShardCount, shardLocation, storedHosts, storedShardCount } from '../engines/lance/shard-layout.js';
+import { recordShardCount, shardLocation, storedHosts, storedShardCount, storedVectorModel } from '../engines/lance/shard-layout.js';
 import {
   PassageIndex,
   type ImageHit,
@@ -140,6 +140,16 @@ export interface OpenIndexOptions extends OpenOptions {
 /** The shard count the index at `location` has (its stored count), or will have when created with `configured`. */
 export async function indexShardCount(location: IndexLocation, configured: number | undefined): Promise<number> {
   return (await storedShardCount(location)) ?? configured ?? 1;
+}
+
+/**
+ * The model the index's vectors came from (`<folder>/<dtype>`; a sharded index's first shard speaks for all, as every
+ * shard is embedded by the one writer), or null when it has none yet. Read before the embedder is chosen.
+ */
+export async function indexVectorModel(location: IndexLocation): Promise<string | null> {
+  const shards = await storedShardCount(location);
+  if (shards === null) return null;
+  return storedVectorModel(shards > 1 ? shardLocation(location, 0, shards) : location);
 }
 
 /**

@@ -12,6 +12,7 @@ import { createEmbedder, weightsPath } from '../../index/serving/embedder.js';
 import {
   availableModels,
   DEFAULT_MIN_SIMILARITY,
+  DEFAULT_MODEL,
   MODEL_PROFILES,
   minSimilarityFor,
   profileFor,
@@ -21,7 +22,8 @@ import {
 const SHARED_MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
 
 t.test('SVC_MODEL selects the model; SVC_MODEL_NAME, its earlier name, still works', async (t) => {
-  t.equal(loadConfig({ env: {} }).modelName, 'all-MiniLM-L6-v2', 'default');
+  t.equal(loadConfig({ env: {} }).modelName, undefined, "unset: multilingual-e5-small or the index's model (main.ts chooseModel)");
+  t.equal(DEFAULT_MODEL, 'multilingual-e5-small');
   t.equal(loadConfig({ env: { SVC_MODEL: 'multilingual-e5-small' } }).modelName, 'multilingual-e5-small');
   t.equal(loadConfig({ env: { SVC_MODEL_NAME: 'multilingual-e5-small' } }).modelName, 'multilingual-e5-small');
   t.equal(loadConfig({ env: { SVC_MODEL: 'multilingual-e5-small', SVC_MODEL_NAME: 'x' } }).modelName, 'multilingual-e5-small');

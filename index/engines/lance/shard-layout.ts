@@ -50,6 +50,19 @@ export function storedShardCount(location: IndexLocation): Promise<number | null
   });
 }
 
+/**
+ * The model the vectors stored at `location` (one dataset) came from, `<folder>/<dtype>`, or the one a re-embedding
+ * in progress is giving them; null when the dataset has no vectors of any model yet (or nothing is there).
+ */
+export function storedVectorModel(location: IndexLocation): Promise<string | null> {
+  return withConnection(location, async (db) => {
+    const names = new Set(await db.tableNames());
+    if (!names.has('passages')) return null;
+    const meta = await readIndexMeta<{ vectorModelId?: string | null; reembed?: { modelId?: string } }>(db, location, names);
+    return meta?.vectorModelId ?? meta?.reembed?.modelId ?? null;
+  });
+}
+
 /** Records the shard count of a new sharded index at its root (written once, before any shard's tables). */
 export function recordShardCount(location: IndexLocation, shards: number): Promise<void> {
   return withConnection(location, (db) => writeIndexMeta(db, location, { shards } satisfies ShardMeta));
