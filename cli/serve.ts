@@ -3,7 +3,9 @@ import { loadConfig } from '../config.js';
 import { isSvcError } from '../errors.js';
 import { createServices, listen, ROLES, type Listening, type Role, type Services } from '../main.js';
 import { redactDatabaseUrl } from '../state/repos/open.js';
+import { ShardListError } from '../index/shards/searcher-shards.js';
 import type { CliIo } from './io.js';
+import { parseShardList } from './shard-list.js';
 import { onStopSignals } from './stop-signals.js';
 
 /** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
@@ -19,6 +21,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       resolve: { type: 'string', multiple: true },
       role: { type: 'string' },
       'lease-ms': { type: 'string' },
+      shards: { type: 'string' },
     },
   });
   const config = loadConfig({
@@ -41,6 +44,15 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 100)) {
     io.stderr.write(`svc serve: --lease-ms must be an integer ≥ 100 (got ${JSON.stringify(values['lease-ms'])})\n`);
     return 2;
+  }
+  let shards: number[] | undefined;
+  if (values.shards !== undefined && role === 'searcher') {
+    try {
+      shards = parseShardList(values.shards);
+    } catch (err) {
+      io.stderr.write(`svc serve: ${(err as Error).message}\n`);
+      return 2;
+    }
   }
   // Listen first: /healthz answers from the first second and /readyz says what the start waits for (a database,
   // the model, an indexer's tables), while the stores open; the app takes over the same socket once they are.
@@ -71,6 +83,9 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     services = await createServices(config, {
       role: role as Role,
       ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}),
+      ...(shards ? { shards } : {}),
+      // A searcher registers the address it listens at unless SVC_SEARCHER_URL names the one others reach it by.
+      advertiseUrl: listening.url,
       onStage: (s) => (stage = s),
     });
   } catch (err) {
@@ -82,6 +97,10 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
         `svc serve: the state database ${redactDatabaseUrl(config.databaseUrl)} (SVC_DATABASE_URL) is unreachable; start it or fix the URL, then start svc again\n`,
       );
       return 1;
+    }
+    if (err instanceof ShardListError) {
+      io.stderr.write(`svc serve: ${err.message}\n`);
+      return 2;
     }
     throw err;
   }

@@ -13,6 +13,7 @@ import { PgKeys } from './postgres/keys.js';
 import { PgOutbox } from './postgres/outbox.js';
 import { PgPoliteness } from './postgres/politeness.js';
 import { PgRobots } from './postgres/robots.js';
+import { PgSearchers } from './postgres/searchers.js';
 import { PgRequests } from './postgres/requests.js';
 import { PgUsage } from './postgres/usage.js';
 import { PgWebmaster } from './postgres/webmaster.js';
@@ -50,6 +51,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       webmaster: new PgWebmaster(db),
       propertyState: pgPropertyState(db),
       outbox: new PgOutbox(db),
+      searchers: new PgSearchers(db),
       applied,
       ping: async () => {
         await db.query('SELECT 1');

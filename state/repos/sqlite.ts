@@ -16,6 +16,7 @@ import { sqliteHostFacts } from './sqlite/host-facts.js';
 import { SqliteHostIds } from './sqlite/host-ids.js';
 import { SqliteKeys } from './sqlite/keys.js';
 import { SqliteOutbox } from './sqlite/outbox.js';
+import { SqliteSearchers } from './sqlite/searchers.js';
 import { SqlitePoliteness } from './sqlite/politeness.js';
 import { SqliteRobots } from './sqlite/robots.js';
 import { SqliteRequests } from './sqlite/requests.js';
@@ -77,6 +78,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     webmaster: new SqliteWebmaster(db),
     propertyState: sqlitePropertyState(db),
     outbox: new SqliteOutbox(db),
+    searchers: new SqliteSearchers(db),
     applied: opts.applied ?? [],
     ping: async () => {
       db.prepare('SELECT 1').get();

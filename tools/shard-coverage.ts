@@ -1,0 +1,33 @@
+/**
+ * What svc_search and svc_context say of a sharded index's answer: how many shards it covers, and `partial_results`
+ * when some were left out (no live searcher, or past SVC_SHARD_DEADLINE_MS; index/shards/shard-coverage.ts). One
+ * definition for both tools, so MCP, REST and OpenAPI carry the same shape.
+ */
+import { z } from 'zod';
+import { ShardedIndex, type ServedIndex } from '../index/shards/sharded-index.js';
+import { makeWarning, type Warning } from '../index/retrieval/warnings.js';
+
+export const shardsCoveredSchema = z
+  .object({
+    answered: z.number().int().describe('Shards that answered.'),
+    total: z.number().int().describe('Shards of the index.'),
+  })
+  .describe('Sharded index only: shards this answer covers; fewer than total comes with partial_results.');
+
+/** `fn` (one query) over `index`, and the shards it covered (null: an index of one shard). */
+export async function runCovered<T>(
+  index: ServedIndex,
+  fn: () => Promise<T>,
+): Promise<{ value: T; shards: { answered: number; total: number } | null; warning: Warning | null }> {
+  if (!(index instanceof ShardedIndex)) return { value: await fn(), shards: null, warning: null };
+  const { value, coverage } = await index.covered(fn);
+  const shards = { answered: coverage.answered, total: coverage.total };
+  const warning =
+    coverage.answered < coverage.total
+      ? makeWarning(
+          'partial_results',
+          `${coverage.total - coverage.answered} of ${coverage.total} index shards did not answer in time: results come from the other ${coverage.answered} and may miss pages; retry for complete results.`,
+        )
+      : null;
+  return { value, shards, warning };
+}
