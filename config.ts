@@ -218,8 +218,9 @@ export const configSchema = z.object({
   /** A registry entry older than this (ms) is a dead searcher: no query is sent to it. @default 10000 */
   searcherTtlMs: int(200, 3_600_000).default(10_000),
   /**
-   * Per-shard deadline of a query (ms) on an `api` replica that asks searchers: a shard that has not answered all of
-   * the query's calls by then is left out, and the answer carries `partial_results`. @default 2000
+   * Per-shard deadline of a query (ms) on an `api` replica that asks searchers: the time a shard's calls of one query
+   * may take in all; past it (or with no live searcher) the shard is left out and the answer carries `partial_results`.
+   * @default 2000
    */
   shardDeadlineMs: int(10, 600_000).default(2000),
   /**

@@ -15,11 +15,16 @@ export interface ShardCoverage {
   readonly missing: readonly number[];
 }
 
-/** One query's record: when it started, its per-shard budget, and the shards left out so far. */
+/**
+ * One query's record: its per-shard budget, the time each shard has taken so far, and the shards left out. The budget
+ * is each shard's own time waited on (its calls summed), not time since the query began: the query's steps wait for
+ * every shard, so a clock shared by all would let one slow shard spend the others' budget too.
+ */
 export interface CoverageScope {
-  readonly startedAt: number;
-  /** Per-shard deadline from `startedAt` (ms); Infinity: none. */
+  /** Time a shard may take over all of the query's calls (ms); Infinity: none. */
   readonly deadlineMs: number;
+  /** Time each shard's calls have taken so far (ms). */
+  readonly spent: Map<number, number>;
   readonly missing: Set<number>;
 }
 
@@ -39,7 +44,7 @@ export async function withShardCoverage<T>(
   deadlineMs: number,
   fn: () => Promise<T>,
 ): Promise<{ value: T; coverage: ShardCoverage }> {
-  const scope: CoverageScope = { startedAt: performance.now(), deadlineMs, missing: new Set() };
+  const scope: CoverageScope = { deadlineMs, spent: new Map(), missing: new Set() };
   const value = await scopes.run(scope, fn);
   const missing = [...scope.missing].sort((a, b) => a - b);
   return { value, coverage: { answered: total - missing.length, total, missing } };

@@ -251,11 +251,12 @@ export class ShardedIndex implements CandidateSource, PageSink {
     const scope = s.remote ? currentCoverageScope() : undefined;
     if (!scope) return ask(s);
     if (scope.missing.has(i)) return fallback;
-    const left = scope.deadlineMs - (performance.now() - scope.startedAt);
+    const left = scope.deadlineMs - (scope.spent.get(i) ?? 0);
     if (left <= 0) {
       scope.missing.add(i);
       return fallback;
     }
+    const started = performance.now();
     const answer = ask(s);
     answer.catch(() => undefined); // may settle after the deadline, unread
     let timer: NodeJS.Timeout | undefined;
@@ -271,6 +272,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
       return fallback;
     } finally {
       clearTimeout(timer);
+      scope.spent.set(i, (scope.spent.get(i) ?? 0) + performance.now() - started);
     }
   }
 
