@@ -210,7 +210,7 @@ export const searchTool = defineTool({
   description:
     "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), each with url, title, a " +
     'query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token budget use ' +
-    'svc_context. Empty means only that the index has nothing matching.',
+    'svc_context. Empty means the index has nothing matching.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },

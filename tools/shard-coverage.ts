@@ -9,17 +9,18 @@ import { makeWarning, type Warning } from '../index/retrieval/warnings.js';
 
 export const shardsCoveredSchema = z
   .object({
-    answered: z.number().int().describe('Shards that answered.'),
-    total: z.number().int().describe('Shards of the index.'),
+    answered: z.number().int().describe('Shards answering.'),
+    total: z.number().int().describe('All shards.'),
   })
-  .describe('Sharded index only: shards this answer covers; fewer than total comes with partial_results.');
+  .describe('Fleet only: index shards covered.');
 
-/** `fn` (one query) over `index`, and the shards it covered (null: an index of one shard). */
+/** `fn` (one query) over `index`, and the shards it covered (null: not an index read over searchers). */
 export async function runCovered<T>(
   index: ServedIndex,
   fn: () => Promise<T>,
 ): Promise<{ value: T; shards: { answered: number; total: number } | null; warning: Warning | null }> {
-  if (!(index instanceof ShardedIndex)) return { value: await fn(), shards: null, warning: null };
+  // Shards in this process always all answer: only an index read over searchers reports its coverage.
+  if (!(index instanceof ShardedIndex) || !index.remote) return { value: await fn(), shards: null, warning: null };
   const { value, coverage } = await index.covered(fn);
   const shards = { answered: coverage.answered, total: coverage.total };
   const warning =

@@ -1,5 +1,5 @@
 /**
- * Which shards answered a query (issue 43, item 5): a query run in `withShardCoverage` records each shard that failed
+ * Which shards answered a query: a query run in `withShardCoverage` records each shard that failed
  * or ran past its deadline; the sharded index leaves such a shard out for the rest of that query (its statistics,
  * candidates and rows alike, so the answer is the other shards' index, consistent in itself), and the tool reports
  * `partial_results` with `coverage.shards`. Carried in async context rather than through retrieval's arguments:
