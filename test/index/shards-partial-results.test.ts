@@ -36,7 +36,7 @@ t.test('a missing, dead or late shard is left out: the others answer as an index
   const [s0, s1, s2] = local.shards;
   const shardOfRef = new Map(pages.map((p) => [p.pageRef, shardOf(p.url, 3)]));
 
-  let a: ShardServer = await startShardServer(
+  const a: ShardServer = await startShardServer(
     new Map([
       [0, s0!],
       [1, s1!],
