@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export type ServeRole = 'api' | 'crawler' | 'indexer';
+export type ServeRole = 'api' | 'crawler' | 'indexer' | 'searcher';
 
 export interface ServeProcess {
   readonly role: ServeRole;
@@ -33,6 +33,8 @@ export interface ServeRoleOptions {
   readonly env: Readonly<Record<string, string>>;
   /** How long to wait for the "listening on" line. @default 50000 */
   readonly listenTimeoutMs?: number;
+  /** More arguments of `svc serve` (e.g. `--shards 0,1`). */
+  readonly args?: readonly string[];
 }
 
 export function serveRole(o: ServeRoleOptions): ServeProcess {
@@ -43,7 +45,21 @@ export function serveRole(o: ServeRoleOptions): ServeProcess {
   Object.assign(env, o.env);
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'cli/run.ts', 'serve', '--role', o.role, '--data-dir', o.dataDir, '--port', '0', '--lease-ms', String(o.leaseMs)],
+    [
+      '--import',
+      'tsx',
+      'cli/run.ts',
+      'serve',
+      '--role',
+      o.role,
+      '--data-dir',
+      o.dataDir,
+      '--port',
+      '0',
+      '--lease-ms',
+      String(o.leaseMs),
+      ...(o.args ?? []),
+    ],
     { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const p: ServeProcess = {
