@@ -168,15 +168,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
     // A sharded index is searched on this thread: a search thread reads one dataset.
+    const mayAskSearchers = role === 'api' && config.shardSource !== 'local';
     if (
-      (searchThreads > 0 || role === 'searcher' || role === 'api') &&
+      (searchThreads > 0 || role === 'searcher' || mayAskSearchers) &&
       (shardCount = await indexShardCount(location, config.indexShards)) > 1
     )
       searchThreads = 0;
     const overSearchers =
-      role === 'api' &&
+      mayAskSearchers &&
       shardCount > 1 &&
-      config.shardSource !== 'local' &&
       (config.shardSource === 'searchers' || (await repos.searchers.live(config.searcherTtlMs)).length > 0);
     if (overSearchers && !config.fleetSecret)
       throw new Error('an api replica that asks searchers needs SVC_FLEET_SECRET (the secret the searchers were started with)');

@@ -137,6 +137,11 @@ export class RemoteShard {
     o.directory.onRefresh(() => this.refreshStatus());
   }
 
+  /** Whether a searcher has given the shard's status yet. */
+  get answered(): boolean {
+    return this.#status !== null;
+  }
+
   /** The last status a searcher gave (null: none yet). */
   get status(): ShardStatus | null {
     return this.#status;

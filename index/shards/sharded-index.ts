@@ -68,6 +68,8 @@ export interface ShardSource extends CandidateSource {
    * answer partial), not that the query failed.
    */
   readonly remote?: boolean;
+  /** A remote shard: whether a searcher has told its status yet (until then its embedder is unknown, not absent). */
+  readonly answered?: boolean;
   /** Why the shard's vectors do not serve the configured embedder (null: they do, or there is none). */
   readonly vectorsUnused: VectorsUnused | null;
   /** Fetches what `hostIdsUnder`, `hasLang` and `titleCorpus` then answer for one query (a remote shard). */
@@ -343,8 +345,10 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   get embedder(): Embedder | null {
     // Every shard is opened with the same embedder and checks it against its own vectors: the arm serves only when all can.
-    const first = this.#sources[0]!.embedder;
-    return this.#sources.every((s) => s.embedder === first) ? first : null;
+    // A remote shard no searcher has described yet is not counted (a shard down at start must not turn the arm off).
+    const told = this.#sources.filter((s) => s.answered !== false);
+    const first = told[0]?.embedder ?? null;
+    return told.every((s) => s.embedder === first) ? first : null;
   }
 
   get vectorsUnused(): VectorsUnused | null {
