@@ -48,7 +48,11 @@ t.test('an api replica over two searchers answers as the writer; partial without
     const url = `https://${host}/page-${i}`;
     const ref = await writer.services.deps.repos.documents.allocate(url, host);
     pages.push(
-      makePage(ref, host, [TEXTS[i % TEXTS.length]!, `${TEXTS[(i + 1) % TEXTS.length]} Section ${i}.`], { url, title: `Page ${i}` }),
+      makePage(ref, host, [TEXTS[i % TEXTS.length]!, `${TEXTS[(i + 1) % TEXTS.length]} Section ${i}.`], {
+        url,
+        title: `Page ${i}`,
+        ...(i === 3 || i === 6 ? { contentHash: 'hash-copy' } : {}),
+      }),
     );
   }
   await writer.services.deps.index.upsertPages(pages);
@@ -88,6 +92,14 @@ t.test('an api replica over two searchers answers as the writer; partial without
   const page = await api(replica, `/api/v1/passages?page_ref=${pages[5]!.pageRef}`);
   t.equal(page.status, 200, 'svc_page reads the page from the shard that holds it');
   t.equal((page.body as { url?: string; page?: { url: string } }).page?.url ?? (page.body as { url?: string }).url, pages[5]!.url);
+
+  t.equal(await writer.services.deps.index.nearCopyCount('www.canada.ca'), 1, 'pages 3 and 6: one near-copy');
+  for (const host of HOSTS)
+    t.equal(
+      await replica.services.deps.index.nearCopyCount(host),
+      await writer.services.deps.index.nearCopyCount(host),
+      `svc_site's near-copy count of ${host} over the searchers`,
+    );
 
   // The internal route: the secret opens it, an API key never; the secret is no API key.
   const internal = (s: TestService, auth: string) =>
@@ -143,4 +155,14 @@ t.test('without SVC_FLEET_SECRET a searcher has no internal route at all', async
   });
   t.equal(res.status, 404);
   t.match(await api(s, '/readyz'), { status: 200, body: { checks: { shards_served: '0,1 of 2', role: 'searcher' } } });
+});
+
+t.test('a searcher refuses --shards outside the index', async (t) => {
+  const indexUri = t.testdir();
+  const writer = await start(t, { indexShards: 2, indexUri });
+  await writer.services.deps.index.upsertPages([makePage(1, 'www.canada.ca', ['passport fees'])]);
+  await t.rejects(startTestService({ embedder: null, config: { indexUri }, role: 'searcher', shards: [1, 2] }), {
+    name: 'ShardListError',
+    message: /--shards 2: the index has 2 shards \(0-1\)/,
+  });
 });
