@@ -255,9 +255,8 @@ export class RemoteShard {
     return this.#call('scoredImages', { text, limit });
   }
 
-  async stats(): Promise<IndexStats> {
-    await this.refreshStatus();
-    return this.#status!.stats;
+  stats(): Promise<IndexStats> {
+    return this.#call('stats', {});
   }
 
   async version(): Promise<number> {
@@ -279,8 +278,13 @@ export class RemoteShard {
           body,
           signal: AbortSignal.timeout(this.#o.timeoutMs),
         });
+        const max = this.#o.maxAnswerBytes ?? 64 * 2 ** 20;
+        if (Number(res.headers.get('content-length') ?? 0) > max) {
+          await res.body?.cancel();
+          throw new Error('answer too large');
+        }
         const text = await res.text();
-        if (text.length > (this.#o.maxAnswerBytes ?? 64 * 2 ** 20)) throw new Error('answer too large');
+        if (text.length > max) throw new Error('answer too large');
         if (!res.ok) throw new Error(`status ${res.status}`);
         return decodeWire(text) as T;
       } catch (err) {

@@ -52,13 +52,15 @@ export function fleetSecretMatches(given: string, secret: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** What a searcher tells about a shard: what the `api` replica needs synchronously between queries. */
+/**
+ * What a searcher tells about a shard: what the `api` replica needs synchronously between queries. Cheap (asked every
+ * heartbeat): the shard's counts are a call of their own (`stats`).
+ */
 export interface ShardStatus {
   readonly version: number;
   /** The model of the embedder whose vectors the shard serves (null: its vector arm does not serve). */
   readonly embedderModel: string | null;
   readonly vectorsUnused: { stored: string | null; configured: string; reembedding?: boolean } | null;
-  readonly stats: Awaited<ReturnType<PassageIndex['stats']>>;
 }
 
 /** What a query's filters and title boost need of a shard before retrieval runs (answered in one call). */
@@ -126,10 +128,11 @@ export async function answerShardCall(shard: PassageIndex, call: string, argsIn:
         version: await shard.version(),
         embedderModel: shard.embedder?.modelId ?? null,
         vectorsUnused: vu ? { ...vu } : null,
-        stats: await shard.stats(),
       };
       return status;
     }
+    case 'stats':
+      return shard.stats();
     case 'lookup': {
       const domains = strs(a.domains, 'domains');
       const titleTerms = strs(a.titleTerms, 'titleTerms');

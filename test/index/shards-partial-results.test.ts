@@ -134,7 +134,9 @@ t.test('the shard route answers only the fleet secret, bounds its bodies and ref
   t.equal((await post('0/status', 'Bearer test-fleet-secret-012345678')).status, 401, 'a near miss');
   const ok = await post('0/status', 'Bearer test-fleet-secret-0123456789');
   t.equal(ok.status, 200);
-  t.match(await ok.json(), { version: Number, stats: { pages: Number } });
+  t.match(await ok.json(), { version: Number, embedderModel: null, vectorsUnused: null });
+  const stats = await post('0/stats', 'Bearer test-fleet-secret-0123456789');
+  t.match(await stats.json(), { pages: shardOf('https://a.example/page-1', 2) === 0 ? 1 : 0 });
   t.equal((await post('1/status', 'Bearer test-fleet-secret-0123456789')).status, 404, 'a shard it does not serve');
   t.equal((await post('0/dropTable', 'Bearer test-fleet-secret-0123456789')).status, 400, 'an unknown call');
   t.equal((await post('0/corpusStats', 'Bearer test-fleet-secret-0123456789', '{"terms": 3}')).status, 400, 'malformed arguments');
