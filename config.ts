@@ -213,6 +213,28 @@ export const configSchema = z.object({
    * requests leave (index/serving/thread-priority.ts). Linux only; 0 leaves them at the process's own priority. @default 10
    */
   indexThreadNice: int(0, 19).default(10),
+  /**
+   * Shared secret of a fleet's internal routes (a searcher's shard route, index/shards/shard-wire.ts): sent by the
+   * `api` replicas, compared in constant time. Unset: the internal route does not exist (404). Never logged.
+   */
+  fleetSecret: z.string().min(16).optional(),
+  /** The address other processes reach this searcher at (`http://host:port`), registered with its shards. */
+  searcherUrl: z.string().url().optional(),
+  /** How often a searcher renews its registry entry (ms). @default 2000 */
+  searcherHeartbeatMs: int(100, 600_000).default(2000),
+  /** A registry entry older than this (ms) is a dead searcher: no query is sent to it. @default 10000 */
+  searcherTtlMs: int(200, 3_600_000).default(10_000),
+  /**
+   * Per-shard deadline of a query (ms) on an `api` replica that asks searchers: the time a shard's calls of one query
+   * may take in all; past it (or with no live searcher) the shard is left out and the answer carries `partial_results`.
+   * @default 2000
+   */
+  shardDeadlineMs: int(10, 600_000).default(2000),
+  /**
+   * Where an `api` replica reads a sharded index: `local` opens every shard itself; `searchers` asks the registered
+   * searcher processes; `auto` asks them when any is registered at start. @default auto
+   */
+  shardSource: z.enum(['auto', 'local', 'searchers']).default('auto'),
 });
 
 /** The parsed configuration; `crawlerInfoUrl` is always resolved (see loadConfig). */
@@ -274,6 +296,12 @@ export const envBindings = {
   snippetMb: 'SVC_SNIPPET_MB',
   searchThreads: 'SVC_SEARCH_THREADS',
   indexThreadNice: 'SVC_INDEX_THREAD_NICE',
+  fleetSecret: 'SVC_FLEET_SECRET',
+  searcherUrl: 'SVC_SEARCHER_URL',
+  searcherHeartbeatMs: 'SVC_SEARCHER_HEARTBEAT_MS',
+  searcherTtlMs: 'SVC_SEARCHER_TTL_MS',
+  shardDeadlineMs: 'SVC_SHARD_DEADLINE_MS',
+  shardSource: 'SVC_SHARD_SOURCE',
 } as const satisfies Record<keyof Config, string>;
 
 /**
@@ -295,6 +323,7 @@ export const SECRET_KEYS = [
   's3AccessKeyId',
   's3SecretAccessKey',
   's3SessionToken',
+  'fleetSecret',
 ] as const satisfies readonly (keyof Config)[];
 
 /** Raised when configuration does not parse; the message names the variable or flag. */

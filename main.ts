@@ -16,7 +16,17 @@ import { createResolver, type LookupFn } from './crawler/resolver.js';
 import { createEmbedder, type Embedder } from './index/serving/embedder.js';
 import { DEFAULT_MODEL, EMBEDDER_DTYPES, WEIGHTS_FILE, profileFor, type EmbedderDtype } from './index/serving/model-profiles.js';
 import { PassageIndex, type ReembedProgress } from './index/engines/lance/store.js';
-import { indexShardCount, indexVectorModel, openIndex, type ServedIndex } from './index/shards/sharded-index.js';
+import {
+  indexShardCount,
+  indexVectorModel,
+  openIndex,
+  ShardedIndex,
+  type ServedIndex,
+  type ShardSource,
+} from './index/shards/sharded-index.js';
+import { RemoteShard, SearcherDirectory } from './index/shards/remote-shard.js';
+import { mountShardRoute } from './index/shards/searcher-route.js';
+import { openSearcherShards, ShardListError } from './index/shards/searcher-shards.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
 import { IndexThreadPriority } from './index/serving/thread-priority.js';
@@ -35,6 +45,7 @@ import { mountWebPages } from './web/pages.js';
 import { OutboxDrainer, OutboxSink } from './crawler/outbox.js';
 import { ShardFence } from './crawler/shard-fence.js';
 import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 
 export const VERSION = '0.1.0';
 
@@ -76,10 +87,13 @@ export interface ServiceOptions {
   /** Told each step of the start before it is taken (`svc serve` reports it on /readyz while starting). */
   readonly onStage?: (stage: StartupStage) => void;
   /**
-   * The index shards an `indexer` writes (`svc serve --role indexer --shards 0-3`), taken with a fenced lease
-   * (crawler/shard-fence.ts): the start fails with `ShardOwnedError` when another indexer holds one. @default every shard
+   * The index shards this process takes: those an `indexer` writes (`svc serve --role indexer --shards 0-3`), taken
+   * with a fenced lease (crawler/shard-fence.ts: the start fails with `ShardOwnedError` when another indexer holds
+   * one), or those a `searcher` serves. @default every shard
    */
   readonly shards?: readonly number[];
+  /** The address a searcher registers (SVC_SEARCHER_URL wins; `svc serve` passes the address it listens at). */
+  readonly advertiseUrl?: string;
 }
 
 /** The steps of {@link createServices} that can take long: a database to reach, a model to load, tables to wait for. */
@@ -87,9 +101,10 @@ export type StartupStage = 'state database' | 'embedding model' | 'index tables'
 
 /**
  * Roles of a fleet: `all` is the one-process default (crawler writes the index directly); `api` only serves;
- * `crawler` fetches and extracts into the outbox; `indexer` is the index's only writer and drains the outbox.
+ * `crawler` fetches and extracts into the outbox; `indexer` is the index's only writer and drains the outbox;
+ * `searcher` serves some shards of a sharded index to the `api` replicas over an internal route (docs/deploy.md).
  */
-export const ROLES = ['all', 'api', 'crawler', 'indexer'] as const;
+export const ROLES = ['all', 'api', 'crawler', 'indexer', 'searcher'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Search threads when SVC_SEARCH_THREADS is unset: one per core, at most 4, on a machine with 2 or more cores. */
@@ -205,7 +220,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let index: ServedIndex;
   let pool: SearchPool | null = null;
   let fence: ShardFence | null = null;
+  // A searcher's own shards (by shard number), served on its internal route; an api replica's view of the searchers.
+  let served: Map<number, PassageIndex> | null = null;
   let shardCount = 1;
+  let directory: SearcherDirectory | null = null;
   try {
     opts.onStage?.('embedding model');
     if (opts.embedder === undefined && config.modelDir) {
@@ -220,15 +238,26 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     // tells them the version this thread serves, and they re-read the location when they trail it (catchUp).
     const readerLocation = { ...location, readConsistencyS: location.readConsistencyS ?? 1 };
     const followHostsMs = Math.max(1000, (location.readConsistencyS ?? 1) * 1000);
-    // A sharded index is searched on this thread: a search thread reads one dataset (searcher processes: to come).
-    if (searchThreads > 0 && (await indexShardCount(location, config.indexShards)) > 1) searchThreads = 0;
+    // A sharded index is searched on this thread: a search thread reads one dataset.
+    const mayAskSearchers = role === 'api' && config.shardSource !== 'local';
+    if (
+      (searchThreads > 0 || role === 'searcher' || mayAskSearchers) &&
+      (shardCount = await indexShardCount(location, config.indexShards)) > 1
+    )
+      searchThreads = 0;
+    const overSearchers =
+      mayAskSearchers &&
+      shardCount > 1 &&
+      (config.shardSource === 'searchers' || (await repos.searchers.live(config.searcherTtlMs)).length > 0);
+    if (overSearchers && !config.fleetSecret)
+      throw new Error('an api replica that asks searchers needs SVC_FLEET_SECRET (the secret the searchers were started with)');
     // The indexer takes its shards (all or none) before it opens anything: one writer per shard.
     if (role === 'indexer') {
       shardCount = await indexShardCount(location, config.indexShards);
       const mine = opts.shards ?? Array.from({ length: shardCount }, (_, i) => i);
       const bad = mine.find((i) => i >= shardCount);
       if (bad !== undefined)
-        throw new RangeError(`--shards: shard ${bad} does not exist (the index has ${shardCount}, 0 to ${shardCount - 1})`);
+        throw new ShardListError(`--shards: shard ${bad} does not exist (the index has ${shardCount}, 0 to ${shardCount - 1})`);
       fence = await ShardFence.take({
         repo: repos.shardWriters,
         owner: `indexer-${hostname()}-${process.pid}`,
@@ -243,25 +272,51 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const segments = config.textPostings && config.engineSegments;
     const shareEngine = segments && searchThreads > 0;
     // Host ids from the state database, given only to the writer.
-    index = await openIndex({
-      shards: config.indexShards,
-      location: writesIndex ? location : readerLocation,
-      embedder,
-      log,
-      ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs }),
-      // Postings where search is served (crawler and indexer roles answer no query) and where segments are published
-      // (the writer). With search threads: here only when shared with them (one build), else each thread holds its own.
-      textEngine: config.textPostings && ((servesSearch && (searchThreads === 0 || shareEngine)) || (writesIndex && segments)),
-      engineSegments: segments,
-      shareEngine,
-      writes: writesIndex,
-      ...(fence && opts.shards ? { onlyShards: opts.shards } : {}),
-      // The writer gives the passages vectors of the configured model when they have none, or another's (index/engines/lance/reembed.ts).
-      reembed: writesIndex && config.reembed === 'background',
-      waitForWriterMs: config.indexWaitForWriterS * 1000,
-      rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
-      ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
-    });
+    if (role === 'searcher') {
+      const held = (served = await openSearcherShards({
+        location: readerLocation,
+        count: shardCount,
+        only: opts.shards,
+        embedder,
+        log,
+        followHostsMs,
+        textEngine: config.textPostings,
+        engineSegments: config.textPostings && config.engineSegments,
+        waitForWriterMs: config.indexWaitForWriterS * 1000,
+        rowCacheBytes: Math.floor(rowCacheBytes / Math.max(1, opts.shards?.length ?? shardCount)),
+        ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
+      }));
+      index = ShardedIndex.ofShards([...held.values()], location);
+    } else if (overSearchers) {
+      // The index is the searchers': this replica opens none of it, it asks one live searcher per shard and merges.
+      const dir = (directory = new SearcherDirectory(() => repos.searchers.live(config.searcherTtlMs), shardCount));
+      const sources: ShardSource[] = Array.from(
+        { length: shardCount },
+        (_, shard) => new RemoteShard({ shard, directory: dir, embedder, secret: config.fleetSecret!, timeoutMs: config.shardDeadlineMs }),
+      );
+      await dir.refresh().catch((err: unknown) => log.warn({ err: (err as Error).name }, 'searchers: the registry could not be read'));
+      dir.start(config.searcherHeartbeatMs);
+      index = ShardedIndex.over(sources, location, { deadlineMs: config.shardDeadlineMs, onClose: async () => dir.stop() });
+    } else
+      index = await openIndex({
+        shards: config.indexShards,
+        location: writesIndex ? location : readerLocation,
+        embedder,
+        log,
+        ...(writesIndex ? { hostIds: repos.hostIds } : { followHostsMs }),
+        // Postings where search is served (crawler and indexer roles answer no query) and where segments are published
+        // (the writer). With search threads: here only when shared with them (one build), else each thread holds its own.
+        textEngine: config.textPostings && ((servesSearch && (searchThreads === 0 || shareEngine)) || (writesIndex && segments)),
+        engineSegments: segments,
+        shareEngine,
+        writes: writesIndex,
+        ...(fence && opts.shards ? { onlyShards: opts.shards } : {}),
+        // The writer gives the passages vectors of the configured model when they have none, or another's (index/engines/lance/reembed.ts).
+        reembed: writesIndex && config.reembed === 'background',
+        waitForWriterMs: config.indexWaitForWriterS * 1000,
+        rowCacheBytes: searchThreads > 0 ? Math.min(rowCacheBytes, 64 * 2 ** 20) : rowCacheBytes,
+        ...(config.snippetMb !== undefined ? { snippetBytes: config.snippetMb * 2 ** 20 } : {}),
+      });
     if (searchThreads > 0 && index instanceof PassageIndex) {
       const one = index;
       pool = new SearchPool({
@@ -329,6 +384,33 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let closed = false;
   let started = false;
   let priority: IndexThreadPriority | null = null;
+  // A searcher registers its shards and address, renewed every heartbeat (an entry older than the TTL is dead).
+  const registration =
+    served && opts.advertiseUrl !== undefined
+      ? {
+          id: randomUUID(),
+          url: config.searcherUrl ?? opts.advertiseUrl,
+          shards: [...served.keys()],
+          shardCount,
+          index: indexLocation(config).label,
+        }
+      : null;
+  let heartbeat: NodeJS.Timeout | null = null;
+  const beat = (): Promise<void> =>
+    registration
+      ? repos.searchers
+          .heartbeat(registration)
+          .catch((err: unknown) => log.warn({ err: (err as Error).name }, 'searcher: heartbeat failed'))
+      : Promise.resolve();
+  /** Shard coverage for /readyz and /metrics on an api replica over searchers: live searchers per shard. */
+  const shardCoverage = (): { live: number[]; covered: number } | null => {
+    if (!directory) return null;
+    const live = directory.liveCounts();
+    return { live, covered: live.filter((n) => n > 0).length };
+  };
+  // Over searchers, a scrape or a probe reads the shards that answer (a missing shard is what coverage says).
+  const indexRead = <T>(fn: () => Promise<T>): Promise<T> =>
+    index instanceof ShardedIndex && index.remote ? index.covered(fn).then((r) => r.value) : fn();
   // Search threads opened the index before the re-embedding finished: new ones read the new vectors.
   const unwatch = index.onVectorsReady((e) => {
     if (!pool) return;
@@ -342,10 +424,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     keys: repos.keys,
     usage: repos.usage,
     local: { db, documents, entities },
-    tools: opts.tools ?? allTools,
+    // A searcher serves no tool: its shards are only the api replicas' to ask, on the internal route.
+    tools: role === 'searcher' ? [] : (opts.tools ?? allTools),
     searchPool: pool,
     version: VERSION,
-    mountExtra: (router) => mountWebPages(router, { config }),
+    mountExtra: (router) => {
+      if (served) mountShardRoute(router, { shards: served, secret: config.fleetSecret });
+      else mountWebPages(router, { config });
+    },
     crawler,
     ...(fence ? { failed: fence.lost } : {}),
     start: () => {
@@ -356,6 +442,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       crawler?.start();
       processor?.start();
       drainer?.start();
+      if (registration) {
+        void beat();
+        heartbeat = setInterval(() => void beat(), config.searcherHeartbeatMs);
+        heartbeat.unref();
+      }
       // At indexing priority (the embedder serves queries first), a line in the log every SVC_PROGRESS_MS; the pass
       // logs its own summary when it ends.
       let lastLog = -Infinity;
@@ -380,10 +471,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       checks.state_backend = repos.backend;
       try {
         // Bounded as a request's reads are: a stalled store makes the process not ready, it does not hang the probe.
-        const { stats, version } = await withIndexDeadline(indexReadDeadlineMs(config), async () => ({
-          stats: await index.stats(),
-          version: await index.version(),
-        }));
+        const { stats, version } = await withIndexDeadline(indexReadDeadlineMs(config), () =>
+          indexRead(async () => ({ stats: await index.stats(), version: await index.version() })),
+        );
         checks.index = 'ok';
         checks.ranking = stats.rankingMode;
         checks.index_version = String(version);
@@ -401,6 +491,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         // The indexer's shards: not ready once it lost them (it stops).
         checks.shards = `${(opts.shards ?? []).join(',') || 'all'} of ${shardCount}${fence.lost.aborted ? ', lost' : ''}`;
         if (fence.lost.aborted) ok = false;
+      }
+      if (served) checks.shards_served = `${[...served.keys()].join(',')} of ${shardCount}`;
+      const cov = shardCoverage();
+      if (cov) {
+        // Partial answers are still answers: not ready only when no shard has a live searcher.
+        checks.shards = `${cov.covered}/${cov.live.length} shards have a live searcher (per shard: ${cov.live.join(',')})`;
+        if (cov.covered === 0) ok = false;
       }
       if (crawler) {
         try {
@@ -435,10 +532,21 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           families[at] = { ...families[at]!, samples: [...families[at]!.samples, ...own] };
         } else families.push({ name, help, type: 'gauge', samples });
       };
-      const { st, version } = await withIndexDeadline(indexReadDeadlineMs(config), async () => ({
-        st: await index.stats(),
-        version: await index.version(),
-      }));
+      const cov = shardCoverage();
+      if (cov) {
+        gauge('svc_shards_total', 'Shards of the index this api replica asks searchers for.', [{ value: cov.live.length }]);
+        gauge('svc_shards_covered', 'Shards with at least one live searcher (the rest are left out of answers: partial_results).', [
+          { value: cov.covered },
+        ]);
+        gauge(
+          'svc_shard_live_searchers',
+          'Live searchers (heartbeat within SVC_SEARCHER_TTL_MS) per shard.',
+          cov.live.map((value, shard) => ({ labels: { shard: String(shard) }, value })),
+        );
+      }
+      const { st, version } = await withIndexDeadline(indexReadDeadlineMs(config), () =>
+        indexRead(async () => ({ st: await index.stats(), version: await index.version() })),
+      );
       gauge('svc_index_passages', 'Passages in the index this process reads.', [{ value: st.passages }]);
       gauge('svc_index_pages', 'Pages in the index this process reads.', [{ value: st.pages }]);
       gauge('svc_index_vectors', 'Passages with an embedding.', [{ value: st.vectors }]);
@@ -569,6 +677,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       closed = true;
       priority?.stop();
       unwatch();
+      if (heartbeat) clearInterval(heartbeat);
+      if (registration) await repos.searchers.remove(registration.id).catch(() => undefined);
       await processor?.stop();
       await crawler?.stop();
       await drainer?.stop();

@@ -24,7 +24,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   --resolve H:P:A       pin a host name, curl-style (repeatable; env SVC_RESOLVE)
   --allow-loopback      let proof lookups reach loopback (the local test web; env SVC_CRAWL_ALLOW_LOOPBACK=1)`,
   serve: `usage: svc serve [--host H] [--port P] [--data-dir D] [--no-crawl] [--allow-loopback] [--resolve H:P:A]…
-                 [--role all|api|crawler|indexer] [--lease-ms MS] [--shards LIST]
+                 [--role all|api|crawler|indexer|searcher] [--lease-ms MS] [--shards LIST]
   Runs the HTTP service (REST /api/v1, MCP /mcp, the web pages) with the crawler and the indexer in one process.
   The crawler works through the stored frontier; each entry keeps the scope it was admitted with (README: crawl scope).
   --host H              listen address (env SVC_HOST, default 127.0.0.1)
@@ -35,7 +35,10 @@ ${DATA_DIR}
   --resolve H:P:A       pin a host name to an address, curl-style (repeatable; env SVC_RESOLVE)
   --role R              all (default: everything in this process); api (serves, never crawls or writes the index);
                         crawler (fetches and extracts into the outbox); indexer (the index's only writer: drains the
-                        outbox). Every role serves HTTP with /readyz; see docs/deploy.md
+                        outbox); searcher (serves --shards of a sharded index to the api replicas on an internal
+                        route, env SVC_FLEET_SECRET, SVC_SEARCHER_URL). Every role serves HTTP with /readyz; see
+                        docs/deploy.md
+  --shards LIST         searcher: the shards it serves, e.g. 0,1 or 0-3 (default every shard)
   --lease-ms MS         lease of claimed work, kept alive while worked on: a killed crawler's URLs come back to the
                         other crawlers (default 40000), a killed indexer's outbox batch to the next indexer (default
                         30000), after at most this long

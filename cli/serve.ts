@@ -4,8 +4,9 @@ import { isSvcError } from '../errors.js';
 import { createServices, listen, ROLES, type Listening, type Role, type Services } from '../main.js';
 import { redactDatabaseUrl } from '../state/repos/open.js';
 import { ShardOwnedError } from '../crawler/shard-fence.js';
-import { parseShardList } from './shard-list.js';
+import { ShardListError } from '../index/shards/searcher-shards.js';
 import type { CliIo } from './io.js';
+import { parseShardList } from './shard-list.js';
 import { onStopSignals } from './stop-signals.js';
 
 /** `svc serve` (cli/help.ts has the options): HTTP (REST, /mcp, pages), crawler, indexer; exit 1 when it cannot listen. */
@@ -88,6 +89,8 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       role: role as Role,
       ...(leaseMs !== undefined ? { crawlLeaseMs: leaseMs } : {}),
       ...(shards ? { shards } : {}),
+      // A searcher registers the address it listens at unless SVC_SEARCHER_URL names the one others reach it by.
+      advertiseUrl: listening.url,
       onStage: (s) => (stage = s),
     });
   } catch (err) {
@@ -100,8 +103,8 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       );
       return 1;
     }
-    // Another indexer writes one of the shards asked for (one writer per shard), or a shard that does not exist.
-    if (err instanceof ShardOwnedError || err instanceof RangeError) {
+    // Another indexer writes one of the shards asked for (one writer per shard), or a shard the index does not have.
+    if (err instanceof ShardOwnedError || err instanceof ShardListError) {
       io.stderr.write(`svc serve: ${err.message}\n`);
       return 1;
     }

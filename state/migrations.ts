@@ -388,4 +388,18 @@ export const repoMigrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    id: 'searchers-001-registry',
+    sql: `
+      -- Searcher processes and the shards they serve (SearchersRepo); heartbeat_at in ms.
+      CREATE TABLE searchers (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        shards TEXT NOT NULL,
+        shard_count INTEGER NOT NULL,
+        index_label TEXT NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -16,6 +16,7 @@ import { SOURCE_TYPE_FILTERS } from '../index/retrieval/source-type.js';
 import { strictQueryHint } from '../index/retrieval/query.js';
 import type { PassageRow } from '../index/engines/lance/store.js';
 import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
+import { runCovered, shardsCoveredSchema } from './shard-coverage.js';
 import { defineTool } from './define-tool.js';
 import {
   CONTENT_TRUST,
@@ -81,6 +82,7 @@ const output = z.object({
     .object({
       passages: z.number().int().describe('Number of passage items returned.'),
       hosts: z.number().int().describe('Distinct hosts among them.'),
+      shards: shardsCoveredSchema.optional(),
     })
     .describe('How much the context covers.'),
   warnings: z
@@ -160,22 +162,26 @@ export const contextTool = defineTool({
   rest: [{ method: 'POST', path: '/context', source: 'body', summary: 'Agent context within a token budget' }],
   async run(args, ctx) {
     const now = ctx.deps.now();
-    const res = await contextPassages(ctx.deps.index, {
-      query: args.query,
-      filters: {
-        language: args.language?.toLowerCase().split('-')[0],
-        country: args.country?.toLowerCase(),
-        province: args.province,
-        sourceType: args.source_type,
-        freshness: args.freshness,
-      },
-      now,
-      mode: ctx.deps.config.ranking,
-      // Whole rows are read only for passages that can be packed, with spares for the ones the snippet policy or an
-      // empty quotable text leaves out.
-      maxPassages: CANDIDATE_PASSAGES + 16,
-    });
+    const run = await runCovered(ctx.deps.index, () =>
+      contextPassages(ctx.deps.index, {
+        query: args.query,
+        filters: {
+          language: args.language?.toLowerCase().split('-')[0],
+          country: args.country?.toLowerCase(),
+          province: args.province,
+          sourceType: args.source_type,
+          freshness: args.freshness,
+        },
+        now,
+        mode: ctx.deps.config.ranking,
+        // Whole rows are read only for passages that can be packed, with spares for the ones the snippet policy or an
+        // empty quotable text leaves out.
+        maxPassages: CANDIDATE_PASSAGES + 16,
+      }),
+    );
+    const res = run.value;
     const warnings: Warning[] = operatorWarnings(res.compiled);
+    if (run.warning) warnings.push(run.warning);
     const unused = ctx.deps.config.ranking === 'bm25' ? null : vectorsUnusedWarning(ctx.deps.index.vectorsUnused);
     if (unused) warnings.push(unused);
     if (res.belowFloor > 0)
@@ -201,7 +207,7 @@ export const contextTool = defineTool({
           ? { filetype: s.filetype ?? 'html', dates: { published: s.publishedAt, modified: s.modifiedAt, fetched: s.fetchedAt ?? '' } }
           : {}),
       })),
-      coverage: { passages: packed.selected.length, hosts: packed.hostsUsed },
+      coverage: { passages: packed.selected.length, hosts: packed.hostsUsed, ...(run.shards ? { shards: run.shards } : {}) },
       warnings,
       tokens_estimated: packed.tokensEstimated,
       token_budget: args.max_tokens,

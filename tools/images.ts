@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
+import { runCovered } from './shard-coverage.js';
 
 /** Said in every response. */
 export const IMAGE_RIGHTS_NOTICE =
@@ -45,7 +46,7 @@ export const imagesTool = defineTool({
   enabled: (c) => c.images,
   rest: [{ method: 'GET', path: '/images', source: 'query', summary: 'Image metadata by alt text (when enabled)' }],
   run: async (inp, ctx) => {
-    const hits = await ctx.deps.index.searchImages(inp.q, inp.limit);
+    const hits = (await runCovered(ctx.deps.index, () => ctx.deps.index.searchImages(inp.q, inp.limit))).value;
     return {
       images: hits.map((h) => ({
         image_url: h.src,

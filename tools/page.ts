@@ -9,6 +9,7 @@ import { looksLikeInstructions } from '../index/retrieval/instruction-guard.js';
 import { makeWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
 import { defineTool } from './define-tool.js';
 import { CONTENT_TRUST } from './common-schemas.js';
+import { runCovered } from './shard-coverage.js';
 
 const input = z.object({
   // The index stores page_ref as Int32: a larger number can name no page, and is a 422 here, not a storage error.
@@ -68,7 +69,10 @@ export const pageTool = defineTool({
   readsIndex: true,
   rest: [{ method: 'GET', path: '/passages', source: 'query', summary: 'Ordered passages of an indexed page' }],
   run: async (inp, ctx) => {
-    const res = await ctx.deps.index.pagePassages(inp.page_ref, inp.offset, inp.limit);
+    const { value: res, shards } = await runCovered(ctx.deps.index, () => ctx.deps.index.pagePassages(inp.page_ref, inp.offset, inp.limit));
+    // Not found where a shard did not answer: that shard may hold it, so the caller is told to retry, not that it is absent.
+    if (!res && shards && shards.answered < shards.total)
+      throw new SvcError('unavailable', 'a shard of the index did not answer; the page may be there: retry shortly');
     if (!res) throw new SvcError('not_found', `no indexed page with page_ref ${inp.page_ref}`);
     const { page, total } = res;
     const warnings: Warning[] = [];

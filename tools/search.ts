@@ -10,6 +10,7 @@ import { PER_HOST, searchPages, type PageHit } from '../index/retrieval/retrieva
 import { buildExcerpt, DEFAULT_EXCERPT_CHARS } from '../index/retrieval/snippets.js';
 import type { ResultRow } from '../index/engines/lance/store.js';
 import { makeWarning, vectorsUnusedWarning, warningSchema, type Warning } from '../index/retrieval/warnings.js';
+import { runCovered, shardsCoveredSchema } from './shard-coverage.js';
 import type { DateSource } from '../page-model.js';
 import {
   CONTENT_TRUST,
@@ -116,6 +117,7 @@ const output = z.object({
     .describe(
       "Pages left out as near-copies of a result (same canonical URL, same text or near-same text; each result's duplicates counts its own).",
     ),
+  coverage: z.object({ shards: shardsCoveredSchema }).optional(),
   warnings: z.array(warningSchema).describe('Typed warnings (e.g. no_results, snippet_restricted, query_ignored_terms).'),
 });
 
@@ -208,7 +210,7 @@ export const searchTool = defineTool({
   description:
     "Web search over svc's own index: ranked pages, at most 2 per host (unless site:), each with url, title, a " +
     'query-biased excerpt, date and page_ref (read on with svc_page). For citable passages within a token budget use ' +
-    'svc_context. Empty means only that the index has nothing matching.',
+    'svc_context. Empty means the index has nothing matching.',
   input,
   output,
   annotations: { readOnlyHint: true, openWorldHint: true },
@@ -218,15 +220,19 @@ export const searchTool = defineTool({
   rest: [{ method: 'GET', path: '/search', source: 'query', summary: 'Web search over the index' }],
   async run(args, ctx) {
     const index = ctx.deps.index;
-    const res = await searchPages(index, {
-      query: args.q,
-      filters: { language: args.language?.toLowerCase().split('-')[0], country: args.country?.toLowerCase() },
-      now: ctx.deps.now(),
-      mode: ctx.deps.config.ranking,
-      limit: args.limit,
-      offset: args.offset,
-    });
+    const run = await runCovered(index, () =>
+      searchPages(index, {
+        query: args.q,
+        filters: { language: args.language?.toLowerCase().split('-')[0], country: args.country?.toLowerCase() },
+        now: ctx.deps.now(),
+        mode: ctx.deps.config.ranking,
+        limit: args.limit,
+        offset: args.offset,
+      }),
+    );
+    const res = run.value;
     const warnings: Warning[] = operatorWarnings(res.compiled);
+    if (run.warning) warnings.push(run.warning);
     const unused = ctx.deps.config.ranking === 'bm25' ? null : vectorsUnusedWarning(ctx.deps.index.vectorsUnused);
     if (unused) warnings.push(unused);
     const bands = res.pages.map((hit) => res.bands.get(hit.best.row.page_ref) ?? 'weak');
@@ -242,6 +248,7 @@ export const searchTool = defineTool({
       offset: args.offset,
       collapsed_per_host: res.collapsedPerHost,
       duplicates_collapsed: res.duplicates,
+      ...(run.shards ? { coverage: { shards: run.shards } } : {}),
       warnings,
     };
   },

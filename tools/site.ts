@@ -11,6 +11,7 @@ import { EXTRACTION_VERDICTS, type ExtractionVerdict } from '../crawler/extract.
 import { SvcError } from '../errors.js';
 import { EXCLUSION_REASONS } from '../state/site-scope.js';
 import { defineTool } from './define-tool.js';
+import { runCovered } from './shard-coverage.js';
 
 /**
  * The normal form of a host name, or null when malformed: lower case, punycode for IDN (WHATWG URL), no port, no
@@ -182,7 +183,7 @@ export const siteTool = defineTool({
       scope: {
         known: scope.known,
         indexed: scope.indexed,
-        near_duplicates: await ctx.deps.index.nearCopyCount(host),
+        near_duplicates: (await runCovered(ctx.deps.index, () => ctx.deps.index.nearCopyCount(host))).value,
         excluded: { total: scope.excluded.total, by_reason: { ...scope.excluded.byReason } },
         queued: scope.queued,
         retrying: scope.retrying,

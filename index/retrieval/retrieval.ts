@@ -22,6 +22,12 @@ export { FRESHNESS_WINDOWS, type Freshness, type SearchFilters } from './passage
 export interface CandidateSource {
   /** The embedder whose vectors the index holds (null: no usable vectors). */
   readonly embedder: Embedder | null;
+  /**
+   * Called once per query before the synchronous reads below (`hostIdsUnder`, `hasLang`, `titleScore`): a source whose
+   * shards are other processes fetches what they will answer for this query's `site:` domains, language and title
+   * terms (index/shards/remote-shard.ts). Absent: nothing to fetch.
+   */
+  prepare?(q: { readonly domains: readonly string[]; readonly lang: string | null; readonly titleTerms: readonly string[] }): Promise<void>;
   /** Integer ids of every known host equal to `domain` or under it. */
   hostIdsUnder(domain: string): number[];
   /** Whether a language value occurs in the index. */
@@ -143,6 +149,10 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const { useBm25, useVector, ranking, embedderUnavailable } = rankingFor(source, compiled, req.mode ?? 'auto');
   const empty: RetrievalResult = { compiled, ranking, passages: [], embedderUnavailable };
   if (!hasPositiveConstraint(ast)) return empty;
+  if (source.prepare) {
+    const domains = [...ast.ops.site.include, ...ast.ops.site.exclude].filter((d): d is string => typeof d === 'string');
+    await source.prepare({ domains, lang: req.filters?.language?.toLowerCase() ?? null, titleTerms: compiled.titleTerms });
+  }
   const filter = compileFilter(source, ast.ops.site, req.filters ?? {}, req.now ?? new Date());
   if (!filter) return empty;
   // Without a vector arm, only the full-text arm's own rejections call for a deeper list (required words do not: the

@@ -21,6 +21,7 @@ export const warningCodes = [
   'query_ignored_terms',
   'low_relevance_omitted',
   'low_relevance',
+  'partial_results',
 ] as const;
 
 /** One of {@link warningCodes}. */

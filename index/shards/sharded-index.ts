@@ -16,6 +16,7 @@ import { localIndexLocation, type IndexLocation } from '../engines/lance/locatio
 import { recordShardCount, shardLocation, storedHosts, storedShardCount, storedVectorModel } from '../engines/lance/shard-layout.js';
 import {
   PassageIndex,
+  type HostPrint,
   type ImageHit,
   type IndexStats,
   type OpenOptions,
@@ -36,6 +37,8 @@ import type { CorpusStats, RankingMode, TextQuery, TitleCorpus, VectorsUnused } 
 import type { PassageFilter } from '../retrieval/passage-filter.js';
 import type { CandidateSource } from '../retrieval/retrieval.js';
 import type { Embedder } from '../serving/embedder.js';
+import { currentCoverageScope, withShardCoverage, type ShardCoverage } from './shard-coverage.js';
+import type { ShardLookup } from './shard-wire.js';
 
 /**
  * What a sharded index asks of one shard: retrieval's `CandidateSource`, plus the statistics it sums and the scoring
@@ -60,7 +63,31 @@ export interface ShardSource extends CandidateSource {
     row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>,
     corpus?: TitleCorpus,
   ): number;
+  /**
+   * A shard in another process (remote-shard.ts): its failures mean the shard is absent from a query (left out, the
+   * answer partial), not that the query failed.
+   */
+  readonly remote?: boolean;
+  /** A remote shard: whether a searcher has told its status yet (until then its embedder is unknown, not absent). */
+  readonly answered?: boolean;
+  /** Why the shard's vectors do not serve the configured embedder (null: they do, or there is none). */
+  readonly vectorsUnused: VectorsUnused | null;
+  /** Fetches what `hostIdsUnder`, `hasLang` and `titleCorpus` then answer for one query (a remote shard). */
+  prepare?(q: ShardLookup): Promise<void>;
+  /** The page's stored row, when this shard holds it. */
+  getPage(pageRef: number): Promise<StoredPage | null>;
+  pagePassages(
+    pageRef: number,
+    offset: number,
+    limit: number,
+  ): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null>;
+  hostPrints(host: string): Promise<HostPrint[]>;
+  scoredImages(text: string, limit: number): Promise<(ImageHit & { score: number })[]>;
+  stats(): Promise<IndexStats>;
+  version(): Promise<number>;
 }
+
+const NO_STATS: CorpusStats = { docs: 0, totalLength: 0, df: new Map() };
 
 /**
  * The shard of a page: FNV-1a (32 bits) of its URL's UTF-8 bytes, modulo the shard count. Depends on the URL alone,
@@ -188,13 +215,113 @@ export class ShardedIndex implements CandidateSource, PageSink {
   /** Title statistics per query (its title terms array) and the writes they were summed after. */
   readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
   #writes = 0;
+  /** Per-shard deadline of a query run in `covered` (ms). */
+  readonly #deadlineMs: number;
+  readonly #onClose: () => Promise<void>;
 
-  private constructor(shards: readonly PassageIndex[], location: IndexLocation, count: number, held: readonly number[]) {
+  private constructor(
+    shards: readonly PassageIndex[],
+    location: IndexLocation,
+    count: number,
+    held: readonly number[],
+    sources: readonly ShardSource[] = shards,
+    o: { deadlineMs?: number; onClose?: () => Promise<void> } = {},
+  ) {
     this.#shards = shards;
-    this.#sources = shards;
+    this.#sources = sources;
     this.#location = location;
     this.#count = count;
     this.#held = held;
+    this.#deadlineMs = o.deadlineMs ?? Infinity;
+    this.#onClose = o.onClose ?? (async () => undefined);
+  }
+
+  /**
+   * An index read through `sources` alone (an `api` replica asking searcher processes, remote-shard.ts): it answers
+   * queries, pages, sites and images; it writes nothing and keeps no upkeep of its own. `deadlineMs`: each shard's
+   * budget in a query run in `covered`.
+   */
+  static over(
+    sources: readonly ShardSource[],
+    location: IndexLocation,
+    o: { deadlineMs: number; onClose?: () => Promise<void> },
+  ): ShardedIndex {
+    return new ShardedIndex(
+      [],
+      location,
+      sources.length,
+      sources.map((_, i) => i),
+      sources,
+      o,
+    );
+  }
+
+  /** Some shards of an index, opened here (a searcher's: readiness and metrics read them as one). */
+  static ofShards(shards: readonly PassageIndex[], location: IndexLocation): ShardedIndex {
+    return new ShardedIndex(
+      shards,
+      location,
+      shards.length,
+      shards.map((_, i) => i),
+    );
+  }
+
+  /**
+   * Runs a query (or a page, site or image read) over the shards, each given this index's per-shard deadline; says
+   * which answered. A shard in another process that fails or runs late is left out of the rest of the query.
+   */
+  covered<T>(fn: () => Promise<T>): Promise<{ value: T; coverage: ShardCoverage }> {
+    return withShardCoverage(this.#sources.length, this.#deadlineMs, fn);
+  }
+
+  /**
+   * `ask` of shard `i`. A remote shard asked within a query's coverage scope answers by its deadline or is left out
+   * (`fallback`, recorded); outside a scope, or a local shard, a failure is the caller's.
+   */
+  async #ask<T>(i: number, ask: (s: ShardSource) => Promise<T>, fallback: T): Promise<T> {
+    const s = this.#sources[i]!;
+    const scope = s.remote ? currentCoverageScope() : undefined;
+    if (!scope) return ask(s);
+    if (scope.missing.has(i)) return fallback;
+    const left = scope.deadlineMs - (scope.spent.get(i) ?? 0);
+    if (left <= 0) {
+      scope.missing.add(i);
+      return fallback;
+    }
+    const started = performance.now();
+    const answer = ask(s);
+    answer.catch(() => undefined); // may settle after the deadline, unread
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        answer,
+        new Promise<never>((_, reject) => {
+          if (Number.isFinite(left)) timer = setTimeout(() => reject(new Error('shard deadline')), left);
+        }),
+      ]);
+    } catch {
+      scope.missing.add(i);
+      return fallback;
+    } finally {
+      clearTimeout(timer);
+      scope.spent.set(i, (scope.spent.get(i) ?? 0) + performance.now() - started);
+    }
+  }
+
+  /** The shards a query still asks (all, outside a coverage scope). */
+  #asked(): number[] {
+    const missing = currentCoverageScope()?.missing;
+    return this.#sources.flatMap((_, i) => (missing?.has(i) ? [] : [i]));
+  }
+
+  /** Whether the shards are answered by other processes (an `api` replica over searchers). */
+  get remote(): boolean {
+    return this.#shards.length === 0;
+  }
+
+  /** The sources' per-shard live searcher counts are the caller's (main.ts); here: the shard count. */
+  get sourceCount(): number {
+    return this.#sources.length;
   }
 
   /**
@@ -270,26 +397,38 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   get embedder(): Embedder | null {
     // Every shard is opened with the same embedder and checks it against its own vectors: the arm serves only when all can.
-    const first = this.#sources[0]!.embedder;
-    return this.#sources.every((s) => s.embedder === first) ? first : null;
+    // A remote shard no searcher has described yet is not counted (a shard down at start must not turn the arm off).
+    const told = this.#sources.filter((s) => s.answered !== false);
+    const first = told[0]?.embedder ?? null;
+    return told.every((s) => s.embedder === first) ? first : null;
   }
 
   get vectorsUnused(): VectorsUnused | null {
-    for (const s of this.#shards) if (s.vectorsUnused) return s.vectorsUnused;
+    for (const s of this.#sources) if (s.vectorsUnused) return s.vectorsUnused;
     return null;
   }
 
+  /** Asks remote shards for what the query's filters and title boost read synchronously (retrieval awaits it first). */
+  async prepare(q: ShardLookup): Promise<void> {
+    await Promise.all(this.#sources.map((s, i) => (s.prepare ? this.#ask(i, (x) => x.prepare!(q), undefined) : undefined)));
+  }
+
   hostIdsUnder(domain: string): number[] {
-    return [...new Set(this.#sources.flatMap((s) => s.hostIdsUnder(domain)))];
+    return [...new Set(this.#asked().flatMap((i) => this.#sources[i]!.hostIdsUnder(domain)))];
   }
 
   hasLang(lang: string): boolean {
-    return this.#sources.some((s) => s.hasLang(lang));
+    return this.#asked().some((i) => this.#sources[i]!.hasLang(lang));
+  }
+
+  /** Each asked shard's statistics of `terms`, summed (a shard left out of the query counts nothing). */
+  async #corpusStats(terms: readonly string[]): Promise<CorpusStats> {
+    return sumCorpusStats(await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.corpusStats(terms), NO_STATS))), terms);
   }
 
   /** BM25 idf of each term over the whole index (the shards' statistics summed). */
   async termIdf(terms: readonly string[]): Promise<number[]> {
-    const stats = sumCorpusStats(await Promise.all(this.#sources.map((s) => s.corpusStats(terms))), terms);
+    const stats = await this.#corpusStats(terms);
     return terms.map((t) => bm25Idf(stats.docs, stats.df.get(t) ?? 0));
   }
 
@@ -298,7 +437,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
     if (held?.writes !== this.#writes) {
       held = {
         corpus: sumTitleCorpus(
-          this.#sources.map((s) => s.titleCorpus(queryTerms)),
+          this.#asked().map((i) => this.#sources[i]!.titleCorpus(queryTerms)),
           queryTerms,
         ),
         writes: this.#writes,
@@ -315,8 +454,10 @@ export class ShardedIndex implements CandidateSource, PageSink {
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[]> {
     const terms = [...new Set([...text.must.flat(), ...text.should.map((s) => s.term)])];
-    const stats = sumCorpusStats(await Promise.all(this.#sources.map((s) => s.corpusStats(terms))), terms);
-    const lists = await Promise.all(this.#sources.map(async (s, i) => this.#tag(await s.textCandidates(text, filter, k, extra, stats), i)));
+    const stats = await this.#corpusStats(terms);
+    const lists = await Promise.all(
+      this.#sources.map(async (_, i) => this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, k, extra, stats), []), i)),
+    );
     return mergeTop(lists, k, (a, b) => b._score - a._score);
   }
 
@@ -332,13 +473,17 @@ export class ShardedIndex implements CandidateSource, PageSink {
     minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]> {
     const lists = await Promise.all(
-      this.#sources.map(async (s, i) => this.#tag(await s.vectorCandidates(vector, filter, k, extra, minSimilarity), i)),
+      this.#sources.map(async (_, i) =>
+        this.#tag(await this.#ask(i, (s) => s.vectorCandidates(vector, filter, k, extra, minSimilarity), []), i),
+      ),
     );
     return mergeTop(lists, k, (a, b) => a._distance - b._distance);
   }
 
   async scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
-    const lists = await Promise.all(this.#sources.map(async (s, i) => this.#tag(await s.scanCandidates(filter, k, extra), i)));
+    const lists = await Promise.all(
+      this.#sources.map(async (_, i) => this.#tag(await this.#ask(i, (s) => s.scanCandidates(filter, k, extra), []), i)),
+    );
     return mergeTop(lists, k, () => 0);
   }
 
@@ -356,8 +501,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
     read: (s: ShardSource, part: PassageKey[]) => Promise<Map<string, R>>,
   ): Promise<Map<string, R>> {
     const out = new Map<string, R>();
-    for (const part of await Promise.all(this.#byShard(keys).map(([i, part]) => read(this.#sources[i]!, part))))
-      for (const [k, r] of part) out.set(k, r);
+    const parts = await Promise.all(this.#byShard(keys).map(([i, part]) => this.#ask(i, (s) => read(s, part), new Map<string, R>())));
+    for (const part of parts) for (const [k, r] of part) out.set(k, r);
     return out;
   }
 
@@ -398,6 +543,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
    * (final, normalised) URL (state's documents), so a page's replacement goes to the shard that holds it.
    */
   async upsertPages(pages: readonly PageInput[]): Promise<void> {
+    if (this.remote) throw new Error('an index read through searchers is not written');
     const parts = this.#shards.map((): PageInput[] => []);
     for (const p of pages) parts[this.#slotFor(p.url)]!.push(p);
     try {
@@ -423,7 +569,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
   // --- pages, sites, images ---
 
   async getPage(pageRef: number): Promise<StoredPage | null> {
-    for (const page of await Promise.all(this.#shards.map((s) => s.getPage(pageRef)))) if (page) return page;
+    for (const page of await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.getPage(pageRef), null)))) if (page) return page;
     return null;
   }
 
@@ -432,13 +578,14 @@ export class ShardedIndex implements CandidateSource, PageSink {
     offset: number,
     limit: number,
   ): Promise<{ page: StoredPage; passages: StoredPassage[]; total: number } | null> {
-    for (const res of await Promise.all(this.#shards.map((s) => s.pagePassages(pageRef, offset, limit)))) if (res) return res;
+    for (const res of await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.pagePassages(pageRef, offset, limit), null))))
+      if (res) return res;
     return null;
   }
 
   /** A host's pages are spread over the shards: their near-copies are counted over all of them, as one index would. */
   async nearCopyCount(host: string): Promise<number> {
-    const prints = (await Promise.all(this.#shards.map((s) => s.hostPrints(host)))).flat();
+    const prints = (await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.hostPrints(host), [])))).flat();
     return countNearCopies(prints.sort((a, b) => a.pageRef - b.pageRef));
   }
 
@@ -447,7 +594,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
    * shard's statistics, so this order is close to one index's, not exact (images are not part of the exact contract).
    */
   async searchImages(text: string, limit: number): Promise<ImageHit[]> {
-    const lists = await Promise.all(this.#shards.map((s) => s.scoredImages(text, limit)));
+    const lists = await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.scoredImages(text, limit), [])));
     return lists
       .flat()
       .sort((a, b) => b.score - a.score || a.pageRef - b.pageRef || (a.src < b.src ? -1 : a.src > b.src ? 1 : 0))
@@ -458,11 +605,16 @@ export class ShardedIndex implements CandidateSource, PageSink {
   // --- upkeep, state, lifecycle ---
 
   rankingMode(): RankingMode {
-    return this.#shards[0]!.rankingMode();
+    if (this.#shards[0]) return this.#shards[0].rankingMode();
+    // Over searchers: what retrieval would pick with the embedder the shards serve with.
+    const e = this.embedder;
+    return e ? (e.kind === 'hashing-stand-in' ? 'hybrid-rrf-hashing' : 'hybrid-rrf') : 'bm25';
   }
 
   async stats(): Promise<IndexStats> {
-    const all = await Promise.all(this.#shards.map((s) => s.stats()));
+    const asked = await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.stats(), null)));
+    const all = asked.filter((s): s is IndexStats => s !== null);
+    if (all.length === 0) throw new Error('no shard answered');
     const sum = (f: (s: IndexStats) => number) => all.reduce((n, s) => n + f(s), 0);
     return {
       ...all[0]!,
@@ -477,7 +629,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   /** The sum of the shards' passages table versions: moves with every commit of any shard (metrics, readiness). */
   async version(): Promise<number> {
-    return (await Promise.all(this.#shards.map((s) => s.version()))).reduce((a, b) => a + b, 0);
+    return (await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.version(), 0)))).reduce((a, b) => a + b, 0);
   }
 
   servingVersion(): Promise<number> {
@@ -491,7 +643,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
   /** The shards' postings together: sizes summed, version summed once every shard has one (null: none has postings). */
   textPostingsStats(): TextEngineStats | null {
     const all = this.#shards.map((s) => s.textPostingsStats());
-    if (all.some((s) => s === null)) return null;
+    if (all.length === 0 || all.some((s) => s === null)) return null;
     const stats = all as TextEngineStats[];
     const version = stats.some((s) => s.version === null) ? null : stats.reduce((n, s) => n + s.version!, 0);
     const sum = (f: (s: TextEngineStats) => number) => stats.reduce((n, s) => n + f(s), 0);
@@ -527,7 +679,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
   }
 
   get storedVectorModel(): string | null {
-    const first = this.#shards[0]!.storedVectorModel;
+    if (!this.#shards[0]) return null;
+    const first = this.#shards[0].storedVectorModel;
     return this.#shards.every((s) => s.storedVectorModel === first) ? first : null;
   }
 
@@ -557,6 +710,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
 
   async close(): Promise<void> {
     await Promise.all(this.#shards.map((s) => s.close()));
+    await this.#onClose();
   }
 
   /** The shards themselves (tests, diagnostics). */

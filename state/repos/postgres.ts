@@ -14,6 +14,7 @@ import { PgOutbox } from './postgres/outbox.js';
 import { PgPoliteness } from './postgres/politeness.js';
 import { PgShardWriters } from './postgres/shard-writers.js';
 import { PgRobots } from './postgres/robots.js';
+import { PgSearchers } from './postgres/searchers.js';
 import { PgRequests } from './postgres/requests.js';
 import { PgUsage } from './postgres/usage.js';
 import { PgWebmaster } from './postgres/webmaster.js';
@@ -52,6 +53,7 @@ export async function openPostgresRepositories(url: string, opts: PgRepoOptions 
       propertyState: pgPropertyState(db),
       outbox: new PgOutbox(db),
       shardWriters: new PgShardWriters(db),
+      searchers: new PgSearchers(db),
       applied,
       ping: async () => {
         await db.query('SELECT 1');

@@ -17,6 +17,7 @@ import { SqliteHostIds } from './sqlite/host-ids.js';
 import { SqliteKeys } from './sqlite/keys.js';
 import { SqliteOutbox } from './sqlite/outbox.js';
 import { SqliteShardWriters } from './sqlite/shard-writers.js';
+import { SqliteSearchers } from './sqlite/searchers.js';
 import { SqlitePoliteness } from './sqlite/politeness.js';
 import { SqliteRobots } from './sqlite/robots.js';
 import { SqliteRequests } from './sqlite/requests.js';
@@ -79,6 +80,7 @@ export function sqliteRepositories(db: StateDb, opts: SqliteRepoOptions & { appl
     propertyState: sqlitePropertyState(db),
     outbox: new SqliteOutbox(db),
     shardWriters: new SqliteShardWriters(db),
+    searchers: new SqliteSearchers(db),
     applied: opts.applied ?? [],
     ping: async () => {
       db.prepare('SELECT 1').get();

@@ -582,6 +582,8 @@ export interface Repositories {
   readonly outbox: OutboxRepo;
   /** The writer of each index shard (indexer role). */
   readonly shardWriters: ShardWritersRepo;
+  /** Searcher processes and the shards they serve, with their heartbeats (`svc serve --role searcher`). */
+  readonly searchers: SearchersRepo;
   /** Webmaster properties, proofs, audit and fast lane (planned, not exposed). */
   readonly webmaster: WebmasterRepo;
   /** A property's crawl state for webmaster diagnostics (planned, not exposed). */
@@ -591,6 +593,36 @@ export interface Repositories {
   /** Resolves when the database answers a trivial query; rejects (SvcError `unavailable` on PostgreSQL) otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A searcher process as registered: where it is reached and which shards of which index it serves. */
+export interface SearcherEntry {
+  /** The process's own id (random per start). */
+  readonly id: string;
+  /** The address other processes reach it at (SVC_SEARCHER_URL). */
+  readonly url: string;
+  /** The shards it serves, ascending. */
+  readonly shards: readonly number[];
+  /** The index's shard count. */
+  readonly shardCount: number;
+  /** The index it serves (its location's label: never credentials). */
+  readonly index: string;
+  /** Age of its last heartbeat (ms), by the state database's clock. */
+  readonly ageMs: number;
+}
+
+/**
+ * The searcher registry: each searcher renews its entry every few seconds; an `api` replica reads the live ones (a
+ * heartbeat younger than the TTL) to know which process answers for each shard. Times are the database's, so the
+ * fleet's clocks need not agree.
+ */
+export interface SearchersRepo {
+  /** Creates or renews `entry`'s registration (its heartbeat is now). */
+  heartbeat(entry: Omit<SearcherEntry, 'ageMs'>): Promise<void>;
+  /** Removes a registration (a searcher stopping). */
+  remove(id: string): Promise<void>;
+  /** The entries whose heartbeat is younger than `ttlMs`, by id. */
+  live(ttlMs: number): Promise<SearcherEntry[]>;
 }
 
 /** Raised when an operation names a lease that is no longer held (it lapsed and the item went to someone else). */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export type ServeRole = 'api' | 'crawler' | 'indexer';
+export type ServeRole = 'api' | 'crawler' | 'indexer' | 'searcher';
 
 export interface ServeProcess {
   readonly role: ServeRole;

@@ -3,7 +3,8 @@
  * several hosts; two languages; dates over two years), written in batches with some pages replaced and one removed,
  * into N ∈ {1, 2, 3, 5} shards; random queries with operators and filters give the same ranked pages, scores, match
  * bands and host-diversity collapse from svc_search's retrieval (BM25, vector, hybrid, two result pages), and the same
- * passages with the same scores from svc_context's.
+ * passages with the same scores from svc_context's. The 3-shard index is also asked as an `api` replica asks searcher
+ * processes (each shard over HTTP, shard 1 served by two of them): the same answers again.
  */
 import t from 'tap';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { openIndex, ShardedIndex, shardOf, type ServedIndex } from '../../index/
 import { PassageIndex } from '../../index/engines/lance/store.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
+import { liveOf, remoteIndex, startShardServer } from '../helpers/shard-servers.js';
 
 const VOCAB = ['vitamin', 'library', 'bone', 'density', 'river', 'cells', 'memory', 'sleep', 'zinc', 'permit'];
 const HOSTS = ['www.canada.ca', 'www.ontario.ca', 'www.quebec.ca', 'b.example', 'news.b.example'];
@@ -100,6 +102,7 @@ async function answers(idx: ServedIndex, asks: readonly [Query, SearchFilters][]
 t.test('N shards give exactly the answers of one index (svc_search: bm25, vector, hybrid; svc_context)', async (t) => {
   let compared = 0;
   let nonEmpty = 0;
+  let remoteCompared = 0;
   // One folder per index built (t.testdir() is one folder per test).
   const base = t.testdir();
   let built = 0;
@@ -141,6 +144,33 @@ t.test('N shards give exactly the answers of one index (svc_search: bm25, vector
             else
               for (let i = 0; i < got.length; i++)
                 if (got[i] !== reference[i]) throw new Error(`${n} shards:\n  got  ${got[i]}\n  want ${reference[i]}`);
+            if (n === 3 && idx instanceof ShardedIndex) {
+              const [s0, s1, s2] = idx.shards;
+              const servers = [
+                await startShardServer(
+                  new Map([
+                    [0, s0!],
+                    [1, s1!],
+                  ]),
+                ),
+                await startShardServer(
+                  new Map([
+                    [1, s1!],
+                    [2, s2!],
+                  ]),
+                ),
+              ];
+              const { index: remote } = await remoteIndex({ count: 3, live: () => liveOf(servers, 3), embedder: idx.embedder });
+              try {
+                const over = await answers(remote, asks);
+                for (let i = 0; i < over.length; i++)
+                  if (over[i] !== reference![i]) throw new Error(`3 shards over searchers:\n  got  ${over[i]}\n  want ${reference![i]}`);
+                remoteCompared += over.length;
+              } finally {
+                await remote.close();
+                await Promise.all(servers.map((s) => s.close()));
+              }
+            }
           } finally {
             await idx.close();
           }
@@ -152,6 +182,7 @@ t.test('N shards give exactly the answers of one index (svc_search: bm25, vector
     { numRuns: 6, endOnFailure: process.env.SHARD_NO_SHRINK === '1' },
   );
   t.ok(nonEmpty > compared / 4, `${compared} answers agree over 1, 2, 3 and 5 shards, ${nonEmpty} of them not empty`);
+  t.equal(remoteCompared, compared, 'every answer also agrees from 3 shards asked over HTTP');
 });
 
 t.test('a page goes to the shard of its URL, the count is stored, and an index of one shard keeps the old layout', async (t) => {

@@ -929,6 +929,39 @@ export function repoContract(t: Test, open: OpenRepos, reopen: ReopenRepos): voi
     t.equal(await r.requests.setStatus('req_unknown', 'queued'), false);
   });
 
+  t.test('searchers: a heartbeat registers or renews an entry every handle reads; an entry older than the TTL is dead', async (t) => {
+    const a = await withRepos(t, open, 'searchers');
+    const b = await reopen('searchers');
+    t.teardown(() => b.close());
+    t.same(await b.searchers.live(60_000), [], 'none registered');
+    const entry = { id: 's1', url: 'http://127.0.0.1:9001', shards: [0, 1], shardCount: 4, index: '/idx' };
+    await a.searchers.heartbeat(entry);
+    await a.searchers.heartbeat({ ...entry, id: 's2', url: 'http://127.0.0.1:9002', shards: [2, 3] });
+    const live = await b.searchers.live(60_000);
+    t.same(
+      live.map(({ ageMs: _age, ...e }) => e),
+      [entry, { ...entry, id: 's2', url: 'http://127.0.0.1:9002', shards: [2, 3] }],
+      'both, by id, read by another handle',
+    );
+    t.ok(
+      live.every((e) => e.ageMs >= 0 && e.ageMs < 60_000),
+      'ages by the database clock',
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    t.same(await b.searchers.live(5), [], 'older than a 5 ms TTL: dead');
+    const before = (await b.searchers.live(60_000)).find((e) => e.id === 's1')!.ageMs;
+    await a.searchers.heartbeat({ ...entry, shards: [0] });
+    const renewed = (await b.searchers.live(60_000)).find((e) => e.id === 's1')!;
+    t.same(renewed.shards, [0], 'renewed with its new shards');
+    t.ok(renewed.ageMs < before, 'a renewed heartbeat is younger');
+    await a.searchers.remove('s1');
+    t.same(
+      (await b.searchers.live(60_000)).map((e) => e.id),
+      ['s2'],
+      'removed on stop',
+    );
+  });
+
   t.test('robots.txt files: one fetch lease per origin across handles, lapsing; the stored file read back byte for byte', async (t) => {
     const a = await withRepos(t, open, 'robotsfiles');
     const b = await reopen('robotsfiles');

@@ -382,4 +382,19 @@ export const pgMigrations: readonly Migration[] = [
       CREATE SEQUENCE shard_writer_tokens;
     `,
   },
+  {
+    id: 'searchers-pg-001-registry',
+    sql: `
+      -- Searcher processes (svc serve --role searcher) and the shards they serve; heartbeat_at is the database's
+      -- clock in ms, so an entry's age never depends on the machines' clocks.
+      CREATE TABLE searchers (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        shards TEXT NOT NULL,
+        shard_count INTEGER NOT NULL,
+        index_label TEXT NOT NULL,
+        heartbeat_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
