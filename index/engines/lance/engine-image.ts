@@ -11,6 +11,7 @@ import { RowTable } from '../memory/row-table.js';
 import { TermTable } from '../memory/term-table.js';
 import type { SharedVectorBlock } from '../memory/flat-vectors.js';
 import type { SnippetState } from '../memory/snippet-store.js';
+import type { TitleStatsState } from '../memory/title-stats.js';
 import type { PageFieldRow } from './columns.js';
 
 /** A snapshot's state (`TextSnapshot.exportState`): what an engine image holds. */
@@ -30,10 +31,12 @@ export interface SnapshotState {
   readonly snippets: SnippetState | null;
   /** `block`: the rows already in a shared kernel memory (made by this process's first reader of the image). */
   readonly vectors: { readonly dim: number; readonly rows: Float32Array; readonly block?: SharedVectorBlock } | null;
+  /** The index's title statistics when the image was made (title-stats.ts): a reader adopts them instead of counting titles. */
+  readonly titles?: TitleStatsState | null;
 }
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
-export const IMAGE_FORMAT = 2;
+export const IMAGE_FORMAT = 3;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
@@ -123,6 +126,7 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
     sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
   }
   if (state.vectors) sections.push(['vectors', state.vectors.rows]);
+  if (state.titles) sections.push(['titles', Buffer.from(JSON.stringify(state.titles), 'utf8')]);
   const header: ImageHeader = {
     ...identity,
     format: IMAGE_FORMAT,
@@ -267,6 +271,13 @@ export function decodeImage(image: EngineImage): SnapshotState {
     vectors:
       h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32'), ...(image.vectors ? { block: image.vectors } : {}) },
   };
+}
+
+/** The title statistics an image carries (null: none, an image made without them). */
+export function imageTitles(image: EngineImage): TitleStatsState | null {
+  if (!image.header.sections.titles) return null;
+  const b = sectionView(image.buffer, image.header.sections, 'titles', 'u8');
+  return JSON.parse(Buffer.from(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength).toString('utf8')) as TitleStatsState;
 }
 
 function kindOf(a: Typed): Kind {

@@ -8,7 +8,7 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImageInSlices, type EngineImage, type SnapshotState } from './engine-image.js';
+import { decodeImage, encodeImageInSlices, imageTitles, type EngineImage, type SnapshotState } from './engine-image.js';
 import type { EngineSegments, LoadedSegments } from './engine-segments.js';
 import { captureRows, decodeDelta, emptyRows, encodeDelta, type DeltaOp, type EngineDelta } from './engine-delta.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
@@ -17,7 +17,7 @@ import { nearKeyHash } from '../../retrieval/near-keys.js';
 import { SnippetStore } from '../memory/snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { Postings, type TextHit, type TextQuery } from '../memory/postings.js';
-import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from '../memory/title-stats.js';
+import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds, type TitleStatsState } from '../memory/title-stats.js';
 import { TopK } from '../memory/top-k.js';
 import { grow } from '../memory/typed-arrays.js';
 
@@ -682,6 +682,12 @@ function chainOf(snap: TextSnapshot, base: EngineImage, deltas: readonly EngineD
   };
 }
 
+/** Where an engine's images take the index's title statistics from, and where a loaded image's go. */
+export interface TitleSource {
+  state(): TitleStatsState;
+  adopt(state: TitleStatsState | null): void;
+}
+
 export class TextEngine {
   readonly #db: Connection;
   readonly #table: Table;
@@ -743,6 +749,8 @@ export class TextEngine {
   readonly #imageListeners = new Set<(image: EngineImage) => void>();
   /** The publication in flight and those waiting for it, in order (a base supersedes every one waiting before it). */
   #publishing: Promise<void> | null = null;
+  readonly #titles: TitleSource | null;
+  #titlesPending: boolean;
   #toPublish: ({ base: EngineImage } | { delta: EngineDelta })[] = [];
 
   constructor(args: {
@@ -762,7 +770,14 @@ export class TextEngine {
     image?: EngineImage | 'await';
     /** @default 0 */
     analysis?: number;
+    /**
+     * The index's title statistics (title-stats.ts), carried in the images this engine makes; `adopt` is called once,
+     * after the first sync, with those of the image it loaded (null: it loaded none, or one without them).
+     */
+    titles?: TitleSource;
   }) {
+    this.#titles = args.titles ?? null;
+    this.#titlesPending = args.titles !== undefined;
     this.#segments = args.segments ?? null;
     this.#share = args.share ?? false;
     this.#analysis = args.analysis ?? 0;
@@ -937,6 +952,7 @@ export class TextEngine {
         // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
         if (this.#share) this.#announce(start);
       }
+      this.#adoptTitles(loaded ? imageTitles(loaded.image) : null);
       if (this.#postings && this.#version === target) {
         this.#failure = null;
         await this.#makeImage();
@@ -972,6 +988,7 @@ export class TextEngine {
       this.#failure = err instanceof Error ? err : new Error(String(err));
       // A patch cut short left changes no recorded patch holds: the next publication is a base.
       this.#chain = null;
+      this.#adoptTitles(null);
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
@@ -1067,6 +1084,13 @@ export class TextEngine {
     return found;
   }
 
+  /** Hands the title statistics of the first sync's image (or null) to their owner, once. */
+  #adoptTitles(state: TitleStatsState | null): void {
+    if (!this.#titlesPending) return;
+    this.#titlesPending = false;
+    this.#titles!.adopt(state);
+  }
+
   /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
   #fromImage(image: EngineImage): TextSnapshot {
     const v = this.#vectors;
@@ -1134,7 +1158,7 @@ export class TextEngine {
     if (!due) return;
     // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
     const image = await encodeImageInSlices(
-      snap.exportState(),
+      { ...snap.exportState(), titles: this.#titles?.state() ?? null },
       { version: this.#version, analysis: this.#analysis, maxTermLength: this.#maxTermLength },
       new LoopBudget(),
     );
