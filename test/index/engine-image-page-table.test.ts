@@ -40,9 +40,9 @@ t.test('a reader from an image decodes only the pages its queries read, and answ
     t.equal(st.pageRecords.inImage, 40);
     // The catch-up's own: the rewritten page and the new one (the removed page is only marked gone).
     t.equal(st.pageRecords.records, 2, 'no record built per page of the image');
-    const filters: SearchFilters[] = [{}, { language: 'fr' }, { language: 'en' }, { site: 'www.ontario.ca' }];
+    const filters: SearchFilters[] = [{}, { language: 'fr' }, { language: 'en' }, { country: 'ca' }];
     for (const f of filters)
-      for (const query of ['zinc', 'river sleep', 'vitamin', 'permit']) {
+      for (const query of ['zinc', 'river sleep', 'vitamin', 'permit', 'site:www.ontario.ca vitamin', 'bone -site:b.example']) {
         const ask = (idx: PassageIndex) => retrieve(idx, { query, mode: 'bm25', filters: f, now: NOW });
         const a = (await ask(fromImage)).passages;
         const b = (await ask(scanned)).passages;
