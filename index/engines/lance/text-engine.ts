@@ -599,10 +599,11 @@ const readAhead = { sum: 0 };
 /** `#pageNoOf`'s null (a passage's page number is 1-based). */
 const NO_PAGE_NO = -1;
 /**
- * Image page records kept decoded for reads: the pages recent queries returned (a query reads a few hundred), so a
- * thread's memory follows its queries rather than the index's pages.
+ * Image page records kept decoded for reads (cleared whole when full): a thread's memory follows the pages its queries
+ * read rather than the index's, and a query mix over most pages keeps them all up to this bound (decoding a record
+ * again is what a query would wait for: a bound below the pages a query mix reads made searches slower).
  */
-const DECODED_PAGES = 16_384;
+const DECODED_PAGES = 65_536;
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
