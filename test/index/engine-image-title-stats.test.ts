@@ -56,4 +56,18 @@ t.test('a reader loading an image adopts its title statistics; with no image it 
   } finally {
     await noImage.close();
   }
+
+  // A writer that found no image counts the titles before the image it publishes after its first build, which then
+  // carries them (closing waits for the publication).
+  const first = await PassageIndex.open({ dir: bare, embedder, refreshAfterMs: 0, engineSegments: true });
+  await first.textEngineReady();
+  await first.close();
+  const fromFirst = await PassageIndex.open({ dir: bare, embedder, writes: false, engineSegments: true });
+  try {
+    await fromFirst.textEngineReady();
+    t.equal(fromFirst.textPostingsStats()!.syncs.loads, 1, "started from the first writer's image");
+    t.same(plain(fromFirst.titleCorpus(TERMS)), { titles: 4, terms: 8, df: { vitamin: 2, river: 4, permit: 2 } });
+  } finally {
+    await fromFirst.close();
+  }
 });

@@ -798,11 +798,11 @@ export class PassageIndex implements PageSink {
   #titleSource(): TitleSource {
     return {
       state: () => this.#titleStats.exportState(),
-      adopt: (state) => {
+      adopt: async (state) => {
         if (!this.#titlesPending) return;
         this.#titlesPending = false;
         if (state) this.#titleStats = TitleStats.fromState(state);
-        else void this.#rebuildTitleStats();
+        else await this.#rebuildTitleStats();
       },
     };
   }

@@ -743,7 +743,8 @@ function chainOf(snap: TextSnapshot, base: EngineImage, deltas: readonly EngineD
 /** Where an engine's images take the index's title statistics from, and where a loaded image's go. */
 export interface TitleSource {
   state(): TitleStatsState;
-  adopt(state: TitleStatsState | null): void;
+  /** Settles once the statistics are in place (counted, when `state` is null): the images made after carry them. */
+  adopt(state: TitleStatsState | null): Promise<void>;
 }
 
 export class TextEngine {
@@ -1011,9 +1012,11 @@ export class TextEngine {
         // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
         if (this.#share) this.#announce(start);
       }
-      this.#adoptTitles(loaded ? imageTitles(loaded.image) : null);
+      // Counted meanwhile when there is no image (beside the scan), and in place before this engine images anything.
+      const titles = this.#adoptTitles(loaded ? imageTitles(loaded.image) : null);
       if (this.#postings && this.#version === target) {
         this.#failure = null;
+        await titles;
         await this.#makeImage();
         return;
       }
@@ -1040,6 +1043,7 @@ export class TextEngine {
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
+      await titles;
       await this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
@@ -1047,7 +1051,7 @@ export class TextEngine {
       this.#failure = err instanceof Error ? err : new Error(String(err));
       // A patch cut short left changes no recorded patch holds: the next publication is a base.
       this.#chain = null;
-      this.#adoptTitles(null);
+      void this.#adoptTitles(null);
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
@@ -1144,10 +1148,10 @@ export class TextEngine {
   }
 
   /** Hands the title statistics of the first sync's image (or null) to their owner, once. */
-  #adoptTitles(state: TitleStatsState | null): void {
-    if (!this.#titlesPending) return;
+  #adoptTitles(state: TitleStatsState | null): Promise<void> {
+    if (!this.#titlesPending) return Promise.resolve();
     this.#titlesPending = false;
-    this.#titles!.adopt(state);
+    return this.#titles!.adopt(state);
   }
 
   /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
