@@ -7,7 +7,7 @@
  * engine's builds, loads and load work from /metrics. A start that scanned the table instead of loading a segment
  * (a new image format) is not measured: it waits for the segment to be published and starts again.
  *
- *   npm run build && npx tsx bench/restart-http.ts --data-dir /tmp/idx [--root .] [--threads 0,2] [--probes 40]
+ *   npm run build && npx tsx bench/restart-http.ts --data-dir /tmp/idx [--root .] [--threads 0,2] [--probes 40] [--cpu-prof DIR]
  *
  * `--data-dir`: a service data folder whose `lance/` holds the passages (bench/engine-segments.ts builds synthetic
  * ones); `--root`: the checkout whose `bin/svc.js` and `dist/` run (another branch's build, for a before/after).
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     probes: { type: 'string', default: '40' },
     'probe-size': { type: 'string', default: '8' },
     'max-seconds': { type: 'string', default: '900' },
+    'cpu-prof': { type: 'string' },
   },
 });
 if (!values['data-dir']) throw new Error('--data-dir is required');
@@ -51,6 +52,9 @@ const key = (JSON.parse(made.stdout.trim().split('\n').at(-1)!) as { key: string
 // BM25 only (no model) and quiet: what is timed is the text engine's start.
 const serveEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn' };
 delete serveEnv.SVC_MODEL_DIR;
+
+// `--cpu-prof DIR`: each measured start writes a V8 CPU profile there at exit (where the start's time goes).
+const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -94,10 +98,14 @@ async function start(threads: number): Promise<Run> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [svc, 'serve', '--port', String(port), '--data-dir', dataDir, '--no-crawl'], {
-    env: { ...serveEnv, SVC_SEARCH_THREADS: String(threads) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgs, svc, 'serve', '--port', String(port), '--data-dir', dataDir, '--no-crawl'],
+    {
+      env: { ...serveEnv, SVC_SEARCH_THREADS: String(threads) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
   try {
     const done: { end: number; p50: number }[] = [];

@@ -20,6 +20,9 @@
  *
  *   node dist/bench/search-ab.js --a /work/old-checkout --b . --lance /tmp/bench1m/1000000/lance \
  *        --queries all-required --row-cache-mb 0 [--passes 4]
+ *
+ * `--segments`: each reader starts from the newest engine segment of its build's format (bench/engine-segments.ts or
+ * a served writer publishes one), as a restarted process does.
  */
 import '../fixtures/loopback-only.js';
 import { existsSync } from 'node:fs';
@@ -45,6 +48,9 @@ const { values } = parseArgs({
     // The readers' row cache (MiB); unset: the machine-sized default.
     'row-cache-mb': { type: 'string' },
     passes: { type: 'string', default: '8' },
+    // Each reader loads the newest engine segment of its own build's format (written beside the index by that build)
+    // instead of scanning: the postings and page records as a restarted process serves them.
+    segments: { type: 'boolean', default: false },
   },
 });
 if (!values.a) throw new Error('--a: the checkout to compare against (its dist/ built)');
@@ -93,8 +99,10 @@ async function load(root: string, label: string): Promise<Build> {
     writes: false,
     ...(kept ? { optimizeEvery: Number.MAX_SAFE_INTEGER } : {}),
     ...(rowCacheBytes === undefined ? {} : { rowCacheBytes }),
+    ...(values.segments ? { engineSegments: true } : {}),
   });
   await index.textEngineReady();
+  if (values.segments && index.textPostingsStats()?.syncs.loads !== 1) throw new Error(`${label}: no engine segment of its format loaded`);
   const inputs = claims.map((q) => searchTool.input.parse({ q, limit: 10 }));
   const deps = { config: { ranking: 'auto' }, index, now: () => new Date() } as never;
   return {

@@ -8,6 +8,8 @@ import t from 'tap';
 import fc from 'fast-check';
 import { decodeImage, encodeImage, type SnapshotState } from '../../index/engines/lance/engine-image.js';
 import { Postings } from '../../index/engines/memory/postings.js';
+import { DocAttributes } from '../../index/engines/memory/doc-attributes.js';
+import { encodePages } from '../../index/engines/lance/page-table.js';
 
 const VOCAB = ['vitamin', 'bone', 'density', 'rivière', 'cells', 'memory', 'sleep', 'zinc', 'permit', '東京', 'x'];
 const word = fc.constantFrom(...VOCAB);
@@ -23,7 +25,8 @@ function imageOf(p: Postings) {
     ordinalOf: empty(),
     pageNoOf: empty(),
     prevOfPage: empty(),
-    pages: [],
+    pages: encodePages([]),
+    attributes: new DocAttributes().exportState(n),
     snippets: null,
     vectors: null,
   };

@@ -11,7 +11,9 @@ import { RowTable } from '../memory/row-table.js';
 import { TermTable } from '../memory/term-table.js';
 import type { SharedVectorBlock } from '../memory/flat-vectors.js';
 import type { SnippetState } from '../memory/snippet-store.js';
-import type { PageFieldRow } from './columns.js';
+import type { TitleStatsState } from '../memory/title-stats.js';
+import type { DocAttributesState } from '../memory/doc-attributes.js';
+import type { PageSections } from './page-table.js';
 
 /** A snapshot's state (`TextSnapshot.exportState`): what an engine image holds. */
 export interface SnapshotState {
@@ -20,20 +22,22 @@ export interface SnapshotState {
   readonly ordinalOf: Int32Array;
   readonly pageNoOf: Int32Array;
   readonly prevOfPage: Int32Array;
-  /** Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again), its newest document. */
-  readonly pages: readonly {
-    readonly ref: number;
-    readonly fields: PageFieldRow;
-    readonly titleTerms: readonly string[];
-    readonly lastDoc: number;
-  }[];
+  /**
+   * Per page: its fields, its title's analysed terms (title ids are a thread's own: `titleTermIds` maps them again),
+   * its newest document, as a table read in place (page-table.ts).
+   */
+  readonly pages: PageSections;
+  /** Per document, the filter attributes (doc-attributes.ts), read in place. */
+  readonly attributes: DocAttributesState;
   readonly snippets: SnippetState | null;
   /** `block`: the rows already in a shared kernel memory (made by this process's first reader of the image). */
   readonly vectors: { readonly dim: number; readonly rows: Float32Array; readonly block?: SharedVectorBlock } | null;
+  /** The index's title statistics when the image was made (title-stats.ts): a reader adopts them instead of counting titles. */
+  readonly titles?: TitleStatsState | null;
 }
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
-export const IMAGE_FORMAT = 2;
+export const IMAGE_FORMAT = 4;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
@@ -67,6 +71,8 @@ export interface ImageHeader extends ImageIdentity {
   readonly bitsets: readonly number[];
   readonly snippets: Omit<SnippetState, 'chunks' | 'at' | 'len'> & { readonly chunks: number };
   readonly vectorDim: number | null;
+  /** The values the per-document attribute codes stand for (doc-attributes.ts). */
+  readonly attributeValues: DocAttributesState['values'];
 }
 
 /** An image: its bytes (shared between threads when a SharedArrayBuffer) and its header. */
@@ -116,13 +122,18 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
   sections.push(['rowIds', p.rowIds], ['lengths', p.lengths], ['dead', p.dead], ['df', p.df]);
   for (const [id, set] of p.bitsets) sections.push([`bits${id}`, set]);
   sections.push(['pageOf', state.pageOf], ['ordinalOf', state.ordinalOf], ['pageNoOf', state.pageNoOf], ['prevOfPage', state.prevOfPage]);
-  sections.push(['pages', Buffer.from(JSON.stringify(state.pages), 'utf8')]);
+  const pg = state.pages;
+  sections.push(['pageRefs', pg.refs], ['pageLastDoc', pg.lastDoc], ['pageAt', pg.at], ['pageJson', pg.json]);
+  const at = state.attributes;
+  sections.push(['attrHost', at.host], ['attrDate', at.date], ['attrLang', at.lang], ['attrCountry', at.country]);
+  sections.push(['attrProvince', at.province], ['attrSourceType', at.sourceType]);
   const sn = state.snippets;
   if (sn) {
     sections.push(['snipAt', sn.at], ['snipLen', sn.len]);
     sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
   }
   if (state.vectors) sections.push(['vectors', state.vectors.rows]);
+  if (state.titles) sections.push(['titles', Buffer.from(JSON.stringify(state.titles), 'utf8')]);
   const header: ImageHeader = {
     ...identity,
     format: IMAGE_FORMAT,
@@ -135,6 +146,7 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
       ? { maxBytes: sn.maxBytes, docs: sn.docs, bytes: sn.bytes, allocated: sn.allocated, full: sn.full, chunks: sn.chunks.length }
       : { maxBytes: 0, docs: 0, bytes: 0, allocated: 0, full: true, chunks: -1 },
     vectorDim: state.vectors?.dim ?? null,
+    attributeValues: at.values,
   };
   return yield* packSteps(sections, header, MAGIC);
 }
@@ -217,8 +229,8 @@ export function readHeader(buffer: SharedArrayBuffer | ArrayBuffer): ImageHeader
 }
 
 /**
- * The snapshot state an image holds, as views over its bytes: nothing copied but the page records, and no work per
- * term or row (the term and row tables are read in place).
+ * The snapshot state an image holds, as views over its bytes: nothing copied, and no work per term, row or page
+ * (the term, row and page tables are read in place).
  */
 export function decodeImage(image: EngineImage): SnapshotState {
   const { buffer, header: h } = image;
@@ -242,10 +254,21 @@ export function decodeImage(image: EngineImage): SnapshotState {
     bitsets: h.bitsets.map((id) => [id, view(`bits${id}`, 'u32')] as const),
     rowSlots: view('rowSlots', 'u32'),
   };
-  const pageBytes = view('pages', 'u8');
-  const pages = JSON.parse(
-    Buffer.from(pageBytes.buffer as ArrayBuffer, pageBytes.byteOffset, pageBytes.byteLength).toString('utf8'),
-  ) as SnapshotState['pages'];
+  const pages: PageSections = {
+    refs: view('pageRefs', 'i32'),
+    lastDoc: view('pageLastDoc', 'i32'),
+    at: view('pageAt', 'u32'),
+    json: view('pageJson', 'u8'),
+  };
+  const attributes: DocAttributesState = {
+    host: view('attrHost', 'i32'),
+    date: view('attrDate', 'f64'),
+    lang: view('attrLang', 'u16'),
+    country: view('attrCountry', 'u16'),
+    province: view('attrProvince', 'u8'),
+    sourceType: view('attrSourceType', 'u8'),
+    values: h.attributeValues,
+  };
   const sn = h.snippets;
   const snippets: SnippetState | null =
     sn.chunks < 0
@@ -263,10 +286,18 @@ export function decodeImage(image: EngineImage): SnapshotState {
     pageNoOf: view('pageNoOf', 'i32'),
     prevOfPage: view('prevOfPage', 'i32'),
     pages,
+    attributes,
     snippets,
     vectors:
       h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32'), ...(image.vectors ? { block: image.vectors } : {}) },
   };
+}
+
+/** The title statistics an image carries (null: none, an image made without them). */
+export function imageTitles(image: EngineImage): TitleStatsState | null {
+  if (!image.header.sections.titles) return null;
+  const b = sectionView(image.buffer, image.header.sections, 'titles', 'u8');
+  return JSON.parse(Buffer.from(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength).toString('utf8')) as TitleStatsState;
 }
 
 function kindOf(a: Typed): Kind {

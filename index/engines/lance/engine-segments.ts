@@ -188,10 +188,16 @@ export class EngineSegments {
     return manifest;
   }
 
-  /** The manifests present, newest table version first. */
+  /**
+   * The manifests present, newest table version first; of one version, the latest written first (a new image format or
+   * analysis republishes at the version the table is at: its random id must not rank it below the older ones).
+   */
   async manifests(): Promise<string[]> {
-    const names = (await this.#files.list()).map((f) => f.name);
-    return names.filter((n) => MANIFEST.test(n)).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+    const found = (await this.#files.list()).filter((f) => MANIFEST.test(f.name));
+    const version = (n: string) => Number(MANIFEST.exec(n)![1]);
+    return found
+      .sort((a, b) => version(b.name) - version(a.name) || b.mtimeMs - a.mtimeMs || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
+      .map((f) => f.name);
   }
 
   /**

@@ -61,6 +61,7 @@ import {
   type RowPrefill,
   type TextEngineStats,
   type TextSnapshot,
+  type TitleSource,
 } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
@@ -250,6 +251,8 @@ export class PassageIndex implements PageSink {
   /** A reader's look for the writer's switch to the configured model's vectors (`#watchVectors`). */
   #vectorsWatch: NodeJS.Timeout | null = null;
   #titleStats = new TitleStats();
+  /** The title statistics are to come from the postings' first image (`#titleSource`), or be counted after it. */
+  #titlesPending = false;
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
   #engine: TextEngine | null = null;
@@ -355,7 +358,10 @@ export class PassageIndex implements PageSink {
       meta.analysis = ANALYSIS_VERSION;
       await writeIndexMeta(db, location, meta);
     }
-    await idx.#loadState(); // rebuilds the image index after a re-analysis (`load`)
+    // Postings that load an engine image take the title statistics it carries (counting every title is most of an
+    // open's work); they are counted here when no image is loaded (`#titles`).
+    const titlesFromImage = (opts.textEngine ?? true) && (!!opts.engineSegments || !!opts.engineImage);
+    await idx.#loadState(!titlesFromImage); // rebuilds the image index after a re-analysis (`load`)
     // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
     // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
     // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
@@ -371,7 +377,7 @@ export class PassageIndex implements PageSink {
           // A reader's title statistics are not updated page by page, so they are rebuilt once the page count has moved
           // by a fifth (amortised); otherwise a search thread started on an empty index would score no title until restart.
           const counted = idx.#titleStats.size;
-          if (pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
+          if (!idx.#titlesPending && pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (the vector index, the image one with its first image).
           await idx.#maintenance
             .recheck()
@@ -404,6 +410,7 @@ export class PassageIndex implements PageSink {
         tableName: 'passages',
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
+        titles: idx.#titleSource(),
         prefill: idx.#rowPrefill(),
         snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
         changes: (from, to) => idx.#changes.between(from, to),
@@ -570,12 +577,13 @@ export class PassageIndex implements PageSink {
     };
   }
 
-  async #loadState(): Promise<void> {
-    const columns = [...new Set([...HOST_COLUMNS, ...TITLE_COLUMNS])];
+  async #loadState(titles: boolean): Promise<void> {
+    const columns = [...new Set([...HOST_COLUMNS, ...(titles ? TITLE_COLUMNS : [])])];
     const rows = (await this.#pages.query().select(columns).withRowId().toArray()) as (RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & {
       _rowid: bigint;
     })[];
-    this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
+    if (titles) this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
+    else this.#titlesPending = true;
     this.#learnHosts(rows);
     this.#hostRowsThrough = lastRowId(rows, null);
     await this.#maintenance.load();
@@ -784,6 +792,19 @@ export class PassageIndex implements PageSink {
       this.#committed(before, version, [pageRef]);
       await this.#maintenance.afterWrite(1);
     });
+  }
+
+  /** The title statistics as the text engine's images carry them: taken from the first one it loads, else counted. */
+  #titleSource(): TitleSource {
+    return {
+      state: () => this.#titleStats.exportState(),
+      adopt: async (state) => {
+        if (!this.#titlesPending) return;
+        this.#titlesPending = false;
+        if (state) this.#titleStats = TitleStats.fromState(state);
+        else await this.#rebuildTitleStats();
+      },
+    };
   }
 
   /** Recounts the title statistics from the stored titles (see title-stats.ts); readers keep the old ones meanwhile. */

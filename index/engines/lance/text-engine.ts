@@ -8,7 +8,7 @@ import { Type as ArrowType } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImageInSlices, type EngineImage, type SnapshotState } from './engine-image.js';
+import { decodeImage, encodeImageInSlices, imageTitles, type EngineImage, type SnapshotState } from './engine-image.js';
 import type { EngineSegments, LoadedSegments } from './engine-segments.js';
 import { captureRows, decodeDelta, emptyRows, encodeDelta, type DeltaOp, type EngineDelta } from './engine-delta.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
@@ -16,8 +16,9 @@ import type { PassageFilter } from '../../retrieval/passage-filter.js';
 import { nearKeyHash } from '../../retrieval/near-keys.js';
 import { SnippetStore } from '../memory/snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
+import { encodePages, PageTable, type PageEntry } from './page-table.js';
 import { Postings, type TextHit, type TextQuery } from '../memory/postings.js';
-import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from '../memory/title-stats.js';
+import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds, type TitleStatsState } from '../memory/title-stats.js';
 import { TopK } from '../memory/top-k.js';
 import { grow } from '../memory/typed-arrays.js';
 
@@ -48,7 +49,7 @@ export type RowSink = (id: bigint, row: Record<string, unknown>) => boolean;
  * since the postings were built (tombstones included), which finds a page's live rows without a pass over all documents.
  */
 interface PageRecord {
-  /** Replaced in place when the page's rows are added again: one record per page, which `#recOf` points every document at. */
+  /** Replaced in place when the page's rows are added again: one record per page, which its documents find by page ref. */
   fields: PageFieldRow;
   /**
    * The fields a candidate row copies (`PageHitFields`), once more in the record itself: a candidate reads one object
@@ -98,26 +99,31 @@ export class TextSnapshot {
    */
   readonly snippets: SnippetStore | null;
   /** Per document, the page attributes filters test (host id, date, language, country, province, source type). */
-  readonly #attributes = new DocAttributes();
+  readonly #attributes: DocAttributes;
   #pageOf: Int32Array = new Int32Array(1024);
   #ordinalOf: Int32Array = new Int32Array(1024);
   /** Per document: its passage's `page_no` (`NO_PAGE_NO`: null), so a result row takes no column for it. */
   #pageNoOf: Int32Array = new Int32Array(1024);
   /** Per document: the document added before it for the same page (-1: none), the chain `PageRecord.lastDoc` starts. */
   #prevOfPage: Int32Array = new Int32Array(1024);
-  readonly #pages = new Map<number, PageRecord>();
   /**
-   * Per document, its page's record (the one `#pages` holds while the page has live rows): what a candidate row reads
-   * its page fields from, without a lookup by page ref per candidate. A dead document's entry may point at a record
-   * its page no longer has (kept until the postings are rebuilt).
+   * The page records of this snapshot's own: pages added or rewritten since the image it started from (all of them
+   * without one). One record per page, which a document finds by its page ref (`#pageOf`) while its page has live rows.
    */
-  #recOf: PageRecord[] = [];
+  readonly #pages = new Map<number, PageRecord>();
+  /** The image's page records, read in place (page-table.ts); `#pages` and `#gone` take precedence over it. */
+  readonly #imagePages: PageTable | null = null;
+  /** Pages of the image with no live rows any more (`prunePages`), unless `#pages` holds them again. */
+  readonly #gone = new Set<number>();
+  /** Records of image pages decoded for reads, bounded (`DECODED_PAGES`): cleared whole when full. */
+  readonly #decoded = new Map<number, PageRecord>();
 
   /**
    * `state`: a saved snapshot (`exportState`, engine-image.ts) to start from instead of empty postings; its vectors
    * are kept only when `vectors` asks for that dimension.
    */
   constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }, snippetBytes = 0, state?: SnapshotState) {
+    this.#attributes = new DocAttributes(state?.attributes);
     if (!state) {
       this.postings = new Postings({ maxTermLength });
       this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
@@ -137,24 +143,50 @@ export class TextSnapshot {
     this.#ordinalOf = state.ordinalOf;
     this.#pageNoOf = state.pageNoOf;
     this.#prevOfPage = state.prevOfPage;
-    const prev = state.prevOfPage;
-    this.#recOf = new Array<PageRecord>(prev.length);
-    for (const p of state.pages) {
-      const f = p.fields;
-      const rec = pageRecord(
-        f,
-        titleTermIds(p.titleTerms),
-        nearKeyHash(f.group_key),
-        nearKeyHash(f.content_hash),
-        this.#attributes.codes(f),
-        p.lastDoc,
-      );
-      this.#pages.set(p.ref, rec);
-      for (let d = p.lastDoc; d >= 0; d = prev[d]!) {
-        this.#recOf[d] = rec;
-        this.#attributes.set(d, rec.codes);
+    this.#imagePages = new PageTable(state.pages);
+  }
+
+  /** A page's record while it has live rows: this snapshot's own, else the image's (decoded on first use). */
+  #page(ref: number): PageRecord | undefined {
+    const own = this.#pages.get(ref);
+    if (own !== undefined || this.#imagePages === null) return own;
+    const seen = this.#decoded.get(ref);
+    if (seen !== undefined) return seen;
+    if (this.#gone.has(ref)) return undefined;
+    const i = this.#imagePages.indexOf(ref);
+    if (i < 0) return undefined;
+    const { fields: f, titleTerms } = this.#imagePages.record(i);
+    const rec = pageRecord(
+      f,
+      titleTermIds(titleTerms),
+      nearKeyHash(f.group_key),
+      nearKeyHash(f.content_hash),
+      this.#attributes.codes(f),
+      this.#imagePages.sections.lastDoc[i]!,
+    );
+    if (this.#decoded.size >= DECODED_PAGES) this.#decoded.clear();
+    this.#decoded.set(ref, rec);
+    return rec;
+  }
+
+  /** A page's newest document (-1: none live), without decoding an image page's record. */
+  #lastDocOf(ref: number): number {
+    const own = this.#pages.get(ref);
+    if (own !== undefined) return own.lastDoc;
+    if (this.#imagePages === null || this.#gone.has(ref)) return -1;
+    const i = this.#imagePages.indexOf(ref);
+    return i < 0 ? -1 : this.#imagePages.sections.lastDoc[i]!;
+  }
+
+  /** Every page with live rows and its newest document: the image's (unless rewritten or gone), then this snapshot's own. */
+  *#pageChains(): Generator<[ref: number, lastDoc: number, imageIndex: number]> {
+    const img = this.#imagePages;
+    if (img)
+      for (let i = 0; i < img.size; i++) {
+        const ref = img.sections.refs[i]!;
+        if (!this.#pages.has(ref) && !this.#gone.has(ref)) yield [ref, img.sections.lastDoc[i]!, i];
       }
-    }
+    for (const [ref, rec] of this.#pages) yield [ref, rec.lastDoc, -1];
   }
 
   /**
@@ -163,9 +195,15 @@ export class TextSnapshot {
    */
   exportState(): SnapshotState {
     const n = this.postings.size.docs;
-    const pages: { ref: number; fields: PageFieldRow; titleTerms: string[]; lastDoc: number }[] = [];
-    for (const [ref, rec] of this.#pages)
-      pages.push({ ref, fields: rec.fields, titleTerms: titleTermsOfIds(rec.titleIds), lastDoc: rec.lastDoc });
+    // An image page's record goes into the next image as the bytes it is (nothing decoded).
+    const pages: PageEntry[] = [];
+    for (const [ref, lastDoc, i] of this.#pageChains()) {
+      if (i >= 0) pages.push({ ref, lastDoc, json: this.#imagePages!.bytes(i) });
+      else {
+        const rec = this.#pages.get(ref)!;
+        pages.push({ ref, lastDoc, fields: rec.fields, titleTerms: titleTermsOfIds(rec.titleIds) });
+      }
+    }
     const v = this.vectors;
     return {
       postings: this.postings.exportState(),
@@ -173,7 +211,8 @@ export class TextSnapshot {
       ordinalOf: this.#ordinalOf.subarray(0, n),
       pageNoOf: this.#pageNoOf.subarray(0, n),
       prevOfPage: this.#prevOfPage.subarray(0, n),
-      pages,
+      pages: encodePages(pages),
+      attributes: this.#attributes.exportState(n),
       snippets: this.snippets?.exportState() ?? null,
       vectors: v ? { dim: v.dim, rows: v.exportRows() } : null,
     };
@@ -181,12 +220,17 @@ export class TextSnapshot {
 
   /**
    * Terms and rows the postings' load put into this thread's own maps or copied (`Postings.loadWork`), and vector
-   * values copied: 0 when read in place from an image and its shared vectors. Not counted: the page records, rebuilt.
+   * values copied: 0 when read in place from an image and its shared vectors (page records and attributes included).
    */
   get loadWork(): number {
     return this.postings.loadWork + this.#vectorsCopied;
   }
   #vectorsCopied = 0;
+
+  /** Page records held as objects, and the pages the image holds in place (`TextEngineStats.pageRecords`). */
+  get pageRecords(): { records: number; inImage: number } {
+    return { records: this.#pages.size + this.#decoded.size, inImage: this.#imagePages?.size ?? 0 };
+  }
 
   /** Whether a read for these postings should bring the snippet text (the store keeps more). */
   get takesSnippets(): boolean {
@@ -258,7 +302,7 @@ export class TextSnapshot {
         const fields: Record<string, unknown> = {};
         for (const [name, c] of fieldCols) fields[name] = c.get(i) ?? null;
         const page = fields as unknown as PageFieldRow;
-        const cur = this.#pages.get(pageRef);
+        const cur = this.#page(pageRef);
         const titleIds =
           cur && cur.title === page.title && cur.lang === page.lang ? cur.titleIds : titleTermIds(titleTerms(page.title, page.lang));
         const groupHash = cur && cur.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
@@ -269,12 +313,13 @@ export class TextSnapshot {
           // among them), and every document of the page points at this record.
           Object.assign(cur, next);
           rec = cur;
+          this.#pages.set(pageRef, rec); // an image page's record is this snapshot's own from now on
+          this.#decoded.delete(pageRef);
         } else {
           rec = next;
           this.#pages.set(pageRef, rec);
         }
       }
-      this.#recOf[doc] = rec;
       this.#attributes.set(doc, rec.codes);
       this.#prevOfPage[doc] = rec.lastDoc;
       rec.lastDoc = doc;
@@ -289,9 +334,9 @@ export class TextSnapshot {
   async liveDocsByKey(except: ReadonlySet<number>, budget: LoopBudget): Promise<Map<number, number> | null> {
     const out = new Map<number, number>();
     let n = 0;
-    for (const [ref, rec] of this.#pages) {
+    for (const [ref, lastDoc] of this.#pageChains()) {
       if (except.has(ref)) continue;
-      for (let d = rec.lastDoc; d >= 0; d = this.#prevOfPage[d]!) {
+      for (let d = lastDoc; d >= 0; d = this.#prevOfPage[d]!) {
         if (!this.postings.isLive(d)) continue;
         const key = keyOf(ref, this.#ordinalOf[d]!);
         if (key === null || out.has(key)) return null;
@@ -306,8 +351,7 @@ export class TextSnapshot {
   liveRowsOfPages(pageRefs: Iterable<number>): number[] {
     const out: number[] = [];
     for (const ref of pageRefs)
-      for (let d = this.#pages.get(ref)?.lastDoc ?? -1; d >= 0; d = this.#prevOfPage[d]!)
-        if (this.postings.isLive(d)) out.push(this.postings.rowIdOf(d));
+      for (let d = this.#lastDocOf(ref); d >= 0; d = this.#prevOfPage[d]!) if (this.postings.isLive(d)) out.push(this.postings.rowIdOf(d));
     return out;
   }
 
@@ -326,7 +370,7 @@ export class TextSnapshot {
     const doc = this.postings.docOf(rowId);
     if (doc === undefined) return null;
     const page_ref = this.#pageOf[doc]!;
-    const fields = this.#pages.get(page_ref)?.fields;
+    const fields = this.#page(page_ref)?.fields;
     if (!fields) return null;
     const n = this.#pageNoOf[doc]!;
     return { page_ref, ordinal: this.#ordinalOf[doc]!, page_no: n === NO_PAGE_NO ? null : n, fields };
@@ -343,15 +387,18 @@ export class TextSnapshot {
   /** Forgets those of these pages none of whose passages is live (after a patch removed rows of them). */
   prunePages(pageRefs: Iterable<number>): void {
     for (const ref of pageRefs) {
-      let d = this.#pages.get(ref)?.lastDoc ?? -1;
+      let d = this.#lastDocOf(ref);
       while (d >= 0 && !this.postings.isLive(d)) d = this.#prevOfPage[d]!;
-      if (d < 0) this.#pages.delete(ref);
+      if (d >= 0) continue;
+      this.#pages.delete(ref);
+      this.#decoded.delete(ref);
+      if (this.#imagePages && this.#imagePages.indexOf(ref) >= 0) this.#gone.add(ref);
     }
   }
 
   /** A page's analysed title terms as ids (title-stats.ts `titleTermIds`), when the postings hold this title in this language. */
   titleTermIds(pageRef: number, title: string, lang: string | null | undefined): TitleIds | undefined {
-    const rec = this.#pages.get(pageRef);
+    const rec = this.#page(pageRef);
     return rec && rec.title === title && rec.lang === (lang ?? null) ? rec.titleIds : undefined;
   }
 
@@ -422,13 +469,13 @@ export class TextSnapshot {
    * records overlap in the processor instead of stalling one by one. Returns what it read so the loads are kept.
    */
   #readAhead(doc: number): number {
-    const rec = this.#recOf[doc];
+    const rec = this.#page(this.#pageOf[doc]!);
     return rec === undefined ? 0 : rec.lastDoc + rec.titleIds.length;
   }
 
   /** The page record of a live document (a missing record is a bug: every added row sets its page's). */
   #recordOf(doc: number): PageRecord {
-    const rec = this.#recOf[doc];
+    const rec = this.#page(this.#pageOf[doc]!);
     if (!rec) throw new Error(`text postings: no page fields for document ${doc}`);
     return rec;
   }
@@ -551,6 +598,12 @@ const readAhead = { sum: 0 };
 
 /** `#pageNoOf`'s null (a passage's page number is 1-based). */
 const NO_PAGE_NO = -1;
+/**
+ * Image page records kept decoded for reads (cleared whole when full): a thread's memory follows the pages its queries
+ * read rather than the index's, and a query mix over most pages keeps them all up to this bound (decoding a record
+ * again is what a query would wait for: a bound below the pages a query mix reads made searches slower).
+ */
+const DECODED_PAGES = 65_536;
 
 type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): void } | undefined;
 
@@ -645,6 +698,11 @@ export interface TextEngineStats {
    * from an image.
    */
   readonly loadWork: number;
+  /**
+   * Page records held as objects (`records`: the snapshot's own and the image's decoded for reads) and the pages its
+   * image holds in place (`inImage`): after a load, records grow with what queries read, not with the index.
+   */
+  readonly pageRecords: { readonly records: number; readonly inImage: number };
   /** BM25 arms and filter-only scans the postings answered since open (no other engine answers them). */
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
@@ -680,6 +738,13 @@ function chainOf(snap: TextSnapshot, base: EngineImage, deltas: readonly EngineD
     changed: 0,
     at,
   };
+}
+
+/** Where an engine's images take the index's title statistics from, and where a loaded image's go. */
+export interface TitleSource {
+  state(): TitleStatsState;
+  /** Settles once the statistics are in place (counted, when `state` is null): the images made after carry them. */
+  adopt(state: TitleStatsState | null): Promise<void>;
 }
 
 export class TextEngine {
@@ -743,6 +808,8 @@ export class TextEngine {
   readonly #imageListeners = new Set<(image: EngineImage) => void>();
   /** The publication in flight and those waiting for it, in order (a base supersedes every one waiting before it). */
   #publishing: Promise<void> | null = null;
+  readonly #titles: TitleSource | null;
+  #titlesPending: boolean;
   #toPublish: ({ base: EngineImage } | { delta: EngineDelta })[] = [];
 
   constructor(args: {
@@ -762,7 +829,14 @@ export class TextEngine {
     image?: EngineImage | 'await';
     /** @default 0 */
     analysis?: number;
+    /**
+     * The index's title statistics (title-stats.ts), carried in the images this engine makes; `adopt` is called once,
+     * after the first sync, with those of the image it loaded (null: it loaded none, or one without them).
+     */
+    titles?: TitleSource;
   }) {
+    this.#titles = args.titles ?? null;
+    this.#titlesPending = args.titles !== undefined;
     this.#segments = args.segments ?? null;
     this.#share = args.share ?? false;
     this.#analysis = args.analysis ?? 0;
@@ -890,6 +964,7 @@ export class TextEngine {
       image: this.#imageInfo ? { ...this.#imageInfo } : null,
       images: { ...this.#images },
       loadWork: this.#postings?.loadWork ?? 0,
+      pageRecords: this.#postings?.pageRecords ?? { records: 0, inImage: 0 },
       answers: this.#answers,
       waits: this.#waits,
     };
@@ -937,8 +1012,11 @@ export class TextEngine {
         // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
         if (this.#share) this.#announce(start);
       }
+      // Counted meanwhile when there is no image (beside the scan), and in place before this engine images anything.
+      const titles = this.#adoptTitles(loaded ? imageTitles(loaded.image) : null);
       if (this.#postings && this.#version === target) {
         this.#failure = null;
+        await titles;
         await this.#makeImage();
         return;
       }
@@ -965,6 +1043,7 @@ export class TextEngine {
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
+      await titles;
       await this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
@@ -972,6 +1051,7 @@ export class TextEngine {
       this.#failure = err instanceof Error ? err : new Error(String(err));
       // A patch cut short left changes no recorded patch holds: the next publication is a base.
       this.#chain = null;
+      void this.#adoptTitles(null);
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
@@ -1067,6 +1147,13 @@ export class TextEngine {
     return found;
   }
 
+  /** Hands the title statistics of the first sync's image (or null) to their owner, once. */
+  #adoptTitles(state: TitleStatsState | null): Promise<void> {
+    if (!this.#titlesPending) return Promise.resolve();
+    this.#titlesPending = false;
+    return this.#titles!.adopt(state);
+  }
+
   /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
   #fromImage(image: EngineImage): TextSnapshot {
     const v = this.#vectors;
@@ -1134,7 +1221,7 @@ export class TextEngine {
     if (!due) return;
     // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
     const image = await encodeImageInSlices(
-      snap.exportState(),
+      { ...snap.exportState(), titles: this.#titles?.state() ?? null },
       { version: this.#version, analysis: this.#analysis, maxTermLength: this.#maxTermLength },
       new LoopBudget(),
     );

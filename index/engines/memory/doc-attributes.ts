@@ -21,7 +21,16 @@ export interface PageCodes {
 class Codes {
   readonly #byValue = new Map<string, number>();
   readonly values: (string | null)[] = [null];
-  constructor(readonly max: number) {}
+  /** `values`: saved codes (`DocAttributesState`), each value keeping its code. */
+  constructor(
+    readonly max: number,
+    values?: readonly (string | null)[],
+  ) {
+    for (let c = 1; c < (values?.length ?? 0); c++) {
+      this.#byValue.set(values![c]!, c);
+      this.values.push(values![c]!);
+    }
+  }
 
   code(v: string | null): number {
     if (v === null) return 0;
@@ -44,17 +53,68 @@ class Codes {
 /** A filter as a test of a document id; null: every document passes; false: none can. */
 export type DocTest = ((doc: number) => boolean) | null | false;
 
+/** The attributes of documents 0..n-1 and the values their codes stand for (an engine image holds them). */
+export interface DocAttributesState {
+  readonly host: Int32Array;
+  readonly date: Float64Array;
+  readonly lang: Uint16Array;
+  readonly country: Uint16Array;
+  readonly province: Uint8Array;
+  readonly sourceType: Uint8Array;
+  readonly values: {
+    readonly lang: readonly (string | null)[];
+    readonly country: readonly (string | null)[];
+    readonly province: readonly (string | null)[];
+    readonly sourceType: readonly (string | null)[];
+  };
+}
+
 export class DocAttributes {
-  #host = new Int32Array(1024);
-  #date = new Float64Array(1024);
-  #lang = new Uint16Array(1024);
-  #country = new Uint16Array(1024);
-  #province = new Uint8Array(1024);
-  #sourceType = new Uint8Array(1024);
-  readonly #langs = new Codes(0xffff);
-  readonly #countries = new Codes(0xffff);
-  readonly #provinces = new Codes(0xff);
-  readonly #sourceTypes = new Codes(0xff);
+  #host: Int32Array;
+  #date: Float64Array;
+  #lang: Uint16Array;
+  #country: Uint16Array;
+  #province: Uint8Array;
+  #sourceType: Uint8Array;
+  readonly #langs: Codes;
+  readonly #countries: Codes;
+  readonly #provinces: Codes;
+  readonly #sourceTypes: Codes;
+
+  /**
+   * `state`: saved attributes to start from, used as they are (views of an image's shared memory: only documents
+   * added after them are written, and those grow the arrays into copies first).
+   */
+  constructor(state?: DocAttributesState) {
+    this.#host = state?.host ?? new Int32Array(1024);
+    this.#date = state?.date ?? new Float64Array(1024);
+    this.#lang = state?.lang ?? new Uint16Array(1024);
+    this.#country = state?.country ?? new Uint16Array(1024);
+    this.#province = state?.province ?? new Uint8Array(1024);
+    this.#sourceType = state?.sourceType ?? new Uint8Array(1024);
+    this.#langs = new Codes(0xffff, state?.values.lang);
+    this.#countries = new Codes(0xffff, state?.values.country);
+    this.#provinces = new Codes(0xff, state?.values.province);
+    this.#sourceTypes = new Codes(0xff, state?.values.sourceType);
+  }
+
+  /** Documents 0..n-1's attributes (views, valid until the next `set`) and the codes' values. */
+  exportState(n: number): DocAttributesState {
+    return {
+      host: this.#host.subarray(0, n),
+      date: this.#date.subarray(0, n),
+      lang: this.#lang.subarray(0, n),
+      country: this.#country.subarray(0, n),
+      province: this.#province.subarray(0, n),
+      sourceType: this.#sourceType.subarray(0, n),
+      values: {
+        lang: [...this.#langs.values],
+        country: [...this.#countries.values],
+        province: [...this.#provinces.values],
+        sourceType: [...this.#sourceTypes.values],
+      },
+    };
+  }
 
   codes(p: FilterFields): PageCodes {
     return {

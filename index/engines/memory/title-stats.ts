@@ -113,6 +113,15 @@ export interface TitleInput {
   readonly lang: string | null;
 }
 
+/** Title statistics as plain data: an engine image carries them, so a reader that loads one analyses no title. */
+export interface TitleStatsState {
+  readonly titles: number;
+  readonly terms: number;
+  /** Terms and their document frequencies, in the same order. */
+  readonly dfTerms: readonly string[];
+  readonly dfCounts: readonly number[];
+}
+
 export class TitleStats {
   readonly #df = new Map<string, number>();
   #titles = 0;
@@ -140,6 +149,20 @@ export class TitleStats {
       await budget.tick();
     }
     s.#added = 0;
+    return s;
+  }
+
+  /** The statistics as they are now (`fromState` gives them back). */
+  exportState(): TitleStatsState {
+    return { titles: this.#titles, terms: this.#terms, dfTerms: [...this.#df.keys()], dfCounts: [...this.#df.values()] };
+  }
+
+  /** Statistics saved by `exportState` (counted as a full build: nothing added since). */
+  static fromState(state: TitleStatsState): TitleStats {
+    const s = new TitleStats();
+    s.#titles = state.titles;
+    s.#terms = state.terms;
+    for (let i = 0; i < state.dfTerms.length; i++) s.#df.set(state.dfTerms[i]!, state.dfCounts[i]!);
     return s;
   }
 
