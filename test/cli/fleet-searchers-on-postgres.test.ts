@@ -5,7 +5,8 @@
  * searcher registry among the rest) and one index location (SeaweedFS where the weed binary is, else a local folder).
  * Both replicas answer the crawl whole (coverage 4/4, the same answers); kill -9 one searcher → `partial_results` with
  * coverage 2/4 and no error over a burst of queries through both replicas, /readyz and /metrics say 2/4 once its
- * heartbeat lapses; restarted, it registers again and the answers are whole and the same as before.
+ * heartbeat lapses; restarted, it registers again and the answers are whole and the same as before. A second
+ * indexer asking for a shard the first owns is refused, and the fleet fetched each host's robots.txt once.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -60,6 +61,7 @@ if (why) {
     for (const h of HOSTS) await frontier.enqueue(web.url(h, '/'), { priority: 'submitted', reason: 'seed', scope: [h] });
     const { key } = await repos.keys.create({ name: 'fleet', perMinute: 100_000, perDay: 1_000_000 });
 
+    const since = web.accessLog.length;
     const root = t.testdir();
     const indexEnv: Record<string, string> = s3 ? s3.env('searchers') : { SVC_INDEX_URI: join(root, 'index') };
     t.comment(`index at ${s3 ? 's3:// (SeaweedFS)' : `a local folder (${noS3})`}`);
@@ -108,6 +110,15 @@ if (why) {
       async () => (await repos.outbox.stats()).pending + (await repos.outbox.stats()).leased === 0,
       60_000,
     );
+    // One fetch of each host's robots.txt for the whole fleet (both crawlers; none was killed).
+    for (const h of HOSTS) {
+      const robots = web.accessLog.slice(since).filter((e) => e.host === h && e.path === '/robots.txt');
+      t.equal(robots.length, 1, `${h}: robots.txt fetched once by the fleet`);
+    }
+    // Exactly one writer per shard: a second indexer for a shard the first holds is refused, in one line.
+    const second = serve('indexer', 'indexer-2', ['--shards', '2']);
+    t.equal(await second.exited, 1, 'a second indexer for an owned shard exits 1');
+    t.match(second.out, /svc serve: shard 2 is written by indexer-/, 'and says which shard and who writes it');
     const live = await repos.searchers.live(1500);
     const victimId = live.find((e) => e.shards.includes(2))?.id;
     t.same(
