@@ -184,7 +184,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // A heading's id is usually an anchor made from its own text ("nav_…", "share-your-data"), and its class styles
   // it: neither says the heading is furniture. A heading of a dropped widget goes with its wrapper.
   if (HEADING.test(tag)) return null;
-  const ci = classAndId(el);
+  const ci = liveFeedAsContent(classAndId(el));
   // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
@@ -198,6 +198,17 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // builder's text block (elementor-widget) as often as a sidebar box: neither drops an element holding prose.
   if (ci !== '' && namesFurniture(ci) && (namesFurniture(ci.replace(AMBIGUOUS, ' ')) || !holdsLead(el))) return 'soft';
   return null;
+}
+
+/** A live feed (live blog, live ticker, live match report): its entries are the page's content, whatever it calls them. */
+const LIVE_FEED = /(^|[-_\s])live(blog|ticker|feed|[-_\s]|$)/i;
+
+/**
+ * The class/id words of a live feed with its "comment" words taken out: a live ticker or live blog often names
+ * its entries "comments" (the editor comments on the match as it goes); they are the article, not readers' replies.
+ */
+function liveFeedAsContent(ci: string): string {
+  return LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci;
 }
 
 /** Whether class/id words name furniture: a furniture word (whole, or glued in) that no content word vetoes. */
@@ -305,8 +316,8 @@ function isWrapperLink(a: HTMLElement, len: number): boolean {
 
 function classWeight(el: HTMLElement): number {
   let w = 0;
-  for (const v of [attr(el, 'class'), attr(el, 'id')]) {
-    if (v === '') continue;
+  for (const v of [liveFeedAsContent(attr(el, 'class')), liveFeedAsContent(attr(el, 'id'))]) {
+    if (v.trim() === '') continue;
     if (NEGATIVE.test(v)) w -= 25;
     if (POSITIVE.test(v)) w += 25;
   }
@@ -516,6 +527,15 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
       out.push(sib);
       continue;
     }
+    // A module of the same kind as the article's (a CMS box class shared by the intro, the ingredients table and
+    // the method of a recipe) is part of it even without a scored paragraph, unless it is mostly links.
+    if (s === undefined && bonus > 0) {
+      const st = stats(sib);
+      if (st.len >= 25 && st.linkLen / st.len < 0.3) {
+        out.push(sib);
+        continue;
+      }
+    }
     if (tagOf(sib) === 'p') {
       const st = stats(sib);
       const ld = st.len === 0 ? 0 : st.linkLen / st.len;
@@ -694,12 +714,24 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
 }
 
 /**
+ * The element holding the page's visible text: its <body>, unless most of the text sits outside it. Markup that
+ * closes the body early or opens the content before it (a stray </body>, a second <body>) leaves the article a
+ * sibling of the body in the parsed tree, where a browser would have moved it inside; the whole document is then read.
+ */
+function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTMLElement {
+  const body = root.querySelector('body');
+  if (!body) return root;
+  const doc = root.querySelector('html') ?? root;
+  return stats(doc).len > stats(body).len * 2 ? doc : body;
+}
+
+/**
  * Extracts the main text of a parsed document as blocks. The document is modified (pruned) — pass a tree parsed
  * for this purpose.
  */
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
-  const body = root.querySelector('body') ?? root;
   const stats = makeStats();
+  const body = documentBody(root, stats);
   const total = stats(body).len;
   prune(body, false, { stats, total, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
@@ -785,7 +817,8 @@ function dropEmptySections(blocks: readonly TextBlock[]): TextBlock[] {
 
 /** Visible text length of a parsed document (scripts, styles and templates excluded). */
 export function visibleTextLength(root: HTMLElement): number {
-  return makeStats()(root.querySelector('body') ?? root).len;
+  const stats = makeStats();
+  return stats(documentBody(root, stats)).len;
 }
 
 /** Joins blocks into one plain text (paragraphs separated by blank lines). */
