@@ -476,6 +476,8 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
     }
   }
   if (!top || topScore <= 0) return { content: [body], opening: [] };
+  const first = firstOfArticleStack(top, scores, topScore);
+  if (first) top = first;
   const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || isDocumentRoot(el);
   // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
   // holds the article (text split over several wrappers).
@@ -545,6 +547,33 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
   }
   const content = widenToProse(out, top, body, prose, stats);
   return { content, opening: articleOpening(content, top, body, stats) };
+}
+
+/**
+ * An infinite scroll stacks the next stories after the page's own as sibling `<article>`s of one kind; the page's
+ * story is the first of them, though a later one may score higher. When the top candidate sits in a later one, the
+ * best candidate of the first (scoring at least a fifth as well) replaces it.
+ */
+function firstOfArticleStack(top: HTMLElement, scores: ReadonlyMap<HTMLElement, number>, topScore: number): HTMLElement | null {
+  let art: HTMLElement | null = top;
+  while (art && art.rawTagName && !isArticleElement(art)) art = art.parentNode;
+  if (!art || !art.rawTagName) return null;
+  let doc: HTMLElement = art;
+  while (doc.parentNode) doc = doc.parentNode;
+  const kind = `${tagOf(art)} ${attr(art, 'class')}`;
+  // The first element of the same tag and class in document order (each may sit in a wrapper of its own).
+  const head = doc.querySelectorAll(tagOf(art)).find((n) => `${tagOf(n)} ${attr(n, 'class')}` === kind);
+  if (head === undefined || head === art) return null;
+  let best: [HTMLElement, number] | null = null;
+  for (const [el, v] of scores) {
+    if (best && v <= best[1]) continue;
+    for (let p: HTMLElement | null = el; p; p = p.parentNode)
+      if (p === head) {
+        best = [el, v];
+        break;
+      }
+  }
+  return best && best[1] >= topScore * 0.2 ? best[0] : null;
 }
 
 function isArticleElement(el: HTMLElement): boolean {
