@@ -208,8 +208,14 @@ const LIVE_FEED = /(^|[-_\s])live(blog|ticker|feed|[-_\s]|$)/i;
  * its entries "comments" (the editor comments on the match as it goes); they are the article, not readers' replies.
  */
 function liveFeedAsContent(ci: string): string {
-  return LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci;
+  return (LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci).replace(BEM_MODIFIER, '');
 }
+
+/**
+ * A BEM modifier (`block--modifier`): a variant of the block it follows ("Section--Ads" is a section that carries
+ * ads, "teaser--has-share"), not what the block is. Its words are left out of the furniture hints.
+ */
+const BEM_MODIFIER = /(?<=\w)--[\w-]*/g;
 
 /** Whether class/id words name furniture: a furniture word (whole, or glued in) that no content word vetoes. */
 function namesFurniture(ci: string): boolean {
@@ -316,9 +322,9 @@ function isWrapperLink(a: HTMLElement, len: number): boolean {
 
 function classWeight(el: HTMLElement): number {
   let w = 0;
-  for (const v of [liveFeedAsContent(attr(el, 'class')), liveFeedAsContent(attr(el, 'id'))]) {
-    if (v.trim() === '') continue;
-    if (NEGATIVE.test(v)) w -= 25;
+  for (const v of [attr(el, 'class'), attr(el, 'id')]) {
+    if (v === '') continue;
+    if (NEGATIVE.test(liveFeedAsContent(v))) w -= 25;
     if (POSITIVE.test(v)) w += 25;
   }
   return w;
