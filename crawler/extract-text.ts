@@ -544,7 +544,9 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
         continue;
       }
     }
-    if (tagOf(sib) === 'p') {
+    // A paragraph beside the article (its lead, a closing line) joins it; a <div> holding only text and inline
+    // elements is a paragraph too (readability turns such divs into <p> before this step).
+    if (tagOf(sib) === 'p' || (tagOf(sib) === 'div' && !hasBlockChild(sib))) {
       const st = stats(sib);
       const ld = st.len === 0 ? 0 : st.linkLen / st.len;
       const text = squash(sib.text);
