@@ -673,6 +673,9 @@ function widenToProse(
 /** Walks content elements into blocks, tracking data-nosnippet and link density per block. */
 function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBlock[] {
   const blocks: TextBlock[] = [];
+  /** Per block, the element it was read from: a heading, or the innermost block element around a text run. */
+  const from: HTMLElement[] = [];
+  let owner: HTMLElement | null = null;
   let text = '';
   let snip = '';
   let linkLen = 0;
@@ -687,6 +690,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
     // A run that is mostly links (a list of related stories, tag clouds) is furniture, not text.
     if (!keepLinkRuns && links / t.length > 0.5 && t.length < 400) return;
     blocks.push({ kind: 'text', text: t, snippetText: s });
+    from.push(owner ?? roots[0]!);
   };
   const visit = (n: Node, nosnippet: boolean, inLink: boolean): void => {
     if (n.nodeType === NodeType.TEXT_NODE) {
@@ -716,6 +720,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
         };
         collect(el, nosnippet);
         blocks.push({ kind: 'heading', level: Number(h[1]), text: t, snippetText: squash(s) });
+        from.push(el);
       }
       return;
     }
@@ -725,15 +730,20 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       return;
     }
     const block = BLOCK_TAGS.has(tag);
-    if (block) flush();
-    else if (tag === 'td' || tag === 'th') {
+    const outer = owner;
+    if (block) {
+      flush();
+      owner = el;
+    } else if (tag === 'td' || tag === 'th') {
       text += ' ';
       snip += ' ';
     }
     const link = inLink || (tag === 'a' && !isWrapperLink(el, squash(el.text).length));
     for (const c of el.childNodes) visit(c, ns, link);
-    if (block) flush();
-    else {
+    if (block) {
+      flush();
+      owner = outer;
+    } else {
       // Inline elements are separated from the following text only where the source had whitespace; images and
       // similar carry none, so nothing to add.
     }
@@ -742,7 +752,31 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
     visit(r, hasNoSnippetAncestor(r), false);
     flush();
   }
-  return blocks;
+  return dropHeadingsOfEmptyBoxes(blocks, from);
+}
+
+/**
+ * Drops a heading whose own box kept no text: the nearest element around it holding more than the heading ("related
+ * posts" with its link list, "more on this topic" over teasers) lost all its text to the link and teaser filters,
+ * even when text from the next box follows it in reading order.
+ */
+/** A heading at most this long can be the label of a box of links or teasers. */
+const BOX_LABEL_CHARS = 50;
+
+function dropHeadingsOfEmptyBoxes(blocks: readonly TextBlock[], from: readonly HTMLElement[]): TextBlock[] {
+  // How many blocks each element holds: a box that holds more than its heading kept text, or headings of their
+  // own (a quotation set as a run of headings).
+  const held = new Map<HTMLElement, number>();
+  if (blocks.some((b) => b.kind === 'heading' && b.text.length <= BOX_LABEL_CHARS))
+    for (const el of from) for (let p: HTMLElement | null = el; p; p = p.parentNode) held.set(p, (held.get(p) ?? 0) + 1);
+  return blocks.filter((b, i) => {
+    // A long heading is text set large (a lead, a quotation), not the label of a box.
+    if (b.kind !== 'heading' || b.text.length > BOX_LABEL_CHARS) return true;
+    const own = squash(from[i]!.text).length;
+    let box: HTMLElement | null = from[i]!.parentNode;
+    while (box && box.tagName && squash(box.text).length <= own) box = box.parentNode;
+    return !box || !box.tagName || (held.get(box) ?? 0) > 1;
+  });
 }
 
 function hasNoSnippetAncestor(el: HTMLElement): boolean {
