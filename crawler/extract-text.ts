@@ -77,7 +77,7 @@ const UNLIKELY =
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
 /** Words of post metadata, footers and teasers: furniture even beside "post" or "article" (see boilerplateKind). */
-const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer/i;
+const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer|tags(?![a-z])|tag-?list|most-popular|more-on|disclaimer/i;
 /** Furniture words that also name content blocks; see boilerplateKind. */
 const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
