@@ -208,8 +208,11 @@ const LIVE_FEED = /(^|[-_\s])live(blog|ticker|feed|[-_\s]|$)/i;
  * its entries "comments" (the editor comments on the match as it goes); they are the article, not readers' replies.
  */
 function liveFeedAsContent(ci: string): string {
-  return (LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci).replace(BEM_MODIFIER, '');
+  return (LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci).replace(BEM_MODIFIER, '').replace(SCRIPT_HOOK, ' ');
 }
+
+/** A script hook (`js-lightbox-gallery`): names what a script does with the element, not what the element is. */
+const SCRIPT_HOOK = /(^|\s)js[-_]\S*/gi;
 
 /**
  * A BEM modifier (`block--modifier`): a variant of the block it follows ("Section--Ads" is a section that carries
