@@ -77,7 +77,8 @@ const UNLIKELY =
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
 /** Words of post metadata, footers and teasers: furniture even beside "post" or "article" (see boilerplateKind). */
-const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer|tags(?![a-z])|tag-?list|most-popular|more-on|disclaimer/i;
+const FURNITURE_ANYWHERE =
+  /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer|tags(?![a-z])|tag-?list|most-popular|more-on|disclaimer/i;
 /** Furniture words that also name content blocks; see boilerplateKind. */
 const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
@@ -170,6 +171,9 @@ function classAndId(el: HTMLElement): string {
  */
 function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' | 'soft' | null {
   const tag = tagOf(el);
+  // An <aside> wrapping an <article> with prose misuses the tag (a page region, not a side note): like a class
+  // hint, it drops only when it holds a small share of the page.
+  if (tag === 'aside' && el.querySelector('article') !== null && holdsLead(el)) return 'soft';
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
   // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
