@@ -792,9 +792,9 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
 }
 
 /**
- * The element holding the page's visible text: its <body>, unless most of the text sits outside it. Markup that
- * closes the body early or opens the content before it (a stray </body>, a second <body>) leaves the article a
- * sibling of the body in the parsed tree, where a browser would have moved it inside; the whole document is then read.
+ * The element holding the page's visible text: its <body>, unless most of the text sits outside it. Markup the
+ * parser recovers from otherwise than a browser can leave the article a sibling of the body in the parsed tree,
+ * where a browser would have moved it inside; the whole document is then read.
  */
 function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTMLElement {
   const body = root.querySelector('body');
