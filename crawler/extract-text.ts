@@ -212,7 +212,10 @@ const LIVE_FEED = /(^|[-_\s])live(blog|ticker|feed|[-_\s]|$)/i;
  * its entries "comments" (the editor comments on the match as it goes); they are the article, not readers' replies.
  */
 function liveFeedAsContent(ci: string): string {
-  return (LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci).replace(BEM_MODIFIER, '').replace(SCRIPT_HOOK, ' ');
+  let out = LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci;
+  if (out.includes('--')) out = out.replace(BEM_MODIFIER, '');
+  if (/js[-_]/i.test(out)) out = out.replace(SCRIPT_HOOK, ' ');
+  return out;
 }
 
 /** A script hook (`js-lightbox-gallery`): names what a script does with the element, not what the element is. */
@@ -575,9 +578,21 @@ function firstOfArticleStack(top: HTMLElement, scores: ReadonlyMap<HTMLElement, 
   if (!art || !art.rawTagName) return null;
   let doc: HTMLElement = art;
   while (doc.parentNode) doc = doc.parentNode;
-  const kind = `${tagOf(art)} ${attr(art, 'class')}`;
+  const tag = tagOf(art);
+  const cls = attr(art, 'class');
   // The first element of the same tag and class in document order (each may sit in a wrapper of its own).
-  const head = doc.querySelectorAll(tagOf(art)).find((n) => `${tagOf(n)} ${attr(n, 'class')}` === kind);
+  const first = (el: HTMLElement): HTMLElement | undefined => {
+    for (const n of el.childNodes) {
+      if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+      const c = n as HTMLElement;
+      // The tag first: reading an element's attributes parses them.
+      if (tagOf(c) === tag && attr(c, 'class') === cls) return c;
+      const hit = first(c);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  const head = first(doc);
   if (head === undefined || head === art) return null;
   let best: [HTMLElement, number] | null = null;
   for (const [el, v] of scores) {
@@ -773,15 +788,16 @@ const BOX_LABEL_CHARS = 50;
 function dropHeadingsOfEmptyBoxes(blocks: readonly TextBlock[], from: readonly HTMLElement[]): TextBlock[] {
   // How many blocks each element holds: a box that holds more than its heading kept text, or headings of their
   // own (a quotation set as a run of headings).
+  const stats = makeStats();
   const held = new Map<HTMLElement, number>();
   if (blocks.some((b) => b.kind === 'heading' && b.text.length <= BOX_LABEL_CHARS))
     for (const el of from) for (let p: HTMLElement | null = el; p; p = p.parentNode) held.set(p, (held.get(p) ?? 0) + 1);
   return blocks.filter((b, i) => {
     // A long heading is text set large (a lead, a quotation), not the label of a box.
     if (b.kind !== 'heading' || b.text.length > BOX_LABEL_CHARS) return true;
-    const own = squash(from[i]!.text).length;
+    const own = stats(from[i]!).len;
     let box: HTMLElement | null = from[i]!.parentNode;
-    while (box && box.tagName && squash(box.text).length <= own) box = box.parentNode;
+    while (box && box.tagName && stats(box).len <= own) box = box.parentNode;
     return !box || !box.tagName || (held.get(box) ?? 0) > 1;
   });
 }
