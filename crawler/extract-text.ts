@@ -77,7 +77,8 @@ const UNLIKELY =
 const UNLIKELY_SUBSTRING =
   /related|comment|sidebar|social|share|newsletter|subscri|sponsor|promo|breadcrumb|cookie|consent|disqus|outbrain|taboola|widget|gallery|slideshow|carousel|lightbox|author/i;
 /** Words of post metadata, footers and teasers: furniture even beside "post" or "article" (see boilerplateKind). */
-const FURNITURE_ANYWHERE = /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer/i;
+const FURNITURE_ANYWHERE =
+  /meta(?!l)|rating|timestamp|entry-utility|teaser|byline|copyright|read-?time|related|footer|tags(?![a-z])|tag-?list|most-popular|more-on|disclaimer/i;
 /** Furniture words that also name content blocks; see boilerplateKind. */
 const AMBIGUOUS = /header|widget/gi;
 /** A comment thread: a class/id token that is or begins with "comment(s)" (not "commentary"), or a known embed. */
@@ -170,6 +171,9 @@ function classAndId(el: HTMLElement): string {
  */
 function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' | 'soft' | null {
   const tag = tagOf(el);
+  // An <aside> wrapping an <article> with prose misuses the tag (a page region, not a side note): like a class
+  // hint, it drops only when it holds a small share of the page.
+  if (tag === 'aside' && el.querySelector('article') !== null && holdsLead(el)) return 'soft';
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
   // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
@@ -184,7 +188,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   // A heading's id is usually an anchor made from its own text ("nav_…", "share-your-data"), and its class styles
   // it: neither says the heading is furniture. A heading of a dropped widget goes with its wrapper.
   if (HEADING.test(tag)) return null;
-  const ci = classAndId(el);
+  const ci = liveFeedAsContent(classAndId(el));
   // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
   // guard: it goes unless it holds the page's title.
   if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
@@ -199,6 +203,29 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   if (ci !== '' && namesFurniture(ci) && (namesFurniture(ci.replace(AMBIGUOUS, ' ')) || !holdsLead(el))) return 'soft';
   return null;
 }
+
+/** A live feed (live blog, live ticker, live match report): its entries are the page's content, whatever it calls them. */
+const LIVE_FEED = /(^|[-_\s])live(blog|ticker|feed|[-_\s]|$)/i;
+
+/**
+ * The class/id words of a live feed with its "comment" words taken out: a live ticker or live blog often names
+ * its entries "comments" (the editor comments on the match as it goes); they are the article, not readers' replies.
+ */
+function liveFeedAsContent(ci: string): string {
+  let out = LIVE_FEED.test(ci) ? ci.replace(/comments?/gi, ' ') : ci;
+  if (out.includes('--')) out = out.replace(BEM_MODIFIER, '');
+  if (/js[-_]/i.test(out)) out = out.replace(SCRIPT_HOOK, ' ');
+  return out;
+}
+
+/** A script hook (`js-lightbox-gallery`): names what a script does with the element, not what the element is. */
+const SCRIPT_HOOK = /(^|\s)js[-_]\S*/gi;
+
+/**
+ * A BEM modifier (`block--modifier`): a variant of the block it follows ("Section--Ads" is a section that carries
+ * ads, "teaser--has-share"), not what the block is. Its words are left out of the furniture hints.
+ */
+const BEM_MODIFIER = /(?<=\w)--[\w-]*/g;
 
 /** Whether class/id words name furniture: a furniture word (whole, or glued in) that no content word vetoes. */
 function namesFurniture(ci: string): boolean {
@@ -307,7 +334,7 @@ function classWeight(el: HTMLElement): number {
   let w = 0;
   for (const v of [attr(el, 'class'), attr(el, 'id')]) {
     if (v === '') continue;
-    if (NEGATIVE.test(v)) w -= 25;
+    if (NEGATIVE.test(liveFeedAsContent(v))) w -= 25;
     if (POSITIVE.test(v)) w += 25;
   }
   return w;
@@ -465,6 +492,8 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
     }
   }
   if (!top || topScore <= 0) return { content: [body], opening: [] };
+  const first = firstOfArticleStack(top, scores, topScore);
+  if (first) top = first;
   const isRootish = (el: HTMLElement | null): boolean => !el || !el.rawTagName || isDocumentRoot(el);
   // When the best node is one of several similar siblings sharing a parent that scores nearly as well, the parent
   // holds the article (text split over several wrappers).
@@ -516,7 +545,18 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
       out.push(sib);
       continue;
     }
-    if (tagOf(sib) === 'p') {
+    // A module of the same kind as the article's (a CMS box class shared by the intro, the ingredients table and
+    // the method of a recipe) is part of it even without a scored paragraph, unless it is mostly links.
+    if (s === undefined && bonus > 0) {
+      const st = stats(sib);
+      if (st.len >= 25 && st.linkLen / st.len < 0.3) {
+        out.push(sib);
+        continue;
+      }
+    }
+    // A paragraph beside the article (its lead, a closing line) joins it; a <div> holding only text and inline
+    // elements is a paragraph too (readability turns such divs into <p> before this step).
+    if (tagOf(sib) === 'p' || (tagOf(sib) === 'div' && !hasBlockChild(sib))) {
       const st = stats(sib);
       const ld = st.len === 0 ? 0 : st.linkLen / st.len;
       const text = squash(sib.text);
@@ -525,6 +565,45 @@ function chooseContent(body: HTMLElement): { content: HTMLElement[]; opening: HT
   }
   const content = widenToProse(out, top, body, prose, stats);
   return { content, opening: articleOpening(content, top, body, stats) };
+}
+
+/**
+ * An infinite scroll stacks the next stories after the page's own as sibling `<article>`s of one kind; the page's
+ * story is the first of them, though a later one may score higher. When the top candidate sits in a later one, the
+ * best candidate of the first (scoring at least a fifth as well) replaces it.
+ */
+function firstOfArticleStack(top: HTMLElement, scores: ReadonlyMap<HTMLElement, number>, topScore: number): HTMLElement | null {
+  let art: HTMLElement | null = top;
+  while (art && art.rawTagName && !isArticleElement(art)) art = art.parentNode;
+  if (!art || !art.rawTagName) return null;
+  let doc: HTMLElement = art;
+  while (doc.parentNode) doc = doc.parentNode;
+  const tag = tagOf(art);
+  const cls = attr(art, 'class');
+  // The first element of the same tag and class in document order (each may sit in a wrapper of its own).
+  const first = (el: HTMLElement): HTMLElement | undefined => {
+    for (const n of el.childNodes) {
+      if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+      const c = n as HTMLElement;
+      // The tag first: reading an element's attributes parses them.
+      if (tagOf(c) === tag && attr(c, 'class') === cls) return c;
+      const hit = first(c);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  const head = first(doc);
+  if (head === undefined || head === art) return null;
+  let best: [HTMLElement, number] | null = null;
+  for (const [el, v] of scores) {
+    if (best && v <= best[1]) continue;
+    for (let p: HTMLElement | null = el; p; p = p.parentNode)
+      if (p === head) {
+        best = [el, v];
+        break;
+      }
+  }
+  return best && best[1] >= topScore * 0.2 ? best[0] : null;
 }
 
 function isArticleElement(el: HTMLElement): boolean {
@@ -616,6 +695,9 @@ function widenToProse(
 /** Walks content elements into blocks, tracking data-nosnippet and link density per block. */
 function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBlock[] {
   const blocks: TextBlock[] = [];
+  /** Per block, the element it was read from: a heading, or the innermost block element around a text run. */
+  const from: HTMLElement[] = [];
+  let owner: HTMLElement | null = null;
   let text = '';
   let snip = '';
   let linkLen = 0;
@@ -630,6 +712,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
     // A run that is mostly links (a list of related stories, tag clouds) is furniture, not text.
     if (!keepLinkRuns && links / t.length > 0.5 && t.length < 400) return;
     blocks.push({ kind: 'text', text: t, snippetText: s });
+    from.push(owner ?? roots[0]!);
   };
   const visit = (n: Node, nosnippet: boolean, inLink: boolean): void => {
     if (n.nodeType === NodeType.TEXT_NODE) {
@@ -659,6 +742,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
         };
         collect(el, nosnippet);
         blocks.push({ kind: 'heading', level: Number(h[1]), text: t, snippetText: squash(s) });
+        from.push(el);
       }
       return;
     }
@@ -668,15 +752,20 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       return;
     }
     const block = BLOCK_TAGS.has(tag);
-    if (block) flush();
-    else if (tag === 'td' || tag === 'th') {
+    const outer = owner;
+    if (block) {
+      flush();
+      owner = el;
+    } else if (tag === 'td' || tag === 'th') {
       text += ' ';
       snip += ' ';
     }
     const link = inLink || (tag === 'a' && !isWrapperLink(el, squash(el.text).length));
     for (const c of el.childNodes) visit(c, ns, link);
-    if (block) flush();
-    else {
+    if (block) {
+      flush();
+      owner = outer;
+    } else {
       // Inline elements are separated from the following text only where the source had whitespace; images and
       // similar carry none, so nothing to add.
     }
@@ -685,7 +774,32 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
     visit(r, hasNoSnippetAncestor(r), false);
     flush();
   }
-  return blocks;
+  return dropHeadingsOfEmptyBoxes(blocks, from);
+}
+
+/**
+ * Drops a heading whose own box kept no text: the nearest element around it holding more than the heading ("related
+ * posts" with its link list, "more on this topic" over teasers) lost all its text to the link and teaser filters,
+ * even when text from the next box follows it in reading order.
+ */
+/** A heading at most this long can be the label of a box of links or teasers. */
+const BOX_LABEL_CHARS = 50;
+
+function dropHeadingsOfEmptyBoxes(blocks: readonly TextBlock[], from: readonly HTMLElement[]): TextBlock[] {
+  // How many blocks each element holds: a box that holds more than its heading kept text, or headings of their
+  // own (a quotation set as a run of headings).
+  const stats = makeStats();
+  const held = new Map<HTMLElement, number>();
+  if (blocks.some((b) => b.kind === 'heading' && b.text.length <= BOX_LABEL_CHARS))
+    for (const el of from) for (let p: HTMLElement | null = el; p; p = p.parentNode) held.set(p, (held.get(p) ?? 0) + 1);
+  return blocks.filter((b, i) => {
+    // A long heading is text set large (a lead, a quotation), not the label of a box.
+    if (b.kind !== 'heading' || b.text.length > BOX_LABEL_CHARS) return true;
+    const own = stats(from[i]!).len;
+    let box: HTMLElement | null = from[i]!.parentNode;
+    while (box && box.tagName && stats(box).len <= own) box = box.parentNode;
+    return !box || !box.tagName || (held.get(box) ?? 0) > 1;
+  });
 }
 
 function hasNoSnippetAncestor(el: HTMLElement): boolean {
@@ -694,12 +808,24 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
 }
 
 /**
+ * The element holding the page's visible text: its <body>, unless most of the text sits outside it. Markup the
+ * parser recovers from otherwise than a browser can leave the article a sibling of the body in the parsed tree,
+ * where a browser would have moved it inside; the whole document is then read.
+ */
+function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTMLElement {
+  const body = root.querySelector('body');
+  if (!body) return root;
+  const doc = root.querySelector('html') ?? root;
+  return stats(doc).len > stats(body).len * 2 ? doc : body;
+}
+
+/**
  * Extracts the main text of a parsed document as blocks. The document is modified (pruned) — pass a tree parsed
  * for this purpose.
  */
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
-  const body = root.querySelector('body') ?? root;
   const stats = makeStats();
+  const body = documentBody(root, stats);
   const total = stats(body).len;
   prune(body, false, { stats, total, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
@@ -785,7 +911,8 @@ function dropEmptySections(blocks: readonly TextBlock[]): TextBlock[] {
 
 /** Visible text length of a parsed document (scripts, styles and templates excluded). */
 export function visibleTextLength(root: HTMLElement): number {
-  return makeStats()(root.querySelector('body') ?? root).len;
+  const stats = makeStats();
+  return stats(documentBody(root, stats)).len;
 }
 
 /** Joins blocks into one plain text (paragraphs separated by blank lines). */

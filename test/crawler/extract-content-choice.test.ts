@@ -259,3 +259,113 @@ t.test('author boxes, post metadata, ratings and reading times are furniture wha
     ${paras('Buchpreis', 5)}</div></body></html>`);
   t.match(dek, 'Für einen Roman über die Jugend');
 });
+
+t.test('a live ticker whose entries are classed "comment" is the content; a readers\' comment thread is not', async (t) => {
+  // trafilatura-eval, sports.fr (a live match report): the minute-by-minute entries sit in
+  // "live-match-comments" / "live-match-comment-body"; the comment-thread rule dropped the whole report.
+  const entry = (m: number, s: string): string =>
+    `<div class="live-match-comment"><div class="live-match-comment-time">${m}'</div><div class="live-match-comment-body">${s}</div></div>`;
+  const html = `<html><body><main><div class="live-match"><h2>Match en direct</h2>
+    <div class="live-match-details">Stade Yves Allainmat, 17h00</div>
+    <div class="live-match-comments">
+      ${entry(95, "C'est terminé au Moustoir ! Lorient a tenu tête à Lyon, avec un point mérité au bout d'un match intense, disputé, et serré jusqu'au bout.")}
+      ${entry(52, 'Le coup de pied de coin ne donne rien. Les Lyonnais repartent en contre, mais la défense bretonne, bien regroupée, veille au grain.')}
+      ${entry(3, 'Les deux équipes se cherchent en ce début de match, avec de longues possessions, quelques fautes, et peu de situations franches.')}
+    </div></div>
+    <div id="comments" class="comments-area"><p>Super match, merci pour le direct, on attend la suite avec impatience !</p></div></main>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, "C'est terminé au Moustoir");
+  t.match(kept, 'Le coup de pied de coin ne donne rien.');
+  t.match(kept, 'se cherchent en ce début de match');
+  t.notMatch(kept, 'merci pour le direct');
+});
+
+t.test('an article the parser leaves beside the <body> element is still read', async (t) => {
+  // trafilatura-eval, brigitte.de (ikigai): the parsed tree holds the header and the article as siblings of <body>
+  // (a browser would have moved them inside), and <body> held only teasers and the footer; only a teaser was kept.
+  const html = `<html><head><title>Ikigai</title></head><div class="page"><div class="header">BRIGITTE</div></div>
+    <div class="main__content-wrapper"><div class="o-article"><article class="o-article__text"><div class="rte">
+      ${paras('Ikigai', 6)}<ol class="rte--list"><li><strong>Praktiziere Dankbarkeit</strong></li><li>Bleibe stets aktiv</li></ol>
+    </div></article></div></div>
+    <body><div class="sb-box"><p>Tolle Preise zu gewinnen: jetzt mitmachen, und mit etwas Glück eine Reise für zwei gewinnen!</p></div><footer>Impressum</footer></body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Absatz 5 über Ikigai');
+  t.match(kept, 'Praktiziere Dankbarkeit');
+  t.notMatch(kept, 'Tolle Preise');
+});
+
+t.test("in an infinite scroll of stories, the first <article> is the page's story though a later one is longer", async (t) => {
+  // trafilatura-eval, hoy.com.py (vehicle blessing): the page's story is followed by the next stories, each an
+  // article of the same class in a wrapper of its own; the longest, a later one, was chosen alone.
+  const story = (i: number, topic: string, n: number): string =>
+    `<div class="scrollblock"><article id="article-${i}" class="entry-main-content"><h1>${topic}</h1><div class="entry-text">${paras(topic, n)}</div></article></div>`;
+  const html = `<html><body><main>${story(0, 'die Fahrzeugsegnung', 3)}${story(1, 'die Fiskalpolitik', 12)}</main>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Absatz 0 über die Fahrzeugsegnung');
+  t.match(kept, 'Absatz 2 über die Fahrzeugsegnung');
+});
+
+t.test('a BEM modifier naming what a section carries ("Section--Ads") is no furniture hint', async (t) => {
+  // trafilatura-eval, chip.de (a grill test): each section of the test report is "TestReport__Section
+  // TestReport__Section--Ads" (a section with an ad slot); all but one were dropped as ads.
+  const section = (id: string, topic: string): string =>
+    `<section id="${id}" class="TestReport__Section TestReport__Section--Ads"><h2>${topic}</h2><div class="cf-t">${paras(topic, 2)}</div></section>`;
+  const html = `<html><body><div class="TestReport">${section('Lieferumfang', 'den Lieferumfang')}${section('Ergebnis', 'das Grillergebnis')}${section('Fazit', 'das Fazit')}
+    <div class="ad-slot ads">Anzeige: Jetzt Grill kaufen und sparen</div></div>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Absatz 1 über den Lieferumfang');
+  t.match(kept, 'Absatz 0 über das Grillergebnis');
+  t.match(kept, 'Absatz 1 über das Fazit');
+  t.notMatch(kept, 'Jetzt Grill kaufen');
+});
+
+t.test('a lead in a text-only <div> beside the article joins it, as a <p> would', async (t) => {
+  // trafilatura-eval, spiegel.de (print edition): the standfirst is a <div class="dig-vorspann"> holding only text,
+  // a sibling of the body; a <p> there joined the article, the <div> did not.
+  const html = `<html><body><div class="dig-artikel">
+    <div class="dig-vorspann">Ein Mann stirbt in Polizeigewahrsam, die Beamten schweigen. Wie konnte es dazu kommen?</div>
+    <div class="dig-text">${paras('den Fall', 6)}</div></div>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Wie konnte es dazu kommen?');
+  t.match(kept, 'Absatz 5 über den Fall');
+});
+
+t.test("a heading whose own box lost all its text goes, though the next box's text follows it", async (t) => {
+  // trafilatura-eval, weselpower.wordpress.com: "Ähnliche Beiträge" over a list of linked posts stayed, because the
+  // tags line of the next box followed it in reading order.
+  const html = `<html><body><article class="post"><div class="post-content">${paras('Monster', 4)}
+    <div class="post-box"><h3><em>Ähnliche Beiträge</em></h3>
+      <div class="post-box-items"><p><a href="/1">Monster im Winter</a></p><p><a href="/2">Monster im Sommer</a></p></div></div>
+    <div class="post-box"><p>Schlagwörter: Monster, Winter, und noch mehr Wörter für eine Zeile</p></div></div></article>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Absatz 3 über Monster');
+  t.notMatch(kept, 'Ähnliche Beiträge');
+});
+
+t.test('tag lists and disclaimers are furniture even when their class names the article', async (t) => {
+  // trafilatura-eval, coaching-magazin.de ("article__tags" held "Themen:") and villagevoice.com (an
+  // "editorial-disclaimer" after the story).
+  const html = `<html><body><article class="article box"><div class="article__body">${paras('Coaching', 5)}
+    <div class="article__tags"><strong>Themen:</strong> Coaching, Generationen, Familie, Beruf, Führung</div>
+    <div class="editorial-disclaimer"><p class="editorial-disclaimer-text">The advertising disclaimer below does not apply to this article.</p></div>
+    </div></article>${sidebar}</body></html>`;
+  const kept = text(html);
+  t.match(kept, 'Absatz 4 über Coaching');
+  t.notMatch(kept, 'Themen:');
+  t.notMatch(kept, 'advertising disclaimer');
+});
+
+t.test('a script hook (js-lightbox-gallery) is no furniture hint; an <aside> wrapping the whole article is not a side note', async (t) => {
+  // trafilatura-eval, drk.de: a text-and-picture block "o-media js-lightbox-gallery" held two paragraphs of the
+  // press release, dropped as a gallery; rnz.de: the article sits in an <aside class="…direct-content">.
+  const drk = `<html><body><main><article class="c-article"><div class="o-cms-content__body">${paras('das Rote Kreuz', 3)}
+    <div class="o-media js-lightbox-gallery"><div class="o-media__body"><p>Zudem betreibt das DRK Frühwarnsysteme, und hilft Gemeinden, sich auf Dürren, Stürme, und Überschwemmungen vorzubereiten.</p></div></div>
+    </div></article></main>${sidebar}</body></html>`;
+  t.match(text(drk), 'Zudem betreibt das DRK');
+  const rnz = `<html><body><main><aside class="nfy-pa nfy-pa-direct-content"><section class="nfy-ar"><article class="cf"><h1>Buchpreis</h1>
+    <div class="nfy-ar-text-detail">${paras('den Buchpreis', 5)}</div></article></section></aside>
+    <aside class="sidebar-box"><p>Unsere Leser empfehlen diese Artikel, und noch viele mehr, in der Übersicht der Redaktion für Sie.</p></aside></main></body></html>`;
+  const kept = text(rnz);
+  t.match(kept, 'Absatz 4 über den Buchpreis');
+  t.notMatch(kept, 'Unsere Leser empfehlen');
+});
