@@ -14,12 +14,15 @@
  * `--bare-split` gives the bare path svc's word split of a Metaspace tokenizer (index/serving/metaspace.ts), so the
  * two differ only by what svc adds around inference.
  *
- * `--ingest` adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading,
- * passage split, text analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice
- * of SciFact holding `--passages` passages, timed from the command's start to its end (model load included), beside
- * bare onnxruntime-node embedding exactly those passage texts. Peak RSS of both processes is reported.
+ * `--ingest` adds the whole ingest path: `svc ingest`'s own code (cli/ingest.ts: corpus reading, passage split, text
+ * analysis, embedding in the worker, LanceDB writes, state rows, the final optimize) on a slice of SciFact holding
+ * `--passages` passages, cut into `--rounds` parts. Each round ingests one part into the same index, then the bare
+ * child embeds exactly that part's passage texts (length-sorted batches of `--batch`), the order swapped every round,
+ * so a load that comes and goes hits both alike. The command's set-up (model load, state and index open: until it
+ * prints `ingesting …`) is timed apart and left out of passages/s; reported per round and in total: the share of
+ * bare, CPU seconds per passage and cores busy of both, and the set-up and session-load times.
  *
- *   node --import tsx bench/embedding.ts --ingest --passages 1000 [--threads 2] [--batch 32]
+ *   node --import tsx bench/embedding.ts --ingest --model multilingual-e5-small --passages 64 --rounds 4 --batch 16
  */
 // First: only loopback may ever be contacted, and no DNS query leaves the process (fixtures/loopback-only.ts).
 import '../fixtures/loopback-only.js';
@@ -46,9 +49,8 @@ const { values } = parseArgs({
     'max-tokens': { type: 'string' },
     threads: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '2' },
-    // Internal: time the bare path once in this process and print passages/s (onnxruntime's addon cannot be loaded in
-    // the main thread and in the service's embedding worker of one process, so the bare path runs in a child).
-    'bare-once': { type: 'boolean', default: false },
+    // Internal: the bare path, serving batches on stdin (onnxruntime's addon cannot be loaded in the main thread and in
+    // the service's embedding worker of one process, so the bare path runs in a child).
     'bare-serve': { type: 'boolean', default: false },
     passages: { type: 'string', default: '512' },
     batch: { type: 'string', default: '32' },
@@ -79,10 +81,13 @@ if (problem) {
 const CORPUS = fileURLToPath(new URL('../../shared/data/beir/scifact/corpus.jsonl.gz', import.meta.url));
 const texts: string[] = [];
 const docs: CorpusDoc[] = [];
+/** With --ingest: where each document's passage texts start in `texts`. */
+const docStart: number[] = [];
 for await (const d of readCorpus(CORPUS)) {
   if (values.ingest) {
     // The texts the index embeds for this document's passages (index/engines/lance/rows.ts pageRows), and whole documents
     // for the ingest slice, until the slice holds n passages.
+    docStart.push(texts.length);
     const parts = splitPassages(d.text);
     for (const p of parts.length ? parts : ['']) texts.push(d.title ? `${d.title}\n${p}` : p);
     docs.push(d);
@@ -151,46 +156,36 @@ async function bareSession(): Promise<(part: string[]) => Promise<Float32Array[]
   return run;
 }
 
-async function bare(): Promise<() => Promise<number>> {
-  const run = await bareSession();
-  return async () => {
-    const t0 = performance.now();
-    for (let i = 0; i < byLength.length; i += batch) await run(byLength.slice(i, i + batch));
-    return texts.length / ((performance.now() - t0) / 1000);
-  };
-}
-
 /** The bare path as a function of a batch number (batches of `batch` texts in length order). */
+let runSlice: ((part: string[]) => Promise<Float32Array[]>) | undefined;
 async function bareBatches(): Promise<(i: number) => Promise<unknown>> {
   const run = await bareSession();
+  runSlice = run;
   return (i) => run(byLength.slice(i * batch, (i + 1) * batch));
 }
 
 if (values['bare-serve']) {
-  // Internal: answers each stdin line (a batch number, or \`ready\` once the session is made) with its wall and CPU ms.
+  // Internal: answers each stdin line (a batch number; `slice A B`, the passage texts A..B-1 in length-sorted batches;
+  // or `ready` once the session is made, with its load time) with its wall and CPU ms.
   const { createInterface } = await import('node:readline');
+  const load0 = performance.now();
   const runBatch = await bareBatches();
+  const loadMs = performance.now() - load0;
   for await (const line of createInterface({ input: process.stdin })) {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    if (line !== 'ready') await runBatch(Number(line));
+    const [op, a, b] = line.split(' ');
+    if (op === 'slice') {
+      const part = texts.slice(Number(a), Number(b)).sort((x, y) => x.length - y.length);
+      for (let i = 0; i < part.length; i += batch) await runSlice!(part.slice(i, i + batch));
+    } else if (op !== 'ready') await runBatch(Number(line));
     const cpu = process.cpuUsage(cpu0);
-    console.log(JSON.stringify({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 }));
+    const rss = process.memoryUsage().rss;
+    console.log(JSON.stringify({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, loadMs, rss }));
   }
   process.exit(0);
 }
 
-if (values['bare-once']) {
-  // Cores busy while the passages are embedded (the session is created before the timed run starts).
-  const run = await bare();
-  const { value: rate, peakRss, cores } = await withPeakRss(run);
-  console.log(JSON.stringify({ rate, peakRss, cores }));
-  process.exit(0);
-}
-
-const { execFileSync } = await import('node:child_process');
-let bareRss = 0;
-let bareCores = 0;
 function bareArgs(): string[] {
   const args = [
     '--import',
@@ -215,46 +210,107 @@ function bareArgs(): string[] {
   if (values['bare-split']) args.push('--bare-split');
   return args;
 }
-const bareInChild = (): number => {
-  const out = execFileSync(process.execPath, [...bareArgs(), '--bare-once'], { encoding: 'utf8' });
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { rate: number; peakRss: number; cores: number };
-  bareRss = Math.max(bareRss, r.peakRss);
-  bareCores = r.cores;
-  return r.rate;
-};
 
 if (values.ingest) {
-  // The slice as a corpus file, ingested into a fresh data dir with the real model, `threads` ONNX threads.
+  // The slice cut into `rounds` parts of whole documents, each part about n / rounds passages.
+  const parts: { docs: CorpusDoc[]; from: number; to: number }[] = [];
+  for (let r = 0, d = 0; r < rounds && d < docs.length; r++) {
+    const from = docStart[d]!;
+    const goal = Math.round(((r + 1) * texts.length) / rounds);
+    const start = d;
+    while (d < docs.length && (d === start || docStart[d]! < goal || r === rounds - 1)) d++;
+    parts.push({ docs: docs.slice(start, d), from, to: d < docs.length ? docStart[d]! : texts.length });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'svc-ingest-bench-'));
-  const file = join(dir, 'slice.jsonl');
-  writeFileSync(file, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
-  const io = {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: { SVC_MODEL_DIR: modelDir, SVC_MODEL: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: dtype },
-  } as never;
-  const t0 = performance.now();
-  const {
-    value: code,
-    peakRss,
-    cores,
-  } = await withPeakRss(() => ingestCommand(['--jsonl', file, '--data-dir', join(dir, 'data'), '--embedder', 'model'], io));
-  const secs = (performance.now() - t0) / 1000;
+  const { spawn } = await import('node:child_process');
+  const { createInterface } = await import('node:readline');
+  const { Writable } = await import('node:stream');
+  const child = spawn(process.execPath, [...bareArgs(), '--bare-serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  type Reply = { ms: number; cpuMs: number; loadMs: number; rss: number };
+  const ask = async (line: string): Promise<Reply> => {
+    child.stdin.write(`${line}\n`);
+    const next = await lines.next();
+    if (next.done) throw new Error('the bare child exited');
+    return JSON.parse(next.value) as Reply;
+  };
+  const bareLoadMs = (await ask('ready')).loadMs;
+  let bareRssPeak = 0;
+  // One round of svc ingest: its set-up ends when it prints `ingesting …` (after the model load and index open).
+  const svcRound = async (r: number) => {
+    const file = join(dir, `part${r}.jsonl`);
+    writeFileSync(file, parts[r]!.docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    let setup: { ms: number; cpuMs: number } | undefined;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const stderr = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        if (!setup && chunk.toString().startsWith('ingesting ')) {
+          const cpu = process.cpuUsage(cpu0);
+          setup = { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+        }
+        process.stderr.write(chunk);
+        done();
+      },
+    });
+    const io = {
+      stdout: process.stdout,
+      stderr,
+      env: { SVC_MODEL_DIR: modelDir, SVC_MODEL: model, SVC_EMBED_THREADS: String(threads), SVC_EMBED_DTYPE: dtype },
+    } as never;
+    const { value: code, peakRss } = await withPeakRss(() =>
+      ingestCommand(['--jsonl', file, '--data-dir', join(dir, 'data'), '--name', 'scifact', '--embedder', 'model'], io),
+    );
+    const cpu = process.cpuUsage(cpu0);
+    if (code !== 0) throw new Error(`ingest failed (${code})`);
+    if (!setup) throw new Error('ingest printed no `ingesting` line');
+    const all = { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+    return { setup, ms: all.ms - setup.ms, cpuMs: all.cpuMs - setup.cpuMs, peakRss };
+  };
+  const rows: string[] = [];
+  const sum = { svcMs: 0, svcCpu: 0, setupMs: 0, setupCpu: 0, bareMs: 0, bareCpu: 0, svcRss: 0 };
+  const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
+  for (let r = 0; r < parts.length; r++) {
+    const p = parts[r]!;
+    const count = p.to - p.from;
+    let svc!: Awaited<ReturnType<typeof svcRound>>;
+    let b!: Reply;
+    if (r % 2 === 0) {
+      svc = await svcRound(r);
+      b = await ask(`slice ${p.from} ${p.to}`);
+    } else {
+      b = await ask(`slice ${p.from} ${p.to}`);
+      svc = await svcRound(r);
+    }
+    sum.svcMs += svc.ms;
+    sum.svcCpu += svc.cpuMs;
+    sum.setupMs += svc.setup.ms;
+    sum.setupCpu += svc.setup.cpuMs;
+    sum.bareMs += b.ms;
+    sum.bareCpu += b.cpuMs;
+    sum.svcRss = Math.max(sum.svcRss, svc.peakRss);
+    bareRssPeak = Math.max(bareRssPeak, b.rss);
+    const row = `| ${r + 1} (${r % 2 === 0 ? 'svc first' : 'bare first'}) | ${count} | ${pct(b.ms / svc.ms)} | ${(count / (svc.ms / 1000)).toFixed(2)} / ${(count / (b.ms / 1000)).toFixed(2)} | ${(svc.cpuMs / 1000 / count).toFixed(3)} / ${(b.cpuMs / 1000 / count).toFixed(3)} | ${(svc.cpuMs / svc.ms).toFixed(2)} / ${(b.cpuMs / b.ms).toFixed(2)} | ${(svc.setup.ms / 1000).toFixed(1)} s (${(svc.setup.cpuMs / 1000).toFixed(1)} CPU s) |`;
+    rows.push(row);
+    console.log(`round done: ${row}`); // as it goes, in case a timeout stops the run
+  }
+  child.stdin.end();
   rmSync(dir, { recursive: true, force: true });
-  if (code !== 0) throw new Error(`ingest failed (${code})`);
-  const ingestRate = texts.length / secs;
-  const bareRate = bareInChild();
-  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+  const total = texts.length;
+  const mib = (x: number) => (x / 2 ** 20).toFixed(0);
   console.log(
-    `\nmodel ${model} (${dtype}), ${docs.length} SciFact documents = ${texts.length} passages, ONNX threads ${threads}, bare batch ${batch}, ${profile.maxTokens}-token window\n`,
-  );
-  console.log('| path | passages/s | share of bare | wall s | cores busy | peak RSS MiB |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  console.log(
-    `| svc ingest (whole command: read, split, analyse, embed, write, optimize) | ${ingestRate.toFixed(1)} | ${((ingestRate / bareRate) * 100).toFixed(0)}% | ${secs.toFixed(1)} | ${cores.toFixed(2)} | ${mib(peakRss)} |`,
+    `\nmodel ${model} (${dtype}), ${docs.length} SciFact documents = ${total} passages in ${parts.length} rounds (svc ingest of a part, bare on the same passage texts, order swapped each round), ONNX threads ${threads}, bare batch ${batch}, ${profile.maxTokens}-token window\n`,
   );
   console.log(
-    `| bare onnxruntime-node (same passage texts, length-sorted batches) | ${bareRate.toFixed(1)} | 100% | ${(texts.length / bareRate).toFixed(1)} | ${bareCores.toFixed(2)} | ${mib(bareRss)} |`,
+    '| round | passages | share of bare (wall) | passages/s svc / bare | CPU s per passage svc / bare | cores busy svc / bare | svc set-up (model load, index open) |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+  console.log(
+    `| all | ${total} | **${pct(sum.bareMs / sum.svcMs)}** (CPU: ${pct(sum.bareCpu / sum.svcCpu)}) | ${(total / (sum.svcMs / 1000)).toFixed(2)} / ${(total / (sum.bareMs / 1000)).toFixed(2)} | ${(sum.svcCpu / 1000 / total).toFixed(3)} / ${(sum.bareCpu / 1000 / total).toFixed(3)} | ${(sum.svcCpu / sum.svcMs).toFixed(2)} / ${(sum.bareCpu / sum.bareMs).toFixed(2)} | ${(sum.setupMs / 1000 / parts.length).toFixed(1)} s a round (${(sum.setupCpu / 1000 / parts.length).toFixed(1)} CPU s) |`,
+  );
+  console.log(
+    `\nsvc passages/s and CPU leave out each round's set-up (the model loaded again by every \`svc ingest\`); with it, svc ingest's CPU per passage is ${((sum.svcCpu + sum.setupCpu) / 1000 / total).toFixed(3)} s. Bare session load (once, with a warm-up batch): ${(bareLoadMs / 1000).toFixed(1)} s. Peak RSS: svc ${mib(sum.svcRss)} MiB, bare ${mib(bareRssPeak)} MiB.`,
   );
   process.exit(0);
 }

@@ -4,12 +4,14 @@
  * passages and on the edge cases of whitespace (which the normaliser and the replacement character decide).
  */
 import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import { readCorpus } from '../../cli/ingest.js';
 import { checkWeights } from '../../index/serving/embedder.js';
-import { splitMetaspaceWords } from '../../index/serving/metaspace.js';
+import { readTopLevelField, splitMetaspaceWords } from '../../index/serving/metaspace.js';
 import { crossLingualSet } from '../helpers/cross-lingual-set.js';
 
 const MODELS = fileURLToPath(new URL('../../../shared/data/models/', import.meta.url));
@@ -60,3 +62,37 @@ t.test(
     t.equal(differ, 0, 'every text: the same ids');
   },
 );
+
+t.test('the pre-tokenizer read from the head of tokenizer.json is the one a full parse finds', async (t) => {
+  for (const model of [E5, 'all-MiniLM-L6-v2']) {
+    const file = join(MODELS, model, 'tokenizer.json');
+    let whole: { pre_tokenizer?: unknown };
+    try {
+      whole = JSON.parse(readFileSync(file, 'utf8')) as { pre_tokenizer?: unknown };
+    } catch {
+      t.comment(`SKIPPED: no ${file}`);
+      continue;
+    }
+    t.same(readTopLevelField(file, 'pre_tokenizer'), whole.pre_tokenizer, model);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-top-field-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  // Strings holding braces, quotes, colons and the key itself; the same key nested; multi-byte text across the first
+  // read's boundary; the field after a value far larger than the first read.
+  const tricky = {
+    version: '1.0',
+    'a"}:{,': ['pre_tokenizer', '}{][', '\\"', { pre_tokenizer: 'nested, not this' }],
+    big: 'é€𝄞'.repeat(40000),
+    pre_tokenizer: { type: 'Metaspace', replacement: '\u2581', split: true, odd: 'x":{,}' },
+    model: { vocab: [['pre_tokenizer', 1]] },
+  };
+  t.same(readTopLevelField(write('tricky.json', JSON.stringify(tricky, null, 2)), 'pre_tokenizer'), tricky.pre_tokenizer);
+  t.same(readTopLevelField(write('compact.json', JSON.stringify(tricky)), 'pre_tokenizer'), tricky.pre_tokenizer);
+  t.equal(readTopLevelField(write('last.json', '{"a": 1, "pre_tokenizer": null}'), 'pre_tokenizer'), null, 'a null value, last');
+  t.equal(readTopLevelField(write('absent.json', JSON.stringify({ a: { pre_tokenizer: 1 } })), 'pre_tokenizer'), undefined, 'absent');
+  t.throws(() => readTopLevelField(write('cut.json', '{"a": [1, 2'), 'pre_tokenizer'), /not a complete JSON object/);
+});
