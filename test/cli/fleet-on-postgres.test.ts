@@ -61,6 +61,8 @@ if (why) {
       role,
       dataDir,
       leaseMs: LEASE,
+      // Seven processes start at once on the CI's two cores: a start may take longer than the default wait.
+      listenTimeoutMs: 120_000,
       env: {
         SVC_LOG_LEVEL: 'warn',
         SVC_DATABASE_URL: databaseUrl,

@@ -52,7 +52,7 @@ if (why) {
         role: 'indexer',
         dataDir: join(root, name),
         leaseMs: LEASE,
-        env: { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir, SVC_SHARD_LEASE_S: '2' },
+        env: { SVC_LOG_LEVEL: 'warn', SVC_DATABASE_URL: databaseUrl, SVC_INDEX_URI: indexDir, SVC_SHARD_LEASE_S: '8' },
       });
 
     // The first indexer claims a batch (64 entries) and starts writing it: killed as soon as the claim shows.

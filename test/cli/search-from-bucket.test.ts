@@ -89,6 +89,7 @@ else {
         vectors: 0,
         vector_model: null,
         reembedding: null,
+        shards: null,
       });
 
       const wrong = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_SECRET_ACCESS_KEY: 'not-the-secret-123' });

@@ -19,7 +19,7 @@ import { postgresUnavailable, startPostgres, type PostgresServer } from '../help
 import { serveRole, type ServeProcess } from '../helpers/serve-role.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-const LEASE_S = 3;
+const LEASE_S = 6;
 const OUTBOX_LEASE_MS = 1000;
 
 const why = postgresUnavailable();
