@@ -53,6 +53,20 @@ if (values.serve) {
   const { createLogger } = await import('../logger.js');
   const { createServices, listen } = await import('../main.js');
   setLanceCpuThreads();
+  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes and time to the
+  // last byte, reported when it stops: what the fan-out costs per query.
+  const wire = new Map<string, { calls: number; bytes: number; ms: number }>();
+  const plainFetch = globalThis.fetch;
+  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(input instanceof Request ? input.url : String(input))?.[1];
+    if (!call) return plainFetch(input, init);
+    const t0 = performance.now();
+    const res = await plainFetch(input, init);
+    const body = await res.arrayBuffer();
+    const w = wire.get(call) ?? { calls: 0, bytes: 0, ms: 0 };
+    wire.set(call, { calls: w.calls + 1, bytes: w.bytes + body.byteLength, ms: w.ms + performance.now() - t0 });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
   const config = loadConfig({
     env: {
       SVC_FLEET_SECRET: SECRET,
@@ -77,6 +91,7 @@ if (values.serve) {
     role === 'api' ? (await services.keys.create({ name: 'bench-shards', perMinute: 100_000_000, perDay: 1_000_000_000 })).key : '';
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: listening.url, key })}\n`);
   for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire) })}\n`);
   await listening.close();
   await services.close();
   process.exit(0);
@@ -116,10 +131,15 @@ async function build(dir: string, shards: number): Promise<void> {
   console.log(`built ${n} passages as ${shards} shard(s) in ${Math.round((performance.now() - t0) / 1000)} s`);
 }
 
+type Wire = Record<string, { calls: number; bytes: number; ms: number }>;
+
 interface Proc {
   readonly child: ChildProcess;
   readonly url: string;
   readonly key: string;
+  /** Requests this bench sent it (warm-up included) and, once stopped, its calls to the searchers. */
+  sent: number;
+  wire?: Wire;
 }
 
 function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Promise<Proc> {
@@ -127,17 +147,20 @@ function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Prom
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'inherit', 'pipe'] });
   return new Promise((res, rej) => {
     child.once('exit', (code) => rej(new Error(`${role} exited (${code})`)));
+    let proc: Proc | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) return void (proc.wire = (JSON.parse(line) as { wire: Wire }).wire);
       if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
       const m = JSON.parse(line) as { url: string; key: string };
-      res({ child, url: m.url, key: m.key });
+      res((proc = { child, url: m.url, key: m.key, sent: 0 }));
     });
   });
 }
 
 async function stopProc(p: Proc): Promise<void> {
   if (p.child.exitCode !== null) return;
-  const exited = new Promise((res) => p.child.once('exit', res));
+  // 'close': its stderr read to the end as well (the wire report is its last line).
+  const exited = new Promise((res) => p.child.once('close', res));
   p.child.stdin!.write('stop\n');
   const t = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
   await exited;
@@ -182,6 +205,7 @@ async function drive(api: Proc, queries: readonly string[], conns: number): Prom
   const worker = async () => {
     while (performance.now() < until && issued < maxQueries) {
       const q = queries[issued++ % queries.length]!;
+      api.sent++;
       const s = performance.now();
       try {
         const r = await pool.request({
@@ -238,6 +262,10 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
     } finally {
       await stopProc(api);
     }
+    for (const [call, w] of Object.entries(api.wire ?? {}))
+      process.stderr.write(
+        `${label} ${ranking} wire ${call}: ${(w.calls / api.sent).toFixed(1)} calls, ${(w.bytes / api.sent / 1024).toFixed(1)} KiB, ${(w.ms / api.sent).toFixed(1)} ms (summed over shards) per query\n`,
+      );
   }
   return { results, rss };
 }
