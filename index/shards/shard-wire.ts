@@ -1,7 +1,8 @@
 /**
  * The wire between an `api` replica and a searcher process (docs/architecture.md#shards): each `ShardSource` call is
  * one `POST /internal/v1/shard/<i>/<call>` whose body and answer are JSON. Values JSON has no form for travel tagged:
- * row ids (bigint), query vectors (Float32Array, base64 of their bytes), statistics (Map) and non-finite numbers, so
+ * row ids (bigint), query vectors (Float32Array, base64 of their bytes), a row's term presence of a long query
+ * (Uint8Array, base64), statistics (Map) and non-finite numbers, so
  * the other side reads back exactly what was sent — a score crosses as the same double, which keeps N searchers'
  * answers equal to one process's.
  */
@@ -21,6 +22,9 @@ export function encodeWire(value: unknown): string {
     if (typeof v === 'bigint') return { $big: v.toString() };
     if (typeof v === 'number' && !Number.isFinite(v)) return { $num: String(v) };
     if (v instanceof Float32Array) return { $f32: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
+    // A candidate's `_present` of a query of more than 31 probe terms: plain JSON would make it an object whose
+    // length is undefined, and the api would then look for the row's search_text, which a candidate does not carry.
+    if (v instanceof Uint8Array) return { $u8: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
     if (v instanceof Map) return { $map: [...(v as Map<unknown, unknown>).entries()] };
     return v;
   });
@@ -40,6 +44,7 @@ export function decodeWire(text: string): unknown {
       // Copied into an aligned buffer: a Buffer's byteOffset need not be a multiple of 4.
       return new Float32Array(new Uint8Array(bytes).buffer);
     }
+    if (typeof o.$u8 === 'string') return new Uint8Array(Buffer.from(o.$u8, 'base64'));
     if (Array.isArray(o.$map)) return new Map(o.$map as [unknown, unknown][]);
     return v;
   });

@@ -85,6 +85,18 @@ t.test('an api replica over two searchers answers as the writer; partial without
   t.notOk((want.body as { coverage?: unknown }).coverage, 'shards in one process report no coverage');
   t.match(got.body, { coverage: { shards: { answered: 3, total: 3 } } });
   t.ok((got.body as { results: unknown[] }).results.length > 0);
+  // A query of more than 31 probe terms: each candidate's term presence crosses the wire as bytes, not a bit mask.
+  const fillers = Array.from(
+    { length: 36 },
+    (_, i) => `fq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`,
+  );
+  const long = `/api/v1/search?q=${encodeURIComponent(['passport', 'photos', 'guarantor', ...fillers].join(' '))}&limit=10`;
+  const longWant = await api(writer, long);
+  t.equal(longWant.status, 200);
+  t.ok((longWant.body as { results: unknown[] }).results.length > 0, 'the long query finds the passport pages');
+  const longGot = await api(replica, long);
+  t.equal(longGot.status, 200, 'a long query over searchers is answered (never a 500)');
+  t.equal(answer(longGot.body), answer(longWant.body), 'a long query: the same results and scores as the writer');
   const ctxBody = { query: 'passport fees', max_tokens: 800 };
   const ctxWant = await api(writer, '/api/v1/context', { method: 'POST', json: ctxBody });
   const ctxGot = await api(replica, '/api/v1/context', { method: 'POST', json: ctxBody });

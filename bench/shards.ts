@@ -1,0 +1,308 @@
+/**
+ * One shard against N shards served by N searcher processes (issue 43): the same synthetic corpus (SciFact sentences,
+ * bench/synthetic.ts, hashing embedder) is built once as an index of 1 shard and once as an index of N shards, then in
+ * one run
+ *   (a) one `api` process over the 1-shard index (search threads as configured by default),
+ *   (b) N `searcher` processes (`--shards i` each) and one `api` process (SVC_SHARD_SOURCE=searchers) over the
+ *       N-shard index, the registry in the data folder's SQLite state (one machine, one shared folder),
+ * each get the same query sets over HTTP on loopback (SciFact claims, 3-word, all-required), with BM25 and with hybrid
+ * ranking (the api process restarted with SVC_RANKING; the searchers stay), sequential and with `--connections`
+ * connections. Prints p50/p95 per query set per setup, the total RSS of the setup's processes (sum of VmRSS, the
+ * largest of the samples taken after each phase), and the ratios N shards / 1 shard.
+ *
+ *   nice -n 5 node --import tsx bench/shards.ts [--passages 200000] [--shards 4] [--data-dir /tmp/bench-shards]
+ *       [--queries 150] [--seconds 20] [--connections 4]
+ *
+ * The indexes are built on the first run into `<data-dir>/one` and `<data-dir>/n<N>` and reused after (`--data-dir`
+ * keyed by the passage count it was built with). Every phase is bounded by `--queries` requests and `--seconds`.
+ * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries.
+ */
+import '../fixtures/loopback-only.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { readQueries } from '../cli/eval.js';
+import { pct, requireEach, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
+
+const { values } = parseArgs({
+  options: {
+    passages: { type: 'string', default: '200000' },
+    shards: { type: 'string', default: '4' },
+    'data-dir': { type: 'string', default: '/tmp/bench-shards' },
+    queries: { type: 'string', default: '150' },
+    seconds: { type: 'string', default: '20' },
+    connections: { type: 'string', default: '4' },
+    // Internal: this process is one server of a setup.
+    serve: { type: 'string' },
+    'serve-dir': { type: 'string' },
+    'serve-shard': { type: 'string' },
+    ranking: { type: 'string' },
+  },
+});
+const SECRET = 'bench-shards-fleet-secret-0123456789';
+
+if (values.serve) {
+  const role = values.serve as 'api' | 'searcher';
+  const { loadConfig } = await import('../config.js');
+  const { createHashingEmbedder } = await import('../index/serving/embedder.js');
+  const { setLanceCpuThreads } = await import('../index/engines/lance/lance-threads.js');
+  const { createLogger } = await import('../logger.js');
+  const { createServices, listen } = await import('../main.js');
+  setLanceCpuThreads();
+  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes and time to the
+  // last byte, reported when it stops: what the fan-out costs per query.
+  const wire = new Map<string, { calls: number; bytes: number; ms: number }>();
+  const plainFetch = globalThis.fetch;
+  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(input instanceof Request ? input.url : String(input))?.[1];
+    if (!call) return plainFetch(input, init);
+    const t0 = performance.now();
+    const res = await plainFetch(input, init);
+    const body = await res.arrayBuffer();
+    const w = wire.get(call) ?? { calls: 0, bytes: 0, ms: 0 };
+    wire.set(call, { calls: w.calls + 1, bytes: w.bytes + body.byteLength, ms: w.ms + performance.now() - t0 });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+  const config = loadConfig({
+    env: {
+      SVC_FLEET_SECRET: SECRET,
+      SVC_SHARD_SOURCE: 'searchers',
+      SVC_SEARCHER_HEARTBEAT_MS: '1000',
+      ...(values.ranking ? { SVC_RANKING: values.ranking } : {}),
+      ...(process.env.SVC_SEARCH_THREADS ? { SVC_SEARCH_THREADS: process.env.SVC_SEARCH_THREADS } : {}),
+    },
+    flags: { dataDir: resolve(values['serve-dir']!), port: 0, crawl: false, logLevel: 'warn' },
+  });
+  const listening = await listen(config, { role, waitingFor: () => 'stores' });
+  const services = await createServices(config, {
+    log: createLogger({ level: 'warn' }),
+    embedder: createHashingEmbedder(),
+    role,
+    advertiseUrl: listening.url,
+    ...(values['serve-shard'] !== undefined ? { shards: [Number(values['serve-shard'])] } : {}),
+  });
+  listening.serve(services);
+  services.start();
+  const key =
+    role === 'api' ? (await services.keys.create({ name: 'bench-shards', perMinute: 100_000_000, perDay: 1_000_000_000 })).key : '';
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: listening.url, key })}\n`);
+  for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire) })}\n`);
+  await listening.close();
+  await services.close();
+  process.exit(0);
+}
+
+const n = Math.max(1000, Number(values.passages) || 200_000);
+const shardCount = Math.max(2, Math.min(16, Number(values.shards) || 4));
+const dataDir = resolve(values['data-dir']);
+const maxQueries = Math.max(10, Number(values.queries) || 150);
+const seconds = Math.max(1, Math.min(120, Number(values.seconds) || 20));
+const connections = Math.max(2, Math.min(16, Number(values.connections) || 4));
+const self = fileURLToPath(import.meta.url);
+
+/** Builds the index of `shards` shards in `dir/lance` unless it is there with the same passage count. */
+async function build(dir: string, shards: number): Promise<void> {
+  const marker = join(dir, 'bench-shards.json');
+  if (existsSync(marker) && (JSON.parse(readFileSync(marker, 'utf8')) as { n: number }).n === n) return;
+  if (existsSync(join(dir, 'lance'))) throw new Error(`${dir} holds another index: remove it or choose another --data-dir`);
+  mkdirSync(dir, { recursive: true });
+  const { openIndex } = await import('../index/shards/sharded-index.js');
+  const { createHashingEmbedder } = await import('../index/serving/embedder.js');
+  const t0 = performance.now();
+  const pool = await sentencePool();
+  const idx = await openIndex({ dir: join(dir, 'lance'), shards, embedder: createHashingEmbedder(), textEngine: false, refreshAfterMs: 0 });
+  let batch = [];
+  for (const p of syntheticPages(n, pool)) {
+    batch.push(p);
+    if (batch.length === 500) {
+      await idx.upsertPages(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await idx.upsertPages(batch);
+  await idx.optimize();
+  await idx.close();
+  writeFileSync(marker, JSON.stringify({ n, shards }));
+  console.log(`built ${n} passages as ${shards} shard(s) in ${Math.round((performance.now() - t0) / 1000)} s`);
+}
+
+type Wire = Record<string, { calls: number; bytes: number; ms: number }>;
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly key: string;
+  /** Requests this bench sent it (warm-up included) and, once stopped, its calls to the searchers. */
+  sent: number;
+  wire?: Wire;
+}
+
+function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Promise<Proc> {
+  const args = ['--import', 'tsx', self, '--serve', role, '--serve-dir', dir, ...extra];
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'inherit', 'pipe'] });
+  return new Promise((res, rej) => {
+    child.once('exit', (code) => rej(new Error(`${role} exited (${code})`)));
+    let proc: Proc | undefined;
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) return void (proc.wire = (JSON.parse(line) as { wire: Wire }).wire);
+      if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
+      const m = JSON.parse(line) as { url: string; key: string };
+      res((proc = { child, url: m.url, key: m.key, sent: 0 }));
+    });
+  });
+}
+
+async function stopProc(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null) return;
+  // 'close': its stderr read to the end as well (the wire report is its last line).
+  const exited = new Promise((res) => p.child.once('close', res));
+  p.child.stdin!.write('stop\n');
+  const t = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(t);
+}
+
+function rssMiB(procs: readonly Proc[]): number {
+  let kb = 0;
+  for (const p of procs) {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
+    kb += m ? Number(m[1]) : 0;
+  }
+  return kb / 1024;
+}
+
+const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
+const QUERY_SETS: Record<string, string[]> = {
+  claims,
+  '3-word': claims.map(shortQuery).filter((q) => q.split(' ').length === 3),
+  'all-required': claims
+    .map(shortQuery)
+    .filter((q) => q.split(' ').length === 3)
+    .map(requireEach),
+};
+
+interface Phase {
+  p50: number;
+  p95: number;
+  requests: number;
+  errors: number;
+  partial: number;
+}
+
+/** `conns` closed loops sharing at most `maxQueries` requests and `seconds`, over the set's queries in order. */
+async function drive(api: Proc, queries: readonly string[], conns: number): Promise<Phase> {
+  const pool = new Pool(api.url, { connections: conns, pipelining: 1 });
+  const lat: number[] = [];
+  let errors = 0;
+  let partial = 0;
+  let issued = 0;
+  const until = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < until && issued < maxQueries) {
+      const q = queries[issued++ % queries.length]!;
+      api.sent++;
+      const s = performance.now();
+      try {
+        const r = await pool.request({
+          path: `/api/v1/search?q=${encodeURIComponent(q)}&limit=10`,
+          method: 'GET',
+          headers: { authorization: `Bearer ${api.key}` },
+        });
+        const body = (await r.body.json()) as { coverage?: { shards?: { answered: number; total: number } } };
+        lat.push(performance.now() - s);
+        if (r.statusCode !== 200 && errors++ === 0) process.stderr.write(`HTTP ${r.statusCode}: ${JSON.stringify(body).slice(0, 300)}\n`);
+        const cov = body.coverage?.shards;
+        if (cov && cov.answered < cov.total) partial++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: conns }, () => worker()));
+  await pool.close();
+  return { p50: pct(lat, 50), p95: pct(lat, 95), requests: lat.length, errors, partial };
+}
+
+/** Until the api answers a search whole (postings built, every shard's searcher registered), bounded. */
+async function warm(api: Proc): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const w = await drive(api, claims.slice(0, 10), 1);
+    if (w.errors === 0 && w.partial === 0 && w.requests > 0) return;
+    process.stderr.write(`warming: ${w.requests} answered, ${w.errors} errors, ${w.partial} partial\n`);
+    if (performance.now() - t0 > 600_000) throw new Error('the api never answered whole within 10 minutes');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+type Results = Map<string, Phase>; // `${ranking} ${set} ${1|c}`
+const RANKINGS = ['bm25', 'hybrid'] as const;
+
+async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<{ results: Results; rss: number }> {
+  const results: Results = new Map();
+  let rss = 0;
+  for (const ranking of RANKINGS) {
+    const api = await startProc('api', dir, ['--ranking', ranking]);
+    try {
+      await warm(api);
+      for (const [set, queries] of Object.entries(QUERY_SETS))
+        for (const conns of [1, connections]) {
+          const r = await drive(api, queries, conns);
+          results.set(`${ranking} ${set} ${conns}`, r);
+          rss = Math.max(rss, rssMiB([api, ...searchers]));
+          process.stderr.write(
+            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, RSS ${rss.toFixed(0)} MiB\n`,
+          );
+        }
+    } finally {
+      await stopProc(api);
+    }
+    for (const [call, w] of Object.entries(api.wire ?? {}))
+      process.stderr.write(
+        `${label} ${ranking} wire ${call}: ${(w.calls / api.sent).toFixed(1)} calls, ${(w.bytes / api.sent / 1024).toFixed(1)} KiB, ${(w.ms / api.sent).toFixed(1)} ms (summed over shards) per query\n`,
+      );
+  }
+  return { results, rss };
+}
+
+const oneDir = join(dataDir, 'one');
+const manyDir = join(dataDir, `n${shardCount}`);
+await build(oneDir, 1);
+await build(manyDir, shardCount);
+
+const one = await measure('1 shard', oneDir, []);
+const searchers: Proc[] = [];
+let many: { results: Results; rss: number };
+try {
+  for (let i = 0; i < shardCount; i++) searchers.push(await startProc('searcher', manyDir, ['--serve-shard', String(i)]));
+  many = await measure(`${shardCount} shards`, manyDir, searchers);
+} finally {
+  for (const s of searchers) await stopProc(s);
+}
+
+console.log(
+  `\n${n} synthetic passages, 1 shard (1 api process) vs ${shardCount} shards (${shardCount} searchers + 1 api), hashing embedder, ` +
+    `≤ ${maxQueries} queries and ≤ ${seconds} s per phase, c = concurrent connections, node ${process.version}, ${new Date().toISOString()}\n`,
+);
+console.log(
+  `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | requests | errors / partial |`,
+);
+console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+for (const key of one.results.keys()) {
+  const [ranking, set, c] = key.split(' ');
+  const a = one.results.get(key)!;
+  const b = many.results.get(key)!;
+  console.log(
+    `| ${ranking} | ${set} | ${c} | ${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} | ${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} | ` +
+      `${(b.p95 / a.p95).toFixed(2)}× | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
+  );
+}
+console.log(
+  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB, ratio ${(many.rss / one.rss).toFixed(2)}×`,
+);
+process.exit(0);
