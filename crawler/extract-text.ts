@@ -237,7 +237,7 @@ function holdsLead(el: HTMLElement): boolean {
   return el.querySelectorAll('p').some((p) => {
     const t = squash(p.text);
     if (t.length < PROSE_CHARS) return false;
-    const linked = p.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+    const linked = p.querySelectorAll('a').reduce((n, a) => n + squashedLength(a.text), 0);
     return linked < t.length * 0.3;
   });
 }
@@ -286,6 +286,43 @@ export function squash(s: string): string {
     .trim();
 }
 
+/**
+ * squash(s).length without building the string: the text-length walks below call it on every text node of the
+ * page, and the strings it would build are dropped at once.
+ */
+export function squashedLength(s: string): number {
+  let n = 0;
+  let gap = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0xad || c === 0x2060 || c === 0xfeff) continue;
+    if (isSquashSpace(c)) {
+      gap = true;
+      continue;
+    }
+    if (gap && n > 0) n++;
+    gap = false;
+    n++;
+  }
+  return n;
+}
+
+/** The characters squash turns into spaces: JavaScript's \s (less U+FEFF, removed before), NBSP and U+200B. */
+function isSquashSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200b) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
 interface Stats {
   len: number;
   linkLen: number;
@@ -300,7 +337,7 @@ function makeStats(): (el: HTMLElement) => Stats {
     let len = 0;
     let linkLen = 0;
     for (const n of el.childNodes) {
-      if (n.nodeType === NodeType.TEXT_NODE) len += squash(n.text).length;
+      if (n.nodeType === NodeType.TEXT_NODE) len += squashedLength(n.text);
       else if (n.nodeType === NodeType.ELEMENT_NODE) {
         if (NO_TEXT_TAGS.has(tagOf(n as HTMLElement))) continue;
         const s = stats(n as HTMLElement);
@@ -719,7 +756,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       const v = n.text;
       text += v;
       if (!nosnippet) snip += v;
-      if (inLink) linkLen += squash(v).length;
+      if (inLink) linkLen += squashedLength(v);
       return;
     }
     if (n.nodeType !== NodeType.ELEMENT_NODE) return;
@@ -760,7 +797,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       text += ' ';
       snip += ' ';
     }
-    const link = inLink || (tag === 'a' && !isWrapperLink(el, squash(el.text).length));
+    const link = inLink || (tag === 'a' && !isWrapperLink(el, squashedLength(el.text)));
     for (const c of el.childNodes) visit(c, ns, link);
     if (block) {
       flush();
@@ -830,7 +867,7 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
   prune(body, false, { stats, total, lenient: opts.lenient === true });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
-  const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
+  const scope = mains.length === 1 && squashedLength(mains[0]!.text) >= 200 ? mains[0]! : body;
   const { content, opening } = chooseContent(scope);
   for (const r of [...opening, ...content]) dropTeaserCards(r);
   // Of the article's opening, only its prose (the lead) joins: dates, bylines and reading times are short lines
@@ -847,7 +884,7 @@ function isLinkedHeading(h: HTMLElement): boolean {
   const text = squash(h.text);
   if (text === '') return false;
   for (let p: HTMLElement | null = h.parentNode; p && p.tagName; p = p.parentNode) if (tagOf(p) === 'a') return true;
-  const linked = h.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+  const linked = h.querySelectorAll('a').reduce((n, a) => n + squashedLength(a.text), 0);
   return linked >= text.length * 0.9;
 }
 
@@ -877,7 +914,7 @@ function dropTeaserCards(root: HTMLElement): void {
   for (const h of linked) {
     let card: HTMLElement = h;
     for (let p = h.parentNode; p && p !== root && p.tagName; p = p.parentNode) {
-      if (squash(p.text).length > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
+      if (squashedLength(p.text) > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
       card = p;
     }
     card.parentNode?.removeChild(card);
