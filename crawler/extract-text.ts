@@ -850,10 +850,22 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
  * where a browser would have moved it inside; the whole document is then read.
  */
 function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTMLElement {
-  const body = root.querySelector('body');
+  const body = firstByTag(root, 'body');
   if (!body) return root;
-  const doc = root.querySelector('html') ?? root;
+  const doc = firstByTag(root, 'html') ?? root;
   return stats(doc).len > stats(body).len * 2 ? doc : body;
+}
+
+/** The first descendant with this tag in document order (querySelector(tag) without compiling a selector). */
+function firstByTag(el: HTMLElement, tag: string): HTMLElement | null {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if (tagOf(c) === tag) return c;
+    const hit = firstByTag(c, tag);
+    if (hit) return hit;
+  }
+  return null;
 }
 
 /**
@@ -861,10 +873,25 @@ function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTM
  * for this purpose.
  */
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
+  return extractMainBlocksAndLength(root, opts).blocks;
+}
+
+/**
+ * extractMainBlocks, and the document's visible text length as visibleTextLength would give it before the pruning:
+ * both need the text length of every element, which is measured once.
+ */
+export function extractMainBlocksAndLength(
+  root: HTMLElement,
+  opts: { lenient?: boolean } = {},
+): { blocks: TextBlock[]; visible: number } {
   const stats = makeStats();
   const body = documentBody(root, stats);
   const total = stats(body).len;
-  prune(body, false, { stats, total, lenient: opts.lenient === true });
+  return { blocks: mainBlocks(body, total, stats, opts.lenient === true), visible: total };
+}
+
+function mainBlocks(body: HTMLElement, total: number, stats: (el: HTMLElement) => Stats, lenient: boolean): TextBlock[] {
+  prune(body, false, { stats, total, lenient });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
   const scope = mains.length === 1 && squashedLength(mains[0]!.text) >= 200 ? mains[0]! : body;

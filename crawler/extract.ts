@@ -8,7 +8,7 @@ import { TextDecoder } from 'node:util';
 import type { DateSource, ImageInput, PassageInput } from '../page-model.js';
 import { readJsonLd, type JsonLdReading } from './extract-jsonld.js';
 import { buildPassages } from './extract-passages.js';
-import { blocksToText, extractMainBlocks, squash, visibleTextLength, type TextBlock } from './extract-text.js';
+import { blocksToText, extractMainBlocks, extractMainBlocksAndLength, squash, type TextBlock } from './extract-text.js';
 import { relForbidsFollow, type MetaTag } from './directives.js';
 import { normalizeUrl } from './url.js';
 
@@ -386,8 +386,9 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   const scriptWeight = scripts
     .filter((s) => /^(|module|(text|application)\/(x-)?(java|ecma)script)$/.test((s.getAttribute('type') ?? '').trim().toLowerCase()))
     .reduce((n, s) => n + (s.getAttribute('src') !== undefined ? 5000 : s.rawText.length), 0);
-  const visible = visibleTextLength(root);
-  let blocks = extractMainBlocks(root);
+  const first = extractMainBlocksAndLength(root);
+  const visible = first.visible;
+  let blocks = first.blocks;
   if (blocksToText(blocks).length < 250 && visible > 1000) {
     const lenient = extractMainBlocks(parseHtml(html), { lenient: true });
     if (blocksToText(lenient).length > blocksToText(blocks).length) blocks = lenient;
