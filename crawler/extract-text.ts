@@ -173,11 +173,11 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const tag = tagOf(el);
   // An <aside> wrapping an <article> with prose misuses the tag (a page region, not a side note): like a class
   // hint, it drops only when it holds a small share of the page.
-  if (tag === 'aside' && el.querySelector('article') !== null && holdsLead(el)) return 'soft';
+  if (tag === 'aside' && hasDescendant(el, ARTICLE_TAG) && holdsLead(el)) return 'soft';
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
   // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
-  if (tag === 'figure' && el.querySelector('pre, table, blockquote') === null) return 'hard';
+  if (tag === 'figure' && !hasDescendant(el, FIGURE_CONTENT_TAGS)) return 'hard';
   // Forms are furniture (search boxes, sign-ups), except on sites that wrap the whole page in one (ASP.NET).
   if (tag === 'form') return 'soft';
   const role = attr(el, 'role').toLowerCase();
@@ -191,7 +191,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const ci = liveFeedAsContent(classAndId(el));
   // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
   // guard: it goes unless it holds the page's title.
-  if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
+  if (ci !== '' && COMMENTS.test(ci) && !hasDescendant(el, H1_TAG)) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   // Post metadata (dates, bylines, ratings, reading times), post footers, related boxes and teasers for other
   // pages, whatever else the class says ("entry-meta", "post-ratings", "entryfooter", "article-teaser"):
@@ -234,12 +234,48 @@ function namesFurniture(ci: string): boolean {
 
 /** Whether an element holds a paragraph of prose: a `<p>` of sentence length that is not mostly a link. */
 function holdsLead(el: HTMLElement): boolean {
-  return el.querySelectorAll('p').some((p) => {
+  return someDescendant(el, 'p', (p) => {
     const t = squash(p.text);
     if (t.length < PROSE_CHARS) return false;
-    const linked = p.querySelectorAll('a').reduce((n, a) => n + squashedLength(a.text), 0);
-    return linked < t.length * 0.3;
+    return linkedLength(p) < t.length * 0.3;
   });
+}
+
+const ARTICLE_TAG = new Set(['article']);
+const H1_TAG = new Set(['h1']);
+const FIGURE_CONTENT_TAGS = new Set(['pre', 'table', 'blockquote']);
+const WRAPPED_BLOCK_TAGS = new Set(['p', 'div', 'ul', 'ol', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote']);
+
+/** Whether an element has a descendant with one of these tags (querySelector by tag names, without a selector). */
+function hasDescendant(el: HTMLElement, tags: ReadonlySet<string>): boolean {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if (tags.has(tagOf(c)) || hasDescendant(c, tags)) return true;
+  }
+  return false;
+}
+
+/** Whether any descendant with this tag passes the test, in document order (stops at the first that does). */
+function someDescendant(el: HTMLElement, tag: string, test: (e: HTMLElement) => boolean): boolean {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if ((tagOf(c) === tag && test(c)) || someDescendant(c, tag, test)) return true;
+  }
+  return false;
+}
+
+/** Summed squashed text length of every link inside an element (a link inside a link counted again, as querySelectorAll would list it). */
+function linkedLength(el: HTMLElement): number {
+  let n = 0;
+  for (const m of el.childNodes) {
+    if (m.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = m as HTMLElement;
+    if (tagOf(c) === 'a') n += squashedLength(c.text);
+    n += linkedLength(c);
+  }
+  return n;
 }
 
 interface PruneCtx {
@@ -364,7 +400,7 @@ const WRAPPER_LINK_CHARS = 500;
  * in one link stay links: they hold a title and a line or two.
  */
 function isWrapperLink(a: HTMLElement, len: number): boolean {
-  return len > WRAPPER_LINK_CHARS && a.querySelector('p, div, ul, ol, table, h1, h2, h3, h4, h5, h6, blockquote') !== null;
+  return len > WRAPPER_LINK_CHARS && hasDescendant(a, WRAPPED_BLOCK_TAGS);
 }
 
 function classWeight(el: HTMLElement): number {
@@ -880,10 +916,7 @@ export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean }
  * extractMainBlocks, and the document's visible text length as visibleTextLength would give it before the pruning:
  * both need the text length of every element, which is measured once.
  */
-export function extractMainBlocksAndLength(
-  root: HTMLElement,
-  opts: { lenient?: boolean } = {},
-): { blocks: TextBlock[]; visible: number } {
+export function extractMainBlocksAndLength(root: HTMLElement, opts: { lenient?: boolean } = {}): { blocks: TextBlock[]; visible: number } {
   const stats = makeStats();
   const body = documentBody(root, stats);
   const total = stats(body).len;
@@ -911,7 +944,7 @@ function isLinkedHeading(h: HTMLElement): boolean {
   const text = squash(h.text);
   if (text === '') return false;
   for (let p: HTMLElement | null = h.parentNode; p && p.tagName; p = p.parentNode) if (tagOf(p) === 'a') return true;
-  const linked = h.querySelectorAll('a').reduce((n, a) => n + squashedLength(a.text), 0);
+  const linked = linkedLength(h);
   return linked >= text.length * 0.9;
 }
 
