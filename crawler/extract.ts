@@ -112,7 +112,7 @@ function parseHtml(html: string): HTMLElement {
     if (args.length > 0) return original.apply(this, args);
     if (this !== lastIn) {
       lastOut = original.call(this);
-      lastIn = this;
+      lastIn = this.valueOf();
     }
     return lastOut;
   };
