@@ -173,11 +173,11 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const tag = tagOf(el);
   // An <aside> wrapping an <article> with prose misuses the tag (a page region, not a side note): like a class
   // hint, it drops only when it holds a small share of the page.
-  if (tag === 'aside' && el.querySelector('article') !== null && holdsLead(el)) return 'soft';
+  if (tag === 'aside' && hasDescendant(el, ARTICLE_TAG) && holdsLead(el)) return 'soft';
   if (DROP_TAGS.has(tag)) return 'hard';
   if (isHidden(el)) return 'hard';
   // A figure is a picture and its caption, unless it frames a code listing, a table or a quotation.
-  if (tag === 'figure' && el.querySelector('pre, table, blockquote') === null) return 'hard';
+  if (tag === 'figure' && !hasDescendant(el, FIGURE_CONTENT_TAGS)) return 'hard';
   // Forms are furniture (search boxes, sign-ups), except on sites that wrap the whole page in one (ASP.NET).
   if (tag === 'form') return 'soft';
   const role = attr(el, 'role').toLowerCase();
@@ -191,7 +191,7 @@ function boilerplateKind(el: HTMLElement, insideMainLandmark: boolean): 'hard' |
   const ci = liveFeedAsContent(classAndId(el));
   // A comment thread can outweigh the article it follows (a popular recipe, a forum-like blog), so no share
   // guard: it goes unless it holds the page's title.
-  if (ci !== '' && COMMENTS.test(ci) && el.querySelector('h1') === null) return 'hard';
+  if (ci !== '' && COMMENTS.test(ci) && !hasDescendant(el, H1_TAG)) return 'hard';
   if (ci !== '' && /cookie|consent|gdpr/i.test(ci)) return 'soft';
   // Post metadata (dates, bylines, ratings, reading times), post footers, related boxes and teasers for other
   // pages, whatever else the class says ("entry-meta", "post-ratings", "entryfooter", "article-teaser"):
@@ -234,12 +234,48 @@ function namesFurniture(ci: string): boolean {
 
 /** Whether an element holds a paragraph of prose: a `<p>` of sentence length that is not mostly a link. */
 function holdsLead(el: HTMLElement): boolean {
-  return el.querySelectorAll('p').some((p) => {
+  return someDescendant(el, 'p', (p) => {
     const t = squash(p.text);
     if (t.length < PROSE_CHARS) return false;
-    const linked = p.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
-    return linked < t.length * 0.3;
+    return linkedLength(p) < t.length * 0.3;
   });
+}
+
+const ARTICLE_TAG = new Set(['article']);
+const H1_TAG = new Set(['h1']);
+const FIGURE_CONTENT_TAGS = new Set(['pre', 'table', 'blockquote']);
+const WRAPPED_BLOCK_TAGS = new Set(['p', 'div', 'ul', 'ol', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote']);
+
+/** Whether an element has a descendant with one of these tags (querySelector by tag names, without a selector). */
+function hasDescendant(el: HTMLElement, tags: ReadonlySet<string>): boolean {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if (tags.has(tagOf(c)) || hasDescendant(c, tags)) return true;
+  }
+  return false;
+}
+
+/** Whether any descendant with this tag passes the test, in document order (stops at the first that does). */
+function someDescendant(el: HTMLElement, tag: string, test: (e: HTMLElement) => boolean): boolean {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if ((tagOf(c) === tag && test(c)) || someDescendant(c, tag, test)) return true;
+  }
+  return false;
+}
+
+/** Summed squashed text length of every link inside an element (a link inside a link counted again, as querySelectorAll would list it). */
+function linkedLength(el: HTMLElement): number {
+  let n = 0;
+  for (const m of el.childNodes) {
+    if (m.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = m as HTMLElement;
+    if (tagOf(c) === 'a') n += squashedLength(c.text);
+    n += linkedLength(c);
+  }
+  return n;
 }
 
 interface PruneCtx {
@@ -286,6 +322,43 @@ export function squash(s: string): string {
     .trim();
 }
 
+/**
+ * squash(s).length without building the string: the text-length walks below call it on every text node of the
+ * page, and the strings it would build are dropped at once.
+ */
+export function squashedLength(s: string): number {
+  let n = 0;
+  let gap = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0xad || c === 0x2060 || c === 0xfeff) continue;
+    if (isSquashSpace(c)) {
+      gap = true;
+      continue;
+    }
+    if (gap && n > 0) n++;
+    gap = false;
+    n++;
+  }
+  return n;
+}
+
+/** The characters squash turns into spaces: JavaScript's \s (less U+FEFF, removed before), NBSP and U+200B. */
+function isSquashSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200b) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
 interface Stats {
   len: number;
   linkLen: number;
@@ -300,7 +373,7 @@ function makeStats(): (el: HTMLElement) => Stats {
     let len = 0;
     let linkLen = 0;
     for (const n of el.childNodes) {
-      if (n.nodeType === NodeType.TEXT_NODE) len += squash(n.text).length;
+      if (n.nodeType === NodeType.TEXT_NODE) len += squashedLength(n.text);
       else if (n.nodeType === NodeType.ELEMENT_NODE) {
         if (NO_TEXT_TAGS.has(tagOf(n as HTMLElement))) continue;
         const s = stats(n as HTMLElement);
@@ -327,7 +400,7 @@ const WRAPPER_LINK_CHARS = 500;
  * in one link stay links: they hold a title and a line or two.
  */
 function isWrapperLink(a: HTMLElement, len: number): boolean {
-  return len > WRAPPER_LINK_CHARS && a.querySelector('p, div, ul, ol, table, h1, h2, h3, h4, h5, h6, blockquote') !== null;
+  return len > WRAPPER_LINK_CHARS && hasDescendant(a, WRAPPED_BLOCK_TAGS);
 }
 
 function classWeight(el: HTMLElement): number {
@@ -719,7 +792,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       const v = n.text;
       text += v;
       if (!nosnippet) snip += v;
-      if (inLink) linkLen += squash(v).length;
+      if (inLink) linkLen += squashedLength(v);
       return;
     }
     if (n.nodeType !== NodeType.ELEMENT_NODE) return;
@@ -760,7 +833,7 @@ function toBlocks(roots: readonly HTMLElement[], keepLinkRuns = false): TextBloc
       text += ' ';
       snip += ' ';
     }
-    const link = inLink || (tag === 'a' && !isWrapperLink(el, squash(el.text).length));
+    const link = inLink || (tag === 'a' && !isWrapperLink(el, squashedLength(el.text)));
     for (const c of el.childNodes) visit(c, ns, link);
     if (block) {
       flush();
@@ -813,10 +886,22 @@ function hasNoSnippetAncestor(el: HTMLElement): boolean {
  * where a browser would have moved it inside; the whole document is then read.
  */
 function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTMLElement {
-  const body = root.querySelector('body');
+  const body = firstByTag(root, 'body');
   if (!body) return root;
-  const doc = root.querySelector('html') ?? root;
+  const doc = firstByTag(root, 'html') ?? root;
   return stats(doc).len > stats(body).len * 2 ? doc : body;
+}
+
+/** The first descendant with this tag in document order (querySelector(tag) without compiling a selector). */
+function firstByTag(el: HTMLElement, tag: string): HTMLElement | null {
+  for (const n of el.childNodes) {
+    if (n.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const c = n as HTMLElement;
+    if (tagOf(c) === tag) return c;
+    const hit = firstByTag(c, tag);
+    if (hit) return hit;
+  }
+  return null;
 }
 
 /**
@@ -824,13 +909,25 @@ function documentBody(root: HTMLElement, stats: (el: HTMLElement) => Stats): HTM
  * for this purpose.
  */
 export function extractMainBlocks(root: HTMLElement, opts: { lenient?: boolean } = {}): TextBlock[] {
+  return extractMainBlocksAndLength(root, opts).blocks;
+}
+
+/**
+ * extractMainBlocks, and the document's visible text length as visibleTextLength would give it before the pruning:
+ * both need the text length of every element, which is measured once.
+ */
+export function extractMainBlocksAndLength(root: HTMLElement, opts: { lenient?: boolean } = {}): { blocks: TextBlock[]; visible: number } {
   const stats = makeStats();
   const body = documentBody(root, stats);
   const total = stats(body).len;
-  prune(body, false, { stats, total, lenient: opts.lenient === true });
+  return { blocks: mainBlocks(body, total, stats, opts.lenient === true), visible: total };
+}
+
+function mainBlocks(body: HTMLElement, total: number, stats: (el: HTMLElement) => Stats, lenient: boolean): TextBlock[] {
+  prune(body, false, { stats, total, lenient });
   // An explicit single main landmark is a strong signal; still score inside it to drop leftovers.
   const mains = body.querySelectorAll('main, [role=main]');
-  const scope = mains.length === 1 && squash(mains[0]!.text).length >= 200 ? mains[0]! : body;
+  const scope = mains.length === 1 && squashedLength(mains[0]!.text) >= 200 ? mains[0]! : body;
   const { content, opening } = chooseContent(scope);
   for (const r of [...opening, ...content]) dropTeaserCards(r);
   // Of the article's opening, only its prose (the lead) joins: dates, bylines and reading times are short lines
@@ -847,7 +944,7 @@ function isLinkedHeading(h: HTMLElement): boolean {
   const text = squash(h.text);
   if (text === '') return false;
   for (let p: HTMLElement | null = h.parentNode; p && p.tagName; p = p.parentNode) if (tagOf(p) === 'a') return true;
-  const linked = h.querySelectorAll('a').reduce((n, a) => n + squash(a.text).length, 0);
+  const linked = linkedLength(h);
   return linked >= text.length * 0.9;
 }
 
@@ -877,7 +974,7 @@ function dropTeaserCards(root: HTMLElement): void {
   for (const h of linked) {
     let card: HTMLElement = h;
     for (let p = h.parentNode; p && p !== root && p.tagName; p = p.parentNode) {
-      if (squash(p.text).length > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
+      if (squashedLength(p.text) > 400 || (!isHeading.has(p) && headingsIn(p) > 1)) break;
       card = p;
     }
     card.parentNode?.removeChild(card);

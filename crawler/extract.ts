@@ -8,7 +8,7 @@ import { TextDecoder } from 'node:util';
 import type { DateSource, ImageInput, PassageInput } from '../page-model.js';
 import { readJsonLd, type JsonLdReading } from './extract-jsonld.js';
 import { buildPassages } from './extract-passages.js';
-import { blocksToText, extractMainBlocks, squash, visibleTextLength, type TextBlock } from './extract-text.js';
+import { blocksToText, extractMainBlocks, extractMainBlocksAndLength, squash, type TextBlock } from './extract-text.js';
 import { relForbidsFollow, type MetaTag } from './directives.js';
 import { normalizeUrl } from './url.js';
 
@@ -95,6 +95,33 @@ const PARSE_OPTIONS = {
   comment: false,
   blockTextElements: { script: true, style: true, noscript: true, pre: true },
 };
+
+/**
+ * node-html-parser with PARSE_OPTIONS. With lowerCaseTagName, the parser looks for the end of each script, style,
+ * noscript and pre in a lower-cased copy of the whole document, made anew for each such element: on a large page
+ * with many scripts that copying is most of the page's time. For the length of the (synchronous) call,
+ * toLocaleLowerCase without arguments answers a repeat of the same string from its last result: the same value the
+ * parser would compute, so the tree is unchanged. The original method is back before anything else can run.
+ */
+function parseHtml(html: string): HTMLElement {
+  const proto = String.prototype;
+  const original = proto.toLocaleLowerCase;
+  let lastIn: string | null = null;
+  let lastOut = '';
+  proto.toLocaleLowerCase = function (this: string, ...args: Parameters<string['toLocaleLowerCase']>): string {
+    if (args.length > 0) return original.apply(this, args);
+    if (this !== lastIn) {
+      lastOut = original.call(this);
+      lastIn = this.valueOf();
+    }
+    return lastOut;
+  };
+  try {
+    return parse(html, PARSE_OPTIONS);
+  } finally {
+    proto.toLocaleLowerCase = original;
+  }
+}
 
 /** Limits that keep one hostile page from costing too much downstream. */
 const MAX_LINKS = 2000;
@@ -275,7 +302,7 @@ function flatMetas(html: string): MetaTag[] {
 }
 
 function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
-  const root = parse(html, PARSE_OPTIONS);
+  const root = parseHtml(html);
   const headers = ctx.headers ?? {};
   const base = baseOf(root, ctx.url);
   const { byName, byProperty, metas } = meta(root);
@@ -359,17 +386,18 @@ function extractParsed(html: string, ctx: ExtractContext): ExtractedPage {
   const scriptWeight = scripts
     .filter((s) => /^(|module|(text|application)\/(x-)?(java|ecma)script)$/.test((s.getAttribute('type') ?? '').trim().toLowerCase()))
     .reduce((n, s) => n + (s.getAttribute('src') !== undefined ? 5000 : s.rawText.length), 0);
-  const visible = visibleTextLength(root);
-  let blocks = extractMainBlocks(root);
+  const first = extractMainBlocksAndLength(root);
+  const visible = first.visible;
+  let blocks = first.blocks;
   if (blocksToText(blocks).length < 250 && visible > 1000) {
-    const lenient = extractMainBlocks(parse(html, PARSE_OPTIONS), { lenient: true });
+    const lenient = extractMainBlocks(parseHtml(html), { lenient: true });
     if (blocksToText(lenient).length > blocksToText(blocks).length) blocks = lenient;
   }
   // Still next to nothing, and the page ships its article inside <noscript> (the text a reader without scripts
   // gets, the script-side copy being a template): read that copy as markup.
   if (blocksToText(blocks).length < 250 && /<noscript\b/i.test(html)) {
     const unwrapped = html.replace(/<(\/?)noscript\b[^>]*>/gi, '<$1div>');
-    const fromNoscript = extractMainBlocks(parse(unwrapped, PARSE_OPTIONS), { lenient: true });
+    const fromNoscript = extractMainBlocks(parseHtml(unwrapped), { lenient: true });
     // A short <noscript> is a notice ("enable JavaScript"), not the article.
     if (blocksToText(fromNoscript).length >= 250) blocks = fromNoscript;
   }
