@@ -5,7 +5,7 @@
  * secret the route is not mounted at all (404), so an API key can never reach it. Bodies are bounded.
  */
 import type Router from '@koa/router';
-import type { IncomingMessage } from 'node:http';
+import { readBody } from '../../rest/body.js';
 import type { PassageIndex } from '../engines/lance/store.js';
 import { answerShardCall, decodeWire, encodeWire, fleetSecretMatches, SHARD_ROUTE, ShardCallError } from './shard-wire.js';
 
@@ -14,25 +14,6 @@ export const SHARD_BODY_LIMIT = 4 * 2 ** 20;
 
 /** An error the app's funnel answers with this HTTP status (rest/app.ts maps it to its problem code). */
 const httpError = (status: number, message: string): Error => Object.assign(new Error(message), { status, expose: true });
-
-async function readBounded(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    throw httpError(413, `body exceeds ${limit} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw httpError(413, `body exceeds ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** Mounts the route for `shards` (by shard index) when `secret` is set. */
 export function mountShardRoute(
@@ -47,11 +28,12 @@ export function mountShardRoute(
     if (!fleetSecretMatches(given, secret)) throw httpError(401, 'the fleet secret is required');
     const shard = o.shards.get(Number(ctx.params.shard));
     if (!shard || !/^\d+$/.test(ctx.params.shard ?? '')) throw httpError(404, 'this searcher does not serve that shard');
+    // Over the bound: rest/body.ts's payload_too_large (413), as on every other route.
+    const body = (await readBody(ctx.req, o.bodyLimit ?? SHARD_BODY_LIMIT)).toString('utf8');
     let args: unknown;
     try {
-      args = decodeWire((await readBounded(ctx.req, o.bodyLimit ?? SHARD_BODY_LIMIT)) || '{}');
-    } catch (err) {
-      if ((err as { status?: number }).status === 413) throw err;
+      args = decodeWire(body || '{}');
+    } catch {
       throw httpError(400, 'the body is not a wire value');
     }
     try {
