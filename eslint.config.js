@@ -125,7 +125,14 @@ export default tseslint.config(
     'event-loop.ts',
   ]),
   // Shards compose whole engines (index/shards/README.md); LanceDB stays below them.
-  boundary('index/shards', ['index/engines/lance', 'index/engines/memory', 'index/retrieval', 'index/serving', 'page-model.ts', 'rest/body.ts']),
+  boundary('index/shards', [
+    'index/engines/lance',
+    'index/engines/memory',
+    'index/retrieval',
+    'index/serving',
+    'page-model.ts',
+    'rest/body.ts',
+  ]),
   boundary('index/retrieval', [
     'index/serving',
     'index/engines/lance/columns.ts',
