@@ -58,7 +58,7 @@ export async function runTool<I extends AnyObjectSchema, O extends AnyObjectSche
   ctx: ToolContext,
 ): Promise<z.output<O>> {
   const executor = ctx.deps.executor ?? inlineExecutor;
-  const deadline = tool.readsIndex ? indexReadDeadlineMs(ctx.deps.config) : 0;
+  const deadline = tool.readsIndex ? indexReadDeadlineMs(ctx.deps.config, ctx.deps.index) : 0;
   const result = await withIndexDeadline(deadline, (signal) => executor.run(tool, input, signal ? { ...ctx, signal } : ctx));
   const checked = tool.output.safeParse(result);
   if (!checked.success) {

@@ -12,8 +12,16 @@ export const INDEX_RETRY_AFTER_S = 5;
 /** Default deadline of an s3:// index's reads: the 503 comes within 5 s of the request. */
 export const S3_INDEX_READ_TIMEOUT_MS = 4000;
 
-/** The deadline in ms of a request's index reads under `config`; 0 = none (a local folder, unless configured). */
-export function indexReadDeadlineMs(config: Pick<Config, 'indexUri' | 'indexReadTimeoutMs'>): number {
+/**
+ * The deadline in ms of a request's index reads under `config`; 0 = none (a local folder, unless configured). An
+ * index answered by searcher processes (`remote`) is read by them, not here: each shard's calls are bounded by the
+ * per-shard deadline (a late shard is left out, `partial_results`), which a whole-request 503 must not pre-empt.
+ */
+export function indexReadDeadlineMs(
+  config: Pick<Config, 'indexUri' | 'indexReadTimeoutMs'>,
+  index?: { readonly remote?: boolean } | object,
+): number {
+  if (index && 'remote' in index && index.remote) return 0;
   return config.indexReadTimeoutMs ?? (config.indexUri.startsWith('s3://') ? S3_INDEX_READ_TIMEOUT_MS : 0);
 }
 

@@ -83,9 +83,6 @@ if (why) {
           SVC_SEARCHER_HEARTBEAT_MS: '300',
           SVC_SEARCHER_TTL_MS: '1500',
           SVC_SHARD_DEADLINE_MS: '3000',
-          // What is tested is the per-shard deadline; the whole request's index deadline (4 s on a bucket) is lifted so a
-          // burst on a loaded machine is not cut by it.
-          SVC_INDEX_READ_TIMEOUT_MS: '60000',
           SVC_SHARD_SOURCE: 'searchers',
           SVC_RESOLVE: web.pins.filter((p) => p.startsWith('gen-')).join(' '),
           SVC_CRAWL_ALLOW_LOOPBACK: '1',
