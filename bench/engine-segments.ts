@@ -20,7 +20,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sentencePool, syntheticPages } from './synthetic.js';
+import { sentencePool, syntheticPages, writeSyntheticPages } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -138,16 +138,7 @@ if (!existsSync(join(dataDir, 'lance'))) {
     textEngine: false,
     refreshAfterMs: 0,
   });
-  let batch = [];
-  for (const p of syntheticPages(n, pool)) {
-    batch.push(p);
-    if (batch.length === 500) {
-      await idx.upsertPages(batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await idx.upsertPages(batch);
-  await idx.optimize();
+  await writeSyntheticPages(idx, n, pool);
   await idx.close();
   console.log(`built ${n} passages in ${Math.round((performance.now() - t0) / 1000)} s`);
 }

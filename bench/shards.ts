@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { readQueries } from '../cli/eval.js';
-import { pct, requireEach, SCIFACT, sentencePool, shortQuery, syntheticPages } from './synthetic.js';
+import { pct, requireEach, SCIFACT, sentencePool, shortQuery, writeSyntheticPages } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -116,16 +116,7 @@ async function build(dir: string, shards: number): Promise<void> {
   const t0 = performance.now();
   const pool = await sentencePool();
   const idx = await openIndex({ dir: join(dir, 'lance'), shards, embedder: createHashingEmbedder(), textEngine: false, refreshAfterMs: 0 });
-  let batch = [];
-  for (const p of syntheticPages(n, pool)) {
-    batch.push(p);
-    if (batch.length === 500) {
-      await idx.upsertPages(batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await idx.upsertPages(batch);
-  await idx.optimize();
+  await writeSyntheticPages(idx, n, pool);
   await idx.close();
   writeFileSync(marker, JSON.stringify({ n, shards }));
   console.log(`built ${n} passages as ${shards} shard(s) in ${Math.round((performance.now() - t0) / 1000)} s`);

@@ -109,3 +109,21 @@ export function pct(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 }
+
+/** Writes `n` synthetic passages' pages into `index` in batches of 500, then optimizes (the benches' index build). */
+export async function writeSyntheticPages(
+  index: { upsertPages(pages: PageInput[]): Promise<unknown>; optimize(): Promise<unknown> },
+  n: number,
+  pool: SentencePool,
+): Promise<void> {
+  let batch: PageInput[] = [];
+  for (const p of syntheticPages(n, pool)) {
+    batch.push(p);
+    if (batch.length === 500) {
+      await index.upsertPages(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await index.upsertPages(batch);
+  await index.optimize();
+}
