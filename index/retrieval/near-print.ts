@@ -35,49 +35,86 @@ function fmix32(x: number): number {
   return x;
 }
 
-/** Two independent 32-bit hashes of `s` (FNV-1a from two offsets, each finalised). */
-function hash2(s: string, out: Int32Array): void {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193);
-  }
-  out[0] = fmix32(a);
-  out[1] = fmix32(b ^ 0x5bd1e995);
-}
-
 /** The words of `text`, case- and compatibility-folded (punctuation and layout do not count). */
 export function printWords(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
 }
 
+const FNV_PRIME = 0x01000193;
+
+/** Adds each of `x`'s 32 bits to its position's count, kept as bit planes (ripple-carry across the planes). */
+function addBits(planes: Int32Array, x: number): void {
+  for (let k = 0; x !== 0; k++) {
+    const carry = planes[k]! & x;
+    planes[k]! ^= x;
+    x = carry;
+  }
+}
+
+/** The count at bit position `b` of bit planes `planes`. */
+function bitCount(planes: Int32Array, b: number): number {
+  let n = 0;
+  for (let k = 0; k < planes.length; k++) n += ((planes[k]! >>> b) & 1) * 2 ** k;
+  return n;
+}
+
 /**
  * The simhash of `text` over its distinct `SHINGLE_WORDS`-word shingles (each counts once, so a repeated line of
  * boilerplate weighs no more than any other), or null when it has fewer than `MIN_SHINGLES` of them.
+ *
+ * A shingle's hash is FNV-1a of its words joined by single spaces (two offsets, each finalised); it is computed by
+ * feeding the words in turn rather than building the joined string, and shingles are told apart by their word numbers,
+ * because building and hashing one string per shingle was most of a page's write cost.
  */
 export function nearPrintOf(text: string): NearPrint | null {
   const words = printWords(text);
-  const seen = new Set<string>();
-  for (let i = 0; i + SHINGLE_WORDS <= words.length; i++) seen.add(words.slice(i, i + SHINGLE_WORDS).join(' '));
-  if (seen.size < MIN_SHINGLES) return null;
-  const votes = new Int32Array(64);
-  const h = new Int32Array(2);
-  for (const s of seen) {
-    hash2(s, h);
-    const hi = h[0]!;
-    const lo = h[1]!;
-    for (let b = 0; b < 32; b++) {
-      votes[b]! += (hi >>> b) & 1 ? 1 : -1;
-      votes[32 + b]! += (lo >>> b) & 1 ? 1 : -1;
+  const ids = new Int32Array(words.length);
+  const idOf = new Map<string, number>();
+  for (let i = 0; i < words.length; i++) {
+    let id = idOf.get(words[i]!);
+    if (id === undefined) idOf.set(words[i]!, (id = idOf.size));
+    ids[i] = id;
+  }
+  // Three word numbers in one exact double key while they fit in 17 bits each; a page with more distinct words than
+  // that (rare: a dictionary page) keys its shingles by a string of the numbers.
+  const small = idOf.size < 1 << 17;
+  const seen = new Set<number | string>();
+  const starts: number[] = [];
+  for (let i = 0; i + SHINGLE_WORDS <= words.length; i++) {
+    const key = small ? (ids[i]! * 131072 + ids[i + 1]!) * 131072 + ids[i + 2]! : `${ids[i]},${ids[i + 1]},${ids[i + 2]}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    starts.push(i);
+  }
+  if (starts.length < MIN_SHINGLES) return null;
+  // Each bit's vote is (shingles with the bit set) − (those without): the set counts are kept bit-sliced (plane k
+  // holds bit k of all 32 positions' counts, added with carries), a few operations per shingle instead of 64.
+  const planesHi = new Int32Array(32);
+  const planesLo = new Int32Array(32);
+  for (let n = 0; n < starts.length; n++) {
+    const i = starts[n]!;
+    let a = 0x811c9dc5;
+    let c = 0x9747b28c;
+    for (let w = 0; w < SHINGLE_WORDS; w++) {
+      if (w > 0) {
+        a = Math.imul(a ^ 32, FNV_PRIME);
+        c = Math.imul(c ^ 32, FNV_PRIME);
+      }
+      const word = words[i + w]!;
+      for (let j = 0; j < word.length; j++) {
+        const ch = word.charCodeAt(j);
+        a = Math.imul(a ^ ch, FNV_PRIME);
+        c = Math.imul(c ^ ch, FNV_PRIME);
+      }
     }
+    addBits(planesHi, fmix32(a));
+    addBits(planesLo, fmix32(c ^ 0x5bd1e995));
   }
   let hi = 0;
   let lo = 0;
   for (let b = 0; b < 32; b++) {
-    if (votes[b]! > 0) hi |= 1 << b;
-    if (votes[32 + b]! > 0) lo |= 1 << b;
+    if (2 * bitCount(planesHi, b) > starts.length) hi |= 1 << b;
+    if (2 * bitCount(planesLo, b) > starts.length) lo |= 1 << b;
   }
   return { hi, lo };
 }

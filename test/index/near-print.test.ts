@@ -14,8 +14,11 @@ import {
   nearPrintOf,
   NearPrintList,
   parseNearPrint,
+  printWords,
+  SHINGLE_WORDS,
   type NearPrint,
 } from '../../index/retrieval/near-print.js';
+import fc from 'fast-check';
 import { readPairs, specMainText, type PageSpec } from '../helpers/near-duplicate-pairs.js';
 
 const { pairs } = readPairs();
@@ -140,4 +143,54 @@ t.test('NearPrintList answers as a scan of every kept print, at thresholds its b
     }
   }
   t.ok(folded > 1000, `${folded} of ${checked} lookups found a print`);
+});
+
+/** The print as first defined: each distinct shingle's joined string, FNV-1a from two offsets, finalised, voted. */
+function naivePrint(text: string): NearPrint | null {
+  const fmix = (x: number) => {
+    x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+    x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+    return x ^ (x >>> 16);
+  };
+  const words = printWords(text);
+  const seen = new Set<string>();
+  for (let i = 0; i + SHINGLE_WORDS <= words.length; i++) seen.add(words.slice(i, i + SHINGLE_WORDS).join(' '));
+  if (seen.size < MIN_SHINGLES) return null;
+  const votes = new Array<number>(64).fill(0);
+  for (const s of seen) {
+    let a = 0x811c9dc5;
+    let b = 0x9747b28c;
+    for (let i = 0; i < s.length; i++) {
+      a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
+      b = Math.imul(b ^ s.charCodeAt(i), 0x01000193);
+    }
+    const h = [fmix(a), fmix(b ^ 0x5bd1e995)];
+    for (let bit = 0; bit < 64; bit++) votes[bit]! += (h[bit >> 5]! >>> (bit & 31)) & 1 ? 1 : -1;
+  }
+  let hi = 0;
+  let lo = 0;
+  for (let bit = 0; bit < 32; bit++) {
+    if (votes[bit]! > 0) hi |= 1 << bit;
+    if (votes[32 + bit]! > 0) lo |= 1 << bit;
+  }
+  return { hi, lo };
+}
+
+t.test('the print is the simhash of the distinct joined shingles, whatever the words (stored prints stay valid)', async (t) => {
+  for (const p of pairs.slice(0, 60)) t.same(nearPrintOf(specMainText(p.a)), naivePrint(specMainText(p.a)), p.a.id);
+  // Few distinct words (many repeated shingles), accents, digits, non-Latin scripts, and more words than fit in the
+  // numeric shingle key.
+  const word = fc.oneof(
+    fc.constantFrom('a', 'b', 'c', 'the', 'Été', 'ÉTÉ', 'ﬁn', 'x1', '東京', 'école'),
+    fc.string({ minLength: 1, maxLength: 6 }),
+  );
+  fc.assert(
+    fc.property(fc.array(word, { minLength: 0, maxLength: 400 }), fc.constantFrom(' ', '\n', ', '), (ws, sep) => {
+      const text = ws.join(sep);
+      t.same(nearPrintOf(text), naivePrint(text));
+    }),
+    { numRuns: 300 },
+  );
+  const many = Array.from({ length: 140_000 }, (_, i) => `w${i % 135_000}`).join(' ');
+  t.same(nearPrintOf(many), naivePrint(many), 'more than 2^17 distinct words');
 });
