@@ -501,7 +501,7 @@ export class PassageIndex implements PageSink {
       while (!(await fresh.ready(await this.#passages.version())));
     }
     this.#engine = fresh;
-    await old?.close();
+    await old?.close({ publish: false }); // the new engine publishes the index's segments from now on
     this.#embedder = embedder;
     this.#vectorsUnused = null;
     this.#touched.clear();
@@ -1314,6 +1314,8 @@ export class PassageIndex implements PageSink {
     this.#vectorsWatch = null;
     await this.#reembedRun?.catch(() => undefined);
     this.#maintenance.stop();
+    // Writes already queued commit first, so the engine's last publication holds them too.
+    await this.#queue.run(async () => undefined);
     await this.#engine?.close();
     const follower = this.#follower;
     this.#follower = null;
