@@ -838,7 +838,7 @@ export class TextEngine {
   #failuresInRow = 0;
   /** Since when (epoch ms) the postings have held changes no published segment has; null: none. */
   #unpublishedSince: number | null = null;
-  /** Closing: the last publication is a delta of what is left, never a new base (`#makeImage`). */
+  /** Closing: the last publication, of what is left (`close`). */
   #closing = false;
 
   constructor(args: {
@@ -1008,7 +1008,8 @@ export class TextEngine {
 
   /**
    * Stops syncing and waits for a running scan to let go of its table handle (before the connection closes). The
-   * writer first publishes what it holds unpublished, as a delta (a restart then loads it rather than catching up);
+   * writer first publishes what it holds unpublished (a restart then loads it rather than catching up): a delta, or
+   * the merge when the policy asks for one;
    * `publish: false`: not (engines replaced by a newer one that publishes instead).
    */
   async close(opts: { publish?: boolean } = {}): Promise<void> {
@@ -1019,8 +1020,7 @@ export class TextEngine {
       this.schedule();
       await this.idle();
       while (this.#publishing) await this.#publishing;
-      if (this.#pending())
-        this.#log?.warn({}, 'text postings: closed with changes unpublished (a base was due); readers catch them up from the table');
+      if (this.#pending()) this.#log?.warn({}, 'text postings: closed with changes unpublished; readers catch them up from the table');
     }
     this.#closed = true;
     this.#postings = null;
@@ -1233,14 +1233,14 @@ export class TextEngine {
     const now = performance.now();
     const o = this.#segments;
     const chain = write && this.#chain?.snap === snap ? this.#chain : null;
-    // Closing: nothing is imaged (no base, no image for threads that are closing too), a delta at most.
+    // Closing: no image for the threads (they close too); what is published follows the writer's rules.
     let due =
-      !this.#closing &&
-      (this.#forceImage ||
-        (write && chain === null) ||
-        (this.#share &&
-          (changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
-            (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS)))));
+      this.#forceImage ||
+      (write && chain === null) ||
+      (this.#share &&
+        !this.#closing &&
+        (changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
+          (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS))));
     this.#forceImage = false;
     const forceDelta = this.#forceDelta;
     this.#forceDelta = false;
@@ -1256,8 +1256,7 @@ export class TextEngine {
           base: chain.base,
           prev: chain.id,
         });
-        // Closing: the merge is left to the next writer (it extends this chain), so a close costs what was written.
-        if (!this.#closing && this.#mergeDue(chain, delta.buffer.byteLength)) due = true;
+        if (this.#mergeDue(chain, delta.buffer.byteLength)) due = true;
         else {
           Object.assign(chain, {
             id: delta.header.id,
@@ -1272,7 +1271,7 @@ export class TextEngine {
         }
       }
     }
-    if (!due || this.#closing) return;
+    if (!due) return;
     // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
     const image = await encodeImageInSlices(
       { ...snap.exportState(), titles: this.#titles?.state() ?? null },
