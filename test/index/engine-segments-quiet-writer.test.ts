@@ -3,8 +3,13 @@
  * sooner than the time rule after its previous publication) and on a clean close, it publishes what it holds, so a
  * reader that opens then (a restarted replica) loads the newest segments and catches nothing up from the table.
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { SEGMENTS_FOLDER } from '../../index/engines/lance/engine-segments.js';
 import { PassageIndex } from '../../index/engines/lance/store.js';
+import { captureLog } from '../helpers/service.js';
+import { createLogger } from '../../logger.js';
 import { makePage } from '../helpers/page-input.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -107,4 +112,44 @@ t.test('a clean close publishes what the writer holds: a delta, or the merge onc
   await again.close();
   t.same(again.textPostingsStats()!.images, { made: 0, written: 0, deltas: 1 }, 'the close published one delta');
   await openReader(t, dir, last);
+});
+
+t.test('a failed publication is tried again while no write comes: the writer publishes a base once it can', async (t) => {
+  const dir = t.testdir();
+  const { lines, destination } = captureLog();
+  const logged = () => lines.map((l) => JSON.parse(l) as { msg: string });
+  const writer = await PassageIndex.open({
+    dir,
+    embedder: null,
+    log: createLogger({ level: 'info', destination }),
+    refreshAfterMs: 0,
+    optimizeEvery: 1_000_000,
+    engineSegments: { deltaDocs: Infinity, deltaAfterMs: 300, quietMs: 100, maxDeltas: 100, maxDeltaShare: Infinity, graceMs: 0 },
+  });
+  t.teardown(() => writer.close());
+  await writer.upsertPages(Array.from({ length: 20 }, (_, i) => page(i + 1)));
+  await writer.textEngineReady();
+  await waitFor('the first publication', () => writer.textPostingsStats()!.publication!.unpublishedSince === null);
+  const before = writer.textPostingsStats()!.images;
+
+  // The segments folder becomes a file: every publication fails until it is a folder again.
+  const folder = join(dir, SEGMENTS_FOLDER);
+  rmSync(folder, { recursive: true });
+  writeFileSync(folder, 'not a folder');
+  await writer.upsertPages([page(3, 1), page(50)]);
+  const version = await writer.version();
+  await waitFor('a failed publication', () => logged().some((l) => l.msg === 'text postings: publishing an engine segment failed'));
+  t.ok(writer.textPostingsStats()!.publication!.unpublishedSince !== null, 'the changes wait unpublished');
+  rmSync(folder);
+  // No write from here on: only the retry can publish.
+  await waitFor(
+    'the retry',
+    () => {
+      const p = writer.textPostingsStats()!.publication!;
+      return p.version === version && p.unpublishedSince === null;
+    },
+    60_000,
+  );
+  t.ok(writer.textPostingsStats()!.images.written > before.written, 'a base, the chain being lost with the failure');
+  await openReader(t, dir, version);
 });

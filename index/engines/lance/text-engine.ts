@@ -1381,7 +1381,7 @@ export class TextEngine {
     const delay =
       chain && chain.snap === this.#postings
         ? Math.max(quiet, chain.at + every - performance.now())
-        : Math.min(Math.max(quiet, every) * 2 ** Math.min(this.#failuresInRow, 16), Math.max(quiet, every, MAX_RETRY_MS));
+        : Math.min(Math.max(quiet, every) * 2 ** Math.min(Math.max(0, this.#failuresInRow - 1), 16), Math.max(quiet, every, MAX_RETRY_MS));
     if (!(delay <= MAX_TIMER_MS)) return; // Infinity: the rule is off
     this.#quietTimer = setTimeout(() => {
       this.#quietTimer = null;
