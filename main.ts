@@ -616,6 +616,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         gauge('svc_text_engine_images', 'Engine images made since start, and of those the segments published (the writer).', [
           { labels: { kind: 'made' }, value: tp.images.made },
           { labels: { kind: 'published' }, value: tp.images.written },
+          { labels: { kind: 'deltas' }, value: tp.images.deltas },
         ]);
         gauge('svc_text_engine_shared_bytes', 'Bytes of the shared engine image the postings are views of (0: none, or not shared).', [
           { value: tp.image?.shared ? tp.image.bytes : 0 },
@@ -625,6 +626,29 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
           'Terms and rows the postings load put in maps or copied (0: read in place from the engine image).',
           [{ value: tp.loadWork }],
         );
+        // The writer's publication lag: what a reader that opens now (a restarted replica) must catch up from the table.
+        // One sample per shard this process writes (labelled when it holds more than one).
+        const held = index instanceof ShardedIndex ? index.shards : [index];
+        const pubs = held.map((s, i) => ({
+          labels: held.length > 1 && index instanceof ShardedIndex ? { shard: String(index.heldShards[i]) } : undefined,
+          p: s.textPostingsStats()?.publication,
+        }));
+        const writer = pubs.filter((x) => x.p);
+        if (writer.length > 0) {
+          gauge(
+            'svc_text_engine_published_version',
+            'Index version of the newest engine segment this writer published (-1: none yet).',
+            writer.map((x) => ({ ...(x.labels ? { labels: x.labels } : {}), value: x.p!.version ?? -1 })),
+          );
+          gauge(
+            'svc_text_engine_unpublished_seconds',
+            "Seconds the writer's postings have held changes no published engine segment has (0: all published).",
+            writer.map((x) => ({
+              ...(x.labels ? { labels: x.labels } : {}),
+              value: x.p!.unpublishedSince === null ? 0 : Math.max(0, Date.now() - x.p!.unpublishedSince) / 1000,
+            })),
+          );
+        }
       }
       const re = await index.reembedProgress();
       gauge(

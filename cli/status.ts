@@ -24,6 +24,21 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
             }),
           )
         : null;
+    // The newest persisted engine segment per dataset beside the table's version: what a reader that opens now (a
+    // restarted replica) loads, and how far it then catches up from the table.
+    const held = index instanceof ShardedIndex ? index.shards : [index];
+    const segments = await Promise.all(
+      held.map(async (s, i) => {
+        const st = await s.engineSegmentsStatus();
+        return {
+          ...(index instanceof ShardedIndex ? { shard: index.heldShards[i]! } : {}),
+          version: st?.version ?? null,
+          table_version: st?.tableVersion ?? (await s.version()),
+          files: st?.files ?? 0,
+          written: st ? new Date(st.writtenMs).toISOString() : null,
+        };
+      }),
+    );
     const reembed = await index.reembedProgress();
     const vectorModel = index.storedVectorModel;
     await index.close();
@@ -43,6 +58,8 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
         reembedding: reembed ? { model: reembed.modelId, done: reembed.done, total: reembed.total } : null,
         // null: one dataset.
         shards,
+        // Per dataset (shard): the newest engine segment's table version (null: none published) and the table's.
+        segments,
       },
       documents,
       frontier,
@@ -56,6 +73,14 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
       );
       for (const s of shards ?? [])
         io.stdout.write(`  shard ${s.shard} of ${shards!.length}: ${s.pages} pages, ${s.passages} passages, ${s.vectors} vectors\n`);
+      for (const g of segments) {
+        const where = 'shard' in g ? ` (shard ${g.shard})` : '';
+        io.stdout.write(
+          g.version === null
+            ? `segments   none published${where}: a reader scans the table at open\n`
+            : `segments   newest at index version ${g.version} of ${g.table_version}${where}: a base and ${g.files - 1} deltas, written ${g.written}\n`,
+        );
+      }
       if (reembed) {
         const pct = reembed.total > 0 ? Math.floor((100 * reembed.done) / reembed.total) : 100;
         io.stdout.write(

@@ -83,7 +83,8 @@ else {
       const dataDir = t.testdir();
       const good = await run(['status', '--json', '--data-dir', dataDir], s3.env('fleet'));
       t.equal(good.code, 0, good.err);
-      t.same((JSON.parse(good.out) as { index: unknown }).index, {
+      const { segments, ...index } = (JSON.parse(good.out) as { index: { segments: { version: number; table_version: number }[] } }).index;
+      t.same(index, {
         pages: 3,
         passages: 3,
         vectors: 0,
@@ -91,6 +92,9 @@ else {
         reembedding: null,
         shards: null,
       });
+      // The writer above published its last changes in the bucket when it closed: a reader opening now loads them.
+      t.equal(segments.length, 1);
+      t.equal(segments[0]!.version, segments[0]!.table_version, "the newest engine segment is at the table's version");
 
       const wrong = await run(['status', '--data-dir', dataDir], { ...s3.env('fleet'), SVC_S3_SECRET_ACCESS_KEY: 'not-the-secret-123' });
       t.equal(wrong.code, 1);

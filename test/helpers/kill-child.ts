@@ -7,12 +7,23 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Runs the tsx script `script` with `args` until killed as above; resolves with the steps it reported finished. */
-export function runUntilKilled(script: string, args: readonly string[], marker: string, after: number, extraMs: number): Promise<number> {
+/**
+ * Runs the tsx script `script` with `args` until killed as above; resolves with the steps it reported finished. `env`:
+ * the child's whole environment (default: this process's).
+ */
+export function runUntilKilled(
+  script: string,
+  args: readonly string[],
+  marker: string,
+  after: number,
+  extraMs: number,
+  env?: NodeJS.ProcessEnv,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'inherit'],
+      ...(env ? { env } : {}),
     });
     let out = '';
     let armed = false;

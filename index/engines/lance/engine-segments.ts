@@ -201,6 +201,21 @@ export class EngineSegments {
   }
 
   /**
+   * The newest manifest that reads as one (its files not checked) and when it was written; null: none. What an operator
+   * compares with the table's version (`svc status`).
+   */
+  async newest(): Promise<{ readonly manifest: SegmentManifest; readonly writtenMs: number } | null> {
+    const times = new Map((await this.#files.list()).map((f) => [f.name, f.mtimeMs]));
+    for (const name of await this.manifests())
+      try {
+        return { manifest: this.#manifest(await this.#files.read(name)), writtenMs: times.get(name) ?? 0 };
+      } catch {
+        // deleted meanwhile, or unreadable: the next older one
+      }
+    return null;
+  }
+
+  /**
    * The newest segments a reader can use: same format, analysis and term length as `want`, at a table version ≤
    * `maxVersion`, every file whole (length and SHA-256) and each delta following the file before it. Loaded into
    * shared memory. Null when there are none (the reader then scans the table); a damaged one is skipped with a

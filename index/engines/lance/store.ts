@@ -4,7 +4,7 @@
  * after its page row, so readers never see half a page (see docs/architecture.md#passage-index-tables-and-atomicity).
  */
 import * as lancedb from '@lancedb/lancedb';
-import { MatchQuery, type Table } from '@lancedb/lancedb';
+import { MatchQuery, type Connection, type Table } from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { LoopBudget } from '../../../event-loop.js';
 import type { Logger } from 'pino';
@@ -183,6 +183,11 @@ export interface OpenOptions {
   readonly shareEngine?: boolean;
   /** A search thread's start: an image of its pool's owner, or 'await' one (engine-image.ts). */
   readonly engineImage?: EngineImage | 'await';
+}
+
+/** Where an index's engine segments are: the folder beside a local index, a table of a bucket's own connection. */
+function segmentFilesOf(location: IndexLocation, db: Connection, graceMs: number): string | SegmentTable {
+  return location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, graceMs);
 }
 
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector is costly). */
@@ -391,10 +396,7 @@ export class PassageIndex implements PageSink {
     const segments = seg
       ? {
           // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
-          store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
-            graceMs: segGraceMs,
-            log: opts.log,
-          }),
+          store: new EngineSegments(segmentFilesOf(location, db, segGraceMs), { graceMs: segGraceMs, log: opts.log }),
           write: writes,
           ...(typeof seg === 'object' ? seg : {}),
         }
@@ -501,7 +503,7 @@ export class PassageIndex implements PageSink {
       while (!(await fresh.ready(await this.#passages.version())));
     }
     this.#engine = fresh;
-    await old?.close();
+    await old?.close({ publish: false }); // the new engine publishes the index's segments from now on
     this.#embedder = embedder;
     this.#vectorsUnused = null;
     this.#touched.clear();
@@ -1282,6 +1284,19 @@ export class PassageIndex implements PageSink {
     await this.#engine?.deltaNow();
   }
 
+  /**
+   * The newest persisted engine segment of this index (its manifest's table version and files, when it was written)
+   * beside the table's version: how far a reader that opens now would catch up from the table (`svc status`). Read
+   * from where the segments are, whatever this process's postings; null when none was published.
+   */
+  async engineSegmentsStatus(): Promise<{ version: number; tableVersion: number; files: number; writtenMs: number } | null> {
+    this.#assertOpen();
+    const newest = await new EngineSegments(segmentFilesOf(this.#location, this.#db, SEGMENT_GRACE_MS)).newest();
+    if (!newest) return null;
+    const m = newest.manifest;
+    return { version: m.version, tableVersion: await this.#passages.version(), files: m.files.length, writtenMs: newest.writtenMs };
+  }
+
   /** The in-process postings' state (null when this index has none): their table version and size. */
   textPostingsStats(): TextEngineStats | null {
     return this.#engine?.stats() ?? null;
@@ -1314,6 +1329,8 @@ export class PassageIndex implements PageSink {
     this.#vectorsWatch = null;
     await this.#reembedRun?.catch(() => undefined);
     this.#maintenance.stop();
+    // Writes already queued commit first, so the engine's last publication holds them too.
+    await this.#queue.run(async () => undefined);
     await this.#engine?.close();
     const follower = this.#follower;
     this.#follower = null;

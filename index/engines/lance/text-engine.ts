@@ -630,6 +630,11 @@ export interface EngineSegmentsOptions {
   /** @default DEFAULT_DELTA_MS */
   readonly deltaAfterMs?: number;
   /**
+   * Once no sync (no write) came for this long, the writer publishes what it holds unpublished, but not sooner than
+   * `deltaAfterMs` after its previous publication; and on a clean close. @default DEFAULT_QUIET_MS
+   */
+  readonly quietMs?: number;
+  /**
    * The merge: a new base image instead of the next delta once the chain would hold more than `maxDeltas` deltas or
    * their bytes would pass `maxDeltaShare` of the base's. @default DEFAULT_MAX_DELTAS
    */
@@ -644,6 +649,16 @@ const DEFAULT_IMAGE_MS = 5 * 60_000;
 /** A delta segment once this many documents changed since the last publication, or any change after this long. */
 const DEFAULT_DELTA_DOCS = 2_000;
 const DEFAULT_DELTA_MS = 30_000;
+/**
+ * Writes gone quiet this long: what the writer holds is published, so a reader that opens meanwhile (a restarted
+ * replica) loads it rather than catching up from the table. Short against the time rule above, long against the gap
+ * between the writes of one burst, so a burst still ends in one delta.
+ */
+const DEFAULT_QUIET_MS = 2_000;
+/** The longest wait before a failed publication is tried again while no write comes. */
+const MAX_RETRY_MS = 10 * 60_000;
+/** `setTimeout`'s longest delay: a longer one is not armed at all (a bound of Infinity turns the rule off). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * A new base (the merge) once the chain holds this many deltas or their bytes pass this share of the base's: a
  * reader then applies a bounded number of small deltas, and the writer rewrites the whole state only after the
@@ -707,6 +722,12 @@ export interface TextEngineStats {
   readonly answers: number;
   /** Times a query waited for a sync to bring the postings to the version it reads (after a write, at open). */
   readonly waits: number;
+  /**
+   * A writer's publication (null: this engine publishes no segments): the table version of the newest segment it
+   * published or extends (null: none yet), and since when (epoch ms) its postings have held changes no published
+   * segment has (null: none, everything published).
+   */
+  readonly publication: { readonly version: number | null; readonly unpublishedSince: number | null } | null;
 }
 
 /** The writer's segments for the postings it follows (`TextEngine.#chain`). */
@@ -811,6 +832,14 @@ export class TextEngine {
   readonly #titles: TitleSource | null;
   #titlesPending: boolean;
   #toPublish: ({ base: EngineImage } | { delta: EngineDelta })[] = [];
+  /** The writer's publication of what it holds once writes go quiet (`#armQuiet`). */
+  #quietTimer: NodeJS.Timeout | null = null;
+  /** Syncs and publications of the writer that failed in a row: the wait before it tries again while no write comes doubles with each. */
+  #failuresInRow = 0;
+  /** Since when (epoch ms) the postings have held changes no published segment has; null: none. */
+  #unpublishedSince: number | null = null;
+  /** Closing: the last publication, of what is left (`close`). */
+  #closing = false;
 
   constructor(args: {
     db: Connection;
@@ -909,7 +938,11 @@ export class TextEngine {
       if (this.#again && !this.#closed) {
         this.#again = false;
         this.schedule();
+        return;
       }
+      // The writer's debounce: each sync (each write) moves the quiet publication later.
+      this.#notePending();
+      this.#armQuiet();
     });
   }
 
@@ -967,11 +1000,28 @@ export class TextEngine {
       pageRecords: this.#postings?.pageRecords ?? { records: 0, inImage: 0 },
       answers: this.#answers,
       waits: this.#waits,
+      publication: this.#segments?.write
+        ? { version: this.#segments.store.chain?.version ?? null, unpublishedSince: this.#unpublishedSince }
+        : null,
     };
   }
 
-  /** Stops syncing and waits for a running scan to let go of its table handle (before the connection closes). */
-  async close(): Promise<void> {
+  /**
+   * Stops syncing and waits for a running scan to let go of its table handle (before the connection closes). The
+   * writer first publishes what it holds unpublished (a restart then loads it rather than catching up): a delta, or
+   * the merge when the policy asks for one;
+   * `publish: false`: not (engines replaced by a newer one that publishes instead).
+   */
+  async close(opts: { publish?: boolean } = {}): Promise<void> {
+    this.#disarmQuiet();
+    if ((opts.publish ?? true) && this.#segments?.write && this.#started && !this.#closed && this.#postings) {
+      this.#closing = true;
+      this.#forceDelta = true;
+      this.schedule();
+      await this.idle();
+      while (this.#publishing) await this.#publishing;
+      if (this.#pending()) this.#log?.warn({}, 'text postings: closed with changes unpublished; readers catch them up from the table');
+    }
     this.#closed = true;
     this.#postings = null;
     this.#offerWaiter?.();
@@ -1051,6 +1101,7 @@ export class TextEngine {
       this.#failure = err instanceof Error ? err : new Error(String(err));
       // A patch cut short left changes no recorded patch holds: the next publication is a base.
       this.#chain = null;
+      if (this.#segments?.write) this.#failuresInRow++;
       void this.#adoptTitles(null);
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
@@ -1182,10 +1233,12 @@ export class TextEngine {
     const now = performance.now();
     const o = this.#segments;
     const chain = write && this.#chain?.snap === snap ? this.#chain : null;
+    // Closing: no image for the threads (they close too); what is published follows the writer's rules.
     let due =
       this.#forceImage ||
       (write && chain === null) ||
       (this.#share &&
+        !this.#closing &&
         (changed >= (o?.minChangedDocs ?? DEFAULT_IMAGE_DOCS) ||
           (changed > 0 && now - (last?.at ?? 0) >= (o?.afterMs ?? DEFAULT_IMAGE_MS))));
     this.#forceImage = false;
@@ -1272,10 +1325,12 @@ export class TextEngine {
         () => {
           if ('base' in j) this.#images.written++;
           else this.#images.deltas++;
+          this.#failuresInRow = 0;
         },
         (err: unknown) => {
           // Nothing later can follow a file that was not published: the next publication is a base.
           this.#chain = null;
+          this.#failuresInRow++;
           this.#toPublish = this.#toPublish.filter((w) => 'base' in w);
           this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'text postings: publishing an engine segment failed');
         },
@@ -1286,7 +1341,59 @@ export class TextEngine {
     };
     this.#publishing = run().finally(() => {
       this.#publishing = null;
+      this.#notePending();
+      this.#armQuiet();
     });
+  }
+
+  /** Whether the writer's postings hold changes no published segment has (or a publication is still under way). */
+  #pending(): boolean {
+    const snap = this.#postings;
+    if (!this.#segments?.write || !snap) return false;
+    const chain = this.#chain;
+    return (
+      chain === null ||
+      chain.snap !== snap ||
+      (chain.ops.length > 0 && this.#version !== chain.version) ||
+      this.#publishing !== null ||
+      this.#toPublish.length > 0
+    );
+  }
+
+  #notePending(): void {
+    if (this.#pending()) this.#unpublishedSince ??= Date.now();
+    else this.#unpublishedSince = null;
+  }
+
+  /**
+   * The writer publishes what it holds once writes went quiet for `quietMs`, but not sooner than `deltaAfterMs` after
+   * its previous publication, so a trickle of writes makes no more deltas (and merges) than the time rule does. After
+   * a failed sync or publication (a base is due), it tries again after `deltaAfterMs`, doubling with each failure.
+   * Re-armed after every sync and publication; a sync that comes first (a write) moves it.
+   */
+  #armQuiet(): void {
+    this.#disarmQuiet();
+    const o = this.#segments;
+    if (!o?.write || this.#closed || this.#closing || this.#publishing || !this.#pending()) return;
+    const quiet = o.quietMs ?? DEFAULT_QUIET_MS;
+    const every = o.deltaAfterMs ?? DEFAULT_DELTA_MS;
+    const chain = this.#chain;
+    const delay =
+      chain && chain.snap === this.#postings
+        ? Math.max(quiet, chain.at + every - performance.now())
+        : Math.min(Math.max(quiet, every) * 2 ** Math.min(Math.max(0, this.#failuresInRow - 1), 16), Math.max(quiet, every, MAX_RETRY_MS));
+    if (!(delay <= MAX_TIMER_MS)) return; // Infinity: the rule is off
+    this.#quietTimer = setTimeout(() => {
+      this.#quietTimer = null;
+      this.#forceDelta = true;
+      this.schedule();
+    }, delay);
+    this.#quietTimer.unref();
+  }
+
+  #disarmQuiet(): void {
+    if (this.#quietTimer) clearTimeout(this.#quietTimer);
+    this.#quietTimer = null;
   }
 
   /** The columns a scan reads: the postings' own, the prefill's while it takes rows, the stores' while they keep them. */
