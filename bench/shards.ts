@@ -108,7 +108,10 @@ const self = fileURLToPath(import.meta.url);
 /** Builds the index of `shards` shards in `dir/lance` unless it is there with the same passage count. */
 async function build(dir: string, shards: number): Promise<void> {
   const marker = join(dir, 'bench-shards.json');
-  if (existsSync(marker) && (JSON.parse(readFileSync(marker, 'utf8')) as { n: number }).n === n) return;
+  if (existsSync(marker)) {
+    const built = JSON.parse(readFileSync(marker, 'utf8')) as { n: number; shards?: number };
+    if (built.n === n && (built.shards ?? 1) === shards) return;
+  }
   if (existsSync(join(dir, 'lance'))) throw new Error(`${dir} holds another index: remove it or choose another --data-dir`);
   mkdirSync(dir, { recursive: true });
   const { openIndex } = await import('../index/shards/sharded-index.js');
@@ -133,16 +136,27 @@ interface Proc {
   wire?: Wire;
 }
 
+/** How long a process may take to open its index and say it is ready: a shard of millions of passages takes minutes. */
+const READY_MS = Math.max(120_000, Math.min(1_800_000, (n / 2_000_000) * 1_200_000));
+
 function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Promise<Proc> {
   const args = ['--import', 'tsx', self, '--serve', role, '--serve-dir', dir, ...extra];
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'inherit', 'pipe'] });
   return new Promise((res, rej) => {
-    child.once('exit', (code) => rej(new Error(`${role} exited (${code})`)));
+    const late = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`${role} not ready within ${READY_MS / 1000} s`));
+    }, READY_MS);
+    child.once('exit', (code) => {
+      clearTimeout(late);
+      rej(new Error(`${role} exited (${code})`));
+    });
     let proc: Proc | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
       if (line.startsWith('{"tag":"svc-bench-wire"') && proc) return void (proc.wire = (JSON.parse(line) as { wire: Wire }).wire);
       if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
       const m = JSON.parse(line) as { url: string; key: string };
+      clearTimeout(late);
       res((proc = { child, url: m.url, key: m.key, sent: 0 }));
     });
   });
@@ -158,13 +172,12 @@ async function stopProc(p: Proc): Promise<void> {
   clearTimeout(t);
 }
 
-function rssMiB(procs: readonly Proc[]): number {
-  let kb = 0;
-  for (const p of procs) {
+/** Each process's RSS (MiB). */
+function rssEach(procs: readonly Proc[]): number[] {
+  return procs.map((p) => {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
-    kb += m ? Number(m[1]) : 0;
-  }
-  return kb / 1024;
+    return m ? Number(m[1]) / 1024 : 0;
+  });
 }
 
 const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
@@ -234,9 +247,17 @@ async function warm(api: Proc): Promise<void> {
 type Results = Map<string, Phase>; // `${ranking} ${set} ${1|c}`
 const RANKINGS = ['bm25', 'hybrid'] as const;
 
-async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<{ results: Results; rss: number }> {
+interface Measured {
+  results: Results;
+  /** The largest total RSS sampled, and each process's RSS in that sample (api first, then the searchers). */
+  rss: number;
+  each: number[];
+}
+
+async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<Measured> {
   const results: Results = new Map();
   let rss = 0;
+  let each: number[] = [];
   for (const ranking of RANKINGS) {
     const api = await startProc('api', dir, ['--ranking', ranking]);
     try {
@@ -245,7 +266,9 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
         for (const conns of [1, connections]) {
           const r = await drive(api, queries, conns);
           results.set(`${ranking} ${set} ${conns}`, r);
-          rss = Math.max(rss, rssMiB([api, ...searchers]));
+          const sample = rssEach([api, ...searchers]);
+          const total = sample.reduce((a, b) => a + b, 0);
+          if (total > rss) [rss, each] = [total, sample];
           process.stderr.write(
             `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, RSS ${rss.toFixed(0)} MiB\n`,
           );
@@ -258,7 +281,7 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
         `${label} ${ranking} wire ${call}: ${(w.calls / api.sent).toFixed(1)} calls, ${(w.bytes / api.sent / 1024).toFixed(1)} KiB, ${(w.ms / api.sent).toFixed(1)} ms (summed over shards) per query\n`,
       );
   }
-  return { results, rss };
+  return { results, rss, each };
 }
 
 const oneDir = join(dataDir, 'one');
@@ -268,7 +291,7 @@ await build(manyDir, shardCount);
 
 const one = await measure('1 shard', oneDir, []);
 const searchers: Proc[] = [];
-let many: { results: Results; rss: number };
+let many: Measured;
 try {
   for (let i = 0; i < shardCount; i++) searchers.push(await startProc('searcher', manyDir, ['--serve-shard', String(i)]));
   many = await measure(`${shardCount} shards`, manyDir, searchers);
@@ -294,6 +317,10 @@ for (const key of one.results.keys()) {
   );
 }
 console.log(
-  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB, ratio ${(many.rss / one.rss).toFixed(2)}×`,
+  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB ` +
+    `(api ${many.each[0]?.toFixed(0)}, searchers ${many.each
+      .slice(1)
+      .map((x) => x.toFixed(0))
+      .join(' / ')}), ratio ${(many.rss / one.rss).toFixed(2)}×`,
 );
 process.exit(0);
