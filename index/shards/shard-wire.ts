@@ -92,8 +92,9 @@ function packRows(rows: readonly Record<string, unknown>[]): { n: number; k: str
   const keys: string[] = [];
   const seen = new Set<string>();
   for (const r of rows)
+    // A field no row has a value for (an `undefined` left by a spread) is not sent: JSON would drop it too.
     for (const k of Object.keys(r))
-      if (!seen.has(k)) {
+      if (!seen.has(k) && r[k] !== undefined) {
         seen.add(k);
         keys.push(k);
       }
