@@ -196,6 +196,18 @@ interface Phase {
   requests: number;
   errors: number;
   partial: number;
+  /** CPU time of the setup's processes (user + system, all threads) per request: work done, whatever the load. */
+  cpuMs?: number;
+}
+
+/** User + system CPU time of the processes so far (ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(procs: readonly Proc[]): number {
+  let ticks = 0;
+  for (const p of procs) {
+    const fields = readFileSync(`/proc/${p.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
 
 /** `conns` closed loops sharing at most `maxQueries` requests and `seconds`, over the set's queries in order. */
@@ -264,13 +276,15 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
       await warm(api);
       for (const [set, queries] of Object.entries(QUERY_SETS))
         for (const conns of [1, connections]) {
+          const cpu0 = cpuMs([api, ...searchers]);
           const r = await drive(api, queries, conns);
+          r.cpuMs = (cpuMs([api, ...searchers]) - cpu0) / Math.max(1, r.requests);
           results.set(`${ranking} ${set} ${conns}`, r);
           const sample = rssEach([api, ...searchers]);
           const total = sample.reduce((a, b) => a + b, 0);
           if (total > rss) [rss, each] = [total, sample];
           process.stderr.write(
-            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, RSS ${rss.toFixed(0)} MiB\n`,
+            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, CPU ${r.cpuMs.toFixed(1)} ms/req, RSS ${rss.toFixed(0)} MiB\n`,
           );
         }
     } finally {
@@ -304,16 +318,16 @@ console.log(
     `≤ ${maxQueries} queries and ≤ ${seconds} s per phase, c = concurrent connections, node ${process.version}, ${new Date().toISOString()}\n`,
 );
 console.log(
-  `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | requests | errors / partial |`,
+  `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | CPU ms per query (all processes) | requests | errors / partial |`,
 );
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const key of one.results.keys()) {
   const [ranking, set, c] = key.split(' ');
   const a = one.results.get(key)!;
   const b = many.results.get(key)!;
   console.log(
     `| ${ranking} | ${set} | ${c} | ${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} | ${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} | ` +
-      `${(b.p95 / a.p95).toFixed(2)}× | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
+      `${(b.p95 / a.p95).toFixed(2)}× | ${a.cpuMs?.toFixed(1)} / ${b.cpuMs?.toFixed(1)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
   );
 }
 console.log(
