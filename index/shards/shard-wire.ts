@@ -91,8 +91,8 @@ function unpackColumn(c: PackedColumn, n: number): unknown[] {
 function packRows(rows: readonly Record<string, unknown>[]): { n: number; k: string[]; c: PackedColumn[] } {
   const keys: string[] = [];
   const seen = new Set<string>();
+  // A field no row has a value for (an `undefined` left by a spread) is not sent: JSON would drop it too.
   for (const r of rows)
-    // A field no row has a value for (an `undefined` left by a spread) is not sent: JSON would drop it too.
     for (const k of Object.keys(r))
       if (!seen.has(k) && r[k] !== undefined) {
         seen.add(k);
