@@ -91,7 +91,9 @@ if (values.serve) {
     role === 'api' ? (await services.keys.create({ name: 'bench-shards', perMinute: 100_000_000, perDay: 1_000_000_000 })).key : '';
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: listening.url, key })}\n`);
   for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
-  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire) })}\n`);
+  // Where the process's memory is (MiB), for the RSS each process adds: JS heap, buffers, the rest native (LanceDB).
+  const mem = Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 2 ** 20)]));
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire), mem })}\n`);
   await listening.close();
   await services.close();
   process.exit(0);
@@ -153,7 +155,11 @@ function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Prom
     });
     let proc: Proc | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) return void (proc.wire = (JSON.parse(line) as { wire: Wire }).wire);
+      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) {
+        const m = JSON.parse(line) as { wire: Wire; mem: Record<string, number> };
+        process.stderr.write(`${role} ${extra.join(' ')} memory at stop (MiB): ${JSON.stringify(m.mem)}\n`);
+        return void (proc.wire = m.wire);
+      }
       if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
       const m = JSON.parse(line) as { url: string; key: string };
       clearTimeout(late);
