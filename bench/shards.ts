@@ -15,7 +15,9 @@
  *
  * The indexes are built on the first run into `<data-dir>/one` and `<data-dir>/n<N>` and reused after (`--data-dir`
  * keyed by the passage count it was built with). Every phase is bounded by `--queries` requests and `--seconds`.
- * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries.
+ * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries;
+ * run as `node dist/bench/shards.js …` after `npm run build`, they run compiled, as deployed (each process under tsx
+ * holds its transform too).
  */
 import '../fixtures/loopback-only.js';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -142,7 +144,9 @@ interface Proc {
 const READY_MS = Math.max(120_000, Math.min(1_800_000, (n / 2_000_000) * 1_200_000));
 
 function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Promise<Proc> {
-  const args = ['--import', 'tsx', self, '--serve', role, '--serve-dir', dir, ...extra];
+  // Run compiled (`node dist/bench/shards.js`, after `npm run build`), the processes are compiled too: as deployed,
+  // without tsx's transform in each one's memory.
+  const args = [...(self.endsWith('.js') ? [] : ['--import', 'tsx']), self, '--serve', role, '--serve-dir', dir, ...extra];
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'inherit', 'pipe'] });
   return new Promise((res, rej) => {
     const late = setTimeout(() => {
