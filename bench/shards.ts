@@ -16,7 +16,7 @@
  * The indexes are built on the first run into `<data-dir>/one` and `<data-dir>/n<N>` and reused after (`--data-dir`
  * keyed by the passage count it was built with). Every phase is bounded by `--queries` requests and `--seconds`.
  * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries;
- * run as `node dist/bench/shards.js …` after `npm run build`, they run compiled, as deployed (each process under tsx
+ * run as `node dist/bench/shards.js …` after `npx tsc -p .`, they run compiled, as deployed (each process under tsx
  * holds its transform too).
  */
 import '../fixtures/loopback-only.js';
