@@ -15,7 +15,9 @@
  *
  * The indexes are built on the first run into `<data-dir>/one` and `<data-dir>/n<N>` and reused after (`--data-dir`
  * keyed by the passage count it was built with). Every phase is bounded by `--queries` requests and `--seconds`.
- * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries.
+ * Processes are children of this one (this file in `--serve` mode), so the hashing embedder serves hybrid queries;
+ * run as `node dist/bench/shards.js …` after `npx tsc -p .`, they run compiled, as deployed (each process under tsx
+ * holds its transform too).
  */
 import '../fixtures/loopback-only.js';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -91,7 +93,9 @@ if (values.serve) {
     role === 'api' ? (await services.keys.create({ name: 'bench-shards', perMinute: 100_000_000, perDay: 1_000_000_000 })).key : '';
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: listening.url, key })}\n`);
   for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
-  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire) })}\n`);
+  // Where the process's memory is (MiB), for the RSS each process adds: JS heap, buffers, the rest native (LanceDB).
+  const mem = Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 2 ** 20)]));
+  process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire), mem })}\n`);
   await listening.close();
   await services.close();
   process.exit(0);
@@ -108,7 +112,10 @@ const self = fileURLToPath(import.meta.url);
 /** Builds the index of `shards` shards in `dir/lance` unless it is there with the same passage count. */
 async function build(dir: string, shards: number): Promise<void> {
   const marker = join(dir, 'bench-shards.json');
-  if (existsSync(marker) && (JSON.parse(readFileSync(marker, 'utf8')) as { n: number }).n === n) return;
+  if (existsSync(marker)) {
+    const built = JSON.parse(readFileSync(marker, 'utf8')) as { n: number; shards?: number };
+    if (built.n === n && (built.shards ?? 1) === shards) return;
+  }
   if (existsSync(join(dir, 'lance'))) throw new Error(`${dir} holds another index: remove it or choose another --data-dir`);
   mkdirSync(dir, { recursive: true });
   const { openIndex } = await import('../index/shards/sharded-index.js');
@@ -133,16 +140,33 @@ interface Proc {
   wire?: Wire;
 }
 
+/** How long a process may take to open its index and say it is ready: a shard of millions of passages takes minutes. */
+const READY_MS = Math.max(120_000, Math.min(1_800_000, (n / 2_000_000) * 1_200_000));
+
 function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Promise<Proc> {
-  const args = ['--import', 'tsx', self, '--serve', role, '--serve-dir', dir, ...extra];
+  // Run compiled (`node dist/bench/shards.js`, after `npm run build`), the processes are compiled too: as deployed,
+  // without tsx's transform in each one's memory.
+  const args = [...(self.endsWith('.js') ? [] : ['--import', 'tsx']), self, '--serve', role, '--serve-dir', dir, ...extra];
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'inherit', 'pipe'] });
   return new Promise((res, rej) => {
-    child.once('exit', (code) => rej(new Error(`${role} exited (${code})`)));
+    const late = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`${role} not ready within ${READY_MS / 1000} s`));
+    }, READY_MS);
+    child.once('exit', (code) => {
+      clearTimeout(late);
+      rej(new Error(`${role} exited (${code})`));
+    });
     let proc: Proc | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) return void (proc.wire = (JSON.parse(line) as { wire: Wire }).wire);
+      if (line.startsWith('{"tag":"svc-bench-wire"') && proc) {
+        const m = JSON.parse(line) as { wire: Wire; mem: Record<string, number> };
+        process.stderr.write(`${role} ${extra.join(' ')} memory at stop (MiB): ${JSON.stringify(m.mem)}\n`);
+        return void (proc.wire = m.wire);
+      }
       if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
       const m = JSON.parse(line) as { url: string; key: string };
+      clearTimeout(late);
       res((proc = { child, url: m.url, key: m.key, sent: 0 }));
     });
   });
@@ -158,13 +182,12 @@ async function stopProc(p: Proc): Promise<void> {
   clearTimeout(t);
 }
 
-function rssMiB(procs: readonly Proc[]): number {
-  let kb = 0;
-  for (const p of procs) {
+/** Each process's RSS (MiB). */
+function rssEach(procs: readonly Proc[]): number[] {
+  return procs.map((p) => {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
-    kb += m ? Number(m[1]) : 0;
-  }
-  return kb / 1024;
+    return m ? Number(m[1]) / 1024 : 0;
+  });
 }
 
 const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
@@ -183,6 +206,18 @@ interface Phase {
   requests: number;
   errors: number;
   partial: number;
+  /** CPU time of the setup's processes (user + system, all threads) per request: work done, whatever the load. */
+  cpuMs?: number;
+}
+
+/** User + system CPU time of the processes so far (ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(procs: readonly Proc[]): number {
+  let ticks = 0;
+  for (const p of procs) {
+    const fields = readFileSync(`/proc/${p.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
 
 /** `conns` closed loops sharing at most `maxQueries` requests and `seconds`, over the set's queries in order. */
@@ -234,20 +269,32 @@ async function warm(api: Proc): Promise<void> {
 type Results = Map<string, Phase>; // `${ranking} ${set} ${1|c}`
 const RANKINGS = ['bm25', 'hybrid'] as const;
 
-async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<{ results: Results; rss: number }> {
+interface Measured {
+  results: Results;
+  /** The largest total RSS sampled, and each process's RSS in that sample (api first, then the searchers). */
+  rss: number;
+  each: number[];
+}
+
+async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<Measured> {
   const results: Results = new Map();
   let rss = 0;
+  let each: number[] = [];
   for (const ranking of RANKINGS) {
     const api = await startProc('api', dir, ['--ranking', ranking]);
     try {
       await warm(api);
       for (const [set, queries] of Object.entries(QUERY_SETS))
         for (const conns of [1, connections]) {
+          const cpu0 = cpuMs([api, ...searchers]);
           const r = await drive(api, queries, conns);
+          r.cpuMs = (cpuMs([api, ...searchers]) - cpu0) / Math.max(1, r.requests);
           results.set(`${ranking} ${set} ${conns}`, r);
-          rss = Math.max(rss, rssMiB([api, ...searchers]));
+          const sample = rssEach([api, ...searchers]);
+          const total = sample.reduce((a, b) => a + b, 0);
+          if (total > rss) [rss, each] = [total, sample];
           process.stderr.write(
-            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, RSS ${rss.toFixed(0)} MiB\n`,
+            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, CPU ${r.cpuMs.toFixed(1)} ms/req, RSS ${rss.toFixed(0)} MiB\n`,
           );
         }
     } finally {
@@ -258,7 +305,7 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
         `${label} ${ranking} wire ${call}: ${(w.calls / api.sent).toFixed(1)} calls, ${(w.bytes / api.sent / 1024).toFixed(1)} KiB, ${(w.ms / api.sent).toFixed(1)} ms (summed over shards) per query\n`,
       );
   }
-  return { results, rss };
+  return { results, rss, each };
 }
 
 const oneDir = join(dataDir, 'one');
@@ -268,7 +315,7 @@ await build(manyDir, shardCount);
 
 const one = await measure('1 shard', oneDir, []);
 const searchers: Proc[] = [];
-let many: { results: Results; rss: number };
+let many: Measured;
 try {
   for (let i = 0; i < shardCount; i++) searchers.push(await startProc('searcher', manyDir, ['--serve-shard', String(i)]));
   many = await measure(`${shardCount} shards`, manyDir, searchers);
@@ -281,19 +328,23 @@ console.log(
     `≤ ${maxQueries} queries and ≤ ${seconds} s per phase, c = concurrent connections, node ${process.version}, ${new Date().toISOString()}\n`,
 );
 console.log(
-  `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | requests | errors / partial |`,
+  `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | CPU ms per query (all processes) | requests | errors / partial |`,
 );
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const key of one.results.keys()) {
   const [ranking, set, c] = key.split(' ');
   const a = one.results.get(key)!;
   const b = many.results.get(key)!;
   console.log(
     `| ${ranking} | ${set} | ${c} | ${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} | ${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} | ` +
-      `${(b.p95 / a.p95).toFixed(2)}× | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
+      `${(b.p95 / a.p95).toFixed(2)}× | ${a.cpuMs?.toFixed(1)} / ${b.cpuMs?.toFixed(1)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
   );
 }
 console.log(
-  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB, ratio ${(many.rss / one.rss).toFixed(2)}×`,
+  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB ` +
+    `(api ${many.each[0]?.toFixed(0)}, searchers ${many.each
+      .slice(1)
+      .map((x) => x.toFixed(0))
+      .join(' / ')}), ratio ${(many.rss / one.rss).toFixed(2)}×`,
 );
 process.exit(0);

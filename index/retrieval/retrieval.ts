@@ -10,7 +10,7 @@ import { DenseSlots } from '../engines/memory/dense-slots.js';
 import { minSimilarityFor } from '../serving/model-profiles.js';
 import { nearKeyHash, NearKeySet } from './near-keys.js';
 import { NearPrintList, parseNearPrint } from './near-print.js';
-import { matchBands, type MatchBand } from './relevance.js';
+import { matchBands, termsOf, type MatchBand } from './relevance.js';
 import { sortByScore } from './score-sort.js';
 import { compileFilter, type PassageFilter, type SearchFilters } from './passage-filter.js';
 import type { RankingMode, TextQuery } from './engine-seam.js';
@@ -27,7 +27,20 @@ export interface CandidateSource {
    * shards are other processes fetches what they will answer for this query's `site:` domains, language and title
    * terms (index/shards/remote-shard.ts). Absent: nothing to fetch.
    */
-  prepare?(q: { readonly domains: readonly string[]; readonly lang: string | null; readonly titleTerms: readonly string[] }): Promise<void>;
+  prepare?(q: {
+    readonly domains: readonly string[];
+    readonly lang: string | null;
+    readonly titleTerms: readonly string[];
+    /** The terms whose BM25 statistics the query reads (its text query's and its match bands'). */
+    readonly terms: readonly string[];
+  }): Promise<void>;
+  /**
+   * True when each candidates call costs a round trip (shards in other processes): retrieval then embeds the query
+   * before asking for candidates and hands every arm's request to `planArms` first, so that one call per shard answers
+   * them all; the arms' calls that follow are answered from it.
+   */
+  readonly gathersArms?: boolean;
+  planArms?(plan: ArmsPlan): void;
   /** Integer ids of every known host equal to `domain` or under it. */
   hostIdsUnder(domain: string): number[];
   /** Whether a language value occurs in the index. */
@@ -62,6 +75,28 @@ export interface CandidateSource {
   passageRows(keys: readonly PassageKey[]): Promise<Map<string, PassageRow>>;
   /** `passageRows` without the columns a search result does not read (columns.ts `ResultRow`). */
   resultRows(keys: readonly PassageKey[]): Promise<Map<string, ResultRow>>;
+}
+
+/** Every candidates call a query's arms will make, told at once (`CandidateSource.planArms`). */
+export interface ArmsPlan {
+  /** The query's compiled filter: the arms' calls pass this same object. */
+  readonly filter: PassageFilter;
+  readonly k: number;
+  /** The BM25 arm's `textCandidates(text, filter, k, textExtra)`, when it runs. */
+  readonly text: TextQuery | null;
+  readonly textExtra: readonly MatchColumn[];
+  /** The filter-only scan's `scanCandidates(filter, k, vectorExtra)` (a query of operators only). */
+  readonly scan: boolean;
+  /** The vector arm's `vectorCandidates(vector, filter, k, vectorExtra, minSimilarity)`, when it runs. */
+  readonly vector: Float32Array | null;
+  readonly vectorExtra: readonly MatchColumn[];
+  readonly minSimilarity: number;
+  /**
+   * The vector arm may be answered by `vectorDistances(vector, text candidates)` instead (every passage the checks
+   * accept holds the required words): the distances of the text candidates are wanted, and the nearest-neighbour search
+   * only when the text candidates are not all the matches.
+   */
+  readonly textDistances: boolean;
 }
 
 export interface RetrievalRequest {
@@ -149,9 +184,19 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const { useBm25, useVector, ranking, embedderUnavailable } = rankingFor(source, compiled, req.mode ?? 'auto');
   const empty: RetrievalResult = { compiled, ranking, passages: [], embedderUnavailable };
   if (!hasPositiveConstraint(ast)) return empty;
+  const queryVector = async (): Promise<Float32Array | null> => {
+    if (!useVector || !source.embedder) return null;
+    const [qv] = await source.embedder.embed([compiled.semanticText], { interactive: true });
+    return qv ?? null;
+  };
+  // A source that gathers the arms in one call needs the vector before it: the embedding runs while `prepare` does.
+  const early = source.gathersArms === true && source.planArms ? queryVector() : null;
+  early?.catch(() => undefined); // awaited below, unless the query ends first
   if (source.prepare) {
     const domains = [...ast.ops.site.include, ...ast.ops.site.exclude].filter((d): d is string => typeof d === 'string');
-    await source.prepare({ domains, lang: req.filters?.language?.toLowerCase() ?? null, titleTerms: compiled.titleTerms });
+    const text = compiled.text ? [...compiled.text.must.flat(), ...compiled.text.should.map((s) => s.term)] : [];
+    const terms = [...new Set([...text, ...termsOf(compiled.coverageWords)])];
+    await source.prepare({ domains, lang: req.filters?.language?.toLowerCase() ?? null, titleTerms: compiled.titleTerms, terms });
   }
   const filter = compileFilter(source, ast.ops.site, req.filters ?? {}, req.now ?? new Date());
   if (!filter) return empty;
@@ -161,6 +206,20 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
   const extra = compiled.hitColumns; // the BM25 arm's candidates are coordinated too
   // Text to find with, or only operators (e.g. "site:example.org -inurl:archive"): then a filtered scan.
   const textless = ast.words.length + ast.required.length + ast.phrases.length === 0;
+  const minSimilarity = minSimilarityFor(source.embedder?.modelId);
+  const vectorOf = early ? () => early : queryVector;
+  if (early)
+    source.planArms!({
+      filter,
+      k,
+      text: useBm25 && compiled.text ? compiled.text : null,
+      textExtra: extra,
+      scan: useBm25 && !compiled.text && textless,
+      vector: await early,
+      vectorExtra: compiled.matchColumns,
+      minSimilarity,
+      textDistances: useBm25 && useVector && compiled.textCoversMatches,
+    });
 
   // The BM25 arm's raw candidates (before the strict checks) and their ranking. `exhaustive`: the index returned
   // fewer than k, so these are every passage the text query matches under `filter`.
@@ -189,7 +248,6 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       .map((r, i) => ({ row: r, score: 0, bm25Rank: i + 1, vectorRank: null, bm25Score: 0, similarity: null }));
     return { ranked, exhaustive: false };
   };
-  const minSimilarity = minSimilarityFor(source.embedder?.modelId);
   const toVectorRanked = (rows: readonly (PassageHit & { _distance: number })[]): RankedPassage[] => {
     // Built in their final shape; ranks are set after the sort (as the BM25 arm's).
     const ranked = rows
@@ -202,11 +260,6 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     for (let i = 0; i < ranked.length; i++) ranked[i]!.vectorRank = i + 1;
     return ranked;
   };
-  const queryVector = async (): Promise<Float32Array | null> => {
-    if (!useVector || !source.embedder) return null;
-    const [qv] = await source.embedder.embed([compiled.semanticText], { interactive: true });
-    return qv ?? null;
-  };
   const vectorArm = async (qv: Float32Array | null): Promise<RankedPassage[]> => {
     if (!qv) return [];
     const rows = (await source.vectorCandidates(qv, filter, k, compiled.matchColumns, minSimilarity)).filter((r) => compiled.matches(r));
@@ -217,7 +270,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     // Every passage the strict checks accept holds the required words, so when the text answer is exhaustive the
     // vector arm could only find a subset: exact cosine distances of those passages replace a costly deep approximate
     // search; otherwise the nearest-neighbour search runs as usual.
-    const [{ ranked: bm25, exhaustive }, qv] = await Promise.all([bm25Arm(), queryVector()]);
+    const [{ ranked: bm25, exhaustive }, qv] = await Promise.all([bm25Arm(), vectorOf()]);
     let vec: RankedPassage[];
     if (!qv) vec = [];
     else if (exhaustive) {
@@ -238,7 +291,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
     return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };
   }
   // The two arms run concurrently (LanceDB executes on its own thread pool, the embedder in a worker).
-  const [{ ranked: bm25 }, vec] = await Promise.all([bm25Arm(), queryVector().then(vectorArm)]);
+  const [{ ranked: bm25 }, vec] = await Promise.all([bm25Arm(), vectorOf().then(vectorArm)]);
   if (!useVector) return { compiled, ranking, passages: bm25, embedderUnavailable };
   if (!useBm25) return { compiled, ranking, passages: vec, embedderUnavailable };
   return { compiled, ranking, passages: fuseRrf(bm25, vec), embedderUnavailable };

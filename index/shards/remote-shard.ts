@@ -7,6 +7,8 @@
  * - per query, `prepare` asks the shard in one call for what the filters and the title boost read synchronously (the
  *   host ids of the query's `site:` domains, whether its language occurs, its title terms' statistics); retrieval
  *   awaits it before compiling the filter, so each query reads the shard's current answer, never a stale snapshot;
+ *   the same call answers the BM25 statistics of the query's terms (`lookup`), and a second one every candidate arm
+ *   (`arms`), so a query costs two round trips per shard, then one for the rows of the shards holding its results;
  * - per heartbeat, the shard's status (version, embedder model, vectors unused): the embedder the vector arm uses is
  *   this process's own, used for the shard while the searcher serves vectors of the same model;
  * - the title boost is computed here from the row's title and the summed statistics (the same BM25 of the same terms:
@@ -19,7 +21,16 @@ import { bm25Idf } from '../engines/memory/postings.js';
 import { TitleStats } from '../engines/memory/title-stats.js';
 import type { CorpusStats, TextQuery, TitleCorpus, VectorsUnused } from '../retrieval/engine-seam.js';
 import type { PassageFilter } from '../retrieval/passage-filter.js';
-import { decodeWire, encodeWire, SHARD_ROUTE, type ShardLookup, type ShardLookupAnswer, type ShardStatus } from './shard-wire.js';
+import {
+  decodeWire,
+  encodeWire,
+  SHARD_ROUTE,
+  type ShardArms,
+  type ShardArmsAnswer,
+  type ShardLookup,
+  type ShardLookupAnswer,
+  type ShardStatus,
+} from './shard-wire.js';
 
 /** Raised when no live searcher of a shard answered a call. */
 export class ShardUnavailableError extends Error {
@@ -162,12 +173,23 @@ export class RemoteShard {
   }
 
   async prepare(q: ShardLookup): Promise<void> {
+    await this.lookup(q);
+  }
+
+  /** `prepare`, answering too the shard's BM25 statistics of `q.terms` (the query's first call). */
+  async lookup(q: ShardLookup): Promise<CorpusStats | undefined> {
     const a = await this.#call<ShardLookupAnswer>('lookup', q);
     if (this.#hostIds.size > 1000) this.#hostIds.clear();
     if (this.#langs.size > 1000) this.#langs.clear();
     for (const [d, ids] of a.hostIds) this.#hostIds.set(d, ids);
     if (q.lang !== null) this.#langs.set(q.lang, a.hasLang);
     this.#titleCorpora.set(q.titleTerms, a.titleCorpus);
+    return a.stats;
+  }
+
+  /** A query's candidates in one call (its second). */
+  arms(req: ShardArms): Promise<ShardArmsAnswer> {
+    return this.#call('arms', req);
   }
 
   hostIdsUnder(domain: string): number[] {
@@ -264,8 +286,12 @@ export class RemoteShard {
     return this.#status!.version;
   }
 
+  /** Requests sent to this shard's searchers, by call (metrics, the tests that count a query's round trips). */
+  readonly calls = new Map<string, number>();
+
   /** One call, to each live searcher of the shard in turn until one answers. */
   async #call<T>(call: string, args: unknown): Promise<T> {
+    this.calls.set(call, (this.calls.get(call) ?? 0) + 1);
     const urls = this.#o.directory.urlsFor(this.shard);
     if (urls.length === 0) throw new ShardUnavailableError(this.shard, `shard ${this.shard}: no live searcher`);
     const body = encodeWire(args);

@@ -6,6 +6,7 @@
  * retrieval stays the one-index code it is, unaware of shards.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { CorpusStats } from '../retrieval/engine-seam.js';
 
 /** How many of an index's shards an answer covers. */
 export interface ShardCoverage {
@@ -26,6 +27,11 @@ export interface CoverageScope {
   /** Time each shard's calls have taken so far (ms). */
   readonly spent: Map<number, number>;
   readonly missing: Set<number>;
+  /**
+   * Each remote shard's BM25 statistics as its `prepare` answered them for this query, and the terms they cover: the
+   * query's later sums read them instead of asking again.
+   */
+  readonly stats: Map<number, { readonly terms: ReadonlySet<string>; readonly stats: CorpusStats }>;
 }
 
 const scopes = new AsyncLocalStorage<CoverageScope>();
@@ -44,7 +50,7 @@ export async function withShardCoverage<T>(
   deadlineMs: number,
   fn: () => Promise<T>,
 ): Promise<{ value: T; coverage: ShardCoverage }> {
-  const scope: CoverageScope = { deadlineMs, spent: new Map(), missing: new Set() };
+  const scope: CoverageScope = { deadlineMs, spent: new Map(), missing: new Set(), stats: new Map() };
   const value = await scopes.run(scope, fn);
   const missing = [...scope.missing].sort((a, b) => a - b);
   return { value, coverage: { answered: total - missing.length, total, missing } };

@@ -10,7 +10,7 @@
  * still call `PassageIndex`), so searcher processes can later answer its calls for a shard over HTTP.
  */
 import { urlHash32, type PageInput, type PageSink } from '../../page-model.js';
-import type { MatchColumn } from '../engines/lance/columns.js';
+import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
 import type { HostIdSource } from '../engines/lance/host-ids.js';
 import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
 import { recordShardCount, shardLocation, storedHosts, storedShardCount, storedVectorModel } from '../engines/lance/shard-layout.js';
@@ -35,10 +35,10 @@ import { bm25Idf } from '../engines/memory/postings.js';
 import { countNearCopies } from '../retrieval/near-print.js';
 import type { CorpusStats, RankingMode, TextQuery, TitleCorpus, VectorsUnused } from '../retrieval/engine-seam.js';
 import type { PassageFilter } from '../retrieval/passage-filter.js';
-import type { CandidateSource } from '../retrieval/retrieval.js';
+import type { ArmsPlan, CandidateSource } from '../retrieval/retrieval.js';
 import type { Embedder } from '../serving/embedder.js';
 import { currentCoverageScope, withShardCoverage, type ShardCoverage } from './shard-coverage.js';
-import type { ShardLookup } from './shard-wire.js';
+import type { ShardArms, ShardArmsAnswer, ShardLookup } from './shard-wire.js';
 
 /**
  * What a sharded index asks of one shard: retrieval's `CandidateSource`, plus the statistics it sums and the scoring
@@ -74,6 +74,10 @@ export interface ShardSource extends CandidateSource {
   readonly vectorsUnused: VectorsUnused | null;
   /** Fetches what `hostIdsUnder`, `hasLang` and `titleCorpus` then answer for one query (a remote shard). */
   prepare?(q: ShardLookup): Promise<void>;
+  /** `prepare`, answering too the statistics of `q.terms` in the same call (a remote shard). */
+  lookup?(q: ShardLookup): Promise<CorpusStats | undefined>;
+  /** Every candidate arm of a query in one call, scored with the whole index's statistics (a remote shard). */
+  arms?(req: ShardArms): Promise<ShardArmsAnswer>;
   /** The page's stored row, when this shard holds it. */
   getPage(pageRef: number): Promise<StoredPage | null>;
   pagePassages(
@@ -88,6 +92,10 @@ export interface ShardSource extends CandidateSource {
 }
 
 const NO_STATS: CorpusStats = { docs: 0, totalLength: 0, df: new Map() };
+const NO_ARMS: ShardArmsAnswer = {};
+
+/** The distinct terms of a text query (those its BM25 statistics are gathered for). */
+const textTerms = (text: TextQuery): string[] => [...new Set([...text.must.flat(), ...text.should.map((s) => s.term)])];
 
 /**
  * The shard of a page: FNV-1a (32 bits) of its URL's UTF-8 bytes, modulo the shard count. Depends on the URL alone,
@@ -215,6 +223,10 @@ export class ShardedIndex implements CandidateSource, PageSink {
   /** Title statistics per query (its title terms array) and the writes they were summed after. */
   readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
   #writes = 0;
+  /** The arms each query planned (`planArms`), by its filter (one object per query), and their answers. */
+  readonly #plans = new WeakMap<PassageFilter, { plan: ArmsPlan; answers: Promise<ShardArmsAnswer[]> }>();
+  /** A text candidate's vector distance as its shard gave it with the candidate (null: it has no vector). */
+  readonly #distances = new WeakMap<object, { vector: Float32Array; distance: number | null }>();
   /** Per-shard deadline of a query run in `covered` (ms). */
   readonly #deadlineMs: number;
   readonly #onClose: () => Promise<void>;
@@ -408,9 +420,57 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return null;
   }
 
-  /** Asks remote shards for what the query's filters and title boost read synchronously (retrieval awaits it first). */
+  /**
+   * Asks remote shards for what the query's filters and title boost read synchronously (retrieval awaits it first),
+   * and the statistics of its terms, kept in the query's coverage scope for the sums that follow.
+   */
   async prepare(q: ShardLookup): Promise<void> {
-    await Promise.all(this.#sources.map((s, i) => (s.prepare ? this.#ask(i, (x) => x.prepare!(q), undefined) : undefined)));
+    const scope = currentCoverageScope();
+    const terms = new Set(q.terms ?? []);
+    await Promise.all(
+      this.#sources.map(async (s, i) => {
+        if (s.lookup) {
+          const stats = await this.#ask(i, (x) => x.lookup!(q), undefined);
+          if (stats && scope) scope.stats.set(i, { terms, stats });
+        } else if (s.prepare) await this.#ask(i, (x) => x.prepare!(q), undefined);
+      }),
+    );
+  }
+
+  /** Remote shards answer a query's arms in one call each (`planArms`). */
+  get gathersArms(): boolean {
+    return this.#sources.length > 0 && this.#sources.every((s) => s.arms !== undefined);
+  }
+
+  /**
+   * Sends each shard the query's arms at once (after summing the statistics the text arm scores with); the arms' calls
+   * that follow (by the plan's filter) read these answers.
+   */
+  planArms(plan: ArmsPlan): void {
+    if (!this.gathersArms) return;
+    const answers = (async () => {
+      const stats = plan.text ? await this.#corpusStats(textTerms(plan.text)) : undefined;
+      const req: ShardArms = { ...plan, ...(stats ? { stats } : {}) };
+      return Promise.all(
+        this.#sources.map(async (_, i) => {
+          const a = await this.#ask(i, (s) => s.arms!(req), NO_ARMS);
+          this.#tag(a.text ?? [], i);
+          this.#tag(a.scan ?? [], i);
+          this.#tag(a.vector ?? [], i);
+          if (plan.vector && a.text && a.distances)
+            a.text.forEach((r, j) => this.#distances.set(r, { vector: plan.vector!, distance: a.distances![j] ?? null }));
+          return a;
+        }),
+      );
+    })();
+    answers.catch(() => undefined); // read by the arms' calls
+    this.#plans.set(plan.filter, { plan, answers });
+  }
+
+  /** The planned answers of the query whose filter is `filter`, when `check` says the call is the one planned. */
+  #planned(filter: PassageFilter, check: (p: ArmsPlan) => boolean): Promise<ShardArmsAnswer[]> | null {
+    const held = this.#plans.get(filter);
+    return held && check(held.plan) ? held.answers : null;
   }
 
   hostIdsUnder(domain: string): number[] {
@@ -421,9 +481,20 @@ export class ShardedIndex implements CandidateSource, PageSink {
     return this.#asked().some((i) => this.#sources[i]!.hasLang(lang));
   }
 
-  /** Each asked shard's statistics of `terms`, summed (a shard left out of the query counts nothing). */
+  /**
+   * Each asked shard's statistics of `terms`, summed (a shard left out of the query counts nothing): those its
+   * `lookup` gave for this query when they cover `terms`, else asked now.
+   */
   async #corpusStats(terms: readonly string[]): Promise<CorpusStats> {
-    return sumCorpusStats(await Promise.all(this.#sources.map((_, i) => this.#ask(i, (s) => s.corpusStats(terms), NO_STATS))), terms);
+    const scope = currentCoverageScope();
+    const parts = await Promise.all(
+      this.#sources.map((_, i) => {
+        const held = scope?.stats.get(i);
+        if (held && terms.every((t) => held.terms.has(t))) return scope!.missing.has(i) ? NO_STATS : held.stats;
+        return this.#ask(i, (s) => s.corpusStats(terms), NO_STATS);
+      }),
+    );
+    return sumCorpusStats(parts, terms);
   }
 
   /** BM25 idf of each term over the whole index (the shards' statistics summed). */
@@ -453,15 +524,31 @@ export class ShardedIndex implements CandidateSource, PageSink {
     k: number,
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[]> {
-    const terms = [...new Set([...text.must.flat(), ...text.should.map((s) => s.term)])];
-    const stats = await this.#corpusStats(terms);
+    const planned = this.#planned(filter, (p) => p.text === text && p.k === k && p.textExtra === extra);
+    if (planned)
+      return mergeTop(
+        (await planned).map((a) => a.text ?? []),
+        k,
+        (a, b) => b._score - a._score,
+      );
+    const stats = await this.#corpusStats(textTerms(text));
     const lists = await Promise.all(
       this.#sources.map(async (_, i) => this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, k, extra, stats), []), i)),
     );
     return mergeTop(lists, k, (a, b) => b._score - a._score);
   }
 
-  vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+  async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {
+    // The distances of text candidates their shards gave with them (`planArms`), when they cover every passage.
+    const known = passages.map((p) => this.#distances.get(p));
+    if (known.every((d) => d?.vector === vector)) {
+      const out = new Map<string, number>();
+      passages.forEach((p, i) => {
+        const d = known[i]!.distance;
+        if (d !== null) out.set(passageKey(p), d);
+      });
+      return out;
+    }
     return this.#rows(passages, (s, part) => s.vectorDistances(vector, part));
   }
 
@@ -472,15 +559,29 @@ export class ShardedIndex implements CandidateSource, PageSink {
     extra: readonly MatchColumn[] = [],
     minSimilarity?: number,
   ): Promise<(PassageHit & { _distance: number })[]> {
+    const planned = this.#planned(
+      filter,
+      (p) => p.vector === vector && p.k === k && p.vectorExtra === extra && p.minSimilarity === minSimilarity,
+    );
+    const answers = planned ? await planned : null;
+    // A shard that ran the nearest-neighbour search with its text arm gave it; the others are asked now.
     const lists = await Promise.all(
-      this.#sources.map(async (_, i) =>
-        this.#tag(await this.#ask(i, (s) => s.vectorCandidates(vector, filter, k, extra, minSimilarity), []), i),
+      this.#sources.map(
+        async (_, i) =>
+          answers?.[i]?.vector ?? this.#tag(await this.#ask(i, (s) => s.vectorCandidates(vector, filter, k, extra, minSimilarity), []), i),
       ),
     );
     return mergeTop(lists, k, (a, b) => a._distance - b._distance);
   }
 
   async scanCandidates(filter: PassageFilter, k: number, extra: readonly MatchColumn[] = []): Promise<PassageHit[]> {
+    const planned = this.#planned(filter, (p) => p.scan && p.k === k && p.vectorExtra === extra);
+    if (planned)
+      return mergeTop(
+        (await planned).map((a) => a.scan ?? []),
+        k,
+        () => 0,
+      );
     const lists = await Promise.all(
       this.#sources.map(async (_, i) => this.#tag(await this.#ask(i, (s) => s.scanCandidates(filter, k, extra), []), i)),
     );

@@ -56,7 +56,7 @@ export async function remoteIndex(o: {
   live: () => readonly LiveSearcher[];
   embedder: Embedder | null;
   deadlineMs?: number;
-}): Promise<{ index: ShardedIndex; directory: SearcherDirectory }> {
+}): Promise<{ index: ShardedIndex; directory: SearcherDirectory; sources: RemoteShard[] }> {
   const directory = new SearcherDirectory(async () => o.live(), o.count);
   const sources = Array.from(
     { length: o.count },
@@ -64,7 +64,7 @@ export async function remoteIndex(o: {
   );
   await directory.refresh();
   const index = ShardedIndex.over(sources, localIndexLocation('/nonexistent-remote-index'), { deadlineMs: o.deadlineMs ?? 30_000 });
-  return { index, directory };
+  return { index, directory, sources };
 }
 
 /** Registry rows for `servers` of a `count`-shard index. */

@@ -33,3 +33,44 @@ t.test('bigints, non-finite numbers, vectors, maps and term-presence bytes cross
   t.same([...got.stats.entries()], [['passport', 4]]);
   t.ok(Number.isNaN(got.nan));
 });
+
+t.test('lists of rows cross as columns: each field named once, repeated strings once, numbers exact', async (t) => {
+  const rows = Array.from({ length: 40 }, (_, i) => ({
+    page_ref: 1000 + Math.floor(i / 4),
+    ordinal: i % 4,
+    title: `A page title ${Math.floor(i / 4)} about rivers and memory`,
+    host: `host${i % 3}.example`,
+    lang: i % 5 === 0 ? null : 'en',
+    content_hash: `c0ffee${Math.floor(i / 4)}`.padEnd(16, '0'),
+    _rowid: i === 7 ? 2n ** 63n + 5n : BigInt(i * 4096),
+    _score: i === 3 ? -0 : i === 9 ? Infinity : 12.5 / (i + 1) + 1e-13,
+    ...(i % 2 === 0 ? { near_print: 'a1b2c3d4e5f60718' } : {}),
+    ...(i === 11 ? { _present: new Uint8Array([1, 0, 1]) } : {}),
+  }));
+  const sent = { text: rows, rows: new Map(rows.map((r) => [`${r.page_ref}:${r.ordinal}`, r])), one: [rows[0]] };
+  const wire = encodeWire(sent);
+  const got = decodeWire(wire) as typeof sent;
+  t.same(got.text, rows, 'every row, every field');
+  t.ok(Object.is(got.text[3]!._score, -0), 'a negative zero stays one');
+  t.equal(got.text[9]!._score, Infinity);
+  t.equal(got.text[7]!._rowid, 2n ** 63n + 5n, 'a row id past 2^53');
+  t.equal(got.text[5]!._score, rows[5]!._score, 'a score is the same double');
+  t.notOk('near_print' in got.text[1]!, 'a field a row lacks stays absent');
+  t.ok(got.text[11]!._present instanceof Uint8Array);
+  t.ok(got.rows instanceof Map);
+  t.same([...got.rows.keys()], [...sent.rows.keys()]);
+  t.same([...got.rows.values()], rows);
+  t.same(got.one, [rows[0]], 'a list of one row');
+  // Named once per list, not once per row (the plain JSON of the same rows repeats every name and title).
+  t.equal(wire.split('"content_hash"').length - 1, 3, 'a field name once per list (twice, and in the row of the list of one)');
+  t.equal(wire.split('about rivers and memory').length - 1, 2 * 10 + 1, 'each of 10 titles once per list');
+  const plain = JSON.stringify(sent.text, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? [...v] : v));
+  t.ok(
+    encodeWire(rows).length < plain.length * 0.6,
+    `columns take less than 60 % of plain JSON (${encodeWire(rows).length} / ${plain.length} bytes)`,
+  );
+});
+
+t.test('a malformed list of rows is refused, not read wrong', async (t) => {
+  t.throws(() => decodeWire(JSON.stringify({ $rows: { n: 3, k: ['page_ref'], c: [{ t: 'i', v: [1, 2] }] } })), /wrong length/);
+});
