@@ -6,7 +6,7 @@
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
-import { Binary, Field, Float64, Schema, Utf8 } from 'apache-arrow';
+import { Binary, Field, Float64, Schema, Utf8 } from './arrow.js';
 import type { SegmentFiles } from './engine-segments.js';
 
 /** The table of an object-storage index that holds its segment files. */
