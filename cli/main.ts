@@ -59,7 +59,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return 0;
   }
   try {
-    return await (await load())(rest, io);
+    return await (
+      await load()
+    )(rest, io);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.stderr.write(`svc: ${(err as Error).message}\n`);

@@ -34,6 +34,18 @@ export function lastRowId(rows: readonly { readonly _rowid: bigint }[], from: bi
   return last;
 }
 
+/**
+ * What a reader of the index knows of its hosts and languages after reading the pages table: handed to a search thread
+ * at its start (`OpenOptions.hosts`), so it does not read every page's host row again; it reads the rows after
+ * `through` when it follows the writer, as it would after its own read.
+ */
+export interface HostSnapshot {
+  readonly hosts: readonly (readonly [string, number])[];
+  readonly langs: readonly string[];
+  /** The greatest pages row id the read saw (null: none). */
+  readonly through: bigint | null;
+}
+
 /** The host → id map of one index. */
 export class HostIds {
   readonly #ids = new Map<string, number>();
@@ -55,6 +67,19 @@ export class HostIds {
       this.#put(r.host, r.host_id);
       this.#next = Math.max(this.#next, r.host_id + 1);
     }
+  }
+
+  /** Takes the ids of a `HostSnapshot`. */
+  learnIds(entries: readonly (readonly [string, number])[]): void {
+    for (const [host, id] of entries) {
+      this.#put(host, id);
+      this.#next = Math.max(this.#next, id + 1);
+    }
+  }
+
+  /** Every known host with its id (`HostSnapshot`). */
+  entries(): [string, number][] {
+    return [...this.#ids];
   }
 
   /** Gives each new host (lower-cased) its id from the shared source, when there is one; known hosts cost nothing. */

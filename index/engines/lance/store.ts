@@ -47,7 +47,7 @@ import { countNearCopies, parseNearPrint, type PrintedPage } from '../../retriev
 
 /** One of a host's pages as near-copies are counted (`hostPrints`). */
 export type HostPrint = PrintedPage & { readonly pageRef: number };
-import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
+import { followWriter, HostIds, lastRowId, type HostIdSource, type HostSnapshot, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
@@ -183,6 +183,11 @@ export interface OpenOptions {
   readonly shareEngine?: boolean;
   /** A search thread's start: an image of its pool's owner, or 'await' one (engine-image.ts). */
   readonly engineImage?: EngineImage | 'await';
+  /**
+   * A search thread's start: the hosts and languages its pool's owner read (`hostSnapshot`), taken instead of reading
+   * every page's host row again. Only with `engineImage` (the title statistics come from the image then).
+   */
+  readonly hosts?: HostSnapshot;
 }
 
 /** Rows converted to Arrow at a time before the event loop may get a turn (a passage row with its vector is costly). */
@@ -232,6 +237,8 @@ export class PassageIndex implements PageSink {
   readonly #queue = new WriteQueue();
   readonly #hostIds: HostIds;
   readonly #langs = new Set<string>();
+  /** Rows of the pages table the open read (0: its hosts and languages were given, `OpenOptions.hosts`). */
+  #pageRowsAtOpen = 0;
   /** The greatest pages row id the open read saw: a reader following the writer reads the host rows after it. */
   #hostRowsThrough: bigint | null = null;
   readonly #meta: IndexMeta;
@@ -361,12 +368,56 @@ export class PassageIndex implements PageSink {
     // Postings that load an engine image take the title statistics it carries (counting every title is most of an
     // open's work); they are counted here when no image is loaded (`#titles`).
     const titlesFromImage = (opts.textEngine ?? true) && (!!opts.engineSegments || !!opts.engineImage);
-    await idx.#loadState(!titlesFromImage); // rebuilds the image index after a re-analysis (`load`)
-    // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
-    // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
-    // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
-    if (reanalyse) await idx.#maintenance.optimize();
-    await idx.#hostIds.adopt([passages, pages], opts.log);
+    idx.#titlesPending = titlesFromImage;
+    const startEngine = (): void => {
+      const seg = opts.engineSegments;
+      const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
+      const segments = seg
+        ? {
+            // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
+            store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
+              graceMs: segGraceMs,
+              log: opts.log,
+            }),
+            write: writes,
+            ...(typeof seg === 'object' ? seg : {}),
+          }
+        : undefined;
+      idx.#makeEngine = (e) =>
+        new TextEngine({
+          analysis: ANALYSIS_VERSION,
+          ...(segments ? { segments } : {}),
+          ...(opts.shareEngine ? { share: true } : {}),
+          ...(opts.engineImage ? { image: opts.engineImage } : {}),
+          db,
+          table: passages,
+          tableName: 'passages',
+          log: opts.log,
+          maxTermLength: FTS_OPTIONS.maxTokenLength,
+          titles: idx.#titleSource(),
+          prefill: idx.#rowPrefill(),
+          snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
+          changes: (from, to) => idx.#changes.between(from, to),
+          ...(e ? { vectors: { dim: e.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
+        });
+      idx.#engine = idx.#makeEngine(embedder);
+      idx.#engineEager = opts.textEngine ?? true;
+      if (idx.#engineEager) idx.#engine.start();
+    };
+    // The postings load (or build) while the pages are read below: neither waits for the other. After a re-analysis
+    // they start once the rows are final.
+    if (!reanalyse) startEngine();
+    try {
+      await idx.#loadState(!titlesFromImage, titlesFromImage ? opts.hosts : undefined); // rebuilds the image index after a re-analysis (`load`)
+      // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
+      // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
+      // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
+      if (reanalyse) await idx.#maintenance.optimize();
+      await idx.#hostIds.adopt([passages, pages], opts.log);
+    } catch (err) {
+      await idx.#engine?.close().catch(() => undefined);
+      throw err;
+    }
     if (opts.followHostsMs !== undefined) {
       idx.#follower = followWriter(
         pages,
@@ -386,39 +437,7 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
-    const seg = opts.engineSegments;
-    const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
-    const segments = seg
-      ? {
-          // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
-          store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
-            graceMs: segGraceMs,
-            log: opts.log,
-          }),
-          write: writes,
-          ...(typeof seg === 'object' ? seg : {}),
-        }
-      : undefined;
-    idx.#makeEngine = (e) =>
-      new TextEngine({
-        analysis: ANALYSIS_VERSION,
-        ...(segments ? { segments } : {}),
-        ...(opts.shareEngine ? { share: true } : {}),
-        ...(opts.engineImage ? { image: opts.engineImage } : {}),
-        db,
-        table: passages,
-        tableName: 'passages',
-        log: opts.log,
-        maxTermLength: FTS_OPTIONS.maxTokenLength,
-        titles: idx.#titleSource(),
-        prefill: idx.#rowPrefill(),
-        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
-        changes: (from, to) => idx.#changes.between(from, to),
-        ...(e ? { vectors: { dim: e.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
-      });
-    idx.#engine = idx.#makeEngine(embedder);
-    idx.#engineEager = opts.textEngine ?? true;
-    if (idx.#engineEager) idx.#engine.start();
+    if (reanalyse) startEngine();
     if (pending && opts.embedder) {
       const pass = new ReembedPass(idx.#reembedHost(), opts.embedder, pending);
       idx.#reembed = { pass, embedder: opts.embedder };
@@ -577,16 +596,33 @@ export class PassageIndex implements PageSink {
     };
   }
 
-  async #loadState(titles: boolean): Promise<void> {
+  async #loadState(titles: boolean, hosts?: HostSnapshot): Promise<void> {
+    if (hosts) {
+      this.#hostIds.learnIds(hosts.hosts);
+      for (const l of hosts.langs) this.#langs.add(l);
+      this.#hostRowsThrough = hosts.through;
+      await this.#maintenance.load();
+      return;
+    }
     const columns = [...new Set([...HOST_COLUMNS, ...(titles ? TITLE_COLUMNS : [])])];
     const rows = (await this.#pages.query().select(columns).withRowId().toArray()) as (RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & {
       _rowid: bigint;
     })[];
+    this.#pageRowsAtOpen = rows.length;
     if (titles) this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
-    else this.#titlesPending = true;
     this.#learnHosts(rows);
     this.#hostRowsThrough = lastRowId(rows, null);
     await this.#maintenance.load();
+  }
+
+  /** Rows of the pages table the open read for hosts, languages and titles (0: given them, `OpenOptions.hosts`). */
+  get pageRowsAtOpen(): number {
+    return this.#pageRowsAtOpen;
+  }
+
+  /** The hosts and languages this index knows now, for a search thread's start (`OpenOptions.hosts`). */
+  hostSnapshot(): HostSnapshot {
+    return { hosts: this.#hostIds.entries(), langs: [...this.#langs], through: this.#hostRowsThrough };
   }
 
   #learnHosts(rows: readonly RowOf<typeof PAGE_COLUMNS, 'hosts'>[]): void {
