@@ -6,6 +6,7 @@
 import type { Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
 import { HOST_COLUMNS, type PAGE_COLUMNS, type RowOf } from './columns.js';
+import { arrowRows } from './rows.js';
 
 /** The allocation seam for host ids (structurally the state's HostIdsRepo; index/ does not import state/). */
 export interface HostIdSource {
@@ -24,7 +25,7 @@ export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
 export async function readHostRows(pages: Table, after: bigint | null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();
   if (after !== null) q = q.where(`_rowid > ${after}`);
-  return (await q.toArray()) as (HostRow & { _rowid: bigint })[];
+  return arrowRows<HostRow & { _rowid: bigint }>(await q.toArrow());
 }
 
 /** The greatest row id among `rows` and `from`. */
