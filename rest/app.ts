@@ -196,9 +196,10 @@ export function createHttpApp(s: AppServices): Koa {
     ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
     ctx.body = renderFamilies(families) + metrics.renderHistograms();
   });
-  const openapi = buildOpenApi(s.tools, s.version);
+  // Built at its first request: nothing a start waits for.
+  let openapi: ReturnType<typeof buildOpenApi> | null = null;
   router.get('/api/v1/openapi.json', (ctx) => {
-    ctx.body = openapi;
+    ctx.body = openapi ??= buildOpenApi(s.tools, s.version);
   });
   // The MCP SDK is loaded at the first /mcp request, not at start: a REST search never needs it.
   let mcp: Promise<(ctx: Context) => Promise<void>> | null = null;
