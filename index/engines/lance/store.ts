@@ -369,55 +369,12 @@ export class PassageIndex implements PageSink {
     // open's work); they are counted here when no image is loaded (`#titles`).
     const titlesFromImage = (opts.textEngine ?? true) && (!!opts.engineSegments || !!opts.engineImage);
     idx.#titlesPending = titlesFromImage;
-    const startEngine = (): void => {
-      const seg = opts.engineSegments;
-      const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
-      const segments = seg
-        ? {
-            // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
-            store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
-              graceMs: segGraceMs,
-              log: opts.log,
-            }),
-            write: writes,
-            ...(typeof seg === 'object' ? seg : {}),
-          }
-        : undefined;
-      idx.#makeEngine = (e) =>
-        new TextEngine({
-          analysis: ANALYSIS_VERSION,
-          ...(segments ? { segments } : {}),
-          ...(opts.shareEngine ? { share: true } : {}),
-          ...(opts.engineImage ? { image: opts.engineImage } : {}),
-          db,
-          table: passages,
-          tableName: 'passages',
-          log: opts.log,
-          maxTermLength: FTS_OPTIONS.maxTokenLength,
-          titles: idx.#titleSource(),
-          prefill: idx.#rowPrefill(),
-          snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
-          changes: (from, to) => idx.#changes.between(from, to),
-          ...(e ? { vectors: { dim: e.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
-        });
-      idx.#engine = idx.#makeEngine(embedder);
-      idx.#engineEager = opts.textEngine ?? true;
-      if (idx.#engineEager) idx.#engine.start();
-    };
-    // The postings load (or build) while the pages are read below: neither waits for the other. After a re-analysis
-    // they start once the rows are final.
-    if (!reanalyse) startEngine();
-    try {
-      await idx.#loadState(!titlesFromImage, titlesFromImage ? opts.hosts : undefined); // rebuilds the image index after a re-analysis (`load`)
-      // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
-      // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
-      // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
-      if (reanalyse) await idx.#maintenance.optimize();
-      await idx.#hostIds.adopt([passages, pages], opts.log);
-    } catch (err) {
-      await idx.#engine?.close().catch(() => undefined);
-      throw err;
-    }
+    await idx.#loadState(!titlesFromImage, titlesFromImage ? opts.hosts : undefined); // rebuilds the image index after a re-analysis (`load`)
+    // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
+    // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
+    // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
+    if (reanalyse) await idx.#maintenance.optimize();
+    await idx.#hostIds.adopt([passages, pages], opts.log);
     if (opts.followHostsMs !== undefined) {
       idx.#follower = followWriter(
         pages,
@@ -437,7 +394,39 @@ export class PassageIndex implements PageSink {
         opts.log,
       );
     }
-    if (reanalyse) startEngine();
+    const seg = opts.engineSegments;
+    const segGraceMs = (typeof seg === 'object' ? seg.graceMs : undefined) ?? SEGMENT_GRACE_MS;
+    const segments = seg
+      ? {
+          // Beside a local index; in the index's own object store (a table of its connection) for a bucket.
+          store: new EngineSegments(location.kind === 'local' ? location.uri : new SegmentTable(db, location.label, segGraceMs), {
+            graceMs: segGraceMs,
+            log: opts.log,
+          }),
+          write: writes,
+          ...(typeof seg === 'object' ? seg : {}),
+        }
+      : undefined;
+    idx.#makeEngine = (e) =>
+      new TextEngine({
+        analysis: ANALYSIS_VERSION,
+        ...(segments ? { segments } : {}),
+        ...(opts.shareEngine ? { share: true } : {}),
+        ...(opts.engineImage ? { image: opts.engineImage } : {}),
+        db,
+        table: passages,
+        tableName: 'passages',
+        log: opts.log,
+        maxTermLength: FTS_OPTIONS.maxTokenLength,
+        titles: idx.#titleSource(),
+        prefill: idx.#rowPrefill(),
+        snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
+        changes: (from, to) => idx.#changes.between(from, to),
+        ...(e ? { vectors: { dim: e.dim, maxBytes: opts.flatVectorBytes ?? FLAT_VECTOR_BYTES } } : {}),
+      });
+    idx.#engine = idx.#makeEngine(embedder);
+    idx.#engineEager = opts.textEngine ?? true;
+    if (idx.#engineEager) idx.#engine.start();
     if (pending && opts.embedder) {
       const pass = new ReembedPass(idx.#reembedHost(), opts.embedder, pending);
       idx.#reembed = { pass, embedder: opts.embedder };
