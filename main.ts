@@ -327,7 +327,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         rowCacheBytes: Math.floor(rowCacheBytes / searchThreads),
         log: log.child({ part: 'search-pool' }),
         commits: (fn) => one.onPassageCommit(fn),
-        ...(shareEngine ? { engineImages: { current: () => one.engineImage(), subscribe: (fn) => one.onEngineImage(fn) } } : {}),
+        ...(shareEngine
+          ? {
+              engineImages: { current: () => one.engineImage(), subscribe: (fn) => one.onEngineImage(fn) },
+              hosts: () => one.hostSnapshot(),
+            }
+          : {}),
       });
     }
   } catch (err) {
@@ -579,6 +584,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
             'svc_text_engine_load_work',
             'Terms and rows the postings load put in maps or copied (0: read in place from the engine image)',
             (s) => s.engineLoadWork,
+          ],
+          [
+            'svc_search_thread_page_rows_read_at_open',
+            "Rows of the pages table read at the thread's start (0: hosts and languages taken from this process's index)",
+            (s) => s.pageRowsAtOpen,
           ],
           [
             'svc_search_thread_heap_after_major_gc_bytes',

@@ -4,7 +4,8 @@
  * is spawned with short runs of SciFact claims (GET /api/v1/search, one at a time, loopback). It prints, per thread
  * count: the time from spawn to the first answer, to the first probe at steady speed (a probe's p50 within 1.5× of
  * the steady p50: the median of the last probes' p50s), and the process's RSS once idle after them, with the
- * engine's builds, loads and load work from /metrics. A start that scanned the table instead of loading a segment
+ * engine's builds, loads and load work from /metrics, and the CPU time the process used until its first answer and until
+ * steady speed (its start's work, which the machine's load does not change as it does the times). A start that scanned the table instead of loading a segment
  * (a new image format) is not measured: it waits for the segment to be published and starts again.
  *
  *   npm run build && npx tsx bench/restart-http.ts --data-dir /tmp/idx [--root .] [--threads 0,2] [--probes 40] [--cpu-prof DIR]
@@ -74,6 +75,12 @@ function rssMiB(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
+/** CPU time the process has used (user + system, all its threads), ms: the start's work, whatever the machine's load. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100 on Linux)
+}
+
 /** Metric samples by name (label sets summed, `thread="owner"` and per-thread ones alike). */
 async function metrics(base: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
@@ -89,6 +96,9 @@ interface Run {
   firstAnswerMs: number;
   steadyMs: number;
   steadyP50: number;
+  /** CPU time the process used from spawn to its first answer, and to the first probe at steady speed. */
+  firstAnswerCpuMs: number;
+  steadyCpuMs: number;
   rssIdleMiB: number;
   engine: Map<string, number>;
 }
@@ -108,8 +118,9 @@ async function start(threads: number): Promise<Run> {
   );
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
   try {
-    const done: { end: number; p50: number }[] = [];
+    const done: { end: number; p50: number; cpu: number }[] = [];
     let firstAnswerMs = NaN;
+    let firstAnswerCpuMs = NaN;
     let q = 0;
     while (done.length < probes) {
       if (performance.now() - t0 > maxMs) throw new Error(`no ${probes} probes within ${maxMs} ms`);
@@ -126,9 +137,12 @@ async function start(threads: number): Promise<Run> {
           break; // not listening yet
         }
         lat.push(performance.now() - s);
-        if (Number.isNaN(firstAnswerMs)) firstAnswerMs = performance.now() - t0;
+        if (Number.isNaN(firstAnswerMs)) {
+          firstAnswerMs = performance.now() - t0;
+          firstAnswerCpuMs = cpuMs(child.pid!);
+        }
       }
-      if (lat.length === probeSize) done.push({ end: performance.now() - t0, p50: pct(lat, 50) });
+      if (lat.length === probeSize) done.push({ end: performance.now() - t0, p50: pct(lat, 50), cpu: cpuMs(child.pid!) });
       else await sleep(50);
     }
     const steadyP50 = pct(
@@ -138,7 +152,15 @@ async function start(threads: number): Promise<Run> {
     const first = done.find((d) => d.p50 <= 1.5 * steadyP50)!;
     await sleep(3000);
     const rssIdleMiB = rssMiB(child.pid!);
-    return { firstAnswerMs, steadyMs: first.end, steadyP50, rssIdleMiB, engine: await metrics(base) };
+    return {
+      firstAnswerMs,
+      steadyMs: first.end,
+      steadyP50,
+      firstAnswerCpuMs,
+      steadyCpuMs: first.cpu,
+      rssIdleMiB,
+      engine: await metrics(base),
+    };
   } finally {
     child.kill('SIGTERM');
     await Promise.race([exited, sleep(60_000)]);
@@ -176,6 +198,8 @@ for (const threads of values.threads.split(',').map(Number)) {
       firstAnswerMs: Math.round(run.firstAnswerMs),
       steadyMs: Math.round(run.steadyMs),
       steadyP50Ms: Number(run.steadyP50.toFixed(1)),
+      firstAnswerCpuMs: Math.round(run.firstAnswerCpuMs),
+      steadyCpuMs: Math.round(run.steadyCpuMs),
       rssIdleMiB: run.rssIdleMiB,
       builds: e.get('svc_text_engine_builds') ?? 0,
       loads: e.get('svc_text_engine_loads') ?? 0,

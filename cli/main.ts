@@ -1,20 +1,8 @@
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { ConfigError } from '../config.js';
 import { IndexOpenError } from '../index/engines/lance/location.js';
-import { crawlCommand } from './crawl.js';
-import { entitiesCommand } from './entities.js';
-import { evalCommand } from './eval.js';
-import { fixturesCommand } from './fixtures.js';
 import { COMMAND_HELP, wantsHelp } from './help.js';
-import { ingestCommand } from './ingest.js';
-import { keysCommand } from './keys.js';
-import { migrateCommand } from './migrate.js';
-import { openapiCommand } from './openapi.js';
-import { reindexCommand } from './reindex.js';
 import { processIo, UsageError, type CliIo, type Command } from './io.js';
-import { serveCommand } from './serve.js';
-import { statusCommand } from './status.js';
-import { webmasterCommand } from './webmaster.js';
 
 const USAGE = `svc — independent web search and agent context
 
@@ -34,19 +22,23 @@ usage: svc <command> [options]
 
 Every command accepts --data-dir D (default ./data, env SVC_DATA_DIR). svc <command> --help for its options.`;
 
-const commands: Record<string, Command> = {
-  serve: serveCommand,
-  keys: keysCommand,
-  crawl: (argv, io) => crawlCommand(argv, io),
-  entities: entitiesCommand,
-  ingest: ingestCommand,
-  reindex: reindexCommand,
-  eval: evalCommand,
-  fixtures: fixturesCommand,
-  openapi: openapiCommand,
-  status: statusCommand,
-  migrate: migrateCommand,
-  webmaster: webmasterCommand,
+// Each command's module is loaded when it runs: `svc serve` starts without the code of eval, ingest, fixtures and the rest.
+const commands: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve.js')).serveCommand,
+  keys: async () => (await import('./keys.js')).keysCommand,
+  crawl: async () => {
+    const { crawlCommand } = await import('./crawl.js');
+    return (argv, io) => crawlCommand(argv, io);
+  },
+  entities: async () => (await import('./entities.js')).entitiesCommand,
+  ingest: async () => (await import('./ingest.js')).ingestCommand,
+  reindex: async () => (await import('./reindex.js')).reindexCommand,
+  eval: async () => (await import('./eval.js')).evalCommand,
+  fixtures: async () => (await import('./fixtures.js')).fixturesCommand,
+  openapi: async () => (await import('./openapi.js')).openapiCommand,
+  status: async () => (await import('./status.js')).statusCommand,
+  migrate: async () => (await import('./migrate.js')).migrateCommand,
+  webmaster: async () => (await import('./webmaster.js')).webmasterCommand,
 };
 
 /** Entry point of the `svc` command; returns the exit code. */
@@ -57,8 +49,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     io.stdout.write(USAGE + '\n');
     return name ? 0 : 2;
   }
-  const command = commands[name];
-  if (!command) {
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!load) {
     io.stderr.write(`svc: unknown command "${name}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -67,7 +59,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return 0;
   }
   try {
-    return await command(rest, io);
+    return await (
+      await load()
+    )(rest, io);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.stderr.write(`svc: ${(err as Error).message}\n`);

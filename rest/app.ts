@@ -8,7 +8,6 @@ import type { ServiceDeps } from '../tools/deps.js';
 import { assertUtf8Url } from './body.js';
 import { authenticate, enforceRate, setRateHeaders } from './auth.js';
 import { answeredAtEdge } from './client-error.js';
-import { mcpHandler } from './mcp-route.js';
 import { HttpMetrics, processFamilies, renderFamilies, type MetricFamily } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { hostHeaderProblem, servedHosts } from './served-host.js';
@@ -197,33 +196,39 @@ export function createHttpApp(s: AppServices): Koa {
     ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
     ctx.body = renderFamilies(families) + metrics.renderHistograms();
   });
-  const openapi = buildOpenApi(s.tools, s.version);
+  // Built at its first request: nothing a start waits for.
+  let openapi: ReturnType<typeof buildOpenApi> | null = null;
   router.get('/api/v1/openapi.json', (ctx) => {
-    ctx.body = openapi;
+    ctx.body = openapi ??= buildOpenApi(s.tools, s.version);
   });
-  router.all(
-    '/mcp',
-    mcpHandler({
-      tools: s.tools,
-      version: s.version,
-      bodyLimit: config.bodyLimit,
-      originAllowed: served.originAllowed,
-      authenticate: async (ctx) => {
-        const key = await authenticate(ctx, s.keys);
-        const limits = { perMinute: key.perMinute, perDay: key.perDay };
-        return {
-          ctx: { deps: s.deps, caller: { keyId: key.id, digest: key.digest } },
-          countCall: (set) => enforceRate(s.usage, key, set, s.deps.now()),
-          showQuota: async (set) => setRateHeaders(set, await s.usage.peek(key.digest, limits, s.deps.now())),
-        };
-      },
-      onInternalError: (err, tool) => log.error({ tool, err: internalErrorLog(err) }, 'internal tool error'),
-      onToolError: (e) => {
-        metrics.error(e.code);
-        if (e.code === 'rate_limited') metrics.quotaRejected();
-      },
-    }),
-  );
+  // The MCP SDK is loaded at the first /mcp request, not at start: a REST search never needs it.
+  let mcp: Promise<(ctx: Context) => Promise<void>> | null = null;
+  router.all('/mcp', async (ctx) => {
+    mcp ??= import('./mcp-route.js').then(({ mcpHandler }) =>
+      mcpHandler({
+        tools: s.tools,
+        version: s.version,
+        bodyLimit: config.bodyLimit,
+        originAllowed: served.originAllowed,
+        authenticate: async (ctx) => {
+          const key = await authenticate(ctx, s.keys);
+          const limits = { perMinute: key.perMinute, perDay: key.perDay };
+          return {
+            ctx: { deps: s.deps, caller: { keyId: key.id, digest: key.digest } },
+            countCall: (set) => enforceRate(s.usage, key, set, s.deps.now()),
+            showQuota: async (set) => setRateHeaders(set, await s.usage.peek(key.digest, limits, s.deps.now())),
+          };
+        },
+        onInternalError: (err, tool) => log.error({ tool, err: internalErrorLog(err) }, 'internal tool error'),
+        onToolError: (e) => {
+          metrics.error(e.code);
+          if (e.code === 'rate_limited') metrics.quotaRejected();
+        },
+      }),
+    );
+    const handle = await mcp;
+    await handle(ctx);
+  });
   s.mountExtra?.(router);
   const api = new Router({ prefix: '/api/v1' });
   mountToolRoutes(api, s.tools, { bodyLimit: config.bodyLimit, context: toolContext });

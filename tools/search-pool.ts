@@ -14,6 +14,7 @@ import type { ToolContext, ToolDefinition } from './define-tool.js';
 import type { RunnableTool, ToolExecutor } from './deps.js';
 import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
 import type { EngineImage } from '../index/engines/lance/engine-image.js';
+import type { HostSnapshot } from '../index/engines/lance/host-ids.js';
 import { indexUnavailable } from './index-deadline.js';
 import { POOLED_TOOLS, type FromWorker, type SearchWorkerData, type ToWorker, type WorkerStats } from './search-worker.js';
 
@@ -27,6 +28,11 @@ export interface SearchPoolOptions {
     readonly current: () => EngineImage | null;
     readonly subscribe: (fn: (image: EngineImage) => void) => () => void;
   };
+  /**
+   * The hosts and languages the owner's index knows now (PassageIndex.hostSnapshot), given to each thread that starts
+   * from an engine image: it reads no page's host row at its start. Absent: each thread reads them.
+   */
+  readonly hosts?: () => HostSnapshot;
   /** Threads to start (≥ 1). */
   readonly size: number;
   readonly config: Config;
@@ -379,6 +385,7 @@ export class SearchPool implements ToolExecutor {
         : null,
       rowCacheBytes: o.rowCacheBytes,
       engineImage: o.engineImages ? (o.engineImages.current() ?? 'await') : null,
+      hosts: o.engineImages && o.hosts ? o.hosts() : null,
     };
     const worker = startModuleWorker(import.meta.url, 'search-worker', { workerData: data, name: `svc-search-${slot}` });
     let exited!: () => void;

@@ -11,6 +11,7 @@ import { createHashingEmbedder, type Embedder } from '../index/serving/embedder.
 import type { IndexLocation } from '../index/engines/lance/location.js';
 import type { PassageCommit } from '../index/engines/lance/passage-changes.js';
 import type { EngineImage } from '../index/engines/lance/engine-image.js';
+import type { HostSnapshot } from '../index/engines/lance/host-ids.js';
 import { PassageIndex } from '../index/engines/lance/store.js';
 import { createLogger } from '../logger.js';
 import { contextTool } from './context.js';
@@ -43,6 +44,8 @@ export interface SearchWorkerData {
    * one the owner is still building, or null: this thread builds its own.
    */
   readonly engineImage: EngineImage | 'await' | null;
+  /** The hosts and languages the owner's index knows (with an engine image): this thread reads no page's host row for them. */
+  readonly hosts: HostSnapshot | null;
 }
 
 /** HTTP thread → search thread. */
@@ -76,6 +79,8 @@ export interface WorkerStats {
   readonly engineSharedBytes: number;
   /** Work this thread's postings' load did that grows with the index (0: read in place from the shared image). */
   readonly engineLoadWork: number;
+  /** Rows of the pages table this thread read at its start (0: its hosts and languages came from the pool's owner). */
+  readonly pageRowsAtOpen: number;
 }
 
 /** Search thread → HTTP thread. */
@@ -140,6 +145,7 @@ async function main(data: SearchWorkerData): Promise<void> {
       textEngine: data.config.textPostings,
       rowCacheBytes: data.rowCacheBytes,
       ...(data.engineImage ? { engineImage: data.engineImage } : {}),
+      ...(data.hosts ? { hosts: data.hosts } : {}),
       // Each thread holds its own (index/engines/memory/snippet-store.ts): the bound is per thread, not shared out.
       ...(data.config.snippetMb !== undefined ? { snippetBytes: data.config.snippetMb * 2 ** 20 } : {}),
     });
@@ -214,6 +220,7 @@ async function main(data: SearchWorkerData): Promise<void> {
             engineLoads: tp?.syncs.loads ?? 0,
             engineSharedBytes: tp?.image?.shared ? tp.image.bytes : 0,
             engineLoadWork: tp?.loadWork ?? 0,
+            pageRowsAtOpen: index.pageRowsAtOpen,
           },
         });
         return;

@@ -4,7 +4,8 @@
  * (declared, else detected): its stop words and Snowball stems, tagged by language so languages never match each
  * other; stemming runs on the folded word so unaccented queries match (docs/api-search.md, Text analysis).
  */
-import snowball from 'snowball-stemmers';
+import { createRequire } from 'node:module';
+import type snowballModule from 'snowball-stemmers';
 
 /** Languages with their own stemmer and stop words; any other language is analysed as neutral (`Analysis`). */
 export const ANALYZER_LANGS = ['en', 'fr'] as const;
@@ -144,6 +145,9 @@ export function titleAnalysis(title: string, lang: string | null | undefined): A
 }
 
 type Stemmer = { stem(w: string): string };
+// Required, not imported: an ESM import of this one large CommonJS file first scans it all for its export names,
+// most of the package's load time at each start of the process and of each search thread.
+const snowball = createRequire(import.meta.url)('snowball-stemmers') as typeof snowballModule;
 const stemmers: Record<AnalyzerLang, Stemmer> = { en: snowball.newStemmer('english'), fr: snowball.newStemmer('french') };
 
 /** Stems are cached (word frequencies are Zipfian: a small cache answers most words of a corpus). */

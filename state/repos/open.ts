@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
-import { isPostgresUrl, openPostgresRepositories } from './postgres.js';
+import { isPostgresUrl } from './database-url.js';
 import type { StateDb } from '../db.js';
 import { openSqliteRepositories, sqliteRepositories } from './sqlite.js';
 import type { Repositories } from './types.js';
@@ -42,6 +42,8 @@ export async function openRepositories(opts: OpenRepositoriesOptions): Promise<R
   const gap = opts.defaultGapMs === undefined ? {} : { defaultGapMs: opts.defaultGapMs };
   if (isPostgresUrl(opts.databaseUrl)) {
     const { statementTimeoutMs, connectTimeoutMs } = opts;
+    // Loaded only here: a process on the SQLite state never loads the PostgreSQL client.
+    const { openPostgresRepositories } = await import('./postgres.js');
     return openPostgresRepositories(opts.databaseUrl, { ...gap, statementTimeoutMs, connectTimeoutMs });
   }
   if (opts.embedded) return sqliteRepositories(opts.embedded.db, { ...gap, inProcessUsage: opts.embedded.inProcessUsage ?? false });

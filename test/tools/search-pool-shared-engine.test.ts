@@ -45,11 +45,32 @@ t.test('restarted with search threads: one load of the segment, shared by every 
     t.equal(s.engineLoads, 1, `thread ${s.slot}: started from the owner's image`);
     t.equal(s.engineSharedBytes, own.image!.bytes, `thread ${s.slot}: reads the owner's image in shared memory`);
     t.equal(s.postingsLive, 3, `thread ${s.slot}: every passage, the one written after the segment too`);
+    t.equal(s.pageRowsAtOpen, 0, `thread ${s.slot}: read no page row for hosts and languages (given by the owner)`);
   }
+  t.equal((services.deps.index as PassageIndex).pageRowsAtOpen, 3, "the owner read the pages' host rows once");
   const ctx = { deps: services.deps, caller: { keyId: 'test', digest: '0'.repeat(64) } };
   for (let i = 0; i < 4; i++) {
     const out = await callTool(searchTool, { q: 'wildfire evacuation' }, ctx);
     t.equal(out.results[0]?.url, 'https://www.gov.bc.ca/page-3', 'a page written after the segment is found on the threads');
+    // site: compiles to the host ids the thread was given; a wrong or missing id would find nothing, or the other host.
+    const site = await callTool(searchTool, { q: 'site:ontario.ca driver licence' }, ctx);
+    t.same(
+      site.results.map((r) => r.url),
+      ['https://www.ontario.ca/page-2'],
+      'site: on a thread knows the hosts',
+    );
+  }
+  // A host first written after the threads started: learned from the rows after the owner's, when a request catches up.
+  await (services.deps.index as PassageIndex).upsertPages([
+    makePage(4, 'www.yukon.ca', ['Driver licence renewal in the Yukon.'], { title: 'Yukon licence' }),
+  ]);
+  for (let i = 0; i < 4; i++) {
+    const site = await callTool(searchTool, { q: 'site:yukon.ca driver licence' }, ctx);
+    t.same(
+      site.results.map((r) => r.url),
+      ['https://www.yukon.ca/page-4'],
+      'a host written after the threads started is known to them',
+    );
   }
 });
 

@@ -2,7 +2,8 @@
  * The column table of the three LanceDB tables: each column once, from which schemas, row types and every read's
  * column list are generated, so a column is added or renamed in one place. Order matters only for new tables.
  */
-import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8, type DataType } from 'apache-arrow';
+import type { DataType, Field as ArrowField, Schema as ArrowSchema } from 'apache-arrow';
+import { Bool, Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from './arrow.js';
 import type { DateSource } from '../../../page-model.js';
 import type { Province, SourceType } from '../../retrieval/source-type.js';
 import type { TitleIds } from '../memory/title-stats.js';
@@ -52,8 +53,8 @@ export function columnsFor<C extends Columns<string>, R extends C[keyof C]['read
 }
 
 /** The Arrow schema of a table; `dim` null leaves out the vector column (an index without an embedder has none). */
-export function arrowSchema(table: Columns<string>, dim: number | null = null): Schema {
-  const fields: Field[] = [];
+export function arrowSchema(table: Columns<string>, dim: number | null = null): ArrowSchema {
+  const fields: ArrowField[] = [];
   for (const [name, c] of Object.entries(table)) {
     if (name === 'vector') {
       if (dim !== null) fields.push(new Field(name, c.arrow(dim), c.nullable));
@@ -248,6 +249,6 @@ export type PassageKey = RowOf<PassageColumns, 'key'> & { readonly _rowid?: bigi
 /** A passage's identity as text, `page_ref:ordinal`: how maps of passages are keyed between the index and retrieval. */
 export const passageKey = (r: Pick<PassageKey, 'page_ref' | 'ordinal'>): string => `${r.page_ref}:${r.ordinal}`;
 
-export const passageSchema = (dim: number | null): Schema => arrowSchema(PASSAGE_COLUMNS, dim);
+export const passageSchema = (dim: number | null): ArrowSchema => arrowSchema(PASSAGE_COLUMNS, dim);
 export const pageSchema = arrowSchema(PAGE_COLUMNS);
 export const imageSchema = arrowSchema(IMAGE_COLUMNS);

@@ -6,7 +6,7 @@
  */
 import type { Connection, Table } from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
-import { Binary, Field, Float64, Schema, Utf8 } from 'apache-arrow';
+import { Binary, Field, Float64, Schema, Utf8 } from './arrow.js';
 import type { SegmentFiles } from './engine-segments.js';
 
 /** The table of an object-storage index that holds its segment files. */
@@ -60,7 +60,7 @@ export class SegmentTable implements SegmentFiles {
     });
   }
 
-  read(name: string): Promise<Uint8Array<SharedArrayBuffer>> {
+  read(name: string, onChunk?: (chunk: Uint8Array) => void): Promise<Uint8Array<SharedArrayBuffer>> {
     if (!NAME.test(name)) return Promise.reject(new Error(`engine segments: not a segment name: ${name}`));
     return this.#with(false, null, async (t) => {
       const rows = (await t.query().where(`name = '${name}'`).select(['body']).limit(1).toArray()) as { body: Uint8Array }[];
@@ -69,6 +69,7 @@ export class SegmentTable implements SegmentFiles {
       if (!body) throw new Error(`${name}: absent`);
       const bytes = new Uint8Array(new SharedArrayBuffer(body.length));
       bytes.set(body);
+      onChunk?.(bytes);
       return bytes;
     });
   }

@@ -27,9 +27,10 @@ export interface SegmentFiles {
   list(): Promise<{ readonly name: string; readonly mtimeMs: number }[]>;
   /**
    * The file's bytes, alone in a shared buffer (what a loaded image is read from in place by every thread); throws
-   * when it is absent.
+   * when it is absent. `onChunk` is given the bytes in order as they arrive, each once (the checksum is computed while
+   * the rest is read).
    */
-  read(name: string): Promise<Uint8Array<SharedArrayBuffer>>;
+  read(name: string, onChunk?: (chunk: Uint8Array) => void): Promise<Uint8Array<SharedArrayBuffer>>;
   write(name: string, data: Uint8Array | string): Promise<void>;
   remove(names: readonly string[]): Promise<void>;
 }
@@ -54,16 +55,22 @@ export class FolderFiles implements SegmentFiles {
   }
 
   /** Read straight into shared memory: a large base is not first read into the heap and then copied. */
-  async read(name: string): Promise<Uint8Array<SharedArrayBuffer>> {
+  async read(name: string, onChunk?: (chunk: Uint8Array) => void): Promise<Uint8Array<SharedArrayBuffer>> {
     const fh = await open(join(this.label, name), 'r');
     try {
       const size = (await fh.stat()).size;
       const bytes = new Uint8Array(new SharedArrayBuffer(size));
+      // In chunks, each handed to `onChunk` while the next one is read (the read runs on libuv's pool, the hash here).
+      let last: Uint8Array | null = null;
       for (let at = 0; at < size; ) {
-        const { bytesRead } = await fh.read(bytes, at, size - at, at);
+        const reading = fh.read(bytes, at, onChunk ? Math.min(READ_CHUNK, size - at) : size - at, at);
+        if (last) onChunk!(last);
+        const { bytesRead } = await reading;
         if (bytesRead === 0) throw new Error(`${name}: shorter than its length`);
+        last = bytes.subarray(at, at + bytesRead);
         at += bytesRead;
       }
+      if (last && onChunk) onChunk(last);
       return bytes;
     } finally {
       await fh.close();
@@ -105,6 +112,8 @@ type Log = { info(o: object, msg: string): void; warn(o: object, msg: string): v
 
 /** Bytes hashed between two looks at the event loop's budget. */
 const HASH_CHUNK = 1 << 20;
+/** Bytes of a segment file read at a time while the bytes before them are hashed (`FolderFiles.read`). */
+const READ_CHUNK = 8 << 20;
 
 /** How long a file no manifest names is kept by default (a reader may be loading it). */
 export const SEGMENT_GRACE_MS = 60_000;
@@ -263,9 +272,10 @@ export class EngineSegments {
 
   /** A file's bytes in shared memory, checked against the manifest's length and SHA-256. */
   async #read(f: SegmentFile): Promise<SharedArrayBuffer> {
-    const bytes = await this.#files.read(f.name);
+    const hash = createHash('sha256');
+    const bytes = await this.#files.read(f.name, (chunk) => hash.update(chunk));
     if (bytes.length !== f.bytes) throw new Error(`${f.name}: length differs from the manifest`);
-    if ((await sha256InSlices(bytes)) !== f.sha256) throw new Error(`${f.name}: checksum differs`);
+    if (hash.digest('hex') !== f.sha256) throw new Error(`${f.name}: checksum differs`);
     return bytes.buffer;
   }
 

@@ -6,6 +6,7 @@
 import type { Table } from '@lancedb/lancedb';
 import type { Logger } from 'pino';
 import { HOST_COLUMNS, type PAGE_COLUMNS, type RowOf } from './columns.js';
+import { arrowRows } from './rows.js';
 
 /** The allocation seam for host ids (structurally the state's HostIdsRepo; index/ does not import state/). */
 export interface HostIdSource {
@@ -24,7 +25,7 @@ export type HostRow = RowOf<typeof PAGE_COLUMNS, 'hosts'>;
 export async function readHostRows(pages: Table, after: bigint | null): Promise<(HostRow & { _rowid: bigint })[]> {
   let q = pages.query().select(HOST_COLUMNS).withRowId();
   if (after !== null) q = q.where(`_rowid > ${after}`);
-  return (await q.toArray()) as (HostRow & { _rowid: bigint })[];
+  return arrowRows<HostRow & { _rowid: bigint }>(await q.toArrow());
 }
 
 /** The greatest row id among `rows` and `from`. */
@@ -32,6 +33,18 @@ export function lastRowId(rows: readonly { readonly _rowid: bigint }[], from: bi
   let last = from;
   for (const r of rows) if (last === null || r._rowid > last) last = r._rowid;
   return last;
+}
+
+/**
+ * What a reader of the index knows of its hosts and languages after reading the pages table: handed to a search thread
+ * at its start (`OpenOptions.hosts`), so it does not read every page's host row again; it reads the rows after
+ * `through` when it follows the writer, as it would after its own read.
+ */
+export interface HostSnapshot {
+  readonly hosts: readonly (readonly [string, number])[];
+  readonly langs: readonly string[];
+  /** The greatest pages row id the read saw (null: none). */
+  readonly through: bigint | null;
 }
 
 /** The host → id map of one index. */
@@ -55,6 +68,19 @@ export class HostIds {
       this.#put(r.host, r.host_id);
       this.#next = Math.max(this.#next, r.host_id + 1);
     }
+  }
+
+  /** Takes the ids of a `HostSnapshot`. */
+  learnIds(entries: readonly (readonly [string, number])[]): void {
+    for (const [host, id] of entries) {
+      this.#put(host, id);
+      this.#next = Math.max(this.#next, id + 1);
+    }
+  }
+
+  /** Every known host with its id (`HostSnapshot`). */
+  entries(): [string, number][] {
+    return [...this.#ids];
   }
 
   /** Gives each new host (lower-cased) its id from the shared source, when there is one; known hosts cost nothing. */

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as lancedb from '@lancedb/lancedb';
 import { makeArrowTable } from '@lancedb/lancedb';
-import { Field, Schema, Utf8 } from 'apache-arrow';
+import { Field, Schema, Utf8 } from './arrow.js';
 import { ConfigError, type Config } from '../../../config.js';
 import { writeDurably } from './durable-file.js';
 

@@ -7,7 +7,7 @@
  * then the metadata names the model and the index switches (docs/api-search.md#re-embedding).
  */
 import { makeArrowTable, type Table } from '@lancedb/lancedb';
-import { Field, FixedSizeList, Float32, Int32, Schema } from 'apache-arrow';
+import { Field, FixedSizeList, Float32, Int32, Schema } from './arrow.js';
 import type { Logger } from 'pino';
 import { KEY_COLUMNS } from './columns.js';
 import { embedText } from './rows.js';
@@ -101,8 +101,7 @@ export async function prepareReembed(
       await dropVectorIndexes(passages);
       await passages.dropColumns(['vector']);
     }
-    // An SQL cast, not an Arrow field: this module's apache-arrow classes are not the ones LanceDB's CommonJS build
-    // tests a Field against.
+    // The new column, null in every row until the pass writes it.
     await passages.addColumns([{ name: 'vector', valueSql: `arrow_cast(NULL, 'FixedSizeList(${embedder.dim}, Float32)')` }]);
   }
   return meta.reembed!;

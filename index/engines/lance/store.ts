@@ -47,7 +47,7 @@ import { countNearCopies, parseNearPrint, type PrintedPage } from '../../retriev
 
 /** One of a host's pages as near-copies are counted (`hostPrints`). */
 export type HostPrint = PrintedPage & { readonly pageRef: number };
-import { followWriter, HostIds, lastRowId, type HostIdSource, type WriterFollower } from './host-ids.js';
+import { followWriter, HostIds, lastRowId, type HostIdSource, type HostSnapshot, type WriterFollower } from './host-ids.js';
 import type { TextQuery } from '../memory/postings.js';
 import { defaultRowCacheBytes, RowCache } from '../memory/row-cache.js';
 import { defaultSnippetBytes } from '../memory/snippet-store.js';
@@ -183,6 +183,11 @@ export interface OpenOptions {
   readonly shareEngine?: boolean;
   /** A search thread's start: an image of its pool's owner, or 'await' one (engine-image.ts). */
   readonly engineImage?: EngineImage | 'await';
+  /**
+   * A search thread's start: the hosts and languages its pool's owner read (`hostSnapshot`), taken instead of reading
+   * every page's host row again. Only with `engineImage` (the title statistics come from the image then).
+   */
+  readonly hosts?: HostSnapshot;
 }
 
 /** Where an index's engine segments are: the folder beside a local index, a table of a bucket's own connection. */
@@ -237,6 +242,8 @@ export class PassageIndex implements PageSink {
   readonly #queue = new WriteQueue();
   readonly #hostIds: HostIds;
   readonly #langs = new Set<string>();
+  /** Rows of the pages table the open read (0: its hosts and languages were given, `OpenOptions.hosts`). */
+  #pageRowsAtOpen = 0;
   /** The greatest pages row id the open read saw: a reader following the writer reads the host rows after it. */
   #hostRowsThrough: bigint | null = null;
   readonly #meta: IndexMeta;
@@ -366,7 +373,8 @@ export class PassageIndex implements PageSink {
     // Postings that load an engine image take the title statistics it carries (counting every title is most of an
     // open's work); they are counted here when no image is loaded (`#titles`).
     const titlesFromImage = (opts.textEngine ?? true) && (!!opts.engineSegments || !!opts.engineImage);
-    await idx.#loadState(!titlesFromImage); // rebuilds the image index after a re-analysis (`load`)
+    idx.#titlesPending = titlesFromImage;
+    await idx.#loadState(!titlesFromImage, titlesFromImage ? opts.hosts : undefined); // rebuilds the image index after a re-analysis (`load`)
     // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
     // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
     // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
@@ -579,16 +587,34 @@ export class PassageIndex implements PageSink {
     };
   }
 
-  async #loadState(titles: boolean): Promise<void> {
+  async #loadState(titles: boolean, hosts?: HostSnapshot): Promise<void> {
+    if (hosts) {
+      this.#hostIds.learnIds(hosts.hosts);
+      for (const l of hosts.langs) this.#langs.add(l);
+      this.#hostRowsThrough = hosts.through;
+      await this.#maintenance.load();
+      return;
+    }
     const columns = [...new Set([...HOST_COLUMNS, ...(titles ? TITLE_COLUMNS : [])])];
-    const rows = (await this.#pages.query().select(columns).withRowId().toArray()) as (RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & {
-      _rowid: bigint;
-    })[];
+    // Column by column (`arrowRows`): a row proxy's field reads cost more than the rest of an open's reads.
+    const rows = arrowRows<RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & { _rowid: bigint }>(
+      await this.#pages.query().select(columns).withRowId().toArrow(),
+    );
+    this.#pageRowsAtOpen = rows.length;
     if (titles) this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
-    else this.#titlesPending = true;
     this.#learnHosts(rows);
     this.#hostRowsThrough = lastRowId(rows, null);
     await this.#maintenance.load();
+  }
+
+  /** Rows of the pages table the open read for hosts, languages and titles (0: given them, `OpenOptions.hosts`). */
+  get pageRowsAtOpen(): number {
+    return this.#pageRowsAtOpen;
+  }
+
+  /** The hosts and languages this index knows now, for a search thread's start (`OpenOptions.hosts`). */
+  hostSnapshot(): HostSnapshot {
+    return { hosts: this.#hostIds.entries(), langs: [...this.#langs], through: this.#hostRowsThrough };
   }
 
   #learnHosts(rows: readonly RowOf<typeof PAGE_COLUMNS, 'hosts'>[]): void {

@@ -4,7 +4,7 @@
  * writer just wrote; scans run off the serving handle in slices (see docs/architecture.md#keeping-the-postings-in-step).
  */
 import type { Connection, Table } from '@lancedb/lancedb';
-import { Type as ArrowType } from 'apache-arrow';
+import { Type as ArrowType } from './arrow.js';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';

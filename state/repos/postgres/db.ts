@@ -31,8 +31,7 @@ const types: pg.CustomTypesConfig = {
     oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** True when `url` names a PostgreSQL database (what selects this backend). */
-export const isPostgresUrl = (url: string | undefined): url is string => !!url && /^postgres(ql)?:\/\//i.test(url);
+export { isPostgresUrl } from '../database-url.js';
 
 /** Seconds a client is told to wait when the database cannot be reached (Retry-After). */
 export const STATE_RETRY_AFTER_S = 5;
