@@ -1626,7 +1626,9 @@ export async function applyDelta(snap: TextSnapshot, delta: EngineDelta): Promis
   const want = delta.header.titles;
   const got = snap.titles.totals;
   if (got.titles !== want.titles || got.terms !== want.terms)
-    throw new Error(`engine delta ${delta.header.id}: title statistics ${got.titles}/${got.terms} after replay, the writer's ${want.titles}/${want.terms}`);
+    throw new Error(
+      `engine delta ${delta.header.id}: title statistics ${got.titles}/${got.terms} after replay, the writer's ${want.titles}/${want.terms}`,
+    );
 }
 
 /** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */
