@@ -31,6 +31,12 @@ t.test('title BM25: matching terms score, rarer terms weigh more, longer titles 
   t.equal(new TitleStats().score(q, 'Zinc', 'en'), 0, 'no statistics, no score');
 });
 
+/** Statistics with their terms in order: what two counts of the same titles agree on. */
+const plain = (s: TitleStats) => {
+  const { titles, terms, dfTerms, dfCounts } = s.exportState();
+  return { titles, terms, df: dfTerms.map((w, i) => [w, dfCounts[i]!] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1)) };
+};
+
 t.test('titles added and removed in any order leave exactly the statistics of a count of the titles left', async (t) => {
   const word = fc.constantFrom('zinc', 'water', 'report', 'levels', 'rivers', 'the');
   await fc.assert(
@@ -41,7 +47,7 @@ t.test('titles added and removed in any order leave exactly the statistics of a 
         for (const o of ops) s.addTerms(exportedTitleTerms(o.title.join(' '), 'en'));
         for (const o of ops) if (!o.keep) s.removeTerms(exportedTitleTerms(o.title.join(' '), 'en'));
         const counted = TitleStats.of(en(ops.filter((o) => o.keep).map((o) => o.title.join(' '))));
-        return JSON.stringify(s.exportState()) === JSON.stringify(counted.exportState());
+        return JSON.stringify(plain(s)) === JSON.stringify(plain(counted));
       },
     ),
   );
@@ -50,7 +56,18 @@ t.test('titles added and removed in any order leave exactly the statistics of a 
   const before = s.score(q, 'Zinc report', 'en');
   s.removeTerms(exportedTitleTerms('Water report', 'en'));
   t.not(s.score(q, 'Zinc report', 'en'), before, 'a removal changes the next score of the same query terms');
-  t.same(s.exportState(), { titles: 1, terms: 2, dfTerms: ['report', 'zinc'], dfCounts: [1, 1] }, 'terms no title holds are dropped');
+  t.same(
+    plain(s),
+    {
+      titles: 1,
+      terms: 2,
+      df: [
+        ['report', 1],
+        ['zinc', 1],
+      ],
+    },
+    'terms no title holds are dropped',
+  );
 });
 
 t.test("issue 14: a title's terms handed over as ids (the postings keep them per page) score as the title itself does", async (t) => {

@@ -136,10 +136,9 @@ export class TitleStats {
     return s;
   }
 
-  /** The statistics as they are now, terms in code-unit order (`fromState` gives them back). */
+  /** The statistics as they are now (`fromState` gives them back). */
   exportState(): TitleStatsState {
-    const dfTerms = [...this.#df.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return { titles: this.#titles, terms: this.#terms, dfTerms, dfCounts: dfTerms.map((t) => this.#df.get(t)!) };
+    return { titles: this.#titles, terms: this.#terms, dfTerms: [...this.#df.keys()], dfCounts: [...this.#df.values()] };
   }
 
   /** Statistics saved by `exportState`. */
