@@ -10,6 +10,7 @@ import { decodeImage, encodeImage, type SnapshotState } from '../../index/engine
 import { Postings } from '../../index/engines/memory/postings.js';
 import { DocAttributes } from '../../index/engines/memory/doc-attributes.js';
 import { encodePages } from '../../index/engines/lance/page-table.js';
+import { TitleStats } from '../../index/engines/memory/title-stats.js';
 
 const VOCAB = ['vitamin', 'bone', 'density', 'rivière', 'cells', 'memory', 'sleep', 'zinc', 'permit', '東京', 'x'];
 const word = fc.constantFrom(...VOCAB);
@@ -29,6 +30,7 @@ function imageOf(p: Postings) {
     attributes: new DocAttributes().exportState(n),
     snippets: null,
     vectors: null,
+    titles: new TitleStats().exportState(),
   };
   return encodeImage(state, { version: 1, analysis: 1, maxTermLength: 64 });
 }

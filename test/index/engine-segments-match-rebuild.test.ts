@@ -2,8 +2,9 @@
  * Persisted engine segments: random corpora written in batches, with pages replaced and removed, compactions, and
  * at random points a delta segment (what changed since the last publication) or a new base (the merge), with a
  * random bound on the deltas a base takes before the writer merges on its own; a reader that starts from the newest segment and catches up by row-id
- * difference must hold exactly the table's passages and answer operator queries (filtered or not) with exactly the
- * passages, result rows and vector neighbours of a reader that scanned the whole table.
+ * difference must hold exactly the table's passages and answer operator queries (filtered or not, title words among
+ * their words) with exactly the passages, scores (the title boost included), result rows and vector neighbours of a
+ * reader that scanned the whole table; and each segment, replayed, holds exactly the writer's title statistics then.
  */
 import t from 'tap';
 import fc from 'fast-check';
@@ -17,6 +18,8 @@ import { ANALYSIS_VERSION, FTS_OPTIONS } from '../../index/engines/lance/mainten
 import { applyDelta, TextSnapshot } from '../../index/engines/lance/text-engine.js';
 import { retrieve, type SearchFilters } from '../../index/retrieval/retrieval.js';
 import { PassageIndex } from '../../index/engines/lance/store.js';
+import { titleTerms } from '../../index/engines/memory/title-stats.js';
+import type { TitleCorpus } from '../../index/retrieval/engine-seam.js';
 import { makePage } from '../helpers/page-input.js';
 
 const VOCAB = ['vitamin', 'library', 'bone', 'density', 'river', 'cells', 'memory', 'sleep', 'zinc', 'permit'];
@@ -51,6 +54,10 @@ const queryText = (q: Query) =>
   [...q.words, ...(q.required ? [`+${q.required}`] : []), ...(q.excluded ? [`-${q.excluded}`] : [])].join(' ');
 
 const WANT = { analysis: ANALYSIS_VERSION, maxTermLength: FTS_OPTIONS.maxTokenLength };
+/** Every title term the corpora can hold: the vocabulary and the default title's words, analysed in both languages. */
+const TITLE_TERMS = [...new Set(['en', 'fr'].flatMap((l) => titleTerms(`${VOCAB.join(' ')} page`, l)))].sort();
+/** Title statistics as comparable text (every term, in order). */
+const titleText = (c: TitleCorpus) => JSON.stringify([c.titles, c.terms, TITLE_TERMS.map((w) => c.df.get(w) ?? 0)]);
 const keyOf = (p: { row: { page_ref: number; ordinal: number } }) => `${p.row.page_ref}:${p.row.ordinal}`;
 
 t.test('a reader started from a base and delta segments answers exactly as one that scanned the table', async (t) => {
@@ -61,6 +68,7 @@ t.test('a reader started from a base and delta segments answers exactly as one t
   let merged = 0;
   let deltasOnly = 0;
   let replayed = 0;
+  let titleHits = 0;
   await fc.assert(
     fc.asyncProperty(
       fc.array(stepArb, { minLength: 1, maxLength: 6 }),
@@ -80,11 +88,13 @@ t.test('a reader started from a base and delta segments answers exactly as one t
           engineSegments: { deltaDocs: Infinity, deltaAfterMs: Infinity, maxDeltas, maxDeltaShare: Infinity, graceMs: 0 },
         });
         let published = false;
-        // What the writer held when it published each segment (by table version): live row ids and passage keys.
-        const heldAt = new Map<number, string[]>();
+        // What the writer held when it published each segment (by table version): live row ids and passage keys, and
+        // its title statistics.
+        const heldAt = new Map<number, { rows: string[]; titles: string }>();
         const record = async () => {
           const v = writer.textPostingsStats()!.version!;
-          heldAt.set(v, (await writer.scanCandidates({}, 1_000_000)).map((h) => `${h._rowid}@${h.page_ref}:${h.ordinal}`).sort());
+          const rows = (await writer.scanCandidates({}, 1_000_000)).map((h) => `${h._rowid}@${h.page_ref}:${h.ordinal}`).sort();
+          heldAt.set(v, { rows, titles: titleText(writer.titleCorpus(TITLE_TERMS)) });
         };
         let bases = 0;
         try {
@@ -152,8 +162,10 @@ t.test('a reader started from a base and delta segments answers exactly as one t
               return `${h.rowId}@${p.page_ref}:${p.ordinal}`;
             })
             .sort();
-          if (JSON.stringify(got) !== JSON.stringify(want))
-            throw new Error(`${name}: replayed ${got.join(',')}, writer held ${want.join(',')}`);
+          if (JSON.stringify(got) !== JSON.stringify(want.rows))
+            throw new Error(`${name}: replayed ${got.join(',')}, writer held ${want.rows.join(',')}`);
+          const titles = titleText(snap.titles.corpus(TITLE_TERMS));
+          if (titles !== want.titles) throw new Error(`${name}: replayed title statistics ${titles}, the writer's ${want.titles}`);
           replayed++;
         }
         const fromSegments = await PassageIndex.open({ dir, embedder, writes: false, engineSegments: true });
@@ -185,6 +197,8 @@ t.test('a reader started from a base and delta segments answers exactly as one t
           table.close();
           db.close();
           if (st.live !== rows) throw new Error(`live passages ${st.live}, table rows ${rows}`);
+          const [ta, tb] = [titleText(fromSegments.titleCorpus(TITLE_TERMS)), titleText(scanned.titleCorpus(TITLE_TERMS))];
+          if (ta !== tb) throw new Error(`title statistics ${ta}, the scanning reader's ${tb}`);
           for (const q of queries) {
             const query = queryText(q);
             const ask = (idx: PassageIndex, mode: 'bm25' | 'vector') => retrieve(idx, { query, mode, filters: q.filters, now: NOW });
@@ -193,7 +207,12 @@ t.test('a reader started from a base and delta segments answers exactly as one t
             const got = a.map(keyOf).sort();
             const want = b.map(keyOf).sort();
             if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${query}: got ${got.join(',')} want ${want.join(',')}`);
+            // Ranked and scored alike, to the bit: the title boost reads the title statistics.
+            const scored = (ps: typeof a) => JSON.stringify(ps.map((p) => [keyOf(p), p.score]));
+            if (scored(a) !== scored(b)) throw new Error(`${query}: scored ${scored(a)}, the scanning reader ${scored(b)}`);
             if (want.length > 0) nonEmpty++;
+            if (a.some((p) => titleTerms(p.row.title, p.row.lang).some((w) => titleTerms(query.replace(/[+-]/g, ''), 'en').includes(w))))
+              titleHits++;
             // Result rows (their snippet text from the loaded store) as the scanning reader reads them.
             const ra = await fromSegments.resultRows(a.map((p) => p.row));
             const rb = await scanned.resultRows(b.map((p) => p.row));
@@ -222,4 +241,5 @@ t.test('a reader started from a base and delta segments answers exactly as one t
   t.ok(replayed > 10, `${replayed} manifests replayed to exactly the writer's passages and row ids at their version`);
   t.ok(caughtUp > 0, `${caughtUp} readers caught up from an older segment`);
   t.ok(nonEmpty > 10, `${nonEmpty} queries found passages`);
+  t.ok(titleHits > 10, `${titleHits} queries found passages whose title holds one of their words (scored with the title boost)`);
 });

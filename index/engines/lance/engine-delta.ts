@@ -55,6 +55,11 @@ export interface DeltaHeader extends ImageIdentity {
   readonly snippets: boolean;
   /** Runs of rows of one page (their fields are kept once per run). */
   readonly pages: number;
+  /**
+   * The writer's title statistics after the patches (titles, their terms in all). A replay changes them exactly as the
+   * writer's patches did (the pages added and pruned carry their titles), so a reader checks it got the same.
+   */
+  readonly titles: { readonly titles: number; readonly terms: number };
 }
 
 export interface EngineDelta {
@@ -113,7 +118,7 @@ export function captureRows(batch: DeltaBatch, ids: readonly number[], into: Del
 /** Encodes patches as a delta segment following the file `prev` of the chain that starts at `base`. */
 export function encodeDelta(
   ops: readonly DeltaOp[],
-  identity: ImageIdentity & { readonly from: number; readonly base: string; readonly prev: string },
+  identity: ImageIdentity & Pick<DeltaHeader, 'from' | 'base' | 'prev' | 'titles'>,
 ): EngineDelta {
   const gone: number[] = [];
   const moves: number[] = [];

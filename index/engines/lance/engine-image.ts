@@ -32,12 +32,15 @@ export interface SnapshotState {
   readonly snippets: SnippetState | null;
   /** `block`: the rows already in a shared kernel memory (made by this process's first reader of the image). */
   readonly vectors: { readonly dim: number; readonly rows: Float32Array; readonly block?: SharedVectorBlock } | null;
-  /** The index's title statistics when the image was made (title-stats.ts): a reader adopts them instead of counting titles. */
-  readonly titles?: TitleStatsState | null;
+  /**
+   * The title statistics of the state's pages (title-stats.ts, exact: `TextSnapshot.titles`): a reader takes them
+   * instead of analysing every title.
+   */
+  readonly titles: TitleStatsState;
 }
 
 /** Bumped when the layout changes: an image of another format is ignored (the engine scans and writes a new one). */
-export const IMAGE_FORMAT = 4;
+export const IMAGE_FORMAT = 5;
 const MAGIC = 'SVCENGI1';
 const FOOTER_BYTES = 12;
 
@@ -133,7 +136,7 @@ function* imageSteps(state: SnapshotState, identity: ImageIdentity): Generator<v
     sn.chunks.forEach((c, i) => sections.push([`snip${i}`, c]));
   }
   if (state.vectors) sections.push(['vectors', state.vectors.rows]);
-  if (state.titles) sections.push(['titles', Buffer.from(JSON.stringify(state.titles), 'utf8')]);
+  sections.push(['titles', Buffer.from(JSON.stringify(state.titles), 'utf8')]);
   const header: ImageHeader = {
     ...identity,
     format: IMAGE_FORMAT,
@@ -290,14 +293,12 @@ export function decodeImage(image: EngineImage): SnapshotState {
     snippets,
     vectors:
       h.vectorDim === null ? null : { dim: h.vectorDim, rows: view('vectors', 'f32'), ...(image.vectors ? { block: image.vectors } : {}) },
+    // Parsed when read: a snapshot that takes over its maker's statistics (text-engine.ts `#fromImage`) never reads them.
+    get titles(): TitleStatsState {
+      const b = view('titles', 'u8');
+      return JSON.parse(Buffer.from(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength).toString('utf8')) as TitleStatsState;
+    },
   };
-}
-
-/** The title statistics an image carries (null: none, an image made without them). */
-export function imageTitles(image: EngineImage): TitleStatsState | null {
-  if (!image.header.sections.titles) return null;
-  const b = sectionView(image.buffer, image.header.sections, 'titles', 'u8');
-  return JSON.parse(Buffer.from(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength).toString('utf8')) as TitleStatsState;
 }
 
 function kindOf(a: Typed): Kind {

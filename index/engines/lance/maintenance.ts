@@ -156,8 +156,6 @@ export interface MaintenanceOptions {
   readonly refreshAfterMs: number;
   readonly vectorIndexThreshold: number;
   readonly isClosed: () => boolean;
-  /** Runs at the end of every optimize (the title statistics are rebuilt there when stale). */
-  readonly afterOptimize: () => Promise<void>;
   /**
    * Told the passages table's version when maintenance that writes no passage (index builds, compaction: rows may move
    * to new row ids) begins, and when it ends: readers then re-key rather than re-read (passage-changes.ts).
@@ -439,7 +437,6 @@ export class IndexMaintenance {
         this.#o.log?.info({ vectors: n, partitions }, 'vector index built');
       }
     }
-    await this.#o.afterOptimize();
     const ms = Date.now() - started;
     this.#lastOptimizeMs = ms;
     this.#lastOptimizeEnd = performance.now();

@@ -22,7 +22,6 @@ import {
   STORED_PAGE_COLUMNS,
   PRINT_COLUMNS,
   type PrintRow,
-  TITLE_COLUMNS,
   VECTOR_COLUMNS,
   HOST_COLUMNS,
   imageSchema,
@@ -61,7 +60,6 @@ import {
   type RowPrefill,
   type TextEngineStats,
   type TextSnapshot,
-  type TitleSource,
 } from './text-engine.js';
 import { cosineDistance, FLAT_VECTOR_BYTES } from '../memory/flat-vectors.js';
 import { localIndexLocation, readIndexMeta, writeIndexMeta, type IndexLocation } from './location.js';
@@ -74,7 +72,6 @@ import { whereOf } from './where.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
   arrowRows,
-  normaliseLang,
   pageRows,
   toImageHit,
   toStoredPage,
@@ -262,9 +259,8 @@ export class PassageIndex implements PageSink {
   #engineEager = true;
   /** A reader's look for the writer's switch to the configured model's vectors (`#watchVectors`). */
   #vectorsWatch: NodeJS.Timeout | null = null;
-  #titleStats = new TitleStats();
-  /** The title statistics are to come from the postings' first image (`#titleSource`), or be counted after it. */
-  #titlesPending = false;
+  /** Scores titles while the postings hold no statistics yet (none built): every title scores 0. */
+  readonly #noTitles = new TitleStats();
   #follower: WriterFollower | null = null;
   #catchingUp: Promise<void> | null = null;
   #engine: TextEngine | null = null;
@@ -322,9 +318,6 @@ export class PassageIndex implements PageSink {
       refreshAfterMs: args.refreshAfterMs,
       vectorIndexThreshold: args.vectorIndexThreshold,
       isClosed: () => this.#closed,
-      afterOptimize: async () => {
-        if (this.#titleStats.stale) await this.#rebuildTitleStats();
-      },
       passagesMaintenance: (maintenance, version) => this.#tell({ version, pageRefs: [], maintenance }),
     });
   }
@@ -370,11 +363,7 @@ export class PassageIndex implements PageSink {
       meta.analysis = ANALYSIS_VERSION;
       await writeIndexMeta(db, location, meta);
     }
-    // Postings that load an engine image take the title statistics it carries (counting every title is most of an
-    // open's work); they are counted here when no image is loaded (`#titles`).
-    const titlesFromImage = (opts.textEngine ?? true) && (!!opts.engineSegments || !!opts.engineImage);
-    idx.#titlesPending = titlesFromImage;
-    await idx.#loadState(!titlesFromImage, titlesFromImage ? opts.hosts : undefined); // rebuilds the image index after a re-analysis (`load`)
+    await idx.#loadState(opts.hosts); // rebuilds the image index after a re-analysis (`load`)
     // The re-analysis rewrote every passage row: the vector and page_ref indexes cover none of the new rows until an
     // optimize folds them in, which would otherwise wait for the next writes (a quiet index would search its vectors
     // flat and scan page_ref, several times slower hybrid queries at 100k passages; docs/bench-index.md). Once, at open.
@@ -385,12 +374,8 @@ export class PassageIndex implements PageSink {
         pages,
         opts.followHostsMs,
         idx.#hostRowsThrough,
-        async (rows, pageCount) => {
+        async (rows) => {
           idx.#learnHosts(rows);
-          // A reader's title statistics are not updated page by page, so they are rebuilt once the page count has moved
-          // by a fifth (amortised); otherwise a search thread started on an empty index would score no title until restart.
-          const counted = idx.#titleStats.size;
-          if (!idx.#titlesPending && pageCount !== counted && Math.abs(pageCount - counted) >= counted / 5) await idx.#rebuildTitleStats();
           // The writer may have built an index since (the vector index, the image one with its first image).
           await idx.#maintenance
             .recheck()
@@ -420,7 +405,6 @@ export class PassageIndex implements PageSink {
         tableName: 'passages',
         log: opts.log,
         maxTermLength: FTS_OPTIONS.maxTokenLength,
-        titles: idx.#titleSource(),
         prefill: idx.#rowPrefill(),
         snippetBytes: opts.snippetBytes ?? defaultSnippetBytes(),
         changes: (from, to) => idx.#changes.between(from, to),
@@ -587,7 +571,7 @@ export class PassageIndex implements PageSink {
     };
   }
 
-  async #loadState(titles: boolean, hosts?: HostSnapshot): Promise<void> {
+  async #loadState(hosts?: HostSnapshot): Promise<void> {
     if (hosts) {
       this.#hostIds.learnIds(hosts.hosts);
       for (const l of hosts.langs) this.#langs.add(l);
@@ -595,19 +579,17 @@ export class PassageIndex implements PageSink {
       await this.#maintenance.load();
       return;
     }
-    const columns = [...new Set([...HOST_COLUMNS, ...(titles ? TITLE_COLUMNS : [])])];
     // Column by column (`arrowRows`): a row proxy's field reads cost more than the rest of an open's reads.
-    const rows = arrowRows<RowOf<typeof PAGE_COLUMNS, 'hosts' | 'titles'> & { _rowid: bigint }>(
-      await this.#pages.query().select(columns).withRowId().toArrow(),
+    const rows = arrowRows<RowOf<typeof PAGE_COLUMNS, 'hosts'> & { _rowid: bigint }>(
+      await this.#pages.query().select(HOST_COLUMNS).withRowId().toArrow(),
     );
     this.#pageRowsAtOpen = rows.length;
-    if (titles) this.#titleStats = await TitleStats.build(rows.map((r) => ({ title: r.title, lang: r.lang })));
     this.#learnHosts(rows);
     this.#hostRowsThrough = lastRowId(rows, null);
     await this.#maintenance.load();
   }
 
-  /** Rows of the pages table the open read for hosts, languages and titles (0: given them, `OpenOptions.hosts`). */
+  /** Rows of the pages table the open read for hosts and languages (0: given them, `OpenOptions.hosts`). */
   get pageRowsAtOpen(): number {
     return this.#pageRowsAtOpen;
   }
@@ -648,9 +630,16 @@ export class PassageIndex implements PageSink {
     return (await this.#textSnapshot()).postings.corpusStats(terms);
   }
 
-  /** The title statistics of `terms` (a sharded index sums its shards' and scores titles with the sum). */
+  /**
+   * The title statistics of `terms` at the postings' version (a sharded index sums its shards' and scores titles with
+   * the sum): those of the titles of the pages the postings hold, exactly as a full build counts them.
+   */
   titleCorpus(terms: readonly string[]): TitleCorpus {
-    return this.#titleStats.corpus(terms);
+    return this.#titleStats().corpus(terms);
+  }
+
+  #titleStats(): TitleStats {
+    return this.#engine?.titleStats ?? this.#noTitles;
   }
 
   /** Whether a language value occurs in the index (the closed set language filters compile against). */
@@ -728,7 +717,6 @@ export class PassageIndex implements PageSink {
         list.map((p) => p.pageRef),
       );
       for (const r of pageRowList) if (typeof r.lang === 'string') this.#langs.add(r.lang);
-      for (const p of list) this.#titleStats.add(p.title, normaliseLang(p.lang));
       await this.#maintenance.afterWrite(list.length);
     });
   }
@@ -822,29 +810,6 @@ export class PassageIndex implements PageSink {
     });
   }
 
-  /** The title statistics as the text engine's images carry them: taken from the first one it loads, else counted. */
-  #titleSource(): TitleSource {
-    return {
-      state: () => this.#titleStats.exportState(),
-      adopt: async (state) => {
-        if (!this.#titlesPending) return;
-        this.#titlesPending = false;
-        if (state) this.#titleStats = TitleStats.fromState(state);
-        else await this.#rebuildTitleStats();
-      },
-    };
-  }
-
-  /** Recounts the title statistics from the stored titles (see title-stats.ts); readers keep the old ones meanwhile. */
-  async #rebuildTitleStats(): Promise<void> {
-    try {
-      const rows = (await this.#pages.query().select(TITLE_COLUMNS).toArray()) as RowOf<typeof PAGE_COLUMNS, 'titles'>[];
-      this.#titleStats = await TitleStats.build(rows);
-    } catch (err) {
-      this.#log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'title statistics rebuild failed');
-    }
-  }
-
   /**
    * BM25 of a title (in `lang`) for analysed query terms, from the title statistics: the BM25 arm's title boost.
    * `corpus`: score with these statistics instead (a shard, with its sharded index's: `titleCorpus`).
@@ -857,7 +822,7 @@ export class PassageIndex implements PageSink {
     // The postings hold each page's analysed title (whatever version they are at, it is that title's analysis); a
     // candidate they gave carries it.
     const ids = row._titleIds ?? this.#engine?.titleTermIds(row.page_ref, row.title, row.lang);
-    return this.#titleStats.score(queryTerms, row.title, row.lang, ids, corpus);
+    return this.#titleStats().score(queryTerms, row.title, row.lang, ids, corpus);
   }
 
   /** Compacts, updates indexes, and builds the vector index once large enough. Serialised with writes. */

@@ -8,7 +8,7 @@ import { Type as ArrowType } from './arrow.js';
 import { LoopBudget } from '../../../event-loop.js';
 import { FlatVectors } from '../memory/flat-vectors.js';
 import { PAGE_FIELD_ROW_COLUMNS, type PageFieldRow, type PassageHit } from './columns.js';
-import { decodeImage, encodeImageInSlices, imageTitles, type EngineImage, type SnapshotState } from './engine-image.js';
+import { decodeImage, encodeImageInSlices, type EngineImage, type SnapshotState } from './engine-image.js';
 import type { EngineSegments, LoadedSegments } from './engine-segments.js';
 import { captureRows, decodeDelta, emptyRows, encodeDelta, type DeltaOp, type EngineDelta } from './engine-delta.js';
 import { DocAttributes, type DocTest, type PageCodes } from '../memory/doc-attributes.js';
@@ -18,7 +18,7 @@ import { SnippetStore } from '../memory/snippet-store.js';
 import type { PassageChangeSpan } from './passage-changes.js';
 import { encodePages, PageTable, type PageEntry } from './page-table.js';
 import { Postings, type TextHit, type TextQuery } from '../memory/postings.js';
-import { titleTermIds, titleTerms, titleTermsOfIds, type TitleIds, type TitleStatsState } from '../memory/title-stats.js';
+import { TitleStats, titleTermIds, titleTerms, titleTermsOfIds, type TitleIds } from '../memory/title-stats.js';
 import { TopK } from '../memory/top-k.js';
 import { grow } from '../memory/typed-arrays.js';
 
@@ -98,6 +98,12 @@ export class TextSnapshot {
    * is read from memory. Null when not kept.
    */
   readonly snippets: SnippetStore | null;
+  /**
+   * The title boost's statistics over the titles of the pages with live rows here, kept exact as pages gain and lose
+   * them (`#addRows`, `prunePages`): a snapshot replayed from segments or caught up from the table holds exactly
+   * those of one built by a full scan at the same version.
+   */
+  readonly titles: TitleStats;
   /** Per document, the page attributes filters test (host id, date, language, country, province, source type). */
   readonly #attributes: DocAttributes;
   #pageOf: Int32Array = new Int32Array(1024);
@@ -120,10 +126,18 @@ export class TextSnapshot {
 
   /**
    * `state`: a saved snapshot (`exportState`, engine-image.ts) to start from instead of empty postings; its vectors
-   * are kept only when `vectors` asks for that dimension.
+   * are kept only when `vectors` asks for that dimension. `titles`: the state's title statistics already decoded (they
+   * are the caller's and are not used by it any more), instead of decoding them again.
    */
-  constructor(maxTermLength: number, vectors?: { dim: number; maxRows: number }, snippetBytes = 0, state?: SnapshotState) {
+  constructor(
+    maxTermLength: number,
+    vectors?: { dim: number; maxRows: number },
+    snippetBytes = 0,
+    state?: SnapshotState,
+    titles?: TitleStats,
+  ) {
     this.#attributes = new DocAttributes(state?.attributes);
+    this.titles = titles ?? (state ? TitleStats.fromState(state.titles) : new TitleStats());
     if (!state) {
       this.postings = new Postings({ maxTermLength });
       this.vectors = vectors ? FlatVectors.create(vectors.dim, vectors.maxRows) : null;
@@ -215,6 +229,7 @@ export class TextSnapshot {
       attributes: this.#attributes.exportState(n),
       snippets: this.snippets?.exportState() ?? null,
       vectors: v ? { dim: v.dim, rows: v.exportRows() } : null,
+      titles: this.titles.exportState(),
     };
   }
 
@@ -303,8 +318,15 @@ export class TextSnapshot {
         for (const [name, c] of fieldCols) fields[name] = c.get(i) ?? null;
         const page = fields as unknown as PageFieldRow;
         const cur = this.#page(pageRef);
-        const titleIds =
-          cur && cur.title === page.title && cur.lang === page.lang ? cur.titleIds : titleTermIds(titleTerms(page.title, page.lang));
+        let titleIds: TitleIds;
+        if (cur && cur.title === page.title && cur.lang === page.lang) titleIds = cur.titleIds;
+        else {
+          // A page new here, or its title changed: the title statistics follow (exact, not recounted later).
+          const terms = titleTerms(page.title, page.lang);
+          if (cur) this.titles.removeTerms(titleTermsOfIds(cur.titleIds));
+          this.titles.addTerms(terms);
+          titleIds = titleTermIds(terms);
+        }
         const groupHash = cur && cur.group_key === page.group_key ? cur.groupHash : nearKeyHash(page.group_key);
         const contentHash = cur && cur.content_hash === page.content_hash ? cur.contentHash : nearKeyHash(page.content_hash);
         const next = pageRecord(page, titleIds, groupHash, contentHash, this.#attributes.codes(page), cur?.lastDoc ?? -1);
@@ -390,6 +412,8 @@ export class TextSnapshot {
       let d = this.#lastDocOf(ref);
       while (d >= 0 && !this.postings.isLive(d)) d = this.#prevOfPage[d]!;
       if (d >= 0) continue;
+      const rec = this.#page(ref);
+      if (rec) this.titles.removeTerms(titleTermsOfIds(rec.titleIds));
       this.#pages.delete(ref);
       this.#decoded.delete(ref);
       if (this.#imagePages && this.#imagePages.indexOf(ref) >= 0) this.#gone.add(ref);
@@ -761,13 +785,6 @@ function chainOf(snap: TextSnapshot, base: EngineImage, deltas: readonly EngineD
   };
 }
 
-/** Where an engine's images take the index's title statistics from, and where a loaded image's go. */
-export interface TitleSource {
-  state(): TitleStatsState;
-  /** Settles once the statistics are in place (counted, when `state` is null): the images made after carry them. */
-  adopt(state: TitleStatsState | null): Promise<void>;
-}
-
 export class TextEngine {
   readonly #db: Connection;
   readonly #table: Table;
@@ -829,8 +846,6 @@ export class TextEngine {
   readonly #imageListeners = new Set<(image: EngineImage) => void>();
   /** The publication in flight and those waiting for it, in order (a base supersedes every one waiting before it). */
   #publishing: Promise<void> | null = null;
-  readonly #titles: TitleSource | null;
-  #titlesPending: boolean;
   #toPublish: ({ base: EngineImage } | { delta: EngineDelta })[] = [];
   /** The writer's publication of what it holds once writes go quiet (`#armQuiet`). */
   #quietTimer: NodeJS.Timeout | null = null;
@@ -858,14 +873,7 @@ export class TextEngine {
     image?: EngineImage | 'await';
     /** @default 0 */
     analysis?: number;
-    /**
-     * The index's title statistics (title-stats.ts), carried in the images this engine makes; `adopt` is called once,
-     * after the first sync, with those of the image it loaded (null: it loaded none, or one without them).
-     */
-    titles?: TitleSource;
   }) {
-    this.#titles = args.titles ?? null;
-    this.#titlesPending = args.titles !== undefined;
     this.#segments = args.segments ?? null;
     this.#share = args.share ?? false;
     this.#analysis = args.analysis ?? 0;
@@ -960,6 +968,13 @@ export class TextEngine {
    */
   snippetOfRow(rowId: number): string | null | undefined {
     return this.#postings?.snippetOfRow(rowId);
+  }
+
+  /**
+   * The title boost's statistics at the postings' version (exact: `TextSnapshot.titles`); null while none are built.
+   */
+  get titleStats(): TitleStats | null {
+    return this.#postings?.titles ?? null;
   }
 
   /** A page's analysed title terms as ids from the postings (any version), when they hold that title in that language. */
@@ -1062,11 +1077,8 @@ export class TextEngine {
         // Loaded from a segment (already shared memory): the threads waiting for the owner's image start from it.
         if (this.#share) this.#announce(start);
       }
-      // Counted meanwhile when there is no image (beside the scan), and in place before this engine images anything.
-      const titles = this.#adoptTitles(loaded ? imageTitles(loaded.image) : null);
       if (this.#postings && this.#version === target) {
         this.#failure = null;
-        await titles;
         await this.#makeImage();
         return;
       }
@@ -1093,7 +1105,6 @@ export class TextEngine {
       this.#failure = null;
       this.#lastSyncMs = performance.now() - started;
       if (rebuild) this.#log?.info({ version: target, ...postings.postings.size, ms: Math.round(this.#lastSyncMs) }, 'text postings built');
-      await titles;
       await this.#makeImage();
     } catch (err) {
       // The table moved on under the scan (a compacted version's files removed) or the store failed: the queries
@@ -1102,7 +1113,6 @@ export class TextEngine {
       // A patch cut short left changes no recorded patch holds: the next publication is a base.
       this.#chain = null;
       if (this.#segments?.write) this.#failuresInRow++;
-      void this.#adoptTitles(null);
       this.#log?.warn({ err: this.#failure.message }, 'text postings sync failed');
     } finally {
       pinned?.close();
@@ -1198,18 +1208,14 @@ export class TextEngine {
     return found;
   }
 
-  /** Hands the title statistics of the first sync's image (or null) to their owner, once. */
-  #adoptTitles(state: TitleStatsState | null): Promise<void> {
-    if (!this.#titlesPending) return Promise.resolve();
-    this.#titlesPending = false;
-    return this.#titles!.adopt(state);
-  }
-
-  /** A snapshot over an image's memory (engine-image.ts `decodeImage`). */
-  #fromImage(image: EngineImage): TextSnapshot {
+  /**
+   * A snapshot over an image's memory (engine-image.ts `decodeImage`); `titles`: the title statistics of the snapshot
+   * the image was just made of, taken over rather than decoded again.
+   */
+  #fromImage(image: EngineImage, titles?: TitleStats): TextSnapshot {
     const v = this.#vectors;
     const vectors = v ? { dim: v.dim, maxRows: Math.floor(v.maxBytes / (v.dim * 4)) } : undefined;
-    const snap = new TextSnapshot(this.#maxTermLength, vectors, this.#snippetBytes, decodeImage(image));
+    const snap = new TextSnapshot(this.#maxTermLength, vectors, this.#snippetBytes, decodeImage(image), titles);
     // The first reader in the process made the vectors' shared memory: the threads the image goes to read it.
     if (!image.vectors && snap.vectors?.block) image.vectors = snap.vectors.block;
     return snap;
@@ -1255,6 +1261,7 @@ export class TextEngine {
           from: chain.version,
           base: chain.base,
           prev: chain.id,
+          titles: snap.titles.totals,
         });
         if (this.#mergeDue(chain, delta.buffer.byteLength)) due = true;
         else {
@@ -1274,7 +1281,7 @@ export class TextEngine {
     if (!due) return;
     // In slices: searches go on meanwhile (the postings do not change: this runs inside the sync, which holds them).
     const image = await encodeImageInSlices(
-      { ...snap.exportState(), titles: this.#titles?.state() ?? null },
+      snap.exportState(),
       { version: this.#version, analysis: this.#analysis, maxTermLength: this.#maxTermLength },
       new LoopBudget(),
     );
@@ -1284,7 +1291,7 @@ export class TextEngine {
     // Sharing: the postings become views of the image (one copy for every thread). Otherwise the image is only
     // written out, and let go once published.
     this.#image = this.#share ? image : null;
-    if (this.#share) this.#postings = this.#fromImage(image);
+    if (this.#share) this.#postings = this.#fromImage(image, snap.titles);
     this.#imaged = { snap: this.#postings, docs: s.docs, live: s.live, at: now };
     if (this.#share) this.#announce(image);
     if (write) {
@@ -1614,6 +1621,14 @@ export async function applyDelta(snap: TextSnapshot, delta: EngineDelta): Promis
     await snap.postings.flushInSlices();
     snap.prunePages(touched);
   }
+  // The title statistics follow the pages the patches added and pruned, as the writer's did: the writer's totals after
+  // the delta are a check that they did (a reader that finds otherwise does not use the chain; it scans).
+  const want = delta.header.titles;
+  const got = snap.titles.totals;
+  if (got.titles !== want.titles || got.terms !== want.terms)
+    throw new Error(
+      `engine delta ${delta.header.id}: title statistics ${got.titles}/${got.terms} after replay, the writer's ${want.titles}/${want.terms}`,
+    );
 }
 
 /** Pages per read of a patch by pages (one `page_ref IN (…)` filter each). */

@@ -1,9 +1,9 @@
 /**
  * Title-field BM25 computed in process (the title boost), so it costs no index call.
- * Upkeep is approximate by design: removals subtract nothing and a rebuild runs once writes exceed a fifth of the
- * titles, so IDF drifts only within that bound at amortised O(1) per write.
+ * The statistics are exact: their owner (the text engine's snapshot) adds a page's title terms when the page gets
+ * live rows and removes them when it loses its last one or its title changes, so they always equal a count of the
+ * titles of the pages it holds, whatever order the writes came in.
  */
-import { LoopBudget } from '../../../event-loop.js';
 import { analyze, titleAnalysis } from '../../retrieval/analyzer.js';
 import { DenseSlots } from './dense-slots.js';
 import type { TitleCorpus } from '../../retrieval/engine-seam.js';
@@ -126,29 +126,13 @@ export class TitleStats {
   readonly #df = new Map<string, number>();
   #titles = 0;
   #terms = 0;
-  /** Titles added since the statistics were last built from the stored titles. */
-  #added = 0;
+  /** Bumped by every change: a query's cached idf (`#lastQuery`) is computed again after one. */
+  #changes = 0;
 
-  /** Statistics of a set of titles (a full build). */
+  /** Statistics of a set of titles (a full count). */
   static of(titles: Iterable<TitleInput>): TitleStats {
     const s = new TitleStats();
     for (const t of titles) s.add(t.title, t.lang);
-    s.#added = 0;
-    return s;
-  }
-
-  /**
-   * The same full build in slices, yielding to the event loop between them: counting takes seconds for the titles of
-   * a 1M-passage index, which must not stall a serving process.
-   */
-  static async build(titles: readonly TitleInput[]): Promise<TitleStats> {
-    const s = new TitleStats();
-    const budget = new LoopBudget();
-    for (const t of titles) {
-      s.add(t.title, t.lang);
-      await budget.tick();
-    }
-    s.#added = 0;
     return s;
   }
 
@@ -157,7 +141,7 @@ export class TitleStats {
     return { titles: this.#titles, terms: this.#terms, dfTerms: [...this.#df.keys()], dfCounts: [...this.#df.values()] };
   }
 
-  /** Statistics saved by `exportState` (counted as a full build: nothing added since). */
+  /** Statistics saved by `exportState`. */
   static fromState(state: TitleStatsState): TitleStats {
     const s = new TitleStats();
     s.#titles = state.titles;
@@ -168,21 +152,40 @@ export class TitleStats {
 
   /** Counts one more title. */
   add(title: string, lang: string | null | undefined): void {
-    const terms = titleTerms(title, lang);
+    this.addTerms(titleTerms(title, lang));
+  }
+
+  /** Counts one more title, given as its analysed terms (`titleTerms`). */
+  addTerms(terms: readonly string[]): void {
     this.#titles++;
     this.#terms += terms.length;
-    this.#added++;
+    this.#changes++;
     for (const t of new Set(terms)) this.#df.set(t, (this.#df.get(t) ?? 0) + 1);
   }
 
-  /** Whether enough has been written since the last full build that it should be redone. */
-  get stale(): boolean {
-    return this.#added > Math.max(1000, this.#titles / 5);
+  /**
+   * Uncounts a title counted before (its analysed terms, as they were added). A term no title holds any more is
+   * dropped, so the statistics are those of a count of the titles left.
+   */
+  removeTerms(terms: readonly string[]): void {
+    this.#titles--;
+    this.#terms -= terms.length;
+    this.#changes++;
+    for (const t of new Set(terms)) {
+      const n = (this.#df.get(t) ?? 0) - 1;
+      if (n > 0) this.#df.set(t, n);
+      else this.#df.delete(t);
+    }
   }
 
   /** The statistics `score` reads for `terms` (a sharded index sums them over its shards and scores with the sum). */
   corpus(terms: readonly string[]): TitleCorpus {
     return { titles: this.#titles, terms: this.#terms, df: new Map(terms.map((t) => [t, this.#df.get(t) ?? 0])) };
+  }
+
+  /** Titles counted and their terms in all: what a delta segment checks its replay by (engine-delta.ts). */
+  get totals(): { titles: number; terms: number } {
+    return { titles: this.#titles, terms: this.#terms };
   }
 
   /** Number of titles counted. */
@@ -196,7 +199,7 @@ export class TitleStats {
    */
   #lastQuery: {
     terms: readonly string[];
-    titles: number;
+    changes: number;
     corpus: TitleCorpus | undefined;
     slot: Map<string, number>;
     idf: Float64Array;
@@ -218,7 +221,7 @@ export class TitleStats {
     const cached = ids === undefined ? candidateTf(title, lang) : null;
     if (ids === undefined ? cached!.length === 0 : ids.length === 0) return 0;
     let q = this.#lastQuery;
-    if (q?.terms !== queryTerms || q.titles !== titles || q.corpus !== corpus) {
+    if (q?.terms !== queryTerms || q.changes !== this.#changes || q.corpus !== corpus) {
       const distinct = [...new Set(queryTerms)];
       const idf = Float64Array.from(distinct, (t) => {
         const df = Math.min(dfs.get(t) || 1, titles);
@@ -228,7 +231,7 @@ export class TitleStats {
       const tf = new Uint32Array(distinct.length);
       q = this.#lastQuery = {
         terms: queryTerms,
-        titles,
+        changes: this.#changes,
         corpus,
         slot,
         idf,
