@@ -210,14 +210,18 @@ export class EngineSegments {
   }
 
   /**
-   * The newest manifest that reads as one (its files not checked) and when it was written; null: none. What an operator
+   * The newest manifest of this format that reads as one (its files not checked) and when it was written; null: none. What an operator
    * compares with the table's version (`svc status`).
    */
   async newest(): Promise<{ readonly manifest: SegmentManifest; readonly writtenMs: number } | null> {
     const times = new Map((await this.#files.list()).map((f) => [f.name, f.mtimeMs]));
     for (const name of await this.manifests())
       try {
-        return { manifest: this.#manifest(await this.#files.read(name)), writtenMs: times.get(name) ?? 0 };
+        const manifest = this.#manifest(await this.#files.read(name));
+        // A segment of another format is never loaded (`loadNewest`): reporting it would tell an operator that a
+        // restart loads when it scans.
+        if (manifest.format !== IMAGE_FORMAT) continue;
+        return { manifest, writtenMs: times.get(name) ?? 0 };
       } catch {
         // deleted meanwhile, or unreadable: the next older one
       }
