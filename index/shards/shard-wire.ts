@@ -302,11 +302,14 @@ export async function answerShardCall(shard: PassageIndex, call: string, argsIn:
       const titleTerms = strs(a.titleTerms, 'titleTerms');
       const lang = a.lang === null || a.lang === undefined ? null : String(a.lang);
       const terms = a.terms === undefined ? [] : strs(a.terms, 'terms');
+      // The statistics first: reading them brings the shard's postings to the version it serves, and the title
+      // statistics are the postings' (read before, a lookup just after a write or a start would see older ones).
+      const stats = terms.length > 0 || titleTerms.length > 0 ? await shard.corpusStats(terms) : null;
       const answer: ShardLookupAnswer = {
         hostIds: domains.map((d) => [d, shard.hostIdsUnder(d)]),
         hasLang: lang !== null && shard.hasLang(lang),
         titleCorpus: shard.titleCorpus(titleTerms),
-        ...(terms.length > 0 ? { stats: await shard.corpusStats(terms) } : {}),
+        ...(stats && terms.length > 0 ? { stats } : {}),
       };
       return answer;
     }
