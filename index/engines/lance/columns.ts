@@ -114,7 +114,7 @@ export const PASSAGE_COLUMNS = {
  * Reads of the `pages` table: `stored` (a whole page), `hosts` (host ids and languages), `titles` (title statistics),
  * `ref`, `prints` (a host's near-duplicate count).
  */
-type PageRead = 'stored' | 'hosts' | 'titles' | 'ref' | 'prints';
+type PageRead = 'stored' | 'hosts' | 'ref' | 'prints';
 const g = columnsOf<PageRead>();
 
 /** Columns of the `pages` table: one row per page (PageInput fields and what the index derived). */
@@ -124,9 +124,9 @@ export const PAGE_COLUMNS = {
   canonical_url: g.textOrNull('stored', 'prints'),
   host: g.text('stored', 'hosts', 'prints'),
   host_id: g.int32('hosts'),
-  title: g.text('stored', 'titles'),
+  title: g.text('stored'),
   description: g.text('stored'),
-  lang: g.textOrNull('stored', 'hosts', 'titles'),
+  lang: g.textOrNull('stored', 'hosts'),
   published_at: g.textOrNull('stored'),
   modified_at: g.textOrNull('stored'),
   date_source: g.text<DateSource>('stored'),
@@ -220,7 +220,6 @@ export const KEY_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'key');
 export const VECTOR_COLUMNS = columnsFor(PASSAGE_COLUMNS, 'vector');
 export const STORED_PAGE_COLUMNS = columnsFor(PAGE_COLUMNS, 'stored');
 export const HOST_COLUMNS = columnsFor(PAGE_COLUMNS, 'hosts');
-export const TITLE_COLUMNS = columnsFor(PAGE_COLUMNS, 'titles');
 export const PRINT_COLUMNS = columnsFor(PAGE_COLUMNS, 'prints');
 /** A page as a host's near-duplicate count reads it. */
 export type PrintRow = RowOf<PageColumns, 'prints'>;
