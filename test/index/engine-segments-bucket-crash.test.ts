@@ -28,6 +28,9 @@ const QUERIES = ['alpha beta', 'gamma', '+passage -gamma', 'words alpha gamma', 
 const NOW = new Date('2026-11-28T00:00:00Z');
 /** The restarted writer's segments: only what it must publish (a close after a rolled-back write). */
 const SEGMENTS = { deltaDocs: Infinity, deltaAfterMs: Infinity, quietMs: Infinity, maxDeltas: 3, maxDeltaShare: Infinity, graceMs: 0 };
+/** The writer as it restarts after a kill: rolls back an interrupted write, starts from the newest chain. */
+const openWriter = (location: IndexLocation) =>
+  PassageIndex.open({ location, embedder: null, refreshAfterMs: 0, optimizeEvery: 1_000_000, engineSegments: SEGMENTS });
 
 const skip = seaweedfsUnavailable();
 if (skip) t.plan(0, skip);
@@ -101,13 +104,7 @@ else {
         if (present.some((n) => !n.startsWith('manifest-') && !named.has(n))) orphans++;
 
         // The writer restarts (rolling back a write the kill interrupted), from the newest chain.
-        const idx = await PassageIndex.open({
-          location,
-          embedder: null,
-          refreshAfterMs: 0,
-          optimizeEvery: 1_000_000,
-          engineSegments: SEGMENTS,
-        });
+        const idx = await openWriter(location);
         const scanned = await PassageIndex.open({ location, embedder: null, writes: false });
         try {
           await idx.textEngineReady();
@@ -150,13 +147,7 @@ else {
       const { named } = await checkManifests(t, location, 'with unnamed files');
       t.notOk(named.has('delta-999999999999-abcdef.bin'), 'no manifest names them');
       t.equal((await new EngineSegments(files).manifests())[0], newest, 'the newest manifest is unchanged');
-      const idx = await PassageIndex.open({
-        location,
-        embedder: null,
-        refreshAfterMs: 0,
-        optimizeEvery: 1_000_000,
-        engineSegments: SEGMENTS,
-      });
+      const idx = await openWriter(location);
       try {
         await idx.textEngineReady();
         t.equal(idx.textPostingsStats()!.syncs.loads, 1, 'the writer started from the newest manifest');
