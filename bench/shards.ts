@@ -137,15 +137,18 @@ async function build(dir: string, shards: number): Promise<void> {
  */
 async function publishSegments(dir: string, shards: number): Promise<void> {
   const { PassageIndex } = await import('../index/engines/lance/store.js');
+  const { localIndexLocation } = await import('../index/engines/lance/location.js');
+  const { shardLocation } = await import('../index/engines/lance/shard-layout.js');
   const { createHashingEmbedder } = await import('../index/serving/embedder.js');
+  const root = localIndexLocation(join(dir, 'lance'));
   for (let i = 0; i < shards; i++) {
-    const shardDir = shards > 1 ? join(dir, 'lance', `shard-${i}of${shards}`) : join(dir, 'lance');
-    const idx = await PassageIndex.open({ dir: shardDir, embedder: createHashingEmbedder(), refreshAfterMs: 0, engineSegments: true });
+    const location = shards > 1 ? shardLocation(root, i, shards) : root;
+    const idx = await PassageIndex.open({ location, embedder: createHashingEmbedder(), refreshAfterMs: 0, engineSegments: true });
     const status = await idx.engineSegmentsStatus();
     if (!status || status.version !== status.tableVersion) {
       const t0 = performance.now();
       await idx.engineImageNow();
-      console.log(`published the engine segment of ${shardDir} in ${Math.round((performance.now() - t0) / 1000)} s`);
+      console.log(`published the engine segment of ${location.label} in ${Math.round((performance.now() - t0) / 1000)} s`);
     }
     await idx.close();
   }
