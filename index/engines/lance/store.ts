@@ -211,29 +211,29 @@ const REFINE_FACTOR = 5;
 export interface VectorSearchPlan {
   /** Nearest passages the dataset returns. */
   readonly limit: number;
-  /** Partitions always probed (LanceDB's minimum nprobes). */
+  /** IVF partitions probed (of each of the index's delta segments). */
   readonly nprobes: number;
-  /** Partitions probed at most, past the minimum only while a filter leaves fewer than `limit` passages. */
-  readonly maxNprobes: number;
   readonly refineFactor: number;
 }
 
 /**
  * The vector search of a dataset holding `share` of the index's passages (one shard of 1 / share), so that N shards
- * together do about the work of one index rather than N times it. Pages go to shards by a hash of their URL, so the
- * index's top k falls into a shard about as a binomial draw of k with probability `share`: the shard returns its
- * expected part plus four standard deviations (the merge of the shards' lists still holds at least k), probes its
- * share of the partitions, and re-ranks about its share of the candidates one index would. A whole index
- * (`share` 1) searches as it always did.
+ * together do about the work of one index rather than N times it, with at least its recall against exact search
+ * (docs/bench-index.md, "A shard's vector arm"). Pages go to shards by a hash of their URL, so the index's top k falls
+ * into a shard about as a binomial draw of k with probability `share`: the shard returns its expected part plus four
+ * standard deviations (the merge of the shards' lists still holds at least k, and holds the shards' true top k
+ * unless one shard holds more than that of it) and re-ranks `refineFactor` times that. LanceDB keeps an IVF
+ * partition between a few thousand and a few tens of thousands of rows whatever count it was built with, so a shard
+ * has fewer partitions than the whole index, not smaller ones: probing `nprobes` × √share of them kept the merged
+ * top k's recall above one index's where `nprobes` × share did not. A whole index (`share` 1) searches as before.
  */
 export function shardVectorSearch(k: number, share: number, nprobes = NPROBES, refineFactor = REFINE_FACTOR): VectorSearchPlan {
-  if (!(share < 1) || k <= 0) return { limit: k, nprobes, maxNprobes: nprobes, refineFactor };
+  if (!(share < 1) || k <= 0) return { limit: k, nprobes, refineFactor };
   const limit = Math.min(k, Math.ceil(k * share + 4 * Math.sqrt(k * share * (1 - share))));
   return {
     limit,
-    nprobes: Math.max(1, Math.ceil(nprobes * share)),
-    maxNprobes: nprobes,
-    refineFactor: Math.max(1, Math.round((refineFactor * k * share) / limit)),
+    nprobes: Math.max(1, Math.ceil(nprobes * Math.sqrt(share))),
+    refineFactor,
   };
 }
 
@@ -1108,7 +1108,9 @@ export class PassageIndex implements PageSink {
 
   /**
    * Vector arm: nearest passages by cosine distance (prefiltered by `where`). `minSimilarity`: passages below it may be
-   * left out (the caller drops them; the search from memory builds no row for them).
+   * left out (the caller drops them; the search from memory builds no row for them). A shard of several over an ANN
+   * index returns fewer than `k`: its share of the index's top `k` (`shardVectorSearch`); the exact searches (flat, in
+   * memory) return `k`.
    */
   async vectorCandidates(
     vector: Float32Array,
@@ -1136,8 +1138,7 @@ export class PassageIndex implements PageSink {
       .withRowId()
       .limit(ann?.limit ?? k);
     if (where) q = q.where(where);
-    // Past the minimum, partitions are searched only while a narrow filter leaves fewer than `limit` passages.
-    if (ann) q = q.minimumNprobes(ann.nprobes).maximumNprobes(ann.maxNprobes).refineFactor(ann.refineFactor);
+    if (ann) q = q.nprobes(ann.nprobes).refineFactor(ann.refineFactor);
     return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
   }
 
