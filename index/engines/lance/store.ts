@@ -225,7 +225,8 @@ export interface VectorSearchPlan {
  * unless one shard holds more than that of it) and re-ranks `refineFactor` times that. LanceDB keeps an IVF
  * partition between a few thousand and a few tens of thousands of rows whatever count it was built with, so a shard
  * has fewer partitions than the whole index, not smaller ones: probing `nprobes` × √share of them kept the merged
- * top k's recall above one index's where `nprobes` × share did not. A whole index (`share` 1) searches as before.
+ * list's recall at 10 and at k above one index's, where `nprobes` × share lost it at 10. A whole index (`share` 1)
+ * searches as before.
  */
 export function shardVectorSearch(k: number, share: number, nprobes = NPROBES, refineFactor = REFINE_FACTOR): VectorSearchPlan {
   if (!(share < 1) || k <= 0) return { limit: k, nprobes, refineFactor };
