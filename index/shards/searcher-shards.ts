@@ -27,7 +27,15 @@ export async function openSearcherShards(
   const out = new Map<number, PassageIndex>();
   try {
     for (const i of wanted)
-      out.set(i, await PassageIndex.open({ ...open, writes: false, location: count > 1 ? shardLocation(location, i, count) : location }));
+      out.set(
+        i,
+        await PassageIndex.open({
+          ...open,
+          writes: false,
+          shardCount: count,
+          location: count > 1 ? shardLocation(location, i, count) : location,
+        }),
+      );
   } catch (err) {
     await Promise.all([...out.values()].map((s) => s.close().catch(() => undefined)));
     throw err;

@@ -365,7 +365,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
     const shards: PassageIndex[] = [];
     try {
       for (const location of locations)
-        shards.push(await PassageIndex.open({ ...opts, ...bounds, location, ...(hostIds ? { hostIds } : {}) }));
+        shards.push(await PassageIndex.open({ ...opts, ...bounds, location, shardCount: count, ...(hostIds ? { hostIds } : {}) }));
     } catch (err) {
       await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
       throw err;

@@ -425,6 +425,9 @@ export class IndexMaintenance {
     if (embedder && !this.#vectorIndex) {
       const n = await passages.countRows('vector IS NOT NULL');
       if (n >= this.#o.vectorIndexThreshold) {
+        // The count holds until the first optimize that folds new rows in: LanceDB then joins small partitions and
+        // splits large ones toward its own size (thousands to tens of thousands of rows), and adds a delta segment per
+        // optimize until a split merges them (docs/bench-index.md, "A shard's vector arm").
         const partitions = Math.max(1, Math.round(Math.sqrt(n)));
         await passages.createIndex('vector', {
           config: Index.ivfPq({

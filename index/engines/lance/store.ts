@@ -119,6 +119,11 @@ export interface OpenOptions {
   /** Build an ANN vector index once this many vectors exist (flat search below). @default 50000 */
   readonly vectorIndexThreshold?: number;
   /**
+   * How many shards the index this dataset belongs to has (index/shards/): over an ANN index a shard searches for its
+   * share of the index's top k (`shardVectorSearch`), not for all of it. @default 1
+   */
+  readonly shardCount?: number;
+  /**
    * Where new hosts get their integer id (the shared HostIdsRepo, so every writer agrees). Given only to the writer,
    * which then also fixes rows whose id disagrees; without it ids are max + 1 locally (single-writer ingest, benches).
    */
@@ -198,6 +203,41 @@ const ARROW_ROWS_PER_CHUNK = 64;
 /** Hit columns plus the match columns a query's code checks read. */
 const hitColumns = (extra: readonly MatchColumn[]): string[] => [...new Set([...HIT_COLUMNS, ...extra])];
 
+/** IVF partitions an index's vector search probes, and the refine factor (candidates re-ranked by full vectors per result). */
+const NPROBES = 20;
+const REFINE_FACTOR = 5;
+
+/** How a dataset's IVF-PQ search for the index's top `k` is made (`shardVectorSearch`). */
+export interface VectorSearchPlan {
+  /** Nearest passages the dataset returns. */
+  readonly limit: number;
+  /** IVF partitions probed (of each of the index's delta segments). */
+  readonly nprobes: number;
+  readonly refineFactor: number;
+}
+
+/**
+ * The vector search of a dataset holding `share` of the index's passages (one shard of 1 / share), so that N shards
+ * together do about the work of one index rather than N times it, with at least its recall against exact search
+ * (docs/bench-index.md, "A shard's vector arm"). Pages go to shards by a hash of their URL, so the index's top k falls
+ * into a shard about as a binomial draw of k with probability `share`: the shard returns its expected part plus four
+ * standard deviations (the merge of the shards' lists still holds at least k, and holds the shards' true top k
+ * unless one shard holds more than that of it) and re-ranks `refineFactor` times that. LanceDB keeps an IVF
+ * partition between a few thousand and a few tens of thousands of rows whatever count it was built with, so a shard
+ * has fewer partitions than the whole index, not smaller ones: probing `nprobes` × √share of them kept the merged
+ * list's recall at 10 and at k above one index's, where `nprobes` × share lost it at 10. A whole index (`share` 1)
+ * searches as before.
+ */
+export function shardVectorSearch(k: number, share: number, nprobes = NPROBES, refineFactor = REFINE_FACTOR): VectorSearchPlan {
+  if (!(share < 1) || k <= 0) return { limit: k, nprobes, refineFactor };
+  const limit = Math.min(k, Math.ceil(k * share + 4 * Math.sqrt(k * share * (1 - share))));
+  return {
+    limit,
+    nprobes: Math.max(1, Math.ceil(nprobes * Math.sqrt(share))),
+    refineFactor,
+  };
+}
+
 /**
  * A read of passage rows (`passageRows`, `resultRows`): the columns a row holds, the passage's own columns to take when
  * the postings know the row (its key, page number and page fields are in memory then), and whether rows are whole.
@@ -275,6 +315,8 @@ export class PassageIndex implements PageSink {
   /** Rows a read served from memory (row cache, snippet store) and from the table, since open (`rowReads`). */
   readonly #rowReads = { memory: 0, table: 0 };
   #closed = false;
+  /** The shard count of the index this dataset is one shard of (`OpenOptions.shardCount`). */
+  readonly #shardCount: number;
 
   private constructor(args: {
     db: lancedb.Connection;
@@ -292,8 +334,10 @@ export class PassageIndex implements PageSink {
     writes: boolean;
     hostIdSource: HostIdSource | null;
     rowCacheBytes: number;
+    shardCount: number;
   }) {
     this.#rowCache = new RowCache(args.rowCacheBytes);
+    this.#shardCount = args.shardCount;
     // After each write of this process, bring the postings to the new version at once (queries wait for that briefly).
     this.#queue.onSettled = () => this.#engine?.schedule();
     this.#hostIds = new HostIds(args.hostIdSource);
@@ -356,6 +400,7 @@ export class PassageIndex implements PageSink {
       writes,
       hostIdSource: opts.hostIds ?? null,
       rowCacheBytes: opts.rowCacheBytes ?? defaultRowCacheBytes(),
+      shardCount: Math.max(1, Math.floor(opts.shardCount ?? 1)),
     });
     const reanalyse = writes && (meta.analysis ?? 1) < ANALYSIS_VERSION;
     if (reanalyse) {
@@ -1064,7 +1109,9 @@ export class PassageIndex implements PageSink {
 
   /**
    * Vector arm: nearest passages by cosine distance (prefiltered by `where`). `minSimilarity`: passages below it may be
-   * left out (the caller drops them; the search from memory builds no row for them).
+   * left out (the caller drops them; the search from memory builds no row for them). A shard of several over an ANN
+   * index returns fewer than `k`: its share of the index's top `k` (`shardVectorSearch`); the exact searches (flat, in
+   * memory) return `k`.
    */
   async vectorCandidates(
     vector: Float32Array,
@@ -1084,14 +1131,15 @@ export class PassageIndex implements PageSink {
       if (near) return near;
     }
     const where = whereOf(filter);
+    const ann = this.#maintenance.vectorIndex ? shardVectorSearch(k, 1 / this.#shardCount) : null;
     let q = this.#passages
       .vectorSearch(Array.from(vector))
       .distanceType('cosine')
       .select([...hitColumns(extra), '_distance'])
       .withRowId()
-      .limit(k);
+      .limit(ann?.limit ?? k);
     if (where) q = q.where(where);
-    if (this.#maintenance.vectorIndex) q = q.nprobes(20).refineFactor(5);
+    if (ann) q = q.nprobes(ann.nprobes).refineFactor(ann.refineFactor);
     return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
   }
 
