@@ -67,20 +67,29 @@ if (values.serve) {
   const { createLogger } = await import('../logger.js');
   const { createServices, listen } = await import('../main.js');
   setLanceCpuThreads();
-  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes and time to the
-  // last byte, reported when it stops: what the fan-out costs per query.
+  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes (Content-Length)
+  // and time to the last byte, reported when it stops: what the fan-out costs per query. Read from undici's diagnostics
+  // channels, which both `fetch` and an undici dispatcher publish to, so the count holds whichever client the api uses.
   const wire = new Map<string, { calls: number; bytes: number; ms: number }>();
-  const plainFetch = globalThis.fetch;
-  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(input instanceof Request ? input.url : String(input))?.[1];
-    if (!call) return plainFetch(input, init);
-    const t0 = performance.now();
-    const res = await plainFetch(input, init);
-    const body = await res.arrayBuffer();
-    const w = wire.get(call) ?? { calls: 0, bytes: 0, ms: 0 };
-    wire.set(call, { calls: w.calls + 1, bytes: w.bytes + body.byteLength, ms: w.ms + performance.now() - t0 });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-  };
+  const { subscribe } = await import('node:diagnostics_channel');
+  const started = new WeakMap<object, { call: string; t0: number; bytes: number }>();
+  subscribe('undici:request:create', (m) => {
+    const req = (m as { request: { origin?: unknown; path?: unknown } }).request;
+    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(String(req.path))?.[1];
+    if (call) started.set(req, { call, t0: performance.now(), bytes: 0 });
+  });
+  subscribe('undici:request:headers', (m) => {
+    const { request, response } = m as { request: object; response: { headers: (Buffer | string)[] } };
+    const s = started.get(request);
+    const h = response.headers;
+    for (let i = 0; s && i + 1 < h.length; i += 2) if (String(h[i]).toLowerCase() === 'content-length') s.bytes = Number(String(h[i + 1]));
+  });
+  subscribe('undici:request:trailers', (m) => {
+    const s = started.get((m as { request: object }).request);
+    if (!s) return;
+    const w = wire.get(s.call) ?? { calls: 0, bytes: 0, ms: 0 };
+    wire.set(s.call, { calls: w.calls + 1, bytes: w.bytes + s.bytes, ms: w.ms + performance.now() - s.t0 });
+  });
   const config = loadConfig({
     env: {
       SVC_FLEET_SECRET: SECRET,
