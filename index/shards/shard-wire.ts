@@ -235,6 +235,13 @@ export interface ShardArms {
    * `k` (then the index's cannot all be in the merged top k, so retrieval will run the nearest-neighbour search).
    */
   readonly textDistances: boolean;
+  /** The title terms of the query (`ArmsPlan.titleTerms`). */
+  readonly titleTerms: readonly string[];
+  /**
+   * The whole index's title statistics of `titleTerms`: each text candidate then carries its title score with them
+   * (`_titleScore`), computed from the term ids this shard holds for its title.
+   */
+  readonly titleCorpus?: TitleCorpus;
 }
 
 /** The answer to `ShardArms`: each arm asked (absent: not run). */
@@ -378,7 +385,13 @@ async function answerArms(shard: PassageIndex, a: Record<string, unknown>): Prom
   const textK = a.textK === undefined ? k : num(a.textK, 'textK');
   const textArm = async (): Promise<Pick<ShardArmsAnswer, 'text' | 'distances' | 'vector'>> => {
     if (!textAsked) return {};
-    const text = portable(await shard.textCandidates(obj(a.text) as unknown as TextQuery, filter, textK, textExtra, stats));
+    const found = await shard.textCandidates(obj(a.text) as unknown as TextQuery, filter, textK, textExtra, stats);
+    if (a.titleCorpus !== undefined) {
+      const terms = strs(a.titleTerms, 'titleTerms');
+      const corpus = obj(a.titleCorpus) as unknown as TitleCorpus;
+      for (const r of found) (r as { _titleScore?: number })._titleScore = shard.titleScore(terms, r, corpus);
+    }
+    const text = portable(found);
     if (!qv || a.textDistances !== true) return { text };
     const d = text.length > 0 ? await shard.vectorDistances(qv, text) : new Map<string, number>();
     const distances = text.map((r) => d.get(passageKey(r)) ?? null);

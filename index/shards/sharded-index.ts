@@ -239,6 +239,8 @@ export class ShardedIndex implements CandidateSource, PageSink {
   readonly #from = new WeakMap<object, number>();
   /** Title statistics per query (its title terms array) and the writes they were summed after. */
   readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
+  /** The summed title statistics a query's `arms` calls sent the shards to score its text candidates' titles with. */
+  readonly #titleSent = new WeakMap<readonly string[], TitleCorpus>();
   #writes = 0;
   /** The arms each query planned (`planArms`), by its filter (one object per query), and their answers. */
   readonly #plans = new WeakMap<
@@ -475,7 +477,15 @@ export class ShardedIndex implements CandidateSource, PageSink {
     stats.catch(() => undefined); // read by the answers below and by a text arm asking a shard again
     const answers = (async () => {
       const summed = await stats;
-      const req: ShardArms = { ...plan, ...(summed ? { stats: summed } : {}), ...(depth < plan.k ? { textK: depth } : {}) };
+      // The shards score their text candidates' titles (from the term ids they hold) with the index's title statistics.
+      const titles = plan.text && plan.titleTerms.length > 0 ? this.#titleCorpus(plan.titleTerms) : null;
+      if (titles) this.#titleSent.set(plan.titleTerms, titles);
+      const req: ShardArms = {
+        ...plan,
+        ...(summed ? { stats: summed } : {}),
+        ...(depth < plan.k ? { textK: depth } : {}),
+        ...(titles ? { titleCorpus: titles } : {}),
+      };
       return Promise.all(
         this.#sources.map(async (_, i) => {
           const a = await this.#ask(i, (s) => s.arms!(req), NO_ARMS);
@@ -552,6 +562,15 @@ export class ShardedIndex implements CandidateSource, PageSink {
   }
 
   titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number {
+    const corpus = this.#titleCorpus(queryTerms);
+    // A text candidate a shard scored with these very statistics (`planArms`) carries its title score.
+    const given = (row as { _titleScore?: unknown })._titleScore;
+    if (typeof given === 'number' && this.#titleSent.get(queryTerms) === corpus) return given;
+    return this.#sources[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, corpus);
+  }
+
+  /** The title statistics of `queryTerms` summed over the asked shards (once per query and writes). */
+  #titleCorpus(queryTerms: readonly string[]): TitleCorpus {
     let held = this.#titleCorpora.get(queryTerms);
     if (held?.writes !== this.#writes) {
       held = {
@@ -563,7 +582,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
       };
       this.#titleCorpora.set(queryTerms, held);
     }
-    return this.#sources[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, held.corpus);
+    return held.corpus;
   }
 
   async textCandidates(
