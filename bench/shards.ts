@@ -372,6 +372,12 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
     const api = await startProc('api', dir, ['--ranking', ranking]);
     try {
       await warm(api);
+      // What the setup's processes spend doing no query (heartbeats, registry reads, timers), per second: a phase's
+      // CPU per query carries its share (more the slower its queries).
+      const idle0 = cpuEach([api, ...searchers]);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idle = cpuEach([api, ...searchers]).map((c, i) => (c - idle0[i]!) / 5);
+      process.stderr.write(`${label} ${ranking} idle CPU ms/s: ${idle.map((c) => c.toFixed(1)).join(' + ')}\n`);
       for (const [set, queries] of Object.entries(QUERY_SETS))
         for (const conns of values['sequential-only'] ? [1] : [1, connections]) {
           const procs = [api, ...searchers];
