@@ -322,7 +322,8 @@ export class RemoteShard {
           bodyTimeout: timeout,
         });
         if (Number(res.headers['content-length'] ?? 0) > max) {
-          res.body.destroy();
+          // Destroyed unread, the answer's stream reports the abort as an error event: read here, not thrown later.
+          res.body.on('error', () => undefined).destroy();
           throw new Error('answer too large');
         }
         const chunks: Buffer[] = [];
