@@ -11,8 +11,9 @@
  *   (`arms`), so a query costs two round trips per shard, then one for the rows of the shards holding its results;
  * - per heartbeat, the shard's status (version, embedder model, vectors unused): the embedder the vector arm uses is
  *   this process's own, used for the shard while the searcher serves vectors of the same model;
- * - the title boost is computed here from the row's title and the summed statistics (the same BM25 of the same terms:
- *   a title's term ids are a searcher thread's own numbering and never cross the wire).
+ * - the title boost of a text candidate comes with it, scored by its searcher with the summed title statistics the
+ *   `arms` call sent; of any other row it is computed here from the row's title and those statistics (the same BM25
+ *   of the same terms: a title's term ids are a searcher thread's own numbering and never cross the wire).
  */
 import { Agent } from 'undici';
 import type { Embedder } from '../serving/embedder.js';
