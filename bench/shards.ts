@@ -11,7 +11,14 @@
  * largest of the samples taken after each phase), and the ratios N shards / 1 shard.
  *
  *   nice -n 5 node --import tsx bench/shards.ts [--passages 200000] [--shards 4] [--data-dir /tmp/bench-shards]
- *       [--queries 150] [--seconds 20] [--connections 4]
+ *       [--queries 150] [--seconds 20] [--connections 4] [--rankings bm25,hybrid] [--sets claims,3-word,all-required]
+ *       [--setups one,many] [--sequential-only] [--cpu-prof DIR]
+ *
+ * `--rankings`, `--sets`, `--setups` (`one`: the 1-shard api, `many`: the N searchers and their api) and
+ * `--sequential-only` (no `--connections` phases) narrow a run. `--cpu-prof DIR` writes a V8 CPU profile of every
+ * process of a setup per phase (`<setup>-<ranking>-<set>-c<conns>-<role>[<shard>].cpuprofile`, main thread only: run
+ * the 1-shard api with SVC_SEARCH_THREADS=0 to see its query work there), started after the warm-up and stopped at
+ * the phase's end, so it holds the queries' work and not the index's opening.
  *
  * The indexes are built on the first run into `<data-dir>/one` and `<data-dir>/n<N>` and reused after (`--data-dir`
  * keyed by the passage count it was built with). Every phase is bounded by `--queries` requests and `--seconds`.
@@ -38,6 +45,11 @@ const { values } = parseArgs({
     queries: { type: 'string', default: '150' },
     seconds: { type: 'string', default: '20' },
     connections: { type: 'string', default: '4' },
+    rankings: { type: 'string', default: 'bm25,hybrid' },
+    sets: { type: 'string', default: 'claims,3-word,all-required' },
+    setups: { type: 'string', default: 'one,many' },
+    'sequential-only': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
     // Internal: this process is one server of a setup.
     serve: { type: 'string' },
     'serve-dir': { type: 'string' },
@@ -55,20 +67,29 @@ if (values.serve) {
   const { createLogger } = await import('../logger.js');
   const { createServices, listen } = await import('../main.js');
   setLanceCpuThreads();
-  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes and time to the
-  // last byte, reported when it stops: what the fan-out costs per query.
+  // The api's calls to the searchers (the internal shard route), counted with their answers' bytes (Content-Length)
+  // and time to the last byte, reported when it stops: what the fan-out costs per query. Read from undici's diagnostics
+  // channels, which both `fetch` and an undici dispatcher publish to, so the count holds whichever client the api uses.
   const wire = new Map<string, { calls: number; bytes: number; ms: number }>();
-  const plainFetch = globalThis.fetch;
-  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(input instanceof Request ? input.url : String(input))?.[1];
-    if (!call) return plainFetch(input, init);
-    const t0 = performance.now();
-    const res = await plainFetch(input, init);
-    const body = await res.arrayBuffer();
-    const w = wire.get(call) ?? { calls: 0, bytes: 0, ms: 0 };
-    wire.set(call, { calls: w.calls + 1, bytes: w.bytes + body.byteLength, ms: w.ms + performance.now() - t0 });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-  };
+  const { subscribe } = await import('node:diagnostics_channel');
+  const started = new WeakMap<object, { call: string; t0: number; bytes: number }>();
+  subscribe('undici:request:create', (m) => {
+    const req = (m as { request: { origin?: unknown; path?: unknown } }).request;
+    const call = /\/internal\/v1\/shard\/\d+\/(\w+)/.exec(String(req.path))?.[1];
+    if (call) started.set(req, { call, t0: performance.now(), bytes: 0 });
+  });
+  subscribe('undici:request:headers', (m) => {
+    const { request, response } = m as { request: object; response: { headers: (Buffer | string)[] } };
+    const s = started.get(request);
+    const h = response.headers;
+    for (let i = 0; s && i + 1 < h.length; i += 2) if (String(h[i]).toLowerCase() === 'content-length') s.bytes = Number(String(h[i + 1]));
+  });
+  subscribe('undici:request:trailers', (m) => {
+    const s = started.get((m as { request: object }).request);
+    if (!s) return;
+    const w = wire.get(s.call) ?? { calls: 0, bytes: 0, ms: 0 };
+    wire.set(s.call, { calls: w.calls + 1, bytes: w.bytes + s.bytes, ms: w.ms + performance.now() - s.t0 });
+  });
   const config = loadConfig({
     env: {
       SVC_FLEET_SECRET: SECRET,
@@ -92,7 +113,26 @@ if (values.serve) {
   const key =
     role === 'api' ? (await services.keys.create({ name: 'bench-shards', perMinute: 100_000_000, perDay: 1_000_000_000 })).key : '';
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-ready', url: listening.url, key })}\n`);
-  for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
+  // `prof <file>` starts a CPU profile of this process's main thread, `prof-end` writes it (`--cpu-prof`).
+  const { Session } = await import('node:inspector/promises');
+  let profiling: { session: InstanceType<typeof Session>; file: string } | null = null;
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'stop') break;
+    if (line.startsWith('prof ') && !profiling) {
+      const session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 500 });
+      await session.post('Profiler.start');
+      profiling = { session, file: line.slice('prof '.length) };
+    } else if (line === 'prof-end' && profiling) {
+      const { profile } = await profiling.session.post('Profiler.stop');
+      writeFileSync(profiling.file, JSON.stringify(profile));
+      profiling.session.disconnect();
+      profiling = null;
+      process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-profiled' })}\n`);
+    }
+  }
   // Where the process's memory is (MiB), for the RSS each process adds: JS heap, buffers, the rest native (LanceDB).
   const mem = Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 2 ** 20)]));
   process.stderr.write(`${JSON.stringify({ tag: 'svc-bench-wire', wire: Object.fromEntries(wire), mem })}\n`);
@@ -108,6 +148,11 @@ const maxQueries = Math.max(10, Number(values.queries) || 150);
 const seconds = Math.max(1, Math.min(120, Number(values.seconds) || 20));
 const connections = Math.max(2, Math.min(16, Number(values.connections) || 4));
 const self = fileURLToPath(import.meta.url);
+const list = (v: string | undefined): string[] => (v ?? '').split(',').filter((x) => x !== '');
+const rankings = list(values.rankings).filter((r): r is 'bm25' | 'hybrid' => r === 'bm25' || r === 'hybrid');
+const setups = new Set(list(values.setups));
+const profDir = values['cpu-prof'] ? resolve(values['cpu-prof']) : null;
+if (profDir) mkdirSync(profDir, { recursive: true });
 
 /** Builds the index of `shards` shards in `dir/lance` unless it is there with the same passage count. */
 async function build(dir: string, shards: number): Promise<void> {
@@ -163,6 +208,10 @@ interface Proc {
   /** Requests this bench sent it (warm-up included) and, once stopped, its calls to the searchers. */
   sent: number;
   wire?: Wire;
+  /** Its name in profile files (`api`, `searcher2`). */
+  readonly name: string;
+  /** Resolves the pending `prof-end` once the profile is written. */
+  profiled?: () => void;
 }
 
 /** How long a process may take to open its index and say it is ready: a shard of millions of passages takes minutes. */
@@ -184,6 +233,7 @@ function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Prom
     });
     let proc: Proc | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (line.startsWith('{"tag":"svc-bench-profiled"') && proc) return void proc.profiled?.();
       if (line.startsWith('{"tag":"svc-bench-wire"') && proc) {
         const m = JSON.parse(line) as { wire: Wire; mem: Record<string, number> };
         process.stderr.write(`${role} ${extra.join(' ')} memory at stop (MiB): ${JSON.stringify(m.mem)}\n`);
@@ -192,7 +242,8 @@ function startProc(role: 'api' | 'searcher', dir: string, extra: string[]): Prom
       if (!line.startsWith('{"tag":"svc-bench-ready"')) return void process.stderr.write(`[${role}] ${line.slice(0, 300)}\n`);
       const m = JSON.parse(line) as { url: string; key: string };
       clearTimeout(late);
-      res((proc = { child, url: m.url, key: m.key, sent: 0 }));
+      const name = role === 'api' ? 'api' : `searcher${extra[extra.indexOf('--serve-shard') + 1] ?? ''}`;
+      res((proc = { child, url: m.url, key: m.key, sent: 0, name }));
     });
   });
 }
@@ -207,6 +258,20 @@ async function stopProc(p: Proc): Promise<void> {
   clearTimeout(t);
 }
 
+/** Starts (`file` set) or writes (null) each process's CPU profile; written ones awaited. */
+async function profile(procs: readonly Proc[], file: string | null): Promise<void> {
+  if (!profDir) return;
+  await Promise.all(
+    procs.map((p) => {
+      if (file !== null) return void p.child.stdin!.write(`prof ${join(profDir, `${file}-${p.name}.cpuprofile`)}\n`);
+      return new Promise<void>((res) => {
+        p.profiled = res;
+        p.child.stdin!.write('prof-end\n');
+      });
+    }),
+  );
+}
+
 /** Each process's RSS (MiB). */
 function rssEach(procs: readonly Proc[]): number[] {
   return procs.map((p) => {
@@ -216,7 +281,7 @@ function rssEach(procs: readonly Proc[]): number[] {
 }
 
 const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
-const QUERY_SETS: Record<string, string[]> = {
+const ALL_SETS: Record<string, string[]> = {
   claims,
   '3-word': claims.map(shortQuery).filter((q) => q.split(' ').length === 3),
   'all-required': claims
@@ -224,6 +289,7 @@ const QUERY_SETS: Record<string, string[]> = {
     .filter((q) => q.split(' ').length === 3)
     .map(requireEach),
 };
+const QUERY_SETS = Object.fromEntries(list(values.sets).flatMap((k) => (ALL_SETS[k] ? [[k, ALL_SETS[k]]] : [])));
 
 interface Phase {
   p50: number;
@@ -235,14 +301,12 @@ interface Phase {
   cpuMs?: number;
 }
 
-/** User + system CPU time of the processes so far (ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
-function cpuMs(procs: readonly Proc[]): number {
-  let ticks = 0;
-  for (const p of procs) {
+/** User + system CPU time of each process so far (ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuEach(procs: readonly Proc[]): number[] {
+  return procs.map((p) => {
     const fields = readFileSync(`/proc/${p.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  });
 }
 
 /** `conns` closed loops sharing at most `maxQueries` requests and `seconds`, over the set's queries in order. */
@@ -292,7 +356,6 @@ async function warm(api: Proc): Promise<void> {
 }
 
 type Results = Map<string, Phase>; // `${ranking} ${set} ${1|c}`
-const RANKINGS = ['bm25', 'hybrid'] as const;
 
 interface Measured {
   results: Results;
@@ -305,21 +368,32 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
   const results: Results = new Map();
   let rss = 0;
   let each: number[] = [];
-  for (const ranking of RANKINGS) {
+  for (const ranking of rankings) {
     const api = await startProc('api', dir, ['--ranking', ranking]);
     try {
       await warm(api);
+      // What the setup's processes spend doing no query (heartbeats, registry reads, timers), per second: a phase's
+      // CPU per query carries its share (more the slower its queries).
+      const idle0 = cpuEach([api, ...searchers]);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idle = cpuEach([api, ...searchers]).map((c, i) => (c - idle0[i]!) / 5);
+      process.stderr.write(`${label} ${ranking} idle CPU ms/s: ${idle.map((c) => c.toFixed(1)).join(' + ')}\n`);
       for (const [set, queries] of Object.entries(QUERY_SETS))
-        for (const conns of [1, connections]) {
-          const cpu0 = cpuMs([api, ...searchers]);
+        for (const conns of values['sequential-only'] ? [1] : [1, connections]) {
+          const procs = [api, ...searchers];
+          await profile(procs, `${label.replace(/ /g, '')}-${ranking}-${set}-c${conns}`);
+          const cpu0 = cpuEach(procs);
           const r = await drive(api, queries, conns);
-          r.cpuMs = (cpuMs([api, ...searchers]) - cpu0) / Math.max(1, r.requests);
+          // Per process (api first, then the searchers), and summed.
+          const perQuery = cpuEach(procs).map((c, i) => (c - cpu0[i]!) / Math.max(1, r.requests));
+          r.cpuMs = perQuery.reduce((a, b) => a + b, 0);
+          await profile(procs, null);
           results.set(`${ranking} ${set} ${conns}`, r);
           const sample = rssEach([api, ...searchers]);
           const total = sample.reduce((a, b) => a + b, 0);
           if (total > rss) [rss, each] = [total, sample];
           process.stderr.write(
-            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, CPU ${r.cpuMs.toFixed(1)} ms/req, RSS ${rss.toFixed(0)} MiB\n`,
+            `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, CPU ${r.cpuMs.toFixed(1)} ms/req (${perQuery.map((c) => c.toFixed(1)).join(' + ')}), RSS ${rss.toFixed(0)} MiB\n`,
           );
         }
     } finally {
@@ -335,18 +409,20 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
 
 const oneDir = join(dataDir, 'one');
 const manyDir = join(dataDir, `n${shardCount}`);
-await build(oneDir, 1);
-await build(manyDir, shardCount);
+if (setups.has('one')) await build(oneDir, 1);
+if (setups.has('many')) await build(manyDir, shardCount);
 
-const one = await measure('1 shard', oneDir, []);
+const NONE: Measured = { results: new Map(), rss: NaN, each: [] };
+const one = setups.has('one') ? await measure('1 shard', oneDir, []) : NONE;
 const searchers: Proc[] = [];
-let many: Measured;
-try {
-  for (let i = 0; i < shardCount; i++) searchers.push(await startProc('searcher', manyDir, ['--serve-shard', String(i)]));
-  many = await measure(`${shardCount} shards`, manyDir, searchers);
-} finally {
-  for (const s of searchers) await stopProc(s);
-}
+let many = NONE;
+if (setups.has('many'))
+  try {
+    for (let i = 0; i < shardCount; i++) searchers.push(await startProc('searcher', manyDir, ['--serve-shard', String(i)]));
+    many = await measure(`${shardCount} shards`, manyDir, searchers);
+  } finally {
+    for (const s of searchers) await stopProc(s);
+  }
 
 console.log(
   `\n${n} synthetic passages, 1 shard (1 api process) vs ${shardCount} shards (${shardCount} searchers + 1 api), hashing embedder, ` +
@@ -356,10 +432,11 @@ console.log(
   `| ranking | query set | c | 1 shard p50 / p95 ms | ${shardCount} shards p50 / p95 ms | p95 ratio | CPU ms per query (all processes) | requests | errors / partial |`,
 );
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const key of one.results.keys()) {
+const blank: Phase = { p50: NaN, p95: NaN, requests: 0, errors: 0, partial: 0 };
+for (const key of new Set([...one.results.keys(), ...many.results.keys()])) {
   const [ranking, set, c] = key.split(' ');
-  const a = one.results.get(key)!;
-  const b = many.results.get(key)!;
+  const a = one.results.get(key) ?? blank;
+  const b = many.results.get(key) ?? blank;
   console.log(
     `| ${ranking} | ${set} | ${c} | ${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} | ${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} | ` +
       `${(b.p95 / a.p95).toFixed(2)}× | ${a.cpuMs?.toFixed(1)} / ${b.cpuMs?.toFixed(1)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,

@@ -97,6 +97,8 @@ export interface ArmsPlan {
    * only when the text candidates are not all the matches.
    */
   readonly textDistances: boolean;
+  /** The title terms the BM25 arm scores each candidate's title with (`titleScore`). */
+  readonly titleTerms: readonly string[];
 }
 
 export interface RetrievalRequest {
@@ -219,6 +221,7 @@ export async function retrieve(source: CandidateSource, req: RetrievalRequest): 
       vectorExtra: compiled.matchColumns,
       minSimilarity,
       textDistances: useBm25 && useVector && compiled.textCoversMatches,
+      titleTerms: compiled.titleTerms,
     });
 
   // The BM25 arm's raw candidates (before the strict checks) and their ranking. `exhaustive`: the index returned

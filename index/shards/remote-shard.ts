@@ -11,9 +11,11 @@
  *   (`arms`), so a query costs two round trips per shard, then one for the rows of the shards holding its results;
  * - per heartbeat, the shard's status (version, embedder model, vectors unused): the embedder the vector arm uses is
  *   this process's own, used for the shard while the searcher serves vectors of the same model;
- * - the title boost is computed here from the row's title and the summed statistics (the same BM25 of the same terms:
- *   a title's term ids are a searcher thread's own numbering and never cross the wire).
+ * - the title boost of a text candidate comes with it, scored by its searcher with the summed title statistics the
+ *   `arms` call sent; of any other row it is computed here from the row's title and those statistics (the same BM25
+ *   of the same terms: a title's term ids are a searcher thread's own numbering and never cross the wire).
  */
+import { Agent } from 'undici';
 import type { Embedder } from '../serving/embedder.js';
 import type { MatchColumn, PassageHit, PassageKey, PassageRow, ResultRow } from '../engines/lance/columns.js';
 import type { HostPrint, ImageHit, IndexStats, StoredPage, StoredPassage } from '../engines/lance/store.js';
@@ -54,8 +56,16 @@ export interface LiveSearcher {
 /** Where the registry is read from (state's `SearchersRepo.live`). */
 export type ListSearchers = () => Promise<readonly LiveSearcher[]>;
 
-/** Which searchers are live for each shard, renewed from the registry every `refreshMs`. */
+/**
+ * Which searchers are live for each shard, renewed from the registry every `refreshMs`; and the connections to them
+ * (`dispatcher`: kept alive between a query's calls and the next query's).
+ */
 export class SearcherDirectory {
+  /**
+   * The HTTP client of the calls to the searchers: keep-alive connections per searcher, a call's body written with its
+   * headers, its answer read as bytes (no WHATWG Request, Response, streams or abort signal per call, as `fetch` has).
+   */
+  readonly dispatcher = new Agent({ keepAliveTimeout: 4_000 });
   readonly #list: ListSearchers;
   readonly #shardCount: number;
   #byShard: string[][];
@@ -88,9 +98,11 @@ export class SearcherDirectory {
     this.#timer.unref();
   }
 
+  /** Stops refreshing and closes the connections to the searchers (calls in flight finish). */
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
+    void this.dispatcher.close().catch(() => undefined);
   }
 
   /** Runs `fn` after every refresh (a shard renewing its status). */
@@ -295,24 +307,35 @@ export class RemoteShard {
     const urls = this.#o.directory.urlsFor(this.shard);
     if (urls.length === 0) throw new ShardUnavailableError(this.shard, `shard ${this.shard}: no live searcher`);
     const body = encodeWire(args);
+    const max = this.#o.maxAnswerBytes ?? 64 * 2 ** 20;
+    const timeout = this.#o.timeoutMs;
     let last = '';
     for (const url of urls) {
       try {
-        const res = await fetch(`${url}${SHARD_ROUTE}/${this.shard}/${call}`, {
+        const res = await this.#o.directory.dispatcher.request({
+          origin: url,
+          path: `${SHARD_ROUTE}/${this.shard}/${call}`,
           method: 'POST',
           headers: { authorization: `Bearer ${this.#o.secret}`, 'content-type': 'application/json' },
           body,
-          signal: AbortSignal.timeout(this.#o.timeoutMs),
+          // Bounds of the wait for the answer's headers and between its bytes (the shard's deadline is the caller's).
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
         });
-        const max = this.#o.maxAnswerBytes ?? 64 * 2 ** 20;
-        if (Number(res.headers.get('content-length') ?? 0) > max) {
-          await res.body?.cancel();
+        if (Number(res.headers['content-length'] ?? 0) > max) {
+          // Destroyed unread, the answer's stream reports the abort as an error event: read here, not thrown later.
+          res.body.on('error', () => undefined).destroy();
           throw new Error('answer too large');
         }
-        const text = await res.text();
-        if (text.length > max) throw new Error('answer too large');
-        if (!res.ok) throw new Error(`status ${res.status}`);
-        return decodeWire(text) as T;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          chunks.push(chunk);
+          // Leaving the loop destroys the answer's stream.
+          if ((size += chunk.length) > max) throw new Error('answer too large');
+        }
+        if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`status ${res.statusCode}`);
+        return decodeWire(Buffer.concat(chunks).toString('utf8')) as T;
       } catch (err) {
         last = err instanceof Error ? err.name : 'error';
       }

@@ -221,6 +221,11 @@ export interface ShardArms {
   readonly text: TextQuery | null;
   readonly textExtra: readonly MatchColumn[];
   readonly stats?: CorpusStats;
+  /**
+   * The text candidates asked of this shard when fewer than `k` (`shardTextDepth`: the api asks again for `k` when
+   * the shard may hold more of the index's k). @default k
+   */
+  readonly textK?: number;
   readonly scan: boolean;
   readonly vector: Float32Array | null;
   readonly vectorExtra: readonly MatchColumn[];
@@ -230,6 +235,13 @@ export interface ShardArms {
    * `k` (then the index's cannot all be in the merged top k, so retrieval will run the nearest-neighbour search).
    */
   readonly textDistances: boolean;
+  /** The title terms of the query (`ArmsPlan.titleTerms`). */
+  readonly titleTerms: readonly string[];
+  /**
+   * The whole index's title statistics of `titleTerms`: each text candidate then carries its title score with them
+   * (`_titleScore`), computed from the term ids this shard holds for its title.
+   */
+  readonly titleCorpus?: TitleCorpus;
 }
 
 /** The answer to `ShardArms`: each arm asked (absent: not run). */
@@ -370,9 +382,16 @@ async function answerArms(shard: PassageIndex, a: Record<string, unknown>): Prom
   const qv = a.vector === null || a.vector === undefined ? null : vector(a.vector);
   const stats = a.stats === undefined ? undefined : (obj(a.stats) as unknown as CorpusStats);
   const textAsked = a.text !== null && a.text !== undefined;
+  const textK = a.textK === undefined ? k : num(a.textK, 'textK');
   const textArm = async (): Promise<Pick<ShardArmsAnswer, 'text' | 'distances' | 'vector'>> => {
     if (!textAsked) return {};
-    const text = portable(await shard.textCandidates(obj(a.text) as unknown as TextQuery, filter, k, textExtra, stats));
+    const found = await shard.textCandidates(obj(a.text) as unknown as TextQuery, filter, textK, textExtra, stats);
+    if (a.titleCorpus !== undefined) {
+      const terms = strs(a.titleTerms, 'titleTerms');
+      const corpus = obj(a.titleCorpus) as unknown as TitleCorpus;
+      for (const r of found) (r as { _titleScore?: number })._titleScore = shard.titleScore(terms, r, corpus);
+    }
+    const text = portable(found);
     if (!qv || a.textDistances !== true) return { text };
     const d = text.length > 0 ? await shard.vectorDistances(qv, text) : new Map<string, number>();
     const distances = text.map((r) => d.get(passageKey(r)) ?? null);

@@ -135,6 +135,23 @@ function mergeTop<R extends PassageKey>(lists: readonly (readonly R[])[], k: num
   return all.length > k ? all.slice(0, k) : all;
 }
 
+/** A text candidate as the shards give them. */
+type TextRow = PassageHit & { _score: number };
+const byScore = (a: TextRow, b: TextRow): number => b._score - a._score;
+
+/**
+ * How many text candidates each of `shards` shards is first asked for when the index's `k` are wanted: the expected
+ * share of one shard (pages go to shards by a hash of their URL) plus four standard deviations of that share, so a
+ * shard rarely holds more of the index's k; one that may is asked again for its k (`ShardedIndex.#textTop`). A shard
+ * asked for fewer walks fewer postings (its pruning bar is near the index's k-th score, not its own k-th) and reads,
+ * sends and decodes fewer rows.
+ */
+export function shardTextDepth(k: number, shards: number): number {
+  if (shards <= 1) return k;
+  const share = k / shards;
+  return Math.min(k, Math.ceil(share + 4 * Math.sqrt(share * (1 - 1 / shards))));
+}
+
 /**
  * Host ids every shard agrees on, for a writer given no shared source (`svc ingest`, tests): a `site:` filter is
  * compiled once into ids and tested in every shard, so one host must have one id in all of them. Seeded with the ids
@@ -222,9 +239,14 @@ export class ShardedIndex implements CandidateSource, PageSink {
   readonly #from = new WeakMap<object, number>();
   /** Title statistics per query (its title terms array) and the writes they were summed after. */
   readonly #titleCorpora = new WeakMap<readonly string[], { corpus: TitleCorpus; writes: number }>();
+  /** The summed title statistics a query's `arms` calls sent the shards to score its text candidates' titles with. */
+  readonly #titleSent = new WeakMap<readonly string[], TitleCorpus>();
   #writes = 0;
   /** The arms each query planned (`planArms`), by its filter (one object per query), and their answers. */
-  readonly #plans = new WeakMap<PassageFilter, { plan: ArmsPlan; answers: Promise<ShardArmsAnswer[]> }>();
+  readonly #plans = new WeakMap<
+    PassageFilter,
+    { plan: ArmsPlan; answers: Promise<ShardArmsAnswer[]>; depth: number; stats: Promise<CorpusStats | undefined> }
+  >();
   /** A text candidate's vector distance as its shard gave it with the candidate (null: it has no vector). */
   readonly #distances = new WeakMap<object, { vector: Float32Array; distance: number | null }>();
   /** Per-shard deadline of a query run in `covered` (ms). */
@@ -448,9 +470,22 @@ export class ShardedIndex implements CandidateSource, PageSink {
    */
   planArms(plan: ArmsPlan): void {
     if (!this.gathersArms) return;
+    // The text arm asks each shard for fewer than k (`shardTextDepth`), unless the vector arm's run hangs on the
+    // shard's text candidates reaching k (`textDistances`).
+    const depth = plan.text && !plan.textDistances ? shardTextDepth(plan.k, this.#sources.length) : plan.k;
+    const stats = plan.text ? this.#corpusStats(textTerms(plan.text)) : Promise.resolve(undefined);
+    stats.catch(() => undefined); // read by the answers below and by a text arm asking a shard again
     const answers = (async () => {
-      const stats = plan.text ? await this.#corpusStats(textTerms(plan.text)) : undefined;
-      const req: ShardArms = { ...plan, ...(stats ? { stats } : {}) };
+      const summed = await stats;
+      // The shards score their text candidates' titles (from the term ids they hold) with the index's title statistics.
+      const titles = plan.text && plan.titleTerms.length > 0 ? this.#titleCorpus(plan.titleTerms) : null;
+      if (titles) this.#titleSent.set(plan.titleTerms, titles);
+      const req: ShardArms = {
+        ...plan,
+        ...(summed ? { stats: summed } : {}),
+        ...(depth < plan.k ? { textK: depth } : {}),
+        ...(titles ? { titleCorpus: titles } : {}),
+      };
       return Promise.all(
         this.#sources.map(async (_, i) => {
           const a = await this.#ask(i, (s) => s.arms!(req), NO_ARMS);
@@ -464,13 +499,36 @@ export class ShardedIndex implements CandidateSource, PageSink {
       );
     })();
     answers.catch(() => undefined); // read by the arms' calls
-    this.#plans.set(plan.filter, { plan, answers });
+    this.#plans.set(plan.filter, { plan, answers, depth, stats });
   }
 
   /** The planned answers of the query whose filter is `filter`, when `check` says the call is the one planned. */
   #planned(filter: PassageFilter, check: (p: ArmsPlan) => boolean): Promise<ShardArmsAnswer[]> | null {
     const held = this.#plans.get(filter);
     return held && check(held.plan) ? held.answers : null;
+  }
+
+  /**
+   * The index's top `k` text candidates from each shard's first answer (`lists[i]`, asked for its best `depth`), exact:
+   * a shard that gave `depth` may hold more, all scoring at most its lowest given; when that lowest reaches the
+   * merged k-th score (or fewer than k were merged), some of them could still be among the index's k, and that shard
+   * is asked `again` for its k. Otherwise every candidate scoring at least the k-th is in the lists already, and the
+   * merge takes what one index would (ties by passage key).
+   */
+  async #textTop(
+    lists: readonly (readonly TextRow[])[],
+    depth: number,
+    k: number,
+    again: (i: number) => Promise<TextRow[]>,
+  ): Promise<TextRow[]> {
+    const merged = mergeTop(lists, k, byScore);
+    if (depth >= k) return merged;
+    const kth = merged.length >= k ? merged[k - 1]!._score : -Infinity;
+    const redo = lists.flatMap((l, i) => (l.length >= depth && l.reduce((m, r) => Math.min(m, r._score), Infinity) >= kth ? [i] : []));
+    if (redo.length === 0) return merged;
+    const full = [...lists];
+    await Promise.all(redo.map(async (i) => (full[i] = await again(i))));
+    return mergeTop(full, k, byScore);
   }
 
   hostIdsUnder(domain: string): number[] {
@@ -504,6 +562,15 @@ export class ShardedIndex implements CandidateSource, PageSink {
   }
 
   titleScore(queryTerms: readonly string[], row: Pick<PassageHit, 'page_ref' | 'title' | 'lang' | '_titleIds'>): number {
+    const corpus = this.#titleCorpus(queryTerms);
+    // A text candidate a shard scored with these very statistics (`planArms`) carries its title score.
+    const given = (row as { _titleScore?: unknown })._titleScore;
+    if (typeof given === 'number' && this.#titleSent.get(queryTerms) === corpus) return given;
+    return this.#sources[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, corpus);
+  }
+
+  /** The title statistics of `queryTerms` summed over the asked shards (once per query and writes). */
+  #titleCorpus(queryTerms: readonly string[]): TitleCorpus {
     let held = this.#titleCorpora.get(queryTerms);
     if (held?.writes !== this.#writes) {
       held = {
@@ -515,7 +582,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
       };
       this.#titleCorpora.set(queryTerms, held);
     }
-    return this.#sources[this.#from.get(row) ?? 0]!.titleScore(queryTerms, row, held.corpus);
+    return held.corpus;
   }
 
   async textCandidates(
@@ -524,18 +591,21 @@ export class ShardedIndex implements CandidateSource, PageSink {
     k: number,
     extra: readonly MatchColumn[] = [],
   ): Promise<(PassageHit & { _score: number })[]> {
+    const held = this.#plans.get(filter);
     const planned = this.#planned(filter, (p) => p.text === text && p.k === k && p.textExtra === extra);
-    if (planned)
-      return mergeTop(
-        (await planned).map((a) => a.text ?? []),
-        k,
-        (a, b) => b._score - a._score,
+    if (planned && held) {
+      const lists = (await planned).map((a) => a.text ?? []);
+      const stats = await held.stats;
+      return this.#textTop(lists, held.depth, k, async (i) =>
+        this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, k, extra, stats), []), i),
       );
+    }
     const stats = await this.#corpusStats(textTerms(text));
-    const lists = await Promise.all(
-      this.#sources.map(async (_, i) => this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, k, extra, stats), []), i)),
-    );
-    return mergeTop(lists, k, (a, b) => b._score - a._score);
+    const ask = async (i: number, n: number) =>
+      this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, n, extra, stats), []), i);
+    const depth = shardTextDepth(k, this.#sources.length);
+    const lists = await Promise.all(this.#sources.map((_, i) => ask(i, depth)));
+    return this.#textTop(lists, depth, k, (i) => ask(i, k));
   }
 
   async vectorDistances(vector: Float32Array, passages: readonly PassageKey[]): Promise<Map<string, number>> {

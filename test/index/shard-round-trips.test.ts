@@ -3,7 +3,8 @@
  * (`lookup`: filters, title and BM25 statistics) and one that scores (`arms`: every candidate arm at once, with the
  * whole index's statistics), then the rows of the final page from the shards that hold them — counted on the replica's
  * `RemoteShard`s, for BM25 and hybrid, svc_search's and svc_context's retrieval, while the answers stay those of one
- * process over the same shards.
+ * process over the same shards. (A shard that may hold more of the text arm's k than it was first asked for is asked
+ * once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
  */
 import t from 'tap';
 import { join } from 'node:path';
