@@ -724,6 +724,8 @@ export interface TextEngineStats {
     readonly loads: number;
     /** Delta segments applied after a loaded base (engine-delta.ts). */
     readonly deltas: number;
+    /** Syncs run, whatever they found (one that found the table at the postings' version reads its version only). */
+    readonly runs: number;
   };
   /**
    * The engine image the postings were last made from or saved to (engine-image.ts; null: none): its id, table version,
@@ -797,7 +799,7 @@ export class TextEngine {
   #again = false;
   #closed = false;
   #lastSyncMs: number | null = null;
-  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0, loads: 0, deltas: 0 };
+  readonly #syncs = { builds: 0, scans: 0, pages: 0, rekeys: 0, loads: 0, deltas: 0, runs: 0 };
   /** Whether to follow the table (`start`). */
   #started = false;
   /** The error of the last sync, null when it succeeded. */
@@ -909,6 +911,9 @@ export class TextEngine {
    * `SYNC_ATTEMPTS` failures in a row the query fails (the next one tries again).
    */
   async ready(version: number): Promise<TextSnapshot | null> {
+    // Already there: no sync, which would read the table's version again on every query (every shard call of a
+    // searcher) to find nothing new; a newer version is learned by the caller (`version`) and synced to below.
+    if (this.#started && !this.#closed && this.#postings && this.#version === version) return this.#postings;
     this.start();
     let failures = 0;
     for (;;) {
@@ -1046,6 +1051,7 @@ export class TextEngine {
 
   async #run(): Promise<void> {
     const started = performance.now();
+    this.#syncs.runs++;
     let pinned: Table | null = null;
     try {
       const target = await this.#table.version();
