@@ -8,7 +8,8 @@
  * each get the same query sets over HTTP on loopback (SciFact claims, 3-word, all-required), with BM25 and with hybrid
  * ranking (the api process restarted with SVC_RANKING; the searchers stay), sequential and with `--connections`
  * connections. Prints p50/p95 per query set per setup, the total RSS of the setup's processes (sum of VmRSS, the
- * largest of the samples taken after each phase), and the ratios N shards / 1 shard.
+ * largest of the samples taken after each phase), the memory the setup holds (`setupMemory`: file-backed pages
+ * counted once, not once per process), and the ratios N shards / 1 shard.
  *
  *   nice -n 5 node --import tsx bench/shards.ts [--passages 200000] [--shards 4] [--data-dir /tmp/bench-shards]
  *       [--queries 150] [--seconds 20] [--connections 4] [--rankings bm25,hybrid] [--sets claims,3-word,all-required]
@@ -272,13 +273,22 @@ async function profile(procs: readonly Proc[], file: string | null): Promise<voi
   );
 }
 
-/** Each process's RSS (MiB). */
-function rssEach(procs: readonly Proc[]): number[] {
+/** Each process's RSS (MiB), and of it the anonymous and shared-memory pages and the file-backed ones. */
+function memEach(procs: readonly Proc[]): { rss: number; own: number; file: number }[] {
   return procs.map((p) => {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
+    const status = readFileSync(`/proc/${p.child.pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
+    return { rss: kb('VmRSS'), own: kb('RssAnon') + kb('RssShmem'), file: kb('RssFile') };
   });
 }
+
+/**
+ * The memory a setup holds: each process's own pages, plus file-backed pages once. Every process maps the same node
+ * binary and native libraries (LanceDB's among them), whose pages the kernel holds once however many map them, so a
+ * sum of RSS counts them once per process; the largest process's file pages stand for them.
+ */
+const setupMemory = (sample: readonly { own: number; file: number }[]): number =>
+  sample.reduce((a, m) => a + m.own, 0) + Math.max(0, ...sample.map((m) => m.file));
 
 const claims = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].map((q) => q.slice(0, 300));
 const ALL_SETS: Record<string, string[]> = {
@@ -362,12 +372,15 @@ interface Measured {
   /** The largest total RSS sampled, and each process's RSS in that sample (api first, then the searchers). */
   rss: number;
   each: number[];
+  /** The largest `setupMemory` sampled. */
+  memory: number;
 }
 
 async function measure(label: string, dir: string, searchers: readonly Proc[]): Promise<Measured> {
   const results: Results = new Map();
   let rss = 0;
   let each: number[] = [];
+  let memory = 0;
   for (const ranking of rankings) {
     const api = await startProc('api', dir, ['--ranking', ranking]);
     try {
@@ -389,9 +402,10 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
           r.cpuMs = perQuery.reduce((a, b) => a + b, 0);
           await profile(procs, null);
           results.set(`${ranking} ${set} ${conns}`, r);
-          const sample = rssEach([api, ...searchers]);
-          const total = sample.reduce((a, b) => a + b, 0);
-          if (total > rss) [rss, each] = [total, sample];
+          const sample = memEach([api, ...searchers]);
+          const total = sample.reduce((a, m) => a + m.rss, 0);
+          if (total > rss) [rss, each] = [total, sample.map((m) => m.rss)];
+          memory = Math.max(memory, setupMemory(sample));
           process.stderr.write(
             `${label} ${ranking} ${set} c=${conns}: p50 ${r.p50.toFixed(1)} p95 ${r.p95.toFixed(1)} ms, ${r.requests} req, ${r.errors} errors, ${r.partial} partial, CPU ${r.cpuMs.toFixed(1)} ms/req (${perQuery.map((c) => c.toFixed(1)).join(' + ')}), RSS ${rss.toFixed(0)} MiB\n`,
           );
@@ -404,7 +418,7 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
         `${label} ${ranking} wire ${call}: ${(w.calls / api.sent).toFixed(1)} calls, ${(w.bytes / api.sent / 1024).toFixed(1)} KiB, ${(w.ms / api.sent).toFixed(1)} ms (summed over shards) per query\n`,
       );
   }
-  return { results, rss, each };
+  return { results, rss, each, memory };
 }
 
 const oneDir = join(dataDir, 'one');
@@ -412,7 +426,7 @@ const manyDir = join(dataDir, `n${shardCount}`);
 if (setups.has('one')) await build(oneDir, 1);
 if (setups.has('many')) await build(manyDir, shardCount);
 
-const NONE: Measured = { results: new Map(), rss: NaN, each: [] };
+const NONE: Measured = { results: new Map(), rss: NaN, each: [], memory: NaN };
 const one = setups.has('one') ? await measure('1 shard', oneDir, []) : NONE;
 const searchers: Proc[] = [];
 let many = NONE;
@@ -448,5 +462,9 @@ console.log(
       .slice(1)
       .map((x) => x.toFixed(0))
       .join(' / ')}), ratio ${(many.rss / one.rss).toFixed(2)}×`,
+);
+console.log(
+  `memory held (own pages of each process, file-backed pages once): 1 shard ${one.memory.toFixed(0)} MiB, ` +
+    `${shardCount} shards ${many.memory.toFixed(0)} MiB, ratio ${(many.memory / one.memory).toFixed(2)}×`,
 );
 process.exit(0);
