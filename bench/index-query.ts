@@ -5,7 +5,7 @@
  *   node --import tsx bench/index-query.ts [--sizes 10000,100000] [--queries 200] [--concurrency 4] [--bm25-only]
  *                                          [--keep DIR] [--only "svc bm25,FTS5"] [--query-model ../shared/data/models]
  *                                          [--anchor tantivy|none] [--text-engine postings|lance] [--warmup 100]
- *                                          [--row-cache-mb N]
+ *                                          [--row-cache-mb N] [--engine-segments]
  *
  * `--keep DIR` builds each size under DIR/<size>[-bm25] and keeps it; a later run with the same DIR reuses it
  * (building 1M passages takes minutes), so query changes can be measured on the same index.
@@ -30,6 +30,8 @@
  * engines, and the full natural-language claim in any-term mode. Bounded: `--queries` per row, then a
  * throughput run of the same count at `--concurrency`.
  * `--row-cache-mb`: the result-row cache's bound (SVC_ROW_CACHE_MB; default 1/32 of the machine's memory, 64–1024 MiB).
+ * `--engine-segments`: open the postings from the index's published engine segment as `svc serve` does (a writer
+ * here: it publishes one at close when it had to build them), instead of building them in the JS heap.
  * Warm-up: before each row, `--warmup` queries of the same kind that the row does NOT time (the next ones of the same
  * query set), so the row measures a process in steady state (JIT-compiled code, as a served process that has answered
  * a few hundred queries) without having seen the timed queries; when the set has none left, the first 10 timed
@@ -69,6 +71,9 @@ const { values } = parseArgs({
     'text-engine': { type: 'string', default: 'postings' },
     warmup: { type: 'string', default: '100' },
     'row-cache-mb': { type: 'string' },
+    // Postings loaded from the index's published engine segment, as `svc serve` opens them (SVC_ENGINE_SEGMENTS,
+    // on by default): read in place outside the JS heap, where a build from the table holds them in it.
+    'engine-segments': { type: 'boolean', default: false },
   },
 });
 if (!['postings', 'lance'].includes(values['text-engine']!)) throw new Error('--text-engine: postings or lance');
@@ -214,6 +219,7 @@ for (const size of SIZES) {
         embedder: BM25_ONLY ? null : createHashingEmbedder(384),
         optimizeEvery: Number.MAX_SAFE_INTEGER,
         textEngine: TEXT_ENGINE,
+        ...(values['engine-segments'] ? { engineSegments: true } : {}),
         ...(values['row-cache-mb'] !== undefined ? { rowCacheBytes: Number(values['row-cache-mb']) * 2 ** 20 } : {}),
       });
     let idx = await openIndex();
@@ -262,6 +268,7 @@ for (const size of SIZES) {
         optimizeEvery: Number.MAX_SAFE_INTEGER,
         refreshAfterMs: 0,
         textEngine: TEXT_ENGINE,
+        ...(values['engine-segments'] ? { engineSegments: true } : {}),
       });
       await warmPostings(realQuery, 'real-query index');
     }
