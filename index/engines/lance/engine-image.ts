@@ -89,7 +89,8 @@ export interface EngineImage {
   vectors?: SharedVectorBlock;
 }
 
-const align8 = (n: number) => (n + 7) & ~7;
+/** `n` rounded up to a multiple of 8, in floating point: images pass 2 GiB, where 32-bit bit operations wrap negative. */
+export const align8 = (n: number): number => Math.ceil(n / 8) * 8;
 
 /** Copies a snapshot's state into a new image in shared memory. */
 export function encodeImage(state: SnapshotState, identity: ImageIdentity): EngineImage {
