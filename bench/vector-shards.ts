@@ -193,7 +193,7 @@ for (const [which, probes, refine, per] of SETTINGS) {
   const refineFactor = Number(refine);
   const plan =
     per === 'share'
-      ? shardVectorSearch(k, 1 / tables.length, nprobes, refineFactor)
+      ? shardVectorSearch(k, tables.length, nprobes, refineFactor)
       : { limit: per === undefined ? k : Number(per), nprobes, refineFactor };
   await run({ label: which === 'one' ? '1 shard' : `${tables.length} shards`, tables, plan });
 }

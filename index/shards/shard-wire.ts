@@ -222,7 +222,7 @@ export interface ShardArms {
   readonly textExtra: readonly MatchColumn[];
   readonly stats?: CorpusStats;
   /**
-   * The text candidates asked of this shard when fewer than `k` (`shardTextDepth`: the api asks again for `k` when
+   * The text candidates asked of this shard when fewer than `k` (`shardShareOfTop`: the api asks again for `k` when
    * the shard may hold more of the index's k). @default k
    */
   readonly textK?: number;

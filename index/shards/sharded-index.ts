@@ -13,7 +13,14 @@ import { urlHash32, type PageInput, type PageSink } from '../../page-model.js';
 import { passageKey, type MatchColumn } from '../engines/lance/columns.js';
 import type { HostIdSource } from '../engines/lance/host-ids.js';
 import { localIndexLocation, type IndexLocation } from '../engines/lance/location.js';
-import { recordShardCount, shardLocation, storedHosts, storedShardCount, storedVectorModel } from '../engines/lance/shard-layout.js';
+import {
+  recordShardCount,
+  shardLocation,
+  shardShareOfTop,
+  storedHosts,
+  storedShardCount,
+  storedVectorModel,
+} from '../engines/lance/shard-layout.js';
 import {
   PassageIndex,
   type HostPrint,
@@ -138,19 +145,6 @@ function mergeTop<R extends PassageKey>(lists: readonly (readonly R[])[], k: num
 /** A text candidate as the shards give them. */
 type TextRow = PassageHit & { _score: number };
 const byScore = (a: TextRow, b: TextRow): number => b._score - a._score;
-
-/**
- * How many text candidates each of `shards` shards is first asked for when the index's `k` are wanted: the expected
- * share of one shard (pages go to shards by a hash of their URL) plus four standard deviations of that share, so a
- * shard rarely holds more of the index's k; one that may is asked again for its k (`ShardedIndex.#textTop`). A shard
- * asked for fewer walks fewer postings (its pruning bar is near the index's k-th score, not its own k-th) and reads,
- * sends and decodes fewer rows.
- */
-export function shardTextDepth(k: number, shards: number): number {
-  if (shards <= 1) return k;
-  const share = k / shards;
-  return Math.min(k, Math.ceil(share + 4 * Math.sqrt(share * (1 - 1 / shards))));
-}
 
 /**
  * Host ids every shard agrees on, for a writer given no shared source (`svc ingest`, tests): a `site:` filter is
@@ -470,9 +464,9 @@ export class ShardedIndex implements CandidateSource, PageSink {
    */
   planArms(plan: ArmsPlan): void {
     if (!this.gathersArms) return;
-    // The text arm asks each shard for fewer than k (`shardTextDepth`), unless the vector arm's run hangs on the
+    // The text arm asks each shard for its share of k (`shardShareOfTop`), unless the vector arm's run hangs on the
     // shard's text candidates reaching k (`textDistances`).
-    const depth = plan.text && !plan.textDistances ? shardTextDepth(plan.k, this.#sources.length) : plan.k;
+    const depth = plan.text && !plan.textDistances ? shardShareOfTop(plan.k, this.#sources.length) : plan.k;
     const stats = plan.text ? this.#corpusStats(textTerms(plan.text)) : Promise.resolve(undefined);
     stats.catch(() => undefined); // read by the answers below and by a text arm asking a shard again
     const answers = (async () => {
@@ -603,7 +597,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
     const stats = await this.#corpusStats(textTerms(text));
     const ask = async (i: number, n: number) =>
       this.#tag(await this.#ask(i, (s) => s.textCandidates(text, filter, n, extra, stats), []), i);
-    const depth = shardTextDepth(k, this.#sources.length);
+    const depth = shardShareOfTop(k, this.#sources.length);
     const lists = await Promise.all(this.#sources.map((_, i) => ask(i, depth)));
     return this.#textTop(lists, depth, k, (i) => ask(i, k));
   }

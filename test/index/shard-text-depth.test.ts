@@ -1,5 +1,5 @@
 /**
- * Each shard is first asked for its best `shardTextDepth(k, N)` text candidates, not k, and still the index's top k
+ * Each shard is first asked for its best `shardShareOfTop(k, N)` text candidates, not k, and still the index's top k
  * come out exactly as one index's: a shard whose lowest given score reaches the merged k-th is asked again for its k.
  * Shown on a corpus whose best passages all sit in one shard (that shard, and only it, is asked again) and on one
  * spread evenly (no shard is), in process and over HTTP as an `api` replica asks searchers.
@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { ARM_DEPTH, retrieve } from '../../index/retrieval/retrieval.js';
 import { localIndexLocation } from '../../index/engines/lance/location.js';
 import type { PassageIndex } from '../../index/engines/lance/store.js';
-import { openIndex, shardOf, shardTextDepth, ShardedIndex, type ServedIndex, type ShardSource } from '../../index/shards/sharded-index.js';
+import { shardShareOfTop } from '../../index/engines/lance/shard-layout.js';
+import { openIndex, shardOf, ShardedIndex, type ServedIndex, type ShardSource } from '../../index/shards/sharded-index.js';
 import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 import { liveOf, remoteIndex, startShardServer } from '../helpers/shard-servers.js';
@@ -30,11 +31,11 @@ const both = (j: number): string =>
 const riverOnly = (j: number): string => ['river', ...filler(j % 11)].join(' ');
 
 t.test('the depth a shard is first asked for', async (t) => {
-  t.equal(shardTextDepth(300, 1), 300, 'one shard: k');
-  t.equal(shardTextDepth(300, 4), 105, 'a quarter of 300 plus four standard deviations');
-  t.equal(shardTextDepth(1000, 4), 305);
-  t.equal(shardTextDepth(3, 2), 3, 'never more than k');
-  for (const n of [2, 3, 5, 16]) t.ok(shardTextDepth(300, n) >= Math.ceil(300 / n), `${n} shards: at least an even share`);
+  t.equal(shardShareOfTop(300, 1), 300, 'one shard: k');
+  t.equal(shardShareOfTop(300, 4), 105, 'a quarter of 300 plus four standard deviations');
+  t.equal(shardShareOfTop(1000, 4), 305);
+  t.equal(shardShareOfTop(3, 2), 3, 'never more than k');
+  for (const n of [2, 3, 5, 16]) t.ok(shardShareOfTop(300, n) >= Math.ceil(300 / n), `${n} shards: at least an even share`);
 });
 
 /** Every ranked passage of a BM25 query: its key and scores. */
@@ -74,7 +75,7 @@ async function corpus(t: Test, name: string, pages: readonly PageInput[]) {
   return { one, many };
 }
 
-const DEPTH = shardTextDepth(ARM_DEPTH, N);
+const DEPTH = shardShareOfTop(ARM_DEPTH, N);
 
 t.test('the best passages all in one shard: that shard is asked again, and the answer is one index’s', async (t) => {
   // Shard 0's pages hold both words in five passages each: more than k passages, every one better than any other

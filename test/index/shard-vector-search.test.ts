@@ -23,10 +23,10 @@ function binomialTail(k: number, p: number, limit: number): number {
 
 t.test('a whole index searches as before; a shard for its share with a margin', async (t) => {
   t.same(shardVectorSearch(300, 1), { limit: 300, nprobes: 20, refineFactor: 5 });
-  t.same(shardVectorSearch(300, 1 / 4), { limit: 105, nprobes: 10, refineFactor: 5 }, 'k 300 over 4 shards');
+  t.same(shardVectorSearch(300, 4), { limit: 105, nprobes: 10, refineFactor: 5 }, 'k 300 over 4 shards');
   for (const k of [300, 1000])
     for (let n = 2; n <= 8; n++) {
-      const plan = shardVectorSearch(k, 1 / n);
+      const plan = shardVectorSearch(k, n);
       t.ok(plan.limit <= k && plan.limit * n >= k, `k ${k}, ${n} shards: the merge still holds k (${plan.limit} each)`);
       t.ok(plan.nprobes >= 1 && plan.nprobes < 20, `k ${k}, ${n} shards: fewer partitions probed`);
       t.equal(plan.refineFactor, 5, `k ${k}, ${n} shards: refine factor`);
@@ -59,7 +59,7 @@ t.test('over ANN indexes each shard returns its share and the merge the k neares
 
   const [q] = await embedder.embed(['quokkas and zinc near the river']);
   const k = 300;
-  const plan = shardVectorSearch(k, 1 / 2);
+  const plan = shardVectorSearch(k, 2);
   const lists = await Promise.all(sharded.shards.map((s) => s.vectorCandidates(q!, {}, k)));
   for (const [i, list] of lists.entries()) t.equal(list.length, plan.limit, `shard ${i} returns its share (${plan.limit} of ${k})`);
   t.equal((await one.vectorCandidates(q!, {}, k)).length, k, 'an index of one shard returns k');

@@ -21,6 +21,19 @@ export function shardLocation(root: IndexLocation, i: number, n: number): IndexL
   return { ...root, uri, journalDir: join(root.journalDir, name), label: `${root.label} ${name}` };
 }
 
+/**
+ * How many of the index's top `k` results (by any one score) one of `shards` shards returns so that the merge of the
+ * shards' lists still holds the index's top k but in rare cases: pages go to shards by a hash of their URL, so the
+ * count of the top k in one shard is about a binomial draw of k with probability 1/shards; its expected value plus four
+ * standard deviations (105 of 300 over 4 shards), never more than k. The text arm asks again when a shard may hold
+ * more (exact); the vector arm, approximate anyway, does not.
+ */
+export function shardShareOfTop(k: number, shards: number): number {
+  if (shards <= 1 || k <= 0) return k;
+  const p = 1 / shards;
+  return Math.min(k, Math.ceil(k * p + 4 * Math.sqrt(k * p * (1 - p))));
+}
+
 /** `fn` over a connection to `location` (its folder made first when local), closed after. */
 async function withConnection<T>(location: IndexLocation, fn: (db: lancedb.Connection) => Promise<T>): Promise<T> {
   if (location.kind === 'local') mkdirSync(location.uri, { recursive: true });

@@ -68,6 +68,7 @@ import { openTables } from './open-tables.js';
 import type { CorpusStats, RankingMode, TitleCorpus, VectorsUnused } from '../../retrieval/engine-seam.js';
 import { prepareReembed, ReembedPass, type ReembedHost, type ReembedProgress, type ReembedRunOptions } from './reembed.js';
 import type { PassageFilter } from '../../retrieval/passage-filter.js';
+import { shardShareOfTop } from './shard-layout.js';
 import { whereOf } from './where.js';
 import { PassageChanges, type PassageCommit } from './passage-changes.js';
 import {
@@ -217,25 +218,17 @@ export interface VectorSearchPlan {
 }
 
 /**
- * The vector search of a dataset holding `share` of the index's passages (one shard of 1 / share), so that N shards
- * together do about the work of one index rather than N times it, with at least its recall against exact search
- * (docs/bench-index.md, "A shard's vector arm"). Pages go to shards by a hash of their URL, so the index's top k falls
- * into a shard about as a binomial draw of k with probability `share`: the shard returns its expected part plus four
- * standard deviations (the merge of the shards' lists still holds at least k, and holds the shards' true top k
- * unless one shard holds more than that of it) and re-ranks `refineFactor` times that. LanceDB keeps an IVF
- * partition between a few thousand and a few tens of thousands of rows whatever count it was built with, so a shard
- * has fewer partitions than the whole index, not smaller ones: probing `nprobes` × √share of them kept the merged
- * list's recall at 10 and at k above one index's, where `nprobes` × share lost it at 10. A whole index (`share` 1)
+ * The vector search of one of `shards` shards, so that the shards together do about the work of one index rather than
+ * N times it, with at least its recall against exact search (docs/bench-index.md, "A shard's vector arm"): the shard
+ * returns its share of the index's top k (`shardShareOfTop`) and re-ranks `refineFactor` times that. LanceDB keeps an
+ * IVF partition between a few thousand and a few tens of thousands of rows whatever count it was built with, so a
+ * shard has fewer partitions than the whole index, not smaller ones: probing `nprobes` × √(1/shards) of them kept the
+ * merged list's recall at 10 and at k above one index's, where `nprobes` / shards lost it at 10. A whole index
  * searches as before.
  */
-export function shardVectorSearch(k: number, share: number, nprobes = NPROBES, refineFactor = REFINE_FACTOR): VectorSearchPlan {
-  if (!(share < 1) || k <= 0) return { limit: k, nprobes, refineFactor };
-  const limit = Math.min(k, Math.ceil(k * share + 4 * Math.sqrt(k * share * (1 - share))));
-  return {
-    limit,
-    nprobes: Math.max(1, Math.ceil(nprobes * Math.sqrt(share))),
-    refineFactor,
-  };
+export function shardVectorSearch(k: number, shards: number, nprobes = NPROBES, refineFactor = REFINE_FACTOR): VectorSearchPlan {
+  if (shards <= 1 || k <= 0) return { limit: k, nprobes, refineFactor };
+  return { limit: shardShareOfTop(k, shards), nprobes: Math.max(1, Math.ceil(nprobes / Math.sqrt(shards))), refineFactor };
 }
 
 /**
@@ -1131,7 +1124,7 @@ export class PassageIndex implements PageSink {
       if (near) return near;
     }
     const where = whereOf(filter);
-    const ann = this.#maintenance.vectorIndex ? shardVectorSearch(k, 1 / this.#shardCount) : null;
+    const ann = this.#maintenance.vectorIndex ? shardVectorSearch(k, this.#shardCount) : null;
     let q = this.#passages
       .vectorSearch(Array.from(vector))
       .distanceType('cosine')
