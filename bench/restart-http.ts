@@ -15,11 +15,11 @@
  */
 import '../fixtures/loopback-only.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
+import { processCpuMs, processMemory } from './proc.js';
 import { pct, SCIFACT } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -68,17 +68,6 @@ async function freePort(): Promise<number> {
       s.close(() => res(port));
     });
   });
-}
-
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
-/** CPU time the process has used (user + system, all its threads), ms: the start's work, whatever the machine's load. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100 on Linux)
 }
 
 /** Metric samples by name (label sets summed, `thread="owner"` and per-thread ones alike). */
@@ -139,10 +128,10 @@ async function start(threads: number): Promise<Run> {
         lat.push(performance.now() - s);
         if (Number.isNaN(firstAnswerMs)) {
           firstAnswerMs = performance.now() - t0;
-          firstAnswerCpuMs = cpuMs(child.pid!);
+          firstAnswerCpuMs = processCpuMs(child.pid!);
         }
       }
-      if (lat.length === probeSize) done.push({ end: performance.now() - t0, p50: pct(lat, 50), cpu: cpuMs(child.pid!) });
+      if (lat.length === probeSize) done.push({ end: performance.now() - t0, p50: pct(lat, 50), cpu: processCpuMs(child.pid!) });
       else await sleep(50);
     }
     const steadyP50 = pct(
@@ -151,7 +140,7 @@ async function start(threads: number): Promise<Run> {
     );
     const first = done.find((d) => d.p50 <= 1.5 * steadyP50)!;
     await sleep(3000);
-    const rssIdleMiB = rssMiB(child.pid!);
+    const rssIdleMiB = Math.round(processMemory(child.pid!).rss);
     return {
       firstAnswerMs,
       steadyMs: first.end,

@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { readQueries } from '../cli/eval.js';
+import { processCpuMs, processMemory } from './proc.js';
 import { pct, requireEach, SCIFACT, sentencePool, shortQuery, writeSyntheticPages } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -273,15 +274,6 @@ async function profile(procs: readonly Proc[], file: string | null): Promise<voi
   );
 }
 
-/** Each process's RSS (MiB), and of it the anonymous and shared-memory pages and the file-backed ones. */
-function memEach(procs: readonly Proc[]): { rss: number; own: number; file: number }[] {
-  return procs.map((p) => {
-    const status = readFileSync(`/proc/${p.child.pid}/status`, 'utf8');
-    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
-    return { rss: kb('VmRSS'), own: kb('RssAnon') + kb('RssShmem'), file: kb('RssFile') };
-  });
-}
-
 /**
  * The memory a setup holds: each process's own pages, plus file-backed pages once. Every process maps the same node
  * binary and native libraries (LanceDB's among them), whose pages the kernel holds once however many map them, so a
@@ -309,14 +301,6 @@ interface Phase {
   partial: number;
   /** CPU time of the setup's processes (user + system, all threads) per request: work done, whatever the load. */
   cpuMs?: number;
-}
-
-/** User + system CPU time of each process so far (ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
-function cpuEach(procs: readonly Proc[]): number[] {
-  return procs.map((p) => {
-    const fields = readFileSync(`/proc/${p.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  });
 }
 
 /** `conns` closed loops sharing at most `maxQueries` requests and `seconds`, over the set's queries in order. */
@@ -387,22 +371,22 @@ async function measure(label: string, dir: string, searchers: readonly Proc[]): 
       await warm(api);
       // What the setup's processes spend doing no query (heartbeats, registry reads, timers), per second: a phase's
       // CPU per query carries its share (more the slower its queries).
-      const idle0 = cpuEach([api, ...searchers]);
+      const idle0 = [api, ...searchers].map((p) => processCpuMs(p.child.pid!));
       await new Promise((r) => setTimeout(r, 5000));
-      const idle = cpuEach([api, ...searchers]).map((c, i) => (c - idle0[i]!) / 5);
+      const idle = [api, ...searchers].map((p) => processCpuMs(p.child.pid!)).map((c, i) => (c - idle0[i]!) / 5);
       process.stderr.write(`${label} ${ranking} idle CPU ms/s: ${idle.map((c) => c.toFixed(1)).join(' + ')}\n`);
       for (const [set, queries] of Object.entries(QUERY_SETS))
         for (const conns of values['sequential-only'] ? [1] : [1, connections]) {
           const procs = [api, ...searchers];
           await profile(procs, `${label.replace(/ /g, '')}-${ranking}-${set}-c${conns}`);
-          const cpu0 = cpuEach(procs);
+          const cpu0 = procs.map((p) => processCpuMs(p.child.pid!));
           const r = await drive(api, queries, conns);
           // Per process (api first, then the searchers), and summed.
-          const perQuery = cpuEach(procs).map((c, i) => (c - cpu0[i]!) / Math.max(1, r.requests));
+          const perQuery = procs.map((p) => processCpuMs(p.child.pid!)).map((c, i) => (c - cpu0[i]!) / Math.max(1, r.requests));
           r.cpuMs = perQuery.reduce((a, b) => a + b, 0);
           await profile(procs, null);
           results.set(`${ranking} ${set} ${conns}`, r);
-          const sample = memEach([api, ...searchers]);
+          const sample = [api, ...searchers].map((p) => processMemory(p.child.pid!));
           const total = sample.reduce((a, m) => a + m.rss, 0);
           if (total > rss) [rss, each] = [total, sample.map((m) => m.rss)];
           memory = Math.max(memory, setupMemory(sample));
