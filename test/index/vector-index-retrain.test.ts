@@ -65,12 +65,25 @@ async function nearestPage(idx: PassageIndex, text: string): Promise<number | un
   return (await idx.vectorCandidates(q!, {}, 50))[0]?.page_ref;
 }
 
-t.test('the rule: doubled vectors or too many segments, and an index of unknown training once', async (t) => {
-  t.equal(vectorRetrainDue({ vectors: 1999, trainedOn: 1000, segments: 1 }), false, 'grown less than twice');
-  t.equal(vectorRetrainDue({ vectors: 2000, trainedOn: 1000, segments: 1 }), true, 'grown twice');
-  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT }), false, 'segments at the limit');
-  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT + 1 }), true, 'segments past it');
-  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: undefined, segments: 1 }), true, 'trained size unknown');
+t.test('the rule: doubled vectors, too many segments within the time share, an index of unknown training', async (t) => {
+  const fresh = { lastRetrainMs: 0, sinceLastRetrainMs: Infinity };
+  t.equal(vectorRetrainDue({ vectors: 1999, trainedOn: 1000, segments: 1, ...fresh }), false, 'grown less than twice');
+  t.equal(vectorRetrainDue({ vectors: 2000, trainedOn: 1000, segments: 1, ...fresh }), true, 'grown twice');
+  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT, ...fresh }), false, 'segments at the limit');
+  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT + 1, ...fresh }), true, 'segments past it');
+  t.equal(vectorRetrainDue({ vectors: 1000, trainedOn: undefined, segments: 1, ...fresh }), true, 'trained size unknown');
+  const recent = { lastRetrainMs: 60_000, sinceLastRetrainMs: 8 * 60_000 };
+  t.equal(
+    vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT + 1, ...recent }),
+    false,
+    'segments past the limit but the last retraining took a minute and ended eight minutes ago',
+  );
+  t.equal(
+    vectorRetrainDue({ vectors: 1000, trainedOn: 1000, segments: VECTOR_SEGMENT_LIMIT + 1, ...recent, sinceLastRetrainMs: 9 * 60_000 }),
+    true,
+    'nine minutes after',
+  );
+  t.equal(vectorRetrainDue({ vectors: 2000, trainedOn: 1000, segments: 1, ...recent }), true, 'doubling does not wait for the time share');
 });
 
 t.test('an index grown by small optimizes is retrained when the vectors doubled, beside the writes', async (t) => {

@@ -76,6 +76,8 @@ export interface IndexMeta {
    * Absent for an index built before it was recorded: its partitions are of an unknown size, so it is retrained once.
    */
   vectorIndexTrainedOn?: number;
+  /** How long the last retraining of the vector index took (ms): a reopened writer keeps its time share. */
+  vectorRetrainMs?: number;
   /**
    * A re-embedding in progress (reembed.ts): the model whose vectors the passages are being given, and how far the
    * pass got, so a writer killed mid-way resumes there. While it is set `vectorModelId` is null: the column holds
@@ -198,22 +200,35 @@ export function optimizeWaitMs(lastMs: number, sinceLastMs: number): number {
 
 /**
  * How many index segments (the trained index and the deltas LanceDB's optimize adds beside it) the vector index may
- * have before it is retrained whatever its size: a query searches every segment's nearest partitions, so its cost
- * grows with them (docs/bench-index.md, "Retraining the vector index").
+ * have before it is retrained short of doubling: a query searches each segment's nearest partitions, so each delta
+ * adds to every query's cost (docs/bench-index.md, "Retraining the vector index").
  */
 export const VECTOR_SEGMENT_LIMIT = 8;
+
+/** What `vectorRetrainDue` decides from. */
+export interface VectorIndexState {
+  /** Vectors in the table (indexed or not). */
+  readonly vectors: number;
+  /** Vectors the index was trained on; undefined for an index built before it was recorded. */
+  readonly trainedOn: number | undefined;
+  /** The index's segments (LanceDB's `numIndices`). */
+  readonly segments: number;
+  /** How long the last retraining took (ms; 0: none known), and how long ago it ended. */
+  readonly lastRetrainMs: number;
+  readonly sinceLastRetrainMs: number;
+}
 
 /**
  * Whether the vector index should be rebuilt over the current vectors. LanceDB's optimize folds new rows into the
  * partitions trained at the start (joining small ones, splitting large ones toward its own size) and adds a delta
- * segment each time, so an index grown by many optimizes probes a far larger share of the vectors than the √n
- * partitions it was built with. Retraining when the vectors doubled keeps the total training work linear in the
- * vectors (each retrain costs about the vectors at hand, and those at least double in between); the segment bound
- * catches deltas piling up before that. `trainedOn` undefined: an index built before the trained size was recorded.
+ * segment each time. Retraining when the vectors doubled keeps the total training work linear in the vectors (each
+ * retrain costs about the vectors at hand, and those at least double in between). Deltas piling up before that also
+ * call for one, but no sooner than the maintenance time share allows (`optimizeWaitMs`: nine times the last
+ * retraining's length after it), since a retraining costs about the whole index's vectors each time.
  */
-export function vectorRetrainDue(s: { vectors: number; trainedOn: number | undefined; segments: number }): boolean {
-  if (s.trainedOn === undefined) return true;
-  return s.vectors >= 2 * s.trainedOn || s.segments > VECTOR_SEGMENT_LIMIT;
+export function vectorRetrainDue(s: VectorIndexState): boolean {
+  if (s.trainedOn === undefined || s.vectors >= 2 * s.trainedOn) return true;
+  return s.segments > VECTOR_SEGMENT_LIMIT && optimizeWaitMs(s.lastRetrainMs, s.sinceLastRetrainMs) === 0;
 }
 
 /** The IVF-PQ settings of an index over `vectors` vectors of `dim` dimensions: √n partitions, 16 dimensions a subvector. */
@@ -244,6 +259,9 @@ export class IndexMaintenance {
   #optimizeAfterRetrain = false;
   /** A retraining failed: not tried again by this writer (each try would redo the training over every vector). */
   #retrainFailed = false;
+  /** How long the last retraining took and when it ended (performance.now(); -Infinity: none yet). */
+  #lastRetrainMs = 0;
+  #lastRetrainEnd = -Infinity;
   /** The embedder whose vectors are in the table: the options' one, until a re-embedding replaces it. */
   #embedder: Embedder | null;
 
@@ -254,6 +272,10 @@ export class IndexMaintenance {
     if (opts.writes && opts.meta.optimizeMs !== undefined && opts.meta.optimizeMs > 0) {
       this.#lastOptimizeMs = opts.meta.optimizeMs;
       this.#lastOptimizeEnd = performance.now();
+    }
+    if (opts.writes && opts.meta.vectorRetrainMs !== undefined && opts.meta.vectorRetrainMs > 0) {
+      this.#lastRetrainMs = opts.meta.vectorRetrainMs;
+      this.#lastRetrainEnd = performance.now();
     }
   }
 
@@ -515,7 +537,14 @@ export class IndexMaintenance {
       return;
     }
     const trainedOn = this.#o.meta.vectorIndexTrainedOn;
-    if (!vectorRetrainDue({ vectors, trainedOn, segments })) return;
+    const state = {
+      vectors,
+      trainedOn,
+      segments,
+      lastRetrainMs: this.#lastRetrainMs,
+      sinceLastRetrainMs: performance.now() - this.#lastRetrainEnd,
+    };
+    if (!vectorRetrainDue(state)) return;
     this.#retraining = this.#retrain(embedder, { vectors, trainedOn, segments }).finally(() => {
       this.#retraining = null;
       if (this.#optimizeAfterRetrain && !this.#o.isClosed()) {
@@ -532,7 +561,10 @@ export class IndexMaintenance {
       const n = await this.#o.tables.passages.countRows('vector IS NOT NULL');
       const { partitions, config } = ivfPqConfig(n, embedder.dim);
       await this.#o.tables.passages.createIndex('vector', { config, replace: true });
+      this.#lastRetrainMs = Date.now() - started;
+      this.#lastRetrainEnd = performance.now();
       this.#o.meta.vectorIndexTrainedOn = n;
+      this.#o.meta.vectorRetrainMs = this.#lastRetrainMs;
       await this.#saveMeta();
       this.#o.log?.info({ vectors: n, partitions, before: was, ms: Date.now() - started }, 'vector index retrained');
     } catch (err) {
