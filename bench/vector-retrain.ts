@@ -3,7 +3,7 @@
  * it (maintenance.ts `vectorRetrainDue`), and what delta segments cost a query.
  *
  *   nice -n 5 node dist/bench/vector-retrain.js --index /tmp/ivf-grown/lance --work /tmp/ivf-work \
- *       [--queries 200] [--k 300] [--deltas 1,2,4,8,12,16] [--delta-rows 1000]
+ *       [--queries 200] [--k 300] [--deltas 1,2,4,8] [--delta-rows 1000]
  *
  * `--index` is a 1-shard index of synthetic passages (hashing embedder) written page batch by page batch with the
  * writer's default maintenance, as bench/shards.ts builds one; it is copied to `--work` and only the copy changes:
@@ -37,7 +37,7 @@ const { values } = parseArgs({
     work: { type: 'string', default: '/tmp/ivf-work' },
     queries: { type: 'string', default: '200' },
     k: { type: 'string', default: '300' },
-    deltas: { type: 'string', default: '1,2,4,8,12,16' },
+    deltas: { type: 'string', default: '1,2,4,8' },
     'delta-rows': { type: 'string', default: '1000' },
   },
 });
@@ -63,7 +63,7 @@ const keysOf = (t: { numRows: number; getChild(n: string): { get(i: number): unk
 };
 
 let t0 = performance.now();
-await table.optimize();
+await table.optimize({ cleanupOlderThan: new Date() });
 console.log(`folded the unindexed rows: ${Math.round(performance.now() - t0)} ms`);
 
 // The exact top k of each query: a flat search of every vector.
@@ -200,7 +200,7 @@ for (let round = 0; round < 64 && wanted.length > 0; round++) {
     if (o.vector && !Array.isArray(o.vector)) o.vector = Array.from(o.vector as Iterable<number>);
   }
   await table.add(lancedb.makeArrowTable(rows, { schema }));
-  await table.optimize();
+  await table.optimize({ cleanupOlderThan: new Date() });
   const segments = (await table.indexStats(await vectorIndexName()))!.numIndices ?? 1;
   while (wanted.length > 0 && segments >= wanted[0]!) {
     wanted.shift();

@@ -231,9 +231,17 @@ export function vectorRetrainDue(s: VectorIndexState): boolean {
   return s.segments > VECTOR_SEGMENT_LIMIT && optimizeWaitMs(s.lastRetrainMs, s.sinceLastRetrainMs) === 0;
 }
 
-/** The IVF-PQ settings of an index over `vectors` vectors of `dim` dimensions: √n partitions, 16 dimensions a subvector. */
-function ivfPqConfig(vectors: number, dim: number): { partitions: number; config: Index } {
-  const partitions = Math.max(1, Math.round(Math.sqrt(vectors)));
+/**
+ * Rows per IVF partition an index is built with. LanceDB's optimize joins every partition under 2,048 rows and splits
+ * those over 32,768 when it folds new rows in, so smaller partitions (√n of them, below 4M vectors) do not outlive the
+ * next optimize; twice the join floor leaves most of them standing while a query's `nprobes` still reads a small
+ * share of the vectors (docs/bench-index.md, "Retraining the vector index").
+ */
+export const VECTOR_PARTITION_ROWS = 4096;
+
+/** The IVF-PQ settings of an index over `vectors` vectors of `dim` dimensions (16 dimensions a PQ subvector). */
+export function ivfPqConfig(vectors: number, dim: number): { partitions: number; config: Index } {
+  const partitions = Math.max(1, Math.round(vectors / VECTOR_PARTITION_ROWS));
   return {
     partitions,
     config: Index.ivfPq({ distanceType: 'cosine', numPartitions: partitions, numSubVectors: Math.max(1, Math.floor(dim / 16)) }),
