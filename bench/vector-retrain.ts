@@ -4,6 +4,10 @@
  *
  *   nice -n 5 node dist/bench/vector-retrain.js --index /tmp/ivf-grown/lance --work /tmp/ivf-work \
  *       [--queries 200] [--k 300] [--deltas 1,2,4,8] [--delta-rows 1000]
+ *   nice -n 5 node dist/bench/vector-retrain.js --retrain /tmp/bench1m384/1000000/lance --dim 384
+ *
+ * `--retrain DIR` only opens a writer on the index in DIR (in place; its vectors from the hashing embedder of `--dim`
+ * dimensions) and optimizes it, so the writer's rule retrains its vector index when due, and prints how long that took.
  *
  * `--index` is a 1-shard index of synthetic passages (hashing embedder) written page batch by page batch with the
  * writer's default maintenance, as bench/shards.ts builds one; it is copied to `--work` and only the copy changes:
@@ -39,16 +43,52 @@ const { values } = parseArgs({
     k: { type: 'string', default: '300' },
     deltas: { type: 'string', default: '1,2,4,8' },
     'delta-rows': { type: 'string', default: '1000' },
+    retrain: { type: 'string' },
+    dim: { type: 'string', default: '256' },
   },
 });
-if (!values.index || !existsSync(values.index)) throw new Error('--index: the folder of a grown index');
 setLanceCpuThreads();
+const embedder = createHashingEmbedder(Number(values.dim));
+
+/** A writer on `dir` optimizes it and waits for the retraining that may start; prints the times and its log lines. */
+async function retrainWithWriter(dir: string): Promise<void> {
+  const lines: string[] = [];
+  const note = (o: unknown, msg?: string) => {
+    if (msg?.startsWith('vector index')) lines.push(`${msg} ${JSON.stringify(o)}`);
+  };
+  const writer = await PassageIndex.open({
+    dir,
+    embedder,
+    textEngine: false,
+    refreshAfterMs: 0,
+    log: { info: note, warn: note, debug: () => undefined },
+  });
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  await writer.optimize();
+  const held = performance.now() - t0;
+  await writer.maintenanceSettled();
+  const total = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  await writer.close();
+  console.log(
+    `optimize held the write queue ${Math.round(held)} ms; optimize + retraining ${Math.round(total)} ms wall, ` +
+      `${Math.round((cpu.user + cpu.system) / 1000)} ms CPU`,
+  );
+  for (const l of lines) console.log(l);
+  if (lines.length === 0) console.log('no retraining was due');
+}
+
+if (values.retrain) {
+  await retrainWithWriter(values.retrain);
+  process.exit(0);
+}
+if (!values.index || !existsSync(values.index)) throw new Error('--index: the folder of a grown index');
 const k = Number(values.k);
 const work = values.work;
 rmSync(work, { recursive: true, force: true });
 cpSync(values.index, work, { recursive: true });
 
-const embedder = createHashingEmbedder();
 const queries = [...readQueries(join(SCIFACT, 'queries.jsonl')).values()].slice(0, Number(values.queries)).map((q) => q.slice(0, 300));
 const vectors = (await embedder.embed(queries)).map((v) => Array.from(v));
 const plan = shardVectorSearch(k, 1);
@@ -62,7 +102,7 @@ const keysOf = (t: { numRows: number; getChild(n: string): { get(i: number): unk
   return Array.from({ length: t.numRows }, (_, i) => `${refs.get(i)}:${ords.get(i)}`);
 };
 
-let t0 = performance.now();
+const t0 = performance.now();
 await table.optimize({ cleanupOlderThan: new Date() });
 console.log(`folded the unindexed rows: ${Math.round(performance.now() - t0)} ms`);
 
@@ -155,30 +195,7 @@ async function measure(label: string): Promise<void> {
 await measure('grown');
 
 // The writer's rule: an optimize, then the retraining beside the queue.
-const lines: string[] = [];
-const note = (o: unknown, msg?: string) => {
-  if (msg?.startsWith('vector index')) lines.push(`${msg} ${JSON.stringify(o)}`);
-};
-const writer = await PassageIndex.open({
-  dir: work,
-  embedder,
-  textEngine: false,
-  refreshAfterMs: 0,
-  log: { info: note, warn: note, debug: () => undefined },
-});
-t0 = performance.now();
-const c0 = process.cpuUsage();
-await writer.optimize();
-const held = performance.now() - t0;
-await writer.maintenanceSettled();
-const total = performance.now() - t0;
-const cpu = process.cpuUsage(c0);
-await writer.close();
-console.log(
-  `optimize held the write queue ${Math.round(held)} ms; optimize + retraining ${Math.round(total)} ms wall, ` +
-    `${Math.round((cpu.user + cpu.system) / 1000)} ms CPU`,
-);
-for (const l of lines) console.log(l);
+await retrainWithWriter(work);
 await measure('retrained');
 
 // Delta segments: appended copies of stored rows, folded by plain optimizes (no writer: nothing retrains).
