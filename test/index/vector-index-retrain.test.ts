@@ -110,6 +110,16 @@ t.test('an index grown by small optimizes is retrained when the vectors doubled,
   t.equal(first.retrains().length, 0, 'no retraining below twice the trained size');
   t.equal(readMeta(dir).vectorIndexTrainedOn, 399);
   t.equal(await nearestPage(idx, PLANTED), 1, 'the grown index finds the planted passage');
+  const reader = await PassageIndex.open({ ...opts, writes: false });
+  t.teardown(() => reader.close());
+  const rawDb = await lancedb.connect(dir);
+  const rawReader = await rawDb.openTable('passages');
+  t.teardown(() => {
+    rawReader.close();
+    rawDb.close();
+  });
+  const vectorName = (await rawReader.listIndices()).find((i) => i.columns.includes('vector'))!.name;
+  t.equal((await rawReader.indexStats(vectorName))!.numIndices, grown.numIndices, 'before: the grown segments');
 
   // 799 vectors: twice the trained size. The retraining runs after the optimize returned; a write meanwhile is kept.
   await idx.upsertPages(pages(2000, 50));
@@ -126,10 +136,11 @@ t.test('an index grown by small optimizes is retrained when the vectors doubled,
   t.equal(await nearestPage(idx, PLANTED), 1, 'the retrained index finds the planted passage');
   t.equal(await nearestPage(idx, 'violet glacier metronome bramble'), 5000, 'the page written during the retraining is found');
 
-  // A reader opened earlier searches the new index once at its version.
-  const reader = await PassageIndex.open({ ...opts, writes: false });
-  t.teardown(() => reader.close());
+  // A reader opened before the retraining searches the new index once at its version (as `catchUp` re-reads it).
   await reader.catchUp(await idx.servingVersion());
+  await rawReader.checkoutLatest();
+  const seen = (await rawReader.indexStats(vectorName))!;
+  t.same([seen.numIndices, seen.numIndexedRows], [1, trained], "a handle opened before reads the new index's segment");
   t.equal(await nearestPage(reader, PLANTED), 1, 'a reader finds the planted passage');
   t.equal(await nearestPage(reader, 'violet glacier metronome bramble'), 5000, "a reader finds the late write's passage");
 
