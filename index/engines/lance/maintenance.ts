@@ -71,6 +71,14 @@ export interface IndexMeta {
    */
   optimizeMs?: number;
   /**
+   * How many vectors the IVF-PQ index was trained on (its partitions and codebooks), written when it is built or
+   * retrained: the writer retrains it once the vectors have doubled since (`vectorRetrainDue`), also after a reopen.
+   * Absent for an index built before it was recorded: its partitions are of an unknown size, so it is retrained once.
+   */
+  vectorIndexTrainedOn?: number;
+  /** How long the last retraining of the vector index took (ms): a reopened writer keeps its time share. */
+  vectorRetrainMs?: number;
+  /**
    * A re-embedding in progress (reembed.ts): the model whose vectors the passages are being given, and how far the
    * pass got, so a writer killed mid-way resumes there. While it is set `vectorModelId` is null: the column holds
    * vectors of two models (or none), and no vector arm reads it.
@@ -190,6 +198,56 @@ export function optimizeWaitMs(lastMs: number, sinceLastMs: number): number {
   return Math.max(0, 9 * lastMs - sinceLastMs);
 }
 
+/**
+ * How many index segments (the trained index and the deltas LanceDB's optimize adds beside it) the vector index may
+ * have before it is retrained short of doubling: a query searches each segment's nearest partitions, so each delta
+ * adds to every query's cost (docs/bench-index.md, "Retraining the vector index").
+ */
+export const VECTOR_SEGMENT_LIMIT = 8;
+
+/** What `vectorRetrainDue` decides from. */
+export interface VectorIndexState {
+  /** Vectors in the table (indexed or not). */
+  readonly vectors: number;
+  /** Vectors the index was trained on; undefined for an index built before it was recorded. */
+  readonly trainedOn: number | undefined;
+  /** The index's segments (LanceDB's `numIndices`). */
+  readonly segments: number;
+  /** How long the last retraining took (ms; 0: none known), and how long ago it ended. */
+  readonly lastRetrainMs: number;
+  readonly sinceLastRetrainMs: number;
+}
+
+/**
+ * Whether the vector index should be rebuilt over the current vectors. LanceDB's optimize folds new rows into the
+ * partitions trained at the start (joining small ones, splitting large ones toward its own size) and adds a delta
+ * segment each time. Retraining when the vectors doubled keeps the total training work linear in the vectors (each
+ * retrain costs about the vectors at hand, and those at least double in between). Deltas piling up before that also
+ * call for one, but no sooner than the maintenance time share allows (`optimizeWaitMs`: nine times the last
+ * retraining's length after it), since a retraining costs about the whole index's vectors each time.
+ */
+export function vectorRetrainDue(s: VectorIndexState): boolean {
+  if (s.trainedOn === undefined || s.vectors >= 2 * s.trainedOn) return true;
+  return s.segments > VECTOR_SEGMENT_LIMIT && optimizeWaitMs(s.lastRetrainMs, s.sinceLastRetrainMs) === 0;
+}
+
+/**
+ * Rows per IVF partition an index is built with. LanceDB's optimize joins every partition under 2,048 rows and splits
+ * those over 32,768 when it folds new rows in, so smaller partitions (√n of them, below 4M vectors) do not outlive the
+ * next optimize; twice the join floor leaves most of them standing while a query's `nprobes` still reads a small
+ * share of the vectors (docs/bench-index.md, "Retraining the vector index").
+ */
+export const VECTOR_PARTITION_ROWS = 4096;
+
+/** The IVF-PQ settings of an index over `vectors` vectors of `dim` dimensions (16 dimensions a PQ subvector). */
+export function ivfPqConfig(vectors: number, dim: number): { partitions: number; config: Index } {
+  const partitions = Math.max(1, Math.round(vectors / VECTOR_PARTITION_ROWS));
+  return {
+    partitions,
+    config: Index.ivfPq({ distanceType: 'cosine', numPartitions: partitions, numSubVectors: Math.max(1, Math.floor(dim / 16)) }),
+  };
+}
+
 /** Keeps the indexes of one writer's tables up to date. */
 export class IndexMaintenance {
   readonly #o: MaintenanceOptions;
@@ -203,6 +261,15 @@ export class IndexMaintenance {
   #imageFtsReady = false;
   #keyIndexes = false;
   #vectorIndex = false;
+  /** The vector index's retraining running beside the writes, or null. */
+  #retraining: Promise<void> | null = null;
+  /** An optimize came while a retraining ran and left the passages table alone: run one after it. */
+  #optimizeAfterRetrain = false;
+  /** A retraining failed: not tried again by this writer (each try would redo the training over every vector). */
+  #retrainFailed = false;
+  /** How long the last retraining took and when it ended (performance.now(); -Infinity: none yet). */
+  #lastRetrainMs = 0;
+  #lastRetrainEnd = -Infinity;
   /** The embedder whose vectors are in the table: the options' one, until a re-embedding replaces it. */
   #embedder: Embedder | null;
 
@@ -214,10 +281,19 @@ export class IndexMaintenance {
       this.#lastOptimizeMs = opts.meta.optimizeMs;
       this.#lastOptimizeEnd = performance.now();
     }
+    if (opts.writes && opts.meta.vectorRetrainMs !== undefined && opts.meta.vectorRetrainMs > 0) {
+      this.#lastRetrainMs = opts.meta.vectorRetrainMs;
+      this.#lastRetrainEnd = performance.now();
+    }
   }
 
   get imageFtsReady(): boolean {
     return this.#imageFtsReady;
+  }
+
+  /** The vector index's retraining in progress (settles when it committed or failed), or null. */
+  get retraining(): Promise<void> | null {
+    return this.#retraining;
   }
 
   /** Whether the ANN vector index exists (below the threshold vector search is flat). */
@@ -232,8 +308,10 @@ export class IndexMaintenance {
   async vectorsReplaced(embedder: Embedder): Promise<void> {
     this.#embedder = embedder;
     if (!this.#o.writes) return this.recheck(); // a reader: whichever index the writer has now
+    await this.#retraining;
     await dropVectorIndexes(this.#o.tables.passages);
     this.#vectorIndex = false;
+    this.#o.meta.vectorIndexTrainedOn = undefined;
   }
 
   /**
@@ -365,10 +443,11 @@ export class IndexMaintenance {
     }
   }
 
-  /** Stops the pending refresh (the index is closing). */
-  stop(): void {
+  /** Stops the pending refresh and waits for a retraining in progress (the index is closing). */
+  async stop(): Promise<void> {
     if (this.#refreshTimer) clearTimeout(this.#refreshTimer);
     this.#refreshTimer = null;
+    await this.#retraining;
   }
 
   /** Debounced optimize after writes, so new rows reach the indexes within about `refreshAfterMs`. */
@@ -410,11 +489,16 @@ export class IndexMaintenance {
     const started = Date.now();
     this.#unrefreshed = 0;
     const olderThan = new Date(started - 60_000);
+    // While the vector index is retrained the passages table is left alone: a compaction commit rewrites the fragments
+    // the new index is built over (one of the two commits would fail), and folding rows into the old index is wasted.
+    const retraining = this.#retraining !== null;
+    if (retraining) this.#optimizeAfterRetrain = true;
     for (const [name, table] of [
       ['passages', passages],
       ['pages', pages],
       ['images', images],
     ] as const) {
+      if (retraining && table === passages) continue;
       try {
         await table.optimize({ cleanupOlderThan: olderThan });
       } catch (err) {
@@ -425,25 +509,85 @@ export class IndexMaintenance {
     if (embedder && !this.#vectorIndex) {
       const n = await passages.countRows('vector IS NOT NULL');
       if (n >= this.#o.vectorIndexThreshold) {
-        // The count holds until the first optimize that folds new rows in: LanceDB then joins small partitions and
-        // splits large ones toward its own size (thousands to tens of thousands of rows), and adds a delta segment per
-        // optimize until a split merges them (docs/bench-index.md, "A shard's vector arm").
-        const partitions = Math.max(1, Math.round(Math.sqrt(n)));
-        await passages.createIndex('vector', {
-          config: Index.ivfPq({
-            distanceType: 'cosine',
-            numPartitions: partitions,
-            numSubVectors: Math.max(1, Math.floor(embedder.dim / 16)),
-          }),
-        });
+        const { partitions, config } = ivfPqConfig(n, embedder.dim);
+        await passages.createIndex('vector', { config });
         this.#vectorIndex = true;
+        this.#o.meta.vectorIndexTrainedOn = n;
+        await this.#saveMeta();
         this.#o.log?.info({ vectors: n, partitions }, 'vector index built');
       }
-    }
+    } else if (embedder && this.#o.writes && !retraining && !this.#retrainFailed) await this.#retrainIfDrifted(embedder);
     const ms = Date.now() - started;
     this.#lastOptimizeMs = ms;
     this.#lastOptimizeEnd = performance.now();
     await this.#rememberOptimizeMs(ms);
+  }
+
+  /**
+   * Starts retraining the vector index when `vectorRetrainDue` says so, without holding the write queue: LanceDB
+   * commits the new index over the table version it read, writes committed meanwhile stay (their rows unindexed,
+   * searched flat until the next optimize folds them in), and searches use the old index until the commit. No
+   * passage-change mark is told: the index's commit moves no row, and a reader that meets its version unannounced
+   * finds the rows unchanged by its row-id comparison.
+   */
+  async #retrainIfDrifted(embedder: Embedder): Promise<void> {
+    const { passages } = this.#o.tables;
+    let vectors: number;
+    let segments: number;
+    try {
+      const name = (await passages.listIndices()).find((i) => i.columns.includes('vector'))?.name;
+      const stats = name === undefined ? undefined : await passages.indexStats(name);
+      if (!stats) return;
+      vectors = stats.numIndexedRows + stats.numUnindexedRows;
+      segments = stats.numIndices ?? 1;
+    } catch (err) {
+      this.#o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'vector index statistics not read');
+      return;
+    }
+    const trainedOn = this.#o.meta.vectorIndexTrainedOn;
+    const state = {
+      vectors,
+      trainedOn,
+      segments,
+      lastRetrainMs: this.#lastRetrainMs,
+      sinceLastRetrainMs: performance.now() - this.#lastRetrainEnd,
+    };
+    if (!vectorRetrainDue(state)) return;
+    this.#retraining = this.#retrain(embedder, { vectors, trainedOn, segments }).finally(() => {
+      this.#retraining = null;
+      if (this.#optimizeAfterRetrain && !this.#o.isClosed()) {
+        this.#optimizeAfterRetrain = false;
+        this.#unrefreshed++;
+        this.#scheduleRefresh();
+      }
+    });
+  }
+
+  async #retrain(embedder: Embedder, was: { vectors: number; trainedOn: number | undefined; segments: number }): Promise<void> {
+    const started = Date.now();
+    try {
+      const n = await this.#o.tables.passages.countRows('vector IS NOT NULL');
+      const { partitions, config } = ivfPqConfig(n, embedder.dim);
+      await this.#o.tables.passages.createIndex('vector', { config, replace: true });
+      this.#lastRetrainMs = Date.now() - started;
+      this.#lastRetrainEnd = performance.now();
+      this.#o.meta.vectorIndexTrainedOn = n;
+      this.#o.meta.vectorRetrainMs = this.#lastRetrainMs;
+      await this.#saveMeta();
+      this.#o.log?.info({ vectors: n, partitions, before: was, ms: Date.now() - started }, 'vector index retrained');
+    } catch (err) {
+      this.#retrainFailed = true;
+      this.#o.log?.warn({ err: err instanceof Error ? err.message : String(err), before: was }, 'vector index retraining failed');
+    }
+  }
+
+  /** Persists the index metadata; a failure is logged (the next change writes it again). */
+  async #saveMeta(): Promise<void> {
+    try {
+      await this.#o.saveMeta();
+    } catch (err) {
+      this.#o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'index meta not saved');
+    }
   }
 
   /**
@@ -458,11 +602,7 @@ export class IndexMaintenance {
     if (worth !== undefined && known !== undefined && worth > known / 2 && worth < known * 1.5) return;
     if (worth !== undefined) this.#o.log?.info({ ms: worth, before: known ?? null }, 'index optimize: its length is recorded');
     meta.optimizeMs = worth;
-    try {
-      await this.#o.saveMeta();
-    } catch (err) {
-      this.#o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'index meta not saved');
-    }
+    await this.#saveMeta();
   }
 
   /** Rebuilds the image full-text index with its options (an index written with other options: see FTS_ANALYZER). */

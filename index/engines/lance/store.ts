@@ -869,6 +869,14 @@ export class PassageIndex implements PageSink {
   }
 
   /**
+   * Waits for the maintenance an optimize left running beside the writes (the vector index's retraining, see
+   * maintenance.ts `vectorRetrainDue`); resolves at once when none runs. Its failure is logged, not thrown.
+   */
+  async maintenanceSettled(): Promise<void> {
+    await this.#maintenance.retraining;
+  }
+
+  /**
    * How many of `host`'s pages are near-copies of another of its pages (svc_site): each page, in page_ref order, that
    * would fold into one before it in a result list (near-print.ts `countNearCopies`).
    */
@@ -1360,7 +1368,7 @@ export class PassageIndex implements PageSink {
     if (this.#vectorsWatch) clearInterval(this.#vectorsWatch);
     this.#vectorsWatch = null;
     await this.#reembedRun?.catch(() => undefined);
-    this.#maintenance.stop();
+    await this.#maintenance.stop();
     // Writes already queued commit first, so the engine's last publication holds them too.
     await this.#queue.run(async () => undefined);
     await this.#engine?.close();
