@@ -1175,6 +1175,9 @@ export class TextEngine {
    * sharing pool is about to offer (waited for), else the newest usable persisted segment (once, at open).
    */
   async #startingImage(target: number): Promise<(Pick<LoadedSegments, 'image' | 'deltas'> & { manifest?: unknown }) | null> {
+    // Closed while this sync read the table's version: `close` found no waiter to release, so waiting now would hold
+    // the thread (and its pool's close) until its owner terminates it.
+    if (this.#closed) return null;
     if (!this.#postings && this.#awaitImage && !this.#offered) {
       this.#awaitImage = false; // once: a later rebuild scans rather than waits again
       let timer: NodeJS.Timeout | undefined;
