@@ -118,6 +118,13 @@ export function createHttpHandler(s: AppServices): (req: IncomingMessage, res: S
     let status = 200;
     try {
       const a = await answer();
+      const edge = answeredAtEdge(res);
+      if (edge !== undefined) {
+        // Answered at the edge meanwhile (as in the funnel): that answer is what is counted, nothing more is written.
+        metrics.error(edge);
+        status = errorTable[edge].status;
+        return;
+      }
       res.writeHead(200, { ...SECURITY_HEADERS, 'x-request-id': id, 'content-type': a.type, 'content-length': Buffer.byteLength(a.body) });
       res.end(a.body);
     } catch (err) {

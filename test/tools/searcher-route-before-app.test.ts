@@ -1,12 +1,14 @@
 /**
  * A searcher answers its internal shard calls before the app's middleware (rest/app.ts `PlainRoute`), and answers
  * them exactly as the app's route does: the same status, media type, body and headers for an answer and for each
- * failure, the same refusals (secret, shard, method) and the same request counts in /metrics. A call with a query
- * string is not the plain handler's (its path is the call's alone), so the app's route answers it: the reference.
+ * failure, the same refusals (secret, shard, method), the same request counts in /metrics, and a peer leaving
+ * mid-body counted as a client abort, never an internal error. A call with a query string is not the plain handler's (its path is the call's alone), so the app's route answers it: the reference.
  */
+import { connect } from 'node:net';
 import t from 'tap';
 import { makePage } from '../helpers/page-input.js';
 import { api, startTestService } from '../helpers/service.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const NOW = new Date('2026-11-21T00:00:00Z');
 const SECRET = 'fleet-secret-for-tests-0123456789';
@@ -109,14 +111,46 @@ t.test('the plain shard route answers as the app route does', async (t) => {
   t.equal(count(400), 6, 'the 400s, both handlers');
   t.equal(count(413), 2);
   t.equal(count(401), 2);
-});
+  t.same(writer.services.plainRoutes, [], 'a process serving no shard has no plain route');
 
-t.test('an api replica has no plain route; a searcher without the fleet secret neither', async (t) => {
-  const indexUri = t.testdir();
-  const writer = await startTestService({ now: () => NOW, embedder: null, config: { indexShards: 2, indexUri } });
-  t.teardown(() => writer.close());
-  t.same(writer.services.plainRoutes, [], 'a process serving no shard');
-  const s = await startTestService({ now: () => NOW, embedder: null, role: 'searcher', config: { indexUri, indexReadConsistencyS: 0 } });
-  t.teardown(() => s.close());
-  t.same(s.services.plainRoutes, [], 'a searcher without the secret');
+  // A peer leaving mid-body: a client abort on the plain route as on the app route.
+  const { host, port } = new URL(s.url);
+  // `Expect: 100-continue`: once `100 Continue` arrives the request is the handler's; part of the body, then gone.
+  const leave = (path: string) =>
+    new Promise<void>((resolve, reject) => {
+      const sock = connect(Number(port), '127.0.0.1');
+      sock.on('error', reject);
+      sock.once('data', (c: Buffer) => {
+        if (!c.toString('latin1').startsWith('HTTP/1.1 100')) return reject(new Error(`expected 100 Continue: ${c.toString('latin1')}`));
+        sock.write('{"terms":["pass', () => {
+          sock.destroy();
+          resolve();
+        });
+      });
+      sock.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\n` +
+          'Expect: 100-continue\r\nContent-Length: 400\r\n\r\n',
+      );
+    });
+  await leave('/internal/v1/shard/0/corpusStats');
+  await leave('/internal/v1/shard/0/corpusStats?via=app');
+  const scrape = async () => (await api(s, '/metrics')).text;
+  const value = (text: string, line: RegExp) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => line.test(l))
+        ?.split(' ')
+        .pop() ?? 0,
+    );
+  await waitFor('two client aborts', async () => value(await scrape(), /^svc_client_aborts_total /) === 2, 10_000);
+  const text = await scrape();
+  t.equal(value(text, /^svc_http_requests_total\{method="POST",route="\/internal\/v1\/shard\/:shard\/:call",status="499"\}/), 2);
+  t.equal(value(text, /^svc_errors_total\{code="internal"\}/), 0, 'no internal error counted');
+  const lines = s.logLines.map((l) => JSON.parse(l) as { level: number; msg: string; status?: number });
+  t.equal(lines.filter((l) => l.msg === 'request' && l.status === 499).length, 2, 'both logged as 499');
+  t.ok(
+    lines.every((l) => l.level < 50),
+    'nothing logged at error level',
+  );
 });
