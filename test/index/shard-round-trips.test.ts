@@ -4,8 +4,8 @@
  * whole index's statistics), then the rows of the final page from the shards that hold them — counted on the replica's
  * `RemoteShard`s, for BM25 and hybrid, svc_search's and svc_context's retrieval, while the answers stay those of one
  * process over the same shards; a shard whose own statistics count no passage of a required word is not asked to
- * score, the text arm being the query's only one. (A shard that may hold more of the text arm's k than it was first asked for is asked
- * once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
+ * score, the text arm being the query's only one. (A shard that may hold more of the text arm's k than it was first
+ * asked for is asked once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
  */
 import t from 'tap';
 import { join } from 'node:path';

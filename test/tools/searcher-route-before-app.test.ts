@@ -2,7 +2,8 @@
  * A searcher answers its internal shard calls before the app's middleware (rest/app.ts `PlainRoute`), and answers
  * them exactly as the app's route does: the same status, media type, body and headers for an answer and for each
  * failure, the same refusals (secret, shard, method), the same request counts in /metrics, and a peer leaving
- * mid-body counted as a client abort, never an internal error. A call with a query string is not the plain handler's (its path is the call's alone), so the app's route answers it: the reference.
+ * mid-body counted as a client abort, never an internal error. A call with a query string is not the plain handler's
+ * (its path is the call's alone), so the app's route answers it: the reference.
  */
 import { connect } from 'node:net';
 import t from 'tap';
