@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { createHttpApp, type AppServices } from './rest/app.js';
+import { createHttpHandler, type AppServices } from './rest/app.js';
 import type { MetricFamily } from './rest/metrics.js';
 import { answerClientError } from './rest/client-error.js';
 import { startingHandler } from './rest/starting.js';
@@ -25,7 +25,7 @@ import {
   type ShardSource,
 } from './index/shards/sharded-index.js';
 import { RemoteShard, SearcherDirectory } from './index/shards/remote-shard.js';
-import { mountShardRoute } from './index/shards/searcher-route.js';
+import { mountShardRoute, shardPlainRoute } from './index/shards/searcher-route.js';
 import { openSearcherShards, ShardListError } from './index/shards/searcher-shards.js';
 import { defaultRowCacheBytes } from './index/engines/memory/row-cache.js';
 import { indexLocation } from './index/engines/lance/location.js';
@@ -437,6 +437,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (served) mountShardRoute(router, { shards: served, secret: config.fleetSecret });
       else mountWebPages(router, { config });
     },
+    // The shard calls of a query skip the app's middleware; what they leave (wrong secret, shard, method) it answers.
+    plainRoutes: (() => {
+      const r = served ? shardPlainRoute({ shards: served, secret: config.fleetSecret }) : null;
+      return r ? [r] : [];
+    })(),
     crawler,
     ...(fence ? { failed: fence.lost } : {}),
     start: () => {
@@ -787,7 +792,7 @@ export async function listen(config: Config, o: { role: Role; waitingFor: () => 
     url: `http://${host}:${addr.port}`,
     serve: (services) => {
       server.removeListener('request', starting);
-      server.on('request', createHttpApp(services).callback());
+      server.on('request', createHttpHandler(services));
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError, errorTable, isSvcError, toProblem, type ErrorCode } from '../errors.js';
 import type { KeysRepo, UsageCountersRepo } from '../state/repos/types.js';
 import type { ToolContext, ToolDefinition } from '../tools/define-tool.js';
@@ -29,6 +30,19 @@ export interface AppServices {
   readonly gauges?: () => Promise<MetricFamily[]>;
   /** Extra routes (human web pages) mounted before the API. */
   readonly mountExtra?: (router: Router) => void;
+  /** Routes answered before the app's middleware (`createHttpHandler`). */
+  readonly plainRoutes?: readonly PlainRoute[];
+}
+
+/**
+ * A route the server answers before the Koa stack, for calls whose fixed cost matters (a searcher's internal shard
+ * calls, several per query): `take` answers null for any request it leaves to the app, which then answers it as it
+ * would without this route; else it reads the request and gives the answer. Its failures go through the app's funnel
+ * (the same problem+json), and each request is logged and counted under `pattern` as the app's routes are.
+ */
+export interface PlainRoute {
+  readonly pattern: string;
+  take(req: IncomingMessage): (() => Promise<{ readonly type: string; readonly body: string }>) | null;
 }
 
 const statusCodes: Record<number, ErrorCode> = {
@@ -75,8 +89,85 @@ function asSvcError(err: unknown): SvcError {
   return new SvcError('internal', undefined, { cause: err });
 }
 
+/** The headers every answer carries (the app sets them in its third middleware). */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cache-control': 'no-store',
+} as const;
+
+/**
+ * The server's request handler: `s.plainRoutes` first (a request whose Host the app would refuse is left to it), then
+ * the Koa application.
+ */
+export function createHttpHandler(s: AppServices): (req: IncomingMessage, res: ServerResponse) => void {
+  const { app, metrics, served } = buildHttpApp(s);
+  const koa = app.callback();
+  const plain = s.plainRoutes ?? [];
+  if (plain.length === 0) return koa;
+  const log = s.deps.log;
+  const answerPlain = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    pattern: string,
+    answer: () => Promise<{ type: string; body: string }>,
+  ) => {
+    const id = randomUUID();
+    const started = process.hrtime.bigint();
+    let status = 200;
+    try {
+      const a = await answer();
+      const edge = answeredAtEdge(res);
+      if (edge !== undefined) {
+        // Answered at the edge meanwhile (as in the funnel): that answer is what is counted, nothing more is written.
+        metrics.error(edge);
+        status = errorTable[edge].status;
+        return;
+      }
+      res.writeHead(200, { ...SECURITY_HEADERS, 'x-request-id': id, 'content-type': a.type, 'content-length': Buffer.byteLength(a.body) });
+      res.end(a.body);
+    } catch (err) {
+      // The app's funnel, for what a route can throw (its catch below the request log).
+      const edge = answeredAtEdge(res);
+      if (edge !== undefined) {
+        metrics.error(edge);
+        status = errorTable[edge].status;
+      } else if (!isSvcError(err) && req.readableAborted) {
+        metrics.clientAborted();
+        status = CLIENT_CLOSED_STATUS;
+      } else {
+        const e = asSvcError(err);
+        metrics.error(e.code);
+        if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+        status = e.status;
+        const body = JSON.stringify(toProblem(e));
+        res.writeHead(status, {
+          ...SECURITY_HEADERS,
+          'x-request-id': id,
+          'content-type': 'application/problem+json',
+          'content-length': Buffer.byteLength(body),
+        });
+        res.end(body);
+      }
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.info({ req_id: id, method: req.method, route: pattern, status, ms: Math.round(ms * 100) / 100 }, 'request');
+      metrics.observe(req.method ?? '', pattern, status, ms / 1000);
+    }
+  };
+  return (req, res) => {
+    if (hostHeaderProblem(req) === null && served.hostAllowed(req.headers.host ?? ''))
+      for (const r of plain) {
+        const answer = r.take(req);
+        if (answer) return void answerPlain(req, res, r.pattern, answer);
+      }
+    void koa(req, res);
+  };
+}
+
 /** The Koa application: request log, one error funnel, security headers, API routes, /mcp, health. */
-export function createHttpApp(s: AppServices): Koa {
+function buildHttpApp(s: AppServices): { app: Koa; metrics: HttpMetrics; served: ReturnType<typeof servedHosts> } {
   const app = new Koa({ proxy: false });
   const log = s.deps.log;
   const { config } = s.deps;
@@ -236,5 +327,5 @@ export function createHttpApp(s: AppServices): Koa {
   app.use(router.allowedMethods());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  return app;
+  return { app, metrics, served };
 }

@@ -482,6 +482,7 @@ export class ShardedIndex implements CandidateSource, PageSink {
       };
       return Promise.all(
         this.#sources.map(async (_, i) => {
+          if (this.#holdsNoCandidate(i, plan)) return { text: [] };
           const a = await this.#ask(i, (s) => s.arms!(req), NO_ARMS);
           this.#tag(a.text ?? [], i);
           this.#tag(a.scan ?? [], i);
@@ -494,6 +495,19 @@ export class ShardedIndex implements CandidateSource, PageSink {
     })();
     answers.catch(() => undefined); // read by the arms' calls
     this.#plans.set(plan.filter, { plan, answers, depth, stats });
+  }
+
+  /**
+   * Whether shard `i` can give no candidate to a query whose one arm is the text arm: its `lookup` for this query
+   * (its own statistics, of the version it serves) counts no live passage holding any term of one of the query's
+   * required groups, and a text candidate holds a term of each. Its `arms` call is then not made (its answer is
+   * known: no text candidate), one round trip fewer for a query of rare required words.
+   */
+  #holdsNoCandidate(i: number, plan: ArmsPlan): boolean {
+    if (!plan.text || plan.scan || plan.vector) return false;
+    const held = currentCoverageScope()?.stats.get(i);
+    if (!held) return false;
+    return plan.text.must.some((group) => group.length > 0 && group.every((t) => held.terms.has(t) && held.stats.df.get(t) === 0));
   }
 
   /** The planned answers of the query whose filter is `filter`, when `check` says the call is the one planned. */

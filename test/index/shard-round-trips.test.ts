@@ -3,8 +3,9 @@
  * (`lookup`: filters, title and BM25 statistics) and one that scores (`arms`: every candidate arm at once, with the
  * whole index's statistics), then the rows of the final page from the shards that hold them — counted on the replica's
  * `RemoteShard`s, for BM25 and hybrid, svc_search's and svc_context's retrieval, while the answers stay those of one
- * process over the same shards. (A shard that may hold more of the text arm's k than it was first asked for is asked
- * once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
+ * process over the same shards; a shard whose own statistics count no passage of a required word is not asked to
+ * score, the text arm being the query's only one. (A shard that may hold more of the text arm's k than it was first
+ * asked for is asked once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
  */
 import t from 'tap';
 import { join } from 'node:path';
@@ -89,4 +90,43 @@ t.test('a query asks each shard twice before its rows, whatever its arms', async
         t.ok(passageRows <= 1, `${query} ${mode}: its rows at most once`);
       }
     }
+});
+
+t.test("a shard whose statistics count none of a required word's passages is not asked to score", async (t) => {
+  const embedder = createHashingEmbedder(32);
+  const local = (await openIndex({ dir: join(t.testdir(), 'idx'), shards: 3, embedder, refreshAfterMs: 0 })) as ShardedIndex;
+  t.teardown(() => local.close());
+  const pages = Array.from({ length: 24 }, (_, i) =>
+    makePage(i + 1, ['a.example', 'b.example', 'c.example'][i % 3]!, [TEXTS[i % 4]!, `${TEXTS[(i + 1) % 4]} part ${i}`]),
+  );
+  // The one page with the rare word: its shard alone holds it.
+  pages.push(makePage(99, 'a.example', ['zeolite filters for river works'], { url: 'https://a.example/zeolite' }));
+  await local.upsertPages(pages);
+  const rare = local.shardFor('https://a.example/zeolite');
+  const server = await startShardServer(new Map(local.shards.map((s, i) => [i, s])));
+  const { index: remote, sources } = await remoteIndex({ count: 3, live: () => liveOf([server], 3), embedder });
+  t.teardown(async () => {
+    await remote.close();
+    await server.close();
+  });
+  const search = (idx: ServedIndex, query: string, mode: 'bm25' | 'hybrid') =>
+    searchPages(idx, { query, mode, now: NOW, limit: 10, offset: 0 }).then((r) =>
+      r.pages.map((p) => [p.best.row.page_ref, p.best.score, p.best.row.snippet_text]),
+    );
+  const armsCalls = async (query: string, mode: 'bm25' | 'hybrid') => {
+    const before = sources.map((s) => s.calls.get('arms') ?? 0);
+    const { value, coverage } = await remote.covered(() => search(remote, query, mode));
+    t.same(coverage, { answered: 3, total: 3, missing: [] }, `${query} ${mode}: every shard counted as answering`);
+    t.same(value, await search(local, query, mode), `${query} ${mode}: answers as one process`);
+    return sources.map((s, i) => (s.calls.get('arms') ?? 0) - before[i]!);
+  };
+
+  const only = [0, 1, 2].map((i) => (i === rare ? 1 : 0));
+  t.same(await armsCalls('+zeolite +river', 'bm25'), only, 'every word required, BM25: only the shard holding the rare word scores');
+  t.same(await armsCalls('+zeolite', 'bm25'), only, 'the rare word alone');
+  t.same(await armsCalls('+nosuchword +river', 'bm25'), [0, 0, 0], 'a word no shard holds: no shard scores');
+  // A shard the rare word is absent from may still give candidates to these: each shard is asked.
+  t.same(await armsCalls('zeolite river', 'bm25'), [1, 1, 1], 'no word required');
+  t.same(await armsCalls('+zeolite +river', 'hybrid'), [1, 1, 1], 'hybrid: the vector arm may answer from any shard');
+  t.ok((await search(remote, '+zeolite +river', 'bm25')).length > 0, 'the rare page is found');
 });
