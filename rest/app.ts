@@ -89,7 +89,7 @@ function asSvcError(err: unknown): SvcError {
   return new SvcError('internal', undefined, { cause: err });
 }
 
-/** The headers every answer carries (the app sets them in its third middleware). */
+/** The headers every answer carries (the app's third middleware and the plain routes set them). */
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -227,10 +227,7 @@ function buildHttpApp(s: AppServices): { app: Koa; metrics: HttpMetrics; served:
   });
 
   app.use(async (ctx: Context, next: Next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
-    ctx.set('Cache-Control', 'no-store');
+    ctx.set(SECURITY_HEADERS);
     await next();
   });
 
