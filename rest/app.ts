@@ -77,8 +77,35 @@ export const CLIENT_CLOSED_STATUS = 499;
  * Whether a failure is the client going away mid-request (its body stream aborted): not a fault of ours, so it is
  * neither answered (nobody is listening) nor counted or logged as an internal error.
  */
-function clientClosed(ctx: Context, err: unknown): boolean {
-  return !isSvcError(err) && ctx.req.readableAborted;
+function clientClosed(req: IncomingMessage, err: unknown): boolean {
+  return !isSvcError(err) && req.readableAborted;
+}
+
+/**
+ * The error funnel's verdict on a failure the edge did not answer, counted (and logged when internal): null when the
+ * client left (status 499, nothing to write), else the problem to answer with.
+ */
+function settleFailure(err: unknown, req: IncomingMessage, metrics: HttpMetrics, log: AppServices['deps']['log']): SvcError | null {
+  if (clientClosed(req, err)) {
+    metrics.clientAborted();
+    return null;
+  }
+  const e = asSvcError(err);
+  metrics.error(e.code);
+  if (e.code === 'rate_limited') metrics.quotaRejected();
+  if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+  return e;
+}
+
+/** One request's log line and latency metric: its matched route pattern, never its URL (query text, hosts). */
+function logRequest(
+  log: AppServices['deps']['log'],
+  metrics: HttpMetrics,
+  r: { id: string; method: string; route: string; status: number; started: bigint },
+): void {
+  const ms = Number(process.hrtime.bigint() - r.started) / 1e6;
+  log.info({ req_id: r.id, method: r.method, route: r.route, status: r.status, ms: Math.round(ms * 100) / 100 }, 'request');
+  metrics.observe(r.method, r.route, r.status, ms / 1000);
 }
 
 /** Maps anything thrown to an SvcError; unknown failures become `internal` (no details leave the process). */
@@ -130,30 +157,25 @@ export function createHttpHandler(s: AppServices): (req: IncomingMessage, res: S
     } catch (err) {
       // The app's funnel, for what a route can throw (its catch below the request log).
       const edge = answeredAtEdge(res);
+      const e = edge === undefined ? settleFailure(err, req, metrics, log) : null;
       if (edge !== undefined) {
         metrics.error(edge);
         status = errorTable[edge].status;
-      } else if (!isSvcError(err) && req.readableAborted) {
-        metrics.clientAborted();
-        status = CLIENT_CLOSED_STATUS;
-      } else {
-        const e = asSvcError(err);
-        metrics.error(e.code);
-        if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+      } else if (e === null) status = CLIENT_CLOSED_STATUS;
+      else {
         status = e.status;
         const body = JSON.stringify(toProblem(e));
         res.writeHead(status, {
           ...SECURITY_HEADERS,
           'x-request-id': id,
+          ...(e.retryAfter !== undefined ? { 'retry-after': String(e.retryAfter) } : {}),
           'content-type': 'application/problem+json',
           'content-length': Buffer.byteLength(body),
         });
         res.end(body);
       }
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info({ req_id: id, method: req.method, route: pattern, status, ms: Math.round(ms * 100) / 100 }, 'request');
-      metrics.observe(req.method ?? '', pattern, status, ms / 1000);
+      logRequest(log, metrics, { id, method: req.method ?? '', route: pattern, status, started });
     }
   };
   return (req, res) => {
@@ -181,10 +203,8 @@ function buildHttpApp(s: AppServices): { app: Koa; metrics: HttpMetrics; served:
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      log.info({ req_id: id, method: ctx.method, route: String(route), status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
-      metrics.observe(ctx.method, String(route), ctx.status, ms / 1000);
+      logRequest(log, metrics, { id, method: ctx.method, route: String(route), status: ctx.status, started });
     }
   });
 
@@ -199,17 +219,12 @@ function buildHttpApp(s: AppServices): { app: Koa; metrics: HttpMetrics; served:
           throw new SvcError('method_not_allowed', `${ctx.method} is not allowed here; see Allow`);
       }
     } catch (err) {
-      if (answeredAtEdge(ctx.res) !== undefined) {
-        // Counted below: the handler failed because the edge refused its body.
-      } else if (clientClosed(ctx, err)) {
-        metrics.clientAborted();
+      // Answered at the edge: counted below (the handler failed because the edge refused its body).
+      const e = answeredAtEdge(ctx.res) === undefined ? settleFailure(err, ctx.req, metrics, log) : undefined;
+      if (e === null) {
         ctx.status = CLIENT_CLOSED_STATUS;
         ctx.respond = false;
-      } else {
-        const e = asSvcError(err);
-        metrics.error(e.code);
-        if (e.code === 'rate_limited') metrics.quotaRejected();
-        if (e.code === 'internal') log.error({ err: internalErrorLog(err) }, 'internal error');
+      } else if (e !== undefined) {
         if (e.retryAfter !== undefined) ctx.set('Retry-After', String(e.retryAfter));
         ctx.status = e.status;
         ctx.type = 'application/problem+json';
