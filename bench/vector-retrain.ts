@@ -28,12 +28,12 @@ import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { HIT_COLUMNS } from '../index/engines/lance/columns.js';
 import { plainRows } from '../index/engines/lance/rows.js';
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { PassageIndex, shardVectorSearch } from '../index/engines/lance/store.js';
 import { createHashingEmbedder } from '../index/serving/embedder.js';
 import { pct, SCIFACT } from './synthetic.js';
+import { exactNearest, hitsOf, planCounts, recall, servedSearch } from './vector-arm.js';
 
 const { values } = parseArgs({
   options: {
@@ -96,11 +96,6 @@ const plan = shardVectorSearch(k, 1);
 const db = await lancedb.connect(work);
 const table = await db.openTable('passages');
 const vectorIndexName = async () => (await table.listIndices()).find((i) => i.columns.includes('vector'))!.name;
-const keysOf = (t: { numRows: number; getChild(n: string): { get(i: number): unknown } | null }): string[] => {
-  const refs = t.getChild('page_ref')!;
-  const ords = t.getChild('ordinal')!;
-  return Array.from({ length: t.numRows }, (_, i) => `${refs.get(i)}:${ords.get(i)}`);
-};
 
 const t0 = performance.now();
 await table.optimize({ cleanupOlderThan: new Date() });
@@ -108,46 +103,9 @@ console.log(`folded the unindexed rows: ${Math.round(performance.now() - t0)} ms
 
 // The exact top k of each query: a flat search of every vector.
 const exact: string[][] = [];
-for (const v of vectors) {
-  const r = await table
-    .vectorSearch(v)
-    .distanceType('cosine')
-    .bypassVectorIndex()
-    .select(['page_ref', 'ordinal', '_distance'])
-    .limit(k)
-    .toArrow();
-  exact.push(keysOf(r));
-}
+for (const v of vectors) exact.push((await exactNearest(table, v, k)).map((h) => h.key));
 
-const served = (v: number[]) =>
-  table
-    .vectorSearch(v)
-    .distanceType('cosine')
-    .select([...HIT_COLUMNS, '_distance'])
-    .withRowId()
-    .limit(plan.limit)
-    .nprobes(plan.nprobes)
-    .refineFactor(plan.refineFactor);
-
-/** One query's counts from the analyzed plan. */
-async function planCounts(v: number[]): Promise<Record<string, number>> {
-  const text = await served(v).analyzePlan();
-  const num = (x: string): number => {
-    const m = /^([\d.]+)\s*([KM]?)/.exec(x);
-    return m ? Number(m[1]) * (m[2] === 'K' ? 1e3 : m[2] === 'M' ? 1e6 : 1) : 0;
-  };
-  const grab = (line: RegExp, field: string): number => {
-    const l = line.exec(text)?.[0] ?? '';
-    const m = new RegExp(`${field}=([\\d.]+ ?[KM]?)`).exec(l);
-    return m ? num(m[1]!) : 0;
-  };
-  return {
-    partitions: grab(/ANNIvfPartition.*$/m, 'partitions_ranked'),
-    searched: grab(/ANNSubIndex.*$/m, 'partitions_searched'),
-    pqCompared: grab(/ANNSubIndex.*$/m, 'index_comparisons'),
-    refined: grab(/KNNVectorDistance.*$/m, 'output_rows'),
-  };
-}
+const served = (v: number[]) => servedSearch(table, v, plan);
 
 console.log(`${vectors.length} queries, k ${k}, nprobes ${plan.nprobes}, refine ${plan.refineFactor}`);
 console.log(
@@ -163,16 +121,14 @@ async function measure(label: string): Promise<void> {
   const c0 = process.cpuUsage();
   for (const [i, v] of vectors.entries()) {
     const w0 = performance.now();
-    const got = keysOf(await served(v).toArrow());
+    const got = hitsOf(await served(v).toArrow()).map((h) => h.key);
     walls.push(performance.now() - w0);
-    const want = exact[i]!;
-    const inK = new Set(want);
-    atK += got.filter((x) => inK.has(x)).length / want.length;
-    const in10 = new Set(want.slice(0, 10));
-    at10 += got.slice(0, 10).filter((x) => in10.has(x)).length / Math.min(10, want.length);
+    const r = recall(got, exact[i]!);
+    atK += r.atK;
+    at10 += r.at10;
   }
   const c = process.cpuUsage(c0);
-  const counts = await planCounts(vectors[0]!);
+  const counts = await planCounts([served(vectors[0]!)]);
   console.log(
     [
       label,

@@ -21,11 +21,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readQueries } from '../cli/eval.js';
-import { HIT_COLUMNS } from '../index/engines/lance/columns.js';
 import { setLanceCpuThreads } from '../index/engines/lance/lance-threads.js';
 import { shardVectorSearch, type VectorSearchPlan } from '../index/engines/lance/store.js';
 import { createHashingEmbedder } from '../index/serving/embedder.js';
 import { SCIFACT } from './synthetic.js';
+import { exactNearest, hitsOf, nearest, planCounts, recall, servedSearch, type VectorHit } from './vector-arm.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,19 +52,6 @@ const vectors = (await createHashingEmbedder().embed(queries)).map((v) => Array.
 const one = values.one ? await open(values.one) : null;
 const shards = values.sharded ? await Promise.all(shardDirs(values.sharded).map(open)) : [];
 
-type Hit = { key: string; d: number };
-const hitsOf = (t: { numRows: number; getChild(n: string): { get(i: number): unknown } | null }): Hit[] => {
-  const refs = t.getChild('page_ref')!;
-  const ords = t.getChild('ordinal')!;
-  const ds = t.getChild('_distance')!;
-  return Array.from({ length: t.numRows }, (_, i) => ({ key: `${refs.get(i)}:${ords.get(i)}`, d: Number(ds.get(i)) }));
-};
-const top = (lists: Hit[][], n: number): Hit[] =>
-  lists
-    .flat()
-    .sort((a, b) => a.d - b.d || (a.key < b.key ? -1 : 1))
-    .slice(0, n);
-
 // The exact top k of each query: a flat search of every shard (the same passages as the 1-shard index), merged.
 // `most`: the most of a query's exact top k one shard holds (a shard returning fewer misses some).
 let exact: string[][];
@@ -79,20 +66,8 @@ if (existsSync(values.exact) && (JSON.parse(readFileSync(values.exact, 'utf8')) 
   exact = [];
   most = [];
   for (const v of vectors) {
-    const lists = await Promise.all(
-      from.map(async (t, shard) =>
-        hitsOf(
-          await t
-            .vectorSearch(v)
-            .distanceType('cosine')
-            .bypassVectorIndex()
-            .select(['page_ref', 'ordinal', '_distance'])
-            .limit(k)
-            .toArrow(),
-        ).map((h) => ({ ...h, shard })),
-      ),
-    );
-    const best = top(lists, k) as (Hit & { shard: number })[];
+    const lists = await Promise.all(from.map(async (t, shard) => (await exactNearest(t, v, k)).map((h) => ({ ...h, shard }))));
+    const best = nearest(lists, k) as (VectorHit & { shard: number })[];
     exact.push(best.map((h) => h.key));
     most.push(Math.max(...from.map((_, i) => best.filter((h) => h.shard === i).length)));
     if (exact.length % 50 === 0) process.stderr.write(`exact: ${exact.length}/${vectors.length}\n`);
@@ -107,62 +82,29 @@ interface Setting {
   readonly plan: VectorSearchPlan;
 }
 
-const query = (t: lancedb.Table, v: number[], s: Setting) =>
-  t
-    .vectorSearch(v)
-    .distanceType('cosine')
-    .select([...HIT_COLUMNS, '_distance'])
-    .withRowId()
-    .limit(s.plan.limit)
-    .nprobes(s.plan.nprobes)
-    .refineFactor(s.plan.refineFactor);
-
-/** One query's counts from the analyzed plan, summed over the shards. */
-async function planCounts(s: Setting, v: number[]): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  const num = (x: string): number => {
-    const m = /^([\d.]+)\s*([KM]?)/.exec(x);
-    return m ? Number(m[1]) * (m[2] === 'K' ? 1e3 : m[2] === 'M' ? 1e6 : 1) : 0;
-  };
-  for (const t of s.tables) {
-    const plan = await query(t, v, s).analyzePlan();
-    const grab = (line: RegExp, field: string, as: string) => {
-      const l = line.exec(plan)?.[0] ?? '';
-      const m = new RegExp(`${field}=([\\d.]+ ?[KM]?)`).exec(l);
-      out[as] = (out[as] ?? 0) + (m ? num(m[1]!) : 0);
-    };
-    grab(/ANNIvfPartition.*$/m, 'deltas_searched', 'deltas');
-    grab(/ANNIvfPartition.*$/m, 'partitions_ranked', 'partitions');
-    grab(/ANNSubIndex.*$/m, 'partitions_searched', 'searched');
-    grab(/ANNSubIndex.*$/m, 'index_comparisons', 'pqCompared');
-    grab(/KNNVectorDistance.*$/m, 'output_rows', 'refined');
-  }
-  return out;
-}
-
 async function run(s: Setting): Promise<void> {
-  for (const v of vectors.slice(0, 3)) for (const t of s.tables) await query(t, v, s).toArrow(); // warm
+  for (const v of vectors.slice(0, 3)) for (const t of s.tables) await servedSearch(t, v, s.plan).toArrow(); // warm
   const c0 = process.cpuUsage();
   let atK = 0;
   let at10 = 0;
   const each: number[] = [];
   for (let i = 0; i < vectors.length; i++) {
-    const lists: Hit[][] = [];
+    const lists: VectorHit[][] = [];
     for (const [j, t] of s.tables.entries()) {
       const c1 = process.cpuUsage();
-      lists.push(hitsOf(await query(t, vectors[i]!, s).toArrow()));
+      lists.push(hitsOf(await servedSearch(t, vectors[i]!, s.plan).toArrow()));
       const d = process.cpuUsage(c1);
       each[j] = (each[j] ?? 0) + d.user + d.system;
     }
-    const got = top(lists, k).map((h) => h.key);
-    const want = exact[i]!;
-    const inK = new Set(want);
-    atK += got.filter((x) => inK.has(x)).length / want.length;
-    const in10 = new Set(want.slice(0, 10));
-    at10 += got.slice(0, 10).filter((x) => in10.has(x)).length / Math.min(10, want.length);
+    const r = recall(
+      nearest(lists, k).map((h) => h.key),
+      exact[i]!,
+    );
+    atK += r.atK;
+    at10 += r.at10;
   }
   const c = process.cpuUsage(c0);
-  const counts = await planCounts(s, vectors[0]!);
+  const counts = await planCounts(s.tables.map((t) => servedSearch(t, vectors[0]!, s.plan)));
   const short = s.tables.length > 1 ? most.filter((m) => m > s.plan.limit).length : 0;
   console.log(
     [
@@ -175,7 +117,11 @@ async function run(s: Setting): Promise<void> {
       (atK / vectors.length).toFixed(3),
       (at10 / vectors.length).toFixed(3),
       short,
-      ...['deltas', 'partitions', 'searched', 'pqCompared', 'refined'].map((f) => counts[f] ?? 0),
+      counts.deltas,
+      counts.partitions,
+      counts.searched,
+      counts.pqCompared,
+      counts.refined,
     ].join(' | '),
   );
 }

@@ -232,6 +232,27 @@ export function shardVectorSearch(k: number, shards: number, nprobes = NPROBES, 
 }
 
 /**
+ * The vector arm's LanceDB query as `vectorCandidates` sends it (benches time and count this very query): cosine
+ * distance, the hit columns and `extra`, row ids; over an ANN index (`plan`) its limit, probes and refinement, else
+ * `limit` nearest by a flat search.
+ */
+export function vectorArmQuery(
+  table: Table,
+  vector: Float32Array | readonly number[],
+  o: { readonly extra?: readonly MatchColumn[]; readonly limit: number; readonly plan: VectorSearchPlan | null; readonly where?: string | null },
+): lancedb.VectorQuery {
+  let q = table
+    .vectorSearch(Array.from(vector))
+    .distanceType('cosine')
+    .select([...hitColumns(o.extra ?? []), '_distance'])
+    .withRowId()
+    .limit(o.plan?.limit ?? o.limit);
+  if (o.where) q = q.where(o.where);
+  if (o.plan) q = q.nprobes(o.plan.nprobes).refineFactor(o.plan.refineFactor);
+  return q;
+}
+
+/**
  * A read of passage rows (`passageRows`, `resultRows`): the columns a row holds, the passage's own columns to take when
  * the postings know the row (its key, page number and page fields are in memory then), and whether rows are whole.
  */
@@ -1131,16 +1152,8 @@ export class PassageIndex implements PageSink {
       const near = snap.nearestRows(vector, k, minSimilarity, test);
       if (near) return near;
     }
-    const where = whereOf(filter);
     const ann = this.#maintenance.vectorIndex ? shardVectorSearch(k, this.#shardCount) : null;
-    let q = this.#passages
-      .vectorSearch(Array.from(vector))
-      .distanceType('cosine')
-      .select([...hitColumns(extra), '_distance'])
-      .withRowId()
-      .limit(ann?.limit ?? k);
-    if (where) q = q.where(where);
-    if (ann) q = q.nprobes(ann.nprobes).refineFactor(ann.refineFactor);
+    const q = vectorArmQuery(this.#passages, vector, { extra, limit: k, plan: ann, where: whereOf(filter) });
     return arrowRows<PassageHit & { _distance: number }>(await q.toArrow());
   }
 
