@@ -7,26 +7,23 @@
  * score, the text arm being the query's only one. (A shard that may hold more of the text arm's k than it was first
  * asked for is asked once more, `textCandidates`: never with this corpus, counted in shard-text-depth.test.ts.)
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { createHashingEmbedder } from '../../index/serving/embedder.js';
 import { contextPassages, searchPages } from '../../index/retrieval/retrieval.js';
 import { openIndex, type ServedIndex, type ShardedIndex } from '../../index/shards/sharded-index.js';
+import type { PageInput } from '../../page-model.js';
 import { makePage } from '../helpers/page-input.js';
 import { liveOf, remoteIndex, startShardServer } from '../helpers/shard-servers.js';
 
 const NOW = new Date('2026-11-28T00:00:00Z');
 const TEXTS = ['bone density and vitamin d', 'river library memory', 'sleep and memory in cells', 'zinc permit for river works'];
 
-t.test('a query asks each shard twice before its rows, whatever its arms', async (t) => {
+/** `pages` written into one process's 3 shards, and a replica over a searcher serving them (its calls counted). */
+async function localAndRemote(t: Test, pages: PageInput[]) {
   const embedder = createHashingEmbedder(32);
   const local = (await openIndex({ dir: join(t.testdir(), 'idx'), shards: 3, embedder, refreshAfterMs: 0 })) as ShardedIndex;
   t.teardown(() => local.close());
-  const pages = Array.from({ length: 30 }, (_, i) =>
-    makePage(i + 1, ['a.example', 'b.example', 'c.example'][i % 3]!, [TEXTS[i % 4]!, `${TEXTS[(i + 1) % 4]} part ${i}`], {
-      title: TEXTS[(i + 2) % 4]!,
-    }),
-  );
   await local.upsertPages(pages);
   const server = await startShardServer(new Map(local.shards.map((s, i) => [i, s])));
   const { index: remote, sources } = await remoteIndex({ count: 3, live: () => liveOf([server], 3), embedder });
@@ -34,6 +31,16 @@ t.test('a query asks each shard twice before its rows, whatever its arms', async
     await remote.close();
     await server.close();
   });
+  return { local, remote, sources };
+}
+
+t.test('a query asks each shard twice before its rows, whatever its arms', async (t) => {
+  const pages = Array.from({ length: 30 }, (_, i) =>
+    makePage(i + 1, ['a.example', 'b.example', 'c.example'][i % 3]!, [TEXTS[i % 4]!, `${TEXTS[(i + 1) % 4]} part ${i}`], {
+      title: TEXTS[(i + 2) % 4]!,
+    }),
+  );
+  const { local, remote, sources } = await localAndRemote(t, pages);
 
   const search = (idx: ServedIndex, query: string, mode: 'bm25' | 'hybrid') =>
     searchPages(idx, { query, mode, now: NOW, limit: 10, offset: 0 }).then((r) => ({
@@ -93,22 +100,13 @@ t.test('a query asks each shard twice before its rows, whatever its arms', async
 });
 
 t.test("a shard whose statistics count none of a required word's passages is not asked to score", async (t) => {
-  const embedder = createHashingEmbedder(32);
-  const local = (await openIndex({ dir: join(t.testdir(), 'idx'), shards: 3, embedder, refreshAfterMs: 0 })) as ShardedIndex;
-  t.teardown(() => local.close());
   const pages = Array.from({ length: 24 }, (_, i) =>
     makePage(i + 1, ['a.example', 'b.example', 'c.example'][i % 3]!, [TEXTS[i % 4]!, `${TEXTS[(i + 1) % 4]} part ${i}`]),
   );
   // The one page with the rare word: its shard alone holds it.
   pages.push(makePage(99, 'a.example', ['zeolite filters for river works'], { url: 'https://a.example/zeolite' }));
-  await local.upsertPages(pages);
+  const { local, remote, sources } = await localAndRemote(t, pages);
   const rare = local.shardFor('https://a.example/zeolite');
-  const server = await startShardServer(new Map(local.shards.map((s, i) => [i, s])));
-  const { index: remote, sources } = await remoteIndex({ count: 3, live: () => liveOf([server], 3), embedder });
-  t.teardown(async () => {
-    await remote.close();
-    await server.close();
-  });
   const search = (idx: ServedIndex, query: string, mode: 'bm25' | 'hybrid') =>
     searchPages(idx, { query, mode, now: NOW, limit: 10, offset: 0 }).then((r) =>
       r.pages.map((p) => [p.best.row.page_ref, p.best.score, p.best.row.snippet_text]),

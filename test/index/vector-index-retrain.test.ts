@@ -28,6 +28,16 @@ function pages(from: number, n: number) {
 
 const PLANTED = 'saffron nebula clockwork tundra';
 
+/** A writer that optimizes only when told, builds the ANN index at 300 vectors and keeps no vectors in memory. */
+const writerOptions = (dir: string) => ({
+  dir,
+  embedder,
+  refreshAfterMs: 0,
+  optimizeEvery: 1_000_000,
+  vectorIndexThreshold: 300,
+  flatVectorBytes: 0,
+});
+
 /** The log lines of one writer (the retraining's are how a test sees it happen). */
 function capture() {
   const lines: { msg: string; o: Record<string, unknown> }[] = [];
@@ -42,13 +52,18 @@ function capture() {
 
 const readMeta = (dir: string) => JSON.parse(readFileSync(join(dir, 'svc-index-meta.json'), 'utf8')) as { vectorIndexTrainedOn?: number };
 
+/** The vector index's statistics as LanceDB reports them for a table handle (at the version it reads). */
+async function vectorStatsOf(table: lancedb.Table) {
+  const name = (await table.listIndices()).find((i) => i.columns.includes('vector'))!.name;
+  return (await table.indexStats(name))!;
+}
+
 /** The vector index's statistics as LanceDB reports them at the table's newest version. */
 async function vectorStats(dir: string) {
   const db = await lancedb.connect(dir);
   const table = await db.openTable('passages');
   try {
-    const name = (await table.listIndices()).find((i) => i.columns.includes('vector'))!.name;
-    return (await table.indexStats(name))!;
+    return await vectorStatsOf(table);
   } finally {
     table.close();
     db.close();
@@ -88,7 +103,7 @@ t.test('the rule: doubled vectors, too many segments within the time share, an i
 
 t.test('an index grown by small optimizes is retrained when the vectors doubled, beside the writes', async (t) => {
   const dir = t.testdir();
-  const opts = { dir, embedder, refreshAfterMs: 0, optimizeEvery: 1_000_000, vectorIndexThreshold: 300, flatVectorBytes: 0 };
+  const opts = writerOptions(dir);
   const first = capture();
   let idx = await PassageIndex.open({ ...opts, log: first.log });
   t.teardown(() => idx.close());
@@ -118,8 +133,7 @@ t.test('an index grown by small optimizes is retrained when the vectors doubled,
     rawReader.close();
     rawDb.close();
   });
-  const vectorName = (await rawReader.listIndices()).find((i) => i.columns.includes('vector'))!.name;
-  t.equal((await rawReader.indexStats(vectorName))!.numIndices, grown.numIndices, 'before: the grown segments');
+  t.equal((await vectorStatsOf(rawReader)).numIndices, grown.numIndices, 'before: the grown segments');
 
   // 799 vectors: twice the trained size. The retraining runs after the optimize returned; a write meanwhile is kept.
   await idx.upsertPages(pages(2000, 50));
@@ -139,7 +153,7 @@ t.test('an index grown by small optimizes is retrained when the vectors doubled,
   // A reader opened before the retraining searches the new index once at its version (as `catchUp` re-reads it).
   await reader.catchUp(await idx.servingVersion());
   await rawReader.checkoutLatest();
-  const seen = (await rawReader.indexStats(vectorName))!;
+  const seen = await vectorStatsOf(rawReader);
   t.same([seen.numIndices, seen.numIndexedRows], [1, trained], "a handle opened before reads the new index's segment");
   t.equal(await nearestPage(reader, PLANTED), 1, 'a reader finds the planted passage');
   t.equal(await nearestPage(reader, 'violet glacier metronome bramble'), 5000, "a reader finds the late write's passage");
@@ -160,7 +174,7 @@ t.test('an index grown by small optimizes is retrained when the vectors doubled,
 
 t.test('too many delta segments retrain the index before the vectors double', async (t) => {
   const dir = t.testdir();
-  const opts = { dir, embedder, refreshAfterMs: 0, optimizeEvery: 1_000_000, vectorIndexThreshold: 300, flatVectorBytes: 0 };
+  const opts = writerOptions(dir);
   const c = capture();
   const idx = await PassageIndex.open({ ...opts, log: c.log });
   t.teardown(() => idx.close());
@@ -191,7 +205,7 @@ t.test('too many delta segments retrain the index before the vectors double', as
 
 t.test('an index built before the trained size was recorded is retrained once', async (t) => {
   const dir = t.testdir();
-  const opts = { dir, embedder, refreshAfterMs: 0, optimizeEvery: 1_000_000, vectorIndexThreshold: 300, flatVectorBytes: 0 };
+  const opts = writerOptions(dir);
   let idx = await PassageIndex.open(opts);
   await idx.upsertPages([makePage(1, 'planted.example', [PLANTED]), ...pages(2, 199)]);
   await idx.optimize();
