@@ -435,9 +435,12 @@ for (const key of new Set([...one.results.keys(), ...many.results.keys()])) {
   const [ranking, set, c] = key.split(' ');
   const a = one.results.get(key) ?? blank;
   const b = many.results.get(key) ?? blank;
+  // A setup not run (`--setups`) shows a dash, not NaN.
+  const ms = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '—' : x.toFixed(1));
+  const ratio = Number.isNaN(b.p95 / a.p95) ? '—' : `${(b.p95 / a.p95).toFixed(2)}×`;
   console.log(
-    `| ${ranking} | ${set} | ${c} | ${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} | ${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} | ` +
-      `${(b.p95 / a.p95).toFixed(2)}× | ${a.cpuMs?.toFixed(1)} / ${b.cpuMs?.toFixed(1)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
+    `| ${ranking} | ${set} | ${c} | ${ms(a.p50)} / ${ms(a.p95)} | ${ms(b.p50)} / ${ms(b.p95)} | ` +
+      `${ratio} | ${ms(a.cpuMs)} / ${ms(b.cpuMs)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
   );
 }
 console.log(
