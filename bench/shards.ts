@@ -443,15 +443,20 @@ for (const key of new Set([...one.results.keys(), ...many.results.keys()])) {
       `${ratio} | ${ms(a.cpuMs)} / ${ms(b.cpuMs)} | ${a.requests} / ${b.requests} | ${a.errors + b.errors} / ${b.partial} |`,
   );
 }
-console.log(
-  `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB ` +
-    `(api ${many.each[0]?.toFixed(0)}, searchers ${many.each
-      .slice(1)
-      .map((x) => x.toFixed(0))
-      .join(' / ')}), ratio ${(many.rss / one.rss).toFixed(2)}×`,
-);
-console.log(
-  `memory held (own pages of each process, file-backed pages once): 1 shard ${one.memory.toFixed(0)} MiB, ` +
-    `${shardCount} shards ${many.memory.toFixed(0)} MiB, ratio ${(many.memory / one.memory).toFixed(2)}×`,
-);
+if (Number.isNaN(one.rss) || Number.isNaN(many.rss)) {
+  const [label, m] = Number.isNaN(many.rss) ? ['1 shard', one] : [`${shardCount} shards`, many];
+  console.log(`\ntotal RSS (largest sample), ${label} only: ${m.rss.toFixed(0)} MiB; own and file pages once ${m.memory.toFixed(0)} MiB`);
+} else {
+  console.log(
+    `\ntotal RSS (largest sample): 1 shard ${one.rss.toFixed(0)} MiB, ${shardCount} shards ${many.rss.toFixed(0)} MiB ` +
+      `(api ${many.each[0]?.toFixed(0)}, searchers ${many.each
+        .slice(1)
+        .map((x) => x.toFixed(0))
+        .join(' / ')}), ratio ${(many.rss / one.rss).toFixed(2)}×`,
+  );
+  console.log(
+    `memory held (own pages of each process, file-backed pages once): 1 shard ${one.memory.toFixed(0)} MiB, ` +
+      `${shardCount} shards ${many.memory.toFixed(0)} MiB, ratio ${(many.memory / one.memory).toFixed(2)}×`,
+  );
+}
 process.exit(0);
