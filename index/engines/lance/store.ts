@@ -239,7 +239,12 @@ export function shardVectorSearch(k: number, shards: number, nprobes = NPROBES, 
 export function vectorArmQuery(
   table: Table,
   vector: Float32Array | readonly number[],
-  o: { readonly extra?: readonly MatchColumn[]; readonly limit: number; readonly plan: VectorSearchPlan | null; readonly where?: string | null },
+  o: {
+    readonly extra?: readonly MatchColumn[];
+    readonly limit: number;
+    readonly plan: VectorSearchPlan | null;
+    readonly where?: string | null;
+  },
 ): lancedb.VectorQuery {
   let q = table
     .vectorSearch(Array.from(vector))
